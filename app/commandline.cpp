@@ -1,0 +1,174 @@
+#include "commandline.h"
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+qint64 CommandLine::parseSize(const QString &text)
+{
+    static const QRegularExpression re(
+        QStringLiteral("^\\s*(\\d+(?:\\.\\d+)?)\\s*([kmgt]?)(?:i?b)?\\s*$"),
+        QRegularExpression::CaseInsensitiveOption);
+    const auto m = re.match(text);
+    if (!m.hasMatch())
+        return -1;
+    double value = m.captured(1).toDouble();
+    const QString unit = m.captured(2).toLower();
+    const QString units = QStringLiteral("kmgt");
+    if (!unit.isEmpty())
+        for (qsizetype i = 0; i <= units.indexOf(unit); ++i)
+            value *= 1024;
+    return qint64(value);
+}
+
+CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvironment &env)
+{
+    CommandLine cl;
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Code Sandbox: an MCP server that runs code from AI assistants in hardened, single-use "
+        "containers (Docker or Podman).\n\n"
+        "MCP clients start it as 'code-sandbox --stdio' (or 'code-sandbox-mcp').\n"
+        "Every run: no network, capped memory/CPU/processes, read-only system files, no "
+        "capabilities, a non-root user, a timeout, capped output; only the host variables named "
+        "by --pass-through-env enter the sandbox.\n\n"
+        "Environment: DOCKER_HOST / CONTAINER_HOST (engine socket), CONTAINER_IMAGE + "
+        "CONTAINER_LANGUAGE (one custom image), SANDBOX_MEMORY, SANDBOX_CPUS, "
+        "SANDBOX_NETWORK_MODE, CODE_SANDBOX_TIMEOUT, CODE_SANDBOX_PASS_THROUGH_ENV."));
+    const QCommandLineOption stdio(QStringLiteral("stdio"),
+                                   QStringLiteral("Serve MCP on stdin/stdout (for MCP clients)."));
+    const QCommandLineOption passEnv(
+        QStringLiteral("pass-through-env"),
+        QStringLiteral("Comma-separated host variables whose values enter the sandbox."),
+        QStringLiteral("A,B"));
+    const QCommandLineOption pyImage(QStringLiteral("python-image"),
+                                     QStringLiteral("Image for Python (default code-sandbox/python:latest)."),
+                                     QStringLiteral("image"));
+    const QCommandLineOption jsImage(QStringLiteral("js-image"),
+                                     QStringLiteral("Image for JavaScript (default code-sandbox/node:latest)."),
+                                     QStringLiteral("image"));
+    const QCommandLineOption engine(QStringLiteral("engine"),
+                                    QStringLiteral("Engine socket, e.g. unix:///run/podman/podman.sock "
+                                                   "(default: DOCKER_HOST, CONTAINER_HOST, Podman, then Docker)."),
+                                    QStringLiteral("url"));
+    const QCommandLineOption timeout(QStringLiteral("timeout"),
+                                     QStringLiteral("Default per-call timeout in seconds (30)."),
+                                     QStringLiteral("seconds"));
+    const QCommandLineOption maxTimeout(QStringLiteral("max-timeout"),
+                                        QStringLiteral("Largest timeout a call may ask for (300)."),
+                                        QStringLiteral("seconds"));
+    const QCommandLineOption memory(QStringLiteral("memory"),
+                                    QStringLiteral("Memory per sandbox, e.g. 512m, 1g (512m)."),
+                                    QStringLiteral("size"));
+    const QCommandLineOption cpus(QStringLiteral("cpus"),
+                                  QStringLiteral("CPUs per sandbox, e.g. 0.5, 2 (1)."),
+                                  QStringLiteral("n"));
+    const QCommandLineOption outputLimit(QStringLiteral("output-limit"),
+                                         QStringLiteral("Cap per output stream, e.g. 1m (1m)."),
+                                         QStringLiteral("size"));
+    const QCommandLineOption network(QStringLiteral("network"),
+                                     QStringLiteral("Give sandboxes network access (off by default)."));
+    const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")},
+                                  QStringLiteral("Show this help."));
+    const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
+                                     QStringLiteral("Show the version."));
+    p.addOptions({stdio, passEnv, pyImage, jsImage, engine, timeout, maxTimeout, memory, cpus,
+                  outputLimit, network, help, version});
+
+    const auto fail = [&cl](const QString &message) {
+        cl.mode = Mode::Error;
+        cl.message = message;
+        return cl;
+    };
+    if (!p.parse(arguments))
+        return fail(p.errorText() + QStringLiteral("\nTry --help."));
+    if (p.isSet(help)) {
+        cl.mode = Mode::Help;
+        cl.message = p.helpText();
+        return cl;
+    }
+    if (p.isSet(version)) {
+        cl.mode = Mode::Version;
+        cl.message = QStringLiteral("code-sandbox %1").arg(QStringLiteral(CODE_SANDBOX_VERSION));
+        return cl;
+    }
+    if (!p.positionalArguments().isEmpty())
+        return fail(QStringLiteral("unexpected argument '%1'. Try --help.")
+                        .arg(p.positionalArguments().first()));
+
+    const QString program = QFileInfo(arguments.value(0)).fileName();
+    cl.mode = p.isSet(stdio) || program == u"code-sandbox-mcp" ? Mode::Stdio : Mode::NoMode;
+    const auto value = [&](const QCommandLineOption &o, const char *envName) {
+        if (p.isSet(o))
+            return p.value(o);
+        return envName ? env.value(QString::fromLatin1(envName)) : QString();
+    };
+
+    cl.engine = p.value(engine);
+
+    SandboxConfig &c = cl.config;
+    const QString t = value(timeout, "CODE_SANDBOX_TIMEOUT");
+    const QString mt = value(maxTimeout, nullptr);
+    if (!mt.isEmpty()) {
+        bool ok = false;
+        c.maxTimeoutSec = mt.toInt(&ok);
+        if (!ok || c.maxTimeoutSec < 1)
+            return fail(QStringLiteral("--max-timeout must be a whole number of seconds ≥ 1, not '%1'").arg(mt));
+    }
+    if (!t.isEmpty()) {
+        bool ok = false;
+        c.defaultTimeoutSec = t.toInt(&ok);
+        if (!ok || c.defaultTimeoutSec < 1)
+            return fail(QStringLiteral("--timeout must be a whole number of seconds ≥ 1, not '%1'").arg(t));
+    }
+    c.maxTimeoutSec = qMax(c.maxTimeoutSec, c.defaultTimeoutSec);
+
+    const QString mem = value(memory, "SANDBOX_MEMORY");
+    if (!mem.isEmpty()) {
+        c.memoryBytes = parseSize(mem);
+        if (c.memoryBytes < 6 * 1024 * 1024)
+            return fail(QStringLiteral("--memory must be a size of at least 6m, like 512m or 1g, not '%1'").arg(mem));
+    }
+    const QString cpu = value(cpus, "SANDBOX_CPUS");
+    if (!cpu.isEmpty()) {
+        bool ok = false;
+        c.cpus = cpu.toDouble(&ok);
+        if (!ok || c.cpus < 0.01 || c.cpus > 1024)
+            return fail(QStringLiteral("--cpus must be a number like 0.5 or 2, not '%1'").arg(cpu));
+    }
+    const QString out = value(outputLimit, nullptr);
+    if (!out.isEmpty()) {
+        c.outputCapBytes = parseSize(out);
+        if (c.outputCapBytes < 1024)
+            return fail(QStringLiteral("--output-limit must be a size of at least 1k, not '%1'").arg(out));
+    }
+    const QString netMode = env.value(QStringLiteral("SANDBOX_NETWORK_MODE"));
+    c.network = p.isSet(network) || (!netMode.isEmpty() && netMode != u"none");
+
+    QString names = value(passEnv, "CODE_SANDBOX_PASS_THROUGH_ENV");
+    static const QRegularExpression validName(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    for (QString name : names.split(u',', Qt::SkipEmptyParts)) {
+        name = name.trimmed();
+        if (name.isEmpty())
+            continue;
+        if (!validName.match(name).hasMatch())
+            return fail(QStringLiteral("--pass-through-env: '%1' is not a variable name").arg(name));
+        if (env.contains(name))
+            c.passThroughEnv.append({name, env.value(name)});
+        else
+            cl.missingPassThrough.append(name);
+    }
+
+    // code-sandbox-mcp's single custom image: both variables or neither.
+    const QString customImage = env.value(QStringLiteral("CONTAINER_IMAGE"));
+    const QString customLanguage = env.value(QStringLiteral("CONTAINER_LANGUAGE"));
+    if (customImage.isEmpty() != customLanguage.isEmpty())
+        return fail(QStringLiteral("CONTAINER_IMAGE and CONTAINER_LANGUAGE must be set together"));
+    if (!customImage.isEmpty())
+        cl.images.insert(customLanguage.toLower(), customImage);
+    if (p.isSet(pyImage))
+        cl.images.insert(QStringLiteral("python"), p.value(pyImage));
+    if (p.isSet(jsImage))
+        cl.images.insert(QStringLiteral("javascript"), p.value(jsImage));
+    return cl;
+}

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "sandboxconfig.h"
+
+#include <QMap>
+#include <QProcessEnvironment>
+#include <QString>
+#include <QStringList>
+
+// Everything the command line and the environment decide, parsed without side effects so it can
+// be tested. Options win over environment variables.
+struct CommandLine
+{
+    enum class Mode { Stdio, Help, Version, Error, NoMode };
+
+    Mode mode = Mode::NoMode;
+    QString message; // help text, version line, or the error
+    QString engine;  // --engine
+    SandboxConfig config;
+    QMap<QString, QString> images;  // language → image overrides
+    QStringList missingPassThrough; // named in --pass-through-env but not set on the host
+
+    static CommandLine parse(const QStringList &arguments, const QProcessEnvironment &env);
+    // "512m", "1g", "256MiB", "1073741824" → bytes; -1 when unreadable.
+    static qint64 parseSize(const QString &text);
+};

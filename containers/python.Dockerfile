@@ -1,0 +1,37 @@
+# code-sandbox/python:latest for machines that reach a registry; same contents as the offline
+# build in build-images.sh. Build from this directory:
+#   docker build -f python.Dockerfile -t code-sandbox/python:latest .
+#
+# Based on debian:bookworm-slim rather than python:3.11-slim-bookworm: that image's python3 lives
+# in /usr/local and does not see Debian's python3-numpy & co., which are the point of this image.
+FROM debian:bookworm-slim
+
+# python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"; without it apt
+# picks scipy, whose pythran pulls in gcc, g++ and boost (about 1 GB).
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        python3 python3-numpy python3-pandas python3-matplotlib python3-pil \
+        python3-munkres fonts-dejavu-core \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/*
+
+COPY cs-run /usr/local/bin/cs-run
+RUN chmod 0755 /usr/local/bin/cs-run \
+    && groupadd --gid 1000 sandbox \
+    && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
+        --shell /bin/sh --comment "Code Sandbox" sandbox \
+    && install -d -m 0755 -o 1000 -g 1000 /sandbox \
+    && printf 'language=python\nbuilt=%s\ndebian=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        "$(cat /etc/debian_version)" > /etc/code-sandbox-image
+
+LABEL org.opencontainers.image.title=code-sandbox-python
+# Each run gets a fresh tmpfs on /tmp, so matplotlib's cache dir must live there.
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/sandbox \
+    LANG=C.UTF-8 \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    MPLBACKEND=Agg \
+    MPLCONFIGDIR=/tmp/matplotlib
+USER 1000:1000
+WORKDIR /sandbox

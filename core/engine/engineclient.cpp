@@ -1,0 +1,186 @@
+#include "engineclient.h"
+
+#include "attachstream.h"
+#include "engineconnection.h"
+#include "enginelog.h"
+#include "enginereply.h"
+
+#include <QJsonDocument>
+#include <QUrl>
+
+EngineClient::EngineClient(const QString &socketPath, QObject *parent)
+    : QObject(parent), m_socketPath(socketPath)
+{
+}
+
+EngineClient::~EngineClient()
+{
+    for (auto &p : m_waiting)
+        if (p.reply)
+            p.reply->fail(EngineError::of(EngineError::Kind::Closed,
+                                          QStringLiteral("engine client shut down")));
+}
+
+QByteArray EngineClient::encode(const QString &pathSegment)
+{
+    return QUrl::toPercentEncoding(pathSegment);
+}
+
+EngineReply *EngineClient::get(const QByteArray &path)
+{
+    return request("GET", path);
+}
+
+EngineReply *EngineClient::post(const QByteArray &path, const QJsonObject &body)
+{
+    return request("POST", path,
+                   body.isEmpty() ? QByteArray() : QJsonDocument(body).toJson(QJsonDocument::Compact),
+                   body.isEmpty() ? QByteArray() : QByteArray("application/json"));
+}
+
+EngineReply *EngineClient::del(const QByteArray &path)
+{
+    return request("DELETE", path);
+}
+
+EngineReply *EngineClient::putArchive(const QString &containerId, const QString &dir,
+                                      const QByteArray &tar)
+{
+    return request("PUT", "/containers/" + encode(containerId) + "/archive?path=" + encode(dir),
+                   tar, "application/x-tar");
+}
+
+EngineReply *EngineClient::getArchive(const QString &containerId, const QString &path)
+{
+    return request("GET", "/containers/" + encode(containerId) + "/archive?path=" + encode(path));
+}
+
+EngineReply *EngineClient::request(const QByteArray &method, const QByteArray &path,
+                                   const QByteArray &body, const QByteArray &contentType)
+{
+    auto *reply = new EngineReply(this);
+    enqueue({EngineRequest{method, path, body, contentType, false}, reply, nullptr});
+    return reply;
+}
+
+EngineReply *EngineClient::ping()
+{
+    auto *reply = new EngineReply(this);
+    enqueue({EngineRequest{"GET", "/_ping", {}, {}, false}, reply, nullptr});
+    return reply;
+}
+
+AttachStream *EngineClient::attach(const QString &containerId, bool tty)
+{
+    auto *conn = new EngineConnection(m_socketPath);
+    auto *stream = new AttachStream(conn, tty, this);
+    auto *reply = new EngineReply(stream);
+    stream->watch(reply);
+    enqueue({EngineRequest{"POST",
+                           "/containers/" + encode(containerId) +
+                               "/attach?stream=1&stdin=1&stdout=1&stderr=1",
+                           {}, {}, true},
+             reply, stream});
+    return stream;
+}
+
+void EngineClient::enqueue(Pending p)
+{
+    m_waiting.enqueue(std::move(p));
+    if (m_apiVersion.isEmpty())
+        negotiate();
+    else
+        dispatch();
+}
+
+void EngineClient::negotiate()
+{
+    if (m_negotiating)
+        return;
+    m_negotiating = true;
+    auto *reply = new EngineReply(this);
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        m_negotiating = false;
+        if (!reply->ok()) {
+            // Fail everything that waited; the next request negotiates again, so an engine
+            // that comes back later is used without a restart.
+            const EngineError err = reply->error();
+            qCWarning(lcEngine).noquote() << err.toString();
+            const auto waiting = std::exchange(m_waiting, {});
+            for (const auto &p : waiting)
+                if (p.reply)
+                    p.reply->fail(err);
+            return;
+        }
+        m_versionInfo = reply->json();
+        const QString offered = m_versionInfo.value(u"ApiVersion").toString();
+        const QStringList parts = offered.split(u'.');
+        int minor = parts.size() == 2 ? parts[1].toInt() : kMaxApiMinor;
+        if (parts.value(0) != u"1" || minor <= 0 || minor > kMaxApiMinor)
+            minor = kMaxApiMinor;
+        m_apiVersion = QStringLiteral("1.%1").arg(minor);
+        qCInfo(lcEngine).noquote() << "engine" << m_versionInfo.value(u"Version").toString()
+                                   << "API" << offered << "at" << m_socketPath << "— using"
+                                   << m_apiVersion;
+        dispatch();
+    });
+    auto *conn = takeConnection();
+    conn->send(EngineRequest{"GET", "/version", {}, {}, false}, reply);
+}
+
+void EngineClient::dispatch()
+{
+    while (!m_waiting.isEmpty()) {
+        // Attach streams always get their own connection: it is hijacked for good.
+        const bool needsFresh = m_waiting.head().attach != nullptr;
+        if (!needsFresh && m_idle.isEmpty() && m_busy >= kMaxConnections)
+            return;
+        Pending p = m_waiting.dequeue();
+        if (p.attach) {
+            auto *conn = p.attach->findChild<EngineConnection *>();
+            startOn(conn, p);
+            continue;
+        }
+        startOn(takeConnection(), p);
+    }
+}
+
+void EngineClient::startOn(EngineConnection *c, const Pending &p)
+{
+    EngineRequest req = p.request;
+    if (req.path != "/_ping")
+        req.path = "/v" + m_apiVersion.toLatin1() + req.path;
+    c->send(req, p.reply);
+}
+
+EngineConnection *EngineClient::takeConnection()
+{
+    EngineConnection *c = m_idle.isEmpty() ? nullptr : m_idle.takeLast();
+    if (!c) {
+        c = new EngineConnection(m_socketPath, this);
+        connect(c, &EngineConnection::idle, this, [this](EngineConnection *conn) {
+            release(conn);
+            m_idle.append(conn);
+            dispatch();
+        });
+        connect(c, &EngineConnection::gone, this, [this](EngineConnection *conn) {
+            m_idle.removeOne(conn);
+            release(conn);
+            conn->deleteLater();
+            dispatch();
+        });
+    }
+    c->setProperty("busy", true);
+    ++m_busy;
+    return c;
+}
+
+void EngineClient::release(EngineConnection *c)
+{
+    // "gone" can follow "idle" or repeat; count each connection out once.
+    if (c->property("busy").toBool()) {
+        c->setProperty("busy", false);
+        --m_busy;
+    }
+}

@@ -1,0 +1,71 @@
+#pragma once
+
+#include "engineerror.h"
+#include "enginerequest.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QQueue>
+#include <QString>
+
+class AttachStream;
+class EngineConnection;
+class EngineReply;
+
+// Docker Engine API client (also Podman's compatible socket) over a local socket. Fully
+// asynchronous: every call returns a reply object at once. The API version is negotiated on first
+// use (GET /version, capped at what this code speaks), idle connections are reused, and when the
+// engine is unreachable the next call tries again, so a restarted engine is picked up.
+class EngineClient : public QObject
+{
+    Q_OBJECT
+public:
+    static constexpr int kMaxApiMinor = 41; // 1.41: Docker 20.10, Podman 4
+
+    explicit EngineClient(const QString &socketPath, QObject *parent = nullptr);
+    ~EngineClient() override;
+
+    QString socketPath() const { return m_socketPath; }
+    QString apiVersion() const { return m_apiVersion; }
+    QJsonObject versionInfo() const { return m_versionInfo; }
+
+    EngineReply *get(const QByteArray &path);
+    EngineReply *post(const QByteArray &path, const QJsonObject &body = {});
+    EngineReply *del(const QByteArray &path);
+    EngineReply *putArchive(const QString &containerId, const QString &dir, const QByteArray &tar);
+    EngineReply *getArchive(const QString &containerId, const QString &path);
+    EngineReply *request(const QByteArray &method, const QByteArray &path,
+                         const QByteArray &body = {}, const QByteArray &contentType = {});
+    // Asks the engine for the version now (also done lazily by the first request).
+    EngineReply *ping();
+
+    // Attaches to stdin/stdout/stderr of a created container on a dedicated connection.
+    AttachStream *attach(const QString &containerId, bool tty = false);
+
+    static QByteArray encode(const QString &pathSegment);
+
+private:
+    struct Pending
+    {
+        EngineRequest request;
+        EngineReply *reply;
+        AttachStream *attach;
+    };
+
+    void enqueue(Pending p);
+    void negotiate();
+    void dispatch();
+    void startOn(EngineConnection *c, const Pending &p);
+    EngineConnection *takeConnection();
+    void release(EngineConnection *c);
+
+    QString m_socketPath;
+    QString m_apiVersion; // "1.41"; empty until negotiated
+    QJsonObject m_versionInfo;
+    bool m_negotiating = false;
+    QQueue<Pending> m_waiting;
+    QList<EngineConnection *> m_idle;
+    int m_busy = 0;
+    static constexpr int kMaxConnections = 32;
+};

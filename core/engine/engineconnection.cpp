@@ -1,0 +1,157 @@
+#include "engineconnection.h"
+
+#include "enginelog.h"
+#include "enginereply.h"
+
+EngineConnection::EngineConnection(const QString &socketPath, QObject *parent)
+    : QObject(parent), m_socketPath(socketPath)
+{
+    connect(&m_socket, &QLocalSocket::connected, this, &EngineConnection::onConnected);
+    connect(&m_socket, &QLocalSocket::readyRead, this, &EngineConnection::onReadyRead);
+    connect(&m_socket, &QLocalSocket::disconnected, this, &EngineConnection::onDisconnected);
+    connect(&m_socket, &QLocalSocket::errorOccurred, this, &EngineConnection::onError);
+}
+
+void EngineConnection::send(const EngineRequest &request, EngineReply *reply)
+{
+    m_reply = reply;
+    m_busy = true;
+    m_gotBytes = false;
+    m_parser.reset();
+    qCDebug(lcEngine) << request.method << request.path;
+    const QByteArray bytes = request.serialize();
+    if (m_socket.state() == QLocalSocket::ConnectedState) {
+        m_socket.write(bytes);
+    } else {
+        m_pendingWrite = bytes;
+        if (m_socket.state() == QLocalSocket::UnconnectedState)
+            m_socket.connectToServer(m_socketPath);
+    }
+}
+
+void EngineConnection::writeRaw(const QByteArray &bytes)
+{
+    if (m_raw && m_socket.state() == QLocalSocket::ConnectedState)
+        m_socket.write(bytes);
+}
+
+void EngineConnection::closeRaw()
+{
+    m_socket.abort();
+}
+
+void EngineConnection::onConnected()
+{
+    if (!m_pendingWrite.isEmpty()) {
+        m_socket.write(m_pendingWrite);
+        m_pendingWrite.clear();
+    }
+}
+
+void EngineConnection::onReadyRead()
+{
+    if (m_raw) {
+        const QByteArray bytes = m_socket.readAll();
+        if (!bytes.isEmpty())
+            Q_EMIT rawData(bytes);
+        return;
+    }
+    processBuffer();
+}
+
+void EngineConnection::processBuffer()
+{
+    const QByteArray bytes = m_socket.readAll();
+    if (bytes.isEmpty())
+        return;
+    m_gotBytes = true;
+    if (!m_busy) {
+        // Bytes nobody asked for: the connection can no longer be trusted.
+        qCWarning(lcEngine) << "unexpected bytes on an idle engine connection";
+        m_socket.abort();
+        return;
+    }
+    const qsizetype used = m_parser.feed(bytes);
+    switch (m_parser.state()) {
+    case HttpResponseParser::State::Incomplete:
+        return;
+    case HttpResponseParser::State::Error:
+        failCurrent(EngineError::of(EngineError::Kind::Protocol,
+                                    QStringLiteral("malformed answer from the container engine: %1")
+                                        .arg(QString::fromLatin1(m_parser.errorString()))));
+        m_socket.abort();
+        return;
+    case HttpResponseParser::State::Upgraded: {
+        m_raw = true;
+        m_busy = false;
+        if (m_reply)
+            m_reply->complete(m_parser.status(), QByteArray());
+        const QByteArray rest = bytes.mid(used);
+        if (!rest.isEmpty())
+            Q_EMIT rawData(rest);
+        return;
+    }
+    case HttpResponseParser::State::Complete: {
+        m_busy = false;
+        const bool keep = m_parser.keepAlive() && used == bytes.size();
+        if (m_reply)
+            m_reply->complete(m_parser.status(), m_parser.takeBody());
+        m_reply.clear();
+        if (keep) {
+            Q_EMIT idle(this);
+        } else {
+            m_socket.abort();
+        }
+        return;
+    }
+    }
+}
+
+void EngineConnection::onDisconnected()
+{
+    if (m_raw) {
+        // Drain what arrived together with the close before reporting the end.
+        const QByteArray bytes = m_socket.readAll();
+        if (!bytes.isEmpty())
+            Q_EMIT rawData(bytes);
+        Q_EMIT rawClosed();
+    } else if (m_busy) {
+        m_parser.finishOnEof();
+        if (m_parser.state() == HttpResponseParser::State::Complete) {
+            m_busy = false;
+            if (m_reply)
+                m_reply->complete(m_parser.status(), m_parser.takeBody());
+        } else {
+            failCurrent(EngineError::of(
+                EngineError::Kind::Closed,
+                QStringLiteral("the container engine closed the connection mid-answer (%1)")
+                    .arg(QString::fromLatin1(m_parser.errorString()))));
+        }
+    }
+    Q_EMIT gone(this);
+}
+
+void EngineConnection::onError(QLocalSocket::LocalSocketError error)
+{
+    if (error == QLocalSocket::PeerClosedError)
+        return; // handled by onDisconnected
+    if (m_socket.state() != QLocalSocket::UnconnectedState && m_raw)
+        return;
+    if (m_busy && !m_gotBytes && m_socket.state() == QLocalSocket::UnconnectedState) {
+        failCurrent(EngineError::of(
+            EngineError::Kind::Unreachable,
+            QStringLiteral("cannot reach the container engine at %1 (%2). Is Docker running? "
+                           "Start it (e.g. 'sudo systemctl start docker', or 'dockerd &') or "
+                           "point --engine at its socket.")
+                .arg(m_socketPath, m_socket.errorString())));
+        Q_EMIT gone(this);
+    }
+}
+
+void EngineConnection::failCurrent(const EngineError &error)
+{
+    m_busy = false;
+    if (m_reply)
+        m_reply->fail(error);
+    m_reply.clear();
+}

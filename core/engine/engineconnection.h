@@ -1,0 +1,49 @@
+#pragma once
+
+#include "engineerror.h"
+#include "enginerequest.h"
+#include "httpresponseparser.h"
+
+#include <QLocalSocket>
+#include <QObject>
+#include <QPointer>
+
+class EngineReply;
+
+// One connection to the engine's socket carrying one request at a time. After a kept-alive
+// response it reports itself idle for reuse; after a 101 it turns into a raw byte pipe for
+// attach (the engine has hijacked it).
+class EngineConnection : public QObject
+{
+    Q_OBJECT
+public:
+    EngineConnection(const QString &socketPath, QObject *parent = nullptr);
+
+    void send(const EngineRequest &request, EngineReply *reply);
+    bool isRaw() const { return m_raw; }
+    void writeRaw(const QByteArray &bytes);
+    void closeRaw();
+
+Q_SIGNALS:
+    void idle(EngineConnection *self);
+    void gone(EngineConnection *self); // closed or failed; the client forgets it
+    void rawData(const QByteArray &bytes);
+    void rawClosed();
+
+private:
+    void onConnected();
+    void onReadyRead();
+    void onDisconnected();
+    void onError(QLocalSocket::LocalSocketError error);
+    void failCurrent(const EngineError &error);
+    void processBuffer();
+
+    QString m_socketPath;
+    QLocalSocket m_socket;
+    HttpResponseParser m_parser;
+    QPointer<EngineReply> m_reply;
+    QByteArray m_pendingWrite;
+    bool m_raw = false;
+    bool m_busy = false;
+    bool m_gotBytes = false;
+};

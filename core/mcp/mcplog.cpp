@@ -1,0 +1,3 @@
+#include "mcplog.h"
+
+Q_LOGGING_CATEGORY(lcMcp, "sandbox.mcp", QtInfoMsg)

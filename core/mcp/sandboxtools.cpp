@@ -1,0 +1,343 @@
+#include "sandboxtools.h"
+
+#include "execution.h"
+#include "executionrequest.h"
+#include "mcpserver.h"
+#include "sandboxservice.h"
+#include "toolcall.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QPointer>
+
+namespace {
+QJsonObject prop(const QString &type, const QString &description)
+{
+    return {{QStringLiteral("type"), type}, {QStringLiteral("description"), description}};
+}
+
+QJsonObject codeOnlySchema(const QString &what)
+{
+    return {{QStringLiteral("type"), QStringLiteral("object")},
+            {QStringLiteral("properties"),
+             QJsonObject{{QStringLiteral("code"), prop(QStringLiteral("string"), what)}}},
+            {QStringLiteral("required"), QJsonArray{QStringLiteral("code")}},
+            {QStringLiteral("additionalProperties"), false}};
+}
+
+QJsonObject runAnnotations(const QString &title)
+{
+    // Code runs in a throwaway container without network: nothing outside is touched.
+    return {{QStringLiteral("title"), title},
+            {QStringLiteral("readOnlyHint"), false},
+            {QStringLiteral("destructiveHint"), false},
+            {QStringLiteral("idempotentHint"), false},
+            {QStringLiteral("openWorldHint"), false}};
+}
+
+QJsonObject infoAnnotations(const QString &title)
+{
+    return {{QStringLiteral("title"), title},
+            {QStringLiteral("readOnlyHint"), true},
+            {QStringLiteral("destructiveHint"), false},
+            {QStringLiteral("idempotentHint"), true},
+            {QStringLiteral("openWorldHint"), false}};
+}
+
+QString describeLimits(const SandboxConfig &c)
+{
+    return QStringLiteral("Each run gets a fresh container: no network%1, %2 MiB memory, %3 CPU, "
+                          "read-only system files (write under /sandbox or /tmp), default timeout "
+                          "%4 s.")
+        .arg(c.network ? QStringLiteral(" (network enabled by the operator)") : QString())
+        .arg(c.memoryBytes / (1024 * 1024))
+        .arg(c.cpus)
+        .arg(c.defaultTimeoutSec);
+}
+
+QString firstLine(const QByteArray &bytes)
+{
+    QString s = QString::fromUtf8(bytes).trimmed();
+    const qsizetype nl = s.indexOf(u'\n');
+    if (nl >= 0)
+        s = s.left(nl);
+    return s.left(200);
+}
+} // namespace
+
+QJsonObject SandboxTools::executionOutputSchema()
+{
+    const auto t = [](const QString &type) { return QJsonObject{{QStringLiteral("type"), type}}; };
+    return {{QStringLiteral("type"), QStringLiteral("object")},
+            {QStringLiteral("properties"),
+             QJsonObject{
+                 {QStringLiteral("exit_code"),
+                  QJsonObject{{QStringLiteral("type"),
+                               QJsonArray{QStringLiteral("integer"), QStringLiteral("null")}},
+                              {QStringLiteral("description"),
+                               QStringLiteral("the program's exit status; null if it never "
+                                              "reported one (timeout, sandbox failure)")}}},
+                 {QStringLiteral("stdout"), t(QStringLiteral("string"))},
+                 {QStringLiteral("stderr"), t(QStringLiteral("string"))},
+                 {QStringLiteral("duration_ms"), t(QStringLiteral("integer"))},
+                 {QStringLiteral("timed_out"), t(QStringLiteral("boolean"))},
+                 {QStringLiteral("truncated"), t(QStringLiteral("boolean"))},
+                 {QStringLiteral("language"), t(QStringLiteral("string"))},
+                 {QStringLiteral("image"), t(QStringLiteral("string"))},
+             }},
+            {QStringLiteral("required"),
+             QJsonArray{QStringLiteral("exit_code"), QStringLiteral("stdout"),
+                        QStringLiteral("stderr"), QStringLiteral("duration_ms"),
+                        QStringLiteral("timed_out"), QStringLiteral("truncated"),
+                        QStringLiteral("language"), QStringLiteral("image")}}};
+}
+
+QString SandboxTools::formatText(const ExecutionResult &r, const QString &printHint)
+{
+    if (!r.error.isEmpty())
+        return QStringLiteral("Sandbox error: %1").arg(r.error);
+    QString text = QString::fromUtf8(r.stdoutData);
+    const auto section = [&text](const QString &s) {
+        if (!text.isEmpty() && !text.endsWith(u'\n'))
+            text += u'\n';
+        text += s;
+    };
+    if (r.stdoutTruncated)
+        section(QStringLiteral("[stdout truncated]\n"));
+    if (!r.stderrData.isEmpty()) {
+        section(QStringLiteral("[stderr]\n") + QString::fromUtf8(r.stderrData));
+        if (r.stderrTruncated)
+            section(QStringLiteral("[stderr truncated]\n"));
+    }
+    if (r.timedOut)
+        section(QStringLiteral("[timed out after %1 s: the program was stopped]").arg(r.timeoutSec));
+    else if (r.exitCode == 137)
+        section(QStringLiteral("[exit code 137: killed — most likely out of memory]"));
+    else if (r.exitCode != 0)
+        section(QStringLiteral("[exit code %1]").arg(r.exitCode));
+    if (text.isEmpty())
+        text = printHint.isEmpty()
+                   ? QStringLiteral("No output.")
+                   : QStringLiteral("No output — did you forget to %1?").arg(printHint);
+    return text;
+}
+
+QJsonObject SandboxTools::toolResult(const ExecutionResult &r, const QString &printHint,
+                                     bool jsonText)
+{
+    const QJsonObject structured = r.toJson();
+    const QString text = jsonText && r.error.isEmpty()
+                             ? QString::fromUtf8(QJsonDocument(structured).toJson(QJsonDocument::Compact))
+                             : formatText(r, printHint);
+    QJsonObject out{{QStringLiteral("content"), QJsonArray{ToolCall::textContent(text)}},
+                    {QStringLiteral("structuredContent"), structured}};
+    if (!r.succeeded())
+        out.insert(QStringLiteral("isError"), true);
+    return out;
+}
+
+void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const QString &language,
+                           int timeoutSec, bool jsonText)
+{
+    const Language *lang = sandbox.languages().find(language);
+    const QString hint = lang ? lang->printHint : QString();
+    ExecutionRequest request{language, call->arguments().value(u"code").toString(), timeoutSec};
+    Execution *execution = sandbox.execute(request);
+    call->progress(QStringLiteral("starting a %1 sandbox").arg(language));
+    QObject::connect(execution, &Execution::started, call, [call] {
+        call->progress(QStringLiteral("running"));
+    });
+    QObject::connect(execution, &Execution::output, call,
+                     [call](int stream, const QByteArray &bytes) {
+                         const QString logger =
+                             stream == 2 ? QStringLiteral("stderr") : QStringLiteral("stdout");
+                         call->log(QStringLiteral("info"), logger, QString::fromUtf8(bytes));
+                         if (call->wantsProgress())
+                             call->progress(logger + QStringLiteral(": ") + firstLine(bytes));
+                     });
+    QObject::connect(execution, &Execution::finished, call,
+                     [call, hint, jsonText](const ExecutionResult &r) {
+                         call->finish(toolResult(r, hint, jsonText));
+                     });
+    QObject::connect(call, &ToolCall::cancelRequested, execution, &Execution::cancel);
+}
+
+void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
+{
+    SandboxService *sb = &sandbox;
+    const QString limits = describeLimits(sandbox.config());
+    const QJsonObject outputSchema = executionOutputSchema();
+
+    ToolDefinition py;
+    py.name = QStringLiteral("run_python_code");
+    py.title = QStringLiteral("Run Python code");
+    py.description = QStringLiteral("Run a Python 3 program in a sandbox and return its output. "
+                                    "Print what you want to see. numpy, pandas, matplotlib and "
+                                    "pillow are available. ") + limits;
+    py.inputSchema = codeOnlySchema(QStringLiteral("Python source code to run"));
+    py.outputSchema = outputSchema;
+    py.annotations = runAnnotations(py.title);
+    py.handler = [sb](ToolCall *call) { runCode(*sb, call, QStringLiteral("python"), 0, false); };
+    server.tools().add(py);
+
+    ToolDefinition js;
+    js.name = QStringLiteral("run_javascript_code");
+    js.title = QStringLiteral("Run JavaScript code");
+    js.description = QStringLiteral("Run a JavaScript program with Node.js in a sandbox and "
+                                    "return its output. Use console.log to print. ") + limits;
+    js.inputSchema = codeOnlySchema(QStringLiteral("JavaScript source code to run with Node.js"));
+    js.outputSchema = outputSchema;
+    js.annotations = runAnnotations(js.title);
+    js.handler = [sb](ToolCall *call) {
+        runCode(*sb, call, QStringLiteral("javascript"), 0, false);
+    };
+    server.tools().add(js);
+
+    const QJsonArray languageNames = QJsonArray::fromStringList(sandbox.languages().names());
+    ToolDefinition exec;
+    exec.name = QStringLiteral("execute_code");
+    exec.title = QStringLiteral("Execute code");
+    exec.description =
+        QStringLiteral("Run code in a sandbox in one of the supported languages (%1) and return "
+                       "{exit_code, stdout, stderr} as JSON. ")
+            .arg(sandbox.languages().names().join(QStringLiteral(", "))) + limits;
+    QJsonObject language = prop(QStringLiteral("string"),
+                                QStringLiteral("Language of the code (default python)"));
+    language.insert(QStringLiteral("default"), QStringLiteral("python"));
+    QJsonObject libraries = prop(QStringLiteral("array"),
+                                 QStringLiteral("Packages to install first (not supported yet: "
+                                                "use the preinstalled libraries)"));
+    libraries.insert(QStringLiteral("items"), QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}});
+    QJsonObject timeout = prop(QStringLiteral("integer"),
+                               QStringLiteral("Seconds before the program is stopped"));
+    timeout.insert(QStringLiteral("minimum"), 1);
+    timeout.insert(QStringLiteral("maximum"), sandbox.config().maxTimeoutSec);
+    timeout.insert(QStringLiteral("default"), sandbox.config().defaultTimeoutSec);
+    exec.inputSchema = {
+        {QStringLiteral("type"), QStringLiteral("object")},
+        {QStringLiteral("properties"),
+         QJsonObject{{QStringLiteral("code"),
+                      prop(QStringLiteral("string"), QStringLiteral("Source code to run"))},
+                     {QStringLiteral("language"), language},
+                     {QStringLiteral("libraries"), libraries},
+                     {QStringLiteral("timeout"), timeout}}},
+        {QStringLiteral("required"), QJsonArray{QStringLiteral("code")}},
+        {QStringLiteral("additionalProperties"), false}};
+    exec.outputSchema = outputSchema;
+    exec.annotations = runAnnotations(exec.title);
+    exec.handler = [sb](ToolCall *call) {
+        const QJsonObject args = call->arguments();
+        const QString lang = args.value(u"language").toString(QStringLiteral("python"));
+        if (!sb->languages().find(lang)) {
+            call->finishWithError(QStringLiteral("Unsupported language '%1'. Supported: %2.")
+                                      .arg(lang, sb->languages().names().join(QStringLiteral(", "))));
+            return;
+        }
+        if (!args.value(u"libraries").toArray().isEmpty()) {
+            const Language *l = sb->languages().find(lang);
+            call->finishWithError(
+                QStringLiteral("Installing libraries is not supported by this server yet, and "
+                               "the sandbox has no network. Preinstalled for %1: %2.")
+                    .arg(l->name, l->preinstalled.isEmpty()
+                                      ? QStringLiteral("the standard library only")
+                                      : l->preinstalled.join(QStringLiteral(", "))));
+            return;
+        }
+        runCode(*sb, call, lang, args.value(u"timeout").toInt(0), true);
+    };
+    server.tools().add(exec);
+
+    ToolDefinition list;
+    list.name = QStringLiteral("get_supported_languages");
+    list.title = QStringLiteral("List supported languages");
+    list.description = QStringLiteral("List the languages execute_code accepts.");
+    list.inputSchema = {{QStringLiteral("type"), QStringLiteral("object")},
+                        {QStringLiteral("properties"), QJsonObject()}};
+    list.outputSchema = {
+        {QStringLiteral("type"), QStringLiteral("object")},
+        {QStringLiteral("properties"),
+         QJsonObject{{QStringLiteral("languages"),
+                      QJsonObject{{QStringLiteral("type"), QStringLiteral("array")},
+                                  {QStringLiteral("items"),
+                                   QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}}}}}}},
+        {QStringLiteral("required"), QJsonArray{QStringLiteral("languages")}}};
+    list.annotations = infoAnnotations(list.title);
+    list.handler = [languageNames](ToolCall *call) {
+        call->finish({{QStringLiteral("content"),
+                       QJsonArray{ToolCall::textContent(QString::fromUtf8(
+                           QJsonDocument(languageNames).toJson(QJsonDocument::Compact)))}},
+                      {QStringLiteral("structuredContent"),
+                       QJsonObject{{QStringLiteral("languages"), languageNames}}}});
+    };
+    server.tools().add(list);
+
+    ToolDefinition details;
+    details.name = QStringLiteral("get_language_details");
+    details.title = QStringLiteral("Describe a language");
+    details.description = QStringLiteral("Version, package manager, preinstalled libraries, use "
+                                         "cases and an example for one supported language.");
+    details.inputSchema = {
+        {QStringLiteral("type"), QStringLiteral("object")},
+        {QStringLiteral("properties"),
+         QJsonObject{{QStringLiteral("language"),
+                      prop(QStringLiteral("string"), QStringLiteral("A name from get_supported_languages"))}}},
+        {QStringLiteral("required"), QJsonArray{QStringLiteral("language")}},
+        {QStringLiteral("additionalProperties"), false}};
+    details.annotations = infoAnnotations(details.title);
+    details.handler = [sb](ToolCall *call) {
+        const QString name = call->arguments().value(u"language").toString();
+        const Language *l = sb->languages().find(name);
+        if (!l) {
+            call->finishWithError(QStringLiteral("Unsupported language '%1'. Supported: %2.")
+                                      .arg(name, sb->languages().names().join(QStringLiteral(", "))));
+            return;
+        }
+        const QJsonObject base = l->toJson();
+        QPointer<ToolCall> guard(call);
+        // The version is read from the image itself, once, by running its version command.
+        sb->languageVersion(l->name, [guard, base](const QString &version) {
+            if (!guard)
+                return;
+            QJsonObject o = base;
+            o.insert(QStringLiteral("version"),
+                     version.isEmpty() ? QStringLiteral("unknown (the image could not be run)")
+                                       : version);
+            guard->finish(
+                {{QStringLiteral("content"),
+                  QJsonArray{ToolCall::textContent(
+                      QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)))}},
+                 {QStringLiteral("structuredContent"), o}});
+        });
+    };
+    server.tools().add(details);
+
+    ResourceDefinition langs;
+    langs.uri = QStringLiteral("sandbox://languages");
+    langs.name = QStringLiteral("languages");
+    langs.title = QStringLiteral("Supported languages");
+    langs.description = QStringLiteral("Every language with its image, run command and libraries");
+    langs.mimeType = QStringLiteral("application/json");
+    langs.read = [sb] {
+        QJsonArray arr;
+        for (const Language &l : sb->languages().all())
+            arr.append(l.toJson());
+        return QString::fromUtf8(QJsonDocument(arr).toJson(QJsonDocument::Indented));
+    };
+    server.resources().add(langs);
+
+    ResourceDefinition envs;
+    envs.uri = QStringLiteral("sandbox://environments");
+    envs.name = QStringLiteral("environments");
+    envs.title = QStringLiteral("Sandbox environments");
+    envs.description = QStringLiteral("Language → image and preinstalled libraries");
+    envs.mimeType = QStringLiteral("application/json");
+    envs.read = [sb] {
+        QJsonObject map;
+        for (const Language &l : sb->languages().all())
+            map.insert(l.name, QJsonObject{{QStringLiteral("image"), l.image},
+                                           {QStringLiteral("libraries"),
+                                            QJsonArray::fromStringList(l.preinstalled)}});
+        return QString::fromUtf8(QJsonDocument(map).toJson(QJsonDocument::Indented));
+    };
+    server.resources().add(envs);
+}

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+
+class McpServer;
+class SandboxService;
+class ToolCall;
+struct ExecutionResult;
+struct Language;
+
+// The product's tools and resources, with the names and arguments of the projects users move
+// from: run_python_code and run_javascript_code (code-sandbox-mcp), execute_code,
+// get_supported_languages and get_language_details (llm-sandbox).
+class SandboxTools
+{
+public:
+    static void registerAll(McpServer &server, SandboxService &sandbox);
+
+    // The text a model reads: stdout as is; stderr, exit status, timeout and truncation labelled.
+    static QString formatText(const ExecutionResult &result, const QString &printHint);
+    static QJsonObject toolResult(const ExecutionResult &result, const QString &printHint,
+                                  bool jsonText);
+    static QJsonObject executionOutputSchema();
+
+private:
+    static void runCode(SandboxService &sandbox, ToolCall *call, const QString &language,
+                        int timeoutSec, bool jsonText);
+};

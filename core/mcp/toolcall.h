@@ -1,0 +1,49 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QObject>
+
+// One tools/call in flight. The tool's handler keeps it and finishes it (now or later); progress
+// and log messages sent through it reach the calling client, and a client's cancellation arrives
+// as cancelRequested().
+class ToolCall : public QObject
+{
+    Q_OBJECT
+public:
+    ToolCall(const QString &tool, const QJsonObject &arguments, const QJsonValue &progressToken,
+             QObject *parent = nullptr);
+
+    const QString &tool() const { return m_tool; }
+    const QJsonObject &arguments() const { return m_arguments; }
+    bool wantsProgress() const { return !m_progressToken.isUndefined() && !m_progressToken.isNull(); }
+    bool isFinished() const { return m_finished; }
+    bool isCancelled() const { return m_cancelled; }
+
+    // Sends notifications/progress (only if the client asked with a progress token).
+    void progress(const QString &message, double total = 0);
+    // Sends notifications/message when the client's log level lets it through.
+    void log(const QString &level, const QString &logger, const QJsonValue &data);
+
+    void finish(const QJsonObject &result);
+    // A failure of the work itself: a result with isError, text a model can act on.
+    void finishWithError(const QString &message);
+    void cancel();
+
+    static QJsonObject textContent(const QString &text);
+    static QJsonObject errorResult(const QString &message);
+
+Q_SIGNALS:
+    void progressReady(const QJsonObject &params);
+    void logReady(const QString &level, const QString &logger, const QJsonValue &data);
+    void finished(const QJsonObject &result);
+    void cancelRequested();
+
+private:
+    QString m_tool;
+    QJsonObject m_arguments;
+    QJsonValue m_progressToken;
+    double m_progress = 0;
+    bool m_finished = false;
+    bool m_cancelled = false;
+};

@@ -1,0 +1,39 @@
+#include "toolregistry.h"
+
+#include <QRegularExpression>
+
+QJsonObject ToolDefinition::toJson() const
+{
+    QJsonObject o{{QStringLiteral("name"), name},
+                  {QStringLiteral("description"), description},
+                  {QStringLiteral("inputSchema"), inputSchema}};
+    if (!title.isEmpty())
+        o.insert(QStringLiteral("title"), title);
+    if (!outputSchema.isEmpty())
+        o.insert(QStringLiteral("outputSchema"), outputSchema);
+    if (!annotations.isEmpty())
+        o.insert(QStringLiteral("annotations"), annotations);
+    return o;
+}
+
+bool ToolRegistry::isValidName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9_.-]{1,128}$"));
+    return re.match(name).hasMatch();
+}
+
+bool ToolRegistry::add(const ToolDefinition &tool)
+{
+    if (!isValidName(tool.name) || find(tool.name) || !tool.handler)
+        return false;
+    m_tools.append(tool);
+    return true;
+}
+
+const ToolDefinition *ToolRegistry::find(const QString &name) const
+{
+    for (const ToolDefinition &t : m_tools)
+        if (t.name == name)
+            return &t;
+    return nullptr;
+}

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <functional>
+
+class ToolCall;
+
+struct ToolDefinition
+{
+    QString name;
+    QString title;
+    QString description;
+    QJsonObject inputSchema;
+    QJsonObject outputSchema; // empty: none declared
+    QJsonObject annotations;
+    // Called with arguments already validated against inputSchema.
+    std::function<void(ToolCall *)> handler;
+
+    QJsonObject toJson() const;
+};
+
+class ToolRegistry
+{
+public:
+    // Refuses names outside MCP's 1–128 [A-Za-z0-9_.-] and duplicates.
+    bool add(const ToolDefinition &tool);
+    const ToolDefinition *find(const QString &name) const;
+    const QList<ToolDefinition> &all() const { return m_tools; }
+    static bool isValidName(const QString &name);
+
+private:
+    QList<ToolDefinition> m_tools;
+};

@@ -1,0 +1,62 @@
+#pragma once
+
+#include "executionrequest.h"
+#include "executionresult.h"
+#include "exitmarkerscanner.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+class SandboxContainer;
+
+// One program run in one container. Hands the program to the container's supervisor, streams
+// its output, and finishes as soon as the supervisor reports the exit status on both streams —
+// not when the engine has torn the container down. Then the container is removed, on every path.
+class Execution : public QObject
+{
+    Q_OBJECT
+public:
+    Execution(const ExecutionRequest &request, const QString &language, int timeoutSec,
+              qint64 outputCap, QObject *parent = nullptr);
+    ~Execution() override;
+
+    // Takes the container (prepared or not) and runs the program in it once it is ready.
+    void run(SandboxContainer *container);
+    // Ends the run now: the container is killed and the result says cancelled.
+    void cancel();
+    // Ends with an error before any container was involved.
+    void failEarly(const QString &message, const QString &image);
+
+    quint64 id() const { return m_id; }
+    const ExecutionRequest &request() const { return m_request; }
+    bool isFinished() const { return m_finished; }
+    const ExecutionResult &result() const { return m_result; }
+
+Q_SIGNALS:
+    void started();
+    void output(int stream, const QByteArray &bytes);
+    void finished(const ExecutionResult &result);
+
+private:
+    void onReady();
+    void onOutput(int stream, const QByteArray &bytes);
+    void onStreamEnded();
+    void onTimeout();
+    void append(int stream, const QByteArray &bytes);
+    void finish();
+
+    quint64 m_id;
+    ExecutionRequest m_request;
+    qint64 m_cap;
+    QByteArray m_nonce;
+    ExitMarkerScanner m_outScanner;
+    ExitMarkerScanner m_errScanner;
+    QPointer<SandboxContainer> m_container;
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    ExecutionResult m_result;
+    bool m_finished = false;
+    bool m_running = false;
+};

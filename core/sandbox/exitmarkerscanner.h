@@ -1,0 +1,27 @@
+#pragma once
+
+#include <QByteArray>
+
+// Watches one output stream for the supervisor's end line "<nonce> <status>\n". Bytes before the
+// nonce are program output and are passed on as soon as they cannot be the start of the nonce;
+// bytes after the end line are dropped. Input may be split anywhere.
+class ExitMarkerScanner
+{
+public:
+    explicit ExitMarkerScanner(const QByteArray &nonce) : m_nonce(nonce) {}
+
+    // Returns the program output contained in `bytes` that is safe to pass on now.
+    QByteArray feed(const QByteArray &bytes);
+    // The stream ended: returns anything held back.
+    QByteArray flush();
+
+    bool found() const { return m_state == State::Done; }
+    int status() const { return m_status; }
+
+private:
+    enum class State { Output, Status, Done };
+    QByteArray m_nonce;
+    QByteArray m_held;
+    State m_state = State::Output;
+    int m_status = -1;
+};

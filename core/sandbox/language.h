@@ -1,0 +1,28 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+// One language the sandbox can run: everything needed to turn source text into a process inside
+// an image. Kept as data so that adding a language is adding an entry, not a branch.
+struct Language
+{
+    QString name;        // canonical, e.g. "python"
+    QStringList aliases; // e.g. "py", "python3"
+    QString title;       // e.g. "Python 3"
+    QString image;       // default image, e.g. code-sandbox/python:latest
+    QString buildName;   // argument of containers/build-images.sh that builds the image
+    QString fileName;    // source file inside the workdir
+    QStringList command; // run command, in the workdir
+    QStringList env;     // NAME=value set for every run
+    QString packageManager;
+    QStringList versionCommand;
+    QStringList preinstalled;
+    QStringList useCases;
+    QString example;
+    QString printHint; // what to call to produce output, for the empty-output message
+    bool visualization = false;
+
+    QJsonObject toJson() const;
+};

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <QList>
+#include <QPair>
+#include <QString>
+
+// Limits and policy for every container. The defaults are the hardened ones; each loosening is
+// an explicit option.
+struct SandboxConfig
+{
+    qint64 memoryBytes = 512LL * 1024 * 1024; // swap is set equal: no swap beyond RAM
+    double cpus = 1.0;
+    int pidsLimit = 256;
+    qint64 tmpfsBytes = 64LL * 1024 * 1024; // for each of /tmp and the workdir
+    bool network = false;
+    int defaultTimeoutSec = 30;
+    int maxTimeoutSec = 300;
+    qint64 outputCapBytes = 1024 * 1024; // per stream
+    // Host variables that enter the sandbox: name and value, read once at start. Values are never
+    // logged.
+    QList<QPair<QString, QString>> passThroughEnv;
+    QString instanceId; // labels our containers so leftovers can be found
+};

@@ -1,0 +1,133 @@
+#include "sandboxcontainer.h"
+
+#include "attachstream.h"
+#include "engineclient.h"
+#include "enginereply.h"
+#include "sandboxlog.h"
+
+SandboxContainer::SandboxContainer(EngineClient *engine, const QJsonObject &spec,
+                                   const QString &image, QObject *parent)
+    : QObject(parent), m_engine(engine), m_spec(spec), m_image(image)
+{
+}
+
+SandboxContainer::~SandboxContainer()
+{
+    if (m_stream)
+        m_stream->deleteLater();
+}
+
+void SandboxContainer::prepare()
+{
+    if (m_state != State::New)
+        return;
+    m_state = State::Creating;
+    EngineReply *reply = m_engine->post("/containers/create", m_spec);
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (!reply->ok()) {
+            if (m_removeWhenCreated) { // nothing was created, nothing to remove
+                m_state = State::Removed;
+                Q_EMIT removed();
+                return;
+            }
+            fail(reply->error(), QStringLiteral("create"));
+            return;
+        }
+        m_id = reply->json().value(u"Id").toString();
+        qCDebug(lcSandbox) << "created" << m_id.left(12);
+        if (m_removeWhenCreated) {
+            m_state = State::Failed;
+            remove();
+            return;
+        }
+        attach();
+    });
+}
+
+void SandboxContainer::attach()
+{
+    m_state = State::Attaching;
+    m_stream = m_engine->attach(m_id);
+    connect(m_stream, &AttachStream::output, this, &SandboxContainer::output);
+    connect(m_stream, &AttachStream::ended, this, &SandboxContainer::streamEnded);
+    connect(m_stream, &AttachStream::failed, this, [this](const EngineError &e) {
+        if (m_state == State::Attaching)
+            fail(e, QStringLiteral("attach"));
+        else
+            Q_EMIT streamEnded();
+    });
+    connect(m_stream, &AttachStream::established, this, &SandboxContainer::start);
+}
+
+void SandboxContainer::start()
+{
+    if (m_state != State::Attaching)
+        return;
+    m_state = State::Starting;
+    EngineReply *reply = m_engine->post("/containers/" + EngineClient::encode(m_id) + "/start");
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (m_state != State::Starting)
+            return;
+        if (!reply->ok()) {
+            fail(reply->error(), QStringLiteral("start"));
+            return;
+        }
+        m_state = State::Ready;
+        Q_EMIT ready();
+    });
+}
+
+void SandboxContainer::write(const QByteArray &bytes)
+{
+    if (m_stream)
+        m_stream->write(bytes);
+}
+
+void SandboxContainer::fail(const EngineError &error, const QString &what)
+{
+    m_imageMissing = what == u"create" && error.isNotFound();
+    QString message;
+    if (m_imageMissing)
+        message = QStringLiteral("the sandbox image %1 is not available to the container engine. %2")
+                      .arg(m_image, m_missingImageHint)
+                      .trimmed();
+    else
+        message = QStringLiteral("could not %1 the sandbox container: %2").arg(what, error.toString());
+    m_state = State::Failed;
+    qCWarning(lcSandbox).noquote() << message;
+    Q_EMIT failed(message);
+}
+
+void SandboxContainer::remove()
+{
+    if (m_state == State::Removing || m_state == State::Removed)
+        return;
+    if (m_state == State::Creating) {
+        // The id is not known yet: remove as soon as create answers.
+        m_removeWhenCreated = true;
+        return;
+    }
+    if (m_stream)
+        m_stream->close();
+    if (m_id.isEmpty()) {
+        m_state = State::Removed;
+        Q_EMIT removed();
+        return;
+    }
+    m_state = State::Removing;
+    // force kills a running program; v drops anonymous volumes.
+    EngineReply *reply =
+        m_engine->del("/containers/" + EngineClient::encode(m_id) + "?force=1&v=1");
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (!reply->ok() && !reply->error().isNotFound())
+            qCWarning(lcSandbox).noquote()
+                << "could not remove container" << m_id.left(12) << ":" << reply->error().toString();
+        else
+            qCDebug(lcSandbox) << "removed" << m_id.left(12);
+        m_state = State::Removed;
+        Q_EMIT removed();
+    });
+}

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+#include <QString>
+
+class AttachStream;
+class EngineClient;
+struct EngineError;
+
+// One single-use container: created, attached and started, then waiting for its program on
+// stdin. Preparing can happen ahead of time; whatever happens, remove() takes it away and
+// removed() is emitted exactly once.
+class SandboxContainer : public QObject
+{
+    Q_OBJECT
+public:
+    enum class State { New, Creating, Attaching, Starting, Ready, Failed, Removing, Removed };
+
+    SandboxContainer(EngineClient *engine, const QJsonObject &spec, const QString &image,
+                     QObject *parent = nullptr);
+    ~SandboxContainer() override;
+
+    void prepare();
+    void write(const QByteArray &bytes);
+    void remove();
+
+    State state() const { return m_state; }
+    QString id() const { return m_id; }
+    QString image() const { return m_image; }
+    EngineClient *engine() const { return m_engine; }
+    bool imageMissing() const { return m_imageMissing; }
+    // Appended to the error when the image does not exist, to tell the user how to get it.
+    void setMissingImageHint(const QString &hint) { m_missingImageHint = hint; }
+
+Q_SIGNALS:
+    void ready();
+    void failed(const QString &message);
+    void output(int stream, const QByteArray &bytes);
+    void streamEnded();
+    void removed();
+
+private:
+    void fail(const EngineError &error, const QString &what);
+    void attach();
+    void start();
+
+    EngineClient *m_engine;
+    QJsonObject m_spec;
+    QString m_image;
+    QString m_id;
+    QPointer<AttachStream> m_stream;
+    State m_state = State::New;
+    bool m_removeWhenCreated = false;
+    bool m_imageMissing = false;
+    QString m_missingImageHint;
+};

@@ -1,0 +1,3 @@
+#include "sandboxlog.h"
+
+Q_LOGGING_CATEGORY(lcSandbox, "sandbox.run", QtInfoMsg)

@@ -1,0 +1,58 @@
+#pragma once
+
+#include "languageregistry.h"
+#include "sandboxconfig.h"
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+#include <functional>
+
+class EngineClient;
+class Execution;
+class SandboxContainer;
+struct ExecutionRequest;
+
+// Runs programs in fresh hardened containers and guarantees their removal. Everything happens on
+// the event loop; executions report through their own signals.
+class SandboxService : public QObject
+{
+    Q_OBJECT
+public:
+    SandboxService(EngineClient *engine, const LanguageRegistry &languages,
+                   const SandboxConfig &config, QObject *parent = nullptr);
+    ~SandboxService() override;
+
+    const LanguageRegistry &languages() const { return m_languages; }
+    const SandboxConfig &config() const { return m_config; }
+    EngineClient *engine() const { return m_engine; }
+
+    // The returned object belongs to the service and is deleted after finished() was delivered.
+    Execution *execute(const ExecutionRequest &request);
+    // Runs the language's version command once and caches the answer ("" when it failed).
+    void languageVersion(const QString &language, const std::function<void(QString)> &done);
+
+    int activeContainers() const { return int(m_containers.size()); }
+    // Cancels what runs, removes every container, then emits shutdownFinished() (at most after
+    // `graceMs`, even if the engine does not answer).
+    void shutdown(int graceMs = 10000);
+
+Q_SIGNALS:
+    void executionStarted(Execution *execution);
+    void shutdownFinished();
+
+private:
+    Execution *start(const Language &language, const ExecutionRequest &request);
+    void track(SandboxContainer *container);
+    void checkShutdownDone();
+
+    EngineClient *m_engine;
+    LanguageRegistry m_languages;
+    SandboxConfig m_config;
+    QSet<SandboxContainer *> m_containers;
+    QSet<Execution *> m_executions;
+    QHash<QString, QString> m_versions;
+    bool m_shuttingDown = false;
+    bool m_shutdownSignalled = false;
+    quint64 m_counter = 0;
+};
