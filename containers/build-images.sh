@@ -302,11 +302,16 @@ for lang in "${LANGS[@]}"; do
         : > "$LOG"
         echo "log: $LOG" >&2
     fi
+    old_id=$("$DOCKER" image inspect --format '{{.Id}}' "$image" 2> /dev/null || true)
     SECONDS=0
     if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$lang" "$image"; then
         :
     else
         build_offline "$lang" "$image"
+    fi
+    # A rebuild leaves the previous image untagged; drop it unless a container still uses it.
+    if [ -n "$old_id" ] && [ "$old_id" != "$("$DOCKER" image inspect --format '{{.Id}}' "$image")" ]; then
+        "$DOCKER" rmi "$old_id" > /dev/null 2>&1 || true
     fi
     size=$("$DOCKER" image inspect --format '{{.Size}}' "$image")
     echo "built $image ($((size / 1000000)) MB) in $SECONDS s" >&2

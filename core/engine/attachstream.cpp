@@ -19,8 +19,11 @@ AttachStream::AttachStream(EngineConnection *connection, bool tty, QObject *pare
 
 AttachStream::~AttachStream()
 {
-    if (m_connection)
+    if (m_connection) {
+        // The close emits rawClosed; it must not reach this half-destroyed object.
+        m_connection->disconnect(this);
         m_connection->closeRaw();
+    }
 }
 
 void AttachStream::watch(EngineReply *reply)

@@ -131,6 +131,8 @@ void EngineClient::negotiate()
 
 void EngineClient::dispatch()
 {
+    if (m_apiVersion.isEmpty())
+        return; // negotiation still under way; it dispatches when done
     while (!m_waiting.isEmpty()) {
         // Attach streams always get their own connection: it is hijacked for good.
         const bool needsFresh = m_waiting.head().attach != nullptr;

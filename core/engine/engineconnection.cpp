@@ -12,6 +12,13 @@ EngineConnection::EngineConnection(const QString &socketPath, QObject *parent)
     connect(&m_socket, &QLocalSocket::errorOccurred, this, &EngineConnection::onError);
 }
 
+EngineConnection::~EngineConnection()
+{
+    // Closing the socket emits signals; none may reach this half-destroyed object.
+    m_socket.disconnect(this);
+    m_socket.abort();
+}
+
 void EngineConnection::send(const EngineRequest &request, EngineReply *reply)
 {
     m_reply = reply;
@@ -37,7 +44,8 @@ void EngineConnection::writeRaw(const QByteArray &bytes)
 
 void EngineConnection::closeRaw()
 {
-    m_socket.abort();
+    if (m_socket.state() != QLocalSocket::UnconnectedState)
+        m_socket.abort();
 }
 
 void EngineConnection::onConnected()
@@ -111,9 +119,10 @@ void EngineConnection::onDisconnected()
 {
     if (m_raw) {
         // Drain what arrived together with the close before reporting the end.
-        const QByteArray bytes = m_socket.readAll();
-        if (!bytes.isEmpty())
+        if (m_socket.bytesAvailable() > 0) {
+            const QByteArray bytes = m_socket.readAll();
             Q_EMIT rawData(bytes);
+        }
         Q_EMIT rawClosed();
     } else if (m_busy) {
         m_parser.finishOnEof();

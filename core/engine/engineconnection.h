@@ -18,6 +18,7 @@ class EngineConnection : public QObject
     Q_OBJECT
 public:
     EngineConnection(const QString &socketPath, QObject *parent = nullptr);
+    ~EngineConnection() override;
 
     void send(const EngineRequest &request, EngineReply *reply);
     bool isRaw() const { return m_raw; }

@@ -14,7 +14,8 @@ void EngineReply::complete(int status, QByteArray body)
         return;
     m_status = status;
     m_body = std::move(body);
-    if (status < 200 || status > 299) {
+    // 101 is the engine agreeing to hijack the connection for attach.
+    if (status != 101 && (status < 200 || status > 299)) {
         // The engine explains failures in {"message": "..."}; fall back to the raw body.
         QString message = QJsonDocument::fromJson(m_body).object().value(u"message").toString();
         if (message.isEmpty())

@@ -26,7 +26,6 @@ Execution::Execution(const ExecutionRequest &request, const QString &language, i
     m_result.language = language;
     m_result.timeoutSec = timeoutSec;
     m_timer.setSingleShot(true);
-    m_timer.setInterval(timeoutSec * 1000);
     connect(&m_timer, &QTimer::timeout, this, &Execution::onTimeout);
 }
 
@@ -49,9 +48,10 @@ void Execution::run(SandboxContainer *container)
         m_result.error = message;
         finish();
     });
-    // The timeout covers the whole call, including a container that is slow to come up.
+    // Until the program starts, a generous bound guards against an engine that never answers;
+    // the caller's timeout then applies to the program alone.
     m_clock.start();
-    m_timer.start();
+    m_timer.start(qMax(kStartupTimeoutMs, m_result.timeoutSec * 1000));
     if (container->state() == SandboxContainer::State::Ready) {
         onReady();
     } else {
@@ -68,6 +68,7 @@ void Execution::onReady()
     const QByteArray code = m_request.code.toUtf8();
     m_running = true;
     m_clock.restart();
+    m_timer.start(m_result.timeoutSec * 1000);
     m_container->write(m_nonce + ' ' + QByteArray::number(code.size()) + '\n' + code);
     Q_EMIT started();
 }
@@ -121,6 +122,12 @@ void Execution::onTimeout()
 {
     if (m_finished)
         return;
+    if (!m_running) {
+        m_result.error = QStringLiteral("the container engine did not start the sandbox within %1 s")
+                             .arg(m_timer.interval() / 1000);
+        finish();
+        return;
+    }
     m_result.timedOut = true;
     qCInfo(lcSandbox) << "execution" << m_id << "timed out after" << m_result.timeoutSec << "s";
     finish();

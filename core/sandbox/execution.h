@@ -47,6 +47,8 @@ private:
     void append(int stream, const QByteArray &bytes);
     void finish();
 
+    static constexpr int kStartupTimeoutMs = 60000;
+
     quint64 m_id;
     ExecutionRequest m_request;
     qint64 m_cap;

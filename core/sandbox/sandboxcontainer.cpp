@@ -37,6 +37,7 @@ void SandboxContainer::prepare()
         m_id = reply->json().value(u"Id").toString();
         qCDebug(lcSandbox) << "created" << m_id.left(12);
         if (m_removeWhenCreated) {
+            m_removeWhenCreated = false;
             m_state = State::Failed;
             remove();
             return;
@@ -52,6 +53,8 @@ void SandboxContainer::attach()
     connect(m_stream, &AttachStream::output, this, &SandboxContainer::output);
     connect(m_stream, &AttachStream::ended, this, &SandboxContainer::streamEnded);
     connect(m_stream, &AttachStream::failed, this, [this](const EngineError &e) {
+        if (m_state == State::Removing || m_state == State::Removed)
+            return;
         if (m_state == State::Attaching)
             fail(e, QStringLiteral("attach"));
         else
@@ -87,6 +90,8 @@ void SandboxContainer::write(const QByteArray &bytes)
 
 void SandboxContainer::fail(const EngineError &error, const QString &what)
 {
+    if (m_state == State::Removing || m_state == State::Removed)
+        return; // already on its way out; nothing to report
     m_imageMissing = what == u"create" && error.isNotFound();
     QString message;
     if (m_imageMissing)
@@ -102,7 +107,7 @@ void SandboxContainer::fail(const EngineError &error, const QString &what)
 
 void SandboxContainer::remove()
 {
-    if (m_state == State::Removing || m_state == State::Removed)
+    if (m_state == State::Removing || m_state == State::Removed || m_removeWhenCreated)
         return;
     if (m_state == State::Creating) {
         // The id is not known yet: remove as soon as create answers.
