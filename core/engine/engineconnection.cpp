@@ -140,19 +140,35 @@ void EngineConnection::onDisconnected()
     Q_EMIT gone(this);
 }
 
+QString EngineConnection::describe(QLocalSocket::LocalSocketError error) const
+{
+    switch (error) {
+    case QLocalSocket::ServerNotFoundError:
+        return QStringLiteral("no socket there");
+    case QLocalSocket::ConnectionRefusedError:
+        return QStringLiteral("connection refused");
+    case QLocalSocket::SocketAccessError:
+        return QStringLiteral("permission denied: is your user in the docker group?");
+    case QLocalSocket::SocketTimeoutError:
+        return QStringLiteral("timed out");
+    default:
+        return m_socket.errorString();
+    }
+}
+
 void EngineConnection::onError(QLocalSocket::LocalSocketError error)
 {
-    if (error == QLocalSocket::PeerClosedError)
-        return; // handled by onDisconnected
-    if (m_socket.state() != QLocalSocket::UnconnectedState && m_raw)
-        return;
-    if (m_busy && !m_gotBytes && m_socket.state() == QLocalSocket::UnconnectedState) {
+    if (error == QLocalSocket::PeerClosedError || m_raw)
+        return; // the end of a connection is handled by onDisconnected
+    // A failed connect is reported while the socket still says "connecting", and no
+    // disconnected() follows: fail the request here.
+    if (m_busy && !m_gotBytes && m_socket.state() != QLocalSocket::ConnectedState) {
         failCurrent(EngineError::of(
             EngineError::Kind::Unreachable,
             QStringLiteral("cannot reach the container engine at %1 (%2). Is Docker running? "
                            "Start it (e.g. 'sudo systemctl start docker', or 'dockerd &') or "
                            "point --engine at its socket.")
-                .arg(m_socketPath, m_socket.errorString())));
+                .arg(m_socketPath, describe(error))));
         Q_EMIT gone(this);
     }
 }

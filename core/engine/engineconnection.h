@@ -37,6 +37,7 @@ private:
     void onDisconnected();
     void onError(QLocalSocket::LocalSocketError error);
     void failCurrent(const EngineError &error);
+    QString describe(QLocalSocket::LocalSocketError error) const;
     void processBuffer();
 
     QString m_socketPath;

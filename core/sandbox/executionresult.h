@@ -2,6 +2,7 @@
 
 #include <QByteArray>
 #include <QJsonObject>
+#include <QMetaType>
 #include <QString>
 
 struct ExecutionResult
@@ -25,3 +26,5 @@ struct ExecutionResult
     bool truncated() const { return stdoutTruncated || stderrTruncated; }
     QJsonObject toJson() const;
 };
+
+Q_DECLARE_METATYPE(ExecutionResult)

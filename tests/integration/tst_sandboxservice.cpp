@@ -1,0 +1,363 @@
+// Integration tests against the real container engine: hardening read back from inside the
+// container, timeouts, output caps, environment, archive transfer, and cleanup on every path.
+
+#include "engineclient.h"
+#include "enginelocator.h"
+#include "enginereply.h"
+#include "execution.h"
+#include "executionrequest.h"
+#include "sandboxservice.h"
+#include "tararchive.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTest>
+#include <QUuid>
+
+class TestSandboxService : public QObject
+{
+    Q_OBJECT
+
+private:
+    SandboxConfig makeConfig()
+    {
+        SandboxConfig c;
+        c.instanceId = QStringLiteral("test-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+        c.passThroughEnv = {{QStringLiteral("CS_TEST_PASSED"), QStringLiteral("passed-value")}};
+        c.outputCapBytes = 64 * 1024;
+        return c;
+    }
+
+    ExecutionResult run(SandboxService &service, const QString &language, const QString &code,
+                        int timeoutSec = 20)
+    {
+        Execution *e = service.execute({language, code, timeoutSec});
+        QSignalSpy spy(e, &Execution::finished);
+        if (!spy.wait((timeoutSec + 60) * 1000))
+            return {};
+        return spy.first().first().value<ExecutionResult>();
+    }
+
+    // Containers of this test's instance that still exist in the engine.
+    int leftovers(EngineClient &engine, const QString &instance)
+    {
+        const QJsonObject filters{
+            {QStringLiteral("label"),
+             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
+        EngineReply *r = engine.get("/containers/json?all=1&filters=" +
+                                    QUrl::toPercentEncoding(QString::fromUtf8(
+                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return -1;
+        return int(QJsonDocument::fromJson(r->body()).array().size());
+    }
+
+    // Every container of the service is confirmed removed, and the engine agrees.
+    void expectNoLeftovers(SandboxService &service, EngineClient &engine)
+    {
+        QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, 15000);
+        QCOMPARE(leftovers(engine, service.config().instanceId), 0);
+    }
+
+    QString m_socket;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        qRegisterMetaType<ExecutionResult>();
+        m_socket = EngineLocator::locate(QString()).socketPath;
+        EngineClient engine(m_socket);
+        EngineReply *r = engine.ping();
+        QSignalSpy spy(r, &EngineReply::finished);
+        QVERIFY(spy.wait(10000));
+        QVERIFY2(r->ok(), qPrintable(QStringLiteral("no container engine at %1: %2")
+                                         .arg(m_socket, r->error().toString())));
+    }
+
+    void hardeningIsInForce()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral(R"py(
+import os, json, pathlib
+out = {"uid": os.getuid(), "gid": os.getgid()}
+out["net"] = sorted(os.listdir("/sys/class/net"))
+try:
+    open("/usr/owned", "w"); out["rootfs"] = "writable"
+except OSError as e:
+    out["rootfs"] = e.strerror
+for line in open("/proc/self/status"):
+    if line.startswith(("CapEff", "CapPrm", "CapBnd", "NoNewPrivs")):
+        k, v = line.split(":"); out[k] = v.strip()
+for p in ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory.max"):
+    if os.path.exists(p): out["mem"] = open(p).read().strip()
+for p in ("/sys/fs/cgroup/pids/pids.max", "/sys/fs/cgroup/pids.max"):
+    if os.path.exists(p): out["pids"] = open(p).read().strip()
+pathlib.Path("/sandbox/x").write_text("ok"); out["workdir"] = "writable"
+out["pid1"] = open("/proc/1/cmdline").read().split("\0")[0]
+print(json.dumps(out))
+)py"));
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(r.stdoutData).object();
+        QVERIFY2(!o.isEmpty(), r.stdoutData.constData());
+        QCOMPARE(o.value(u"uid").toInt(), 1000);
+        QCOMPARE(o.value(u"net").toArray(), QJsonArray{QStringLiteral("lo")});
+        QCOMPARE(o.value(u"rootfs").toString(), QStringLiteral("Read-only file system"));
+        QCOMPARE(o.value(u"CapEff").toString(), QStringLiteral("0000000000000000"));
+        QCOMPARE(o.value(u"CapPrm").toString(), QStringLiteral("0000000000000000"));
+        QCOMPARE(o.value(u"NoNewPrivs").toString(), QStringLiteral("1"));
+        QCOMPARE(o.value(u"mem").toString(), QStringLiteral("536870912"));
+        QCOMPARE(o.value(u"pids").toString(), QStringLiteral("256"));
+        QCOMPARE(o.value(u"workdir").toString(), QStringLiteral("writable"));
+        // Init: true puts docker-init at PID 1, which reaps orphans.
+        QVERIFY2(o.value(u"pid1").toString().contains(u"init"), qPrintable(o.value(u"pid1").toString()));
+        expectNoLeftovers(service, engine);
+    }
+
+    void environmentHasOnlyPassThrough()
+    {
+        qputenv("CS_TEST_HOST_ONLY", "must-not-leak");
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        const ExecutionResult r =
+            run(service, QStringLiteral("javascript"),
+                QStringLiteral("console.log(JSON.stringify(process.env))"));
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject env = QJsonDocument::fromJson(r.stdoutData).object();
+        QCOMPARE(env.value(u"CS_TEST_PASSED").toString(), QStringLiteral("passed-value"));
+        QVERIFY(!env.contains(u"CS_TEST_HOST_ONLY"));
+        const QStringList allowed{QStringLiteral("CS_TEST_PASSED"), QStringLiteral("HOME"),
+                                  QStringLiteral("HOSTNAME"), QStringLiteral("LANG"),
+                                  QStringLiteral("PATH"), QStringLiteral("PWD")};
+        for (const QString &k : env.keys())
+            QVERIFY2(allowed.contains(k), qPrintable(QStringLiteral("unexpected variable ") + k));
+        expectNoLeftovers(service, engine);
+    }
+
+    void outcomes_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("stdoutHas");
+        QTest::addColumn<QString>("stderrHas");
+        QTest::newRow("python ok") << "python" << "print('hi')" << 0 << "hi\n" << "";
+        QTest::newRow("python exception") << "python" << "raise ValueError('boom')" << 1 << ""
+                                          << "ValueError: boom";
+        QTest::newRow("python exit 3") << "python" << "import sys; print('x'); sys.exit(3)" << 3
+                                       << "x\n" << "";
+        QTest::newRow("python no newline") << "python" << "import sys; sys.stdout.write('a')" << 0
+                                           << "a" << "";
+        QTest::newRow("python unicode") << "python" << "print('héllo ✓')" << 0 << "héllo ✓\n" << "";
+        QTest::newRow("python syntax error") << "python" << "def (" << 1 << "" << "SyntaxError";
+        QTest::newRow("js ok") << "javascript" << "console.log(6*7)" << 0 << "42\n" << "";
+        QTest::newRow("js stderr") << "js" << "console.error('warn'); process.exit(2)" << 2 << ""
+                                   << "warn";
+        QTest::newRow("js throw") << "javascript" << "throw new Error('bad')" << 1 << ""
+                                  << "Error: bad";
+        QTest::newRow("empty program") << "python" << "" << 0 << "" << "";
+    }
+
+    void outcomes()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, code);
+        QFETCH(int, exitCode);
+        QFETCH(QString, stdoutHas);
+        QFETCH(QString, stderrHas);
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        const ExecutionResult r = run(service, language, code);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.exitCode, exitCode);
+        QVERIFY(!r.timedOut);
+        if (stdoutHas.isEmpty())
+            QVERIFY2(r.stdoutData.isEmpty() || exitCode != 0, r.stdoutData.constData());
+        else
+            QCOMPARE(QString::fromUtf8(r.stdoutData), stdoutHas);
+        if (stderrHas.isEmpty())
+            QCOMPARE(r.stderrData, QByteArray());
+        else
+            QVERIFY2(r.stderrData.contains(stderrHas.toUtf8()), r.stderrData.constData());
+        expectNoLeftovers(service, engine);
+    }
+
+    void timeoutKillsTheProgram_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("code");
+        QTest::newRow("python busy loop") << "python" << "print('start', flush=True)\nwhile True: pass";
+        QTest::newRow("js busy loop") << "javascript" << "console.log('start'); for(;;){}";
+        QTest::newRow("python sleep") << "python" << "import time; print('start'); time.sleep(600)";
+    }
+
+    void timeoutKillsTheProgram()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, code);
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        QElapsedTimer clock;
+        clock.start();
+        const ExecutionResult r = run(service, language, code, 2);
+        QVERIFY(r.timedOut);
+        QCOMPARE(r.exitCode, -1);
+        QVERIFY(!r.succeeded());
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("start\n"));
+        QVERIFY2(clock.elapsed() < 20000, "a 2 s timeout must end the call promptly");
+        expectNoLeftovers(service, engine);
+    }
+
+    void outputIsCapped()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"),
+                QStringLiteral("import sys\nsys.stdout.write('x' * 1000000)\nsys.stderr.write('e' * 10)\n"));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.stdoutData.size(), 64 * 1024);
+        QVERIFY(r.stdoutTruncated);
+        QCOMPARE(r.stderrData, QByteArray("eeeeeeeeee"));
+        QVERIFY(!r.stderrTruncated);
+        expectNoLeftovers(service, engine);
+    }
+
+    void endlessOutputIsStoppedByTimeout()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        const ExecutionResult r = run(service, QStringLiteral("python"),
+                                      QStringLiteral("while True: print('y' * 1000)"), 3);
+        QVERIFY(r.timedOut);
+        QCOMPARE(r.stdoutData.size(), 64 * 1024);
+        QVERIFY(r.stdoutTruncated);
+        expectNoLeftovers(service, engine);
+    }
+
+    void missingImageIsExplained()
+    {
+        EngineClient engine(m_socket);
+        LanguageRegistry languages = LanguageRegistry::builtIn();
+        languages.setImage(QStringLiteral("python"), QStringLiteral("code-sandbox/does-not-exist:latest"));
+        SandboxService service(&engine, languages, makeConfig());
+        const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        QVERIFY(r.error.contains(u"code-sandbox/does-not-exist:latest"));
+        QVERIFY2(r.error.contains(u"build-images.sh python"), qPrintable(r.error));
+        expectNoLeftovers(service, engine);
+    }
+
+    void unreachableEngineIsExplained()
+    {
+        EngineClient engine(QStringLiteral("/nonexistent/engine.sock"));
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        QVERIFY2(r.error.contains(u"cannot reach the container engine at /nonexistent/engine.sock"),
+                 qPrintable(r.error));
+        QCOMPARE(service.activeContainers(), 0);
+        // A second call fails the same way (the client retries the engine each time).
+        const ExecutionResult again = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        QVERIFY(again.error.contains(u"cannot reach"));
+    }
+
+    void cancelRemovesTheContainer()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        Execution *e = service.execute({QStringLiteral("python"),
+                                        QStringLiteral("import time; print('up', flush=True); time.sleep(600)"), 60});
+        QSignalSpy out(e, &Execution::output);
+        QSignalSpy done(e, &Execution::finished);
+        QVERIFY(out.wait(30000));
+        e->cancel();
+        QVERIFY(done.wait(5000) || done.count() == 1);
+        QVERIFY(done.first().first().value<ExecutionResult>().cancelled);
+        expectNoLeftovers(service, engine);
+    }
+
+    void shutdownRemovesEverything()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        QList<Execution *> running;
+        for (int i = 0; i < 3; ++i)
+            running.append(service.execute({QStringLiteral("python"),
+                                            QStringLiteral("import time; time.sleep(600)"), 120}));
+        QSignalSpy started(running.last(), &Execution::started);
+        QVERIFY(started.wait(30000));
+        QSignalSpy finished(&service, &SandboxService::shutdownFinished);
+        service.shutdown();
+        QVERIFY(finished.wait(15000));
+        QCOMPARE(service.activeContainers(), 0);
+        QCOMPARE(leftovers(engine, service.config().instanceId), 0);
+        // Nothing new starts once shut down.
+        const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        QVERIFY(r.error.contains(u"shutting down"));
+    }
+
+    void archiveRoundTrip()
+    {
+        // Files into and out of a container through the archive endpoint and libarchive.
+        EngineClient engine(m_socket);
+        const QJsonObject spec{{QStringLiteral("Image"), QStringLiteral("code-sandbox/python:latest")},
+                               {QStringLiteral("Cmd"), QJsonArray{QStringLiteral("true")}},
+                               {QStringLiteral("Labels"), QJsonObject{{QStringLiteral("code-sandbox"), QStringLiteral("1")}}}};
+        EngineReply *created = engine.post("/containers/create", spec);
+        QSignalSpy c(created, &EngineReply::finished);
+        QVERIFY(c.wait(10000));
+        QVERIFY2(created->ok(), qPrintable(created->error().toString()));
+        const QString id = created->json().value(u"Id").toString();
+        const QByteArray payload("binary\0data\n", 12);
+        const QByteArray tar = TarArchive::pack({{QStringLiteral("in.bin"), payload, 0644, false}});
+        EngineReply *put = engine.putArchive(id, QStringLiteral("/tmp"), tar);
+        QSignalSpy p(put, &EngineReply::finished);
+        QVERIFY(p.wait(10000));
+        QVERIFY2(put->ok(), qPrintable(put->error().toString()));
+        EngineReply *got = engine.getArchive(id, QStringLiteral("/tmp/in.bin"));
+        QSignalSpy g(got, &EngineReply::finished);
+        QVERIFY(g.wait(10000));
+        QVERIFY2(got->ok(), qPrintable(got->error().toString()));
+        QString err;
+        const auto entries = TarArchive::unpack(got->body(), 1 << 20, &err);
+        EngineReply *removed = engine.del("/containers/" + id.toLatin1() + "?force=1");
+        QSignalSpy r(removed, &EngineReply::finished);
+        QVERIFY(r.wait(10000));
+        QVERIFY(removed->ok());
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(entries.size(), 1);
+        QCOMPARE(entries.first().path, QStringLiteral("in.bin"));
+        QCOMPARE(entries.first().data, payload);
+    }
+
+    void notFoundCarriesTheEngineMessage()
+    {
+        EngineClient engine(m_socket);
+        EngineReply *r = engine.get("/containers/no-such-container-xyz/json");
+        QSignalSpy spy(r, &EngineReply::finished);
+        QVERIFY(spy.wait(10000));
+        QCOMPARE(r->status(), 404);
+        QVERIFY(r->error().isNotFound());
+        QVERIFY2(r->error().message.contains(u"no-such-container-xyz"), qPrintable(r->error().message));
+    }
+
+    void connectionsAreReused()
+    {
+        // Many sequential requests must not each open a new connection: check that they all
+        // succeed quickly on a kept-alive socket (the engine answers keep-alive by default).
+        EngineClient engine(m_socket);
+        for (int i = 0; i < 50; ++i) {
+            EngineReply *r = engine.get("/version");
+            QSignalSpy spy(r, &EngineReply::finished);
+            QVERIFY(spy.wait(10000));
+            QVERIFY(r->ok());
+            r->deleteLater();
+        }
+        QCOMPARE(engine.findChildren<QObject *>(QString(), Qt::FindDirectChildrenOnly).size() <= 3, true);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSandboxService)
+#include "tst_sandboxservice.moc"
