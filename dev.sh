@@ -1,0 +1,126 @@
+#!/bin/bash
+# Set up, build, run and test Code Sandbox on Debian 12.
+#
+#   ./dev.sh run [ARGS...]   install what is missing, build, then run code-sandbox ARGS
+#                            (without ARGS: a first call through the MCP server, then --help)
+#   ./dev.sh test            install what is missing, build, run every test (ctest)
+#   ./dev.sh build           install what is missing and build only
+#
+# "What is missing" is: the Debian packages below, a running container engine (dockerd is
+# started in the background when no engine answers), the sandbox images (built offline from
+# Debian packages by containers/build-images.sh) and the test's npm packages (npm ci).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+ROOT=$PWD
+BUILD=${BUILD_DIR:-$ROOT/build}
+SOCKET=/var/run/docker.sock
+
+# Build tools, Qt 6.4 and the two C libraries, the engine, the image builder, and what the GUI
+# tests need (Xvfb). Node.js comes from Debian only where no node is installed.
+PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
+          qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev
+          docker.io debootstrap xvfb)
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_packages() {
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "installing Debian packages: ${missing[*]}"
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >/dev/null
+    fi
+}
+
+engine_answers() {
+    local sock=${DOCKER_HOST#unix://}
+    [ -n "${DOCKER_HOST:-}" ] || sock=$SOCKET
+    curl -sf --max-time 3 --unix-socket "$sock" http://engine/_ping >/dev/null 2>&1
+}
+
+start_engine() {
+    engine_answers && return 0
+    if [ -n "${DOCKER_HOST:-}" ]; then
+        echo "dev.sh: DOCKER_HOST=$DOCKER_HOST does not answer" >&2
+        exit 1
+    fi
+    say "starting dockerd in the background (log: /var/log/code-sandbox-dockerd.log)"
+    if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
+        as_root systemctl start docker || true
+    fi
+    if ! engine_answers; then
+        as_root sh -c 'nohup dockerd >/var/log/code-sandbox-dockerd.log 2>&1 &'
+    fi
+    for _ in $(seq 1 60); do
+        engine_answers && return 0
+        sleep 1
+    done
+    echo "dev.sh: the Docker engine did not come up; see /var/log/code-sandbox-dockerd.log" >&2
+    exit 1
+}
+
+build_images() {
+    local missing=()
+    for lang in python node; do
+        as_root docker image inspect "code-sandbox/$lang:latest" >/dev/null 2>&1 || missing+=("$lang")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "building sandbox images: ${missing[*]} (offline from Debian packages, a few minutes once)"
+        as_root "$ROOT/containers/build-images.sh" "${missing[@]}"
+    fi
+}
+
+install_npm() {
+    local dir=$ROOT/tests/e2e
+    [ -f "$dir/package-lock.json" ] || return 0
+    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        say "installing test packages from npm (tests/e2e)"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+}
+
+build() {
+    say "building in $BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build "$BUILD"
+}
+
+demo() {
+    local bin=$BUILD/bin/code-sandbox
+    "$bin" --version
+    say "a first call through the MCP server (stdio): run_python_code"
+    printf '%s\n' \
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"dev.sh","version":"1"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_python_code","arguments":{"code":"import platform, numpy\nprint(\"Hello from the sandbox:\", platform.python_version(), \"numpy\", numpy.__version__)"}}}' |
+        "$bin" --stdio | sed -n 2p
+    echo
+    "$bin" --help
+    cat <<MSG
+
+Configure your MCP client to start:  $bin --stdio
+(for example: claude mcp add code-sandbox -- $bin --stdio)
+MSG
+}
+
+cmd=${1:-run}
+[ $# -gt 0 ] && shift
+case $cmd in
+    run)
+        install_packages; start_engine; build_images; build
+        if [ $# -gt 0 ]; then exec "$BUILD/bin/code-sandbox" "$@"; else demo; fi ;;
+    test)
+        install_packages; start_engine; build_images; install_npm; build
+        say "running the tests"
+        cd "$BUILD" && ctest --output-on-failure --timeout 900 ;;
+    build)
+        install_packages; build ;;
+    *)
+        sed -n '2,12p' "$0" >&2; exit 2 ;;
+esac
