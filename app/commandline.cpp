@@ -41,16 +41,19 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         QStringLiteral("pass-through-env"),
         QStringLiteral("Comma-separated host variables whose values enter the sandbox."),
         QStringLiteral("A,B"));
-    const QCommandLineOption pyImage(QStringLiteral("python-image"),
-                                     QStringLiteral("Image for Python (default code-sandbox/python:latest)."),
-                                     QStringLiteral("image"));
-    const QCommandLineOption jsImage(QStringLiteral("js-image"),
-                                     QStringLiteral("Image for JavaScript (default code-sandbox/node:latest)."),
-                                     QStringLiteral("image"));
-    const QCommandLineOption engine(QStringLiteral("engine"),
-                                    QStringLiteral("Engine socket, e.g. unix:///run/podman/podman.sock "
-                                                   "(default: DOCKER_HOST, CONTAINER_HOST, Podman, then Docker)."),
-                                    QStringLiteral("url"));
+    const QCommandLineOption pyImage(
+        QStringLiteral("python-image"),
+        QStringLiteral("Image for Python (default code-sandbox/python:latest)."),
+        QStringLiteral("image"));
+    const QCommandLineOption jsImage(
+        QStringLiteral("js-image"),
+        QStringLiteral("Image for JavaScript (default code-sandbox/node:latest)."),
+        QStringLiteral("image"));
+    const QCommandLineOption engine(
+        QStringLiteral("engine"),
+        QStringLiteral("Engine socket, e.g. unix:///run/podman/podman.sock "
+                       "(default: DOCKER_HOST, CONTAINER_HOST, Podman, then Docker)."),
+        QStringLiteral("url"));
     const QCommandLineOption timeout(QStringLiteral("timeout"),
                                      QStringLiteral("Default per-call timeout in seconds (30)."),
                                      QStringLiteral("seconds"));
@@ -66,8 +69,9 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     const QCommandLineOption outputLimit(QStringLiteral("output-limit"),
                                          QStringLiteral("Cap per output stream, e.g. 1m (1m)."),
                                          QStringLiteral("size"));
-    const QCommandLineOption network(QStringLiteral("network"),
-                                     QStringLiteral("Give sandboxes network access (off by default)."));
+    const QCommandLineOption network(
+        QStringLiteral("network"),
+        QStringLiteral("Give sandboxes network access (off by default)."));
     const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")},
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
@@ -113,13 +117,16 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         bool ok = false;
         c.maxTimeoutSec = mt.toInt(&ok);
         if (!ok || c.maxTimeoutSec < 1)
-            return fail(QStringLiteral("--max-timeout must be a whole number of seconds ≥ 1, not '%1'").arg(mt));
+            return fail(
+                QStringLiteral("--max-timeout must be a whole number of seconds ≥ 1, not '%1'")
+                    .arg(mt));
     }
     if (!t.isEmpty()) {
         bool ok = false;
         c.defaultTimeoutSec = t.toInt(&ok);
         if (!ok || c.defaultTimeoutSec < 1)
-            return fail(QStringLiteral("--timeout must be a whole number of seconds ≥ 1, not '%1'").arg(t));
+            return fail(
+                QStringLiteral("--timeout must be a whole number of seconds ≥ 1, not '%1'").arg(t));
     }
     c.maxTimeoutSec = qMax(c.maxTimeoutSec, c.defaultTimeoutSec);
 
@@ -127,7 +134,9 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     if (!mem.isEmpty()) {
         c.memoryBytes = parseSize(mem);
         if (c.memoryBytes < 6 * 1024 * 1024)
-            return fail(QStringLiteral("--memory must be a size of at least 6m, like 512m or 1g, not '%1'").arg(mem));
+            return fail(
+                QStringLiteral("--memory must be a size of at least 6m, like 512m or 1g, not '%1'")
+                    .arg(mem));
     }
     const QString cpu = value(cpus, "SANDBOX_CPUS");
     if (!cpu.isEmpty()) {
@@ -140,7 +149,8 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     if (!out.isEmpty()) {
         c.outputCapBytes = parseSize(out);
         if (c.outputCapBytes < 1024)
-            return fail(QStringLiteral("--output-limit must be a size of at least 1k, not '%1'").arg(out));
+            return fail(
+                QStringLiteral("--output-limit must be a size of at least 1k, not '%1'").arg(out));
     }
     const QString netMode = env.value(QStringLiteral("SANDBOX_NETWORK_MODE"));
     c.network = p.isSet(network) || (!netMode.isEmpty() && netMode != u"none");
@@ -152,7 +162,8 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         if (name.isEmpty())
             continue;
         if (!validName.match(name).hasMatch())
-            return fail(QStringLiteral("--pass-through-env: '%1' is not a variable name").arg(name));
+            return fail(
+                QStringLiteral("--pass-through-env: '%1' is not a variable name").arg(name));
         if (env.contains(name))
             c.passThroughEnv.append({name, env.value(name)});
         else

@@ -11,7 +11,14 @@
 // be tested. Options win over environment variables.
 struct CommandLine
 {
-    enum class Mode { Stdio, Help, Version, Error, NoMode };
+    enum class Mode
+    {
+        Stdio,
+        Help,
+        Version,
+        Error,
+        NoMode
+    };
 
     Mode mode = Mode::NoMode;
     QString message; // help text, version line, or the error

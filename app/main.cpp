@@ -2,8 +2,8 @@
 
 #include "commandline.h"
 #include "engineclient.h"
-#include "enginereply.h"
 #include "enginelocator.h"
+#include "enginereply.h"
 #include "mcpserver.h"
 #include "mcpsession.h"
 #include "sandboxservice.h"
@@ -31,7 +31,8 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
     LanguageRegistry languages = LanguageRegistry::builtIn();
     for (auto it = cl.images.begin(); it != cl.images.end(); ++it) {
         if (!languages.setImage(it.key(), it.value())) {
-            std::fprintf(stderr, "code-sandbox: unknown language '%s' for a custom image; known: %s\n",
+            std::fprintf(stderr,
+                         "code-sandbox: unknown language '%s' for a custom image; known: %s\n",
                          qPrintable(it.key()), qPrintable(languages.names().join(u", ")));
             return 2;
         }
@@ -39,8 +40,8 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
     SandboxConfig config = cl.config;
     config.instanceId = QUuid::createUuid().toString(QUuid::WithoutBraces);
     for (const QString &name : cl.missingPassThrough)
-        qCWarning(lcApp).noquote() << "--pass-through-env:" << name
-                                   << "is not set here; it will not be passed";
+        qCWarning(lcApp).noquote()
+            << "--pass-through-env:" << name << "is not set here; it will not be passed";
 
     EngineClient engine(where.socketPath);
     SandboxService sandbox(&engine, languages, config);
@@ -81,8 +82,9 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
             stop("end of input");
     });
     SignalWatcher watcher;
-    QObject::connect(&watcher, &SignalWatcher::terminationRequested, &app,
-                     [&](int sig) { stop(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal"); });
+    QObject::connect(&watcher, &SignalWatcher::terminationRequested, &app, [&](int sig) {
+        stop(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal");
+    });
     // Look for the engine at once so a problem shows in the log before the first call.
     EngineReply *probe = engine.ping();
     QObject::connect(probe, &EngineReply::finished, probe, &QObject::deleteLater);
@@ -92,12 +94,14 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
 
 int main(int argc, char *argv[])
 {
-    qSetMessagePattern(QStringLiteral("code-sandbox: %{if-warning}warning: %{endif}%{if-critical}error: %{endif}%{message}"));
+    qSetMessagePattern(QStringLiteral(
+        "code-sandbox: %{if-warning}warning: %{endif}%{if-critical}error: %{endif}%{message}"));
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("code-sandbox"));
     QCoreApplication::setApplicationVersion(QStringLiteral(CODE_SANDBOX_VERSION));
 
-    const CommandLine cl = CommandLine::parse(app.arguments(), QProcessEnvironment::systemEnvironment());
+    const CommandLine cl =
+        CommandLine::parse(app.arguments(), QProcessEnvironment::systemEnvironment());
     switch (cl.mode) {
     case CommandLine::Mode::Help:
     case CommandLine::Mode::Version:
@@ -115,9 +119,8 @@ int main(int argc, char *argv[])
     // (its stdin is a pipe); a person at a terminal gets directions.
     if (!isatty(STDIN_FILENO))
         return runStdio(app, cl);
-    std::fprintf(stderr,
-                 "code-sandbox: this version has no window yet. MCP clients start it as\n"
-                 "  code-sandbox --stdio\n"
-                 "See --help for the options.\n");
+    std::fprintf(stderr, "code-sandbox: this version has no window yet. MCP clients start it as\n"
+                         "  code-sandbox --stdio\n"
+                         "See --help for the options.\n");
     return 2;
 }

@@ -35,9 +35,9 @@ void AttachStream::watch(EngineReply *reply)
             // so anything but 101 means the attach did not happen.
             EngineError err = reply->error();
             if (!err.isError())
-                err = EngineError::of(EngineError::Kind::Protocol,
-                                      QStringLiteral("attach was not upgraded (HTTP %1)")
-                                          .arg(reply->status()));
+                err = EngineError::of(
+                    EngineError::Kind::Protocol,
+                    QStringLiteral("attach was not upgraded (HTTP %1)").arg(reply->status()));
             Q_EMIT failed(err);
             return;
         }

@@ -10,8 +10,7 @@
 
 EngineClient::EngineClient(const QString &socketPath, QObject *parent)
     : QObject(parent), m_socketPath(socketPath)
-{
-}
+{}
 
 EngineClient::~EngineClient()
 {
@@ -34,7 +33,8 @@ EngineReply *EngineClient::get(const QByteArray &path)
 EngineReply *EngineClient::post(const QByteArray &path, const QJsonObject &body)
 {
     return request("POST", path,
-                   body.isEmpty() ? QByteArray() : QJsonDocument(body).toJson(QJsonDocument::Compact),
+                   body.isEmpty() ? QByteArray()
+                                  : QJsonDocument(body).toJson(QJsonDocument::Compact),
                    body.isEmpty() ? QByteArray() : QByteArray("application/json"));
 }
 
@@ -79,7 +79,9 @@ AttachStream *EngineClient::attach(const QString &containerId, bool tty)
     enqueue({EngineRequest{"POST",
                            "/containers/" + encode(containerId) +
                                "/attach?stream=1&stdin=1&stdout=1&stderr=1",
-                           {}, {}, true},
+                           {},
+                           {},
+                           true},
              reply, stream});
     return stream;
 }
@@ -120,9 +122,9 @@ void EngineClient::negotiate()
         if (parts.value(0) != u"1" || minor <= 0 || minor > kMaxApiMinor)
             minor = kMaxApiMinor;
         m_apiVersion = QStringLiteral("1.%1").arg(minor);
-        qCInfo(lcEngine).noquote() << "engine" << m_versionInfo.value(u"Version").toString()
-                                   << "API" << offered << "at" << m_socketPath << "— using"
-                                   << m_apiVersion;
+        qCInfo(lcEngine).noquote()
+            << "engine" << m_versionInfo.value(u"Version").toString() << "API" << offered << "at"
+            << m_socketPath << "— using" << m_apiVersion;
         dispatch();
     });
     auto *conn = takeConnection();

@@ -6,7 +6,14 @@
 // response — is reduced to this one type so callers handle a single shape of error.
 struct EngineError
 {
-    enum class Kind { None, Unreachable, Http, Protocol, Closed };
+    enum class Kind
+    {
+        None,
+        Unreachable,
+        Http,
+        Protocol,
+        Closed
+    };
 
     Kind kind = Kind::None;
     int status = 0;  // HTTP status for Kind::Http

@@ -23,8 +23,8 @@ EngineLocator::Result EngineLocator::locate(const QString &explicitEngine,
         r.source = source;
         const QString path = socketPathFromUrl(value);
         if (path.isEmpty())
-            r.error = QStringLiteral("%1 is '%2': only unix:// sockets are supported")
-                          .arg(source, value);
+            r.error =
+                QStringLiteral("%1 is '%2': only unix:// sockets are supported").arg(source, value);
         else
             r.socketPath = path;
         return r;
@@ -39,7 +39,8 @@ EngineLocator::Result EngineLocator::locate(const QString &explicitEngine,
     QList<QPair<QString, QString>> candidates;
     const QString xdg = env.value(QStringLiteral("XDG_RUNTIME_DIR"));
     if (!xdg.isEmpty())
-        candidates.append({xdg + QStringLiteral("/podman/podman.sock"), QStringLiteral("rootless Podman")});
+        candidates.append(
+            {xdg + QStringLiteral("/podman/podman.sock"), QStringLiteral("rootless Podman")});
     candidates.append({QStringLiteral("/run/podman/podman.sock"), QStringLiteral("Podman")});
     candidates.append({QStringLiteral("/var/run/docker.sock"), QStringLiteral("Docker")});
     for (const auto &c : candidates) {

@@ -14,7 +14,13 @@ struct http_parser_settings;
 class HttpResponseParser
 {
 public:
-    enum class State { Incomplete, Complete, Upgraded, Error };
+    enum class State
+    {
+        Incomplete,
+        Complete,
+        Upgraded,
+        Error
+    };
 
     HttpResponseParser();
     ~HttpResponseParser();

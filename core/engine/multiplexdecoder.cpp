@@ -13,8 +13,8 @@ bool MultiplexDecoder::feed(const QByteArray &bytes, QList<Frame> &out)
             m_pending.clear();
             return false;
         }
-        const quint32 len = (quint32(h[4]) << 24) | (quint32(h[5]) << 16) | (quint32(h[6]) << 8) |
-                            quint32(h[7]);
+        const quint32 len =
+            (quint32(h[4]) << 24) | (quint32(h[5]) << 16) | (quint32(h[6]) << 8) | quint32(h[7]);
         if (quint64(m_pending.size() - pos - 8) < len)
             break;
         out.append({int(h[0]), m_pending.mid(pos + 8, qsizetype(len))});

@@ -18,13 +18,19 @@ struct EntryDeleter
     void operator()(archive_entry *e) const { archive_entry_free(e); }
 };
 
-int onOpen(archive *, void *) { return ARCHIVE_OK; }
+int onOpen(archive *, void *)
+{
+    return ARCHIVE_OK;
+}
 la_ssize_t onWrite(archive *, void *client, const void *buffer, size_t length)
 {
     static_cast<QByteArray *>(client)->append(static_cast<const char *>(buffer), qsizetype(length));
     return la_ssize_t(length);
 }
-int onClose(archive *, void *) { return ARCHIVE_OK; }
+int onClose(archive *, void *)
+{
+    return ARCHIVE_OK;
+}
 
 void setError(QString *error, archive *a, const char *what)
 {

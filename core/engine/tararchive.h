@@ -20,5 +20,6 @@ public:
     static QByteArray pack(const QList<Entry> &entries, QString *error = nullptr);
     // Reads regular files and directories; stops with an error past `maxTotalBytes` of content so a
     // hostile container cannot make the server hold unbounded data. Links and devices are skipped.
-    static QList<Entry> unpack(const QByteArray &tar, qint64 maxTotalBytes, QString *error = nullptr);
+    static QList<Entry> unpack(const QByteArray &tar, qint64 maxTotalBytes,
+                               QString *error = nullptr);
 };

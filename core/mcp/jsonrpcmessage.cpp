@@ -33,9 +33,9 @@ JsonRpcMessage JsonRpcMessage::parse(const QByteArray &bytes)
     QJsonParseError err;
     const QJsonDocument doc = QJsonDocument::fromJson(bytes, &err);
     if (err.error != QJsonParseError::NoError)
-        return invalid(ParseError, QStringLiteral("Parse error: %1 at offset %2")
-                                       .arg(err.errorString())
-                                       .arg(err.offset));
+        return invalid(
+            ParseError,
+            QStringLiteral("Parse error: %1 at offset %2").arg(err.errorString()).arg(err.offset));
     if (doc.isArray())
         return invalid(InvalidRequest,
                        QStringLiteral("Invalid Request: JSON-RPC batches are not supported"));
@@ -61,8 +61,8 @@ JsonRpcMessage JsonRpcMessage::fromJson(const QJsonValue &value)
     m.id = answerId;
     if (o.contains(u"method")) {
         if (!o.value(u"method").isString())
-            return invalid(InvalidRequest, QStringLiteral("Invalid Request: method must be a string"),
-                           answerId);
+            return invalid(InvalidRequest,
+                           QStringLiteral("Invalid Request: method must be a string"), answerId);
         m.method = o.value(u"method").toString();
         m.params = o.value(u"params");
         if (!m.params.isUndefined() && !m.params.isObject())
@@ -77,8 +77,8 @@ JsonRpcMessage JsonRpcMessage::fromJson(const QJsonValue &value)
         m.error = o.value(u"error").toObject();
         return m;
     }
-    return invalid(InvalidRequest, QStringLiteral("Invalid Request: neither a request nor a response"),
-                   answerId);
+    return invalid(InvalidRequest,
+                   QStringLiteral("Invalid Request: neither a request nor a response"), answerId);
 }
 
 QJsonObject JsonRpcMessage::makeResult(const QJsonValue &id, const QJsonValue &result)

@@ -9,8 +9,15 @@
 // right error code instead of dropping it.
 struct JsonRpcMessage
 {
-    enum class Type { Request, Notification, Response, Invalid };
-    enum ErrorCode {
+    enum class Type
+    {
+        Request,
+        Notification,
+        Response,
+        Invalid
+    };
+    enum ErrorCode
+    {
         ParseError = -32700,
         InvalidRequest = -32600,
         MethodNotFound = -32601,

@@ -11,10 +11,10 @@
 #include <QJsonDocument>
 
 namespace {
-const QStringList kLevels = {QStringLiteral("debug"),    QStringLiteral("info"),
-                             QStringLiteral("notice"),   QStringLiteral("warning"),
-                             QStringLiteral("error"),    QStringLiteral("critical"),
-                             QStringLiteral("alert"),    QStringLiteral("emergency")};
+const QStringList kLevels = {QStringLiteral("debug"),  QStringLiteral("info"),
+                             QStringLiteral("notice"), QStringLiteral("warning"),
+                             QStringLiteral("error"),  QStringLiteral("critical"),
+                             QStringLiteral("alert"),  QStringLiteral("emergency")};
 }
 
 McpSession::McpSession(McpServer *server, McpTransport *transport, QObject *parent)
@@ -173,7 +173,8 @@ void McpSession::callTool(const JsonRpcMessage &m)
     const QString name = params.value(u"name").toString();
     const ToolDefinition *tool = m_server->tools().find(name);
     if (!tool) {
-        replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("Unknown tool: %1").arg(name));
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("Unknown tool: %1").arg(name));
         return;
     }
     const QString key = idKey(m.id);
@@ -182,13 +183,13 @@ void McpSession::callTool(const JsonRpcMessage &m)
                    QStringLiteral("a request with this id is still in flight"));
         return;
     }
-    const QJsonValue args = params.contains(u"arguments") ? params.value(u"arguments")
-                                                          : QJsonValue(QJsonObject());
+    const QJsonValue args =
+        params.contains(u"arguments") ? params.value(u"arguments") : QJsonValue(QJsonObject());
     const QString invalid = SchemaValidator::validate(tool->inputSchema, args);
     if (!invalid.isEmpty()) {
         send(JsonRpcMessage::makeResult(
-            m.id, ToolCall::errorResult(QStringLiteral("Invalid arguments for %1: %2")
-                                            .arg(name, invalid))));
+            m.id, ToolCall::errorResult(
+                      QStringLiteral("Invalid arguments for %1: %2").arg(name, invalid))));
         return;
     }
     const QJsonValue token = params.value(u"_meta").toObject().value(u"progressToken");

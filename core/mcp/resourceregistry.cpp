@@ -14,7 +14,8 @@ QJsonObject ResourceDefinition::toJson() const
 
 QJsonObject ResourceDefinition::contents() const
 {
-    QJsonObject o{{QStringLiteral("uri"), uri}, {QStringLiteral("text"), read ? read() : QString()}};
+    QJsonObject o{{QStringLiteral("uri"), uri},
+                  {QStringLiteral("text"), read ? read() : QString()}};
     if (!mimeType.isEmpty())
         o.insert(QStringLiteral("mimeType"), mimeType);
     return o;

@@ -110,7 +110,8 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
             section(QStringLiteral("[stderr truncated]\n"));
     }
     if (r.timedOut)
-        section(QStringLiteral("[timed out after %1 s: the program was stopped]").arg(r.timeoutSec));
+        section(
+            QStringLiteral("[timed out after %1 s: the program was stopped]").arg(r.timeoutSec));
     else if (r.exitCode == 137)
         section(QStringLiteral("[exit code 137: killed — most likely out of memory]"));
     else if (r.exitCode != 0)
@@ -126,9 +127,10 @@ QJsonObject SandboxTools::toolResult(const ExecutionResult &r, const QString &pr
                                      bool jsonText)
 {
     const QJsonObject structured = r.toJson();
-    const QString text = jsonText && r.error.isEmpty()
-                             ? QString::fromUtf8(QJsonDocument(structured).toJson(QJsonDocument::Compact))
-                             : formatText(r, printHint);
+    const QString text =
+        jsonText && r.error.isEmpty()
+            ? QString::fromUtf8(QJsonDocument(structured).toJson(QJsonDocument::Compact))
+            : formatText(r, printHint);
     QJsonObject out{{QStringLiteral("content"), QJsonArray{ToolCall::textContent(text)}},
                     {QStringLiteral("structuredContent"), structured}};
     if (!r.succeeded())
@@ -144,9 +146,8 @@ void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const QStrin
     ExecutionRequest request{language, call->arguments().value(u"code").toString(), timeoutSec};
     Execution *execution = sandbox.execute(request);
     call->progress(QStringLiteral("starting a %1 sandbox").arg(language));
-    QObject::connect(execution, &Execution::started, call, [call] {
-        call->progress(QStringLiteral("running"));
-    });
+    QObject::connect(execution, &Execution::started, call,
+                     [call] { call->progress(QStringLiteral("running")); });
     QObject::connect(execution, &Execution::output, call,
                      [call](int stream, const QByteArray &bytes) {
                          const QString logger =
@@ -173,7 +174,8 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     py.title = QStringLiteral("Run Python code");
     py.description = QStringLiteral("Run a Python 3 program in a sandbox and return its output. "
                                     "Print what you want to see. numpy, pandas, matplotlib and "
-                                    "pillow are available. ") + limits;
+                                    "pillow are available. ") +
+                     limits;
     py.inputSchema = codeOnlySchema(QStringLiteral("Python source code to run"));
     py.outputSchema = outputSchema;
     py.annotations = runAnnotations(py.title);
@@ -184,7 +186,8 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     js.name = QStringLiteral("run_javascript_code");
     js.title = QStringLiteral("Run JavaScript code");
     js.description = QStringLiteral("Run a JavaScript program with Node.js in a sandbox and "
-                                    "return its output. Use console.log to print. ") + limits;
+                                    "return its output. Use console.log to print. ") +
+                     limits;
     js.inputSchema = codeOnlySchema(QStringLiteral("JavaScript source code to run with Node.js"));
     js.outputSchema = outputSchema;
     js.annotations = runAnnotations(js.title);
@@ -200,16 +203,18 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     exec.description =
         QStringLiteral("Run code in a sandbox in one of the supported languages (%1) and return "
                        "{exit_code, stdout, stderr} as JSON. ")
-            .arg(sandbox.languages().names().join(QStringLiteral(", "))) + limits;
-    QJsonObject language = prop(QStringLiteral("string"),
-                                QStringLiteral("Language of the code (default python)"));
+            .arg(sandbox.languages().names().join(QStringLiteral(", "))) +
+        limits;
+    QJsonObject language =
+        prop(QStringLiteral("string"), QStringLiteral("Language of the code (default python)"));
     language.insert(QStringLiteral("default"), QStringLiteral("python"));
     QJsonObject libraries = prop(QStringLiteral("array"),
                                  QStringLiteral("Packages to install first (not supported yet: "
                                                 "use the preinstalled libraries)"));
-    libraries.insert(QStringLiteral("items"), QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}});
-    QJsonObject timeout = prop(QStringLiteral("integer"),
-                               QStringLiteral("Seconds before the program is stopped"));
+    libraries.insert(QStringLiteral("items"),
+                     QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}});
+    QJsonObject timeout =
+        prop(QStringLiteral("integer"), QStringLiteral("Seconds before the program is stopped"));
     timeout.insert(QStringLiteral("minimum"), 1);
     timeout.insert(QStringLiteral("maximum"), sandbox.config().maxTimeoutSec);
     timeout.insert(QStringLiteral("default"), sandbox.config().defaultTimeoutSec);
@@ -229,8 +234,9 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
         const QJsonObject args = call->arguments();
         const QString lang = args.value(u"language").toString(QStringLiteral("python"));
         if (!sb->languages().find(lang)) {
-            call->finishWithError(QStringLiteral("Unsupported language '%1'. Supported: %2.")
-                                      .arg(lang, sb->languages().names().join(QStringLiteral(", "))));
+            call->finishWithError(
+                QStringLiteral("Unsupported language '%1'. Supported: %2.")
+                    .arg(lang, sb->languages().names().join(QStringLiteral(", "))));
             return;
         }
         if (!args.value(u"libraries").toArray().isEmpty()) {
@@ -256,10 +262,11 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     list.outputSchema = {
         {QStringLiteral("type"), QStringLiteral("object")},
         {QStringLiteral("properties"),
-         QJsonObject{{QStringLiteral("languages"),
-                      QJsonObject{{QStringLiteral("type"), QStringLiteral("array")},
-                                  {QStringLiteral("items"),
-                                   QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}}}}}}},
+         QJsonObject{
+             {QStringLiteral("languages"),
+              QJsonObject{{QStringLiteral("type"), QStringLiteral("array")},
+                          {QStringLiteral("items"),
+                           QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}}}}}}},
         {QStringLiteral("required"), QJsonArray{QStringLiteral("languages")}}};
     list.annotations = infoAnnotations(list.title);
     list.handler = [languageNames](ToolCall *call) {
@@ -280,7 +287,8 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
         {QStringLiteral("type"), QStringLiteral("object")},
         {QStringLiteral("properties"),
          QJsonObject{{QStringLiteral("language"),
-                      prop(QStringLiteral("string"), QStringLiteral("A name from get_supported_languages"))}}},
+                      prop(QStringLiteral("string"),
+                           QStringLiteral("A name from get_supported_languages"))}}},
         {QStringLiteral("required"), QJsonArray{QStringLiteral("language")}},
         {QStringLiteral("additionalProperties"), false}};
     details.annotations = infoAnnotations(details.title);
@@ -288,8 +296,9 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
         const QString name = call->arguments().value(u"language").toString();
         const Language *l = sb->languages().find(name);
         if (!l) {
-            call->finishWithError(QStringLiteral("Unsupported language '%1'. Supported: %2.")
-                                      .arg(name, sb->languages().names().join(QStringLiteral(", "))));
+            call->finishWithError(
+                QStringLiteral("Unsupported language '%1'. Supported: %2.")
+                    .arg(name, sb->languages().names().join(QStringLiteral(", "))));
             return;
         }
         const QJsonObject base = l->toJson();
@@ -302,11 +311,10 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
             o.insert(QStringLiteral("version"),
                      version.isEmpty() ? QStringLiteral("unknown (the image could not be run)")
                                        : version);
-            guard->finish(
-                {{QStringLiteral("content"),
-                  QJsonArray{ToolCall::textContent(
-                      QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)))}},
-                 {QStringLiteral("structuredContent"), o}});
+            guard->finish({{QStringLiteral("content"),
+                            QJsonArray{ToolCall::textContent(QString::fromUtf8(
+                                QJsonDocument(o).toJson(QJsonDocument::Indented)))}},
+                           {QStringLiteral("structuredContent"), o}});
         });
     };
     server.tools().add(details);

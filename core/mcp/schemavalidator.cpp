@@ -36,8 +36,8 @@ bool SchemaValidator::hasType(const QJsonValue &value, const QString &type)
 QString SchemaValidator::validate(const QJsonObject &schema, const QJsonValue &value,
                                   const QString &path)
 {
-    const QString where = path.isEmpty() ? QStringLiteral("arguments")
-                                         : QStringLiteral("argument '%1'").arg(path);
+    const QString where =
+        path.isEmpty() ? QStringLiteral("arguments") : QStringLiteral("argument '%1'").arg(path);
     const QJsonValue typeSpec = schema.value(u"type");
     if (!typeSpec.isUndefined()) {
         QStringList types;
@@ -59,15 +59,20 @@ QString SchemaValidator::validate(const QJsonObject &schema, const QJsonValue &v
             QStringList names;
             for (const QJsonValue &o : options)
                 names.append(o.toVariant().toString());
-            return QStringLiteral("%1 must be one of: %2").arg(where, names.join(QStringLiteral(", ")));
+            return QStringLiteral("%1 must be one of: %2")
+                .arg(where, names.join(QStringLiteral(", ")));
         }
     }
     if (value.isDouble()) {
         const double d = value.toDouble();
         if (schema.contains(u"minimum") && d < schema.value(u"minimum").toDouble())
-            return QStringLiteral("%1 must be at least %2").arg(where).arg(schema.value(u"minimum").toDouble());
+            return QStringLiteral("%1 must be at least %2")
+                .arg(where)
+                .arg(schema.value(u"minimum").toDouble());
         if (schema.contains(u"maximum") && d > schema.value(u"maximum").toDouble())
-            return QStringLiteral("%1 must be at most %2").arg(where).arg(schema.value(u"maximum").toDouble());
+            return QStringLiteral("%1 must be at most %2")
+                .arg(where)
+                .arg(schema.value(u"maximum").toDouble());
     }
     if (value.isString()) {
         const qsizetype len = value.toString().size();
@@ -84,7 +89,8 @@ QString SchemaValidator::validate(const QJsonObject &schema, const QJsonValue &v
         const QJsonObject items = schema.value(u"items").toObject();
         const QJsonArray arr = value.toArray();
         for (qsizetype i = 0; i < arr.size(); ++i) {
-            const QString err = validate(items, arr.at(i), QStringLiteral("%1[%2]").arg(path).arg(i));
+            const QString err =
+                validate(items, arr.at(i), QStringLiteral("%1[%2]").arg(path).arg(i));
             if (!err.isEmpty())
                 return err;
         }
@@ -102,7 +108,8 @@ QString SchemaValidator::validate(const QJsonObject &schema, const QJsonValue &v
                             !schema.value(u"additionalProperties").toBool();
         for (auto it = obj.begin(); it != obj.end(); ++it) {
             if (props.contains(it.key())) {
-                const QString err = validate(props.value(it.key()).toObject(), it.value(), child(it.key()));
+                const QString err =
+                    validate(props.value(it.key()).toObject(), it.value(), child(it.key()));
                 if (!err.isEmpty())
                     return err;
             } else if (closed) {

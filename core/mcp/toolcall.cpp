@@ -5,8 +5,7 @@
 ToolCall::ToolCall(const QString &tool, const QJsonObject &arguments,
                    const QJsonValue &progressToken, QObject *parent)
     : QObject(parent), m_tool(tool), m_arguments(arguments), m_progressToken(progressToken)
-{
-}
+{}
 
 void ToolCall::progress(const QString &message, double total)
 {

@@ -16,7 +16,10 @@ public:
 
     const QString &tool() const { return m_tool; }
     const QJsonObject &arguments() const { return m_arguments; }
-    bool wantsProgress() const { return !m_progressToken.isUndefined() && !m_progressToken.isNull(); }
+    bool wantsProgress() const
+    {
+        return !m_progressToken.isUndefined() && !m_progressToken.isNull();
+    }
     bool isFinished() const { return m_finished; }
     bool isCancelled() const { return m_cancelled; }
 

@@ -32,20 +32,22 @@ QJsonObject ContainerSpec::build(const Language &language, const QString &image,
     for (const QString &part : language.command)
         cmd.append(part);
 
-    QJsonArray env{QStringLiteral("HOME=/sandbox"), QStringLiteral("LANG=C.UTF-8"),
-                   QStringLiteral("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")};
+    QJsonArray env{
+        QStringLiteral("HOME=/sandbox"), QStringLiteral("LANG=C.UTF-8"),
+        QStringLiteral("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")};
     for (const QString &e : language.env)
         env.append(e);
     for (const auto &var : config.passThroughEnv)
         env.append(var.first + u'=' + var.second);
 
     const QString tmpfsOpts = QStringLiteral("rw,nosuid,nodev,size=%1").arg(config.tmpfsBytes);
-    QJsonObject tmpfs{
-        {QStringLiteral("/tmp"), tmpfsOpts + QStringLiteral(",mode=1777")},
-        {QString::fromLatin1(kWorkdir), tmpfsOpts + QStringLiteral(",uid=1000,gid=1000,mode=0755")}};
+    QJsonObject tmpfs{{QStringLiteral("/tmp"), tmpfsOpts + QStringLiteral(",mode=1777")},
+                      {QString::fromLatin1(kWorkdir),
+                       tmpfsOpts + QStringLiteral(",uid=1000,gid=1000,mode=0755")}};
 
     QJsonObject host{
-        {QStringLiteral("NetworkMode"), config.network ? QStringLiteral("bridge") : QStringLiteral("none")},
+        {QStringLiteral("NetworkMode"),
+         config.network ? QStringLiteral("bridge") : QStringLiteral("none")},
         {QStringLiteral("Memory"), config.memoryBytes},
         {QStringLiteral("MemorySwap"), config.memoryBytes},
         {QStringLiteral("NanoCpus"), qint64(config.cpus * 1e9)},

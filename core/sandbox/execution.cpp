@@ -114,7 +114,8 @@ void Execution::onStreamEnded()
     if (!m_running && m_result.error.isEmpty())
         m_result.error = QStringLiteral("the sandbox container stopped before the program started");
     else if (m_result.error.isEmpty())
-        m_result.error = QStringLiteral("the sandbox container ended without reporting an exit status");
+        m_result.error =
+            QStringLiteral("the sandbox container ended without reporting an exit status");
     finish();
 }
 
@@ -123,8 +124,9 @@ void Execution::onTimeout()
     if (m_finished)
         return;
     if (!m_running) {
-        m_result.error = QStringLiteral("the container engine did not start the sandbox within %1 s")
-                             .arg(m_timer.interval() / 1000);
+        m_result.error =
+            QStringLiteral("the container engine did not start the sandbox within %1 s")
+                .arg(m_timer.interval() / 1000);
         finish();
         return;
     }

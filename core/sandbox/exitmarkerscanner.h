@@ -19,7 +19,12 @@ public:
     int status() const { return m_status; }
 
 private:
-    enum class State { Output, Status, Done };
+    enum class State
+    {
+        Output,
+        Status,
+        Done
+    };
     QByteArray m_nonce;
     QByteArray m_held;
     State m_state = State::Output;

@@ -8,8 +8,7 @@
 SandboxContainer::SandboxContainer(EngineClient *engine, const QJsonObject &spec,
                                    const QString &image, QObject *parent)
     : QObject(parent), m_engine(engine), m_spec(spec), m_image(image)
-{
-}
+{}
 
 SandboxContainer::~SandboxContainer()
 {
@@ -95,11 +94,13 @@ void SandboxContainer::fail(const EngineError &error, const QString &what)
     m_imageMissing = what == u"create" && error.isNotFound();
     QString message;
     if (m_imageMissing)
-        message = QStringLiteral("the sandbox image %1 is not available to the container engine. %2")
-                      .arg(m_image, m_missingImageHint)
-                      .trimmed();
+        message =
+            QStringLiteral("the sandbox image %1 is not available to the container engine. %2")
+                .arg(m_image, m_missingImageHint)
+                .trimmed();
     else
-        message = QStringLiteral("could not %1 the sandbox container: %2").arg(what, error.toString());
+        message =
+            QStringLiteral("could not %1 the sandbox container: %2").arg(what, error.toString());
     m_state = State::Failed;
     qCWarning(lcSandbox).noquote() << message;
     Q_EMIT failed(message);
@@ -128,8 +129,8 @@ void SandboxContainer::remove()
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok() && !reply->error().isNotFound())
-            qCWarning(lcSandbox).noquote()
-                << "could not remove container" << m_id.left(12) << ":" << reply->error().toString();
+            qCWarning(lcSandbox).noquote() << "could not remove container" << m_id.left(12) << ":"
+                                           << reply->error().toString();
         else
             qCDebug(lcSandbox) << "removed" << m_id.left(12);
         m_state = State::Removed;

@@ -16,7 +16,17 @@ class SandboxContainer : public QObject
 {
     Q_OBJECT
 public:
-    enum class State { New, Creating, Attaching, Starting, Ready, Failed, Removing, Removed };
+    enum class State
+    {
+        New,
+        Creating,
+        Attaching,
+        Starting,
+        Ready,
+        Failed,
+        Removing,
+        Removed
+    };
 
     SandboxContainer(EngineClient *engine, const QJsonObject &spec, const QString &image,
                      QObject *parent = nullptr);

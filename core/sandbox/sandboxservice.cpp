@@ -11,8 +11,7 @@
 SandboxService::SandboxService(EngineClient *engine, const LanguageRegistry &languages,
                                const SandboxConfig &config, QObject *parent)
     : QObject(parent), m_engine(engine), m_languages(languages), m_config(config)
-{
-}
+{}
 
 SandboxService::~SandboxService() = default;
 
@@ -35,8 +34,7 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
 {
     int timeout = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
     timeout = qMin(timeout, m_config.maxTimeoutSec);
-    auto *execution =
-        new Execution(request, language.name, timeout, m_config.outputCapBytes, this);
+    auto *execution = new Execution(request, language.name, timeout, m_config.outputCapBytes, this);
     m_executions.insert(execution);
     connect(execution, &Execution::finished, this, [this, execution] {
         m_executions.remove(execution);
@@ -53,8 +51,8 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
         container->setMissingImageHint(
             QStringLiteral("Build it with: containers/build-images.sh %1 (from the Code Sandbox "
                            "source tree), or name another image with --%2-image.")
-                .arg(language.buildName, language.buildName == u"node" ? QStringLiteral("js")
-                                                                        : language.buildName));
+                .arg(language.buildName,
+                     language.buildName == u"node" ? QStringLiteral("js") : language.buildName));
     Q_EMIT executionStarted(execution);
     execution->run(container);
     return execution;
@@ -103,8 +101,8 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
 void SandboxService::shutdown(int graceMs)
 {
     m_shuttingDown = true;
-    qCInfo(lcSandbox) << "shutting down:" << m_executions.size() << "running," << m_containers.size()
-                      << "containers to remove";
+    qCInfo(lcSandbox) << "shutting down:" << m_executions.size() << "running,"
+                      << m_containers.size() << "containers to remove";
     const auto executions = m_executions;
     for (Execution *e : executions)
         e->cancel();
@@ -115,7 +113,7 @@ void SandboxService::shutdown(int graceMs)
         if (m_shutdownSignalled)
             return;
         qCWarning(lcSandbox) << m_containers.size()
-                                 << "containers were not confirmed removed before the deadline";
+                             << "containers were not confirmed removed before the deadline";
         m_shutdownSignalled = true;
         Q_EMIT shutdownFinished();
     });

@@ -113,7 +113,8 @@ print(json.dumps(out))
         QCOMPARE(o.value(u"pids").toString(), QStringLiteral("256"));
         QCOMPARE(o.value(u"workdir").toString(), QStringLiteral("writable"));
         // Init: true puts docker-init at PID 1, which reaps orphans.
-        QVERIFY2(o.value(u"pid1").toString().contains(u"init"), qPrintable(o.value(u"pid1").toString()));
+        QVERIFY2(o.value(u"pid1").toString().contains(u"init"),
+                 qPrintable(o.value(u"pid1").toString()));
         expectNoLeftovers(service, engine);
     }
 
@@ -122,16 +123,15 @@ print(json.dumps(out))
         qputenv("CS_TEST_HOST_ONLY", "must-not-leak");
         EngineClient engine(m_socket);
         SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
-        const ExecutionResult r =
-            run(service, QStringLiteral("javascript"),
-                QStringLiteral("console.log(JSON.stringify(process.env))"));
+        const ExecutionResult r = run(service, QStringLiteral("javascript"),
+                                      QStringLiteral("console.log(JSON.stringify(process.env))"));
         QCOMPARE(r.exitCode, 0);
         const QJsonObject env = QJsonDocument::fromJson(r.stdoutData).object();
         QCOMPARE(env.value(u"CS_TEST_PASSED").toString(), QStringLiteral("passed-value"));
         QVERIFY(!env.contains(u"CS_TEST_HOST_ONLY"));
         const QStringList allowed{QStringLiteral("CS_TEST_PASSED"), QStringLiteral("HOME"),
-                                  QStringLiteral("HOSTNAME"), QStringLiteral("LANG"),
-                                  QStringLiteral("PATH"), QStringLiteral("PWD")};
+                                  QStringLiteral("HOSTNAME"),       QStringLiteral("LANG"),
+                                  QStringLiteral("PATH"),           QStringLiteral("PWD")};
         for (const QString &k : env.keys())
             QVERIFY2(allowed.contains(k), qPrintable(QStringLiteral("unexpected variable ") + k));
         expectNoLeftovers(service, engine);
@@ -144,21 +144,36 @@ print(json.dumps(out))
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("stdoutHas");
         QTest::addColumn<QString>("stderrHas");
-        QTest::newRow("python ok") << "python" << "print('hi')" << 0 << "hi\n" << "";
-        QTest::newRow("python exception") << "python" << "raise ValueError('boom')" << 1 << ""
+        QTest::newRow("python ok") << "python"
+                                   << "print('hi')" << 0 << "hi\n"
+                                   << "";
+        QTest::newRow("python exception") << "python"
+                                          << "raise ValueError('boom')" << 1 << ""
                                           << "ValueError: boom";
-        QTest::newRow("python exit 3") << "python" << "import sys; print('x'); sys.exit(3)" << 3
-                                       << "x\n" << "";
-        QTest::newRow("python no newline") << "python" << "import sys; sys.stdout.write('a')" << 0
-                                           << "a" << "";
-        QTest::newRow("python unicode") << "python" << "print('héllo ✓')" << 0 << "héllo ✓\n" << "";
-        QTest::newRow("python syntax error") << "python" << "def (" << 1 << "" << "SyntaxError";
-        QTest::newRow("js ok") << "javascript" << "console.log(6*7)" << 0 << "42\n" << "";
-        QTest::newRow("js stderr") << "js" << "console.error('warn'); process.exit(2)" << 2 << ""
+        QTest::newRow("python exit 3") << "python"
+                                       << "import sys; print('x'); sys.exit(3)" << 3 << "x\n"
+                                       << "";
+        QTest::newRow("python no newline") << "python"
+                                           << "import sys; sys.stdout.write('a')" << 0 << "a"
+                                           << "";
+        QTest::newRow("python unicode") << "python"
+                                        << "print('héllo ✓')" << 0 << "héllo ✓\n"
+                                        << "";
+        QTest::newRow("python syntax error") << "python"
+                                             << "def (" << 1 << ""
+                                             << "SyntaxError";
+        QTest::newRow("js ok") << "javascript"
+                               << "console.log(6*7)" << 0 << "42\n"
+                               << "";
+        QTest::newRow("js stderr") << "js"
+                                   << "console.error('warn'); process.exit(2)" << 2 << ""
                                    << "warn";
-        QTest::newRow("js throw") << "javascript" << "throw new Error('bad')" << 1 << ""
+        QTest::newRow("js throw") << "javascript"
+                                  << "throw new Error('bad')" << 1 << ""
                                   << "Error: bad";
-        QTest::newRow("empty program") << "python" << "" << 0 << "" << "";
+        QTest::newRow("empty program") << "python"
+                                       << "" << 0 << ""
+                                       << "";
     }
 
     void outcomes()
@@ -189,9 +204,12 @@ print(json.dumps(out))
     {
         QTest::addColumn<QString>("language");
         QTest::addColumn<QString>("code");
-        QTest::newRow("python busy loop") << "python" << "print('start', flush=True)\nwhile True: pass";
-        QTest::newRow("js busy loop") << "javascript" << "console.log('start'); for(;;){}";
-        QTest::newRow("python sleep") << "python" << "import time; print('start'); time.sleep(600)";
+        QTest::newRow("python busy loop") << "python"
+                                          << "print('start', flush=True)\nwhile True: pass";
+        QTest::newRow("js busy loop") << "javascript"
+                                      << "console.log('start'); for(;;){}";
+        QTest::newRow("python sleep") << "python"
+                                      << "import time; print('start'); time.sleep(600)";
     }
 
     void timeoutKillsTheProgram()
@@ -217,7 +235,8 @@ print(json.dumps(out))
         SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r =
             run(service, QStringLiteral("python"),
-                QStringLiteral("import sys\nsys.stdout.write('x' * 1000000)\nsys.stderr.write('e' * 10)\n"));
+                QStringLiteral(
+                    "import sys\nsys.stdout.write('x' * 1000000)\nsys.stderr.write('e' * 10)\n"));
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.stdoutData.size(), 64 * 1024);
         QVERIFY(r.stdoutTruncated);
@@ -242,9 +261,11 @@ print(json.dumps(out))
     {
         EngineClient engine(m_socket);
         LanguageRegistry languages = LanguageRegistry::builtIn();
-        languages.setImage(QStringLiteral("python"), QStringLiteral("code-sandbox/does-not-exist:latest"));
+        languages.setImage(QStringLiteral("python"),
+                           QStringLiteral("code-sandbox/does-not-exist:latest"));
         SandboxService service(&engine, languages, makeConfig());
-        const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
         QVERIFY(r.error.contains(u"code-sandbox/does-not-exist:latest"));
         QVERIFY2(r.error.contains(u"build-images.sh python"), qPrintable(r.error));
         expectNoLeftovers(service, engine);
@@ -254,12 +275,14 @@ print(json.dumps(out))
     {
         EngineClient engine(QStringLiteral("/nonexistent/engine.sock"));
         SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
-        const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
         QVERIFY2(r.error.contains(u"cannot reach the container engine at /nonexistent/engine.sock"),
                  qPrintable(r.error));
         QCOMPARE(service.activeContainers(), 0);
         // A second call fails the same way (the client retries the engine each time).
-        const ExecutionResult again = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        const ExecutionResult again =
+            run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
         QVERIFY(again.error.contains(u"cannot reach"));
     }
 
@@ -267,8 +290,9 @@ print(json.dumps(out))
     {
         EngineClient engine(m_socket);
         SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
-        Execution *e = service.execute({QStringLiteral("python"),
-                                        QStringLiteral("import time; print('up', flush=True); time.sleep(600)"), 60});
+        Execution *e = service.execute(
+            {QStringLiteral("python"),
+             QStringLiteral("import time; print('up', flush=True); time.sleep(600)"), 60});
         QSignalSpy out(e, &Execution::output);
         QSignalSpy done(e, &Execution::finished);
         QVERIFY(out.wait(30000));
@@ -284,8 +308,8 @@ print(json.dumps(out))
         SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
         QList<Execution *> running;
         for (int i = 0; i < 3; ++i)
-            running.append(service.execute({QStringLiteral("python"),
-                                            QStringLiteral("import time; time.sleep(600)"), 120}));
+            running.append(service.execute(
+                {QStringLiteral("python"), QStringLiteral("import time; time.sleep(600)"), 120}));
         QSignalSpy started(running.last(), &Execution::started);
         QVERIFY(started.wait(30000));
         QSignalSpy finished(&service, &SandboxService::shutdownFinished);
@@ -294,7 +318,8 @@ print(json.dumps(out))
         QCOMPARE(service.activeContainers(), 0);
         QCOMPARE(leftovers(engine, service.config().instanceId), 0);
         // Nothing new starts once shut down.
-        const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
         QVERIFY(r.error.contains(u"shutting down"));
     }
 
@@ -302,9 +327,11 @@ print(json.dumps(out))
     {
         // Files into and out of a container through the archive endpoint and libarchive.
         EngineClient engine(m_socket);
-        const QJsonObject spec{{QStringLiteral("Image"), QStringLiteral("code-sandbox/python:latest")},
-                               {QStringLiteral("Cmd"), QJsonArray{QStringLiteral("true")}},
-                               {QStringLiteral("Labels"), QJsonObject{{QStringLiteral("code-sandbox"), QStringLiteral("1")}}}};
+        const QJsonObject spec{
+            {QStringLiteral("Image"), QStringLiteral("code-sandbox/python:latest")},
+            {QStringLiteral("Cmd"), QJsonArray{QStringLiteral("true")}},
+            {QStringLiteral("Labels"),
+             QJsonObject{{QStringLiteral("code-sandbox"), QStringLiteral("1")}}}};
         EngineReply *created = engine.post("/containers/create", spec);
         QSignalSpy c(created, &EngineReply::finished);
         QVERIFY(c.wait(10000));
@@ -340,7 +367,8 @@ print(json.dumps(out))
         QVERIFY(spy.wait(10000));
         QCOMPARE(r->status(), 404);
         QVERIFY(r->error().isNotFound());
-        QVERIFY2(r->error().message.contains(u"no-such-container-xyz"), qPrintable(r->error().message));
+        QVERIFY2(r->error().message.contains(u"no-such-container-xyz"),
+                 qPrintable(r->error().message));
     }
 
     void connectionsAreReused()
@@ -355,7 +383,8 @@ print(json.dumps(out))
             QVERIFY(r->ok());
             r->deleteLater();
         }
-        QCOMPARE(engine.findChildren<QObject *>(QString(), Qt::FindDirectChildrenOnly).size() <= 3, true);
+        QCOMPARE(engine.findChildren<QObject *>(QString(), Qt::FindDirectChildrenOnly).size() <= 3,
+                 true);
     }
 };
 
