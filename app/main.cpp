@@ -64,7 +64,8 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
             return;
         stopping = true;
         qCInfo(lcApp) << "stopping:" << why;
-        session->cancelAll();
+        // Running programs are stopped by the shutdown; their calls are still answered (as
+        // cancelled) so a client that is still reading learns what happened.
         QObject::connect(&sandbox, &SandboxService::shutdownFinished, &app, [&app, transport] {
             transport->flushBlocking();
             app.quit();

@@ -187,6 +187,10 @@ configure_rootfs() { # ROOT LANGUAGE
     find "$root/usr/share/doc" -mindepth 1 -type d -empty -delete
     rm -rf "$root"/usr/share/man/* "$root"/usr/share/info/*
     find "$root/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
+    # The libraries' own test suites are about a fifth of the python image and never imported.
+    if [ -d "$root/usr/lib/python3/dist-packages" ]; then
+        find "$root/usr/lib/python3/dist-packages" -type d -name tests -prune -exec rm -rf {} +
+    fi
 }
 
 import_rootfs() { # ROOT LANGUAGE IMAGE
@@ -208,7 +212,8 @@ ensure_base() { # STEP TOTAL
         step_end
         return
     fi
-    command -v debootstrap > /dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
+    command -v debootstrap > /dev/null \
+        || die "debootstrap is not installed (apt-get install debootstrap)"
     step_begin "$1" "$2" "base rootfs: debootstrap --variant=minbase $SUITE"
     local tmp
     new_tmpdir tmp base
@@ -287,7 +292,6 @@ for stale in "$CACHE"/tmp/*; do
     remove_tree "$stale"
 done
 
-
 declare -A done_langs=()
 for lang in "${LANGS[@]}"; do
     [ -z "${done_langs[$lang]:-}" ] || continue
@@ -310,7 +314,8 @@ for lang in "${LANGS[@]}"; do
         build_offline "$lang" "$image"
     fi
     # A rebuild leaves the previous image untagged; drop it unless a container still uses it.
-    if [ -n "$old_id" ] && [ "$old_id" != "$("$DOCKER" image inspect --format '{{.Id}}' "$image")" ]; then
+    new_id=$("$DOCKER" image inspect --format '{{.Id}}' "$image")
+    if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
         "$DOCKER" rmi "$old_id" > /dev/null 2>&1 || true
     fi
     size=$("$DOCKER" image inspect --format '{{.Size}}' "$image")

@@ -32,10 +32,16 @@ JsonRpcMessage JsonRpcMessage::parse(const QByteArray &bytes)
 {
     QJsonParseError err;
     const QJsonDocument doc = QJsonDocument::fromJson(bytes, &err);
-    if (err.error != QJsonParseError::NoError)
+    if (err.error != QJsonParseError::NoError) {
+        // QJsonDocument only takes objects and arrays; a lone string or number is valid JSON
+        // but not a request, which JSON-RPC answers with -32600 rather than a parse error.
+        const QJsonDocument wrapped = QJsonDocument::fromJson('[' + bytes + ']');
+        if (wrapped.isArray() && wrapped.array().size() == 1)
+            return invalid(InvalidRequest, QStringLiteral("Invalid Request: not a JSON object"));
         return invalid(
             ParseError,
             QStringLiteral("Parse error: %1 at offset %2").arg(err.errorString()).arg(err.offset));
+    }
     if (doc.isArray())
         return invalid(InvalidRequest,
                        QStringLiteral("Invalid Request: JSON-RPC batches are not supported"));

@@ -109,7 +109,9 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
         if (r.stderrTruncated)
             section(QStringLiteral("[stderr truncated]\n"));
     }
-    if (r.timedOut)
+    if (r.cancelled)
+        section(QStringLiteral("[cancelled: the program was stopped]"));
+    else if (r.timedOut)
         section(
             QStringLiteral("[timed out after %1 s: the program was stopped]").arg(r.timeoutSec));
     else if (r.exitCode == 137)

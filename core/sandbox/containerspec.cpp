@@ -2,25 +2,16 @@
 
 #include "language.h"
 #include "sandboxconfig.h"
+#include "supervisorscript.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
 
 const char *ContainerSpec::supervisorScript()
 {
-    // `read` is a shell builtin that stops at the newline, so the program bytes stay in stdin for
-    // head. The status goes to both streams because the engine copies them independently: the
-    // host knows the run is over only when each stream has delivered everything before it.
-    return R"sh(IFS=' ' read -r nonce size || exit 90
-case "$size" in ''|*[!0-9]*) echo 'cs-run: bad header' >&2; exit 90;; esac
-f=$1; shift
-head -c "$size" > "$f" || exit 91
-"$@" < /dev/null
-rc=$?
-printf '%s %s\n' "$nonce" "$rc"
-printf '%s %s\n' "$nonce" "$rc" >&2
-exit "$rc"
-)sh";
+    // containers/cs-run, compiled in: the images carry the same file for manual use, but passing
+    // it inline keeps any image with a POSIX shell usable (CONTAINER_IMAGE, --python-image).
+    return kSupervisorScript;
 }
 
 QJsonObject ContainerSpec::build(const Language &language, const QString &image,

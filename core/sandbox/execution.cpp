@@ -26,6 +26,8 @@ Execution::Execution(const ExecutionRequest &request, const QString &language, i
     m_result.language = language;
     m_result.timeoutSec = timeoutSec;
     m_timer.setSingleShot(true);
+    // A coarse timer may fire up to 5% early; a timeout must never cut a program short.
+    m_timer.setTimerType(Qt::PreciseTimer);
     connect(&m_timer, &QTimer::timeout, this, &Execution::onTimeout);
 }
 

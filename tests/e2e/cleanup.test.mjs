@@ -1,0 +1,62 @@
+// Sandbox containers are removed after every kind of run, when the client
+// disconnects, and when the server is stopped with SIGTERM mid-run.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+
+import {
+    rawInitialize, sandboxContainers, spawnRaw, startClient, testNoContainersLeft,
+    textOf, waitForNoContainers, waitForSomeContainer,
+} from './helpers.mjs';
+
+const started = [];
+after(() => started.forEach((s) => s.kill()));
+
+test('no container is left after normal, timed-out and failing runs once the client closes',
+    { timeout: 90_000 }, async () => {
+        const { client } = await startClient();
+        try {
+            const ok = await client.callTool({ name: 'run_python_code', arguments: { code: 'print("ok")' } });
+            assert.equal(textOf(ok), 'ok\n');
+
+            const slow = await client.callTool({ name: 'execute_code', arguments: { code: 'while True: pass', timeout: 2 } });
+            assert.equal(slow.structuredContent.timed_out, true);
+
+            const bad = await client.callTool({ name: 'run_javascript_code', arguments: { code: 'throw new Error("nope")' } });
+            assert.equal(bad.isError, true);
+            assert.match(bad.structuredContent.stderr, /Error: nope/);
+        } finally {
+            await client.close();
+        }
+        const left = await waitForNoContainers(10_000);
+        assert.deepEqual(left, [], `containers left after the client closed: ${left.join(' ')}`);
+    });
+
+test('SIGTERM during a run stops the server within 10 s and removes the container',
+    { timeout: 90_000 }, async () => {
+        assert.deepEqual(await sandboxContainers(), [], 'precondition: no sandbox container');
+        const server = spawnRaw();
+        started.push(server);
+        const init = await rawInitialize(server);
+        assert.equal(init.result?.serverInfo?.name, 'code-sandbox', JSON.stringify(init));
+
+        server.send({
+            jsonrpc: '2.0', id: 2, method: 'tools/call',
+            params: { name: 'run_python_code', arguments: { code: 'import time\ntime.sleep(60)\nprint("done")' } },
+        });
+        const running = await waitForSomeContainer(15_000);
+        assert.notDeepEqual(running, [], `no sandbox container appeared; stderr:\n${server.stderr()}`);
+
+        const sentAt = Date.now();
+        server.child.kill('SIGTERM');
+        const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 10_000).unref());
+        const exit = await Promise.race([server.exited, timeout]);
+        assert.ok(exit, `server still running 10 s after SIGTERM; stderr:\n${server.stderr()}`);
+        assert.ok(exit.at - sentAt < 10_000, `took ${exit.at - sentAt} ms`);
+        assert.equal(exit.signal, null, 'the server should handle SIGTERM, not die from it');
+        assert.equal(exit.code, 0, `exit code; stderr:\n${server.stderr()}`);
+
+        const left = await waitForNoContainers(10_000);
+        assert.deepEqual(left, [], `containers left after SIGTERM: ${left.join(' ')}`);
+    });
+
+testNoContainersLeft();

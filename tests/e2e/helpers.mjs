@@ -1,0 +1,180 @@
+// Shared helpers for the end-to-end tests: they start the real code-sandbox
+// binary (path in CODE_SANDBOX_BIN) and talk MCP to it over stdio.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const execFileP = promisify(execFile);
+
+function requireBinary() {
+    const bin = process.env.CODE_SANDBOX_BIN;
+    if (!bin) {
+        throw new Error(
+            'CODE_SANDBOX_BIN is not set: point it at the built server, e.g. ' +
+            '`cd tests/e2e && CODE_SANDBOX_BIN=$PWD/../../build/bin/code-sandbox npm test` ' +
+            '(ctest -R e2e_stdio sets it automatically).');
+    }
+    try {
+        accessSync(bin, constants.X_OK);
+    } catch (e) {
+        throw new Error(`CODE_SANDBOX_BIN=${bin} is not an executable file: ${e.message}`);
+    }
+    return bin;
+}
+
+/** Absolute path of the server under test. */
+export const BIN = requireBinary();
+
+/** A small PATH for the server: the tests never hand it the caller's environment. */
+export const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The docker CLI used to look for leftover containers. */
+export const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker';
+
+/** Label every sandbox container carries. */
+export const SANDBOX_LABEL = 'code-sandbox';
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts `code-sandbox` with the SDK's stdio transport and connects a Client.
+ * Returns { client, transport, stderr() } where stderr() is everything the
+ * server logged so far (handy in assertion messages).
+ */
+export async function startClient({ args = ['--stdio'], env = {} } = {}) {
+    const transport = new StdioClientTransport({
+        command: BIN,
+        args,
+        env: { PATH: MINIMAL_PATH, ...env },
+        stderr: 'pipe',
+    });
+    let log = '';
+    transport.stderr.on('data', (chunk) => { log += chunk.toString(); });
+    const client = new Client({ name: 'code-sandbox-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    return { client, transport, stderr: () => log };
+}
+
+/** The text of the first content item of a tool result. */
+export function textOf(result) {
+    assert.ok(Array.isArray(result.content) && result.content.length > 0,
+        `result has no content: ${JSON.stringify(result)}`);
+    assert.equal(result.content[0].type, 'text', `first content item is not text: ${JSON.stringify(result)}`);
+    return result.content[0].text;
+}
+
+/** IDs of all containers (running or not) labelled code-sandbox. */
+export async function sandboxContainers() {
+    const { stdout } = await execFileP(DOCKER,
+        ['ps', '-a', '--filter', `label=${SANDBOX_LABEL}`, '--format', '{{.ID}}']);
+    return stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * Polls until no container labelled code-sandbox exists or timeoutMs passes.
+ * Returns the IDs still there at the end (empty on success).
+ */
+export async function waitForNoContainers(timeoutMs = 10_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const ids = await sandboxContainers();
+        if (ids.length === 0 || Date.now() >= deadline) return ids;
+        await sleep(250);
+    }
+}
+
+/** Polls until at least one container labelled code-sandbox exists. */
+export async function waitForSomeContainer(timeoutMs = 15_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const ids = await sandboxContainers();
+        if (ids.length > 0 || Date.now() >= deadline) return ids;
+        await sleep(100);
+    }
+}
+
+/**
+ * Registers the last test of a file: runs `cleanup` (closing the file's
+ * clients), then asserts that no container labelled code-sandbox is left.
+ */
+export function testNoContainersLeft(cleanup = async () => {}) {
+    test('no container labelled code-sandbox remains', { timeout: 30_000 }, async () => {
+        await cleanup();
+        const left = await waitForNoContainers(10_000);
+        assert.deepEqual(left, [], `containers labelled ${SANDBOX_LABEL} left behind: ${left.join(' ')}`);
+    });
+}
+
+/**
+ * Spawns the server without the SDK, for raw protocol tests. Lines written to
+ * stdin go out verbatim; every stdout line must be one JSON message.
+ */
+export function spawnRaw({ args = ['--stdio'], env = {} } = {}) {
+    const child = spawn(BIN, args, {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { PATH: MINIMAL_PATH, ...env },
+    });
+    let log = '';
+    child.stderr.on('data', (chunk) => { log += chunk.toString(); });
+
+    const queue = [];
+    const waiters = [];
+    createInterface({ input: child.stdout }).on('line', (line) => {
+        const waiter = waiters.shift();
+        if (waiter) waiter(line); else queue.push(line);
+    });
+
+    const exited = new Promise((resolve) => {
+        child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() }));
+    });
+
+    return {
+        child,
+        exited,
+        stderr: () => log,
+        /** Writes one line (a string verbatim, anything else as JSON). */
+        send(message) {
+            child.stdin.write((typeof message === 'string' ? message : JSON.stringify(message)) + '\n');
+        },
+        /** Resolves with the next stdout line parsed as JSON; rejects after timeoutMs. */
+        async next(timeoutMs = 10_000) {
+            const line = queue.length > 0 ? queue.shift() : await new Promise((resolve, reject) => {
+                const timer = setTimeout(() => {
+                    const i = waiters.indexOf(onLine);
+                    if (i >= 0) waiters.splice(i, 1);
+                    reject(new Error(`no message from the server within ${timeoutMs} ms; its stderr:\n${log}`));
+                }, timeoutMs);
+                const onLine = (l) => { clearTimeout(timer); resolve(l); };
+                waiters.push(onLine);
+            });
+            try {
+                return JSON.parse(line);
+            } catch (e) {
+                throw new Error(`server wrote a line that is not JSON: ${JSON.stringify(line)}`);
+            }
+        },
+        /** Unconsumed stdout lines. */
+        pending: () => [...queue],
+        /** Kills the process if it is still running (test teardown). */
+        kill() {
+            if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        },
+    };
+}
+
+/** Sends initialize + notifications/initialized over a raw connection. */
+export async function rawInitialize(server, id = 1) {
+    server.send({
+        jsonrpc: '2.0', id, method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-e2e', version: '1.0.0' } },
+    });
+    const reply = await server.next();
+    server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return reply;
+}
