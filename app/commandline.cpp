@@ -69,6 +69,16 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     const QCommandLineOption outputLimit(QStringLiteral("output-limit"),
                                          QStringLiteral("Cap per output stream, e.g. 1m (1m)."),
                                          QStringLiteral("size"));
+    const QCommandLineOption pool(
+        QStringLiteral("pool"),
+        QStringLiteral("Sandboxes kept started ahead of time per language, "
+                       "for fast calls; 0 disables (2)."),
+        QStringLiteral("n"));
+    const QCommandLineOption maxConcurrent(
+        QStringLiteral("max-concurrent"),
+        QStringLiteral("Programs running at once; more calls wait in a queue (twice the cores, "
+                       "at least 4)."),
+        QStringLiteral("n"));
     const QCommandLineOption network(
         QStringLiteral("network"),
         QStringLiteral("Give sandboxes network access (off by default)."));
@@ -77,7 +87,7 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
     p.addOptions({stdio, passEnv, pyImage, jsImage, engine, timeout, maxTimeout, memory, cpus,
-                  outputLimit, network, help, version});
+                  outputLimit, pool, maxConcurrent, network, help, version});
 
     const auto fail = [&cl](const QString &message) {
         cl.mode = Mode::Error;
@@ -151,6 +161,23 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         if (c.outputCapBytes < 1024)
             return fail(
                 QStringLiteral("--output-limit must be a size of at least 1k, not '%1'").arg(out));
+    }
+    const QString poolSize = value(pool, "CODE_SANDBOX_POOL");
+    if (!poolSize.isEmpty()) {
+        bool ok = false;
+        c.poolSize = poolSize.toInt(&ok);
+        if (!ok || c.poolSize < 0 || c.poolSize > 64)
+            return fail(QStringLiteral("--pool must be a whole number from 0 to 64, not '%1'")
+                            .arg(poolSize));
+    }
+    const QString concurrent = value(maxConcurrent, nullptr);
+    if (!concurrent.isEmpty()) {
+        bool ok = false;
+        c.maxConcurrent = concurrent.toInt(&ok);
+        if (!ok || c.maxConcurrent < 1 || c.maxConcurrent > 1024)
+            return fail(QStringLiteral("--max-concurrent must be a whole number from 1 to 1024, "
+                                       "not '%1'")
+                            .arg(concurrent));
     }
     const QString netMode = env.value(QStringLiteral("SANDBOX_NETWORK_MODE"));
     c.network = p.isSet(network) || (!netMode.isEmpty() && netMode != u"none");

@@ -86,9 +86,14 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
     QObject::connect(&watcher, &SignalWatcher::terminationRequested, &app, [&](int sig) {
         stop(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal");
     });
-    // Look for the engine at once so a problem shows in the log before the first call.
-    EngineReply *probe = engine.ping();
-    QObject::connect(probe, &EngineReply::finished, probe, &QObject::deleteLater);
+    // Warm the pool at once (this also finds the engine, so a problem shows in the log before
+    // the first call); without a pool, just look for the engine.
+    if (config.poolSize > 0) {
+        sandbox.warmUp();
+    } else {
+        EngineReply *probe = engine.ping();
+        QObject::connect(probe, &EngineReply::finished, probe, &QObject::deleteLater);
+    }
     return app.exec();
 }
 } // namespace

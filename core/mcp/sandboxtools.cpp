@@ -148,6 +148,9 @@ void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const QStrin
     ExecutionRequest request{language, call->arguments().value(u"code").toString(), timeoutSec};
     Execution *execution = sandbox.execute(request);
     call->progress(QStringLiteral("starting a %1 sandbox").arg(language));
+    QObject::connect(execution, &Execution::queued, call, [call](int position) {
+        call->progress(QStringLiteral("queued: %1 ahead (all sandboxes busy)").arg(position - 1));
+    });
     QObject::connect(execution, &Execution::started, call,
                      [call] { call->progress(QStringLiteral("running")); });
     QObject::connect(execution, &Execution::output, call,

@@ -137,6 +137,12 @@ void Execution::onTimeout()
     finish();
 }
 
+void Execution::setQueuePosition(int position)
+{
+    if (!m_finished)
+        Q_EMIT queued(position);
+}
+
 void Execution::cancel()
 {
     if (m_finished)

@@ -34,7 +34,11 @@ public:
     bool isFinished() const { return m_finished; }
     const ExecutionResult &result() const { return m_result; }
 
+    // Used by the service while the execution waits for a free slot (1 = next).
+    void setQueuePosition(int position);
+
 Q_SIGNALS:
+    void queued(int position);
     void started();
     void output(int stream, const QByteArray &bytes);
     void finished(const ExecutionResult &result);

@@ -20,4 +20,8 @@ struct SandboxConfig
     // logged.
     QList<QPair<QString, QString>> passThroughEnv;
     QString instanceId; // labels our containers so leftovers can be found
+    // Containers kept started ahead of time per language (0: create one per call).
+    int poolSize = 2;
+    // Executions running at once; more wait in a queue. 0: twice the cores, at least 4.
+    int maxConcurrent = 0;
 };

@@ -1,5 +1,6 @@
 #include "sandboxservice.h"
 
+#include "containerpool.h"
 #include "containerspec.h"
 #include "engineclient.h"
 #include "execution.h"
@@ -7,11 +8,41 @@
 #include "sandboxlog.h"
 
 #include <QTimer>
+#include <thread>
+
+namespace {
+QString missingImageHint(const Language &language)
+{
+    if (language.buildName.isEmpty())
+        return {};
+    return QStringLiteral("Build it with: containers/build-images.sh %1 (from the Code Sandbox "
+                          "source tree), or name another image with --%2-image.")
+        .arg(language.buildName,
+             language.buildName == u"node" ? QStringLiteral("js") : language.buildName);
+}
+} // namespace
 
 SandboxService::SandboxService(EngineClient *engine, const LanguageRegistry &languages,
                                const SandboxConfig &config, QObject *parent)
     : QObject(parent), m_engine(engine), m_languages(languages), m_config(config)
-{}
+{
+    m_maxConcurrent = config.maxConcurrent > 0
+                          ? config.maxConcurrent
+                          : qMax(4, 2 * int(std::thread::hardware_concurrency()));
+    if (config.poolSize > 0) {
+        m_pool = new ContainerPool(
+            config.poolSize,
+            [this](const QJsonObject &spec, const QString &image) {
+                return makeContainer(spec, image);
+            },
+            this);
+        connect(m_pool, &ContainerPool::warmed, this,
+                [](const QString &label, int count, qint64 ms) {
+                    qCInfo(lcSandbox).noquote()
+                        << "pool:" << count << label << "sandbox(es) warm after" << ms << "ms";
+                });
+    }
+}
 
 SandboxService::~SandboxService() = default;
 
@@ -38,24 +69,73 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     m_executions.insert(execution);
     connect(execution, &Execution::finished, this, [this, execution] {
         m_executions.remove(execution);
+        const bool wasQueued =
+            m_queue.removeIf([execution](const Queued &q) { return q.execution == execution; }) > 0;
+        if (!wasQueued && execution->property("launched").toBool())
+            --m_running;
         execution->deleteLater();
+        launchQueued();
     });
     if (m_shuttingDown) {
         execution->failEarly(QStringLiteral("the server is shutting down"), language.image);
         return execution;
     }
-    QJsonObject spec = ContainerSpec::build(language, language.image, m_config);
-    auto *container = new SandboxContainer(m_engine, spec, language.image, this);
-    track(container);
-    if (!language.buildName.isEmpty())
-        container->setMissingImageHint(
-            QStringLiteral("Build it with: containers/build-images.sh %1 (from the Code Sandbox "
-                           "source tree), or name another image with --%2-image.")
-                .arg(language.buildName,
-                     language.buildName == u"node" ? QStringLiteral("js") : language.buildName));
     Q_EMIT executionStarted(execution);
-    execution->run(container);
+    if (m_running >= m_maxConcurrent) {
+        m_queue.enqueue({execution, language});
+        // Reported once the caller had a chance to connect.
+        const int position = int(m_queue.size());
+        QMetaObject::invokeMethod(
+            execution, [execution, position] { execution->setQueuePosition(position); },
+            Qt::QueuedConnection);
+        return execution;
+    }
+    launch(execution, language);
     return execution;
+}
+
+void SandboxService::launch(Execution *execution, const Language &language)
+{
+    ++m_running;
+    execution->setProperty("launched", true);
+    const QJsonObject spec = ContainerSpec::build(language, language.image, m_config);
+    SandboxContainer *container = m_pool ? m_pool->take(spec) : nullptr;
+    if (!container)
+        container = makeContainer(spec, language.image);
+    execution->run(container);
+}
+
+void SandboxService::launchQueued()
+{
+    bool moved = false;
+    while (!m_queue.isEmpty() && m_running < m_maxConcurrent && !m_shuttingDown) {
+        const Queued next = m_queue.dequeue();
+        launch(next.execution, next.language);
+        moved = true;
+    }
+    if (moved)
+        for (int i = 0; i < m_queue.size(); ++i)
+            m_queue.at(i).execution->setQueuePosition(i + 1);
+}
+
+SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const QString &image)
+{
+    auto *container = new SandboxContainer(m_engine, spec, image, this);
+    const QString name =
+        spec.value(u"Labels").toObject().value(u"code-sandbox.language").toString();
+    if (const Language *language = m_languages.find(name))
+        container->setMissingImageHint(missingImageHint(*language));
+    track(container);
+    return container;
+}
+
+void SandboxService::warmUp()
+{
+    if (!m_pool || m_shuttingDown)
+        return;
+    for (const Language &language : m_languages.all())
+        m_pool->warm(ContainerSpec::build(language, language.image, m_config), language.image,
+                     language.name);
 }
 
 void SandboxService::track(SandboxContainer *container)
@@ -101,6 +181,8 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
 void SandboxService::shutdown(int graceMs)
 {
     m_shuttingDown = true;
+    if (m_pool)
+        m_pool->clear();
     qCInfo(lcSandbox) << "shutting down:" << m_executions.size() << "running,"
                       << m_containers.size() << "containers to remove";
     const auto executions = m_executions;

@@ -5,9 +5,11 @@
 
 #include <QHash>
 #include <QObject>
+#include <QQueue>
 #include <QSet>
 #include <functional>
 
+class ContainerPool;
 class EngineClient;
 class Execution;
 class SandboxContainer;
@@ -32,7 +34,14 @@ public:
     // Runs the language's version command once and caches the answer ("" when it failed).
     void languageVersion(const QString &language, const std::function<void(QString)> &done);
 
+    // Starts filling the warm pool of every language (no-op with a pool size of 0).
+    void warmUp();
+
     int activeContainers() const { return int(m_containers.size()); }
+    int runningExecutions() const { return m_running; }
+    int queuedExecutions() const { return int(m_queue.size()); }
+    int maxConcurrent() const { return m_maxConcurrent; }
+    ContainerPool *pool() const { return m_pool; }
     // Cancels what runs, removes every container, then emits shutdownFinished() (at most after
     // `graceMs`, even if the engine does not answer).
     void shutdown(int graceMs = 10000);
@@ -42,7 +51,16 @@ Q_SIGNALS:
     void shutdownFinished();
 
 private:
+    struct Queued
+    {
+        Execution *execution;
+        Language language;
+    };
+
     Execution *start(const Language &language, const ExecutionRequest &request);
+    void launch(Execution *execution, const Language &language);
+    void launchQueued();
+    SandboxContainer *makeContainer(const QJsonObject &spec, const QString &image);
     void track(SandboxContainer *container);
     void checkShutdownDone();
 
@@ -51,6 +69,10 @@ private:
     SandboxConfig m_config;
     QSet<SandboxContainer *> m_containers;
     QSet<Execution *> m_executions;
+    QQueue<Queued> m_queue;
+    ContainerPool *m_pool = nullptr;
+    int m_running = 0;
+    int m_maxConcurrent = 4;
     QHash<QString, QString> m_versions;
     bool m_shuttingDown = false;
     bool m_shutdownSignalled = false;

@@ -1,0 +1,199 @@
+#include "containerpool.h"
+
+#include "sandboxcontainer.h"
+#include "sandboxlog.h"
+
+#include <QCryptographicHash>
+#include <QJsonDocument>
+
+ContainerPool::ContainerPool(int sizePerSpec, const Factory &factory, QObject *parent)
+    : QObject(parent), m_size(qMax(0, sizePerSpec)), m_factory(factory)
+{
+    m_ageTimer.setInterval(30000);
+    connect(&m_ageTimer, &QTimer::timeout, this, &ContainerPool::expireOld);
+}
+
+QString ContainerPool::keyOf(const QJsonObject &spec)
+{
+    // QJsonDocument writes keys sorted, so equal specs give equal keys.
+    return QString::fromLatin1(
+        QCryptographicHash::hash(QJsonDocument(spec).toJson(QJsonDocument::Compact),
+                                 QCryptographicHash::Sha256)
+            .toHex());
+}
+
+void ContainerPool::warm(const QJsonObject &spec, const QString &image, const QString &label)
+{
+    if (m_size == 0 || m_cleared)
+        return;
+    const QString key = keyOf(spec);
+    Slot &slot = m_slots[key];
+    if (slot.spec.isEmpty()) {
+        slot.spec = spec;
+        slot.image = image;
+        slot.label = label;
+        slot.fillClock.start();
+    }
+    if (!m_ageTimer.isActive())
+        m_ageTimer.start();
+    refill(key);
+}
+
+SandboxContainer *ContainerPool::take(const QJsonObject &spec)
+{
+    if (m_size == 0 || m_cleared)
+        return nullptr;
+    const QString key = keyOf(spec);
+    auto it = m_slots.find(key);
+    if (it == m_slots.end())
+        return nullptr;
+    Slot &slot = *it;
+    // Prefer a ready container; otherwise the one furthest along (the oldest).
+    int best = -1;
+    for (int i = 0; i < slot.entries.size(); ++i) {
+        SandboxContainer *c = slot.entries[i].container;
+        if (!c)
+            continue;
+        if (c->state() == SandboxContainer::State::Ready) {
+            best = i;
+            break;
+        }
+        if (best < 0)
+            best = i;
+    }
+    SandboxContainer *taken = nullptr;
+    if (best >= 0) {
+        taken = slot.entries.takeAt(best).container;
+        disconnect(taken, nullptr, this, nullptr);
+    }
+    // Someone wants this spec again: after giving up, allow one more (slow) retry.
+    slot.failures = qMin(slot.failures, kMaxFailures - 1);
+    refill(key);
+    return taken;
+}
+
+void ContainerPool::refill(const QString &key, bool retrying)
+{
+    auto it = m_slots.find(key);
+    if (it == m_slots.end() || m_cleared)
+        return;
+    Slot &slot = *it;
+    if (slot.failures > 0 && !retrying) {
+        // The engine refused this spec (missing image, engine down): try again later, with a
+        // growing delay, instead of hammering it on every failure.
+        if (!slot.retryPending && slot.failures < kMaxFailures) {
+            slot.retryPending = true;
+            const int delay = qMin(m_retryDelayMs << qMin(slot.failures - 1, 5), 120000);
+            QTimer::singleShot(delay, this, [this, key] {
+                auto s = m_slots.find(key);
+                if (s == m_slots.end())
+                    return;
+                s->retryPending = false;
+                refill(key, true);
+            });
+        }
+        return;
+    }
+    while (slot.entries.size() < m_size) {
+        SandboxContainer *c = m_factory(slot.spec, slot.image);
+        Entry entry;
+        entry.container = c;
+        entry.age.start();
+        slot.entries.append(entry);
+        adopt(key, c);
+        c->prepare();
+    }
+}
+
+void ContainerPool::adopt(const QString &key, SandboxContainer *c)
+{
+    connect(c, &SandboxContainer::ready, this, [this, key] {
+        auto it = m_slots.find(key);
+        if (it == m_slots.end())
+            return;
+        it->failures = 0;
+        if (it->reportedFull)
+            return;
+        int ready = 0;
+        for (const Entry &e : std::as_const(it->entries))
+            ready += e.container && e.container->state() == SandboxContainer::State::Ready;
+        if (ready == m_size) {
+            it->reportedFull = true;
+            Q_EMIT warmed(it->label, ready, it->fillClock.elapsed());
+        }
+    });
+    connect(c, &SandboxContainer::failed, this, [this, key, c] {
+        auto it = m_slots.find(key);
+        if (it != m_slots.end())
+            ++it->failures;
+        drop(key, c);
+        refill(key);
+    });
+    // A pooled container whose stream ends has died (killed from outside): replace it.
+    connect(c, &SandboxContainer::streamEnded, this, [this, key, c] {
+        drop(key, c);
+        refill(key);
+    });
+}
+
+void ContainerPool::drop(const QString &key, SandboxContainer *c)
+{
+    auto it = m_slots.find(key);
+    if (it != m_slots.end())
+        it->entries.removeIf([c](const Entry &e) { return e.container == c; });
+    disconnect(c, nullptr, this, nullptr);
+    c->remove();
+}
+
+void ContainerPool::expireOld()
+{
+    for (auto it = m_slots.begin(); it != m_slots.end(); ++it) {
+        QList<SandboxContainer *> old;
+        for (const Entry &e : std::as_const(it->entries))
+            if (e.container && e.age.elapsed() > m_maxAgeMs &&
+                e.container->state() == SandboxContainer::State::Ready)
+                old.append(e.container);
+        for (SandboxContainer *c : old)
+            drop(it.key(), c);
+        if (!old.isEmpty()) {
+            qCDebug(lcSandbox) << "pool: replacing" << old.size() << "aged container(s) of"
+                               << it->label;
+            refill(it.key());
+        }
+    }
+}
+
+void ContainerPool::clear()
+{
+    m_cleared = true;
+    m_ageTimer.stop();
+    for (auto it = m_slots.begin(); it != m_slots.end(); ++it) {
+        const auto entries = it->entries;
+        it->entries.clear();
+        for (const Entry &e : entries) {
+            if (!e.container)
+                continue;
+            disconnect(e.container, nullptr, this, nullptr);
+            e.container->remove();
+        }
+    }
+}
+
+int ContainerPool::warmCount(const QJsonObject &spec) const
+{
+    const auto it = m_slots.constFind(keyOf(spec));
+    if (it == m_slots.cend())
+        return 0;
+    int n = 0;
+    for (const Entry &e : it->entries)
+        n += e.container && e.container->state() == SandboxContainer::State::Ready;
+    return n;
+}
+
+int ContainerPool::totalCount() const
+{
+    int n = 0;
+    for (const Slot &s : m_slots)
+        n += int(s.entries.size());
+    return n;
+}
