@@ -18,6 +18,9 @@ qint64 CommandLine::parseSize(const QString &text)
     if (!unit.isEmpty())
         for (qsizetype i = 0; i <= units.indexOf(unit); ++i)
             value *= 1024;
+    // Beyond what a qint64 holds is not a size anyone means (and the cast would be undefined).
+    if (value >= 9.2e18)
+        return -1;
     return qint64(value);
 }
 
@@ -138,7 +141,14 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
             return fail(
                 QStringLiteral("--timeout must be a whole number of seconds ≥ 1, not '%1'").arg(t));
     }
-    c.maxTimeoutSec = qMax(c.maxTimeoutSec, c.defaultTimeoutSec);
+    if (t.isEmpty())
+        c.defaultTimeoutSec = qMin(c.defaultTimeoutSec, c.maxTimeoutSec);
+    else if (!mt.isEmpty() && c.defaultTimeoutSec > c.maxTimeoutSec)
+        return fail(QStringLiteral("--timeout %1 is above --max-timeout %2")
+                        .arg(c.defaultTimeoutSec)
+                        .arg(c.maxTimeoutSec));
+    else
+        c.maxTimeoutSec = qMax(c.maxTimeoutSec, c.defaultTimeoutSec);
 
     const QString mem = value(memory, "SANDBOX_MEMORY");
     if (!mem.isEmpty()) {

@@ -95,6 +95,8 @@ QList<TarArchive::Entry> TarArchive::unpack(const QByteArray &tar, qint64 maxTot
             continue;
         Entry e;
         e.path = QString::fromUtf8(archive_entry_pathname(entry));
+        while (e.path.endsWith(u'/')) // tar marks directories with a trailing slash
+            e.path.chop(1);
         e.mode = int(archive_entry_perm(entry));
         e.isDirectory = type == AE_IFDIR;
         if (!e.isDirectory) {

@@ -27,8 +27,7 @@ McpSession::McpSession(McpServer *server, McpTransport *transport, QObject *pare
 
 McpSession::~McpSession()
 {
-    for (ToolCall *call : std::as_const(m_calls))
-        call->cancel();
+    cancelAll();
 }
 
 int McpSession::levelRank(const QString &level)

@@ -75,7 +75,8 @@ QString SchemaValidator::validate(const QJsonObject &schema, const QJsonValue &v
                 .arg(schema.value(u"maximum").toDouble());
     }
     if (value.isString()) {
-        const qsizetype len = value.toString().size();
+        // JSON Schema counts characters (code points), not UTF-16 units.
+        const qsizetype len = value.toString().toUcs4().size();
         if (schema.contains(u"minLength") && len < schema.value(u"minLength").toInteger())
             return QStringLiteral("%1 must not be shorter than %2 characters")
                 .arg(where)

@@ -197,3 +197,9 @@ int ContainerPool::totalCount() const
         n += int(s.entries.size());
     return n;
 }
+
+int ContainerPool::pooledCount(const QJsonObject &spec) const
+{
+    const auto it = m_slots.constFind(keyOf(spec));
+    return it == m_slots.cend() ? 0 : int(it->entries.size());
+}

@@ -36,7 +36,8 @@ public:
     // Removes every pooled container and stops refilling.
     void clear();
 
-    int warmCount(const QJsonObject &spec) const;
+    int warmCount(const QJsonObject &spec) const;   // ready to run
+    int pooledCount(const QJsonObject &spec) const; // ready or being prepared
     int totalCount() const;
 
 Q_SIGNALS:

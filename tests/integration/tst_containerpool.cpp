@@ -1,0 +1,198 @@
+// The warm pool against the real engine: isolation between pooled runs, bursts beyond the pool
+// and the concurrency limit, refilling, and removal of pooled containers at shutdown.
+
+#include "containerpool.h"
+#include "containerspec.h"
+#include "engineclient.h"
+#include "enginelocator.h"
+#include "enginereply.h"
+#include "execution.h"
+#include "executionrequest.h"
+#include "sandboxservice.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTest>
+#include <QUuid>
+
+class TestContainerPool : public QObject
+{
+    Q_OBJECT
+
+private:
+    SandboxConfig makeConfig(int poolSize, int maxConcurrent = 0)
+    {
+        SandboxConfig c;
+        c.instanceId = QStringLiteral("test-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+        c.poolSize = poolSize;
+        c.maxConcurrent = maxConcurrent;
+        return c;
+    }
+
+    QJsonObject pythonSpec(const SandboxService &service)
+    {
+        const Language *python = service.languages().find(QStringLiteral("python"));
+        return ContainerSpec::build(*python, python->image, service.config());
+    }
+
+    ExecutionResult run(SandboxService &service, const QString &code)
+    {
+        Execution *e = service.execute({QStringLiteral("python"), code, 30});
+        QSignalSpy spy(e, &Execution::finished);
+        if (!spy.wait(90000))
+            return {};
+        return spy.first().first().value<ExecutionResult>();
+    }
+
+    QStringList engineContainers(EngineClient &engine, const QString &instance)
+    {
+        const QJsonObject filters{
+            {QStringLiteral("label"),
+             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
+        EngineReply *r = engine.get("/containers/json?all=1&filters=" +
+                                    QUrl::toPercentEncoding(QString::fromUtf8(
+                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+        QSignalSpy spy(r, &EngineReply::finished);
+        QStringList ids;
+        if (!spy.wait(10000) || !r->ok())
+            return {QStringLiteral("<engine query failed>")};
+        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
+            ids.append(v.toObject().value(u"Id").toString());
+        return ids;
+    }
+
+    void shutDownClean(SandboxService &service, EngineClient &engine)
+    {
+        QSignalSpy done(&service, &SandboxService::shutdownFinished);
+        service.shutdown();
+        QVERIFY(done.wait(20000));
+        QCOMPARE(service.activeContainers(), 0);
+        QCOMPARE(engineContainers(engine, service.config().instanceId), QStringList());
+    }
+
+    QString m_socket;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        qRegisterMetaType<ExecutionResult>();
+        m_socket = EngineLocator::locate(QString()).socketPath;
+    }
+
+    void pooledRunSeesNothingOfAnEarlierOne()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(1));
+        service.warmUp();
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 1, 30000);
+        const ExecutionResult first = run(service, QStringLiteral(R"py(
+import os, socket
+open("/sandbox/left-behind", "w").write("secret")
+open("/tmp/left-behind", "w").write("secret")
+os.environ["LEAK"] = "1"
+print(socket.gethostname())
+)py"));
+        QCOMPARE(first.exitCode, 0);
+        // The next run gets the container the pool started while the first one ran.
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 1, 30000);
+        const ExecutionResult second = run(service, QStringLiteral(R"py(
+import os, socket
+print(os.path.exists("/sandbox/left-behind"), os.path.exists("/tmp/left-behind"),
+      "LEAK" in os.environ, sorted(os.listdir("/sandbox")))
+print(socket.gethostname())
+)py"));
+        QCOMPARE(second.exitCode, 0);
+        const QStringList lines = QString::fromUtf8(second.stdoutData).split(u'\n');
+        QCOMPARE(lines.value(0), QStringLiteral("False False False ['main.py']"));
+        QVERIFY(lines.value(1) != QString::fromUtf8(first.stdoutData).trimmed());
+        QVERIFY(first.containerId != second.containerId);
+        shutDownClean(service, engine);
+    }
+
+    void burstBeyondPoolAndLimit()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(2, 4));
+        service.warmUp();
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 2, 30000);
+        QList<Execution *> executions;
+        QList<QSharedPointer<QSignalSpy>> spies;
+        int queuedSignals = 0;
+        for (int i = 0; i < 12; ++i) {
+            Execution *e = service.execute(
+                {QStringLiteral("python"),
+                 QStringLiteral("import time; time.sleep(0.3); print(%1 * 7)").arg(i), 60});
+            connect(e, &Execution::queued, this, [&queuedSignals] { ++queuedSignals; });
+            spies.append(QSharedPointer<QSignalSpy>::create(e, &Execution::finished));
+            executions.append(e);
+        }
+        QVERIFY(service.runningExecutions() <= 4);
+        QCOMPARE(service.queuedExecutions(), 8);
+        for (int i = 0; i < 12; ++i) {
+            QVERIFY(spies[i]->count() == 1 || spies[i]->wait(120000));
+            const auto r = spies[i]->first().first().value<ExecutionResult>();
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(QString::fromUtf8(r.stdoutData), QString::number(i * 7) + u'\n');
+        }
+        QVERIFY(queuedSignals >= 8); // each queued call heard its place at least once
+        // Never more pooled containers than configured, even after the burst.
+        QVERIFY(service.pool()->pooledCount(pythonSpec(service)) <= 2);
+        QVERIFY(service.pool()->totalCount() <= 4); // two languages
+        shutDownClean(service, engine);
+    }
+
+    void killedPooledContainerIsReplaced()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(2));
+        service.warmUp();
+        const QJsonObject spec = pythonSpec(service);
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 2, 30000);
+        const QStringList before = engineContainers(engine, service.config().instanceId);
+        QCOMPARE(before.size(), 4); // two python, two javascript
+        EngineReply *killed = engine.del("/containers/" + before.first().toLatin1() + "?force=1");
+        QSignalSpy k(killed, &EngineReply::finished);
+        QVERIFY(k.wait(10000));
+        QVERIFY(killed->ok());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !engineContainers(engine, service.config().instanceId).contains(before.first()) &&
+                engineContainers(engine, service.config().instanceId).size() == 4,
+            30000);
+        const ExecutionResult r = run(service, QStringLiteral("print('still fine')"));
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("still fine\n"));
+        shutDownClean(service, engine);
+    }
+
+    void missingImageDoesNotSpin()
+    {
+        EngineClient engine(m_socket);
+        LanguageRegistry languages = LanguageRegistry::builtIn();
+        languages.setImage(QStringLiteral("python"), QStringLiteral("code-sandbox/missing:latest"));
+        SandboxService service(&engine, languages, makeConfig(2));
+        service.pool()->setRetryDelayMs(200);
+        service.warmUp();
+        // Failed attempts back off (0.2 s, 0.4 s, 0.8 s …) and stop after a few.
+        QTest::qWait(3000);
+        const ExecutionResult r = run(service, QStringLiteral("print(1)"));
+        QVERIFY2(r.error.contains(u"code-sandbox/missing:latest"), qPrintable(r.error));
+        QCOMPARE(service.pool()->warmCount(pythonSpec(service)), 0);
+        shutDownClean(service, engine);
+    }
+
+    void poolZeroCreatesPerCall()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(0));
+        QVERIFY(service.pool() == nullptr);
+        service.warmUp();
+        QCOMPARE(engineContainers(engine, service.config().instanceId), QStringList());
+        const ExecutionResult r = run(service, QStringLiteral("print(2)"));
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("2\n"));
+        shutDownClean(service, engine);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestContainerPool)
+#include "tst_containerpool.moc"

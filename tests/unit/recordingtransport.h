@@ -1,0 +1,29 @@
+#pragma once
+
+#include "mcptransport.h"
+
+#include <QList>
+
+// A transport without I/O: tests push client messages in and read what the session sent back.
+class RecordingTransport : public McpTransport
+{
+    Q_OBJECT
+public:
+    using McpTransport::McpTransport;
+
+    void send(const QJsonObject &message) override { m_sent.append(message); }
+
+    void receive(const QByteArray &bytes) { Q_EMIT messageReceived(bytes); }
+    void close() { Q_EMIT closed(); }
+
+    const QList<QJsonObject> &sent() const { return m_sent; }
+    QList<QJsonObject> takeSent()
+    {
+        QList<QJsonObject> out;
+        out.swap(m_sent);
+        return out;
+    }
+
+private:
+    QList<QJsonObject> m_sent;
+};

@@ -1,0 +1,532 @@
+#include "commandline.h"
+
+#include <QTest>
+
+using Mode = CommandLine::Mode;
+Q_DECLARE_METATYPE(CommandLine::Mode)
+
+namespace {
+const QString kProgram = QStringLiteral("/usr/local/bin/code-sandbox");
+
+QProcessEnvironment environment(const QStringList &assignments)
+{
+    QProcessEnvironment env;
+    for (const QString &a : assignments) {
+        const qsizetype eq = a.indexOf(u'=');
+        env.insert(a.left(eq), a.mid(eq + 1));
+    }
+    return env;
+}
+
+CommandLine parse(const QStringList &args, const QStringList &env = {})
+{
+    return CommandLine::parse(QStringList{kProgram} + args, environment(env));
+}
+
+QStringList assignments(const QList<QPair<QString, QString>> &vars)
+{
+    QStringList out;
+    for (const auto &v : vars)
+        out.append(v.first + u'=' + v.second);
+    return out;
+}
+
+QStringList assignments(const QMap<QString, QString> &map)
+{
+    QStringList out;
+    for (auto it = map.begin(); it != map.end(); ++it)
+        out.append(it.key() + u'=' + it.value());
+    return out;
+}
+} // namespace
+
+class tst_CommandLine : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void mode_data();
+    void mode();
+    void helpText();
+    void versionText();
+    void errors_data();
+    void errors();
+    void timeouts_data();
+    void timeouts();
+    void memory_data();
+    void memory();
+    void cpus_data();
+    void cpus();
+    void outputLimit();
+    void network_data();
+    void network();
+    void passThrough_data();
+    void passThrough();
+    void passThroughNeverReadsTheRealEnvironment();
+    void images_data();
+    void images();
+    void engine();
+    void defaults();
+    void parseSize_data();
+    void parseSize();
+};
+
+void tst_CommandLine::mode_data()
+{
+    QTest::addColumn<QStringList>("arguments"); // program path first
+    QTest::addColumn<Mode>("mode");
+
+    QTest::newRow("--stdio") << QStringList{kProgram, "--stdio"} << Mode::Stdio;
+    QTest::newRow("no options") << QStringList{kProgram} << Mode::NoMode;
+    QTest::newRow("code-sandbox-mcp implies stdio")
+        << QStringList{"/usr/local/bin/code-sandbox-mcp"} << Mode::Stdio;
+    QTest::newRow("code-sandbox-mcp relative") << QStringList{"code-sandbox-mcp"} << Mode::Stdio;
+    QTest::newRow("code-sandbox-mcp with --stdio")
+        << QStringList{"/opt/cs/code-sandbox-mcp", "--stdio"} << Mode::Stdio;
+    QTest::newRow("a directory named code-sandbox-mcp")
+        << QStringList{"/opt/code-sandbox-mcp/code-sandbox"} << Mode::NoMode;
+    QTest::newRow("--help") << QStringList{kProgram, "--help"} << Mode::Help;
+    QTest::newRow("-h") << QStringList{kProgram, "-h"} << Mode::Help;
+    QTest::newRow("--help with --stdio")
+        << QStringList{kProgram, "--stdio", "--help"} << Mode::Help;
+    QTest::newRow("--version") << QStringList{kProgram, "--version"} << Mode::Version;
+    QTest::newRow("-v") << QStringList{kProgram, "-v"} << Mode::Version;
+    QTest::newRow("unknown option") << QStringList{kProgram, "--bogus"} << Mode::Error;
+    QTest::newRow("unknown option with --stdio")
+        << QStringList{kProgram, "--stdio", "--bogus"} << Mode::Error;
+    QTest::newRow("unknown short option") << QStringList{kProgram, "-x"} << Mode::Error;
+    QTest::newRow("value on a flag") << QStringList{kProgram, "--stdio=yes"} << Mode::Error;
+    QTest::newRow("positional argument") << QStringList{kProgram, "serve"} << Mode::Error;
+}
+
+void tst_CommandLine::mode()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(Mode, mode);
+
+    QCOMPARE(int(CommandLine::parse(arguments, QProcessEnvironment()).mode), int(mode));
+}
+
+void tst_CommandLine::helpText()
+{
+    const CommandLine cl = parse({"--help"});
+    QCOMPARE(int(cl.mode), int(Mode::Help));
+    for (const char *option :
+         {"--stdio", "--pass-through-env", "--python-image", "--js-image", "--engine", "--timeout",
+          "--max-timeout", "--memory", "--cpus", "--output-limit", "--network", "--version"})
+        QVERIFY2(cl.message.contains(QLatin1String(option)), option);
+}
+
+void tst_CommandLine::versionText()
+{
+    const CommandLine cl = parse({"--version"});
+    QCOMPARE(int(cl.mode), int(Mode::Version));
+    QCOMPARE(cl.message, QStringLiteral("code-sandbox " CODE_SANDBOX_VERSION));
+}
+
+void tst_CommandLine::errors_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<QString>("message");
+
+    QTest::newRow("unknown option") << QStringList{"--bogus"} << QStringList()
+                                    << QStringLiteral("Unknown option 'bogus'.\nTry --help.");
+    QTest::newRow("missing value")
+        << QStringList{"--timeout"} << QStringList()
+        << QStringLiteral("Missing value after '--timeout'.\nTry --help.");
+    QTest::newRow("positional argument")
+        << QStringList{"--stdio", "serve"} << QStringList()
+        << QStringLiteral("unexpected argument 'serve'. Try --help.");
+
+    const QString timeout =
+        QStringLiteral("--timeout must be a whole number of seconds ≥ 1, not '%1'");
+    QTest::newRow("timeout 0") << QStringList{"--timeout=0"} << QStringList() << timeout.arg("0");
+    QTest::newRow("timeout negative")
+        << QStringList{"--timeout=-5"} << QStringList() << timeout.arg("-5");
+    QTest::newRow("timeout fraction")
+        << QStringList{"--timeout", "1.5"} << QStringList() << timeout.arg("1.5");
+    QTest::newRow("timeout text") << QStringList{"--timeout", "soon"} << QStringList()
+                                  << timeout.arg("soon");
+    QTest::newRow("CODE_SANDBOX_TIMEOUT text")
+        << QStringList() << QStringList{"CODE_SANDBOX_TIMEOUT=later"} << timeout.arg("later");
+    QTest::newRow("max-timeout 0")
+        << QStringList{"--max-timeout", "0"} << QStringList()
+        << QStringLiteral("--max-timeout must be a whole number of seconds ≥ 1, not '0'");
+    QTest::newRow("max-timeout text")
+        << QStringList{"--max-timeout", "1m"} << QStringList()
+        << QStringLiteral("--max-timeout must be a whole number of seconds ≥ 1, not '1m'");
+
+    const QString memory =
+        QStringLiteral("--memory must be a size of at least 6m, like 512m or 1g, not '%1'");
+    QTest::newRow("memory garbage")
+        << QStringList{"--memory", "lots"} << QStringList() << memory.arg("lots");
+    QTest::newRow("memory negative")
+        << QStringList{"--memory=-1g"} << QStringList() << memory.arg("-1g");
+    QTest::newRow("memory too small")
+        << QStringList{"--memory", "5m"} << QStringList() << memory.arg("5m");
+    QTest::newRow("memory unknown unit")
+        << QStringList{"--memory", "1p"} << QStringList() << memory.arg("1p");
+    QTest::newRow("SANDBOX_MEMORY garbage")
+        << QStringList() << QStringList{"SANDBOX_MEMORY=big"} << memory.arg("big");
+
+    const QString cpus = QStringLiteral("--cpus must be a number like 0.5 or 2, not '%1'");
+    QTest::newRow("cpus 0") << QStringList{"--cpus", "0"} << QStringList() << cpus.arg("0");
+    QTest::newRow("cpus text") << QStringList{"--cpus", "half"} << QStringList()
+                               << cpus.arg("half");
+    QTest::newRow("cpus too many")
+        << QStringList{"--cpus", "2000"} << QStringList() << cpus.arg("2000");
+    QTest::newRow("SANDBOX_CPUS garbage")
+        << QStringList() << QStringList{"SANDBOX_CPUS=all"} << cpus.arg("all");
+
+    QTest::newRow("output-limit too small")
+        << QStringList{"--output-limit", "512"} << QStringList()
+        << QStringLiteral("--output-limit must be a size of at least 1k, not '512'");
+
+    const QString badName = QStringLiteral("--pass-through-env: '%1' is not a variable name");
+    QTest::newRow("variable starting with a digit")
+        << QStringList{"--pass-through-env", "GOOD,1BAD"} << QStringList{"GOOD=1"}
+        << badName.arg("1BAD");
+    QTest::newRow("variable with a dash")
+        << QStringList{"--pass-through-env", "API-KEY"} << QStringList() << badName.arg("API-KEY");
+    QTest::newRow("variable with a space")
+        << QStringList{"--pass-through-env", "A B"} << QStringList() << badName.arg("A B");
+    QTest::newRow("variable with =")
+        << QStringList{"--pass-through-env", "A=1"} << QStringList() << badName.arg("A=1");
+    QTest::newRow("variable with $")
+        << QStringList{"--pass-through-env", "$HOME"} << QStringList() << badName.arg("$HOME");
+    QTest::newRow("CODE_SANDBOX_PASS_THROUGH_ENV bad name")
+        << QStringList() << QStringList{"CODE_SANDBOX_PASS_THROUGH_ENV=OK,not-ok"}
+        << badName.arg("not-ok");
+
+    const QString together =
+        QStringLiteral("CONTAINER_IMAGE and CONTAINER_LANGUAGE must be set together");
+    QTest::newRow("CONTAINER_IMAGE alone")
+        << QStringList() << QStringList{"CONTAINER_IMAGE=my/py:1"} << together;
+    QTest::newRow("CONTAINER_LANGUAGE alone")
+        << QStringList() << QStringList{"CONTAINER_LANGUAGE=python"} << together;
+    QTest::newRow("CONTAINER_IMAGE with empty language")
+        << QStringList() << QStringList{"CONTAINER_IMAGE=my/py:1", "CONTAINER_LANGUAGE="}
+        << together;
+}
+
+void tst_CommandLine::errors()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(QString, message);
+
+    const CommandLine cl = parse(arguments, env);
+    QCOMPARE(int(cl.mode), int(Mode::Error));
+    QCOMPARE(cl.message, message);
+}
+
+void tst_CommandLine::timeouts_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<int>("defaultTimeout");
+    QTest::addColumn<int>("maxTimeout");
+
+    QTest::newRow("defaults") << QStringList() << QStringList() << 30 << 300;
+    QTest::newRow("--timeout") << QStringList{"--timeout", "60"} << QStringList() << 60 << 300;
+    QTest::newRow("--timeout=1") << QStringList{"--timeout=1"} << QStringList() << 1 << 300;
+    QTest::newRow("--timeout above the default max")
+        << QStringList{"--timeout", "600"} << QStringList() << 600 << 600;
+    QTest::newRow("--max-timeout")
+        << QStringList{"--max-timeout", "900"} << QStringList() << 30 << 900;
+    QTest::newRow("both") << QStringList{"--max-timeout", "10", "--timeout", "5"} << QStringList()
+                          << 5 << 10;
+    QTest::newRow("CODE_SANDBOX_TIMEOUT")
+        << QStringList() << QStringList{"CODE_SANDBOX_TIMEOUT=45"} << 45 << 300;
+    QTest::newRow("--timeout wins over CODE_SANDBOX_TIMEOUT")
+        << QStringList{"--timeout", "20"} << QStringList{"CODE_SANDBOX_TIMEOUT=45"} << 20 << 300;
+}
+
+void tst_CommandLine::timeouts()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(int, defaultTimeout);
+    QFETCH(int, maxTimeout);
+
+    const CommandLine cl = parse(arguments, env);
+    QCOMPARE(cl.message, QString());
+    QCOMPARE(int(cl.mode), int(Mode::NoMode));
+    QCOMPARE(cl.config.defaultTimeoutSec, defaultTimeout);
+    QCOMPARE(cl.config.maxTimeoutSec, maxTimeout);
+}
+
+void tst_CommandLine::memory_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<qint64>("bytes");
+
+    const qint64 mib = 1024 * 1024;
+    QTest::newRow("default") << QStringList() << QStringList() << 512 * mib;
+    QTest::newRow("512m") << QStringList{"--memory", "512m"} << QStringList() << 512 * mib;
+    QTest::newRow("1g") << QStringList{"--memory", "1g"} << QStringList() << 1024 * mib;
+    QTest::newRow("1.5g") << QStringList{"--memory", "1.5g"} << QStringList() << 1536 * mib;
+    QTest::newRow("256MiB") << QStringList{"--memory", "256MiB"} << QStringList() << 256 * mib;
+    QTest::newRow("2GB") << QStringList{"--memory=2GB"} << QStringList() << 2048 * mib;
+    QTest::newRow("smallest, 6m") << QStringList{"--memory", "6m"} << QStringList() << 6 * mib;
+    QTest::newRow("plain bytes") << QStringList{"--memory", "1073741824"} << QStringList()
+                                 << 1024 * mib;
+    QTest::newRow("SANDBOX_MEMORY")
+        << QStringList() << QStringList{"SANDBOX_MEMORY=1g"} << 1024 * mib;
+    QTest::newRow("--memory wins over SANDBOX_MEMORY")
+        << QStringList{"--memory", "256m"} << QStringList{"SANDBOX_MEMORY=1g"} << 256 * mib;
+    QTest::newRow("--memory wins over bad SANDBOX_MEMORY")
+        << QStringList{"--memory", "256m"} << QStringList{"SANDBOX_MEMORY=bad"} << 256 * mib;
+}
+
+void tst_CommandLine::memory()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(qint64, bytes);
+
+    const CommandLine cl = parse(arguments, env);
+    QCOMPARE(cl.message, QString());
+    QCOMPARE(cl.config.memoryBytes, bytes);
+}
+
+void tst_CommandLine::cpus_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<double>("cpus");
+
+    QTest::newRow("default") << QStringList() << QStringList() << 1.0;
+    QTest::newRow("half") << QStringList{"--cpus", "0.5"} << QStringList() << 0.5;
+    QTest::newRow("two") << QStringList{"--cpus=2"} << QStringList() << 2.0;
+    QTest::newRow("smallest") << QStringList{"--cpus", "0.01"} << QStringList() << 0.01;
+    QTest::newRow("largest") << QStringList{"--cpus", "1024"} << QStringList() << 1024.0;
+    QTest::newRow("SANDBOX_CPUS") << QStringList() << QStringList{"SANDBOX_CPUS=4"} << 4.0;
+    QTest::newRow("--cpus wins over SANDBOX_CPUS")
+        << QStringList{"--cpus", "0.5"} << QStringList{"SANDBOX_CPUS=4"} << 0.5;
+}
+
+void tst_CommandLine::cpus()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(double, cpus);
+
+    const CommandLine cl = parse(arguments, env);
+    QCOMPARE(cl.message, QString());
+    QCOMPARE(cl.config.cpus, cpus);
+}
+
+void tst_CommandLine::outputLimit()
+{
+    QCOMPARE(parse({}).config.outputCapBytes, qint64(1024 * 1024));
+    QCOMPARE(parse({"--output-limit", "1k"}).config.outputCapBytes, qint64(1024));
+    QCOMPARE(parse({"--output-limit", "4m"}).config.outputCapBytes, qint64(4 * 1024 * 1024));
+}
+
+void tst_CommandLine::network_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<bool>("network");
+
+    QTest::newRow("off by default") << QStringList() << QStringList() << false;
+    QTest::newRow("--network") << QStringList{"--network"} << QStringList() << true;
+    QTest::newRow("SANDBOX_NETWORK_MODE none")
+        << QStringList() << QStringList{"SANDBOX_NETWORK_MODE=none"} << false;
+    QTest::newRow("SANDBOX_NETWORK_MODE empty")
+        << QStringList() << QStringList{"SANDBOX_NETWORK_MODE="} << false;
+    QTest::newRow("SANDBOX_NETWORK_MODE bridge")
+        << QStringList() << QStringList{"SANDBOX_NETWORK_MODE=bridge"} << true;
+    QTest::newRow("--network wins over none")
+        << QStringList{"--network"} << QStringList{"SANDBOX_NETWORK_MODE=none"} << true;
+}
+
+void tst_CommandLine::network()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(bool, network);
+
+    const CommandLine cl = parse(arguments, env);
+    QCOMPARE(cl.message, QString());
+    QCOMPARE(cl.config.network, network);
+}
+
+void tst_CommandLine::passThrough_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<QStringList>("passed"); // NAME=value, in order
+    QTest::addColumn<QStringList>("missing");
+
+    QTest::newRow("none") << QStringList() << QStringList{"API_KEY=secret"} << QStringList()
+                          << QStringList();
+    QTest::newRow("present") << QStringList{"--pass-through-env", "API_KEY"}
+                             << QStringList{"API_KEY=secret", "OTHER=x"}
+                             << QStringList{"API_KEY=secret"} << QStringList();
+    QTest::newRow("present and missing")
+        << QStringList{"--pass-through-env=API_KEY,MISSING"} << QStringList{"API_KEY=s3"}
+        << QStringList{"API_KEY=s3"} << QStringList{"MISSING"};
+    QTest::newRow("order kept") << QStringList{"--pass-through-env", "B,A"}
+                                << QStringList{"A=1", "B=2"} << QStringList{"B=2", "A=1"}
+                                << QStringList();
+    QTest::newRow("spaces and empty items")
+        << QStringList{"--pass-through-env", " A , ,B ,"} << QStringList{"A=1", "B=2"}
+        << QStringList{"A=1", "B=2"} << QStringList();
+    QTest::newRow("empty value is present")
+        << QStringList{"--pass-through-env", "EMPTY"} << QStringList{"EMPTY="}
+        << QStringList{"EMPTY="} << QStringList();
+    QTest::newRow("value with = and spaces")
+        << QStringList{"--pass-through-env", "DSN"} << QStringList{"DSN=a=b c"}
+        << QStringList{"DSN=a=b c"} << QStringList();
+    QTest::newRow("lower case and underscore")
+        << QStringList{"--pass-through-env", "_tok3n"} << QStringList{"_tok3n=v"}
+        << QStringList{"_tok3n=v"} << QStringList();
+    QTest::newRow("CODE_SANDBOX_PASS_THROUGH_ENV")
+        << QStringList() << QStringList{"CODE_SANDBOX_PASS_THROUGH_ENV=TOKEN", "TOKEN=t"}
+        << QStringList{"TOKEN=t"} << QStringList();
+    QTest::newRow("option wins over CODE_SANDBOX_PASS_THROUGH_ENV")
+        << QStringList{"--pass-through-env", "A"}
+        << QStringList{"CODE_SANDBOX_PASS_THROUGH_ENV=B", "A=1", "B=2"} << QStringList{"A=1"}
+        << QStringList();
+}
+
+void tst_CommandLine::passThrough()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(QStringList, passed);
+    QFETCH(QStringList, missing);
+
+    const CommandLine cl = parse(arguments, env);
+    QCOMPARE(cl.message, QString());
+    QCOMPARE(assignments(cl.config.passThroughEnv), passed);
+    QCOMPARE(cl.missingPassThrough, missing);
+}
+
+void tst_CommandLine::passThroughNeverReadsTheRealEnvironment()
+{
+    // PATH and HOME are set in this process; only the environment handed in may count.
+    QVERIFY(qEnvironmentVariableIsSet("PATH"));
+    qputenv("CODE_SANDBOX_UNIT_SECRET", "from the real environment");
+    const CommandLine cl = parse({"--pass-through-env", "PATH,CODE_SANDBOX_UNIT_SECRET"},
+                                 {"CODE_SANDBOX_UNIT_SECRET=handed in"});
+    qunsetenv("CODE_SANDBOX_UNIT_SECRET");
+    QCOMPARE(assignments(cl.config.passThroughEnv),
+             QStringList{"CODE_SANDBOX_UNIT_SECRET=handed in"});
+    QCOMPARE(cl.missingPassThrough, QStringList{"PATH"});
+}
+
+void tst_CommandLine::images_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<QStringList>("images"); // language=image, sorted by language
+
+    QTest::newRow("none") << QStringList() << QStringList() << QStringList();
+    QTest::newRow("--python-image") << QStringList{"--python-image", "my/py:3.12"} << QStringList()
+                                    << QStringList{"python=my/py:3.12"};
+    QTest::newRow("--js-image") << QStringList{"--js-image=my/node:22"} << QStringList()
+                                << QStringList{"javascript=my/node:22"};
+    QTest::newRow("both options") << QStringList{"--python-image", "p", "--js-image", "j"}
+                                  << QStringList() << QStringList{"javascript=j", "python=p"};
+    QTest::newRow("CONTAINER_IMAGE and CONTAINER_LANGUAGE")
+        << QStringList() << QStringList{"CONTAINER_IMAGE=corp/py:1", "CONTAINER_LANGUAGE=Python"}
+        << QStringList{"python=corp/py:1"};
+    QTest::newRow("CONTAINER_LANGUAGE as an alias")
+        << QStringList() << QStringList{"CONTAINER_IMAGE=corp/node:1", "CONTAINER_LANGUAGE=js"}
+        << QStringList{"js=corp/node:1"};
+    QTest::newRow("--python-image wins over CONTAINER_IMAGE")
+        << QStringList{"--python-image", "opt/py"}
+        << QStringList{"CONTAINER_IMAGE=env/py", "CONTAINER_LANGUAGE=python"}
+        << QStringList{"python=opt/py"};
+}
+
+void tst_CommandLine::images()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(QStringList, images);
+
+    const CommandLine cl = parse(arguments, env);
+    QCOMPARE(cl.message, QString());
+    QCOMPARE(assignments(cl.images), images);
+}
+
+void tst_CommandLine::engine()
+{
+    QCOMPARE(parse({}).engine, QString());
+    QCOMPARE(parse({"--engine", "unix:///run/podman/podman.sock"}).engine,
+             QStringLiteral("unix:///run/podman/podman.sock"));
+    // The locator reads DOCKER_HOST itself; the command line only carries the option.
+    QCOMPARE(parse({}, {"DOCKER_HOST=unix:///d.sock"}).engine, QString());
+}
+
+void tst_CommandLine::defaults()
+{
+    const CommandLine cl = parse({"--stdio"});
+    const SandboxConfig fresh;
+    QCOMPARE(int(cl.mode), int(Mode::Stdio));
+    QCOMPARE(cl.message, QString());
+    QCOMPARE(cl.config.memoryBytes, fresh.memoryBytes);
+    QCOMPARE(cl.config.cpus, fresh.cpus);
+    QCOMPARE(cl.config.pidsLimit, fresh.pidsLimit);
+    QCOMPARE(cl.config.network, false);
+    QCOMPARE(cl.config.defaultTimeoutSec, 30);
+    QCOMPARE(cl.config.maxTimeoutSec, 300);
+    QVERIFY(cl.config.passThroughEnv.isEmpty());
+    QVERIFY(cl.missingPassThrough.isEmpty());
+    QVERIFY(cl.images.isEmpty());
+}
+
+void tst_CommandLine::parseSize_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qint64>("bytes");
+
+    const qint64 k = 1024;
+    QTest::newRow("0") << "0" << qint64(0);
+    QTest::newRow("bytes") << "1073741824" << qint64(1073741824);
+    QTest::newRow("1b") << "1b" << qint64(1);
+    QTest::newRow("1k") << "1k" << k;
+    QTest::newRow("1K") << "1K" << k;
+    QTest::newRow("1kb") << "1kb" << k;
+    QTest::newRow("1KiB") << "1KiB" << k;
+    QTest::newRow("512m") << "512m" << 512 * k * k;
+    QTest::newRow("256MiB") << "256MiB" << 256 * k * k;
+    QTest::newRow("1g") << "1g" << k * k * k;
+    QTest::newRow("1.5g") << "1.5g" << 3 * k * k * k / 2;
+    QTest::newRow("1 GiB") << "1 GiB" << k * k * k;
+    QTest::newRow("2t") << "2t" << 2 * k * k * k * k;
+    QTest::newRow("spaces around") << "  64m  " << 64 * k * k;
+    QTest::newRow("fraction of a byte dropped") << "1.9" << qint64(1);
+
+    QTest::newRow("empty") << "" << qint64(-1);
+    QTest::newRow("blank") << "   " << qint64(-1);
+    QTest::newRow("unit only") << "m" << qint64(-1);
+    QTest::newRow("negative") << "-1g" << qint64(-1);
+    QTest::newRow("unknown unit") << "1x" << qint64(-1);
+    QTest::newRow("petabytes") << "1p" << qint64(-1);
+    QTest::newRow("two units") << "1mg" << qint64(-1);
+    QTest::newRow("exponent") << "1e3" << qint64(-1);
+    QTest::newRow("hex") << "0x10" << qint64(-1);
+    QTest::newRow("dangling dot") << "1.g" << qint64(-1);
+    QTest::newRow("comma decimal") << "1,5g" << qint64(-1);
+    QTest::newRow("words") << "lots" << qint64(-1);
+    // 10^8 TiB is past qint64: unreadable as a size, not a wrapped-around number.
+    QTest::newRow("beyond qint64") << "100000000t" << qint64(-1);
+}
+
+void tst_CommandLine::parseSize()
+{
+    QFETCH(QString, text);
+    QFETCH(qint64, bytes);
+
+    QCOMPARE(CommandLine::parseSize(text), bytes);
+}
+
+QTEST_GUILESS_MAIN(tst_CommandLine)
+#include "tst_commandline.moc"

@@ -1,0 +1,252 @@
+#include "containerspec.h"
+#include "languageregistry.h"
+#include "sandboxconfig.h"
+
+#include <QCoreApplication>
+#include <QJsonArray>
+#include <QTest>
+
+namespace {
+const QString kImage = QStringLiteral("code-sandbox/python:latest");
+const QString kInstance = QStringLiteral("3d1f0c2a-unit");
+
+QJsonObject build(const SandboxConfig &config, const QString &language = QStringLiteral("python"))
+{
+    static const LanguageRegistry registry = LanguageRegistry::builtIn();
+    const Language *l = registry.find(language);
+    if (!l)
+        qFatal("unknown language in the test itself");
+    return ContainerSpec::build(*l, l->image, config);
+}
+
+SandboxConfig defaultConfig()
+{
+    SandboxConfig c;
+    c.instanceId = kInstance;
+    return c;
+}
+
+// Walks keys given one per element, so keys containing '/' (Tmpfs mounts) need no escaping.
+QJsonValue at(const QJsonObject &root, const QStringList &keys)
+{
+    QJsonValue v = root;
+    for (const QString &k : keys)
+        v = v.toObject().value(k);
+    return v;
+}
+
+QStringList strings(const QJsonValue &array)
+{
+    QStringList out;
+    for (const QJsonValue &v : array.toArray())
+        out.append(v.toString());
+    return out;
+}
+
+const QStringList kBaseEnv = {"HOME=/sandbox", "LANG=C.UTF-8",
+                              "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+const QStringList kPythonEnv = {"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg",
+                                "MPLCONFIGDIR=/tmp/matplotlib"};
+} // namespace
+
+class tst_ContainerSpec : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void hardenedDefaults_data();
+    void hardenedDefaults();
+    void nonRootUser();
+    void command_data();
+    void command();
+    void environment_data();
+    void environment();
+    void network();
+    void limits_data();
+    void limits();
+};
+
+void tst_ContainerSpec::hardenedDefaults_data()
+{
+    QTest::addColumn<QStringList>("keys");
+    QTest::addColumn<QJsonValue>("expected");
+
+    const qint64 mib512 = 512LL * 1024 * 1024;
+    const QString tmpfs = QStringLiteral("rw,nosuid,nodev,size=%1").arg(64LL * 1024 * 1024);
+    QTest::newRow("Image") << QStringList{"Image"} << QJsonValue(kImage);
+    QTest::newRow("NetworkMode") << QStringList{"HostConfig", "NetworkMode"} << QJsonValue("none");
+    QTest::newRow("NetworkDisabled") << QStringList{"NetworkDisabled"} << QJsonValue(true);
+    QTest::newRow("Memory") << QStringList{"HostConfig", "Memory"} << QJsonValue(mib512);
+    QTest::newRow("MemorySwap equals Memory")
+        << QStringList{"HostConfig", "MemorySwap"} << QJsonValue(mib512);
+    QTest::newRow("NanoCpus") << QStringList{"HostConfig", "NanoCpus"}
+                              << QJsonValue(qint64(1000000000));
+    QTest::newRow("PidsLimit") << QStringList{"HostConfig", "PidsLimit"} << QJsonValue(256);
+    QTest::newRow("ReadonlyRootfs")
+        << QStringList{"HostConfig", "ReadonlyRootfs"} << QJsonValue(true);
+    QTest::newRow("Tmpfs /tmp") << QStringList{"HostConfig", "Tmpfs", "/tmp"}
+                                << QJsonValue(tmpfs + ",mode=1777");
+    QTest::newRow("Tmpfs /sandbox") << QStringList{"HostConfig", "Tmpfs", "/sandbox"}
+                                    << QJsonValue(tmpfs + ",uid=1000,gid=1000,mode=0755");
+    QTest::newRow("only two tmpfs mounts")
+        << QStringList{"HostConfig", "Tmpfs"}
+        << QJsonValue(QJsonObject{{"/tmp", tmpfs + ",mode=1777"},
+                                  {"/sandbox", tmpfs + ",uid=1000,gid=1000,mode=0755"}});
+    QTest::newRow("CapDrop") << QStringList{"HostConfig", "CapDrop"}
+                             << QJsonValue(QJsonArray{"ALL"});
+    QTest::newRow("no CapAdd") << QStringList{"HostConfig", "CapAdd"}
+                               << QJsonValue(QJsonValue::Undefined);
+    QTest::newRow("not privileged")
+        << QStringList{"HostConfig", "Privileged"} << QJsonValue(QJsonValue::Undefined);
+    QTest::newRow("no binds") << QStringList{"HostConfig", "Binds"}
+                              << QJsonValue(QJsonValue::Undefined);
+    QTest::newRow("SecurityOpt") << QStringList{"HostConfig", "SecurityOpt"}
+                                 << QJsonValue(QJsonArray{"no-new-privileges"});
+    QTest::newRow("Init") << QStringList{"HostConfig", "Init"} << QJsonValue(true);
+    QTest::newRow("IpcMode") << QStringList{"HostConfig", "IpcMode"} << QJsonValue("private");
+    QTest::newRow("User") << QStringList{"User"} << QJsonValue("1000:1000");
+    QTest::newRow("WorkingDir") << QStringList{"WorkingDir"} << QJsonValue("/sandbox");
+    QTest::newRow("Entrypoint cleared") << QStringList{"Entrypoint"} << QJsonValue(QJsonArray());
+    QTest::newRow("label app") << QStringList{"Labels", "code-sandbox"} << QJsonValue("1");
+    QTest::newRow("label instance")
+        << QStringList{"Labels", "code-sandbox.instance"} << QJsonValue(kInstance);
+    QTest::newRow("label pid") << QStringList{"Labels", "code-sandbox.pid"}
+                               << QJsonValue(QString::number(QCoreApplication::applicationPid()));
+    QTest::newRow("label language")
+        << QStringList{"Labels", "code-sandbox.language"} << QJsonValue("python");
+    QTest::newRow("AttachStdin") << QStringList{"AttachStdin"} << QJsonValue(true);
+    QTest::newRow("AttachStdout") << QStringList{"AttachStdout"} << QJsonValue(true);
+    QTest::newRow("AttachStderr") << QStringList{"AttachStderr"} << QJsonValue(true);
+    QTest::newRow("OpenStdin") << QStringList{"OpenStdin"} << QJsonValue(true);
+    QTest::newRow("StdinOnce") << QStringList{"StdinOnce"} << QJsonValue(true);
+    QTest::newRow("Tty") << QStringList{"Tty"} << QJsonValue(false);
+}
+
+void tst_ContainerSpec::hardenedDefaults()
+{
+    QFETCH(QStringList, keys);
+    QFETCH(QJsonValue, expected);
+
+    QCOMPARE(at(build(defaultConfig()), keys), expected);
+}
+
+void tst_ContainerSpec::nonRootUser()
+{
+    const QStringList ids = build(defaultConfig()).value("User").toString().split(u':');
+    QCOMPARE(ids.size(), 2);
+    for (const QString &id : ids) {
+        bool ok = false;
+        QVERIFY(id.toInt(&ok) > 0);
+        QVERIFY(ok);
+    }
+}
+
+void tst_ContainerSpec::command_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QStringList>("tail"); // after the supervisor and its own name
+
+    QTest::newRow("python") << "python" << QStringList{"main.py", "python3", "-u", "main.py"};
+    QTest::newRow("javascript") << "javascript" << QStringList{"main.js", "node", "main.js"};
+}
+
+void tst_ContainerSpec::command()
+{
+    QFETCH(QString, language);
+    QFETCH(QStringList, tail);
+
+    const QStringList cmd = strings(build(defaultConfig(), language).value("Cmd"));
+    QCOMPARE(cmd, QStringList({"/bin/sh", "-c",
+                               QString::fromLatin1(ContainerSpec::supervisorScript()), "cs-run"}) +
+                      tail);
+}
+
+void tst_ContainerSpec::environment_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QStringList>("passThrough"); // NAME=value
+    QTest::addColumn<QStringList>("env");
+
+    QTest::newRow("python, nothing passed") << "python" << QStringList() << kBaseEnv + kPythonEnv;
+    QTest::newRow("javascript, nothing passed") << "javascript" << QStringList() << kBaseEnv;
+    QTest::newRow("one variable") << "python" << QStringList{"API_KEY=secret"}
+                                  << kBaseEnv + kPythonEnv + QStringList{"API_KEY=secret"};
+    QTest::newRow("values kept verbatim")
+        << "javascript" << QStringList{"DSN=postgres://u:p@h/db?x=1", "EMPTY=", "SPACED=a b"}
+        << kBaseEnv + QStringList{"DSN=postgres://u:p@h/db?x=1", "EMPTY=", "SPACED=a b"};
+}
+
+void tst_ContainerSpec::environment()
+{
+    QFETCH(QString, language);
+    QFETCH(QStringList, passThrough);
+    QFETCH(QStringList, env);
+
+    // Set in this process to prove the host environment is not copied in.
+    qputenv("CODE_SANDBOX_UNIT_HOST_ONLY", "must-not-leak");
+    SandboxConfig config = defaultConfig();
+    for (const QString &a : passThrough) {
+        const qsizetype eq = a.indexOf(u'=');
+        config.passThroughEnv.append({a.left(eq), a.mid(eq + 1)});
+    }
+    const QStringList actual = strings(build(config, language).value("Env"));
+    qunsetenv("CODE_SANDBOX_UNIT_HOST_ONLY");
+    QCOMPARE(actual, env);
+}
+
+void tst_ContainerSpec::network()
+{
+    SandboxConfig config = defaultConfig();
+    config.network = true;
+    const QJsonObject spec = build(config);
+    QCOMPARE(at(spec, {"HostConfig", "NetworkMode"}), QJsonValue("bridge"));
+    QCOMPARE(spec.value("NetworkDisabled"), QJsonValue(false));
+    // Everything else stays hardened.
+    QCOMPARE(at(spec, {"HostConfig", "CapDrop"}), QJsonValue(QJsonArray{"ALL"}));
+    QCOMPARE(at(spec, {"HostConfig", "ReadonlyRootfs"}), QJsonValue(true));
+}
+
+void tst_ContainerSpec::limits_data()
+{
+    QTest::addColumn<qint64>("memory");
+    QTest::addColumn<double>("cpus");
+    QTest::addColumn<int>("pids");
+    QTest::addColumn<qint64>("tmpfs");
+    QTest::addColumn<qint64>("nanoCpus");
+
+    const qint64 mib = 1024 * 1024;
+    QTest::newRow("1 GiB") << 1024 * mib << 1.0 << 256 << 64 * mib << qint64(1000000000);
+    QTest::newRow("half a CPU") << 512 * mib << 0.5 << 256 << 64 * mib << qint64(500000000);
+    QTest::newRow("two CPUs") << 512 * mib << 2.0 << 256 << 64 * mib << qint64(2000000000);
+    QTest::newRow("smallest CPU share") << 512 * mib << 0.01 << 256 << 64 * mib << qint64(10000000);
+    // 2.01 is not exact in binary; truncating 2.01 * 1e9 would give 2009999999.
+    QTest::newRow("2.01 CPUs") << 512 * mib << 2.01 << 256 << 64 * mib << qint64(2010000000);
+    QTest::newRow("fewer processes, smaller tmpfs")
+        << 256 * mib << 1.0 << 32 << 8 * mib << qint64(1000000000);
+}
+
+void tst_ContainerSpec::limits()
+{
+    QFETCH(qint64, memory);
+    QFETCH(double, cpus);
+    QFETCH(int, pids);
+    QFETCH(qint64, tmpfs);
+    QFETCH(qint64, nanoCpus);
+
+    SandboxConfig config = defaultConfig();
+    config.memoryBytes = memory;
+    config.cpus = cpus;
+    config.pidsLimit = pids;
+    config.tmpfsBytes = tmpfs;
+    const QJsonObject host = build(config).value("HostConfig").toObject();
+    QCOMPARE(host.value("Memory").toInteger(), memory);
+    QCOMPARE(host.value("MemorySwap").toInteger(), memory);
+    QCOMPARE(host.value("NanoCpus").toInteger(), nanoCpus);
+    QCOMPARE(host.value("PidsLimit").toInteger(), qint64(pids));
+    const QString size = QStringLiteral("size=%1,").arg(tmpfs);
+    QVERIFY(at(host, {"Tmpfs", "/tmp"}).toString().contains(size));
+    QVERIFY(at(host, {"Tmpfs", "/sandbox"}).toString().contains(size));
+}
+
+QTEST_GUILESS_MAIN(tst_ContainerSpec)
+#include "tst_containerspec.moc"

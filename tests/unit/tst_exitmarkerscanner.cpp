@@ -1,0 +1,186 @@
+#include "exitmarkerscanner.h"
+
+#include <QTest>
+
+namespace {
+// Shaped like the real ones: 128 random bits in hex.
+const QByteArray kNonce = "3f9a1c0b7e2d4a6f8b1c2d3e4f5a6b7c";
+
+struct Scanned
+{
+    QByteArray output;
+    bool found = false;
+    int status = -1;
+};
+
+// Feeds `pieces` through a fresh scanner and flushes it at the end of the stream.
+Scanned scan(const QByteArrayList &pieces)
+{
+    ExitMarkerScanner scanner(kNonce);
+    Scanned s;
+    for (const QByteArray &piece : pieces)
+        s.output += scanner.feed(piece);
+    s.output += scanner.flush();
+    s.found = scanner.found();
+    s.status = scanner.status();
+    return s;
+}
+} // namespace
+
+class tst_ExitMarkerScanner : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void streams_data();
+    void wholeStream_data() { streams_data(); }
+    void wholeStream();
+    void splitAtEveryOffset_data() { streams_data(); }
+    void splitAtEveryOffset();
+    void byteByByte_data() { streams_data(); }
+    void byteByByte();
+
+    void statusSplitAcrossFeeds();
+    void outputPassedOnOnceItCannotBeTheNonce();
+    void nothingAfterTheMarker();
+    void flushWithoutMarker();
+};
+
+void tst_ExitMarkerScanner::streams_data()
+{
+    QTest::addColumn<QByteArray>("stream");
+    QTest::addColumn<QByteArray>("output");
+    QTest::addColumn<bool>("found");
+    QTest::addColumn<int>("status");
+
+    const QByteArray &n = kNonce;
+    QTest::newRow("status 0 after output") << "hello\n" + n + " 0\n"
+                                           << QByteArray("hello\n") << true << 0;
+    QTest::newRow("output without trailing newline") << "hello" + n + " 3\n"
+                                                     << QByteArray("hello") << true << 3;
+    QTest::newRow("no output") << n + " 0\n" << QByteArray() << true << 0;
+    QTest::newRow("status 1") << "Traceback\n" + n + " 1\n"
+                              << QByteArray("Traceback\n") << true << 1;
+    QTest::newRow("status 137") << n + " 137\n" << QByteArray() << true << 137;
+    QTest::newRow("status 255") << n + " 255\n" << QByteArray() << true << 255;
+    QTest::newRow("negative status") << n + " -7\n" << QByteArray() << true << -7;
+    QTest::newRow("largest int status") << n + " 2147483647\n"
+                                        << QByteArray() << true << 2147483647;
+    QTest::newRow("status beyond int") << n + " 99999999999\n" << QByteArray() << true << -1;
+    QTest::newRow("status not a number") << n + " abc\n" << QByteArray() << true << -1;
+    QTest::newRow("empty status") << n + "\n" << QByteArray() << true << -1;
+    QTest::newRow("status with cr") << n + " 4\r\n" << QByteArray() << true << 4;
+    QTest::newRow("data after the marker dropped") << "out\n" + n + " 0\nlate output\n"
+                                                   << QByteArray("out\n") << true << 0;
+    QTest::newRow("second marker ignored") << "a" + n + " 1\n" + n + " 2\n"
+                                           << QByteArray("a") << true << 1;
+    QTest::newRow("nonce prefix in output passed through")
+        << "id " + n.left(12) + " is not it\n" + n + " 0\n"
+        << "id " + n.left(12) + " is not it\n"
+        << true << 0;
+    QTest::newRow("nonce minus its last byte in output") << n.chopped(1) + "!\n" + n + " 5\n"
+                                                         << n.chopped(1) + "!\n"
+                                                         << true << 5;
+    QTest::newRow("nonce prefix right before the nonce") << n.left(20) + n + " 6\n"
+                                                         << n.left(20) << true << 6;
+    QTest::newRow("binary output") << QByteArray("\0\xff\n", 3) + n + " 0\n"
+                                   << QByteArray("\0\xff\n", 3) << true << 0;
+    QTest::newRow("no marker") << QByteArray("just output\n") << QByteArray("just output\n")
+                               << false << -1;
+    QTest::newRow("no marker, ends in a nonce prefix")
+        << "abc " + n.left(10) << "abc " + n.left(10) << false << -1;
+    QTest::newRow("nonce without its status line")
+        << "x" + n + " 0" << QByteArray("x") << false << -1;
+    QTest::newRow("empty stream") << QByteArray() << QByteArray() << false << -1;
+}
+
+void tst_ExitMarkerScanner::wholeStream()
+{
+    QFETCH(QByteArray, stream);
+    QFETCH(QByteArray, output);
+    QFETCH(bool, found);
+    QFETCH(int, status);
+
+    const Scanned s = scan({stream});
+    QCOMPARE(s.output, output);
+    QCOMPARE(s.found, found);
+    QCOMPARE(s.status, status);
+}
+
+void tst_ExitMarkerScanner::splitAtEveryOffset()
+{
+    QFETCH(QByteArray, stream);
+    QFETCH(QByteArray, output);
+    QFETCH(bool, found);
+    QFETCH(int, status);
+
+    for (qsizetype at = 0; at <= stream.size(); ++at) {
+        const QString where = QStringLiteral("split at %1").arg(at);
+        const Scanned s = scan({stream.left(at), stream.mid(at)});
+        QVERIFY2(s.output == output, qPrintable(where));
+        QVERIFY2(s.found == found, qPrintable(where));
+        QVERIFY2(s.status == status, qPrintable(where));
+    }
+}
+
+void tst_ExitMarkerScanner::byteByByte()
+{
+    QFETCH(QByteArray, stream);
+    QFETCH(QByteArray, output);
+    QFETCH(bool, found);
+    QFETCH(int, status);
+
+    QByteArrayList pieces;
+    for (char c : stream)
+        pieces.append(QByteArray(1, c));
+    const Scanned s = scan(pieces);
+    QCOMPARE(s.output, output);
+    QCOMPARE(s.found, found);
+    QCOMPARE(s.status, status);
+}
+
+void tst_ExitMarkerScanner::statusSplitAcrossFeeds()
+{
+    ExitMarkerScanner scanner(kNonce);
+    QCOMPARE(scanner.feed("out" + kNonce + " 4"), QByteArray("out"));
+    QVERIFY(!scanner.found());
+    QCOMPARE(scanner.feed("2"), QByteArray());
+    QVERIFY(!scanner.found());
+    QCOMPARE(scanner.feed("\n"), QByteArray());
+    QVERIFY(scanner.found());
+    QCOMPARE(scanner.status(), 42);
+}
+
+void tst_ExitMarkerScanner::outputPassedOnOnceItCannotBeTheNonce()
+{
+    // Held back only while it could still grow into the nonce, so output is not delayed.
+    ExitMarkerScanner scanner(kNonce);
+    QCOMPARE(scanner.feed("progress 10%\n"), QByteArray("progress 10%\n"));
+    QCOMPARE(scanner.feed("x" + kNonce.left(10)), QByteArray("x"));
+    QCOMPARE(scanner.feed(kNonce.mid(10, 5)), QByteArray());
+    QCOMPARE(scanner.feed("?"), kNonce.left(15) + "?");
+    QVERIFY(!scanner.found());
+}
+
+void tst_ExitMarkerScanner::nothingAfterTheMarker()
+{
+    ExitMarkerScanner scanner(kNonce);
+    QCOMPARE(scanner.feed("done\n" + kNonce + " 0\n"), QByteArray("done\n"));
+    QVERIFY(scanner.found());
+    QCOMPARE(scanner.feed("faked " + kNonce + " 1\n"), QByteArray());
+    QCOMPARE(scanner.flush(), QByteArray());
+    QCOMPARE(scanner.status(), 0);
+}
+
+void tst_ExitMarkerScanner::flushWithoutMarker()
+{
+    ExitMarkerScanner scanner(kNonce);
+    QCOMPARE(scanner.feed("killed mid-line " + kNonce.left(3)), QByteArray("killed mid-line "));
+    QCOMPARE(scanner.flush(), kNonce.left(3));
+    QCOMPARE(scanner.flush(), QByteArray());
+    QVERIFY(!scanner.found());
+    QCOMPARE(scanner.status(), -1);
+}
+
+QTEST_GUILESS_MAIN(tst_ExitMarkerScanner)
+#include "tst_exitmarkerscanner.moc"
