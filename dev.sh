@@ -39,7 +39,8 @@ install_packages() {
 }
 
 engine_answers() {
-    local sock=${DOCKER_HOST#unix://}
+    local sock=${DOCKER_HOST:-}
+    sock=${sock#unix://}
     [ -n "${DOCKER_HOST:-}" ] || sock=$SOCKET
     curl -sf --max-time 3 --unix-socket "$sock" http://engine/_ping >/dev/null 2>&1
 }
