@@ -88,6 +88,7 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
     });
     // Warm the pool at once (this also finds the engine, so a problem shows in the log before
     // the first call); without a pool, just look for the engine.
+    sandbox.reapOrphans();
     if (config.poolSize > 0) {
         sandbox.warmUp();
     } else {

@@ -6,12 +6,20 @@
 
 #include <QCoreApplication>
 #include <QJsonArray>
+#include <QSysInfo>
 
 const char *ContainerSpec::supervisorScript()
 {
     // containers/cs-run, compiled in: the images carry the same file for manual use, but passing
     // it inline keeps any image with a POSIX shell usable (CONTAINER_IMAGE, --python-image).
     return kSupervisorScript;
+}
+
+QString ContainerSpec::hostId()
+{
+    static const QString id = QString::fromLatin1(QSysInfo::machineUniqueId().toHex().left(16)) +
+                              u'-' + QSysInfo::machineHostName();
+    return id;
 }
 
 QJsonObject ContainerSpec::build(const Language &language, const QString &image,
@@ -59,6 +67,7 @@ QJsonObject ContainerSpec::build(const Language &language, const QString &image,
         {QString::fromLatin1(kLabelApp), QStringLiteral("1")},
         {QString::fromLatin1(kLabelOwner), config.instanceId},
         {QString::fromLatin1(kLabelPid), QString::number(QCoreApplication::applicationPid())},
+        {QString::fromLatin1(kLabelHost), hostId()},
         {QStringLiteral("code-sandbox.language"), language.name},
     };
 

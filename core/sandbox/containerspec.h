@@ -14,6 +14,10 @@ public:
     static constexpr const char *kWorkdir = "/sandbox";
     static constexpr const char *kLabelOwner = "code-sandbox.instance";
     static constexpr const char *kLabelPid = "code-sandbox.pid";
+    static constexpr const char *kLabelHost = "code-sandbox.host";
+    // Identifies this machine in labels, so a reaper never touches another host's containers
+    // on a shared engine.
+    static QString hostId();
     static constexpr const char *kLabelApp = "code-sandbox";
 
     // The supervisor reads "<nonce> <size>\n" and then exactly <size> bytes of program from stdin,

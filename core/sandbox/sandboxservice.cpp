@@ -3,11 +3,17 @@
 #include "containerpool.h"
 #include "containerspec.h"
 #include "engineclient.h"
+#include "enginereply.h"
 #include "execution.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QTimer>
+#include <QUrl>
+#include <cerrno>
+#include <csignal>
 #include <thread>
 
 namespace {
@@ -129,6 +135,47 @@ SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const Q
     return container;
 }
 
+void SandboxService::reapOrphans()
+{
+    const QJsonObject filters{
+        {QStringLiteral("label"), QJsonArray{QString::fromLatin1(ContainerSpec::kLabelHost) + u'=' +
+                                             ContainerSpec::hostId()}}};
+    EngineReply *list = m_engine->get("/containers/json?all=1&filters=" +
+                                      QUrl::toPercentEncoding(QString::fromUtf8(
+                                          QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+    connect(list, &EngineReply::finished, this, [this, list] {
+        list->deleteLater();
+        int reaped = 0;
+        for (const QJsonValue &v : QJsonDocument::fromJson(list->body()).array()) {
+            const QJsonObject c = v.toObject();
+            const QJsonObject labels = c.value(u"Labels").toObject();
+            if (labels.value(QLatin1String(ContainerSpec::kLabelOwner)).toString() ==
+                m_config.instanceId)
+                continue;
+            bool ok = false;
+            const qint64 pid =
+                labels.value(QLatin1String(ContainerSpec::kLabelPid)).toString().toLongLong(&ok);
+            // Alive (or not ours to judge): leave it. kill(pid, 0) fails with ESRCH only when
+            // no such process exists.
+            if (!ok || pid <= 0 || ::kill(pid_t(pid), 0) == 0 || errno != ESRCH)
+                continue;
+            ++reaped;
+            EngineReply *del = m_engine->del(
+                "/containers/" + EngineClient::encode(c.value(u"Id").toString()) + "?force=1&v=1");
+            ++m_pendingReaps; // shutdown waits for these too
+            connect(del, &EngineReply::finished, this, [this, del] {
+                del->deleteLater();
+                --m_pendingReaps;
+                checkShutdownDone();
+            });
+        }
+        if (reaped > 0)
+            qCInfo(lcSandbox) << "removed" << reaped
+                              << "container(s) left behind by instances that no longer run";
+        Q_EMIT orphansReaped(reaped);
+    });
+}
+
 void SandboxService::warmUp()
 {
     if (!m_pool || m_shuttingDown)
@@ -204,7 +251,7 @@ void SandboxService::shutdown(int graceMs)
 
 void SandboxService::checkShutdownDone()
 {
-    if (m_shuttingDown && !m_shutdownSignalled && m_containers.isEmpty()) {
+    if (m_shuttingDown && !m_shutdownSignalled && m_containers.isEmpty() && m_pendingReaps == 0) {
         m_shutdownSignalled = true;
         QMetaObject::invokeMethod(this, &SandboxService::shutdownFinished, Qt::QueuedConnection);
     }

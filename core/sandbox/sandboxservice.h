@@ -36,6 +36,9 @@ public:
 
     // Starts filling the warm pool of every language (no-op with a pool size of 0).
     void warmUp();
+    // Removes containers left by instances on this machine that no longer run (killed with
+    // SIGKILL, crashed). Emits orphansReaped(count) when done.
+    void reapOrphans();
 
     int activeContainers() const { return int(m_containers.size()); }
     int runningExecutions() const { return m_running; }
@@ -49,6 +52,7 @@ public:
 Q_SIGNALS:
     void executionStarted(Execution *execution);
     void shutdownFinished();
+    void orphansReaped(int count);
 
 private:
     struct Queued
@@ -72,6 +76,7 @@ private:
     QQueue<Queued> m_queue;
     ContainerPool *m_pool = nullptr;
     int m_running = 0;
+    int m_pendingReaps = 0;
     int m_maxConcurrent = 4;
     QHash<QString, QString> m_versions;
     bool m_shuttingDown = false;

@@ -59,4 +59,37 @@ test('SIGTERM during a run stops the server within 10 s and removes the containe
         assert.deepEqual(left, [], `containers left after SIGTERM: ${left.join(' ')}`);
     });
 
+test('after kill -9 mid-run, the next server start removes what the dead one left',
+    { timeout: 90_000 }, async () => {
+        assert.deepEqual(await sandboxContainers(), [], 'precondition: no sandbox container');
+        const victim = spawnRaw();
+        started.push(victim);
+        await rawInitialize(victim);
+        victim.send({
+            jsonrpc: '2.0', id: 2, method: 'tools/call',
+            params: { name: 'run_python_code', arguments: { code: 'import time\ntime.sleep(60)' } },
+        });
+        const orphans = await waitForSomeContainer(15_000);
+        assert.notDeepEqual(orphans, [], `no sandbox container appeared; stderr:\n${victim.stderr()}`);
+        victim.child.kill('SIGKILL');
+        const exit = await victim.exited;
+        assert.equal(exit.signal, 'SIGKILL');
+        // Nothing can clean up after SIGKILL: the containers are still there…
+        const stillThere = await sandboxContainers();
+        assert.ok(orphans.every((id) => stillThere.includes(id)),
+            `expected the orphans to survive SIGKILL: ${orphans} vs ${stillThere}`);
+
+        // …until the next instance starts and reaps them (without a pool, so that any container
+        // seen afterwards would be a leftover).
+        const next = spawnRaw({ args: ['--stdio', '--pool', '0'] });
+        started.push(next);
+        await rawInitialize(next);
+        const left = await waitForNoContainers(15_000);
+        assert.deepEqual(left, [], `orphans not reaped; stderr:\n${next.stderr()}`);
+        assert.match(next.stderr(), /removed \d+ container\(s\) left behind/);
+        next.child.stdin.end();
+        const done = await next.exited;
+        assert.equal(done.code, 0, next.stderr());
+    });
+
 testNoContainersLeft();

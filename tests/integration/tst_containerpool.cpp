@@ -8,6 +8,7 @@
 #include "enginereply.h"
 #include "execution.h"
 #include "executionrequest.h"
+#include "leftoversweeper.h"
 #include "sandboxservice.h"
 
 #include <QJsonArray>
@@ -25,6 +26,7 @@ private:
     {
         SandboxConfig c;
         c.instanceId = QStringLiteral("test-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+        m_instances.append(c.instanceId);
         c.poolSize = poolSize;
         c.maxConcurrent = maxConcurrent;
         return c;
@@ -47,19 +49,7 @@ private:
 
     QStringList engineContainers(EngineClient &engine, const QString &instance)
     {
-        const QJsonObject filters{
-            {QStringLiteral("label"),
-             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
-        EngineReply *r = engine.get("/containers/json?all=1&filters=" +
-                                    QUrl::toPercentEncoding(QString::fromUtf8(
-                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
-        QSignalSpy spy(r, &EngineReply::finished);
-        QStringList ids;
-        if (!spy.wait(10000) || !r->ok())
-            return {QStringLiteral("<engine query failed>")};
-        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
-            ids.append(v.toObject().value(u"Id").toString());
-        return ids;
+        return LeftoverSweeper::containersOf(engine, instance);
     }
 
     void shutDownClean(SandboxService &service, EngineClient &engine)
@@ -72,8 +62,17 @@ private:
     }
 
     QString m_socket;
+    QStringList m_instances;
 
 private Q_SLOTS:
+    void cleanup()
+    {
+        if (QTest::currentTestFailed())
+            for (const QString &instance : std::as_const(m_instances))
+                LeftoverSweeper::sweep(m_socket, instance);
+        m_instances.clear();
+    }
+
     void initTestCase()
     {
         qRegisterMetaType<ExecutionResult>();

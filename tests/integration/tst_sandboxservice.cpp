@@ -6,6 +6,7 @@
 #include "enginereply.h"
 #include "execution.h"
 #include "executionrequest.h"
+#include "leftoversweeper.h"
 #include "sandboxservice.h"
 #include "tararchive.h"
 
@@ -24,6 +25,7 @@ private:
     {
         SandboxConfig c;
         c.instanceId = QStringLiteral("test-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+        m_instances.append(c.instanceId);
         c.passThroughEnv = {{QStringLiteral("CS_TEST_PASSED"), QStringLiteral("passed-value")}};
         c.outputCapBytes = 64 * 1024;
         return c;
@@ -42,16 +44,7 @@ private:
     // Containers of this test's instance that still exist in the engine.
     int leftovers(EngineClient &engine, const QString &instance)
     {
-        const QJsonObject filters{
-            {QStringLiteral("label"),
-             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
-        EngineReply *r = engine.get("/containers/json?all=1&filters=" +
-                                    QUrl::toPercentEncoding(QString::fromUtf8(
-                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
-        QSignalSpy spy(r, &EngineReply::finished);
-        if (!spy.wait(10000) || !r->ok())
-            return -1;
-        return int(QJsonDocument::fromJson(r->body()).array().size());
+        return int(LeftoverSweeper::containersOf(engine, instance).size());
     }
 
     // Every container of the service is confirmed removed, and the engine agrees.
@@ -62,8 +55,17 @@ private:
     }
 
     QString m_socket;
+    QStringList m_instances;
 
 private Q_SLOTS:
+    void cleanup()
+    {
+        if (QTest::currentTestFailed())
+            for (const QString &instance : std::as_const(m_instances))
+                LeftoverSweeper::sweep(m_socket, instance);
+        m_instances.clear();
+    }
+
     void initTestCase()
     {
         qRegisterMetaType<ExecutionResult>();

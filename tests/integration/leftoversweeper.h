@@ -1,0 +1,44 @@
+#pragma once
+
+#include "engineclient.h"
+#include "enginereply.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QStringList>
+#include <QUrl>
+
+// After a failed test the service may not have removed its containers (the test returned early);
+// this removes whatever carries the test's instance label so one failure does not cascade into
+// the next tests, which check that nothing is left.
+class LeftoverSweeper
+{
+public:
+    static QStringList containersOf(EngineClient &engine, const QString &instance)
+    {
+        const QJsonObject filters{
+            {QStringLiteral("label"),
+             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
+        EngineReply *r = engine.get("/containers/json?all=1&filters=" +
+                                    QUrl::toPercentEncoding(QString::fromUtf8(
+                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return {QStringLiteral("<engine query failed>")};
+        QStringList ids;
+        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
+            ids.append(v.toObject().value(u"Id").toString());
+        return ids;
+    }
+
+    static void sweep(const QString &socket, const QString &instance)
+    {
+        EngineClient engine(socket);
+        for (const QString &id : containersOf(engine, instance)) {
+            EngineReply *r = engine.del("/containers/" + id.toLatin1() + "?force=1");
+            QSignalSpy spy(r, &EngineReply::finished);
+            spy.wait(10000);
+        }
+    }
+};
