@@ -41,11 +41,38 @@ QString McpSession::idKey(const QJsonValue &id)
                          : QStringLiteral("n:") + QString::number(id.toDouble(), 'g', 17);
 }
 
-void McpSession::send(const QJsonObject &message)
+void McpSession::send(const QJsonObject &message, const QJsonValue &relatedId)
 {
     // Still sent after the client closed its input: its output side may be open and waiting.
-    if (m_transport)
+    if (!m_transport)
+        return;
+    if (relatedId.isUndefined())
         m_transport->send(message);
+    else
+        m_transport->sendRelated(message, relatedId);
+}
+
+void McpSession::request(const QString &method, const QJsonObject &params,
+                         const QJsonValue &relatedId,
+                         const std::function<void(const QJsonObject &, const QJsonObject &)> &done)
+{
+    const QString id = QStringLiteral("srv-%1").arg(m_nextRequestId++);
+    m_outgoing.insert(idKey(id), done);
+    send(JsonRpcMessage::makeRequest(id, method, params), relatedId);
+}
+
+void McpSession::handleResponse(const JsonRpcMessage &m)
+{
+    const auto done = m_outgoing.take(idKey(m.id));
+    if (done)
+        done(m.result.toObject(), m.error);
+}
+
+void McpSession::resourceUpdated(const QString &uri)
+{
+    if (m_subscriptions.contains(uri))
+        send(JsonRpcMessage::makeNotification(QStringLiteral("notifications/resources/updated"),
+                                              QJsonObject{{QStringLiteral("uri"), uri}}));
 }
 
 void McpSession::replyError(const QJsonValue &id, int code, const QString &message)
@@ -55,13 +82,20 @@ void McpSession::replyError(const QJsonValue &id, int code, const QString &messa
 
 void McpSession::log(const QString &level, const QString &logger, const QJsonValue &data)
 {
+    logRelated(level, logger, data, QJsonValue::Undefined);
+}
+
+void McpSession::logRelated(const QString &level, const QString &logger, const QJsonValue &data,
+                            const QJsonValue &relatedId)
+{
     const int rank = levelRank(level);
     if (rank < 0 || rank < m_logThreshold)
         return;
     QJsonObject params{{QStringLiteral("level"), level}, {QStringLiteral("data"), data}};
     if (!logger.isEmpty())
         params.insert(QStringLiteral("logger"), logger);
-    send(JsonRpcMessage::makeNotification(QStringLiteral("notifications/message"), params));
+    send(JsonRpcMessage::makeNotification(QStringLiteral("notifications/message"), params),
+         relatedId);
 }
 
 void McpSession::handle(const QByteArray &bytes)
@@ -79,7 +113,8 @@ void McpSession::handle(const QByteArray &bytes)
         handleNotification(m);
         return;
     case JsonRpcMessage::Type::Response:
-        return; // we send no requests yet, so there is nothing to match
+        handleResponse(m);
+        return;
     }
 }
 
@@ -90,6 +125,7 @@ void McpSession::handleRequest(const JsonRpcMessage &m)
         const QString requested = params.value(u"protocolVersion").toString();
         m_protocolVersion = ProtocolVersion::negotiate(requested);
         m_clientInfo = params.value(u"clientInfo").toObject();
+        m_clientCapabilities = params.value(u"capabilities").toObject();
         m_initialized = true;
         qCInfo(lcMcp).noquote() << "client" << m_clientInfo.value(u"name").toString()
                                 << m_clientInfo.value(u"version").toString() << "speaks"
@@ -130,23 +166,79 @@ void McpSession::handleRequest(const JsonRpcMessage &m)
             list.append(r.toJson());
         send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("resources"), list}}));
     } else if (m.method == u"resources/templates/list") {
-        send(JsonRpcMessage::makeResult(
-            m.id, QJsonObject{{QStringLiteral("resourceTemplates"), QJsonArray()}}));
+        QJsonArray list;
+        for (const ResourceTemplateDefinition &t : m_server->resources().templates())
+            list.append(t.toJson());
+        send(JsonRpcMessage::makeResult(m.id,
+                                        QJsonObject{{QStringLiteral("resourceTemplates"), list}}));
     } else if (m.method == u"resources/read") {
-        const QString uri = params.value(u"uri").toString();
         if (!params.value(u"uri").isString()) {
             replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("uri must be a string"));
             return;
         }
-        const ResourceDefinition *r = m_server->resources().find(uri);
-        if (!r) {
+        const QString uri = params.value(u"uri").toString();
+        const QJsonObject contents = m_server->resources().read(uri);
+        if (contents.isEmpty()) {
             send(JsonRpcMessage::makeError(m.id, JsonRpcMessage::ResourceNotFound,
                                            QStringLiteral("Resource not found"),
                                            QJsonObject{{QStringLiteral("uri"), uri}}));
             return;
         }
         send(JsonRpcMessage::makeResult(
-            m.id, QJsonObject{{QStringLiteral("contents"), QJsonArray{r->contents()}}}));
+            m.id, QJsonObject{{QStringLiteral("contents"), QJsonArray{contents}}}));
+    } else if (m.method == u"resources/subscribe" || m.method == u"resources/unsubscribe") {
+        if (!m_server->resourceSubscriptions()) {
+            replyError(m.id, JsonRpcMessage::MethodNotFound,
+                       QStringLiteral("Method not found: %1").arg(m.method));
+            return;
+        }
+        if (!params.value(u"uri").isString()) {
+            replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("uri must be a string"));
+            return;
+        }
+        if (m.method == u"resources/subscribe")
+            m_subscriptions.insert(params.value(u"uri").toString());
+        else
+            m_subscriptions.remove(params.value(u"uri").toString());
+        send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
+    } else if (m.method == u"prompts/list" && !m_server->prompts().all().isEmpty()) {
+        QJsonArray list;
+        for (const PromptDefinition &p : m_server->prompts().all())
+            list.append(p.toJson());
+        send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("prompts"), list}}));
+    } else if (m.method == u"prompts/get" && !m_server->prompts().all().isEmpty()) {
+        const QString name = params.value(u"name").toString();
+        const PromptDefinition *prompt = m_server->prompts().find(name);
+        if (!prompt) {
+            replyError(m.id, JsonRpcMessage::InvalidParams,
+                       QStringLiteral("Unknown prompt: %1").arg(name));
+            return;
+        }
+        const QJsonObject args = params.value(u"arguments").toObject();
+        const QString missing = prompt->missingArgument(args);
+        if (!missing.isEmpty()) {
+            replyError(m.id, JsonRpcMessage::InvalidParams, missing);
+            return;
+        }
+        send(JsonRpcMessage::makeResult(m.id, prompt->get(args)));
+    } else if (m.method == u"completion/complete" && m_server->completionHandler()) {
+        const QJsonObject ref = params.value(u"ref").toObject();
+        const QJsonObject argument = params.value(u"argument").toObject();
+        if (!ref.value(u"type").isString() || !argument.value(u"name").isString()) {
+            replyError(m.id, JsonRpcMessage::InvalidParams,
+                       QStringLiteral("ref.type and argument.name are required"));
+            return;
+        }
+        QStringList values =
+            m_server->completionHandler()(ref, argument, params.value(u"context").toObject());
+        const qsizetype total = values.size();
+        values = values.mid(0, 100); // the spec caps one answer at 100 values
+        send(JsonRpcMessage::makeResult(
+            m.id,
+            QJsonObject{{QStringLiteral("completion"),
+                         QJsonObject{{QStringLiteral("values"), QJsonArray::fromStringList(values)},
+                                     {QStringLiteral("total"), total},
+                                     {QStringLiteral("hasMore"), total > values.size()}}}}));
     } else if (m.method == u"logging/setLevel") {
         const int rank = levelRank(params.value(u"level").toString());
         if (rank < 0) {
@@ -195,14 +287,21 @@ void McpSession::callTool(const JsonRpcMessage &m)
     auto *call = new ToolCall(name, args.toObject(), token, this);
     m_calls.insert(key, call);
     const QJsonValue id = m.id;
-    connect(call, &ToolCall::progressReady, this, [this](const QJsonObject &p) {
-        send(JsonRpcMessage::makeNotification(QStringLiteral("notifications/progress"), p));
+    connect(call, &ToolCall::progressReady, this, [this, id](const QJsonObject &p) {
+        send(JsonRpcMessage::makeNotification(QStringLiteral("notifications/progress"), p), id);
     });
-    connect(call, &ToolCall::logReady, this, &McpSession::log);
+    connect(call, &ToolCall::logReady, this,
+            [this, id](const QString &level, const QString &logger, const QJsonValue &data) {
+                logRelated(level, logger, data, id);
+            });
+    call->setClientCapabilities(m_clientCapabilities);
+    call->setRequester(
+        [this, id](const QString &method, const QJsonObject &p,
+                   const ToolCall::ResponseHandler &done) { request(method, p, id, done); });
     connect(call, &ToolCall::finished, this, [this, id, key, call](const QJsonObject &result) {
         m_calls.remove(key);
         call->deleteLater();
-        send(JsonRpcMessage::makeResult(id, result));
+        send(JsonRpcMessage::makeResult(id, result), id);
         Q_EMIT callFinished();
     });
     connect(call, &ToolCall::cancelRequested, this, [this, key, call] {
@@ -231,7 +330,16 @@ void McpSession::onTransportClosed()
     if (m_closed)
         return;
     m_closed = true;
+    failOutgoing();
     Q_EMIT closed();
+}
+
+void McpSession::failOutgoing()
+{
+    const auto pending = std::exchange(m_outgoing, {});
+    for (const auto &done : pending)
+        done({}, QJsonObject{{QStringLiteral("code"), -32603},
+                             {QStringLiteral("message"), QStringLiteral("the client went away")}});
 }
 
 void McpSession::cancelAll()

@@ -6,6 +6,8 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
+#include <QSet>
+#include <functional>
 
 class McpServer;
 class McpTransport;
@@ -27,6 +29,13 @@ public:
     bool isClosed() const { return m_closed; }
 
     void handle(const QByteArray &bytes);
+    QJsonObject clientCapabilities() const { return m_clientCapabilities; }
+    // Sends a request to the client; `done` gets the result or the error object. Unanswered
+    // requests fail when the session closes.
+    void request(const QString &method, const QJsonObject &params, const QJsonValue &relatedId,
+                 const std::function<void(const QJsonObject &, const QJsonObject &)> &done);
+    // notifications/resources/updated, if this client subscribed to the URI.
+    void resourceUpdated(const QString &uri);
     // notifications/message, if the client's level lets it through.
     void log(const QString &level, const QString &logger, const QJsonValue &data);
     static int levelRank(const QString &level); // -1 for an unknown level
@@ -44,9 +53,13 @@ private:
     void handleRequest(const JsonRpcMessage &m);
     void handleNotification(const JsonRpcMessage &m);
     void callTool(const JsonRpcMessage &m);
-    void send(const QJsonObject &message);
+    void send(const QJsonObject &message, const QJsonValue &relatedId = QJsonValue::Undefined);
+    void handleResponse(const JsonRpcMessage &m);
+    void logRelated(const QString &level, const QString &logger, const QJsonValue &data,
+                    const QJsonValue &relatedId);
     void replyError(const QJsonValue &id, int code, const QString &message);
     void onTransportClosed();
+    void failOutgoing();
     static QString idKey(const QJsonValue &id);
 
     McpServer *m_server;
@@ -56,5 +69,9 @@ private:
     QJsonObject m_clientInfo;
     int m_logThreshold = 99; // nothing until logging/setLevel
     QHash<QString, ToolCall *> m_calls;
+    QJsonObject m_clientCapabilities;
+    QSet<QString> m_subscriptions;
+    QHash<QString, std::function<void(const QJsonObject &, const QJsonObject &)>> m_outgoing;
+    qint64 m_nextRequestId = 1;
     bool m_closed = false;
 };

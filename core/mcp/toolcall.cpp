@@ -27,6 +27,17 @@ void ToolCall::log(const QString &level, const QString &logger, const QJsonValue
         Q_EMIT logReady(level, logger, data);
 }
 
+void ToolCall::request(const QString &method, const QJsonObject &params,
+                       const ResponseHandler &done)
+{
+    if (!m_requester || m_finished || m_cancelled) {
+        done({}, QJsonObject{{QStringLiteral("code"), -32603},
+                             {QStringLiteral("message"), QStringLiteral("no client to ask")}});
+        return;
+    }
+    m_requester(method, params, done);
+}
+
 void ToolCall::finish(const QJsonObject &result)
 {
     if (m_finished)

@@ -3,6 +3,7 @@
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QObject>
+#include <functional>
 
 // One tools/call in flight. The tool's handler keeps it and finishes it (now or later); progress
 // and log messages sent through it reach the calling client, and a client's cancellation arrives
@@ -28,6 +29,20 @@ public:
     // Sends notifications/message when the client's log level lets it through.
     void log(const QString &level, const QString &logger, const QJsonValue &data);
 
+    // Asks the client something while the call runs (sampling/createMessage, elicitation/create).
+    // `done` receives the result, or the error object when the client refused or failed.
+    using ResponseHandler =
+        std::function<void(const QJsonObject &result, const QJsonObject &error)>;
+    void request(const QString &method, const QJsonObject &params, const ResponseHandler &done);
+    QJsonObject clientCapabilities() const { return m_clientCapabilities; }
+    // Set by the session that carries the call.
+    void setRequester(const std::function<void(const QString &, const QJsonObject &,
+                                               const ResponseHandler &)> &requester)
+    {
+        m_requester = requester;
+    }
+    void setClientCapabilities(const QJsonObject &caps) { m_clientCapabilities = caps; }
+
     void finish(const QJsonObject &result);
     // A failure of the work itself: a result with isError, text a model can act on.
     void finishWithError(const QString &message);
@@ -46,6 +61,8 @@ private:
     QString m_tool;
     QJsonObject m_arguments;
     QJsonValue m_progressToken;
+    QJsonObject m_clientCapabilities;
+    std::function<void(const QString &, const QJsonObject &, const ResponseHandler &)> m_requester;
     double m_progress = 0;
     bool m_finished = false;
     bool m_cancelled = false;
