@@ -85,12 +85,32 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     const QCommandLineOption network(
         QStringLiteral("network"),
         QStringLiteral("Give sandboxes network access (off by default)."));
+    const QCommandLineOption http(QStringLiteral("http"),
+                                  QStringLiteral("Serve MCP over Streamable HTTP at "
+                                                 "http://HOST:PORT/mcp (headless)."));
+    const QCommandLineOption port(QStringLiteral("port"),
+                                  QStringLiteral("HTTP port (8765; 0 picks a free one)."),
+                                  QStringLiteral("n"));
+    const QCommandLineOption host(QStringLiteral("host"),
+                                  QStringLiteral("HTTP address to bind (127.0.0.1). Anything but "
+                                                 "loopback exposes the sandbox to the network."),
+                                  QStringLiteral("addr"));
+    const QCommandLineOption token(QStringLiteral("token"),
+                                   QStringLiteral("Bearer token HTTP clients must send (default: "
+                                                  "CODE_SANDBOX_TOKEN, else one generated once "
+                                                  "and stored in your config directory)."),
+                                   QStringLiteral("t"));
+    const QCommandLineOption noAuth(QStringLiteral("no-auth"),
+                                    QStringLiteral("HTTP without a token (loopback only)."));
+    const QCommandLineOption printToken(QStringLiteral("print-token"),
+                                        QStringLiteral("Print the stored HTTP token and exit."));
     const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")},
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
-    p.addOptions({stdio, passEnv, pyImage, jsImage, engine, timeout, maxTimeout, memory, cpus,
-                  outputLimit, pool, maxConcurrent, network, help, version});
+    p.addOptions({stdio,  passEnv, pyImage,     jsImage, engine,        timeout, maxTimeout,
+                  memory, cpus,    outputLimit, pool,    maxConcurrent, network, http,
+                  port,   host,    token,       noAuth,  printToken,    help,    version});
 
     const auto fail = [&cl](const QString &message) {
         cl.mode = Mode::Error;
@@ -113,8 +133,31 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         return fail(QStringLiteral("unexpected argument '%1'. Try --help.")
                         .arg(p.positionalArguments().first()));
 
+    if (p.isSet(printToken)) {
+        cl.mode = Mode::PrintToken;
+        return cl;
+    }
     const QString program = QFileInfo(arguments.value(0)).fileName();
-    cl.mode = p.isSet(stdio) || program == u"code-sandbox-mcp" ? Mode::Stdio : Mode::NoMode;
+    if (p.isSet(stdio) && p.isSet(http))
+        return fail(QStringLiteral("choose one of --stdio and --http"));
+    if (p.isSet(http))
+        cl.mode = Mode::Http;
+    else if (p.isSet(stdio) || program == u"code-sandbox-mcp")
+        cl.mode = Mode::Stdio;
+    if (p.isSet(port)) {
+        bool ok = false;
+        const uint n = p.value(port).toUInt(&ok);
+        if (!ok || n > 65535)
+            return fail(QStringLiteral("--port must be a number from 0 to 65535, not '%1'")
+                            .arg(p.value(port)));
+        cl.httpPort = quint16(n);
+    }
+    if (p.isSet(host))
+        cl.httpHost = p.value(host);
+    cl.noAuth = p.isSet(noAuth);
+    if (cl.noAuth && p.isSet(token))
+        return fail(QStringLiteral("choose one of --token and --no-auth"));
+    cl.token = p.isSet(token) ? p.value(token) : env.value(QStringLiteral("CODE_SANDBOX_TOKEN"));
     const auto value = [&](const QCommandLineOption &o, const char *envName) {
         if (p.isSet(o))
             return p.value(o);

@@ -14,6 +14,8 @@ struct CommandLine
     enum class Mode
     {
         Stdio,
+        Http,
+        PrintToken,
         Help,
         Version,
         Error,
@@ -26,6 +28,11 @@ struct CommandLine
     SandboxConfig config;
     QMap<QString, QString> images;  // language → image overrides
     QStringList missingPassThrough; // named in --pass-through-env but not set on the host
+    // HTTP mode
+    QString httpHost = QStringLiteral("127.0.0.1");
+    quint16 httpPort = 8765;
+    QString token;       // --token or CODE_SANDBOX_TOKEN; empty: the stored one
+    bool noAuth = false; // only allowed on loopback
 
     static CommandLine parse(const QStringList &arguments, const QProcessEnvironment &env);
     // "512m", "1g", "256MiB", "1073741824" → bytes; -1 when unreadable.

@@ -46,10 +46,14 @@ void McpSession::send(const QJsonObject &message, const QJsonValue &relatedId)
     // Still sent after the client closed its input: its output side may be open and waiting.
     if (!m_transport)
         return;
-    if (relatedId.isUndefined())
+    // A response belongs to the request it answers.
+    const bool isResponse = message.contains(u"result") || message.contains(u"error");
+    const QJsonValue related =
+        relatedId.isUndefined() && isResponse ? message.value(u"id") : relatedId;
+    if (related.isUndefined() || related.isNull())
         m_transport->send(message);
     else
-        m_transport->sendRelated(message, relatedId);
+        m_transport->sendRelated(message, related);
 }
 
 void McpSession::request(const QString &method, const QJsonObject &params,

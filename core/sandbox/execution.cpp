@@ -55,7 +55,8 @@ void Execution::run(SandboxContainer *container)
     m_clock.start();
     m_timer.start(qMax(kStartupTimeoutMs, m_result.timeoutSec * 1000));
     if (container->state() == SandboxContainer::State::Ready) {
-        onReady();
+        // From the event loop, so the caller has connected to started() first.
+        QMetaObject::invokeMethod(this, &Execution::onReady, Qt::QueuedConnection);
     } else {
         connect(container, &SandboxContainer::ready, this, &Execution::onReady);
         container->prepare();

@@ -1,0 +1,120 @@
+#include "httpsessiontransport.h"
+
+#include "httpresponder.h"
+#include "mcplog.h"
+
+#include <QJsonDocument>
+
+namespace {
+const HttpResponder::Headers kSseHeaders{{"Content-Type", "text/event-stream"},
+                                         {"Cache-Control", "no-cache"}};
+const HttpResponder::Headers kJsonHeaders{{"Content-Type", "application/json"}};
+constexpr int kMaxQueued = 1000;
+} // namespace
+
+HttpSessionTransport::HttpSessionTransport(QObject *parent) : McpTransport(parent) {}
+
+HttpSessionTransport::~HttpSessionTransport()
+{
+    for (const Post &p : std::as_const(m_posts))
+        if (p.responder && p.stream)
+            p.responder->endStream();
+    if (m_get)
+        m_get->endStream();
+}
+
+QString HttpSessionTransport::keyOf(const QJsonValue &id)
+{
+    return id.isString() ? QStringLiteral("s:") + id.toString()
+                         : QStringLiteral("n:") + QString::number(id.toDouble(), 'g', 17);
+}
+
+QByteArray HttpSessionTransport::event(const QJsonObject &message)
+{
+    return "id: " + QByteArray::number(++m_eventId) +
+           "\nevent: message\ndata: " + QJsonDocument(message).toJson(QJsonDocument::Compact) +
+           "\n\n";
+}
+
+void HttpSessionTransport::expectAnswer(const QJsonValue &id, HttpResponder *responder, bool stream,
+                                        const QList<QPair<QByteArray, QByteArray>> &headers)
+{
+    m_posts.insert(keyOf(id), {responder, stream, headers});
+    if (stream) {
+        responder->beginStream(200, kSseHeaders + headers);
+        // The priming event (an id, empty data) lets a client resume from here; retry tells
+        // it how soon to reconnect.
+        responder->writeChunk("id: " + QByteArray::number(++m_eventId) +
+                              "\nretry: 1000\ndata: \n\n");
+    }
+}
+
+void HttpSessionTransport::openEventStream(HttpResponder *responder)
+{
+    if (m_get && m_get != responder)
+        m_get->endStream(); // one GET stream per session: the newest wins
+    m_get = responder;
+    responder->beginStream(200, kSseHeaders);
+    responder->writeChunk("id: " + QByteArray::number(++m_eventId) + "\nretry: 1000\ndata: \n\n");
+    const auto queued = std::exchange(m_queued, {});
+    for (const QJsonObject &m : queued)
+        writeToGet(m);
+}
+
+void HttpSessionTransport::send(const QJsonObject &message)
+{
+    writeToGet(message);
+}
+
+void HttpSessionTransport::writeToGet(const QJsonObject &message)
+{
+    if (m_closed)
+        return;
+    if (m_get && m_get->isOpen()) {
+        m_get->writeChunk(event(message));
+        return;
+    }
+    if (m_queued.size() < kMaxQueued)
+        m_queued.append(message);
+}
+
+void HttpSessionTransport::sendRelated(const QJsonObject &message, const QJsonValue &relatedId)
+{
+    const QString key = keyOf(relatedId);
+    const auto it = m_posts.find(key);
+    const bool isResponse = (message.contains(u"result") || message.contains(u"error")) &&
+                            keyOf(message.value(u"id")) == key;
+    if (it == m_posts.end() || !it->responder || !it->responder->isOpen()) {
+        // The request's stream is gone (the client disconnected): a response cannot go
+        // anywhere else; a request or notification may still reach the client on GET.
+        if (it != m_posts.end() && isResponse)
+            m_posts.erase(it);
+        if (!isResponse)
+            writeToGet(message);
+        return;
+    }
+    if (it->stream) {
+        it->responder->writeChunk(event(message));
+        if (isResponse) {
+            it->responder->endStream();
+            m_posts.erase(it);
+        }
+        return;
+    }
+    if (isResponse) {
+        it->responder->respond(200, kJsonHeaders + it->headers,
+                               QJsonDocument(message).toJson(QJsonDocument::Compact));
+        m_posts.erase(it);
+    } else {
+        // A JSON answer carries nothing but the response; side messages go to GET.
+        writeToGet(message);
+    }
+}
+
+void HttpSessionTransport::close()
+{
+    if (m_closed)
+        return;
+    m_closed = true;
+    Q_EMIT closed();
+}

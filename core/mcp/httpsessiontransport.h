@@ -1,0 +1,50 @@
+#pragma once
+
+#include "mcptransport.h"
+
+#include <QHash>
+#include <QList>
+#include <QPointer>
+
+class HttpResponder;
+
+// The transport side of one Streamable HTTP session. Each message goes on exactly one stream:
+// what belongs to a client request goes on that request's POST (an event stream, or a single
+// JSON answer); everything else on the GET stream, queued until the client opens one.
+class HttpSessionTransport : public McpTransport
+{
+    Q_OBJECT
+public:
+    explicit HttpSessionTransport(QObject *parent = nullptr);
+    ~HttpSessionTransport() override;
+
+    void send(const QJsonObject &message) override;
+    void sendRelated(const QJsonObject &message, const QJsonValue &relatedRequestId) override;
+
+    // A POST carrying request `id` will be answered on `responder`: as an event stream when
+    // `stream` is true (begun here, with a priming event), else as one JSON body.
+    void expectAnswer(const QJsonValue &id, HttpResponder *responder, bool stream,
+                      const QList<QPair<QByteArray, QByteArray>> &headers = {});
+    void openEventStream(HttpResponder *responder);
+    void deliver(const QByteArray &message) { Q_EMIT messageReceived(message); }
+    void close();
+    bool hasOpenRequests() const { return !m_posts.isEmpty(); }
+
+private:
+    struct Post
+    {
+        QPointer<HttpResponder> responder;
+        bool stream = false;
+        QList<QPair<QByteArray, QByteArray>> headers;
+    };
+
+    static QString keyOf(const QJsonValue &id);
+    QByteArray event(const QJsonObject &message);
+    void writeToGet(const QJsonObject &message);
+
+    QHash<QString, Post> m_posts;
+    QPointer<HttpResponder> m_get;
+    QList<QJsonObject> m_queued;
+    quint64 m_eventId = 0;
+    bool m_closed = false;
+};

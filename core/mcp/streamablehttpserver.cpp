@@ -1,0 +1,278 @@
+#include "streamablehttpserver.h"
+
+#include "httprequest.h"
+#include "httpresponder.h"
+#include "httpserver.h"
+#include "httpsessiontransport.h"
+#include "jsonrpcmessage.h"
+#include "mcplog.h"
+#include "mcpserver.h"
+#include "mcpsession.h"
+#include "protocolversion.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QUrl>
+
+namespace {
+const HttpResponder::Headers kJson{{"Content-Type", "application/json"}};
+
+QByteArray rpcError(int code, const QString &message)
+{
+    return QJsonDocument(JsonRpcMessage::makeError(QJsonValue::Null, code, message))
+        .toJson(QJsonDocument::Compact);
+}
+
+void refuse(HttpResponder *r, int status, const QString &message,
+            const HttpResponder::Headers &extra = {})
+{
+    r->respond(status, kJson + extra, rpcError(JsonRpcMessage::InvalidRequest, message));
+}
+
+// Constant-time comparison, so the token cannot be guessed byte by byte from timing.
+bool sameSecret(const QByteArray &a, const QByteArray &b)
+{
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (qsizetype i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+QByteArray hostName(QByteArray host)
+{
+    host = host.trimmed().toLower();
+    if (host.startsWith('[')) // [::1]:8080
+        return host.mid(1, host.indexOf(']') - 1);
+    const qsizetype colon = host.lastIndexOf(':');
+    if (colon >= 0 && host.indexOf(':') == colon)
+        host.truncate(colon);
+    return host;
+}
+} // namespace
+
+StreamableHttpServer::StreamableHttpServer(McpServer *server, const Config &config, QObject *parent)
+    : QObject(parent), m_server(server), m_config(config), m_http(new HttpServer(this))
+{
+    m_http->setMaxBodyBytes(config.maxBodyBytes);
+    connect(m_http, &HttpServer::requestReceived, this, &StreamableHttpServer::onRequest);
+    m_expiry.setInterval(qMin(60000, qMax(1000, config.sessionIdleMs / 4)));
+    connect(&m_expiry, &QTimer::timeout, this, &StreamableHttpServer::expireIdle);
+    m_expiry.start();
+}
+
+StreamableHttpServer::~StreamableHttpServer()
+{
+    closeAll();
+}
+
+bool StreamableHttpServer::listen(const QHostAddress &address, quint16 port)
+{
+    return m_http->listen(address, port);
+}
+
+quint16 StreamableHttpServer::port() const
+{
+    return m_http->port();
+}
+
+QString StreamableHttpServer::errorString() const
+{
+    return m_http->errorString();
+}
+
+bool StreamableHttpServer::hostAllowed(const QByteArray &host) const
+{
+    const QByteArray name = hostName(host);
+    if (name == "localhost" || name == "127.0.0.1" || name == "::1")
+        return true;
+    for (const QString &h : m_config.allowedHosts)
+        if (name == h.toLower().toUtf8())
+            return true;
+    return false;
+}
+
+bool StreamableHttpServer::admit(const HttpRequest &request, HttpResponder *responder)
+{
+    // DNS rebinding: a page on evil.example resolving to 127.0.0.1 still sends its own Host and
+    // Origin, which is how it is told apart from a local client.
+    if (!hostAllowed(request.header("Host"))) {
+        refuse(responder, 403, QStringLiteral("Forbidden: Host not allowed"));
+        return false;
+    }
+    const QByteArray origin = request.header("Origin");
+    if (!origin.isEmpty()) {
+        const QUrl url(QString::fromUtf8(origin));
+        if (!url.isValid() || url.host().isEmpty() || !hostAllowed(url.host().toUtf8())) {
+            refuse(responder, 403, QStringLiteral("Forbidden: Origin not allowed"));
+            return false;
+        }
+    }
+    if (!m_config.token.isEmpty()) {
+        const QByteArray auth = request.header("Authorization");
+        if (!auth.startsWith("Bearer ") || !sameSecret(auth.mid(7).trimmed(), m_config.token)) {
+            refuse(responder, 401,
+                   QStringLiteral("Unauthorized: send 'Authorization: Bearer <token>' "
+                                  "(code-sandbox --print-token shows it)"),
+                   {{"WWW-Authenticate", "Bearer realm=\"code-sandbox\""}});
+            return false;
+        }
+    }
+    const QByteArray version = request.header("MCP-Protocol-Version");
+    if (!version.isEmpty() && !ProtocolVersion::isSupported(QString::fromUtf8(version))) {
+        refuse(responder, 400,
+               QStringLiteral("Bad Request: unsupported MCP-Protocol-Version %1 (supported: %2)")
+                   .arg(QString::fromUtf8(version),
+                        ProtocolVersion::supported().join(QStringLiteral(", "))));
+        return false;
+    }
+    return true;
+}
+
+void StreamableHttpServer::onRequest(const HttpRequest &request, HttpResponder *responder)
+{
+    if (request.path != m_config.path) {
+        refuse(responder, 404,
+               QStringLiteral("Not Found: the MCP endpoint is %1")
+                   .arg(QString::fromUtf8(m_config.path)));
+        return;
+    }
+    if (!admit(request, responder))
+        return;
+    if (request.method == "POST")
+        handlePost(request, responder);
+    else if (request.method == "GET")
+        handleGet(request, responder);
+    else if (request.method == "DELETE")
+        handleDelete(request, responder);
+    else
+        responder->respond(
+            405, kJson + HttpResponder::Headers{{"Allow", "GET, POST, DELETE"}},
+            rpcError(JsonRpcMessage::InvalidRequest, QStringLiteral("Method Not Allowed")));
+}
+
+StreamableHttpServer::Session *StreamableHttpServer::sessionFor(const HttpRequest &request,
+                                                                HttpResponder *responder)
+{
+    const QByteArray id = request.header("Mcp-Session-Id");
+    if (id.isEmpty()) {
+        refuse(responder, 400, QStringLiteral("Bad Request: Mcp-Session-Id header is required"));
+        return nullptr;
+    }
+    auto it = m_sessions.find(id);
+    if (it == m_sessions.end()) {
+        responder->respond(404, kJson,
+                           rpcError(-32001, QStringLiteral("Session not found: initialize again")));
+        return nullptr;
+    }
+    it->lastActive = QDateTime::currentMSecsSinceEpoch();
+    return &*it;
+}
+
+StreamableHttpServer::Session *StreamableHttpServer::createSession()
+{
+    quint32 words[4];
+    QRandomGenerator::system()->fillRange(words);
+    Session s;
+    s.id = QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex();
+    s.transport = new HttpSessionTransport;
+    s.mcp = m_server->openSession(s.transport);
+    s.lastActive = QDateTime::currentMSecsSinceEpoch();
+    auto it = m_sessions.insert(s.id, s);
+    qCInfo(lcMcp) << "HTTP session started," << m_sessions.size() << "open";
+    Q_EMIT sessionStarted(s.mcp);
+    return &*it;
+}
+
+void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder *responder)
+{
+    const QByteArray accept = request.header("Accept");
+    const bool wantsStream = accept.contains("text/event-stream");
+    const JsonRpcMessage m = JsonRpcMessage::parse(request.body);
+    if (m.type == JsonRpcMessage::Type::Invalid) {
+        responder->respond(
+            400, kJson,
+            QJsonDocument(JsonRpcMessage::makeError(m.id, m.errorCode, m.errorMessage))
+                .toJson(QJsonDocument::Compact));
+        return;
+    }
+    Session *session = nullptr;
+    if (m.type == JsonRpcMessage::Type::Request && m.method == u"initialize") {
+        session = createSession();
+        // The session id travels on the initialize response.
+        session->transport->expectAnswer(m.id, responder, false, {{"Mcp-Session-Id", session->id}});
+    } else {
+        session = sessionFor(request, responder);
+        if (!session)
+            return;
+    }
+    if (m.type != JsonRpcMessage::Type::Request) {
+        // Notifications and responses are accepted, not answered.
+        responder->respond(202, {}, {});
+        session->transport->deliver(request.body);
+        return;
+    }
+    if (m.method != u"initialize") {
+        // Calls may stream progress, log lines and requests of our own before their answer.
+        const bool stream = wantsStream && m.method == u"tools/call";
+        session->transport->expectAnswer(m.id, responder, stream);
+    }
+    session->transport->deliver(request.body);
+}
+
+void StreamableHttpServer::handleGet(const HttpRequest &request, HttpResponder *responder)
+{
+    if (!request.header("Accept").contains("text/event-stream")) {
+        responder->respond(406, kJson,
+                           rpcError(JsonRpcMessage::InvalidRequest,
+                                    QStringLiteral("Not Acceptable: GET opens text/event-stream")));
+        return;
+    }
+    Session *session = sessionFor(request, responder);
+    if (session)
+        session->transport->openEventStream(responder);
+}
+
+void StreamableHttpServer::handleDelete(const HttpRequest &request, HttpResponder *responder)
+{
+    Session *session = sessionFor(request, responder);
+    if (!session)
+        return;
+    endSession(session->id);
+    responder->respond(200, kJson, "{}");
+}
+
+void StreamableHttpServer::endSession(const QByteArray &id)
+{
+    const auto it = m_sessions.find(id);
+    if (it == m_sessions.end())
+        return;
+    Session s = *it;
+    m_sessions.erase(it);
+    s.mcp->cancelAll();
+    s.transport->close();
+    s.mcp->deleteLater();
+    qCInfo(lcMcp) << "HTTP session ended," << m_sessions.size() << "open";
+}
+
+void StreamableHttpServer::closeAll()
+{
+    const auto ids = m_sessions.keys();
+    for (const QByteArray &id : ids)
+        endSession(id);
+}
+
+void StreamableHttpServer::expireIdle()
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    QList<QByteArray> idle;
+    for (const Session &s : std::as_const(m_sessions))
+        if (now - s.lastActive > m_config.sessionIdleMs && s.mcp->callsInFlight() == 0)
+            idle.append(s.id);
+    for (const QByteArray &id : idle) {
+        qCInfo(lcMcp) << "HTTP session expired after" << m_config.sessionIdleMs / 1000 << "s idle";
+        endSession(id);
+    }
+}

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <QByteArray>
+#include <QHash>
+#include <QHostAddress>
+#include <QObject>
+#include <QStringList>
+#include <QTimer>
+
+class HttpResponder;
+class HttpServer;
+class HttpSessionTransport;
+class McpServer;
+class McpSession;
+struct HttpRequest;
+
+// MCP "Streamable HTTP" (revision 2025-11-25) on one endpoint path: POST carries one JSON-RPC
+// message, GET opens the server's own event stream, DELETE ends a session. Secure by default:
+// foreign Host and Origin headers are refused (DNS rebinding), a bearer token is required unless
+// disabled, bodies are size-capped, idle sessions expire.
+class StreamableHttpServer : public QObject
+{
+    Q_OBJECT
+public:
+    struct Config
+    {
+        QByteArray path = "/mcp";
+        QByteArray token;         // empty: no authentication
+        QStringList allowedHosts; // besides localhost, 127.0.0.1 and ::1
+        qint64 maxBodyBytes = 4 * 1024 * 1024;
+        int sessionIdleMs = 30 * 60 * 1000;
+    };
+
+    StreamableHttpServer(McpServer *server, const Config &config, QObject *parent = nullptr);
+    ~StreamableHttpServer() override;
+
+    bool listen(const QHostAddress &address, quint16 port);
+    quint16 port() const;
+    QString errorString() const;
+    int sessionCount() const { return int(m_sessions.size()); }
+    // Ends every session (their calls are cancelled).
+    void closeAll();
+
+Q_SIGNALS:
+    void sessionStarted(McpSession *session);
+
+private:
+    struct Session
+    {
+        QByteArray id;
+        HttpSessionTransport *transport = nullptr;
+        McpSession *mcp = nullptr;
+        qint64 lastActive = 0;
+    };
+
+    void onRequest(const HttpRequest &request, HttpResponder *responder);
+    bool admit(const HttpRequest &request, HttpResponder *responder);
+    void handlePost(const HttpRequest &request, HttpResponder *responder);
+    void handleGet(const HttpRequest &request, HttpResponder *responder);
+    void handleDelete(const HttpRequest &request, HttpResponder *responder);
+    Session *sessionFor(const HttpRequest &request, HttpResponder *responder);
+    Session *createSession();
+    void endSession(const QByteArray &id);
+    void expireIdle();
+    bool hostAllowed(const QByteArray &host) const;
+
+    McpServer *m_server;
+    Config m_config;
+    HttpServer *m_http;
+    QHash<QByteArray, Session> m_sessions;
+    QTimer m_expiry;
+};
