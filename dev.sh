@@ -78,12 +78,14 @@ build_images() {
 }
 
 install_npm() {
-    local dir=$ROOT/tests/e2e
-    [ -f "$dir/package-lock.json" ] || return 0
-    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-        say "installing test packages from npm (tests/e2e)"
-        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-    fi
+    local dir
+    for dir in "$ROOT/tests/e2e" "$ROOT/tests/conformance" "$ROOT/bench"; do
+        [ -f "$dir/package-lock.json" ] || continue
+        if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+            say "installing test packages from npm (${dir#$ROOT/})"
+            (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+        fi
+    done
 }
 
 build() {
