@@ -2,15 +2,24 @@
 
 #include <QRegularExpression>
 
-QJsonObject ResourceDefinition::toJson() const
+namespace {
+// The optional descriptive fields resources and templates share.
+void insertDescriptive(QJsonObject &o, const QString &title, const QString &description,
+                       const QString &mimeType)
 {
-    QJsonObject o{{QStringLiteral("uri"), uri}, {QStringLiteral("name"), name}};
     if (!title.isEmpty())
         o.insert(QStringLiteral("title"), title);
     if (!description.isEmpty())
         o.insert(QStringLiteral("description"), description);
     if (!mimeType.isEmpty())
         o.insert(QStringLiteral("mimeType"), mimeType);
+}
+} // namespace
+
+QJsonObject ResourceDefinition::toJson() const
+{
+    QJsonObject o{{QStringLiteral("uri"), uri}, {QStringLiteral("name"), name}};
+    insertDescriptive(o, title, description, mimeType);
     return o;
 }
 
@@ -29,12 +38,7 @@ QJsonObject ResourceDefinition::contents() const
 QJsonObject ResourceTemplateDefinition::toJson() const
 {
     QJsonObject o{{QStringLiteral("uriTemplate"), uriTemplate}, {QStringLiteral("name"), name}};
-    if (!title.isEmpty())
-        o.insert(QStringLiteral("title"), title);
-    if (!description.isEmpty())
-        o.insert(QStringLiteral("description"), description);
-    if (!mimeType.isEmpty())
-        o.insert(QStringLiteral("mimeType"), mimeType);
+    insertDescriptive(o, title, description, mimeType);
     return o;
 }
 
