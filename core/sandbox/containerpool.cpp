@@ -11,6 +11,9 @@ ContainerPool::ContainerPool(int sizePerSpec, const Factory &factory, QObject *p
 {
     m_ageTimer.setInterval(30000);
     connect(&m_ageTimer, &QTimer::timeout, this, &ContainerPool::expireOld);
+    m_deferTimer.setSingleShot(true);
+    m_deferTimer.setInterval(2000);
+    connect(&m_deferTimer, &QTimer::timeout, this, [this] { setBusy(false); });
 }
 
 QString ContainerPool::keyOf(const QJsonObject &spec)
@@ -68,7 +71,18 @@ SandboxContainer *ContainerPool::take(const QJsonObject &spec)
     }
     // Someone wants this spec again: after giving up, allow one more (slow) retry.
     slot.failures = qMin(slot.failures, kMaxFailures - 1);
-    refill(key);
+    bool anyReady = false;
+    for (const Entry &e : std::as_const(slot.entries))
+        anyReady =
+            anyReady || (e.container && e.container->state() == SandboxContainer::State::Ready);
+    if (m_busy && anyReady) {
+        // The next call is covered; refill once the programs have finished.
+        slot.refillDeferred = true;
+        if (!m_deferTimer.isActive())
+            m_deferTimer.start();
+    } else {
+        refill(key);
+    }
     return taken;
 }
 
@@ -158,6 +172,20 @@ void ContainerPool::expireOld()
         if (!old.isEmpty()) {
             qCDebug(lcSandbox) << "pool: replacing" << old.size() << "aged container(s) of"
                                << it->label;
+            refill(it.key());
+        }
+    }
+}
+
+void ContainerPool::setBusy(bool busy)
+{
+    m_busy = busy;
+    if (busy)
+        return;
+    m_deferTimer.stop();
+    for (auto it = m_slots.begin(); it != m_slots.end(); ++it) {
+        if (it->refillDeferred) {
+            it->refillDeferred = false;
             refill(it.key());
         }
     }

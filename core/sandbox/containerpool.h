@@ -35,6 +35,9 @@ public:
     SandboxContainer *take(const QJsonObject &spec);
     // Removes every pooled container and stops refilling.
     void clear();
+    // Preparing a container costs the engine (and the CPU) as much as a short program: while
+    // programs run, refills wait unless a pool ran dry. The owner says when nothing runs.
+    void setBusy(bool busy);
 
     int warmCount(const QJsonObject &spec) const;   // ready to run
     int pooledCount(const QJsonObject &spec) const; // ready or being prepared
@@ -60,6 +63,7 @@ private:
         bool reportedFull = false;
         int failures = 0;
         bool retryPending = false;
+        bool refillDeferred = false;
     };
 
     static QString keyOf(const QJsonObject &spec);
@@ -77,4 +81,6 @@ private:
     qint64 m_maxAgeMs = 10 * 60 * 1000;
     int m_retryDelayMs = 5000;
     bool m_cleared = false;
+    bool m_busy = false;
+    QTimer m_deferTimer; // bounds how long a refill may wait for quiet
 };

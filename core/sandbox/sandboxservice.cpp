@@ -81,6 +81,8 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
             --m_running;
         execution->deleteLater();
         launchQueued();
+        if (m_pool && m_running == 0)
+            m_pool->setBusy(false);
     });
     if (m_shuttingDown) {
         execution->failEarly(QStringLiteral("the server is shutting down"), language.image);
@@ -103,6 +105,8 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
 void SandboxService::launch(Execution *execution, const Language &language)
 {
     ++m_running;
+    if (m_pool)
+        m_pool->setBusy(true);
     execution->setProperty("launched", true);
     const QJsonObject spec = ContainerSpec::build(language, language.image, m_config);
     SandboxContainer *container = m_pool ? m_pool->take(spec) : nullptr;
