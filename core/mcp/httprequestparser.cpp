@@ -191,8 +191,15 @@ int HttpRequestParser::onHeadersComplete(http_parser *p)
     HttpRequest &r = self->m_request;
     r.method = http_method_str(http_method(p->method));
     splitTarget(self->m_target, r.path, r.query);
-    for (auto &h : r.headers)
+    for (auto &h : r.headers) {
+        // libhttp-parser lets whitespace into names; RFC 9112 5.1 requires a 400, since
+        // "Content-Length : 5" is read differently by different parsers.
+        if (h.first.contains(' ') || h.first.contains('\t')) {
+            self->fail(State::Malformed, "whitespace in header field name");
+            return -1;
+        }
         h.second = h.second.trimmed();
+    }
 
     if (p->http_major != 1) {
         self->fail(State::Malformed, "unsupported HTTP version " +
@@ -202,14 +209,14 @@ int HttpRequestParser::onHeadersComplete(http_parser *p)
     }
     self->m_http11 = p->http_minor >= 1;
     self->m_keepAlive = http_should_keep_alive(p) != 0;
-    self->m_expectContinue =
-        self->m_http11 && r.header("expect").compare("100-continue", Qt::CaseInsensitive) == 0;
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > quint64(self->m_maxBodyBytes)) {
         self->fail(State::BodyTooLarge,
                    "request body of " + QByteArray::number(quint64(p->content_length)) +
                        " bytes exceeds the limit of " + QByteArray::number(self->m_maxBodyBytes));
         return -1;
     }
+    self->m_expectContinue =
+        self->m_http11 && r.header("expect").compare("100-continue", Qt::CaseInsensitive) == 0;
     return 0;
 }
 

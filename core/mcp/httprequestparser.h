@@ -11,7 +11,8 @@ struct http_parser_settings;
 // HttpResponseParser: accepts input in pieces of any size, handles Content-Length and chunked
 // bodies, enforces the header and body limits while the bytes arrive (so that an oversized
 // request is refused before it is buffered), and stops after each request so that pipelined
-// bytes stay unconsumed for the next one.
+// bytes stay unconsumed for the next one. Trailer fields of chunked bodies count against the
+// header limit and are dropped.
 class HttpRequestParser
 {
 public:

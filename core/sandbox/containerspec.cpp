@@ -28,7 +28,8 @@ QJsonObject ContainerSpec::build(const Language &language, const QString &image,
     QJsonArray cmd{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                    QString::fromLatin1(supervisorScript()), QStringLiteral("cs-run"),
                    language.fileName};
-    for (const QString &part : language.command)
+    const bool preload = !language.preloadCommand.isEmpty();
+    for (const QString &part : preload ? language.preloadCommand : language.command)
         cmd.append(part);
 
     QJsonArray env{
@@ -36,6 +37,8 @@ QJsonObject ContainerSpec::build(const Language &language, const QString &image,
         QStringLiteral("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")};
     for (const QString &e : language.env)
         env.append(e);
+    if (preload)
+        env.append(QStringLiteral("CS_PRELOAD=/tmp/.cs-nonce"));
     for (const auto &var : config.passThroughEnv)
         env.append(var.first + u'=' + var.second);
 

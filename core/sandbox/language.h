@@ -15,6 +15,9 @@ struct Language
     QString buildName;   // argument of containers/build-images.sh that builds the image
     QString fileName;    // source file inside the workdir
     QStringList command; // run command, in the workdir
+    // Optional: a command that starts the interpreter ahead of time and reads the header and
+    // program from stdin itself (see containers/cs-run); used instead of `command` when set.
+    QStringList preloadCommand;
     QStringList env;     // NAME=value set for every run
     QString packageManager;
     QStringList versionCommand;

@@ -45,8 +45,9 @@ QStringList strings(const QJsonValue &array)
 
 const QStringList kBaseEnv = {"HOME=/sandbox", "LANG=C.UTF-8",
                               "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+// Python preloads its interpreter (see containers/cs-run), which adds CS_PRELOAD.
 const QStringList kPythonEnv = {"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg",
-                                "MPLCONFIGDIR=/tmp/matplotlib"};
+                                "MPLCONFIGDIR=/tmp/matplotlib", "CS_PRELOAD=/tmp/.cs-nonce"};
 } // namespace
 
 class tst_ContainerSpec : public QObject
@@ -146,7 +147,11 @@ void tst_ContainerSpec::command_data()
     QTest::addColumn<QString>("language");
     QTest::addColumn<QStringList>("tail"); // after the supervisor and its own name
 
-    QTest::newRow("python") << "python" << QStringList{"main.py", "python3", "-u", "main.py"};
+    // Python runs its preloading loader, inline (so custom images need nothing of ours).
+    const Language *python = LanguageRegistry::builtIn().find(QStringLiteral("python"));
+    QTest::newRow("python") << "python"
+                            << QStringList{"main.py", "python3", "-u", "-c"} +
+                                   python->preloadCommand.mid(3);
     QTest::newRow("javascript") << "javascript" << QStringList{"main.js", "node", "main.js"};
 }
 
