@@ -152,7 +152,9 @@ void tst_ContainerSpec::command_data()
     QTest::newRow("python") << "python"
                             << QStringList{"main.py", "python3", "-u", "-c"} +
                                    python->preloadCommand.mid(3);
-    QTest::newRow("javascript") << "javascript" << QStringList{"main.js", "node", "main.js"};
+    const Language *js = LanguageRegistry::builtIn().find(QStringLiteral("javascript"));
+    QTest::newRow("javascript") << "javascript"
+                                << QStringList{"main.js", "node", "-e"} + js->preloadCommand.mid(2);
 }
 
 void tst_ContainerSpec::command()
@@ -173,12 +175,14 @@ void tst_ContainerSpec::environment_data()
     QTest::addColumn<QStringList>("env");
 
     QTest::newRow("python, nothing passed") << "python" << QStringList() << kBaseEnv + kPythonEnv;
-    QTest::newRow("javascript, nothing passed") << "javascript" << QStringList() << kBaseEnv;
+    QTest::newRow("javascript, nothing passed")
+        << "javascript" << QStringList() << kBaseEnv + QStringList{"CS_PRELOAD=/tmp/.cs-nonce"};
     QTest::newRow("one variable") << "python" << QStringList{"API_KEY=secret"}
                                   << kBaseEnv + kPythonEnv + QStringList{"API_KEY=secret"};
     QTest::newRow("values kept verbatim")
         << "javascript" << QStringList{"DSN=postgres://u:p@h/db?x=1", "EMPTY=", "SPACED=a b"}
-        << kBaseEnv + QStringList{"DSN=postgres://u:p@h/db?x=1", "EMPTY=", "SPACED=a b"};
+        << kBaseEnv + QStringList{"CS_PRELOAD=/tmp/.cs-nonce", "DSN=postgres://u:p@h/db?x=1",
+                                  "EMPTY=", "SPACED=a b"};
 }
 
 void tst_ContainerSpec::environment()
