@@ -1,5 +1,7 @@
 #include "execution.h"
 
+#include "engineclient.h"
+#include "enginereply.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
 
@@ -114,12 +116,31 @@ void Execution::onStreamEnded()
     // program took the supervisor down). Keep what was printed and say what we know.
     append(1, m_outScanner.flush());
     append(2, m_errScanner.flush());
-    if (!m_running && m_result.error.isEmpty())
-        m_result.error = QStringLiteral("the sandbox container stopped before the program started");
-    else if (m_result.error.isEmpty())
-        m_result.error =
-            QStringLiteral("the sandbox container ended without reporting an exit status");
-    finish();
+    if (!m_running || !m_container || m_container->id().isEmpty()) {
+        if (m_result.error.isEmpty())
+            m_result.error =
+                QStringLiteral("the sandbox container stopped before the program started");
+        finish();
+        return;
+    }
+    // The program ran but its result line never came (it killed its supervisor, or deleted the
+    // file the status goes through): the engine still knows how the container ended.
+    if (m_waitingForEngine)
+        return;
+    m_waitingForEngine = true;
+    EngineReply *reply = m_container->engine()->post(
+        "/containers/" + EngineClient::encode(m_container->id()) + "/wait");
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (m_finished)
+            return;
+        if (reply->ok())
+            m_result.exitCode = reply->json().value(u"StatusCode").toInt(-1);
+        else
+            m_result.error =
+                QStringLiteral("the sandbox container ended without reporting an exit status");
+        finish();
+    });
 }
 
 void Execution::onTimeout()

@@ -65,4 +65,5 @@ private:
     ExecutionResult m_result;
     bool m_finished = false;
     bool m_running = false;
+    bool m_waitingForEngine = false;
 };

@@ -88,6 +88,32 @@ os._exit(rc)
     js.buildName = QStringLiteral("node");
     js.fileName = QStringLiteral("main.js");
     js.command = {QStringLiteral("node"), QStringLiteral("main.js")};
+    // Node starts while the container waits in the pool; the program then runs as the main
+    // module /sandbox/main.js, and cs-run reports the exit status after node exits.
+    js.preloadCommand = {QStringLiteral("node"), QStringLiteral("-e"), QStringLiteral(R"js(
+const fs = require("fs");
+const byte = Buffer.alloc(1);
+let head = "";
+while (fs.readSync(0, byte, 0, 1, null) === 1 && byte[0] !== 10) head += String.fromCharCode(byte[0]);
+const [nonce, size] = head.split(" ");
+if (!/^[0-9a-f]+$/.test(nonce || "") || !/^[0-9]+$/.test(size || "")) {
+  process.stderr.write("cs-run: bad header\n");
+  process.exit(90);
+}
+const src = Buffer.alloc(Number(size));
+for (let got = 0; got < src.length;) {
+  const n = fs.readSync(0, src, got, src.length - got, null);
+  if (n <= 0) break;
+  got += n;
+}
+fs.writeFileSync(process.env.CS_PRELOAD, nonce);
+fs.writeFileSync("/sandbox/main.js", src);
+// The lowest free descriptor is reused: this puts /dev/null on stdin, as for other programs.
+fs.closeSync(0);
+fs.openSync("/dev/null", "r");
+process.argv[1] = "/sandbox/main.js";
+require("module").runMain();
+)js")};
     js.packageManager = QStringLiteral("npm");
     js.versionCommand = {QStringLiteral("node"), QStringLiteral("--version")};
     js.useCases = {QStringLiteral("JSON and text processing"), QStringLiteral("algorithms"),
