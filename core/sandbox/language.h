@@ -18,7 +18,7 @@ struct Language
     // Optional: a command that starts the interpreter ahead of time and reads the header and
     // program from stdin itself (see containers/cs-run); used instead of `command` when set.
     QStringList preloadCommand;
-    QStringList env;     // NAME=value set for every run
+    QStringList env; // NAME=value set for every run
     QString packageManager;
     QStringList versionCommand;
     QStringList preinstalled;

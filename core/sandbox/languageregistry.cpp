@@ -22,7 +22,8 @@ head = sys.stdin.buffer.readline().split()
 if len(head) != 2 or not head[1].isdigit():
     sys.stderr.write("cs-run: bad header\n"); sys.exit(90)
 nonce = head[0]
-with open(os.environ["CS_PRELOAD"], "wb") as f:
+status_file = os.environ.pop("CS_PRELOAD")  # for cs-run, not for the program
+with open(status_file, "wb") as f:
     f.write(nonce)
 src = sys.stdin.buffer.read(int(head[1]))
 with open("main.py", "wb") as f:
@@ -65,7 +66,7 @@ for s in (sys.stdout, sys.stderr):
         pass
 rc &= 0xFF
 line = nonce + b" " + str(rc).encode() + b"\n"
-os.unlink(os.environ["CS_PRELOAD"])
+os.unlink(status_file)
 os.write(1, line); os.write(2, line)
 os._exit(rc)
 )py")};
@@ -107,6 +108,7 @@ for (let got = 0; got < src.length;) {
   got += n;
 }
 fs.writeFileSync(process.env.CS_PRELOAD, nonce);
+delete process.env.CS_PRELOAD; // for cs-run, not for the program
 fs.writeFileSync("/sandbox/main.js", src);
 // The lowest free descriptor is reused: this puts /dev/null on stdin, as for other programs.
 fs.closeSync(0);

@@ -216,6 +216,7 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
     // The version command runs as the "program" in an ordinary sandbox with an empty source.
     Language probe = *language;
     probe.command = language->versionCommand;
+    probe.preloadCommand.clear();
     ExecutionRequest request{language->name, QString(), 20};
     Execution *e = start(probe, request);
     const QString key = language->name;
