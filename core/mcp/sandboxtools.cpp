@@ -81,6 +81,7 @@ QJsonObject SandboxTools::executionOutputSchema()
                  {QStringLiteral("stderr"), t(QStringLiteral("string"))},
                  {QStringLiteral("duration_ms"), t(QStringLiteral("integer"))},
                  {QStringLiteral("timed_out"), t(QStringLiteral("boolean"))},
+                 {QStringLiteral("out_of_memory"), t(QStringLiteral("boolean"))},
                  {QStringLiteral("truncated"), t(QStringLiteral("boolean"))},
                  {QStringLiteral("language"), t(QStringLiteral("string"))},
                  {QStringLiteral("image"), t(QStringLiteral("string"))},
@@ -114,8 +115,11 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
     else if (r.timedOut)
         section(
             QStringLiteral("[timed out after %1 s: the program was stopped]").arg(r.timeoutSec));
+    else if (r.outOfMemory)
+        section(QStringLiteral("[exit code %1: killed for exceeding the sandbox's memory limit]")
+                    .arg(r.exitCode));
     else if (r.exitCode == 137)
-        section(QStringLiteral("[exit code 137: killed — most likely out of memory]"));
+        section(QStringLiteral("[exit code 137: killed (SIGKILL)]"));
     else if (r.exitCode != 0)
         section(QStringLiteral("[exit code %1]").arg(r.exitCode));
     if (text.isEmpty())

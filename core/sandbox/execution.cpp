@@ -88,6 +88,7 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
         append(stream, visible);
     if (m_outScanner.found() && m_errScanner.found()) {
         m_result.exitCode = m_outScanner.status();
+        m_result.outOfMemory = m_outScanner.outOfMemory();
         finish();
     }
 }

@@ -7,6 +7,7 @@ QJsonObject ExecutionResult::toJson() const
             {QStringLiteral("stderr"), QString::fromUtf8(stderrData)},
             {QStringLiteral("duration_ms"), durationMs},
             {QStringLiteral("timed_out"), timedOut},
+            {QStringLiteral("out_of_memory"), outOfMemory},
             {QStringLiteral("truncated"), truncated()},
             {QStringLiteral("language"), language},
             {QStringLiteral("image"), image}};

@@ -13,6 +13,7 @@ struct ExecutionResult
     bool stdoutTruncated = false;
     bool stderrTruncated = false;
     bool timedOut = false;
+    bool outOfMemory = false; // the kernel killed the program for exceeding the memory limit
     bool cancelled = false;
     int timeoutSec = 0;
     qint64 durationMs = 0; // program handed over → program ended

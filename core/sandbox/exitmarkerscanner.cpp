@@ -1,5 +1,7 @@
 #include "exitmarkerscanner.h"
 
+#include <QList>
+
 QByteArray ExitMarkerScanner::feed(const QByteArray &bytes)
 {
     if (m_state == State::Done)
@@ -23,9 +25,12 @@ QByteArray ExitMarkerScanner::feed(const QByteArray &bytes)
     }
     const qsizetype nl = m_held.indexOf('\n');
     if (nl >= 0) {
+        // "<status>" or "<status> oom"
+        const QList<QByteArray> words = m_held.left(nl).simplified().split(' ');
         bool ok = false;
-        const int status = m_held.left(nl).trimmed().toInt(&ok);
+        const int status = words.value(0).toInt(&ok);
         m_status = ok ? status : -1;
+        m_oom = words.size() > 1 && words.at(1) == "oom";
         m_state = State::Done;
         m_held.clear();
     } else if (m_held.size() > 32) {

@@ -17,6 +17,8 @@ public:
 
     bool found() const { return m_state == State::Done; }
     int status() const { return m_status; }
+    // The line said the kernel killed something in the container for want of memory.
+    bool outOfMemory() const { return m_oom; }
 
 private:
     enum class State
@@ -29,4 +31,5 @@ private:
     QByteArray m_held;
     State m_state = State::Output;
     int m_status = -1;
+    bool m_oom = false;
 };

@@ -259,6 +259,26 @@ print(json.dumps(out))
         expectNoLeftovers(service, engine);
     }
 
+    void memoryBombIsReportedAsOutOfMemory()
+    {
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"),
+                QStringLiteral("print('allocating', flush=True)\nx = bytearray(2 * 1024**3)\n"
+                               "print('survived')"));
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.exitCode, 137);
+        QVERIFY(r.outOfMemory);
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("allocating\n"));
+        // The service is unharmed: the next program runs normally.
+        const ExecutionResult next =
+            run(service, QStringLiteral("python"), QStringLiteral("print(7)"));
+        QCOMPARE(next.exitCode, 0);
+        QVERIFY(!next.outOfMemory);
+        expectNoLeftovers(service, engine);
+    }
+
     void missingImageIsExplained()
     {
         EngineClient engine(m_socket);

@@ -44,7 +44,38 @@ private Q_SLOTS:
     void outputPassedOnOnceItCannotBeTheNonce();
     void nothingAfterTheMarker();
     void flushWithoutMarker();
+    void outOfMemoryFlag_data();
+    void outOfMemoryFlag();
 };
+
+void tst_ExitMarkerScanner::outOfMemoryFlag_data()
+{
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<bool>("oom");
+    QTest::newRow("killed for memory") << QByteArray(" 137 oom\n") << 137 << true;
+    QTest::newRow("killed otherwise") << QByteArray(" 137\n") << 137 << false;
+    QTest::newRow("other word") << QByteArray(" 137 oomx\n") << 137 << false;
+    QTest::newRow("normal exit") << QByteArray(" 0\n") << 0 << false;
+}
+
+void tst_ExitMarkerScanner::outOfMemoryFlag()
+{
+    QFETCH(QByteArray, line);
+    QFETCH(int, status);
+    QFETCH(bool, oom);
+    // Split at every offset: the flag must survive arriving in pieces.
+    const QByteArray stream = "out\n" + kNonce + line;
+    for (qsizetype cut = 0; cut <= stream.size(); ++cut) {
+        ExitMarkerScanner s(kNonce);
+        QByteArray visible = s.feed(stream.left(cut));
+        visible += s.feed(stream.mid(cut));
+        QCOMPARE(visible, QByteArray("out\n"));
+        QVERIFY(s.found());
+        QCOMPARE(s.status(), status);
+        QCOMPARE(s.outOfMemory(), oom);
+    }
+}
 
 void tst_ExitMarkerScanner::streams_data()
 {

@@ -72,8 +72,13 @@ void tst_SandboxTools::formatText_data()
     QTest::newRow("exit code alone")
         << result("", "", 3) << print << QStringLiteral("[exit code 3]");
     QTest::newRow("killed") << result("partial\n", "", 137) << print
-                            << QStringLiteral(
-                                   "partial\n[exit code 137: killed — most likely out of memory]");
+                            << QStringLiteral("partial\n[exit code 137: killed (SIGKILL)]");
+    ExecutionResult oom = result("partial\n", "", 137);
+    oom.outOfMemory = true;
+    QTest::newRow("out of memory")
+        << oom << print
+        << QStringLiteral(
+               "partial\n[exit code 137: killed for exceeding the sandbox's memory limit]");
     QTest::newRow("timeout") << result("tick\n", "", -1, TimedOut) << print
                              << QStringLiteral(
                                     "tick\n[timed out after 5 s: the program was stopped]");
