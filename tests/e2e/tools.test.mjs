@@ -8,7 +8,7 @@ import { startClient, testNoContainersLeft, textOf } from './helpers.mjs';
 
 const RUN_TOOLS = ['run_python_code', 'run_javascript_code', 'execute_code'];
 const ALL_TOOLS = [...RUN_TOOLS, 'get_supported_languages', 'get_language_details'].sort();
-const RESULT_FIELDS = ['duration_ms', 'exit_code', 'image', 'language', 'stderr', 'stdout', 'timed_out', 'truncated'];
+const RESULT_FIELDS = ['duration_ms', 'exit_code', 'image', 'language', 'out_of_memory', 'stderr', 'stdout', 'timed_out', 'truncated'];
 
 let server;
 let client;
