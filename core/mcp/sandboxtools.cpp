@@ -68,29 +68,30 @@ QString firstLine(const QByteArray &bytes)
 QJsonObject SandboxTools::executionOutputSchema()
 {
     const auto t = [](const QString &type) { return QJsonObject{{QStringLiteral("type"), type}}; };
-    return {{QStringLiteral("type"), QStringLiteral("object")},
-            {QStringLiteral("properties"),
-             QJsonObject{
-                 {QStringLiteral("exit_code"),
-                  QJsonObject{{QStringLiteral("type"),
-                               QJsonArray{QStringLiteral("integer"), QStringLiteral("null")}},
-                              {QStringLiteral("description"),
-                               QStringLiteral("the program's exit status; null if it never "
-                                              "reported one (timeout, sandbox failure)")}}},
-                 {QStringLiteral("stdout"), t(QStringLiteral("string"))},
-                 {QStringLiteral("stderr"), t(QStringLiteral("string"))},
-                 {QStringLiteral("duration_ms"), t(QStringLiteral("integer"))},
-                 {QStringLiteral("timed_out"), t(QStringLiteral("boolean"))},
-                 {QStringLiteral("out_of_memory"), t(QStringLiteral("boolean"))},
-                 {QStringLiteral("truncated"), t(QStringLiteral("boolean"))},
-                 {QStringLiteral("language"), t(QStringLiteral("string"))},
-                 {QStringLiteral("image"), t(QStringLiteral("string"))},
-             }},
-            {QStringLiteral("required"),
-             QJsonArray{QStringLiteral("exit_code"), QStringLiteral("stdout"),
-                        QStringLiteral("stderr"), QStringLiteral("duration_ms"),
-                        QStringLiteral("timed_out"), QStringLiteral("truncated"),
-                        QStringLiteral("language"), QStringLiteral("image")}}};
+    return {
+        {QStringLiteral("type"), QStringLiteral("object")},
+        {QStringLiteral("properties"),
+         QJsonObject{
+             {QStringLiteral("exit_code"),
+              QJsonObject{{QStringLiteral("type"),
+                           QJsonArray{QStringLiteral("integer"), QStringLiteral("null")}},
+                          {QStringLiteral("description"),
+                           QStringLiteral("the program's exit status; null if it never "
+                                          "reported one (timeout, sandbox failure)")}}},
+             {QStringLiteral("stdout"), t(QStringLiteral("string"))},
+             {QStringLiteral("stderr"), t(QStringLiteral("string"))},
+             {QStringLiteral("duration_ms"), t(QStringLiteral("integer"))},
+             {QStringLiteral("timed_out"), t(QStringLiteral("boolean"))},
+             {QStringLiteral("out_of_memory"), t(QStringLiteral("boolean"))},
+             {QStringLiteral("truncated"), t(QStringLiteral("boolean"))},
+             {QStringLiteral("language"), t(QStringLiteral("string"))},
+             {QStringLiteral("image"), t(QStringLiteral("string"))},
+         }},
+        {QStringLiteral("required"),
+         QJsonArray{QStringLiteral("exit_code"), QStringLiteral("stdout"), QStringLiteral("stderr"),
+                    QStringLiteral("duration_ms"), QStringLiteral("timed_out"),
+                    QStringLiteral("out_of_memory"), QStringLiteral("truncated"),
+                    QStringLiteral("language"), QStringLiteral("image")}}};
 }
 
 QString SandboxTools::formatText(const ExecutionResult &r, const QString &printHint)
