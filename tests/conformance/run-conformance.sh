@@ -3,9 +3,17 @@
 # conformance-server given as $1, one suite invocation per scenario so that one scenario's trouble
 # cannot hide another's result. Prints one summary line per scenario, then "N passed, M failed";
 # exits non-zero if any scenario failed.
+#
+# With --product PATH/TO/code-sandbox it runs the scenarios that need no fixtures against the
+# product itself (code-sandbox --http --no-auth), which must pass them too.
 set -u
 
-server_bin=${1:?usage: run-conformance.sh PATH/TO/conformance-server}
+product=
+if [[ ${1:-} == --product ]]; then
+    product=1
+    shift
+fi
+server_bin=${1:?usage: run-conformance.sh [--product] PATH/TO/conformance-server-or-code-sandbox}
 spec_version=2025-11-25
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here" || exit 2
@@ -27,11 +35,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$server_bin" --port 0 >"$log_dir/server.out" 2>"$log_dir/server.err" &
+if [[ -n $product ]]; then
+    "$server_bin" --http --no-auth --port 0 --pool 0 >"$log_dir/server.out" 2>"$log_dir/server.err" &
+else
+    "$server_bin" --port 0 >"$log_dir/server.out" 2>"$log_dir/server.err" &
+fi
 server_pid=$!
 url=
 for _ in $(seq 100); do
-    url=$(head -n 1 "$log_dir/server.out" 2>/dev/null)
+    if [[ -n $product ]]; then
+        url=$(sed -n 's/^code-sandbox: MCP endpoint \(http:[^ ]*\)$/\1/p' "$log_dir/server.err")
+    else
+        url=$(head -n 1 "$log_dir/server.out" 2>/dev/null)
+    fi
     [[ $url == http://* ]] && break
     if ! kill -0 "$server_pid" 2>/dev/null; then
         echo "conformance-server exited before listening:"
@@ -46,8 +62,13 @@ if [[ $url != http://* ]]; then
 fi
 echo "Server: $url"
 
-mapfile -t scenarios < <("$node" "$suite" list --server --spec-version "$spec_version" |
-    sed -n 's/^  - \([^ ]*\) .*/\1/p')
+if [[ -n $product ]]; then
+    scenarios=(server-initialize ping logging-set-level tools-list resources-list
+               dns-rebinding-protection server-sse-multiple-streams)
+else
+    mapfile -t scenarios < <("$node" "$suite" list --server --spec-version "$spec_version" |
+        sed -n 's/^  - \([^ ]*\) .*/\1/p')
+fi
 if [[ ${#scenarios[@]} -eq 0 ]]; then
     echo "The suite listed no server scenarios for $spec_version"
     exit 2
