@@ -1,6 +1,7 @@
 #include "httpsessiontransport.h"
 
 #include "httpresponder.h"
+#include "jsonrpcmessage.h"
 #include "mcplog.h"
 
 #include <QJsonDocument>
@@ -23,12 +24,6 @@ HttpSessionTransport::~HttpSessionTransport()
         m_get->endStream();
 }
 
-QString HttpSessionTransport::keyOf(const QJsonValue &id)
-{
-    return id.isString() ? QStringLiteral("s:") + id.toString()
-                         : QStringLiteral("n:") + QString::number(id.toDouble(), 'g', 17);
-}
-
 QByteArray HttpSessionTransport::event(const QJsonObject &message)
 {
     return "id: " + QByteArray::number(++m_eventId) +
@@ -36,16 +31,20 @@ QByteArray HttpSessionTransport::event(const QJsonObject &message)
            "\n\n";
 }
 
+QByteArray HttpSessionTransport::primingEvent()
+{
+    // An id with empty data lets a client resume from here; retry tells it how soon to
+    // reconnect.
+    return "id: " + QByteArray::number(++m_eventId) + "\nretry: 1000\ndata: \n\n";
+}
+
 void HttpSessionTransport::expectAnswer(const QJsonValue &id, HttpResponder *responder, bool stream,
                                         const QList<QPair<QByteArray, QByteArray>> &headers)
 {
-    m_posts.insert(keyOf(id), {responder, stream, headers});
+    m_posts.insert(JsonRpcMessage::idKey(id), {responder, stream, headers});
     if (stream) {
         responder->beginStream(200, kSseHeaders + headers);
-        // The priming event (an id, empty data) lets a client resume from here; retry tells
-        // it how soon to reconnect.
-        responder->writeChunk("id: " + QByteArray::number(++m_eventId) +
-                              "\nretry: 1000\ndata: \n\n");
+        responder->writeChunk(primingEvent());
     }
 }
 
@@ -55,7 +54,7 @@ void HttpSessionTransport::openEventStream(HttpResponder *responder)
         m_get->endStream(); // one GET stream per session: the newest wins
     m_get = responder;
     responder->beginStream(200, kSseHeaders);
-    responder->writeChunk("id: " + QByteArray::number(++m_eventId) + "\nretry: 1000\ndata: \n\n");
+    responder->writeChunk(primingEvent());
     const auto queued = std::exchange(m_queued, {});
     for (const QJsonObject &m : queued)
         writeToGet(m);
@@ -80,10 +79,10 @@ void HttpSessionTransport::writeToGet(const QJsonObject &message)
 
 void HttpSessionTransport::sendRelated(const QJsonObject &message, const QJsonValue &relatedId)
 {
-    const QString key = keyOf(relatedId);
+    const QString key = JsonRpcMessage::idKey(relatedId);
     const auto it = m_posts.find(key);
     const bool isResponse = (message.contains(u"result") || message.contains(u"error")) &&
-                            keyOf(message.value(u"id")) == key;
+                            JsonRpcMessage::idKey(message.value(u"id")) == key;
     if (it == m_posts.end() || !it->responder || !it->responder->isOpen()) {
         // The request's stream is gone (the client disconnected): a response cannot go
         // anywhere else; a request or notification may still reach the client on GET.

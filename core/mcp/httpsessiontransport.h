@@ -38,8 +38,8 @@ private:
         QList<QPair<QByteArray, QByteArray>> headers;
     };
 
-    static QString keyOf(const QJsonValue &id);
     QByteArray event(const QJsonObject &message);
+    QByteArray primingEvent();
     void writeToGet(const QJsonObject &message);
 
     QHash<QString, Post> m_posts;

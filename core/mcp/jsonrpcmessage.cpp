@@ -87,6 +87,12 @@ JsonRpcMessage JsonRpcMessage::fromJson(const QJsonValue &value)
                    QStringLiteral("Invalid Request: neither a request nor a response"), answerId);
 }
 
+QString JsonRpcMessage::idKey(const QJsonValue &id)
+{
+    return id.isString() ? QStringLiteral("s:") + id.toString()
+                         : QStringLiteral("n:") + QString::number(id.toDouble(), 'g', 17);
+}
+
 QJsonObject JsonRpcMessage::makeResult(const QJsonValue &id, const QJsonValue &result)
 {
     return {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},

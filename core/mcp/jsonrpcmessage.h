@@ -37,6 +37,8 @@ struct JsonRpcMessage
     QString errorMessage;
 
     static JsonRpcMessage parse(const QByteArray &bytes);
+    // A hash key for a request id: 1 and "1" are different ids.
+    static QString idKey(const QJsonValue &id);
     static JsonRpcMessage fromJson(const QJsonValue &value);
 
     static QJsonObject makeResult(const QJsonValue &id, const QJsonValue &result);

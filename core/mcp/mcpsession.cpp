@@ -35,12 +35,6 @@ int McpSession::levelRank(const QString &level)
     return int(kLevels.indexOf(level));
 }
 
-QString McpSession::idKey(const QJsonValue &id)
-{
-    return id.isString() ? QStringLiteral("s:") + id.toString()
-                         : QStringLiteral("n:") + QString::number(id.toDouble(), 'g', 17);
-}
-
 void McpSession::send(const QJsonObject &message, const QJsonValue &relatedId)
 {
     // Still sent after the client closed its input: its output side may be open and waiting.
@@ -61,13 +55,13 @@ void McpSession::request(const QString &method, const QJsonObject &params,
                          const std::function<void(const QJsonObject &, const QJsonObject &)> &done)
 {
     const QString id = QStringLiteral("srv-%1").arg(m_nextRequestId++);
-    m_outgoing.insert(idKey(id), done);
+    m_outgoing.insert(JsonRpcMessage::idKey(id), done);
     send(JsonRpcMessage::makeRequest(id, method, params), relatedId);
 }
 
 void McpSession::handleResponse(const JsonRpcMessage &m)
 {
-    const auto done = m_outgoing.take(idKey(m.id));
+    const auto done = m_outgoing.take(JsonRpcMessage::idKey(m.id));
     if (done)
         done(m.result.toObject(), m.error);
 }
@@ -272,7 +266,7 @@ void McpSession::callTool(const JsonRpcMessage &m)
                    QStringLiteral("Unknown tool: %1").arg(name));
         return;
     }
-    const QString key = idKey(m.id);
+    const QString key = JsonRpcMessage::idKey(m.id);
     if (m_calls.contains(key)) {
         replyError(m.id, JsonRpcMessage::InvalidRequest,
                    QStringLiteral("a request with this id is still in flight"));
@@ -320,7 +314,7 @@ void McpSession::handleNotification(const JsonRpcMessage &m)
 {
     if (m.method == u"notifications/cancelled") {
         const QJsonValue requestId = m.params.toObject().value(u"requestId");
-        ToolCall *call = m_calls.value(idKey(requestId));
+        ToolCall *call = m_calls.value(JsonRpcMessage::idKey(requestId));
         if (call) {
             qCInfo(lcMcp) << "client cancelled" << call->tool();
             call->cancel();

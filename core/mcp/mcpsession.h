@@ -60,7 +60,6 @@ private:
     void replyError(const QJsonValue &id, int code, const QString &message);
     void onTransportClosed();
     void failOutgoing();
-    static QString idKey(const QJsonValue &id);
 
     McpServer *m_server;
     QPointer<McpTransport> m_transport;

@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QSignalSpy>
 #include <QStringList>
+#include <QTest>
 #include <QUrl>
 
 // After a failed test the service may not have removed its containers (the test returned early);
@@ -30,6 +31,16 @@ public:
         for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
             ids.append(v.toObject().value(u"Id").toString());
         return ids;
+    }
+
+    // For a test's cleanup(): after a failure, sweeps every instance the test used; always
+    // forgets them.
+    static void sweepAfterFailure(const QString &socket, QStringList &instances)
+    {
+        if (QTest::currentTestFailed())
+            for (const QString &instance : std::as_const(instances))
+                sweep(socket, instance);
+        instances.clear();
     }
 
     static void sweep(const QString &socket, const QString &instance)

@@ -58,13 +58,7 @@ private:
     QStringList m_instances;
 
 private Q_SLOTS:
-    void cleanup()
-    {
-        if (QTest::currentTestFailed())
-            for (const QString &instance : std::as_const(m_instances))
-                LeftoverSweeper::sweep(m_socket, instance);
-        m_instances.clear();
-    }
+    void cleanup() { LeftoverSweeper::sweepAfterFailure(m_socket, m_instances); }
 
     void initTestCase()
     {
