@@ -77,7 +77,7 @@ QByteArray TarArchive::pack(const QList<Entry> &entries, QString *error)
 }
 
 QList<TarArchive::Entry> TarArchive::unpack(const QByteArray &tar, qint64 maxTotalBytes,
-                                            QString *error)
+                                            QString *error, qint64 maxFileBytes)
 {
     QList<Entry> entries;
     std::unique_ptr<archive, ReadDeleter> a(archive_read_new());
@@ -101,6 +101,12 @@ QList<TarArchive::Entry> TarArchive::unpack(const QByteArray &tar, qint64 maxTot
         e.isDirectory = type == AE_IFDIR;
         if (!e.isDirectory) {
             const la_int64_t size = archive_entry_size(entry);
+            e.size = size;
+            if (maxFileBytes >= 0 && size > maxFileBytes) {
+                e.omitted = true;
+                entries.append(std::move(e));
+                continue;
+            }
             if (size < 0 || total + size > maxTotalBytes) {
                 if (error)
                     *error = QStringLiteral("archive content exceeds %1 bytes").arg(maxTotalBytes);

@@ -5,10 +5,13 @@
 #include "mcpserver.h"
 #include "sandboxservice.h"
 #include "toolcall.h"
+#include "workdirpath.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QPointer>
+#include <QSet>
+#include <QStringDecoder>
 
 namespace {
 QJsonObject prop(const QString &type, const QString &description)
@@ -55,6 +58,15 @@ QString describeLimits(const SandboxConfig &c)
         .arg(c.defaultTimeoutSec);
 }
 
+ExecutionRequest request(const QString &language, const QJsonObject &args)
+{
+    ExecutionRequest r;
+    r.language = language;
+    r.code = args.value(u"code").toString();
+    r.timeoutSec = args.value(u"timeout").toInt(0);
+    return r;
+}
+
 QString firstLine(const QByteArray &bytes)
 {
     QString s = QString::fromUtf8(bytes).trimmed();
@@ -84,6 +96,35 @@ QJsonObject SandboxTools::executionOutputSchema()
              {QStringLiteral("timed_out"), t(QStringLiteral("boolean"))},
              {QStringLiteral("out_of_memory"), t(QStringLiteral("boolean"))},
              {QStringLiteral("truncated"), t(QStringLiteral("boolean"))},
+             {QStringLiteral("compile_error"),
+              QJsonObject{{QStringLiteral("type"), QStringLiteral("boolean")},
+                          {QStringLiteral("description"),
+                           QStringLiteral("the build step of a compiled language failed; "
+                                          "stderr has the compiler's message")}}},
+             {QStringLiteral("files"),
+              QJsonObject{
+                  {QStringLiteral("type"), QStringLiteral("array")},
+                  {QStringLiteral("description"),
+                   QStringLiteral("figures and files the run produced, returned as image and "
+                                  "resource content")},
+                  {QStringLiteral("items"),
+                   QJsonObject{
+                       {QStringLiteral("type"), QStringLiteral("object")},
+                       {QStringLiteral("properties"),
+                        QJsonObject{{QStringLiteral("name"), t(QStringLiteral("string"))},
+                                    {QStringLiteral("kind"),
+                                     QJsonObject{{QStringLiteral("enum"),
+                                                  QJsonArray{QStringLiteral("plot"),
+                                                             QStringLiteral("output")}}}},
+                                    {QStringLiteral("size"), t(QStringLiteral("integer"))},
+                                    {QStringLiteral("mime_type"), t(QStringLiteral("string"))},
+                                    {QStringLiteral("included"), t(QStringLiteral("boolean"))}}},
+                       {QStringLiteral("required"),
+                        QJsonArray{QStringLiteral("name"), QStringLiteral("kind"),
+                                   QStringLiteral("size"), QStringLiteral("included")}}}}}},
+             {QStringLiteral("notes"),
+              QJsonObject{{QStringLiteral("type"), QStringLiteral("array")},
+                          {QStringLiteral("items"), t(QStringLiteral("string"))}}},
              {QStringLiteral("language"), t(QStringLiteral("string"))},
              {QStringLiteral("image"), t(QStringLiteral("string"))},
          }},
@@ -91,6 +132,7 @@ QJsonObject SandboxTools::executionOutputSchema()
          QJsonArray{QStringLiteral("exit_code"), QStringLiteral("stdout"), QStringLiteral("stderr"),
                     QStringLiteral("duration_ms"), QStringLiteral("timed_out"),
                     QStringLiteral("out_of_memory"), QStringLiteral("truncated"),
+                    QStringLiteral("compile_error"), QStringLiteral("files"),
                     QStringLiteral("language"), QStringLiteral("image")}}};
 }
 
@@ -113,6 +155,9 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
     }
     if (r.cancelled)
         section(QStringLiteral("[cancelled: the program was stopped]"));
+    else if (r.compileError)
+        section(QStringLiteral("[compilation failed (exit code %1): the program did not run]")
+                    .arg(r.exitCode));
     else if (r.timedOut)
         section(
             QStringLiteral("[timed out after %1 s: the program was stopped]").arg(r.timeoutSec));
@@ -123,6 +168,16 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
         section(QStringLiteral("[exit code 137: killed (SIGKILL)]"));
     else if (r.exitCode != 0)
         section(QStringLiteral("[exit code %1]").arg(r.exitCode));
+    QStringList returned;
+    for (const OutputFile &f : r.files)
+        if (f.included)
+            returned.append(f.kind == OutputFile::Kind::Plot
+                                ? QStringLiteral("figure %1").arg(f.name)
+                                : f.name);
+    if (!returned.isEmpty())
+        section(QStringLiteral("[returned: %1]").arg(returned.join(QStringLiteral(", "))));
+    for (const QString &note : r.notes)
+        section(QStringLiteral("[note: %1]").arg(note));
     if (text.isEmpty())
         text = printHint.isEmpty()
                    ? QStringLiteral("No output.")
@@ -138,19 +193,83 @@ QJsonObject SandboxTools::toolResult(const ExecutionResult &r, const QString &pr
         jsonText && r.error.isEmpty()
             ? QString::fromUtf8(QJsonDocument(structured).toJson(QJsonDocument::Compact))
             : formatText(r, printHint);
-    QJsonObject out{{QStringLiteral("content"), QJsonArray{ToolCall::textContent(text)}},
+    QJsonArray content{ToolCall::textContent(text)};
+    for (const OutputFile &f : r.files) {
+        if (!f.included)
+            continue;
+        const bool image =
+            f.kind == OutputFile::Kind::Plot ||
+            (f.mimeType.startsWith(QStringLiteral("image/")) && f.mimeType != u"image/svg+xml");
+        if (image) {
+            content.append(QJsonObject{
+                {QStringLiteral("type"), QStringLiteral("image")},
+                {QStringLiteral("data"), QString::fromLatin1(f.data.toBase64())},
+                {QStringLiteral("mimeType"),
+                 f.kind == OutputFile::Kind::Plot ? QStringLiteral("image/png") : f.mimeType}});
+            continue;
+        }
+        // Text when it decodes as UTF-8 without NULs; everything else as a base64 blob.
+        QStringDecoder utf8(QStringDecoder::Utf8);
+        const QString decoded = utf8.decode(f.data);
+        QJsonObject resource{{QStringLiteral("uri"), QStringLiteral("sandbox://outputs/") + f.name},
+                             {QStringLiteral("mimeType"), f.mimeType}};
+        if (!utf8.hasError() && !f.data.contains('\0'))
+            resource.insert(QStringLiteral("text"), decoded);
+        else
+            resource.insert(QStringLiteral("blob"), QString::fromLatin1(f.data.toBase64()));
+        content.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("resource")},
+                                   {QStringLiteral("resource"), resource}});
+    }
+    QJsonObject out{{QStringLiteral("content"), content},
                     {QStringLiteral("structuredContent"), structured}};
     if (!r.succeeded())
         out.insert(QStringLiteral("isError"), true);
     return out;
 }
 
-void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const QString &language,
-                           int timeoutSec, bool jsonText)
+bool SandboxTools::parseFiles(const QJsonArray &files, const QString &programFile,
+                              ExecutionRequest *request, QString *error)
 {
+    QSet<QString> seen;
+    for (const QJsonValue &v : files) {
+        const QJsonObject f = v.toObject();
+        const QString path = WorkdirPath::normalize(f.value(u"path").toString(), error);
+        if (path.isEmpty())
+            return false;
+        if (path == programFile) {
+            *error =
+                QStringLiteral("file path '%1' is where the program itself is written").arg(path);
+            return false;
+        }
+        if (seen.contains(path)) {
+            *error = QStringLiteral("file path '%1' is given twice").arg(path);
+            return false;
+        }
+        seen.insert(path);
+        const QString content = f.value(u"content").toString();
+        QByteArray bytes;
+        if (f.value(u"encoding").toString() == u"base64") {
+            auto decoded = QByteArray::fromBase64Encoding(content.toLatin1(),
+                                                          QByteArray::AbortOnBase64DecodingErrors);
+            if (!decoded) {
+                *error = QStringLiteral("file '%1': content is not valid base64").arg(path);
+                return false;
+            }
+            bytes = *decoded;
+        } else {
+            bytes = content.toUtf8();
+        }
+        request->files.append({path, bytes});
+    }
+    return true;
+}
+
+void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const ExecutionRequest &request,
+                           bool jsonText)
+{
+    const QString language = request.language;
     const Language *lang = sandbox.languages().find(language);
     const QString hint = lang ? lang->printHint : QString();
-    ExecutionRequest request{language, call->arguments().value(u"code").toString(), timeoutSec};
     Execution *execution = sandbox.execute(request);
     call->progress(QStringLiteral("starting a %1 sandbox").arg(language));
     QObject::connect(execution, &Execution::queued, call, [call](int position) {
@@ -189,7 +308,9 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     py.inputSchema = codeOnlySchema(QStringLiteral("Python source code to run"));
     py.outputSchema = outputSchema;
     py.annotations = runAnnotations(py.title);
-    py.handler = [sb](ToolCall *call) { runCode(*sb, call, QStringLiteral("python"), 0, false); };
+    py.handler = [sb](ToolCall *call) {
+        runCode(*sb, call, request(QStringLiteral("python"), call->arguments()), false);
+    };
     server.tools().add(py);
 
     ToolDefinition js;
@@ -202,7 +323,7 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     js.outputSchema = outputSchema;
     js.annotations = runAnnotations(js.title);
     js.handler = [sb](ToolCall *call) {
-        runCode(*sb, call, QStringLiteral("javascript"), 0, false);
+        runCode(*sb, call, request(QStringLiteral("javascript"), call->arguments()), false);
     };
     server.tools().add(js);
 
@@ -218,16 +339,45 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     QJsonObject language =
         prop(QStringLiteral("string"), QStringLiteral("Language of the code (default python)"));
     language.insert(QStringLiteral("default"), QStringLiteral("python"));
-    QJsonObject libraries = prop(QStringLiteral("array"),
-                                 QStringLiteral("Packages to install first (not supported yet: "
-                                                "use the preinstalled libraries)"));
+    QJsonObject libraries = prop(
+        QStringLiteral("array"),
+        sandbox.config().allowInstall
+            ? QStringLiteral("Packages to install with the language's package manager before "
+                             "the run (pip, npm, gem, install.packages); cached between runs")
+            : QStringLiteral("Packages to install first: refused, because this server does not "
+                             "allow network access for installs; use the preinstalled "
+                             "libraries"));
     libraries.insert(QStringLiteral("items"),
                      QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}});
+    libraries.insert(QStringLiteral("maxItems"), 50);
     QJsonObject timeout =
         prop(QStringLiteral("integer"), QStringLiteral("Seconds before the program is stopped"));
     timeout.insert(QStringLiteral("minimum"), 1);
     timeout.insert(QStringLiteral("maximum"), sandbox.config().maxTimeoutSec);
     timeout.insert(QStringLiteral("default"), sandbox.config().defaultTimeoutSec);
+    QJsonObject encoding =
+        prop(QStringLiteral("string"), QStringLiteral("How content is encoded (default utf-8)"));
+    encoding.insert(QStringLiteral("enum"),
+                    QJsonArray{QStringLiteral("utf-8"), QStringLiteral("base64")});
+    QJsonObject files = prop(
+        QStringLiteral("array"),
+        QStringLiteral("Files placed in the working directory /sandbox before the program "
+                       "starts. Files the program writes to $OUTPUT_DIR (/sandbox/outputs) come "
+                       "back with the result."));
+    files.insert(
+        QStringLiteral("items"),
+        QJsonObject{
+            {QStringLiteral("type"), QStringLiteral("object")},
+            {QStringLiteral("properties"),
+             QJsonObject{{QStringLiteral("path"),
+                          prop(QStringLiteral("string"),
+                               QStringLiteral("Relative to /sandbox, e.g. data/input.csv"))},
+                         {QStringLiteral("content"),
+                          prop(QStringLiteral("string"), QStringLiteral("The file's content"))},
+                         {QStringLiteral("encoding"), encoding}}},
+            {QStringLiteral("required"),
+             QJsonArray{QStringLiteral("path"), QStringLiteral("content")}},
+            {QStringLiteral("additionalProperties"), false}});
     exec.inputSchema = {
         {QStringLiteral("type"), QStringLiteral("object")},
         {QStringLiteral("properties"),
@@ -235,7 +385,8 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
                       prop(QStringLiteral("string"), QStringLiteral("Source code to run"))},
                      {QStringLiteral("language"), language},
                      {QStringLiteral("libraries"), libraries},
-                     {QStringLiteral("timeout"), timeout}}},
+                     {QStringLiteral("timeout"), timeout},
+                     {QStringLiteral("files"), files}}},
         {QStringLiteral("required"), QJsonArray{QStringLiteral("code")}},
         {QStringLiteral("additionalProperties"), false}};
     exec.outputSchema = outputSchema;
@@ -243,23 +394,22 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     exec.handler = [sb](ToolCall *call) {
         const QJsonObject args = call->arguments();
         const QString lang = args.value(u"language").toString(QStringLiteral("python"));
-        if (!sb->languages().find(lang)) {
+        const Language *l = sb->languages().find(lang);
+        if (!l) {
             call->finishWithError(
                 QStringLiteral("Unsupported language '%1'. Supported: %2.")
                     .arg(lang, sb->languages().names().join(QStringLiteral(", "))));
             return;
         }
-        if (!args.value(u"libraries").toArray().isEmpty()) {
-            const Language *l = sb->languages().find(lang);
-            call->finishWithError(
-                QStringLiteral("Installing libraries is not supported by this server yet, and "
-                               "the sandbox has no network. Preinstalled for %1: %2.")
-                    .arg(l->name, l->preinstalled.isEmpty()
-                                      ? QStringLiteral("the standard library only")
-                                      : l->preinstalled.join(QStringLiteral(", "))));
+        ExecutionRequest r = request(l->name, args);
+        QString error;
+        if (!parseFiles(args.value(u"files").toArray(), l->fileName, &r, &error)) {
+            call->finishWithError(QStringLiteral("Invalid files: %1.").arg(error));
             return;
         }
-        runCode(*sb, call, lang, args.value(u"timeout").toInt(0), true);
+        for (const QJsonValue &v : args.value(u"libraries").toArray())
+            r.libraries.append(v.toString());
+        runCode(*sb, call, r, true);
     };
     server.tools().add(exec);
 

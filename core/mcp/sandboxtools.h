@@ -1,11 +1,13 @@
 #pragma once
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
 
 class McpServer;
 class SandboxService;
 class ToolCall;
+struct ExecutionRequest;
 struct ExecutionResult;
 struct Language;
 
@@ -22,8 +24,12 @@ public:
     static QJsonObject toolResult(const ExecutionResult &result, const QString &printHint,
                                   bool jsonText);
     static QJsonObject executionOutputSchema();
+    // execute_code's `files` argument as input files; false with `error` set when a path escapes
+    // the workdir, a path repeats, or base64 content does not decode.
+    static bool parseFiles(const QJsonArray &files, const QString &programFile,
+                           ExecutionRequest *request, QString *error);
 
 private:
-    static void runCode(SandboxService &sandbox, ToolCall *call, const QString &language,
-                        int timeoutSec, bool jsonText);
+    static void runCode(SandboxService &sandbox, ToolCall *call, const ExecutionRequest &request,
+                        bool jsonText);
 };

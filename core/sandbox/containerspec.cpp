@@ -1,8 +1,8 @@
 #include "containerspec.h"
 
+#include "embeddedscripts.h"
 #include "language.h"
 #include "sandboxconfig.h"
-#include "supervisorscript.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -23,29 +23,116 @@ QString ContainerSpec::hostId()
 }
 
 QJsonObject ContainerSpec::build(const Language &language, const QString &image,
-                                 const SandboxConfig &config)
+                                 const SandboxConfig &config, const QString &librariesVolume)
+{
+    QStringList env;
+    if (!language.preloadCommand.isEmpty())
+        env.append(QStringLiteral("CS_PRELOAD=/tmp/.cs-nonce"));
+    if (!language.compileCommand.isEmpty())
+        env.append(QStringLiteral("CS_COMPILE=") + language.compileCommand);
+    // Installed by an earlier install container; read-only here, so a program cannot change
+    // what the next run with the same libraries gets.
+    if (!librariesVolume.isEmpty())
+        env += language.libraryEnv;
+    QJsonObject spec =
+        base(language, image, config, language.fileName,
+             language.preloadCommand.isEmpty() ? language.command : language.preloadCommand, env);
+    if (!librariesVolume.isEmpty()) {
+        QJsonObject host = spec.value(u"HostConfig").toObject();
+        QJsonArray mounts = host.value(u"Mounts").toArray();
+        mounts.append(QJsonObject{{QStringLiteral("Type"), QStringLiteral("volume")},
+                                  {QStringLiteral("Source"), librariesVolume},
+                                  {QStringLiteral("Target"), QString::fromLatin1(kLibrariesDir)},
+                                  {QStringLiteral("ReadOnly"), true}});
+        host.insert(QStringLiteral("Mounts"), mounts);
+        spec.insert(QStringLiteral("HostConfig"), host);
+    }
+    return spec;
+}
+
+QJsonObject ContainerSpec::buildInstall(const Language &language, const QString &image,
+                                        const SandboxConfig &config, const QString &volume,
+                                        const QStringList &extraEnv,
+                                        const QString &caBundleHostPath)
+{
+    // The install script arrives as the "program" and runs with sh, with network, writing into the
+    // libraries volume; everything else is as hardened as a run.
+    QStringList env = extraEnv;
+    const QString caTarget = QStringLiteral("/etc/code-sandbox/host-ca.crt");
+    if (!caBundleHostPath.isEmpty())
+        for (const char *var :
+             {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "PIP_CERT", "CURL_CA_BUNDLE"})
+            env.append(QString::fromLatin1(var) + u'=' + caTarget);
+    QJsonObject spec = base(language, image, config, QStringLiteral("install.sh"),
+                            {QStringLiteral("sh"), QStringLiteral("install.sh")}, env);
+    QJsonObject host = spec.value(u"HostConfig").toObject();
+    QJsonArray mounts = host.value(u"Mounts").toArray();
+    mounts.append(QJsonObject{{QStringLiteral("Type"), QStringLiteral("volume")},
+                              {QStringLiteral("Source"), volume},
+                              {QStringLiteral("Target"), QString::fromLatin1(kLibrariesDir)}});
+    if (!caBundleHostPath.isEmpty()) {
+        // The host's trust store, so installs work behind a TLS-inspecting proxy too.
+        mounts.append(QJsonObject{{QStringLiteral("Type"), QStringLiteral("bind")},
+                                  {QStringLiteral("Source"), caBundleHostPath},
+                                  {QStringLiteral("Target"), caTarget},
+                                  {QStringLiteral("ReadOnly"), true}});
+    }
+    host.insert(QStringLiteral("Mounts"), mounts);
+    host.insert(QStringLiteral("NetworkMode"), QStringLiteral("bridge"));
+    spec.insert(QStringLiteral("HostConfig"), host);
+    spec.insert(QStringLiteral("NetworkDisabled"), false);
+    QJsonObject labels = spec.value(u"Labels").toObject();
+    labels.insert(QStringLiteral("code-sandbox.role"), QStringLiteral("install"));
+    spec.insert(QStringLiteral("Labels"), labels);
+    return spec;
+}
+
+QJsonObject ContainerSpec::base(const Language &language, const QString &image,
+                                const SandboxConfig &config, const QString &fileName,
+                                const QStringList &command, const QStringList &extraEnv)
 {
     QJsonArray cmd{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
-                   QString::fromLatin1(supervisorScript()), QStringLiteral("cs-run"),
-                   language.fileName};
-    const bool preload = !language.preloadCommand.isEmpty();
-    for (const QString &part : preload ? language.preloadCommand : language.command)
+                   QString::fromLatin1(supervisorScript()), QStringLiteral("cs-run"), fileName};
+    for (const QString &part : command)
         cmd.append(part);
 
     QJsonArray env{
         QStringLiteral("HOME=/sandbox"), QStringLiteral("LANG=C.UTF-8"),
-        QStringLiteral("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")};
-    for (const QString &e : language.env)
+        QStringLiteral("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+        QStringLiteral("OUTPUT_DIR=") + QString::fromLatin1(kOutputDir)};
+    for (const QString &e : language.env + extraEnv)
         env.append(e);
-    if (preload)
-        env.append(QStringLiteral("CS_PRELOAD=/tmp/.cs-nonce"));
+    // Last, so nothing of ours can override what the operator passes through.
     for (const auto &var : config.passThroughEnv)
         env.append(var.first + u'=' + var.second);
 
-    const QString tmpfsOpts = QStringLiteral("rw,nosuid,nodev,size=%1").arg(config.tmpfsBytes);
-    QJsonObject tmpfs{{QStringLiteral("/tmp"), tmpfsOpts + QStringLiteral(",mode=1777")},
-                      {QString::fromLatin1(kWorkdir),
-                       tmpfsOpts + QStringLiteral(",uid=1000,gid=1000,mode=0755")}};
+    QJsonObject labels{
+        {QString::fromLatin1(kLabelApp), QStringLiteral("1")},
+        {QString::fromLatin1(kLabelOwner), config.instanceId},
+        {QString::fromLatin1(kLabelPid), QString::number(QCoreApplication::applicationPid())},
+        {QString::fromLatin1(kLabelHost), hostId()},
+        {QStringLiteral("code-sandbox.language"), language.name},
+    };
+
+    // The workdir is a tmpfs too, but mounted as a volume: the engine's archive endpoint reaches
+    // into volumes of a running container, not into its tmpfs mounts, and that is how input
+    // files go in and output files and plots come out. It allows exec, for compiled programs;
+    // the volume goes with the container (removal with v=1).
+    const QJsonObject workdir{
+        {QStringLiteral("Type"), QStringLiteral("volume")},
+        {QStringLiteral("Target"), QString::fromLatin1(kWorkdir)},
+        {QStringLiteral("VolumeOptions"),
+         QJsonObject{
+             {QStringLiteral("Labels"), labels},
+             {QStringLiteral("DriverConfig"),
+              QJsonObject{{QStringLiteral("Name"), QStringLiteral("local")},
+                          {QStringLiteral("Options"),
+                           QJsonObject{{QStringLiteral("type"), QStringLiteral("tmpfs")},
+                                       {QStringLiteral("device"), QStringLiteral("tmpfs")},
+                                       {QStringLiteral("o"),
+                                        QStringLiteral("nosuid,nodev,size=%1,uid=1000,gid=1000,"
+                                                       "mode=0755")
+                                            .arg(config.tmpfsBytes)}}}}}}}};
 
     QJsonObject host{
         {QStringLiteral("NetworkMode"),
@@ -55,7 +142,10 @@ QJsonObject ContainerSpec::build(const Language &language, const QString &image,
         {QStringLiteral("NanoCpus"), qRound64(config.cpus * 1e9)},
         {QStringLiteral("PidsLimit"), config.pidsLimit},
         {QStringLiteral("ReadonlyRootfs"), true},
-        {QStringLiteral("Tmpfs"), tmpfs},
+        {QStringLiteral("Tmpfs"),
+         QJsonObject{{QStringLiteral("/tmp"),
+                      QStringLiteral("rw,nosuid,nodev,size=%1,mode=1777").arg(config.tmpfsBytes)}}},
+        {QStringLiteral("Mounts"), QJsonArray{workdir}},
         {QStringLiteral("CapDrop"), QJsonArray{QStringLiteral("ALL")}},
         {QStringLiteral("SecurityOpt"), QJsonArray{QStringLiteral("no-new-privileges")}},
         {QStringLiteral("Init"), true},
@@ -64,14 +154,6 @@ QJsonObject ContainerSpec::build(const Language &language, const QString &image,
          QJsonArray{QJsonObject{{QStringLiteral("Name"), QStringLiteral("nofile")},
                                 {QStringLiteral("Soft"), 1024},
                                 {QStringLiteral("Hard"), 1024}}}},
-    };
-
-    QJsonObject labels{
-        {QString::fromLatin1(kLabelApp), QStringLiteral("1")},
-        {QString::fromLatin1(kLabelOwner), config.instanceId},
-        {QString::fromLatin1(kLabelPid), QString::number(QCoreApplication::applicationPid())},
-        {QString::fromLatin1(kLabelHost), hostId()},
-        {QStringLiteral("code-sandbox.language"), language.name},
     };
 
     return {

@@ -2,6 +2,7 @@
 
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 
 struct Language;
 struct SandboxConfig;
@@ -12,6 +13,11 @@ class ContainerSpec
 {
 public:
     static constexpr const char *kWorkdir = "/sandbox";
+    // OUTPUT_DIR: files left here come back with the result.
+    static constexpr const char *kOutputDir = "/sandbox/outputs";
+    // Matplotlib figures saved by the Python entry point.
+    static constexpr const char *kPlotsDir = "/sandbox/.plots";
+    static constexpr const char *kLibrariesDir = "/opt/cs-libs";
     static constexpr const char *kLabelOwner = "code-sandbox.instance";
     static constexpr const char *kLabelPid = "code-sandbox.pid";
     static constexpr const char *kLabelHost = "code-sandbox.host";
@@ -26,6 +32,18 @@ public:
     // the user's own via CONTAINER_IMAGE.
     static const char *supervisorScript();
 
+    // A run of `language`; with `librariesVolume`, that volume of installed packages is mounted
+    // read-only at kLibrariesDir and the language's library environment is set.
     static QJsonObject build(const Language &language, const QString &image,
-                             const SandboxConfig &config);
+                             const SandboxConfig &config, const QString &librariesVolume = {});
+    // A container that runs the install script it receives as its program, with network, writing
+    // into `volume` at kLibrariesDir. A non-empty `caBundleHostPath` is mounted as the trust store.
+    static QJsonObject buildInstall(const Language &language, const QString &image,
+                                    const SandboxConfig &config, const QString &volume,
+                                    const QStringList &extraEnv, const QString &caBundleHostPath);
+
+private:
+    static QJsonObject base(const Language &language, const QString &image,
+                            const SandboxConfig &config, const QString &fileName,
+                            const QStringList &command, const QStringList &extraEnv);
 };

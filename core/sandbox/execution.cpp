@@ -1,12 +1,18 @@
 #include "execution.h"
 
+#include "containerspec.h"
 #include "engineclient.h"
 #include "enginereply.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
+#include "tararchive.h"
 
 #include <QAtomicInteger>
+#include <QMimeDatabase>
 #include <QRandomGenerator>
+#include <QSet>
+#include <algorithm>
+#include <limits>
 
 namespace {
 QAtomicInteger<quint64> g_nextId{1};
@@ -70,6 +76,48 @@ void Execution::onReady()
     if (m_finished)
         return;
     m_result.containerId = m_container->id();
+    if (m_request.files.isEmpty()) {
+        sendProgram();
+        return;
+    }
+    // Input files go into the workdir volume before the program exists; the supervisor is
+    // still waiting for it on stdin.
+    QList<TarArchive::Entry> entries;
+    QSet<QString> dirs;
+    for (const InputFile &f : m_request.files) {
+        const QStringList parts = f.path.split(u'/');
+        for (int i = 1; i < parts.size(); ++i) {
+            const QString dir = parts.mid(0, i).join(u'/');
+            if (!dirs.contains(dir)) {
+                dirs.insert(dir);
+                entries.append({dir, {}, 0755, true});
+            }
+        }
+        entries.append({f.path, f.content, 0644, false});
+    }
+    QString error;
+    const QByteArray tar = TarArchive::pack(entries, &error);
+    if (tar.isEmpty()) {
+        fail(QStringLiteral("could not pack the input files: %1").arg(error));
+        return;
+    }
+    EngineReply *reply = m_container->engine()->putArchive(
+        m_container->id(), QString::fromLatin1(ContainerSpec::kWorkdir), tar);
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (m_finished)
+            return;
+        if (!reply->ok()) {
+            fail(QStringLiteral("could not place the input files in the sandbox: %1")
+                     .arg(reply->error().toString()));
+            return;
+        }
+        sendProgram();
+    });
+}
+
+void Execution::sendProgram()
+{
     const QByteArray code = m_request.code.toUtf8();
     m_running = true;
     m_clock.restart();
@@ -86,11 +134,115 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
     const QByteArray visible = scanner.feed(bytes);
     if (!visible.isEmpty())
         append(stream, visible);
-    if (m_outScanner.found() && m_errScanner.found()) {
+    if (m_outScanner.found() && m_errScanner.found() && !m_collecting) {
         m_result.exitCode = m_outScanner.status();
         m_result.outOfMemory = m_outScanner.outOfMemory();
-        finish();
+        m_result.compileError = m_outScanner.hasFlag("compile");
+        if (m_outScanner.hasFlag("out") || m_outScanner.hasFlag("plots"))
+            collectFiles();
+        else
+            finish();
     }
+}
+
+void Execution::collectFiles()
+{
+    // The program has ended, so its time is taken now; fetching is bounded separately. The
+    // supervisor keeps the container up until the archives are read (the workdir volume goes
+    // when the container stops).
+    m_collecting = true;
+    m_result.durationMs = m_clock.elapsed();
+    m_timer.start(kCollectTimeoutMs);
+    const auto fetch = [this](OutputFile::Kind kind, const char *path) {
+        ++m_pendingArchives;
+        EngineReply *reply =
+            m_container->engine()->getArchive(m_container->id(), QString::fromLatin1(path));
+        connect(reply, &EngineReply::finished, this, [this, reply, kind] {
+            reply->deleteLater();
+            onArchive(kind, reply->ok() ? reply->body() : QByteArray(),
+                      reply->ok() ? QString() : reply->error().toString());
+        });
+    };
+    // Plots first: they are what the caller most likely wants to see.
+    if (m_outScanner.hasFlag("plots"))
+        fetch(OutputFile::Kind::Plot, ContainerSpec::kPlotsDir);
+    if (m_outScanner.hasFlag("out"))
+        fetch(OutputFile::Kind::Output, ContainerSpec::kOutputDir);
+}
+
+void Execution::onArchive(OutputFile::Kind kind, const QByteArray &tar, const QString &error)
+{
+    if (m_finished)
+        return;
+    const QString what =
+        kind == OutputFile::Kind::Plot ? QStringLiteral("figures") : QStringLiteral("output files");
+    if (!error.isEmpty()) {
+        m_result.notes.append(QStringLiteral("could not fetch the %1: %2").arg(what, error));
+    } else {
+        QString unpackError;
+        // The archive is bounded by the workdir's size; the caps decide what is returned.
+        QList<TarArchive::Entry> entries =
+            TarArchive::unpack(tar, std::numeric_limits<qint64>::max(), &unpackError, m_fileCap);
+        if (!unpackError.isEmpty())
+            m_result.notes.append(
+                QStringLiteral("could not read the %1: %2").arg(what, unpackError));
+        std::sort(
+            entries.begin(), entries.end(),
+            [](const TarArchive::Entry &a, const TarArchive::Entry &b) { return a.path < b.path; });
+        static const QMimeDatabase mimeTypes;
+        for (const TarArchive::Entry &e : entries) {
+            if (e.isDirectory)
+                continue;
+            OutputFile f;
+            f.kind = kind;
+            // Entries are named after the fetched folder ("outputs/table.csv").
+            f.name = e.path.section(u'/', 1);
+            f.size = e.size;
+            f.mimeType = mimeTypes.mimeTypeForFileNameAndData(f.name, e.data).name();
+            if (e.omitted || m_filesTotal + e.size > m_filesTotalCap) {
+                f.included = false;
+                m_result.notes.append(
+                    QStringLiteral("%1 (%2 bytes) was not returned: over the limit of %3 bytes")
+                        .arg(f.name)
+                        .arg(e.size)
+                        .arg(e.omitted ? m_fileCap : m_filesTotalCap)
+                        .append(e.omitted ? QStringLiteral(" per file")
+                                          : QStringLiteral(" for all files of a run")));
+            } else {
+                f.data = e.data;
+                m_filesTotal += e.size;
+            }
+            m_result.files.append(f);
+        }
+    }
+    if (--m_pendingArchives > 0)
+        return;
+    // Plots were requested first, but the replies may come in any order.
+    std::stable_sort(
+        m_result.files.begin(), m_result.files.end(), [](const OutputFile &a, const OutputFile &b) {
+            return a.kind == OutputFile::Kind::Plot && b.kind != OutputFile::Kind::Plot;
+        });
+    finish();
+}
+
+void Execution::setFileLimits(qint64 perFile, qint64 total)
+{
+    m_fileCap = perFile;
+    m_filesTotalCap = total;
+}
+
+void Execution::reportProgress(const QString &message)
+{
+    if (!m_finished)
+        Q_EMIT progress(message);
+}
+
+void Execution::fail(const QString &message)
+{
+    if (m_finished)
+        return;
+    m_result.error = message;
+    finish();
 }
 
 void Execution::append(int stream, const QByteArray &bytes)
@@ -111,7 +263,7 @@ void Execution::append(int stream, const QByteArray &bytes)
 
 void Execution::onStreamEnded()
 {
-    if (m_finished)
+    if (m_finished || m_collecting)
         return;
     // The stream closed without the supervisor's end line: the container died (killed, or the
     // program took the supervisor down). Keep what was printed and say what we know.
@@ -148,6 +300,12 @@ void Execution::onTimeout()
 {
     if (m_finished)
         return;
+    if (m_collecting) {
+        m_result.notes.append(QStringLiteral("the output files could not be fetched within %1 s")
+                                  .arg(kCollectTimeoutMs / 1000));
+        finish();
+        return;
+    }
     if (!m_running) {
         m_result.error =
             QStringLiteral("the container engine did not start the sandbox within %1 s")
@@ -189,7 +347,8 @@ void Execution::finish()
         return;
     m_finished = true;
     m_timer.stop();
-    m_result.durationMs = m_clock.isValid() ? m_clock.elapsed() : 0;
+    if (!m_collecting)
+        m_result.durationMs = m_clock.isValid() ? m_clock.elapsed() : 0;
     // Removal (which also kills a program still running) happens after the answer, off the
     // critical path; the service keeps the container until the engine confirms.
     if (m_container)

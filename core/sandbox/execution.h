@@ -36,15 +36,26 @@ public:
 
     // Used by the service while the execution waits for a free slot (1 = next).
     void setQueuePosition(int position);
+    // Output files and figures: each file up to `perFile` bytes, all together up to `total`;
+    // larger ones are listed without content.
+    void setFileLimits(qint64 perFile, qint64 total);
+    // Ends with an error, as if the sandbox had failed (used while libraries are installed).
+    void fail(const QString &message);
+    // Work done for this run before it starts (installing libraries), for the caller to show.
+    void reportProgress(const QString &message);
 
 Q_SIGNALS:
     void queued(int position);
     void started();
+    void progress(const QString &message);
     void output(int stream, const QByteArray &bytes);
     void finished(const ExecutionResult &result);
 
 private:
     void onReady();
+    void sendProgram();
+    void collectFiles();
+    void onArchive(OutputFile::Kind kind, const QByteArray &tar, const QString &error);
     void onOutput(int stream, const QByteArray &bytes);
     void onStreamEnded();
     void onTimeout();
@@ -52,6 +63,7 @@ private:
     void finish();
 
     static constexpr int kStartupTimeoutMs = 60000;
+    static constexpr int kCollectTimeoutMs = 30000;
 
     quint64 m_id;
     ExecutionRequest m_request;
@@ -66,4 +78,9 @@ private:
     bool m_finished = false;
     bool m_running = false;
     bool m_waitingForEngine = false;
+    bool m_collecting = false;
+    int m_pendingArchives = 0;
+    qint64 m_fileCap = 5 * 1024 * 1024;
+    qint64 m_filesTotalCap = 20 * 1024 * 1024;
+    qint64 m_filesTotal = 0;
 };

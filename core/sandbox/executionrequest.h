@@ -1,10 +1,28 @@
 #pragma once
 
+#include <QByteArray>
+#include <QList>
 #include <QString>
+#include <QStringList>
+
+// A file placed in the workdir before the program starts.
+struct InputFile
+{
+    QString path; // relative to the workdir, normalised (see WorkdirPath)
+    QByteArray content;
+};
 
 struct ExecutionRequest
 {
+    ExecutionRequest() = default;
+    ExecutionRequest(const QString &language, const QString &code, int timeoutSec = 0)
+        : language(language), code(code), timeoutSec(timeoutSec)
+    {}
+
     QString language; // name or alias
     QString code;
     int timeoutSec = 0; // 0: the configured default
+    QList<InputFile> files;
+    // Packages installed with the language's package manager before the run.
+    QStringList libraries;
 };

@@ -1,14 +1,30 @@
 #include "executionresult.h"
 
+#include <QJsonArray>
+
 QJsonObject ExecutionResult::toJson() const
 {
-    return {{QStringLiteral("exit_code"), exitCode < 0 ? QJsonValue() : QJsonValue(exitCode)},
-            {QStringLiteral("stdout"), QString::fromUtf8(stdoutData)},
-            {QStringLiteral("stderr"), QString::fromUtf8(stderrData)},
-            {QStringLiteral("duration_ms"), durationMs},
-            {QStringLiteral("timed_out"), timedOut},
-            {QStringLiteral("out_of_memory"), outOfMemory},
-            {QStringLiteral("truncated"), truncated()},
-            {QStringLiteral("language"), language},
-            {QStringLiteral("image"), image}};
+    QJsonArray fileList;
+    for (const OutputFile &f : files)
+        fileList.append(QJsonObject{{QStringLiteral("name"), f.name},
+                                    {QStringLiteral("kind"), f.kind == OutputFile::Kind::Plot
+                                                                 ? QStringLiteral("plot")
+                                                                 : QStringLiteral("output")},
+                                    {QStringLiteral("size"), f.size},
+                                    {QStringLiteral("mime_type"), f.mimeType},
+                                    {QStringLiteral("included"), f.included}});
+    QJsonObject o{{QStringLiteral("exit_code"), exitCode < 0 ? QJsonValue() : QJsonValue(exitCode)},
+                  {QStringLiteral("stdout"), QString::fromUtf8(stdoutData)},
+                  {QStringLiteral("stderr"), QString::fromUtf8(stderrData)},
+                  {QStringLiteral("duration_ms"), durationMs},
+                  {QStringLiteral("timed_out"), timedOut},
+                  {QStringLiteral("out_of_memory"), outOfMemory},
+                  {QStringLiteral("truncated"), truncated()},
+                  {QStringLiteral("compile_error"), compileError},
+                  {QStringLiteral("files"), fileList},
+                  {QStringLiteral("language"), language},
+                  {QStringLiteral("image"), image}};
+    if (!notes.isEmpty())
+        o.insert(QStringLiteral("notes"), QJsonArray::fromStringList(notes));
+    return o;
 }

@@ -2,8 +2,26 @@
 
 #include <QByteArray>
 #include <QJsonObject>
+#include <QList>
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
+
+// A file the run produced: a matplotlib figure, or a file left in the output folder.
+struct OutputFile
+{
+    enum class Kind
+    {
+        Plot,
+        Output
+    };
+    Kind kind = Kind::Output;
+    QString name; // plots: "figure-0001.png"; outputs: path relative to the output folder
+    QByteArray data;
+    qint64 size = 0;
+    QString mimeType;
+    bool included = true; // false: over the size caps, `data` is empty
+};
 
 struct ExecutionResult
 {
@@ -15,11 +33,15 @@ struct ExecutionResult
     bool timedOut = false;
     bool outOfMemory = false; // the kernel killed the program for exceeding the memory limit
     bool cancelled = false;
+    bool compileError = false; // the build step of a compiled language failed
+    QList<OutputFile> files;   // plots in creation order, then output files by name
     int timeoutSec = 0;
     qint64 durationMs = 0; // program handed over → program ended
     QString language;
     QString image;
     QString containerId;
+    // Things the caller should know that are not output (files left out, libraries used).
+    QStringList notes;
     // Set when the sandbox itself failed (engine down, image missing): no program ran.
     QString error;
 

@@ -25,15 +25,16 @@ QByteArray ExitMarkerScanner::feed(const QByteArray &bytes)
     }
     const qsizetype nl = m_held.indexOf('\n');
     if (nl >= 0) {
-        // "<status>" or "<status> oom"
-        const QList<QByteArray> words = m_held.left(nl).simplified().split(' ');
+        // "<status>[ flag...]"
+        QList<QByteArray> words = m_held.left(nl).simplified().split(' ');
         bool ok = false;
         const int status = words.value(0).toInt(&ok);
         m_status = ok ? status : -1;
-        m_oom = words.size() > 1 && words.at(1) == "oom";
+        words.removeFirst();
+        m_flags = words;
         m_state = State::Done;
         m_held.clear();
-    } else if (m_held.size() > 32) {
+    } else if (m_held.size() > 64) {
         // Not a status line after all; nothing sensible follows.
         m_state = State::Done;
         m_held.clear();

@@ -1,10 +1,11 @@
 #pragma once
 
 #include <QByteArray>
+#include <QList>
 
-// Watches one output stream for the supervisor's end line "<nonce> <status>\n". Bytes before the
-// nonce are program output and are passed on as soon as they cannot be the start of the nonce;
-// bytes after the end line are dropped. Input may be split anywhere.
+// Watches one output stream for the supervisor's end line "<nonce> <status>[ flags]\n". Bytes
+// before the nonce are program output and are passed on as soon as they cannot be the start of the
+// nonce; bytes after the end line are dropped. Input may be split anywhere.
 class ExitMarkerScanner
 {
 public:
@@ -18,7 +19,10 @@ public:
     bool found() const { return m_state == State::Done; }
     int status() const { return m_status; }
     // The line said the kernel killed something in the container for want of memory.
-    bool outOfMemory() const { return m_oom; }
+    bool outOfMemory() const { return hasFlag("oom"); }
+    // The words after the status: "oom", "compile" (the build step failed), "out" (files in the
+    // output folder), "plots" (saved figures).
+    bool hasFlag(const QByteArray &flag) const { return m_flags.contains(flag); }
 
 private:
     enum class State
@@ -31,5 +35,5 @@ private:
     QByteArray m_held;
     State m_state = State::Output;
     int m_status = -1;
-    bool m_oom = false;
+    QList<QByteArray> m_flags;
 };

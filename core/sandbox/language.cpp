@@ -9,7 +9,12 @@ QJsonObject Language::toJson() const
             {QStringLiteral("aliases"), QJsonArray::fromStringList(aliases)},
             {QStringLiteral("image"), image},
             {QStringLiteral("file_name"), fileName},
-            {QStringLiteral("run_command"), command.join(u' ')},
+            {QStringLiteral("run_command"),
+             compileCommand.isEmpty()
+                 ? command.join(u' ')
+                 : compileCommand + QStringLiteral(" && ") + command.join(u' ')},
+            {QStringLiteral("compiled"), !compileCommand.isEmpty()},
+            {QStringLiteral("libraries_installable"), !installCommand.isEmpty()},
             {QStringLiteral("package_manager"), packageManager},
             {QStringLiteral("preinstalled_libraries"), QJsonArray::fromStringList(preinstalled)},
             {QStringLiteral("use_cases"), QJsonArray::fromStringList(useCases)},

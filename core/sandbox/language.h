@@ -19,6 +19,14 @@ struct Language
     // program from stdin itself (see containers/cs-run); used instead of `command` when set.
     QStringList preloadCommand;
     QStringList env; // NAME=value set for every run
+    // Compiled languages: a shell command run in the workdir before `command`; when it fails the
+    // result is a compile error carrying the compiler's message.
+    QString compileCommand;
+    // Installing libraries: a shell command to which the quoted package names are appended, run
+    // with network in an install container that writes into /opt/cs-libs (empty: unsupported).
+    QString installCommand;
+    // Set in runs that use installed libraries, so the language finds them under /opt/cs-libs.
+    QStringList libraryEnv;
     QString packageManager;
     QStringList versionCommand;
     QStringList preinstalled;

@@ -1,128 +1,197 @@
 #include "languageregistry.h"
 
+#include "embeddedscripts.h"
+
+namespace {
+QStringList words(const char *text)
+{
+    return QString::fromLatin1(text).split(u' ', Qt::SkipEmptyParts);
+}
+
+// The one-line program every language's test prints 42 with doubles as its documentation.
+Language make(const char *name, const char *title, const char *aliases, const char *build,
+              const char *file, const char *command)
+{
+    Language l;
+    l.name = QString::fromLatin1(name);
+    l.title = QString::fromLatin1(title);
+    l.aliases = words(aliases);
+    l.buildName = QString::fromLatin1(build);
+    l.image = QStringLiteral("code-sandbox/%1:latest").arg(l.buildName);
+    l.fileName = QString::fromLatin1(file);
+    l.command = words(command);
+    return l;
+}
+
+// Java insists that a public class lives in a file of its name, and the class to run is the
+// one with main: take the public class's name (else the first class's), compile under that name,
+// and leave it for the run command. Messages then name the user's class file, as javac would.
+const char *kJavaCompile =
+    "cls=$(sed -n 's/^.*public[[:space:]]\\{1,\\}\\([a-z]\\{1,\\}[[:space:]]\\{1,\\}\\)*class"
+    "[[:space:]]\\{1,\\}\\([A-Za-z_$][A-Za-z0-9_$]*\\).*$/\\2/p' Main.java | head -n 1); "
+    "[ -n \"$cls\" ] || cls=$(sed -n 's/^[[:space:]]*\\([a-z]\\{1,\\}[[:space:]]\\{1,\\}\\)*class"
+    "[[:space:]]\\{1,\\}\\([A-Za-z_$][A-Za-z0-9_$]*\\).*$/\\2/p' Main.java | head -n 1); "
+    "[ -n \"$cls\" ] || cls=Main; "
+    "mkdir -p /tmp/java/src /tmp/java/classes && cp Main.java \"/tmp/java/src/$cls.java\" && "
+    "printf '%s' \"$cls\" > /tmp/java/main-class && cd /tmp/java/src && "
+    "javac -J-XX:+UseSerialGC -J-XX:TieredStopAtLevel=1 -d /tmp/java/classes \"$cls.java\"";
+} // namespace
+
 LanguageRegistry LanguageRegistry::builtIn()
 {
     LanguageRegistry r;
-    Language py;
-    py.name = QStringLiteral("python");
-    py.aliases = {QStringLiteral("py"), QStringLiteral("python3")};
-    py.title = QStringLiteral("Python 3");
-    py.image = QStringLiteral("code-sandbox/python:latest");
-    py.buildName = QStringLiteral("python");
-    py.fileName = QStringLiteral("main.py");
-    py.command = {QStringLiteral("python3"), QStringLiteral("-u"), QStringLiteral("main.py")};
-    py.env = {QStringLiteral("PYTHONUNBUFFERED=1"), QStringLiteral("PYTHONDONTWRITEBYTECODE=1"),
-              QStringLiteral("MPLBACKEND=Agg"), QStringLiteral("MPLCONFIGDIR=/tmp/matplotlib")};
-    // The interpreter starts (and imports site) while the container waits in the pool; the
-    // program then runs as __main__ from /sandbox/main.py, with tracebacks as `python3 main.py`
-    // would print them.
+
+    Language py =
+        make("python", "Python 3", "py python3", "python", "main.py", "python3 -u main.py");
+    py.env = words("PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg "
+                   "MPLCONFIGDIR=/tmp/matplotlib");
+    // Starts the interpreter while the container waits in the pool; it also captures matplotlib
+    // figures (resources/loaders/python-loader.py).
     py.preloadCommand = {QStringLiteral("python3"), QStringLiteral("-u"), QStringLiteral("-c"),
-                         QStringLiteral(R"py(import os, sys
-head = sys.stdin.buffer.readline().split()
-if len(head) != 2 or not head[1].isdigit():
-    sys.stderr.write("cs-run: bad header\n"); sys.exit(90)
-nonce = head[0]
-status_file = os.environ.pop("CS_PRELOAD")  # for cs-run, not for the program
-with open(status_file, "wb") as f:
-    f.write(nonce)
-src = sys.stdin.buffer.read(int(head[1]))
-with open("main.py", "wb") as f:
-    f.write(src)
-null = os.open("/dev/null", os.O_RDONLY); os.dup2(null, 0); os.close(null)
-sys.argv = ["main.py"]; sys.path[0] = "/sandbox"
-del head, f, null
-def _run(src):
-    import traceback
-    g = {"__name__": "__main__", "__file__": "/sandbox/main.py", "__builtins__": __builtins__}
-    try:
-        code = compile(src, "/sandbox/main.py", "exec")
-    except SyntaxError as e:
-        traceback.print_exception(type(e), e, None)
-        return 1
-    try:
-        exec(code, g)
-    except SystemExit as e:
-        if e.code is None or isinstance(e.code, int):
-            return e.code or 0
-        print(e.code, file=sys.stderr)
-        return 1
-    except BaseException as e:
-        traceback.print_exception(type(e), e, e.__traceback__.tb_next)
-        return 1
-    return 0
-rc = _run(src)
-# What normal interpreter exit would do (exit handlers, waiting for threads), then the result
-# line at once: tearing the interpreter down would only delay it.
-import atexit, threading
-try:
-    threading._shutdown()
-except Exception:
-    pass
-atexit._run_exitfuncs()
-for s in (sys.stdout, sys.stderr):
-    try:
-        s.flush()
-    except Exception:
-        pass
-rc &= 0xFF
-line = nonce + b" " + str(rc).encode() + b"\n"
-os.unlink(status_file)
-os.write(1, line); os.write(2, line)
-os._exit(rc)
-)py")};
+                         QString::fromUtf8(kPythonLoader)};
+    py.installCommand = QStringLiteral(
+        "pip install --no-cache-dir --disable-pip-version-check --no-warn-script-location "
+        "--break-system-packages --target /opt/cs-libs/python --");
+    py.libraryEnv = {QStringLiteral("PYTHONPATH=/opt/cs-libs/python")};
     py.packageManager = QStringLiteral("pip");
-    py.versionCommand = {QStringLiteral("python3"), QStringLiteral("--version")};
-    py.preinstalled = {QStringLiteral("numpy"), QStringLiteral("pandas"),
-                       QStringLiteral("matplotlib"), QStringLiteral("pillow")};
+    py.versionCommand = words("python3 --version");
+    py.preinstalled = words("numpy pandas matplotlib pillow");
     py.useCases = {QStringLiteral("data analysis"), QStringLiteral("numerical computing"),
-                   QStringLiteral("scripting and automation"), QStringLiteral("plotting")};
+                   QStringLiteral("plotting (figures come back as PNG images)"),
+                   QStringLiteral("scripting and automation")};
     py.example = QStringLiteral("import numpy as np\nprint(np.arange(5).sum())");
     py.printHint = QStringLiteral("print()");
     py.visualization = true;
     r.add(py);
 
-    Language js;
-    js.name = QStringLiteral("javascript");
-    js.aliases = {QStringLiteral("js"), QStringLiteral("node"), QStringLiteral("nodejs")};
-    js.title = QStringLiteral("JavaScript (Node.js)");
-    js.image = QStringLiteral("code-sandbox/node:latest");
-    js.buildName = QStringLiteral("node");
-    js.fileName = QStringLiteral("main.js");
-    js.command = {QStringLiteral("node"), QStringLiteral("main.js")};
-    // Node starts while the container waits in the pool; the program then runs as the main
-    // module /sandbox/main.js, and cs-run reports the exit status after node exits.
-    js.preloadCommand = {QStringLiteral("node"), QStringLiteral("-e"), QStringLiteral(R"js(
-const fs = require("fs");
-const byte = Buffer.alloc(1);
-let head = "";
-while (fs.readSync(0, byte, 0, 1, null) === 1 && byte[0] !== 10) head += String.fromCharCode(byte[0]);
-const [nonce, size] = head.split(" ");
-if (!/^[0-9a-f]+$/.test(nonce || "") || !/^[0-9]+$/.test(size || "")) {
-  process.stderr.write("cs-run: bad header\n");
-  process.exit(90);
-}
-const src = Buffer.alloc(Number(size));
-for (let got = 0; got < src.length;) {
-  const n = fs.readSync(0, src, got, src.length - got, null);
-  if (n <= 0) break;
-  got += n;
-}
-fs.writeFileSync(process.env.CS_PRELOAD, nonce);
-delete process.env.CS_PRELOAD; // for cs-run, not for the program
-fs.writeFileSync("/sandbox/main.js", src);
-// The lowest free descriptor is reused: this puts /dev/null on stdin, as for other programs.
-fs.closeSync(0);
-fs.openSync("/dev/null", "r");
-process.argv[1] = "/sandbox/main.js";
-require("module").runMain();
-)js")};
+    Language js = make("javascript", "JavaScript (Node.js)", "js node nodejs", "node", "main.js",
+                       "node main.js");
+    js.preloadCommand = {QStringLiteral("node"), QStringLiteral("-e"),
+                         QString::fromUtf8(kNodeLoader)};
+    js.installCommand =
+        QStringLiteral("npm install --no-audit --no-fund --no-update-notifier --no-package-lock "
+                       "--cache /tmp/npm-cache --prefix /opt/cs-libs/node --");
+    js.libraryEnv = {QStringLiteral("NODE_PATH=/opt/cs-libs/node/node_modules")};
     js.packageManager = QStringLiteral("npm");
-    js.versionCommand = {QStringLiteral("node"), QStringLiteral("--version")};
+    js.versionCommand = words("node --version");
     js.useCases = {QStringLiteral("JSON and text processing"), QStringLiteral("algorithms"),
                    QStringLiteral("quick scripts")};
     js.example = QStringLiteral("console.log([1, 2, 3].map(x => x * 2));");
     js.printHint = QStringLiteral("console.log()");
     r.add(js);
+
+    // Same image and entry point as JavaScript: the TypeScript compiler is loaded ahead of time
+    // and strips types (no type check), so a program runs as soon as it parses.
+    Language ts = make("typescript", "TypeScript (Node.js, types stripped)", "ts", "node",
+                       "main.ts", "node main.ts");
+    ts.preloadCommand = {QStringLiteral("node"), QStringLiteral("-e"),
+                         QString::fromUtf8(kNodeLoader), QStringLiteral("typescript")};
+    ts.installCommand = js.installCommand;
+    ts.libraryEnv = js.libraryEnv;
+    ts.packageManager = QStringLiteral("npm");
+    ts.versionCommand = {QStringLiteral("node"), QStringLiteral("-p"),
+                         QStringLiteral("'TypeScript ' + require('typescript').version + ', "
+                                        "Node.js ' + process.version")};
+    ts.useCases = {QStringLiteral("typed scripts"), QStringLiteral("algorithms"),
+                   QStringLiteral("JSON processing")};
+    ts.example =
+        QStringLiteral("const xs: number[] = [1, 2, 3];\nconsole.log(xs.reduce((a, b) => a + b));");
+    ts.printHint = QStringLiteral("console.log()");
+    r.add(ts);
+
+    Language sh = make("bash", "Bash", "sh shell", "bash", "main.sh", "bash main.sh");
+    sh.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
+                         QStringLiteral("bash --version | head -n 1")};
+    sh.preinstalled = words("coreutils grep sed gawk jq bc");
+    sh.useCases = {QStringLiteral("shell pipelines"), QStringLiteral("text processing with "
+                                                                     "standard tools")};
+    sh.example = QStringLiteral("echo $((6 * 7))");
+    sh.printHint = QStringLiteral("echo");
+    r.add(sh);
+
+    Language c = make("c", "C (GCC, C17)", "gcc", "gcc", "main.c", "./main");
+    c.compileCommand = QStringLiteral("gcc -O2 -std=c17 -Wall -o main main.c -lm");
+    c.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
+                        QStringLiteral("gcc --version | head -n 1")};
+    c.preinstalled = words("libc libm");
+    c.useCases = {QStringLiteral("systems programming"), QStringLiteral("performance checks")};
+    c.example = QStringLiteral("#include <stdio.h>\nint main(void) { printf(\"%d\\n\", 6 * 7); "
+                               "return 0; }");
+    c.printHint = QStringLiteral("printf()");
+    r.add(c);
+
+    Language cpp = make("cpp", "C++ (GCC, C++17)", "c++ cxx g++", "gcc", "main.cpp", "./main");
+    cpp.compileCommand = QStringLiteral("g++ -O2 -std=c++17 -Wall -o main main.cpp");
+    cpp.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
+                          QStringLiteral("g++ --version | head -n 1")};
+    cpp.preinstalled = words("libstdc++ (STL)");
+    cpp.useCases = {QStringLiteral("algorithms"), QStringLiteral("performance checks")};
+    cpp.example = QStringLiteral("#include <iostream>\nint main() { std::cout << 6 * 7 << "
+                                 "std::endl; }");
+    cpp.printHint = QStringLiteral("std::cout");
+    r.add(cpp);
+
+    Language go = make("go", "Go", "golang", "go", "main.go", "./main");
+    go.env = words("GOCACHE=/tmp/go-cache GOPATH=/tmp/go CGO_ENABLED=0 GO111MODULE=auto "
+                   "GOFLAGS=-buildvcs=false GOTELEMETRY=off");
+    go.compileCommand = QStringLiteral("go build -o main main.go");
+    go.versionCommand = words("go version");
+    go.preinstalled = words("the standard library");
+    go.useCases = {QStringLiteral("concurrency"), QStringLiteral("algorithms")};
+    go.example = QStringLiteral("package main\n\nimport \"fmt\"\n\nfunc main() { "
+                                "fmt.Println(6 * 7) }");
+    go.printHint = QStringLiteral("fmt.Println()");
+    r.add(go);
+
+    Language java = make("java", "Java (OpenJDK)", "jdk", "java", "Main.java", "");
+    java.compileCommand = QString::fromLatin1(kJavaCompile);
+    java.command = {QStringLiteral("sh"), QStringLiteral("-c"),
+                    QStringLiteral("exec java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "
+                                   "/tmp/java/classes \"$(cat /tmp/java/main-class)\"")};
+    java.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
+                           QStringLiteral("java -version 2>&1 | head -n 1")};
+    java.preinstalled = words("the Java SE standard library");
+    java.useCases = {QStringLiteral("object-oriented programs"), QStringLiteral("algorithms")};
+    java.example = QStringLiteral("public class Main {\n    public static void main(String[] "
+                                  "args) {\n        System.out.println(6 * 7);\n    }\n}");
+    java.printHint = QStringLiteral("System.out.println()");
+    r.add(java);
+
+    Language rb = make("ruby", "Ruby", "rb", "ruby", "main.rb", "ruby main.rb");
+    rb.installCommand =
+        QStringLiteral("gem install --no-document --install-dir /opt/cs-libs/ruby --");
+    rb.libraryEnv = {QStringLiteral("GEM_PATH=/opt/cs-libs/ruby:")};
+    rb.packageManager = QStringLiteral("gem");
+    rb.versionCommand = words("ruby --version");
+    rb.preinstalled = words("json set date bigdecimal (default gems)");
+    rb.useCases = {QStringLiteral("text processing"), QStringLiteral("scripting")};
+    rb.example = QStringLiteral("puts [1, 2, 3].sum * 7");
+    rb.printHint = QStringLiteral("puts");
+    r.add(rb);
+
+    Language rl = make("r", "R", "rscript", "r", "main.R", "Rscript main.R");
+    rl.installCommand = QStringLiteral(
+        "Rscript -e 'p <- commandArgs(TRUE); install.packages(p, lib = \"/opt/cs-libs/r\", "
+        "repos = \"https://cloud.r-project.org\"); "
+        "q(status = !all(p %in% rownames(installed.packages(\"/opt/cs-libs/r\"))))'");
+    rl.libraryEnv = {QStringLiteral("R_LIBS=/opt/cs-libs/r")};
+    rl.packageManager = QStringLiteral("install.packages (CRAN)");
+    rl.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
+                         QStringLiteral("R --version | head -n 1")};
+    rl.preinstalled = words("base stats graphics utils methods");
+    rl.useCases = {QStringLiteral("statistics"), QStringLiteral("data analysis")};
+    rl.example = QStringLiteral("x <- c(40, 44)\nprint(mean(x) + 0)");
+    rl.printHint = QStringLiteral("print()");
+    r.add(rl);
+
+    Language rs = make("rust", "Rust", "rs", "rust", "main.rs", "./main");
+    rs.compileCommand = QStringLiteral("rustc --edition 2021 -O -o main main.rs");
+    rs.versionCommand = words("rustc --version");
+    rs.preinstalled = words("the standard library");
+    rs.useCases = {QStringLiteral("systems programming"), QStringLiteral("algorithms")};
+    rs.example = QStringLiteral("fn main() {\n    println!(\"{}\", 6 * 7);\n}");
+    rs.printHint = QStringLiteral("println!()");
+    r.add(rs);
     return r;
 }
 

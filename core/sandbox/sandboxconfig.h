@@ -3,6 +3,7 @@
 #include <QList>
 #include <QPair>
 #include <QString>
+#include <QStringList>
 
 // Limits and policy for every container. The defaults are the hardened ones; each loosening is
 // an explicit option.
@@ -13,9 +14,21 @@ struct SandboxConfig
     int pidsLimit = 256;
     qint64 tmpfsBytes = 64LL * 1024 * 1024; // for each of /tmp and the workdir
     bool network = false;
+    // Libraries may be installed (with network, in a separate install container); runs still
+    // have no network unless `network` is set.
+    bool allowInstall = false;
+    int installTimeoutSec = 300;
+    // The host's trust store, mounted into install containers (TLS-inspecting proxies); empty:
+    // the image's own.
+    QString installCaBundle;
+    // NAME=value pairs (proxy settings) given to install containers.
+    QStringList installEnv;
     int defaultTimeoutSec = 30;
     int maxTimeoutSec = 300;
     qint64 outputCapBytes = 1024 * 1024; // per stream
+    // Output files and figures returned with a result: each, and all of a run together.
+    qint64 fileCapBytes = 5LL * 1024 * 1024;
+    qint64 filesTotalCapBytes = 20LL * 1024 * 1024;
     // Host variables that enter the sandbox: name and value, read once at start. Values are never
     // logged.
     QList<QPair<QString, QString>> passThroughEnv;

@@ -5,11 +5,13 @@
 #include "engineclient.h"
 #include "enginereply.h"
 #include "execution.h"
+#include "librarycache.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QPointer>
 #include <QTimer>
 #include <QUrl>
 #include <cerrno>
@@ -30,7 +32,8 @@ QString missingImageHint(const Language &language)
 
 SandboxService::SandboxService(EngineClient *engine, const LanguageRegistry &languages,
                                const SandboxConfig &config, QObject *parent)
-    : QObject(parent), m_engine(engine), m_languages(languages), m_config(config)
+    : QObject(parent), m_engine(engine), m_languages(languages), m_config(config),
+      m_libraries(new LibraryCache(this))
 {
     m_maxConcurrent = config.maxConcurrent > 0
                           ? config.maxConcurrent
@@ -64,14 +67,25 @@ Execution *SandboxService::execute(const ExecutionRequest &request)
         connect(e, &Execution::finished, e, &QObject::deleteLater);
         return e;
     }
+    if (!request.libraries.isEmpty())
+        return executeWithLibraries(*language, request);
     return start(*language, request);
 }
 
 Execution *SandboxService::start(const Language &language, const ExecutionRequest &request)
 {
     int timeout = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
-    timeout = qMin(timeout, m_config.maxTimeoutSec);
-    auto *execution = new Execution(request, language.name, timeout, m_config.outputCapBytes, this);
+    Execution *execution = create(language, request, qMin(timeout, m_config.maxTimeoutSec));
+    submit(execution, ContainerSpec::build(language, language.image, m_config), language.image);
+    return execution;
+}
+
+Execution *SandboxService::create(const Language &language, const ExecutionRequest &request,
+                                  int timeoutSec)
+{
+    auto *execution =
+        new Execution(request, language.name, timeoutSec, m_config.outputCapBytes, this);
+    execution->setFileLimits(m_config.fileCapBytes, m_config.filesTotalCapBytes);
     m_executions.insert(execution);
     connect(execution, &Execution::finished, this, [this, execution] {
         m_executions.remove(execution);
@@ -84,43 +98,135 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
         if (m_pool && m_running == 0)
             m_pool->setBusy(false);
     });
+    return execution;
+}
+
+void SandboxService::submit(Execution *execution, const QJsonObject &spec, const QString &image)
+{
+    if (execution->isFinished())
+        return;
     if (m_shuttingDown) {
-        execution->failEarly(QStringLiteral("the server is shutting down"), language.image);
-        return execution;
+        execution->failEarly(QStringLiteral("the server is shutting down"), image);
+        return;
     }
     Q_EMIT executionStarted(execution);
     if (m_running >= m_maxConcurrent) {
-        m_queue.enqueue({execution, language});
+        m_queue.enqueue({execution, spec, image});
         // Reported once the caller had a chance to connect.
         const int position = int(m_queue.size());
         QMetaObject::invokeMethod(
             execution, [execution, position] { execution->setQueuePosition(position); },
             Qt::QueuedConnection);
+        return;
+    }
+    launch({execution, spec, image});
+}
+
+Execution *SandboxService::executeWithLibraries(const Language &language,
+                                                const ExecutionRequest &request)
+{
+    int timeout = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
+    Execution *execution = create(language, request, qMin(timeout, m_config.maxTimeoutSec));
+    const QString preinstalled = language.preinstalled.isEmpty()
+                                     ? QStringLiteral("the standard library")
+                                     : language.preinstalled.join(QStringLiteral(", "));
+    QString refusal;
+    if (!m_config.allowInstall)
+        refusal = QStringLiteral(
+                      "installing libraries needs network access, and this server was started "
+                      "without --allow-network-for-install. Use the preinstalled libraries (%1), "
+                      "or ask the operator to restart the server with that flag.")
+                      .arg(preinstalled);
+    else if (language.installCommand.isEmpty())
+        refusal = QStringLiteral("%1 has no package manager in this sandbox; use the "
+                                 "preinstalled libraries (%2)")
+                      .arg(language.name, preinstalled);
+    else
+        refusal = LibraryCache::validate(request.libraries);
+    if (!refusal.isEmpty()) {
+        execution->failEarly(refusal, language.image);
         return execution;
     }
-    launch(execution, language);
+    QPointer<Execution> guard(execution);
+    m_libraries->ensure(
+        language, request.libraries,
+        [guard](const QString &message) {
+            if (guard)
+                guard->reportProgress(message);
+        },
+        [this, guard, language](const QString &volume, const QString &error) {
+            if (!guard)
+                return;
+            if (!error.isEmpty()) {
+                guard->fail(error);
+                return;
+            }
+            submit(guard, ContainerSpec::build(language, language.image, m_config, volume),
+                   language.image);
+        });
     return execution;
 }
 
-void SandboxService::launch(Execution *execution, const Language &language)
+Execution *SandboxService::runInstall(const Language &language, const QString &volume,
+                                      const QString &script)
+{
+    // Package managers download and unpack into /tmp: more room than a run gets.
+    SandboxConfig config = m_config;
+    config.tmpfsBytes = qMax(config.tmpfsBytes, qint64(1024) * 1024 * 1024);
+    Language installer = language;
+    installer.preloadCommand.clear();
+    installer.compileCommand.clear();
+    ExecutionRequest request;
+    request.language = language.name;
+    request.code = script;
+    Execution *execution = create(installer, request, m_config.installTimeoutSec);
+    const QJsonObject labels{{QStringLiteral("code-sandbox"), QStringLiteral("1")},
+                             {QStringLiteral("code-sandbox.libraries"), language.name}};
+    // Created with labels first, so the cache can be listed and pruned.
+    EngineReply *create =
+        m_engine->post("/volumes/create", QJsonObject{{QStringLiteral("Name"), volume},
+                                                      {QStringLiteral("Labels"), labels}});
+    QPointer<Execution> guard(execution);
+    connect(create, &EngineReply::finished, this, [this, create, guard, language, volume, config] {
+        create->deleteLater();
+        if (!guard)
+            return;
+        if (!create->ok()) {
+            guard->fail(QStringLiteral("could not create the library volume: %1")
+                            .arg(create->error().toString()));
+            return;
+        }
+        submit(guard,
+               ContainerSpec::buildInstall(language, language.image, config, volume,
+                                           m_config.installEnv, m_config.installCaBundle),
+               language.image);
+    });
+    return execution;
+}
+
+void SandboxService::removeVolume(const QString &volume)
+{
+    EngineReply *reply = m_engine->del("/volumes/" + EngineClient::encode(volume));
+    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+}
+
+void SandboxService::launch(const Queued &next)
 {
     ++m_running;
     if (m_pool)
         m_pool->setBusy(true);
-    execution->setProperty("launched", true);
-    const QJsonObject spec = ContainerSpec::build(language, language.image, m_config);
-    SandboxContainer *container = m_pool ? m_pool->take(spec) : nullptr;
+    next.execution->setProperty("launched", true);
+    SandboxContainer *container = m_pool ? m_pool->take(next.spec) : nullptr;
     if (!container)
-        container = makeContainer(spec, language.image);
-    execution->run(container);
+        container = makeContainer(next.spec, next.image);
+    next.execution->run(container);
 }
 
 void SandboxService::launchQueued()
 {
     bool moved = false;
     while (!m_queue.isEmpty() && m_running < m_maxConcurrent && !m_shuttingDown) {
-        const Queued next = m_queue.dequeue();
-        launch(next.execution, next.language);
+        launch(m_queue.dequeue());
         moved = true;
     }
     if (moved)
@@ -217,7 +323,10 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
     Language probe = *language;
     probe.command = language->versionCommand;
     probe.preloadCommand.clear();
-    ExecutionRequest request{language->name, QString(), 20};
+    probe.compileCommand.clear();
+    ExecutionRequest request;
+    request.language = language->name;
+    request.timeoutSec = 20;
     Execution *e = start(probe, request);
     const QString key = language->name;
     connect(e, &Execution::finished, this, [this, key, done](const ExecutionResult &r) {

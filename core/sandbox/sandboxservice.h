@@ -4,12 +4,14 @@
 #include "sandboxconfig.h"
 
 #include <QHash>
+#include <QJsonObject>
 #include <QObject>
 #include <QQueue>
 #include <QSet>
 #include <functional>
 
 class ContainerPool;
+class LibraryCache;
 class EngineClient;
 class Execution;
 class SandboxContainer;
@@ -31,6 +33,9 @@ public:
 
     // The returned object belongs to the service and is deleted after finished() was delivered.
     Execution *execute(const ExecutionRequest &request);
+    // Runs `script` with sh in an install container that writes into `volume` (see LibraryCache).
+    Execution *runInstall(const Language &language, const QString &volume, const QString &script);
+    void removeVolume(const QString &volume);
     // Runs the language's version command once and caches the answer ("" when it failed).
     void languageVersion(const QString &language, const std::function<void(QString)> &done);
 
@@ -58,11 +63,16 @@ private:
     struct Queued
     {
         Execution *execution;
-        Language language;
+        QJsonObject spec;
+        QString image;
     };
 
     Execution *start(const Language &language, const ExecutionRequest &request);
-    void launch(Execution *execution, const Language &language);
+    // A new execution, tracked until it finishes; submit() then runs or queues it.
+    Execution *create(const Language &language, const ExecutionRequest &request, int timeoutSec);
+    void submit(Execution *execution, const QJsonObject &spec, const QString &image);
+    Execution *executeWithLibraries(const Language &language, const ExecutionRequest &request);
+    void launch(const Queued &next);
     void launchQueued();
     SandboxContainer *makeContainer(const QJsonObject &spec, const QString &image);
     void track(SandboxContainer *container);
@@ -75,6 +85,7 @@ private:
     QSet<Execution *> m_executions;
     QQueue<Queued> m_queue;
     ContainerPool *m_pool = nullptr;
+    LibraryCache *m_libraries = nullptr;
     int m_running = 0;
     int m_pendingReaps = 0;
     int m_maxConcurrent = 4;

@@ -10,13 +10,20 @@ namespace {
 const QString kImage = QStringLiteral("code-sandbox/python:latest");
 const QString kInstance = QStringLiteral("3d1f0c2a-unit");
 
-QJsonObject build(const SandboxConfig &config, const QString &language = QStringLiteral("python"))
+const Language &lang(const QString &name)
 {
     static const LanguageRegistry registry = LanguageRegistry::builtIn();
-    const Language *l = registry.find(language);
+    const Language *l = registry.find(name);
     if (!l)
         qFatal("unknown language in the test itself");
-    return ContainerSpec::build(*l, l->image, config);
+    return *l;
+}
+
+QJsonObject build(const SandboxConfig &config, const QString &language = QStringLiteral("python"),
+                  const QString &librariesVolume = QString())
+{
+    const Language &l = lang(language);
+    return ContainerSpec::build(l, l.image, config, librariesVolume);
 }
 
 SandboxConfig defaultConfig()
@@ -44,7 +51,8 @@ QStringList strings(const QJsonValue &array)
 }
 
 const QStringList kBaseEnv = {"HOME=/sandbox", "LANG=C.UTF-8",
-                              "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+                              "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                              "OUTPUT_DIR=/sandbox/outputs"};
 // Python preloads its interpreter (see containers/cs-run), which adds CS_PRELOAD.
 const QStringList kPythonEnv = {"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg",
                                 "MPLCONFIGDIR=/tmp/matplotlib", "CS_PRELOAD=/tmp/.cs-nonce"};
@@ -65,6 +73,8 @@ private Q_SLOTS:
     void network();
     void limits_data();
     void limits();
+    void librariesVolume();
+    void installContainer();
 };
 
 void tst_ContainerSpec::hardenedDefaults_data()
@@ -87,12 +97,24 @@ void tst_ContainerSpec::hardenedDefaults_data()
         << QStringList{"HostConfig", "ReadonlyRootfs"} << QJsonValue(true);
     QTest::newRow("Tmpfs /tmp") << QStringList{"HostConfig", "Tmpfs", "/tmp"}
                                 << QJsonValue(tmpfs + ",mode=1777");
-    QTest::newRow("Tmpfs /sandbox") << QStringList{"HostConfig", "Tmpfs", "/sandbox"}
-                                    << QJsonValue(tmpfs + ",uid=1000,gid=1000,mode=0755");
-    QTest::newRow("only two tmpfs mounts")
+    QTest::newRow("only one tmpfs mount")
         << QStringList{"HostConfig", "Tmpfs"}
-        << QJsonValue(QJsonObject{{"/tmp", tmpfs + ",mode=1777"},
-                                  {"/sandbox", tmpfs + ",uid=1000,gid=1000,mode=0755"}});
+        << QJsonValue(QJsonObject{{"/tmp", tmpfs + ",mode=1777"}});
+    // The workdir: a tmpfs-backed volume (the archive endpoint reaches volumes, not tmpfs).
+    QTest::newRow("workdir volume")
+        << QStringList{"HostConfig", "Mounts"}
+        << QJsonValue(QJsonArray{QJsonObject{
+               {"Type", "volume"},
+               {"Target", "/sandbox"},
+               {"VolumeOptions",
+                QJsonObject{{"Labels", build(defaultConfig()).value("Labels")},
+                            {"DriverConfig",
+                             QJsonObject{{"Name", "local"},
+                                         {"Options",
+                                          QJsonObject{{"type", "tmpfs"},
+                                                      {"device", "tmpfs"},
+                                                      {"o", "nosuid,nodev,size=67108864,"
+                                                            "uid=1000,gid=1000,mode=0755"}}}}}}}}});
     QTest::newRow("CapDrop") << QStringList{"HostConfig", "CapDrop"}
                              << QJsonValue(QJsonArray{"ALL"});
     QTest::newRow("no CapAdd") << QStringList{"HostConfig", "CapAdd"}
@@ -148,13 +170,19 @@ void tst_ContainerSpec::command_data()
     QTest::addColumn<QStringList>("tail"); // after the supervisor and its own name
 
     // Python runs its preloading loader, inline (so custom images need nothing of ours).
-    const Language *python = LanguageRegistry::builtIn().find(QStringLiteral("python"));
     QTest::newRow("python") << "python"
                             << QStringList{"main.py", "python3", "-u", "-c"} +
-                                   python->preloadCommand.mid(3);
-    const Language *js = LanguageRegistry::builtIn().find(QStringLiteral("javascript"));
+                                   lang("python").preloadCommand.mid(3);
     QTest::newRow("javascript") << "javascript"
-                                << QStringList{"main.js", "node", "-e"} + js->preloadCommand.mid(2);
+                                << QStringList{"main.js", "node", "-e"} +
+                                       lang("javascript").preloadCommand.mid(2);
+    QTest::newRow("typescript: the same loader, told so")
+        << "typescript"
+        << QStringList{"main.ts", "node", "-e", lang("javascript").preloadCommand.at(2),
+                       "typescript"};
+    QTest::newRow("bash") << "bash" << QStringList{"main.sh", "bash", "main.sh"};
+    QTest::newRow("c runs what the build step made") << "c" << QStringList{"main.c", "./main"};
+    QTest::newRow("ruby") << "ruby" << QStringList{"main.rb", "ruby", "main.rb"};
 }
 
 void tst_ContainerSpec::command()
@@ -179,6 +207,13 @@ void tst_ContainerSpec::environment_data()
         << "javascript" << QStringList() << kBaseEnv + QStringList{"CS_PRELOAD=/tmp/.cs-nonce"};
     QTest::newRow("one variable") << "python" << QStringList{"API_KEY=secret"}
                                   << kBaseEnv + kPythonEnv + QStringList{"API_KEY=secret"};
+    QTest::newRow("c: the build step")
+        << "c" << QStringList()
+        << kBaseEnv + QStringList{"CS_COMPILE=gcc -O2 -std=c17 -Wall -o main main.c -lm"};
+    QTest::newRow("go: its caches in /tmp, pass-through last")
+        << "go" << QStringList{"GOCACHE=mine"}
+        << kBaseEnv + lang("go").env +
+               QStringList{"CS_COMPILE=go build -o main main.go", "GOCACHE=mine"};
     QTest::newRow("values kept verbatim")
         << "javascript" << QStringList{"DSN=postgres://u:p@h/db?x=1", "EMPTY=", "SPACED=a b"}
         << kBaseEnv + QStringList{"CS_PRELOAD=/tmp/.cs-nonce", "DSN=postgres://u:p@h/db?x=1",
@@ -254,7 +289,55 @@ void tst_ContainerSpec::limits()
     QCOMPARE(host.value("PidsLimit").toInteger(), qint64(pids));
     const QString size = QStringLiteral("size=%1,").arg(tmpfs);
     QVERIFY(at(host, {"Tmpfs", "/tmp"}).toString().contains(size));
-    QVERIFY(at(host, {"Tmpfs", "/sandbox"}).toString().contains(size));
+    QVERIFY(host.value("Mounts")[0]["VolumeOptions"]["DriverConfig"]["Options"]["o"]
+                .toString()
+                .contains(size));
+}
+
+void tst_ContainerSpec::librariesVolume()
+{
+    const QJsonObject spec = build(defaultConfig(), "python", "code-sandbox-libs-python-1234");
+    const QJsonArray mounts = at(spec, {"HostConfig", "Mounts"}).toArray();
+    QCOMPARE(mounts.size(), 2);
+    QCOMPARE(mounts.at(1), QJsonValue(QJsonObject{{"Type", "volume"},
+                                                  {"Source", "code-sandbox-libs-python-1234"},
+                                                  {"Target", "/opt/cs-libs"},
+                                                  {"ReadOnly", true}}));
+    QVERIFY(strings(spec.value("Env")).contains("PYTHONPATH=/opt/cs-libs/python"));
+    // Installed libraries never bring network with them.
+    QCOMPARE(at(spec, {"HostConfig", "NetworkMode"}), QJsonValue("none"));
+    QVERIFY(!strings(build(defaultConfig(), "python").value("Env"))
+                 .contains("PYTHONPATH=/opt/cs-libs/python"));
+}
+
+void tst_ContainerSpec::installContainer()
+{
+    const Language &l = lang("javascript");
+    const QJsonObject spec =
+        ContainerSpec::buildInstall(l, l.image, defaultConfig(), "code-sandbox-libs-js-1",
+                                    {"HTTPS_PROXY=http://proxy:3128"}, "/etc/ssl/certs/ca.crt");
+    QCOMPARE(at(spec, {"HostConfig", "NetworkMode"}), QJsonValue("bridge"));
+    QCOMPARE(spec.value("NetworkDisabled"), QJsonValue(false));
+    QCOMPARE(at(spec, {"Labels", "code-sandbox.role"}), QJsonValue("install"));
+    const QStringList cmd = strings(spec.value("Cmd"));
+    QCOMPARE(cmd.mid(3), QStringList({"cs-run", "install.sh", "sh", "install.sh"}));
+    const QJsonArray mounts = at(spec, {"HostConfig", "Mounts"}).toArray();
+    QCOMPARE(mounts.size(), 3);
+    QCOMPARE(mounts.at(1), QJsonValue(QJsonObject{{"Type", "volume"},
+                                                  {"Source", "code-sandbox-libs-js-1"},
+                                                  {"Target", "/opt/cs-libs"}}));
+    QCOMPARE(mounts.at(2), QJsonValue(QJsonObject{{"Type", "bind"},
+                                                  {"Source", "/etc/ssl/certs/ca.crt"},
+                                                  {"Target", "/etc/code-sandbox/host-ca.crt"},
+                                                  {"ReadOnly", true}}));
+    const QStringList env = strings(spec.value("Env"));
+    QVERIFY(env.contains("HTTPS_PROXY=http://proxy:3128"));
+    QVERIFY(env.contains("NODE_EXTRA_CA_CERTS=/etc/code-sandbox/host-ca.crt"));
+    QVERIFY(!env.contains("CS_PRELOAD=/tmp/.cs-nonce"));
+    // The rest stays as hardened as a run.
+    QCOMPARE(at(spec, {"HostConfig", "CapDrop"}), QJsonValue(QJsonArray{"ALL"}));
+    QCOMPARE(at(spec, {"HostConfig", "ReadonlyRootfs"}), QJsonValue(true));
+    QCOMPARE(spec.value("User"), QJsonValue("1000:1000"));
 }
 
 QTEST_GUILESS_MAIN(tst_ContainerSpec)
