@@ -52,6 +52,22 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         QStringLiteral("js-image"),
         QStringLiteral("Image for JavaScript (default code-sandbox/node:latest)."),
         QStringLiteral("image"));
+    const QCommandLineOption image(
+        QStringLiteral("image"),
+        QStringLiteral("Image for one language, e.g. --image ruby=myorg/ruby:3 (repeatable)."),
+        QStringLiteral("lang=image"));
+    const QCommandLineOption allowInstall(
+        QStringLiteral("allow-network-for-install"),
+        QStringLiteral("Let execute_code install its 'libraries' (pip, npm, gem, R) in a separate "
+                       "install container that has network; the programs themselves still run "
+                       "without network. Installed sets are cached in volumes labelled "
+                       "code-sandbox.libraries."));
+    const QCommandLineOption caFile(
+        QStringLiteral("install-ca-file"),
+        QStringLiteral("Trust store mounted into install containers, for networks that inspect "
+                       "TLS (default /etc/ssl/certs/ca-certificates.crt when it exists; 'none' "
+                       "keeps the image's own)."),
+        QStringLiteral("file"));
     const QCommandLineOption engine(
         QStringLiteral("engine"),
         QStringLiteral("Engine socket, e.g. unix:///run/podman/podman.sock "
@@ -108,9 +124,10 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
-    p.addOptions({stdio,  passEnv, pyImage,     jsImage, engine,        timeout, maxTimeout,
-                  memory, cpus,    outputLimit, pool,    maxConcurrent, network, http,
-                  port,   host,    token,       noAuth,  printToken,    help,    version});
+    p.addOptions({stdio,       passEnv, pyImage,       jsImage,    image,  allowInstall,
+                  caFile,      engine,  timeout,       maxTimeout, memory, cpus,
+                  outputLimit, pool,    maxConcurrent, network,    http,   port,
+                  host,        token,   noAuth,        printToken, help,   version});
 
     const auto fail = [&cl](const QString &message) {
         cl.mode = Mode::Error;
@@ -261,5 +278,27 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         cl.images.insert(QStringLiteral("python"), p.value(pyImage));
     if (p.isSet(jsImage))
         cl.images.insert(QStringLiteral("javascript"), p.value(jsImage));
+    for (const QString &pair : p.values(image)) {
+        const qsizetype eq = pair.indexOf(u'=');
+        if (eq <= 0 || eq == pair.size() - 1)
+            return fail(
+                QStringLiteral("--image takes language=image, e.g. ruby=myorg/ruby:3, not '%1'")
+                    .arg(pair));
+        cl.images.insert(pair.left(eq).trimmed().toLower(), pair.mid(eq + 1).trimmed());
+    }
+
+    c.allowInstall = p.isSet(allowInstall);
+    const QString ca =
+        p.isSet(caFile) ? p.value(caFile) : QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
+    if (p.isSet(caFile) && ca != u"none" && !QFileInfo(ca).isFile())
+        return fail(QStringLiteral("--install-ca-file: '%1' is not a file").arg(ca));
+    if (ca != u"none" && QFileInfo(ca).isFile())
+        c.installCaBundle = QFileInfo(ca).absoluteFilePath();
+    // Proxy settings reach install containers only (runs have no network to use them with).
+    for (const char *name :
+         {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"})
+        if (env.contains(QString::fromLatin1(name)))
+            c.installEnv.append(QString::fromLatin1(name) + u'=' +
+                                env.value(QString::fromLatin1(name)));
     return cl;
 }

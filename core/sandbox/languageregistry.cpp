@@ -8,7 +8,6 @@ QStringList words(const char *text)
     return QString::fromLatin1(text).split(u' ', Qt::SkipEmptyParts);
 }
 
-// The one-line program every language's test prints 42 with doubles as its documentation.
 Language make(const char *name, const char *title, const char *aliases, const char *build,
               const char *file, const char *command)
 {
@@ -113,7 +112,7 @@ LanguageRegistry LanguageRegistry::builtIn()
     c.compileCommand = QStringLiteral("gcc -O2 -std=c17 -Wall -o main main.c -lm");
     c.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
                         QStringLiteral("gcc --version | head -n 1")};
-    c.preinstalled = words("libc libm");
+    c.preinstalled = {QStringLiteral("the C standard library (libc, libm)")};
     c.useCases = {QStringLiteral("systems programming"), QStringLiteral("performance checks")};
     c.example = QStringLiteral("#include <stdio.h>\nint main(void) { printf(\"%d\\n\", 6 * 7); "
                                "return 0; }");
@@ -124,7 +123,7 @@ LanguageRegistry LanguageRegistry::builtIn()
     cpp.compileCommand = QStringLiteral("g++ -O2 -std=c++17 -Wall -o main main.cpp");
     cpp.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
                           QStringLiteral("g++ --version | head -n 1")};
-    cpp.preinstalled = words("libstdc++ (STL)");
+    cpp.preinstalled = {QStringLiteral("the C++17 standard library")};
     cpp.useCases = {QStringLiteral("algorithms"), QStringLiteral("performance checks")};
     cpp.example = QStringLiteral("#include <iostream>\nint main() { std::cout << 6 * 7 << "
                                  "std::endl; }");
@@ -136,7 +135,7 @@ LanguageRegistry LanguageRegistry::builtIn()
                    "GOFLAGS=-buildvcs=false GOTELEMETRY=off");
     go.compileCommand = QStringLiteral("go build -o main main.go");
     go.versionCommand = words("go version");
-    go.preinstalled = words("the standard library");
+    go.preinstalled = {QStringLiteral("the Go standard library")};
     go.useCases = {QStringLiteral("concurrency"), QStringLiteral("algorithms")};
     go.example = QStringLiteral("package main\n\nimport \"fmt\"\n\nfunc main() { "
                                 "fmt.Println(6 * 7) }");
@@ -150,7 +149,7 @@ LanguageRegistry LanguageRegistry::builtIn()
                                    "/tmp/java/classes \"$(cat /tmp/java/main-class)\"")};
     java.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
                            QStringLiteral("java -version 2>&1 | head -n 1")};
-    java.preinstalled = words("the Java SE standard library");
+    java.preinstalled = {QStringLiteral("the Java SE standard library")};
     java.useCases = {QStringLiteral("object-oriented programs"), QStringLiteral("algorithms")};
     java.example = QStringLiteral("public class Main {\n    public static void main(String[] "
                                   "args) {\n        System.out.println(6 * 7);\n    }\n}");
@@ -163,7 +162,7 @@ LanguageRegistry LanguageRegistry::builtIn()
     rb.libraryEnv = {QStringLiteral("GEM_PATH=/opt/cs-libs/ruby:")};
     rb.packageManager = QStringLiteral("gem");
     rb.versionCommand = words("ruby --version");
-    rb.preinstalled = words("json set date bigdecimal (default gems)");
+    rb.preinstalled = words("json set date bigdecimal csv");
     rb.useCases = {QStringLiteral("text processing"), QStringLiteral("scripting")};
     rb.example = QStringLiteral("puts [1, 2, 3].sum * 7");
     rb.printHint = QStringLiteral("puts");
@@ -187,7 +186,7 @@ LanguageRegistry LanguageRegistry::builtIn()
     Language rs = make("rust", "Rust", "rs", "rust", "main.rs", "./main");
     rs.compileCommand = QStringLiteral("rustc --edition 2021 -O -o main main.rs");
     rs.versionCommand = words("rustc --version");
-    rs.preinstalled = words("the standard library");
+    rs.preinstalled = {QStringLiteral("the Rust standard library")};
     rs.useCases = {QStringLiteral("systems programming"), QStringLiteral("algorithms")};
     rs.example = QStringLiteral("fn main() {\n    println!(\"{}\", 6 * 7);\n}");
     rs.printHint = QStringLiteral("println!()");

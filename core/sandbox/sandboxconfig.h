@@ -35,6 +35,8 @@ struct SandboxConfig
     QString instanceId; // labels our containers so leftovers can be found
     // Containers kept started ahead of time per language (0: create one per call).
     int poolSize = 2;
+    // Languages warmed at start; the others are warmed at their first call.
+    QStringList warmLanguages = {QStringLiteral("python"), QStringLiteral("javascript")};
     // Executions running at once; more wait in a queue. 0: twice the cores, at least 4.
     int maxConcurrent = 0;
 };

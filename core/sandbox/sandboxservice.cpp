@@ -76,6 +76,8 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
 {
     int timeout = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
     Execution *execution = create(language, request, qMin(timeout, m_config.maxTimeoutSec));
+    // A language's first call starts its pool; this call takes the container furthest along.
+    warm(language);
     submit(execution, ContainerSpec::build(language, language.image, m_config), language.image);
     return execution;
 }
@@ -290,9 +292,20 @@ void SandboxService::warmUp()
 {
     if (!m_pool || m_shuttingDown)
         return;
+    // The most used languages at once; the others once they are first asked for (eleven pools
+    // at every start would cost the engine seconds of CPU for languages most sessions never use).
     for (const Language &language : m_languages.all())
-        m_pool->warm(ContainerSpec::build(language, language.image, m_config), language.image,
-                     language.name);
+        if (m_config.warmLanguages.contains(language.name))
+            warm(language);
+}
+
+void SandboxService::warm(const Language &language)
+{
+    if (!m_pool || m_shuttingDown || m_warming.contains(language.name))
+        return;
+    m_warming.insert(language.name);
+    m_pool->warm(ContainerSpec::build(language, language.image, m_config), language.image,
+                 language.name);
 }
 
 void SandboxService::track(SandboxContainer *container)
@@ -327,7 +340,8 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
     ExecutionRequest request;
     request.language = language->name;
     request.timeoutSec = 20;
-    Execution *e = start(probe, request);
+    Execution *e = create(probe, request, request.timeoutSec);
+    submit(e, ContainerSpec::build(probe, probe.image, m_config), probe.image);
     const QString key = language->name;
     connect(e, &Execution::finished, this, [this, key, done](const ExecutionResult &r) {
         QString version;

@@ -73,6 +73,7 @@ private:
     void submit(Execution *execution, const QJsonObject &spec, const QString &image);
     Execution *executeWithLibraries(const Language &language, const ExecutionRequest &request);
     void launch(const Queued &next);
+    void warm(const Language &language);
     void launchQueued();
     SandboxContainer *makeContainer(const QJsonObject &spec, const QString &image);
     void track(SandboxContainer *container);
@@ -90,6 +91,7 @@ private:
     int m_pendingReaps = 0;
     int m_maxConcurrent = 4;
     QHash<QString, QString> m_versions;
+    QSet<QString> m_warming; // languages whose pool was started
     bool m_shuttingDown = false;
     bool m_shutdownSignalled = false;
     quint64 m_counter = 0;

@@ -64,11 +64,11 @@ if (ts) {
       getNewLine: () => "\n",
     };
     process.stderr.write(ts.formatDiagnostics(errors, host));
-    fs.writeFileSync(statusFile, nonce + " compile");
+    fs.writeFileSync(statusFile, nonce + " compile\n");
     process.exit(1);
   }
 }
-fs.writeFileSync(statusFile, nonce);
+fs.writeFileSync(statusFile, nonce + "\n");
 
 // The lowest free descriptor is reused: this puts /dev/null on stdin, as for other programs.
 // cs-run keeps its own copy of the attached stdin.

@@ -8,7 +8,8 @@ import { startClient, testNoContainersLeft, textOf } from './helpers.mjs';
 
 const RUN_TOOLS = ['run_python_code', 'run_javascript_code', 'execute_code'];
 const ALL_TOOLS = [...RUN_TOOLS, 'get_supported_languages', 'get_language_details'].sort();
-const RESULT_FIELDS = ['duration_ms', 'exit_code', 'image', 'language', 'out_of_memory', 'stderr', 'stdout', 'timed_out', 'truncated'];
+const RESULT_FIELDS = ['compile_error', 'duration_ms', 'exit_code', 'files', 'image', 'language', 'out_of_memory', 'stderr', 'stdout', 'timed_out', 'truncated'];
+const ALL_LANGUAGES = ['python', 'javascript', 'typescript', 'bash', 'c', 'cpp', 'go', 'java', 'ruby', 'r', 'rust'];
 
 let server;
 let client;
@@ -169,11 +170,11 @@ test('empty output gets a hint', { timeout: 60_000 }, async () => {
     assert.equal(r.structuredContent.stdout, '');
 });
 
-test('get_supported_languages lists python and javascript', async () => {
+test('get_supported_languages lists every language', async () => {
     const r = await call('get_supported_languages', {});
     assert.notEqual(r.isError, true);
-    assert.deepEqual(r.structuredContent.languages, ['python', 'javascript']);
-    assert.deepEqual(JSON.parse(textOf(r)), ['python', 'javascript']);
+    assert.deepEqual(r.structuredContent.languages, ALL_LANGUAGES);
+    assert.deepEqual(JSON.parse(textOf(r)), ALL_LANGUAGES);
 });
 
 test('get_language_details describes python', { timeout: 60_000 }, async () => {
@@ -203,10 +204,12 @@ test('an unknown language is an error naming the supported ones', async () => {
     }
 });
 
-test('libraries are refused as not supported', async () => {
+test('libraries are refused without --allow-network-for-install, saying how to allow them', async () => {
     const r = await call('execute_code', { code: 'import requests', libraries: ['requests'] });
     assert.equal(r.isError, true);
-    assert.match(textOf(r), /not supported/);
+    assert.match(textOf(r), /needs network access/);
+    assert.match(textOf(r), /--allow-network-for-install/);
+    assert.match(textOf(r), /numpy/, 'names the preinstalled libraries');
 });
 
 test('a wrong argument type is an error naming the field', async () => {
@@ -250,12 +253,12 @@ test('resources are listed and readable as JSON', { timeout: 60_000 }, async () 
     assert.equal(languages.contents[0].uri, 'sandbox://languages');
     assert.equal(languages.contents[0].mimeType, 'application/json');
     const langList = JSON.parse(languages.contents[0].text);
-    assert.deepEqual(langList.map((l) => l.name), ['python', 'javascript']);
+    assert.deepEqual(langList.map((l) => l.name), ALL_LANGUAGES);
 
     const environments = await client.readResource({ uri: 'sandbox://environments' });
     assert.equal(environments.contents[0].uri, 'sandbox://environments');
     const envs = JSON.parse(environments.contents[0].text);
-    assert.deepEqual(Object.keys(envs).sort(), ['javascript', 'python']);
+    assert.deepEqual(Object.keys(envs).sort(), [...ALL_LANGUAGES].sort());
     assert.equal(envs.python.image, 'code-sandbox/python:latest');
     assert.equal(envs.javascript.image, 'code-sandbox/node:latest');
 });
