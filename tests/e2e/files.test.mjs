@@ -1,0 +1,188 @@
+// Plots, output files, input files and libraries through the SDK client.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { DOCKER, startClient, testNoContainersLeft, textOf } from './helpers.mjs';
+
+const execFileP = promisify(execFile);
+
+let client;
+let closed = false;
+async function close() {
+    if (!closed) {
+        closed = true;
+        await client?.close();
+    }
+}
+
+before(async () => {
+    ({ client } = await startClient());
+});
+after(close);
+
+const python = (code) => client.callTool({ name: 'run_python_code', arguments: { code } });
+const execute = (args) => client.callTool({ name: 'execute_code', arguments: args });
+const images = (r) => r.content.filter((c) => c.type === 'image');
+const resources = (r) => r.content.filter((c) => c.type === 'resource');
+
+/** Width and height from a PNG's IHDR chunk (asserting it is a PNG). */
+function pngSize(image) {
+    assert.equal(image.mimeType, 'image/png');
+    const bytes = Buffer.from(image.data, 'base64');
+    assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
+    return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
+}
+
+// Figures of different sizes (inches × 100 dpi) tell which image is which.
+const figure = (w, h) => `plt.figure(figsize=(${w}, ${h}), dpi=100); plt.plot([1, 2, 3])`;
+
+test('two figures shown with plt.show() come back as two PNG images, in creation order', { timeout: 60_000 }, async () => {
+    const r = await python(`import matplotlib.pyplot as plt\n${figure(2, 2)}\n${figure(4, 2)}\nplt.show()\nprint("done")`);
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.match(textOf(r), /^done\n/);
+    assert.deepEqual(images(r).map(pngSize), [[200, 200], [400, 200]]);
+    assert.deepEqual(r.structuredContent.files.map((f) => [f.kind, f.included]), [['plot', true], ['plot', true]]);
+});
+
+test('figures never shown are returned at exit', { timeout: 60_000 }, async () => {
+    const r = await python(`import matplotlib.pyplot as plt\n${figure(3, 2)}`);
+    assert.deepEqual(images(r).map(pngSize), [[300, 200]]);
+    assert.doesNotMatch(textOf(r), /No output/, 'a figure is output');
+});
+
+test('figures saved with savefig and closed are returned too, each once', { timeout: 60_000 }, async () => {
+    const r = await python([
+        'import matplotlib.pyplot as plt',
+        figure(2, 3), 'plt.savefig("a.png")', 'plt.close()',
+        figure(5, 1), 'plt.savefig("b.png")',
+        figure(1, 1), 'plt.show()',
+    ].join('\n'));
+    assert.deepEqual(images(r).map(pngSize), [[200, 300], [500, 100], [100, 100]]);
+});
+
+test('separate show() calls keep creation order', { timeout: 60_000 }, async () => {
+    const r = await python(`import matplotlib.pyplot as plt\n${figure(1, 2)}\nplt.show()\n${figure(2, 1)}\nplt.show()`);
+    assert.deepEqual(images(r).map(pngSize), [[100, 200], [200, 100]]);
+});
+
+test('a run without figures, and a plain run after one with figures, get no images', { timeout: 60_000 }, async () => {
+    const none = await python('import matplotlib.pyplot as plt\nprint("no figure")');
+    assert.deepEqual(images(none), []);
+    await python(`import matplotlib.pyplot as plt\n${figure(2, 2)}`);
+    const later = await python('print("plain")');
+    assert.equal(textOf(later), 'plain\n');
+    assert.equal(later.content.length, 1, 'nothing stale from the run before');
+    assert.deepEqual(later.structuredContent.files, []);
+});
+
+test('a subprocess using matplotlib is not broken by the capture', { timeout: 60_000 }, async () => {
+    const r = await python('import subprocess, sys\nprint(subprocess.run([sys.executable, "-c", "import matplotlib.pyplot as plt; plt.plot([1]); plt.savefig(\'x.png\'); print(\'child ok\')"], capture_output=True, text=True).stdout)');
+    assert.match(textOf(r), /child ok/);
+});
+
+test('a file written to OUTPUT_DIR comes back as an embedded resource', { timeout: 60_000 }, async () => {
+    const r = await execute({ code: 'import os\nwith open(os.path.join(os.environ["OUTPUT_DIR"], "table.csv"), "w") as f:\n    f.write("x,y\\n1,2\\n")\nprint("written")' });
+    assert.notEqual(r.isError, true, textOf(r));
+    const [res] = resources(r);
+    assert.ok(res, JSON.stringify(r.content));
+    assert.equal(res.resource.uri, 'sandbox://outputs/table.csv');
+    assert.equal(res.resource.mimeType, 'text/csv');
+    assert.equal(res.resource.text, 'x,y\n1,2\n');
+    assert.deepEqual(r.structuredContent.files, [{ name: 'table.csv', kind: 'output', size: 8, mime_type: 'text/csv', included: true }]);
+});
+
+test('binary, image and nested output files, from other languages too', { timeout: 60_000 }, async () => {
+    const r = await execute({
+        language: 'bash',
+        code: 'mkdir -p "$OUTPUT_DIR/sub" && printf "\\0\\1\\2" > "$OUTPUT_DIR/data.bin" && echo nested > "$OUTPUT_DIR/sub/note.txt"',
+    });
+    assert.notEqual(r.isError, true, textOf(r));
+    const byName = Object.fromEntries(resources(r).map((c) => [c.resource.uri, c.resource]));
+    assert.equal(Buffer.from(byName['sandbox://outputs/data.bin'].blob, 'base64').toString('hex'), '000102');
+    assert.equal(byName['sandbox://outputs/sub/note.txt'].text, 'nested\n');
+
+    const img = await execute({
+        language: 'python',
+        code: 'from PIL import Image\nImage.new("RGB", (7, 5), "red").save("outputs/red.png")',
+    });
+    assert.deepEqual(images(img).map(pngSize), [[7, 5]]);
+
+    const js = await execute({ language: 'javascript', code: 'require("fs").writeFileSync(process.env.OUTPUT_DIR + "/out.json", JSON.stringify({ a: 1 }))' });
+    assert.equal(resources(js)[0]?.resource.text, '{"a":1}', JSON.stringify(js.content));
+});
+
+test('a file over the size cap is listed, not returned, with a note', { timeout: 60_000 }, async () => {
+    const r = await execute({ code: 'import os\nopen(os.environ["OUTPUT_DIR"] + "/big.bin", "wb").write(os.urandom(6 * 1024 * 1024))\nopen(os.environ["OUTPUT_DIR"] + "/small.txt", "w").write("ok")' });
+    const files = Object.fromEntries(r.structuredContent.files.map((f) => [f.name, f]));
+    assert.equal(files['big.bin'].included, false);
+    assert.equal(files['big.bin'].size, 6 * 1024 * 1024);
+    assert.equal(files['small.txt'].included, true);
+    assert.match(r.structuredContent.notes.join('\n'), /big\.bin .*not returned/);
+    assert.deepEqual(resources(r).map((c) => c.resource.uri), ['sandbox://outputs/small.txt']);
+});
+
+test('input files are placed in the workdir before the program starts', { timeout: 60_000 }, async () => {
+    const r = await execute({
+        code: 'print(open("data/in.txt").read(), open("/sandbox/raw.bin", "rb").read().hex(), open("data/deep/x.csv").read())',
+        files: [
+            { path: 'data/in.txt', content: 'héllo' },
+            { path: '/sandbox/raw.bin', content: Buffer.from([0, 255, 16]).toString('base64'), encoding: 'base64' },
+            { path: './data/deep/../deep/x.csv', content: 'a,b' },
+        ],
+    });
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.equal(r.structuredContent.stdout, 'héllo 00ff10 a,b\n');
+    // Input files are not output files.
+    assert.deepEqual(r.structuredContent.files, []);
+
+    const other = await execute({ language: 'ruby', code: 'puts File.read("in.txt")', files: [{ path: 'in.txt', content: 'from ruby' }] });
+    assert.equal(other.structuredContent.stdout, 'from ruby\n');
+});
+
+test('input paths that escape the workdir are refused, and nothing runs', { timeout: 60_000 }, async () => {
+    for (const path of ['../escape.txt', '/etc/passwd', '/sandbox/../etc/x', 'a/../../b', '/sandboxed/x', '', '.', 'main.py']) {
+        const r = await execute({ code: 'print("ran")', files: [{ path, content: 'x' }] });
+        assert.equal(r.isError, true, `path ${JSON.stringify(path)}`);
+        assert.match(textOf(r), /Invalid files/, `path ${JSON.stringify(path)}`);
+        assert.doesNotMatch(textOf(r), /ran/);
+    }
+    const bad = await execute({ code: 'print(1)', files: [{ path: 'x.bin', content: '***', encoding: 'base64' }] });
+    assert.equal(bad.isError, true);
+    assert.match(textOf(bad), /not valid base64/);
+    const twice = await execute({ code: 'print(1)', files: [{ path: 'a', content: '1' }, { path: './a', content: '2' }] });
+    assert.match(textOf(twice), /given twice/);
+});
+
+test('libraries are refused without --allow-network-for-install, for every language', { timeout: 30_000 }, async () => {
+    for (const language of ['python', 'javascript', 'ruby', 'r', 'go']) {
+        const r = await execute({ language, code: '1', libraries: ['something'] });
+        assert.equal(r.isError, true, language);
+        assert.match(textOf(r), /--allow-network-for-install|no package manager/, language);
+    }
+});
+
+test('with --allow-network-for-install a library is installed once, used without network, and only where asked', { timeout: 240_000 }, async () => {
+    const { client: c } = await startClient({ args: ['--stdio', '--allow-network-for-install'] });
+    try {
+        const code = 'const leftPad = require("left-pad"); console.log(leftPad("42", 5, "0")); require("dns").lookup("registry.npmjs.org", (e) => console.log(e ? "no network" : "network"))';
+        const first = await c.callTool({ name: 'execute_code', arguments: { language: 'javascript', code, libraries: ['left-pad@1.3.0'] } });
+        assert.notEqual(first.isError, true, textOf(first));
+        assert.equal(first.structuredContent.stdout, '00042\nno network\n');
+        const again = await c.callTool({ name: 'execute_code', arguments: { language: 'javascript', code, libraries: ['left-pad@1.3.0'] } });
+        assert.equal(again.structuredContent.stdout, '00042\nno network\n');
+        const without = await c.callTool({ name: 'execute_code', arguments: { language: 'javascript', code: 'require("left-pad")' } });
+        assert.equal(without.isError, true, 'a run without libraries does not see them');
+        assert.match(without.structuredContent.stderr, /Cannot find module 'left-pad'/);
+        const refused = await c.callTool({ name: 'execute_code', arguments: { language: 'python', code: '1', libraries: ['--index-url=http://x'] } });
+        assert.match(textOf(refused), /options are not accepted/);
+    } finally {
+        await c.close();
+        const { stdout } = await execFileP(DOCKER, ['volume', 'ls', '-q', '--filter', 'label=code-sandbox.libraries=javascript']);
+        const volumes = stdout.split('\n').filter(Boolean);
+        if (volumes.length) await execFileP(DOCKER, ['volume', 'rm', ...volumes]);
+    }
+});
+
+testNoContainersLeft(close);
