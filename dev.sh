@@ -19,7 +19,7 @@ SOCKET=/var/run/docker.sock
 # tests need (Xvfb). Node.js comes from Debian only where no node is installed.
 PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
           qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev
-          docker.io debootstrap xvfb)
+          shared-mime-info docker.io debootstrap xvfb)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -68,7 +68,7 @@ start_engine() {
 
 build_images() {
     local missing=()
-    for lang in python node; do
+    for lang in python node bash gcc go java ruby r rust; do
         as_root docker image inspect "code-sandbox/$lang:latest" >/dev/null 2>&1 || missing+=("$lang")
     done
     if [ ${#missing[@]} -gt 0 ]; then

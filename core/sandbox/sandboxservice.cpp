@@ -76,8 +76,10 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
 {
     int timeout = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
     Execution *execution = create(language, request, qMin(timeout, m_config.maxTimeoutSec));
-    // A language's first call starts its pool; this call takes the container furthest along.
-    warm(language);
+    // After warmUp(), a language's first call starts its pool; this call takes the container
+    // furthest along.
+    if (m_warmOnFirstUse)
+        warm(language);
     submit(execution, ContainerSpec::build(language, language.image, m_config), language.image);
     return execution;
 }
@@ -292,6 +294,7 @@ void SandboxService::warmUp()
 {
     if (!m_pool || m_shuttingDown)
         return;
+    m_warmOnFirstUse = true;
     // The most used languages at once; the others once they are first asked for (eleven pools
     // at every start would cost the engine seconds of CPU for languages most sessions never use).
     for (const Language &language : m_languages.all())

@@ -39,7 +39,8 @@ public:
     // Runs the language's version command once and caches the answer ("" when it failed).
     void languageVersion(const QString &language, const std::function<void(QString)> &done);
 
-    // Starts filling the warm pool of every language (no-op with a pool size of 0).
+    // Starts filling the warm pools of the config's warmLanguages, and of any other language at
+    // its first call from then on (no-op with a pool size of 0).
     void warmUp();
     // Removes containers left by instances on this machine that no longer run (killed with
     // SIGKILL, crashed). Emits orphansReaped(count) when done.
@@ -92,6 +93,7 @@ private:
     int m_maxConcurrent = 4;
     QHash<QString, QString> m_versions;
     QSet<QString> m_warming; // languages whose pool was started
+    bool m_warmOnFirstUse = false;
     bool m_shuttingDown = false;
     bool m_shutdownSignalled = false;
     quint64 m_counter = 0;

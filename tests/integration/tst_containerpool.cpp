@@ -97,7 +97,7 @@ print(socket.gethostname())
 )py"));
         QCOMPARE(second.exitCode, 0);
         const QStringList lines = QString::fromUtf8(second.stdoutData).split(u'\n');
-        QCOMPARE(lines.value(0), QStringLiteral("False False False ['main.py']"));
+        QCOMPARE(lines.value(0), QStringLiteral("False False False ['main.py', 'outputs']"));
         QVERIFY(lines.value(1) != QString::fromUtf8(first.stdoutData).trimmed());
         QVERIFY(first.containerId != second.containerId);
         shutDownClean(service, engine);

@@ -127,7 +127,8 @@ print(json.dumps(out))
         QVERIFY(!env.contains(u"CS_TEST_HOST_ONLY"));
         const QStringList allowed{QStringLiteral("CS_TEST_PASSED"), QStringLiteral("HOME"),
                                   QStringLiteral("HOSTNAME"),       QStringLiteral("LANG"),
-                                  QStringLiteral("PATH"),           QStringLiteral("PWD")};
+                                  QStringLiteral("PATH"),           QStringLiteral("PWD"),
+                                  QStringLiteral("OUTPUT_DIR")};
         for (const QString &k : env.keys())
             QVERIFY2(allowed.contains(k), qPrintable(QStringLiteral("unexpected variable ") + k));
         expectNoLeftovers(service, engine);
