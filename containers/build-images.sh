@@ -1,17 +1,21 @@
 #!/bin/bash
-# Builds the sandbox images code-sandbox/<language>:latest.
+# Builds the sandbox images code-sandbox/<image>:latest.
 #
 # Default path needs no image registry, only a Debian mirror: debootstrap a minbase rootfs once
-# (cached), then per image copy it, apt-get install the language packages in a chroot and
-# `docker import` the result. With CODE_SANDBOX_USE_DOCKERFILES=1 the Dockerfiles beside this
-# script are tried first, for machines that do reach a registry.
+# (cached), bring a copy of it up to date once per run, then per image copy that, apt-get install
+# the language packages in a chroot and `docker import` the result. With
+# CODE_SANDBOX_USE_DOCKERFILES=1 the Dockerfiles beside this script are tried first, for
+# machines that do reach a registry.
 set -euo pipefail
+
+ALL_IMAGES=(python node bash gcc go java ruby r rust)
 
 usage() {
     cat <<'EOF'
-usage: build-images.sh [--force] [--refresh-base] [language...]
+usage: build-images.sh [--force] [--refresh-base] [image...]
 
-languages: python, node (alias: javascript); none = all
+images (aliases): python, node (javascript, typescript, js, ts), bash (shell, sh),
+                  gcc (c, cpp, c++), go (golang), java, ruby, r, rust; none = all
   --force         rebuild images that already exist
   --refresh-base  debootstrap the cached base rootfs again
 
@@ -32,23 +36,81 @@ DOCKER=${DOCKER:-docker}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BASE_TAR=$CACHE/$SUITE-minbase.tar
 CHROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# Read-only data the images carry for the server (e.g. matplotlib's font list).
+SHARE=/usr/local/share/code-sandbox
 
 packages_for() {
     case $1 in
         # python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"; without
         # it apt picks scipy, whose pythran pulls in gcc, g++ and boost (about 1 GB).
         python) echo python3 python3-numpy python3-pandas python3-matplotlib python3-pil \
-                     python3-munkres fonts-dejavu-core ;;
-        node) echo nodejs ;;
+                     python3-munkres fonts-dejavu-core python3-pip ;;
+        # Debian's npm depends on each of its modules as a package (~390 packages in all).
+        node) echo nodejs npm node-typescript ;;
+        # minbase already has coreutils, grep, sed, mawk, findutils, diffutils, tar, gzip.
+        bash) echo jq bc gawk ;;
+        gcc) echo gcc g++ libc6-dev ;;
+        # ca-certificates: the package managers (go get, gem, install.packages) fetch over TLS.
+        go) echo golang-go ca-certificates ;;
+        java) echo default-jdk-headless ;;
+        ruby) echo ruby ca-certificates ;;
+        r) echo r-base-core ca-certificates ;;
+        # rustc depends on gcc, binutils and libc6-dev: it links through cc.
+        rust) echo rustc ;;
     esac
 }
 
 env_for() {
     echo "PATH=$CHROOT_PATH" HOME=/sandbox LANG=C.UTF-8
     case $1 in
-        # Each run gets a fresh tmpfs on /tmp, so matplotlib's cache dir must live there.
+        # Each run gets a fresh tmpfs on /tmp, so matplotlib's cache dir must live there; the
+        # image carries a prebuilt font list in $SHARE/matplotlib to copy into it.
         python) echo PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg \
                      MPLCONFIGDIR=/tmp/matplotlib ;;
+        # go needs a writable build cache even for the standard library; the image has no C
+        # compiler, so no cgo.
+        go) echo GOCACHE=/tmp/go-cache GOPATH=/tmp/go CGO_ENABLED=0 GOFLAGS=-buildvcs=false ;;
+    esac
+}
+
+# Runs in the chroot (with /proc) after the packages are installed; output goes to the log.
+post_install() { # ROOT IMAGE
+    local root=$1 image=$2
+    case $image in
+        python)
+            # matplotlib scans the fonts on first import (several seconds); do it once here.
+            install -d -m 0755 "$root$SHARE/matplotlib"
+            in_chroot "$root" env MPLCONFIGDIR="$SHARE/matplotlib" MPLBACKEND=Agg \
+                python3 -c 'import matplotlib.font_manager'
+            ls "$root$SHARE"/matplotlib/fontlist-*.json > /dev/null
+            chmod -R a+rX,go-w "$root$SHARE"
+            ;;
+        go)
+            # Debian ships the standard library compiled with cgo; with CGO_ENABLED=0 net,
+            # os/user and everything above them (net/http, …) would be stale and recompiled
+            # into the per-run GOCACHE (~8 s). Reinstall them as the runs will use them.
+            in_chroot "$root" env CGO_ENABLED=0 GOCACHE=/tmp/go-build-cache GOFLAGS= \
+                go install std
+            rm -rf "$root/tmp/go-build-cache"
+            # The standard library's tests and Go's own test suite are never built here.
+            find "$root"/usr/share/go-*/src -type d -name testdata -prune -exec rm -rf {} +
+            find "$root"/usr/share/go-*/src -type f -name '*_test.go' -delete
+            rm -rf "$root"/usr/share/go-*/test
+            # Compiled cmd/... packages (140 MB) only serve to rebuild the toolchain itself.
+            rm -rf "$root"/usr/lib/go-*/pkg/linux_*/cmd
+            ;;
+        java)
+            # A CDS archive of the classes javac loads cuts its startup by about a third:
+            # javac -J-XX:SharedArchiveFile=$SHARE/java/javac.jsa … (a JVM that cannot use
+            # the archive, e.g. after a JDK update, silently runs without it).
+            install -d -m 0755 "$root$SHARE/java" "$root/tmp/cds"
+            install -m 0644 "$HERE/java-cds/Main.java" "$root/tmp/cds/Main.java"
+            in_chroot "$root" javac -J-XX:+UseSerialGC -J-XX:TieredStopAtLevel=1 \
+                "-J-XX:ArchiveClassesAtExit=$SHARE/java/javac.jsa" -d /tmp/cds /tmp/cds/Main.java
+            in_chroot "$root" java -cp /tmp/cds Main
+            rm -rf "$root/tmp/cds"
+            chmod -R a+rX,go-w "$root$SHARE"
+            ;;
     esac
 }
 
@@ -75,8 +137,8 @@ die() {
     exit 1
 }
 
-# Removes a temporary tree; a mount left inside it (e.g. by an interrupted debootstrap) is
-# detached first so that rm can never reach into the host's /proc or /dev.
+# Removes a temporary tree; a mount left inside it (e.g. the chroot's /proc after a failed step)
+# is detached first so that rm can never reach into the host's /proc or /dev.
 remove_tree() {
     local dir=$1 mnt
     [ -e "$dir" ] || return 0
@@ -124,11 +186,21 @@ in_chroot() { # ROOT CMD...
         DEBIAN_FRONTEND=noninteractive "$@"
 }
 
-# No /dev/pts is mounted in the chroot (nothing else needs a mount), so dpkg must not want a pty.
+# No /dev/pts is mounted in the chroot, so dpkg must not want a pty.
 apt() { # ROOT ARG...
     local root=$1
     shift
     in_chroot "$root" apt-get -o Dpkg::Use-Pty=0 "$@"
+}
+
+# Some maintainer scripts need /proc (the JDK's refuse to run without it). It is mounted only
+# while packages are installed; remove_tree detaches it if a step fails in between.
+mount_proc() { # ROOT
+    mount -t proc -o nosuid,nodev,noexec proc "$1/proc"
+}
+
+umount_proc() { # ROOT
+    umount "$1/proc"
 }
 
 make_base() { # ROOT
@@ -152,36 +224,55 @@ EOF
     rm -rf "$root"/var/lib/apt/lists/*
 }
 
-install_packages() { # ROOT PACKAGE...
+# Brings a copy of the base up to date once per run; every image starts from a copy of it, with
+# the package lists already there.
+prepare_run_base() { # ROOT
     local root=$1
-    shift
     rm -f "$root/etc/resolv.conf"
     cat /etc/resolv.conf > "$root/etc/resolv.conf"
     # No init system runs in the chroot; tell maintainer scripts not to start services.
     printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
     chmod 755 "$root/usr/sbin/policy-rc.d"
+    # A crash mid-build only loses a temporary tree, so dpkg need not fsync each file (it does
+    # for hundreds of small packages, e.g. npm's). Removed again in configure_rootfs.
+    echo force-unsafe-io > "$root/etc/dpkg/dpkg.cfg.d/99-code-sandbox-build"
+    mount_proc "$root"
     apt "$root" update
     apt "$root" -y upgrade
-    apt "$root" install -y --no-install-recommends "$@"
+    apt "$root" clean
+    umount_proc "$root"
 }
 
-configure_rootfs() { # ROOT LANGUAGE
-    local root=$1 lang=$2
+install_packages() { # ROOT IMAGE PACKAGE...
+    local root=$1 image=$2
+    shift 2
+    mount_proc "$root"
+    apt "$root" install -y --no-install-recommends "$@"
+    post_install "$root" "$image"
+    umount_proc "$root"
+}
+
+configure_rootfs() { # ROOT IMAGE
+    local root=$1 image=$2
     in_chroot "$root" groupadd --gid 1000 sandbox
     in_chroot "$root" useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox
     install -d -m 0755 -o 1000 -g 1000 "$root/sandbox"
+    # Library caches are volumes mounted here; the engine fills a new volume from this (empty)
+    # directory, owner and mode included.
+    install -d -m 0755 -o 1000 -g 1000 "$root/opt/cs-libs"
     install -m 0755 -o 0 -g 0 "$HERE/cs-run" "$root/usr/local/bin/cs-run"
-    printf 'language=%s\nbuilt=%s\ndebian=%s\n' "$lang" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    printf 'language=%s\nbuilt=%s\ndebian=%s\n' "$image" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$(cat "$root/etc/debian_version")" > "$root/etc/code-sandbox-image"
 
     apt "$root" clean
-    rm -f "$root/usr/sbin/policy-rc.d"
+    rm -f "$root/usr/sbin/policy-rc.d" "$root/etc/dpkg/dpkg.cfg.d/99-code-sandbox-build"
     # The engine provides resolv.conf, hosts and hostname at run time.
     : > "$root/etc/resolv.conf"
     : > "$root/etc/machine-id"
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache/debconf/*-old \
-        "$root"/var/log/apt/* "$root"/var/log/*.log "$root"/tmp/* "$root"/var/tmp/*
+        "$root"/var/log/apt/* "$root"/var/log/*.log "$root"/tmp/* "$root"/var/tmp/* \
+        "$root"/root/.cache
     # The base was bootstrapped before the dpkg excludes existed.
     find "$root/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
     find "$root/usr/share/doc" -mindepth 1 -type d -empty -delete
@@ -193,28 +284,28 @@ configure_rootfs() { # ROOT LANGUAGE
     fi
 }
 
-import_rootfs() { # ROOT LANGUAGE IMAGE
-    local root=$1 lang=$2 image=$3 var
+import_rootfs() { # ROOT IMAGE TAG
+    local root=$1 image=$2 tag=$3 var
     local changes=(--change 'USER 1000:1000' --change 'WORKDIR /sandbox'
-                   --change "LABEL org.opencontainers.image.title=code-sandbox-$lang")
-    for var in $(env_for "$lang"); do
+                   --change "LABEL org.opencontainers.image.title=code-sandbox-$image")
+    for var in $(env_for "$image"); do
         changes+=(--change "ENV $var")
     done
     tar --numeric-owner -C "$root" -c . \
-        | "$DOCKER" import -m "code-sandbox $lang image" "${changes[@]}" - "$image"
+        | "$DOCKER" import -m "code-sandbox $image image" "${changes[@]}" - "$tag"
 }
 
 # --- driver -------------------------------------------------------------------------------
 
-ensure_base() { # STEP TOTAL
+ensure_base() {
     if [ -s "$BASE_TAR" ] && [ "$REFRESH_BASE" = 0 ]; then
-        step_begin "$1" "$2" "base rootfs: cached $BASE_TAR"
+        step_begin 1 2 "base rootfs: cached $BASE_TAR"
         step_end
         return
     fi
     command -v debootstrap > /dev/null \
         || die "debootstrap is not installed (apt-get install debootstrap)"
-    step_begin "$1" "$2" "base rootfs: debootstrap --variant=minbase $SUITE"
+    step_begin 1 2 "base rootfs: debootstrap --variant=minbase $SUITE"
     local tmp
     new_tmpdir tmp base
     make_base "$tmp/root" >> "$LOG" 2>&1
@@ -225,10 +316,25 @@ ensure_base() { # STEP TOTAL
     step_end
 }
 
-build_with_dockerfile() { # LANGUAGE IMAGE; returns non-zero so the caller can fall back
-    local lang=$1 image=$2
-    step_begin 1 1 "$lang: docker build -f $lang.Dockerfile"
-    if "$DOCKER" build -f "$HERE/$lang.Dockerfile" -t "$image" "$HERE" >> "$LOG" 2>&1; then
+RUN_BASE=
+
+ensure_run_base() {
+    [ -z "$RUN_BASE" ] || return 0
+    ensure_base
+    step_begin 2 2 "base rootfs: apt-get update, upgrade"
+    local tmp
+    new_tmpdir tmp run-base
+    mkdir "$tmp/root"
+    tar --numeric-owner -C "$tmp/root" -xpf "$BASE_TAR"
+    prepare_run_base "$tmp/root" >> "$LOG" 2>&1
+    RUN_BASE=$tmp/root
+    step_end
+}
+
+build_with_dockerfile() { # IMAGE TAG; returns non-zero so the caller can fall back
+    local image=$1 tag=$2
+    step_begin 1 1 "$image: docker build -f $image.Dockerfile"
+    if "$DOCKER" build -f "$HERE/$image.Dockerfile" -t "$tag" "$HERE" >> "$LOG" 2>&1; then
         step_end
         return 0
     fi
@@ -237,29 +343,28 @@ build_with_dockerfile() { # LANGUAGE IMAGE; returns non-zero so the caller can f
     return 1
 }
 
-build_offline() { # LANGUAGE IMAGE
-    local lang=$1 image=$2 tmp root packages
-    packages=$(packages_for "$lang")
-    ensure_base 1 5
+build_offline() { # IMAGE TAG
+    local image=$1 tag=$2 tmp root packages
+    packages=$(packages_for "$image")
+    ensure_run_base
 
-    step_begin 2 5 "$lang: unpacking the base rootfs"
-    new_tmpdir tmp "$lang"
+    step_begin 1 4 "$image: copying the base rootfs"
+    new_tmpdir tmp "$image"
     root=$tmp/root
-    mkdir "$root"
-    tar --numeric-owner -C "$root" -xpf "$BASE_TAR"
+    cp -a --one-file-system "$RUN_BASE" "$root"
     step_end
 
-    step_begin 3 5 "$lang: installing $packages"
+    step_begin 2 4 "$image: installing $packages"
     # shellcheck disable=SC2086 # the package list is meant to split
-    install_packages "$root" $packages >> "$LOG" 2>&1
+    install_packages "$root" "$image" $packages >> "$LOG" 2>&1
     step_end
 
-    step_begin 4 5 "$lang: adding user sandbox, cs-run, cleaning up"
-    configure_rootfs "$root" "$lang" >> "$LOG" 2>&1
+    step_begin 3 4 "$image: adding user sandbox, cs-run, cleaning up"
+    configure_rootfs "$root" "$image" >> "$LOG" 2>&1
     step_end
 
-    step_begin 5 5 "$lang: docker import $image"
-    import_rootfs "$root" "$lang" "$image" >> "$LOG" 2>&1
+    step_begin 4 4 "$image: docker import $tag"
+    import_rootfs "$root" "$image" "$tag" >> "$LOG" 2>&1
     step_end
 
     remove_tree "$tmp"
@@ -267,18 +372,25 @@ build_offline() { # LANGUAGE IMAGE
 
 FORCE=0
 REFRESH_BASE=0
-LANGS=()
+IMAGES=()
 for arg in "$@"; do
     case $arg in
         --force) FORCE=1 ;;
         --refresh-base) REFRESH_BASE=1 ;;
         -h | --help) usage; exit 0 ;;
-        python) LANGS+=(python) ;;
-        node | javascript) LANGS+=(node) ;;
+        python | py | python3) IMAGES+=(python) ;;
+        node | nodejs | javascript | js | typescript | ts) IMAGES+=(node) ;;
+        bash | shell | sh) IMAGES+=(bash) ;;
+        gcc | c | cpp | c++ | g++) IMAGES+=(gcc) ;;
+        go | golang) IMAGES+=(go) ;;
+        java | jdk) IMAGES+=(java) ;;
+        ruby | rb) IMAGES+=(ruby) ;;
+        r | rscript) IMAGES+=(r) ;;
+        rust | rs | rustc) IMAGES+=(rust) ;;
         *) usage >&2; exit 2 ;;
     esac
 done
-[ "${#LANGS[@]}" -gt 0 ] || LANGS=(python node)
+[ "${#IMAGES[@]}" -gt 0 ] || IMAGES=("${ALL_IMAGES[@]}")
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap and chroot need it)"
 "$DOCKER" version --format '{{.Server.Version}}' > /dev/null 2>&1 \
@@ -292,13 +404,15 @@ for stale in "$CACHE"/tmp/*; do
     remove_tree "$stale"
 done
 
-declare -A done_langs=()
-for lang in "${LANGS[@]}"; do
-    [ -z "${done_langs[$lang]:-}" ] || continue
-    done_langs[$lang]=1
-    image=code-sandbox/$lang:latest
-    if [ "$FORCE" = 0 ] && "$DOCKER" image inspect "$image" > /dev/null 2>&1; then
-        echo "$image already exists; skipping (use --force to rebuild)" >&2
+declare -A done_images=()
+built=0
+T_ALL=$SECONDS
+for image in "${IMAGES[@]}"; do
+    [ -z "${done_images[$image]:-}" ] || continue
+    done_images[$image]=1
+    tag=code-sandbox/$image:latest
+    if [ "$FORCE" = 0 ] && "$DOCKER" image inspect "$tag" > /dev/null 2>&1; then
+        echo "$tag already exists; skipping (use --force to rebuild)" >&2
         continue
     fi
     if [ -z "$LOG" ]; then
@@ -306,18 +420,20 @@ for lang in "${LANGS[@]}"; do
         : > "$LOG"
         echo "log: $LOG" >&2
     fi
-    old_id=$("$DOCKER" image inspect --format '{{.Id}}' "$image" 2> /dev/null || true)
-    SECONDS=0
-    if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$lang" "$image"; then
+    old_id=$("$DOCKER" image inspect --format '{{.Id}}' "$tag" 2> /dev/null || true)
+    t0=$SECONDS
+    if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$image" "$tag"; then
         :
     else
-        build_offline "$lang" "$image"
+        build_offline "$image" "$tag"
     fi
     # A rebuild leaves the previous image untagged; drop it unless a container still uses it.
-    new_id=$("$DOCKER" image inspect --format '{{.Id}}' "$image")
+    new_id=$("$DOCKER" image inspect --format '{{.Id}}' "$tag")
     if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
         "$DOCKER" rmi "$old_id" > /dev/null 2>&1 || true
     fi
-    size=$("$DOCKER" image inspect --format '{{.Size}}' "$image")
-    echo "built $image ($((size / 1000000)) MB) in $SECONDS s" >&2
+    size=$("$DOCKER" image inspect --format '{{.Size}}' "$tag")
+    echo "built $tag ($((size / 1000000)) MB) in $((SECONDS - t0)) s" >&2
+    built=$((built + 1))
 done
+[ "$built" -lt 2 ] || echo "built $built images in $((SECONDS - T_ALL)) s" >&2

@@ -3,8 +3,10 @@
 #   docker build -f node.Dockerfile -t code-sandbox/node:latest .
 FROM debian:bookworm-slim
 
+# Serves javascript and typescript; require('typescript') resolves from /usr/share/nodejs.
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        nodejs npm node-typescript \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 
@@ -13,7 +15,7 @@ RUN chmod 0755 /usr/local/bin/cs-run \
     && groupadd --gid 1000 sandbox \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \
-    && install -d -m 0755 -o 1000 -g 1000 /sandbox \
+    && install -d -m 0755 -o 1000 -g 1000 /sandbox /opt/cs-libs \
     && printf 'language=node\nbuilt=%s\ndebian=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$(cat /etc/debian_version)" > /etc/code-sandbox-image
 

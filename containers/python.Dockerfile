@@ -8,21 +8,26 @@ FROM debian:bookworm-slim
 
 # python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"; without it apt
 # picks scipy, whose pythran pulls in gcc, g++ and boost (about 1 GB). The libraries' own test
-# suites are about a fifth of the image and never imported.
+# suites are about a fifth of the image and never imported. matplotlib's font list is built once
+# here; the server copies it into MPLCONFIGDIR.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         python3 python3-numpy python3-pandas python3-matplotlib python3-pil \
-        python3-munkres fonts-dejavu-core \
+        python3-munkres fonts-dejavu-core python3-pip \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/* \
-    && find /usr/lib/python3/dist-packages -type d -name tests -prune -exec rm -rf {} +
+    && find /usr/lib/python3/dist-packages -type d -name tests -prune -exec rm -rf {} + \
+    && mkdir -p /usr/local/share/code-sandbox/matplotlib \
+    && MPLCONFIGDIR=/usr/local/share/code-sandbox/matplotlib MPLBACKEND=Agg \
+        python3 -c 'import matplotlib.font_manager' \
+    && chmod -R a+rX,go-w /usr/local/share/code-sandbox
 
 COPY cs-run /usr/local/bin/cs-run
 RUN chmod 0755 /usr/local/bin/cs-run \
     && groupadd --gid 1000 sandbox \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \
-    && install -d -m 0755 -o 1000 -g 1000 /sandbox \
+    && install -d -m 0755 -o 1000 -g 1000 /sandbox /opt/cs-libs \
     && printf 'language=python\nbuilt=%s\ndebian=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$(cat /etc/debian_version)" > /etc/code-sandbox-image
 

@@ -94,7 +94,7 @@ test('only --pass-through-env variables reach the sandbox', { timeout: 60_000 },
     assert.equal(seen.foo, 'foo-value');
     assert.equal(seen.secret, null, 'SECRET_HOST_VAR leaked into the sandbox');
     assert.ok(seen.names.includes('FOO'));
-    const allowed = new Set(['FOO', 'HOME', 'HOSTNAME', 'LANG', 'PATH', 'PWD']);
+    const allowed = new Set(['FOO', 'HOME', 'HOSTNAME', 'LANG', 'PATH', 'PWD', 'OUTPUT_DIR']);
     const unexpected = seen.names.filter((n) => !allowed.has(n) && !n.startsWith('PYTHON') && !n.startsWith('MPL'));
     assert.deepEqual(unexpected, [], `unexpected variables in the sandbox: ${unexpected.join(', ')}`);
 });
