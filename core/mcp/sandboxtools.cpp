@@ -468,9 +468,18 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
             if (!guard)
                 return;
             QJsonObject o = base;
+            // The first line is the version; further lines, where the language prints them, are
+            // the preinstalled libraries as the image has them ("numpy 1.24.2").
+            const QStringList lines = version.split(u'\n', Qt::SkipEmptyParts);
             o.insert(QStringLiteral("version"),
-                     version.isEmpty() ? QStringLiteral("unknown (the image could not be run)")
-                                       : version);
+                     lines.isEmpty() ? QStringLiteral("unknown (the image could not be run)")
+                                     : lines.first().trimmed());
+            if (lines.size() > 1) {
+                QJsonArray libraries;
+                for (const QString &l : lines.mid(1))
+                    libraries.append(l.trimmed());
+                o.insert(QStringLiteral("preinstalled_libraries"), libraries);
+            }
             guard->finish({{QStringLiteral("content"),
                             QJsonArray{ToolCall::textContent(QString::fromUtf8(
                                 QJsonDocument(o).toJson(QJsonDocument::Indented)))}},

@@ -53,7 +53,12 @@ LanguageRegistry LanguageRegistry::builtIn()
         "--break-system-packages --target /opt/cs-libs/python --");
     py.libraryEnv = {QStringLiteral("PYTHONPATH=/opt/cs-libs/python")};
     py.packageManager = QStringLiteral("pip");
-    py.versionCommand = words("python3 --version");
+    // The version, then the preinstalled libraries with their versions, read from the image.
+    py.versionCommand = {QStringLiteral("python3"), QStringLiteral("-c"),
+                         QStringLiteral("import sys, importlib.metadata as m\n"
+                                        "print('Python ' + sys.version.split()[0])\n"
+                                        "for n in ('numpy', 'pandas', 'matplotlib', 'pillow'):\n"
+                                        "    print(n + ' ' + m.version(n))")};
     py.preinstalled = words("numpy pandas matplotlib pillow");
     py.useCases = {QStringLiteral("data analysis"), QStringLiteral("numerical computing"),
                    QStringLiteral("plotting (figures come back as PNG images)"),
@@ -161,7 +166,9 @@ LanguageRegistry LanguageRegistry::builtIn()
         QStringLiteral("gem install --no-document --install-dir /opt/cs-libs/ruby --");
     rb.libraryEnv = {QStringLiteral("GEM_PATH=/opt/cs-libs/ruby:")};
     rb.packageManager = QStringLiteral("gem");
-    rb.versionCommand = words("ruby --version");
+    rb.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
+                         QStringLiteral("ruby --version; gem list --local --quiet | "
+                                        "sed 's/ (\\(default: \\)*\\([^),]*\\).*/ \\2/'")};
     rb.preinstalled = words("json set date bigdecimal csv");
     rb.useCases = {QStringLiteral("text processing"), QStringLiteral("scripting")};
     rb.example = QStringLiteral("puts [1, 2, 3].sum * 7");
@@ -175,8 +182,10 @@ LanguageRegistry LanguageRegistry::builtIn()
         "q(status = !all(p %in% rownames(installed.packages(\"/opt/cs-libs/r\"))))'");
     rl.libraryEnv = {QStringLiteral("R_LIBS=/opt/cs-libs/r")};
     rl.packageManager = QStringLiteral("install.packages (CRAN)");
-    rl.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
-                         QStringLiteral("R --version | head -n 1")};
+    rl.versionCommand = {
+        QStringLiteral("sh"), QStringLiteral("-c"),
+        QStringLiteral("R --version | head -n 1; Rscript -e 'p <- installed.packages(); "
+                       "cat(paste(p[, \"Package\"], p[, \"Version\"]), sep = \"\\n\")'")};
     rl.preinstalled = words("base stats graphics utils methods");
     rl.useCases = {QStringLiteral("statistics"), QStringLiteral("data analysis")};
     rl.example = QStringLiteral("x <- c(40, 44)\nprint(mean(x) + 0)");
