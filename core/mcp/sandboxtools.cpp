@@ -12,6 +12,7 @@
 #include <QPointer>
 #include <QSet>
 #include <QStringDecoder>
+#include <QUrl>
 
 namespace {
 QJsonObject prop(const QString &type, const QString &description)
@@ -209,10 +210,13 @@ QJsonObject SandboxTools::toolResult(const ExecutionResult &r, const QString &pr
             continue;
         }
         // Text when it decodes as UTF-8 without NULs; everything else as a base64 blob.
-        QStringDecoder utf8(QStringDecoder::Utf8);
+        // Stateless: a character cut off at the end is an error, not held back for more input.
+        QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
         const QString decoded = utf8.decode(f.data);
-        QJsonObject resource{{QStringLiteral("uri"), QStringLiteral("sandbox://outputs/") + f.name},
-                             {QStringLiteral("mimeType"), f.mimeType}};
+        QJsonObject resource{
+            {QStringLiteral("uri"), QStringLiteral("sandbox://outputs/") +
+                                        QString::fromLatin1(QUrl::toPercentEncoding(f.name, "/"))},
+            {QStringLiteral("mimeType"), f.mimeType}};
         if (!utf8.hasError() && !f.data.contains('\0'))
             resource.insert(QStringLiteral("text"), decoded);
         else
@@ -249,9 +253,12 @@ bool SandboxTools::parseFiles(const QJsonArray &files, const QString &programFil
         const QString content = f.value(u"content").toString();
         QByteArray bytes;
         if (f.value(u"encoding").toString() == u"base64") {
-            auto decoded = QByteArray::fromBase64Encoding(content.toLatin1(),
-                                                          QByteArray::AbortOnBase64DecodingErrors);
-            if (!decoded) {
+            // Line breaks (as base64 tools wrap their output) are not part of the data.
+            QByteArray encoded = content.toLatin1();
+            encoded.replace('\n', QByteArray()).replace('\r', QByteArray());
+            auto decoded =
+                QByteArray::fromBase64Encoding(encoded, QByteArray::AbortOnBase64DecodingErrors);
+            if (!decoded || encoded.size() % 4 == 1) {
                 *error = QStringLiteral("file '%1': content is not valid base64").arg(path);
                 return false;
             }

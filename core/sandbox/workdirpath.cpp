@@ -22,6 +22,8 @@ QString WorkdirPath::normalize(const QString &path, QString *error)
     if (rel.startsWith(u'/')) {
         // Absolute paths are accepted only inside the workdir.
         const QString clean = QDir::cleanPath(rel);
+        if (clean == workdir)
+            return fail(QStringLiteral("names the workdir itself, not a file"));
         if (!clean.startsWith(workdir + u'/'))
             return fail(QStringLiteral("is outside the workdir %1").arg(workdir));
         rel = clean.mid(workdir.size() + 1);

@@ -46,6 +46,10 @@ private Q_SLOTS:
     void flushWithoutMarker();
     void outOfMemoryFlag_data();
     void outOfMemoryFlag();
+    void flags_data();
+    void flags();
+    void overlongStatusLine();
+    void statusLineAtTheLengthLimit();
 };
 
 void tst_ExitMarkerScanner::outOfMemoryFlag_data()
@@ -75,6 +79,110 @@ void tst_ExitMarkerScanner::outOfMemoryFlag()
         QCOMPARE(s.status(), status);
         QCOMPARE(s.outOfMemory(), oom);
     }
+}
+
+void tst_ExitMarkerScanner::flags_data()
+{
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<bool>("oom");
+    QTest::addColumn<bool>("compile");
+    QTest::addColumn<bool>("out");
+    QTest::addColumn<bool>("plots");
+
+    QTest::newRow("build failed") << QByteArray(" 1 compile\n") << 1 << false << true << false
+                                  << false;
+    QTest::newRow("outputs and plots")
+        << QByteArray(" 0 out plots\n") << 0 << false << false << true << true;
+    QTest::newRow("plots before outputs")
+        << QByteArray(" 0 plots out\n") << 0 << false << false << true << true;
+    QTest::newRow("plots only") << QByteArray(" 0 plots\n") << 0 << false << false << false << true;
+    QTest::newRow("killed for memory, with outputs")
+        << QByteArray(" 137 oom out\n") << 137 << true << false << true << false;
+    QTest::newRow("every flag") << QByteArray(" 137 oom compile out plots\n") << 137 << true << true
+                                << true << true;
+    QTest::newRow("no flags") << QByteArray(" 0\n") << 0 << false << false << false << false;
+    QTest::newRow("word that starts like a flag")
+        << QByteArray(" 2 compilex\n") << 2 << false << false << false << false;
+    QTest::newRow("word that ends like a flag")
+        << QByteArray(" 0 layout\n") << 0 << false << false << false << false;
+    QTest::newRow("flags are case-sensitive")
+        << QByteArray(" 0 OUT Plots\n") << 0 << false << false << false << false;
+    QTest::newRow("flags glued together")
+        << QByteArray(" 0 out,plots\n") << 0 << false << false << false << false;
+    QTest::newRow("extra spaces and cr")
+        << QByteArray("  1   compile  out \r\n") << 1 << false << true << true << false;
+    QTest::newRow("tab between words")
+        << QByteArray(" 0\tout\n") << 0 << false << false << true << false;
+    QTest::newRow("flags after a bad status")
+        << QByteArray(" x out\n") << -1 << false << false << true << false;
+}
+
+void tst_ExitMarkerScanner::flags()
+{
+    QFETCH(QByteArray, line);
+    QFETCH(int, status);
+    QFETCH(bool, oom);
+    QFETCH(bool, compile);
+    QFETCH(bool, out);
+    QFETCH(bool, plots);
+
+    // Split at every offset: the flags must survive arriving in pieces.
+    const QByteArray stream = "out\n" + kNonce + line + "late out plots\n";
+    for (qsizetype cut = 0; cut <= stream.size(); ++cut) {
+        const QString where = QStringLiteral("split at %1").arg(cut);
+        ExitMarkerScanner s(kNonce);
+        QByteArray visible = s.feed(stream.left(cut));
+        visible += s.feed(stream.mid(cut));
+        visible += s.flush();
+        QVERIFY2(visible == "out\n", qPrintable(where));
+        QVERIFY2(s.found(), qPrintable(where));
+        QVERIFY2(s.status() == status, qPrintable(where));
+        QVERIFY2(s.outOfMemory() == oom, qPrintable(where));
+        QVERIFY2(s.hasFlag("oom") == oom, qPrintable(where));
+        QVERIFY2(s.hasFlag("compile") == compile, qPrintable(where));
+        QVERIFY2(s.hasFlag("out") == out, qPrintable(where));
+        QVERIFY2(s.hasFlag("plots") == plots, qPrintable(where));
+        // The status itself is not a flag, nor is the nothing between words.
+        QVERIFY2(!s.hasFlag(QByteArray::number(status)), qPrintable(where));
+        QVERIFY2(!s.hasFlag(QByteArray()), qPrintable(where));
+    }
+}
+
+void tst_ExitMarkerScanner::overlongStatusLine()
+{
+    // More than 64 bytes after the nonce without a newline is not a status line: the scanner
+    // gives up (found, no status, no flags) and drops the rest.
+    const QByteArray tail = " 0 out plots " + QByteArray(52, 'x');
+    QCOMPARE(tail.size(), qsizetype(65));
+    const QByteArray stream = "before\n" + kNonce + tail;
+    for (qsizetype cut = 0; cut <= stream.size(); ++cut) {
+        const QString where = QStringLiteral("split at %1").arg(cut);
+        ExitMarkerScanner s(kNonce);
+        QByteArray visible = s.feed(stream.left(cut));
+        visible += s.feed(stream.mid(cut));
+        visible += s.feed("\nafter\n");
+        visible += s.flush();
+        QVERIFY2(visible == "before\n", qPrintable(where));
+        QVERIFY2(s.found(), qPrintable(where));
+        QVERIFY2(s.status() == -1, qPrintable(where));
+        QVERIFY2(!s.hasFlag("out"), qPrintable(where));
+        QVERIFY2(!s.hasFlag("plots"), qPrintable(where));
+    }
+}
+
+void tst_ExitMarkerScanner::statusLineAtTheLengthLimit()
+{
+    // 64 bytes after the nonce are still waited on: the newline decides.
+    const QByteArray tail = " 3 out " + QByteArray(57, ' ');
+    QCOMPARE(tail.size(), qsizetype(64));
+    ExitMarkerScanner s(kNonce);
+    QCOMPARE(s.feed("x" + kNonce + tail), QByteArray("x"));
+    QVERIFY(!s.found());
+    QCOMPARE(s.feed("\n"), QByteArray());
+    QVERIFY(s.found());
+    QCOMPARE(s.status(), 3);
+    QVERIFY(s.hasFlag("out"));
 }
 
 void tst_ExitMarkerScanner::streams_data()

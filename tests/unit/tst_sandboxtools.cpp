@@ -1,3 +1,4 @@
+#include "executionrequest.h"
 #include "executionresult.h"
 #include "sandboxtools.h"
 #include "schemavalidator.h"
@@ -14,7 +15,10 @@ enum Flag
     StdoutTruncated = 1,
     StderrTruncated = 2,
     TimedOut = 4,
+    CompileError = 8,
 };
+
+using Files = QList<OutputFile>;
 
 ExecutionResult result(const QByteArray &out, const QByteArray &err, int exitCode, int flags = None,
                        const QString &error = QString())
@@ -26,6 +30,7 @@ ExecutionResult result(const QByteArray &out, const QByteArray &err, int exitCod
     r.stdoutTruncated = flags & StdoutTruncated;
     r.stderrTruncated = flags & StderrTruncated;
     r.timedOut = flags & TimedOut;
+    r.compileError = flags & CompileError;
     r.timeoutSec = 5;
     r.durationMs = 1234;
     r.language = QStringLiteral("python");
@@ -33,7 +38,88 @@ ExecutionResult result(const QByteArray &out, const QByteArray &err, int exitCod
     r.error = error;
     return r;
 }
+
+ExecutionResult withFiles(ExecutionResult r, const Files &files,
+                          const QStringList &notes = QStringList())
+{
+    r.files = files;
+    r.notes = notes;
+    return r;
+}
+
+OutputFile plot(const QString &name, const QByteArray &data)
+{
+    OutputFile f;
+    f.kind = OutputFile::Kind::Plot;
+    f.name = name;
+    f.data = data;
+    f.size = data.size();
+    f.mimeType = QStringLiteral("image/png");
+    return f;
+}
+
+OutputFile output(const QString &name, const QString &mimeType, const QByteArray &data)
+{
+    OutputFile f;
+    f.name = name;
+    f.data = data;
+    f.size = data.size();
+    f.mimeType = mimeType;
+    return f;
+}
+
+// Over the size caps: listed, but its bytes were not fetched.
+OutputFile leftOut(const QString &name, const QString &mimeType, qint64 size)
+{
+    OutputFile f = output(name, mimeType, QByteArray());
+    f.size = size;
+    f.included = false;
+    return f;
+}
+
+QJsonObject imageItem(const QString &mimeType, const QByteArray &data)
+{
+    return {{"type", "image"}, {"mimeType", mimeType}, {"data", QString(data.toBase64())}};
+}
+
+QJsonObject textResource(const QString &name, const QString &mimeType, const QString &text)
+{
+    return {{"type", "resource"},
+            {"resource", QJsonObject{{"uri", "sandbox://outputs/" + name},
+                                     {"mimeType", mimeType},
+                                     {"text", text}}}};
+}
+
+QJsonObject blobResource(const QString &name, const QString &mimeType, const QByteArray &data)
+{
+    return {{"type", "resource"},
+            {"resource", QJsonObject{{"uri", "sandbox://outputs/" + name},
+                                     {"mimeType", mimeType},
+                                     {"blob", QString(data.toBase64())}}}};
+}
+
+QJsonObject inputFile(const QString &path, const QString &content,
+                      const QString &encoding = QString())
+{
+    QJsonObject f{{"path", path}, {"content", content}};
+    if (!encoding.isEmpty())
+        f.insert("encoding", encoding);
+    return f;
+}
+
+QByteArray everyByte()
+{
+    QByteArray b;
+    for (int i = 0; i < 256; ++i)
+        b.append(char(i));
+    return b;
+}
+
+const QByteArray kPng("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+const QByteArray kJpeg("\xff\xd8\xff\xe0\0\x10JFIF\0", 11);
 } // namespace
+
+Q_DECLARE_METATYPE(OutputFile)
 
 class tst_SandboxTools : public QObject
 {
@@ -44,6 +130,10 @@ private Q_SLOTS:
     void formatText();
     void toolResult_data();
     void toolResult();
+    void toolResultWithFiles_data();
+    void toolResultWithFiles();
+    void parseFiles_data();
+    void parseFiles();
     void outputSchemaRejectsWrongShapes_data();
     void outputSchemaRejectsWrongShapes();
 };
@@ -104,6 +194,50 @@ void tst_SandboxTools::formatText_data()
         << print << QStringLiteral("Sandbox error: image code-sandbox/python:latest not found");
     QTest::newRow("invalid utf-8 replaced")
         << result("\xff\n", "", 0) << print << QStringLiteral("\uFFFD\n");
+    QTest::newRow("compile error")
+        << result("", "main.c:1:1: error: x\n", 1, CompileError) << print
+        << QStringLiteral(
+               "[stderr]\nmain.c:1:1: error: x\n[compilation failed (exit code 1): the program "
+               "did not run]");
+    QTest::newRow("compile error without stderr")
+        << result("", "", 2, CompileError) << print
+        << QStringLiteral("[compilation failed (exit code 2): the program did not run]");
+
+    const OutputFile fig = plot(QStringLiteral("figure-0001.png"), kPng);
+    const OutputFile csv = output(QStringLiteral("results/table.csv"), "text/csv", "x\n");
+    const OutputFile huge =
+        leftOut(QStringLiteral("huge.bin"), "application/octet-stream", 100000000);
+    QTest::newRow("files without stdout, not 'no output'")
+        << withFiles(result("", "", 0), {fig}) << print
+        << QStringLiteral("[returned: figure figure-0001.png]");
+    QTest::newRow("figures and output files")
+        << withFiles(result("", "", 0), {fig, plot(QStringLiteral("figure-0002.png"), kPng), csv})
+        << print
+        << QStringLiteral(
+               "[returned: figure figure-0001.png, figure figure-0002.png, results/table.csv]");
+    QTest::newRow("files after unterminated stdout")
+        << withFiles(result("done", "", 0), {csv}) << print
+        << QStringLiteral("done\n[returned: results/table.csv]");
+    QTest::newRow("files after exit code")
+        << withFiles(result("", "boom\n", 1), {csv}) << print
+        << QStringLiteral("[stderr]\nboom\n[exit code 1]\n[returned: results/table.csv]");
+    QTest::newRow("left-out file not listed") << withFiles(result("", "", 0), {huge, csv}) << print
+                                              << QStringLiteral("[returned: results/table.csv]");
+    QTest::newRow("only a left-out file")
+        << withFiles(result("", "", 0), {huge}) << print
+        << QStringLiteral("No output — did you forget to print()?");
+    QTest::newRow("note without output")
+        << withFiles(result("", "", 0), {huge}, {QStringLiteral("huge.bin was not returned")})
+        << print << QStringLiteral("[note: huge.bin was not returned]");
+    QTest::newRow("notes after files")
+        << withFiles(result("hi\n", "", 0), {csv},
+                     {QStringLiteral("first"), QStringLiteral("second")})
+        << print
+        << QStringLiteral("hi\n[returned: results/table.csv]\n[note: first]\n[note: second]");
+    QTest::newRow("sandbox error hides files and notes")
+        << withFiles(result("", "", -1, None, QStringLiteral("engine unreachable")), {csv},
+                     {QStringLiteral("n")})
+        << print << QStringLiteral("Sandbox error: engine unreachable");
 }
 
 void tst_SandboxTools::formatText()
@@ -112,7 +246,10 @@ void tst_SandboxTools::formatText()
     QFETCH(QString, printHint);
     QFETCH(QString, text);
 
-    QCOMPARE(SandboxTools::formatText(result, printHint), text);
+    const QString actual = SandboxTools::formatText(result, printHint);
+    QCOMPARE(actual, text);
+    if (actual.contains(QStringLiteral("[returned: ")))
+        QVERIFY(!actual.contains(QStringLiteral("No output")));
 }
 
 void tst_SandboxTools::toolResult_data()
@@ -182,6 +319,290 @@ void tst_SandboxTools::toolResult()
         QCOMPARE(QJsonDocument::fromJson(actualText.toUtf8()).object(), structured);
     else
         QCOMPARE(actualText, text);
+}
+
+void tst_SandboxTools::toolResultWithFiles_data()
+{
+    QTest::addColumn<ExecutionResult>("result");
+    QTest::addColumn<bool>("isError");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QJsonArray>("items"); // the content after the text
+
+    const ExecutionResult ok = result("", "", 0);
+    QTest::newRow("plot") << withFiles(ok, {plot("figure-0001.png", kPng)}) << false
+                          << QStringLiteral("[returned: figure figure-0001.png]")
+                          << QJsonArray{imageItem("image/png", kPng)};
+    OutputFile untyped = plot("figure-0001.png", kPng);
+    untyped.mimeType.clear();
+    QTest::newRow("plot without a mime type")
+        << withFiles(ok, {untyped}) << false << QStringLiteral("[returned: figure figure-0001.png]")
+        << QJsonArray{imageItem("image/png", kPng)};
+    QTest::newRow("jpeg output") << withFiles(ok, {output("photo.jpg", "image/jpeg", kJpeg)})
+                                 << false << QStringLiteral("[returned: photo.jpg]")
+                                 << QJsonArray{imageItem("image/jpeg", kJpeg)};
+    QTest::newRow("png output") << withFiles(ok, {output("img/chart.png", "image/png", kPng)})
+                                << false << QStringLiteral("[returned: img/chart.png]")
+                                << QJsonArray{imageItem("image/png", kPng)};
+    const QByteArray svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n";
+    QTest::newRow("svg output as a resource")
+        << withFiles(ok, {output("chart.svg", "image/svg+xml", svg)}) << false
+        << QStringLiteral("[returned: chart.svg]")
+        << QJsonArray{textResource("chart.svg", "image/svg+xml", QString::fromUtf8(svg))};
+    QTest::newRow("csv output")
+        << withFiles(ok, {output("results/table.csv", "text/csv", "x,y\n1,2\n")}) << false
+        << QStringLiteral("[returned: results/table.csv]")
+        << QJsonArray{textResource("results/table.csv", "text/csv", "x,y\n1,2\n")};
+    QTest::newRow("utf-8 text") << withFiles(ok,
+                                             {output("notes.md", "text/markdown", "π ≈ 3.14 😀\n")})
+                                << false << QStringLiteral("[returned: notes.md]")
+                                << QJsonArray{textResource("notes.md", "text/markdown",
+                                                           QStringLiteral("π ≈ 3.14 😀\n"))};
+    QTest::newRow("json output") << withFiles(ok,
+                                              {output("out.json", "application/json", "{\"a\":1}")})
+                                 << false << QStringLiteral("[returned: out.json]")
+                                 << QJsonArray{
+                                        textResource("out.json", "application/json", "{\"a\":1}")};
+    QTest::newRow("empty file") << withFiles(ok, {output("empty.txt", "text/plain", "")}) << false
+                                << QStringLiteral("[returned: empty.txt]")
+                                << QJsonArray{textResource("empty.txt", "text/plain", "")};
+    const QByteArray nul("ab\0cd", 5);
+    QTest::newRow("nul byte as a blob")
+        << withFiles(ok, {output("data.bin", "application/octet-stream", nul)}) << false
+        << QStringLiteral("[returned: data.bin]")
+        << QJsonArray{blobResource("data.bin", "application/octet-stream", nul)};
+    QTest::newRow("nul in a text file as a blob")
+        << withFiles(ok, {output("odd.txt", "text/plain", nul)}) << false
+        << QStringLiteral("[returned: odd.txt]")
+        << QJsonArray{blobResource("odd.txt", "text/plain", nul)};
+    QTest::newRow("invalid utf-8 as a blob")
+        << withFiles(ok, {output("latin1.txt", "text/plain", "caf\xe9\n")}) << false
+        << QStringLiteral("[returned: latin1.txt]")
+        << QJsonArray{blobResource("latin1.txt", "text/plain", "caf\xe9\n")};
+    QTest::newRow("utf-8 cut short at the end as a blob")
+        << withFiles(ok, {output("cut.txt", "text/plain", "abc\xe2\x82")}) << false
+        << QStringLiteral("[returned: cut.txt]")
+        << QJsonArray{blobResource("cut.txt", "text/plain", "abc\xe2\x82")};
+    QTest::newRow("every byte as a blob")
+        << withFiles(ok, {output("all.bin", "application/octet-stream", everyByte())}) << false
+        << QStringLiteral("[returned: all.bin]")
+        << QJsonArray{blobResource("all.bin", "application/octet-stream", everyByte())};
+    QTest::newRow("left-out file has no content")
+        << withFiles(ok, {leftOut("huge.bin", "application/octet-stream", 100000000)},
+                     {QStringLiteral("huge.bin (100000000 bytes) was not returned")})
+        << false << QStringLiteral("[note: huge.bin (100000000 bytes) was not returned]")
+        << QJsonArray();
+    QTest::newRow("left-out plot has no content")
+        << withFiles(ok, {[] {
+                         OutputFile f = plot("figure-0001.png", QByteArray());
+                         f.size = 99999999;
+                         f.included = false;
+                         return f;
+                     }()})
+        << false << QStringLiteral("No output — did you forget to print()?") << QJsonArray();
+    QTest::newRow("mixed, in order")
+        << withFiles(result("done\n", "", 0),
+                     {plot("figure-0001.png", kPng), plot("figure-0002.png", kJpeg),
+                      output("a.csv", "text/csv", "1\n"),
+                      leftOut("b.bin", "application/octet-stream", 1 << 30),
+                      output("c.bin", "application/octet-stream", nul),
+                      output("d.jpg", "image/jpeg", kJpeg)},
+                     {QStringLiteral("b.bin was not returned")})
+        << false
+        << QStringLiteral("done\n[returned: figure figure-0001.png, figure figure-0002.png, "
+                          "a.csv, c.bin, d.jpg]\n[note: b.bin was not returned]")
+        << QJsonArray{imageItem("image/png", kPng), imageItem("image/png", kJpeg),
+                      textResource("a.csv", "text/csv", "1\n"),
+                      blobResource("c.bin", "application/octet-stream", nul),
+                      imageItem("image/jpeg", kJpeg)};
+    QTest::newRow("failed run still returns files")
+        << withFiles(result("", "boom\n", 1), {output("partial.csv", "text/csv", "x\n")}) << true
+        << QStringLiteral("[stderr]\nboom\n[exit code 1]\n[returned: partial.csv]")
+        << QJsonArray{textResource("partial.csv", "text/csv", "x\n")};
+    QTest::newRow("notes without files")
+        << withFiles(result("hi\n", "", 0), {},
+                     {QStringLiteral("numpy is preinstalled"), QStringLiteral("second")})
+        << false << QStringLiteral("hi\n[note: numpy is preinstalled]\n[note: second]")
+        << QJsonArray();
+    QTest::newRow("compile error")
+        << result("", "main.c:1:1: error: x\n", 1, CompileError) << true
+        << QStringLiteral("[stderr]\nmain.c:1:1: error: x\n[compilation failed (exit code 1): "
+                          "the program did not run]")
+        << QJsonArray();
+}
+
+void tst_SandboxTools::toolResultWithFiles()
+{
+    QFETCH(ExecutionResult, result);
+    QFETCH(bool, isError);
+    QFETCH(QString, text);
+    QFETCH(QJsonArray, items);
+
+    for (const bool jsonText : {false, true}) {
+        const QJsonObject out =
+            SandboxTools::toolResult(result, QStringLiteral("print()"), jsonText);
+        const QJsonObject structured = out.value("structuredContent").toObject();
+        QCOMPARE(SchemaValidator::validate(SandboxTools::executionOutputSchema(), structured),
+                 QString());
+
+        const QJsonArray content = out.value("content").toArray();
+        QVERIFY(!content.isEmpty());
+        QCOMPARE(content.at(0).toObject().value("type"), QJsonValue("text"));
+        const QString actualText = content.at(0).toObject().value("text").toString();
+        if (jsonText)
+            QCOMPARE(QJsonDocument::fromJson(actualText.toUtf8()).object(), structured);
+        else
+            QCOMPARE(actualText, text);
+        QJsonArray actualItems = content;
+        actualItems.removeFirst();
+        QCOMPARE(actualItems, items);
+
+        // Every file is listed, returned or not.
+        const QJsonArray files = structured.value("files").toArray();
+        QCOMPARE(files.size(), result.files.size());
+        for (qsizetype i = 0; i < files.size(); ++i) {
+            const OutputFile &f = result.files.at(i);
+            const QJsonObject listed = files.at(i).toObject();
+            QCOMPARE(listed.value("name"), QJsonValue(f.name));
+            QCOMPARE(listed.value("kind"),
+                     QJsonValue(f.kind == OutputFile::Kind::Plot ? "plot" : "output"));
+            QCOMPARE(listed.value("size"), QJsonValue(f.size));
+            QCOMPARE(listed.value("mime_type"), QJsonValue(f.mimeType));
+            QCOMPARE(listed.value("included"), QJsonValue(f.included));
+        }
+        // Notes only when there are some.
+        QCOMPARE(structured.contains("notes"), !result.notes.isEmpty());
+        if (!result.notes.isEmpty())
+            QCOMPARE(structured.value("notes"),
+                     QJsonValue(QJsonArray::fromStringList(result.notes)));
+        QCOMPARE(structured.value("compile_error"), QJsonValue(result.compileError));
+
+        QCOMPARE(out.contains("isError"), isError);
+        if (isError)
+            QCOMPARE(out.value("isError"), QJsonValue(true));
+    }
+}
+
+void tst_SandboxTools::parseFiles_data()
+{
+    QTest::addColumn<QJsonArray>("files");
+    QTest::addColumn<QString>("programFile");
+    QTest::addColumn<QStringList>("paths");
+    QTest::addColumn<QByteArrayList>("contents");
+    QTest::addColumn<QString>("error"); // a part of the message; empty: accepted
+
+    const QString py = QStringLiteral("main.py");
+    QTest::newRow("no files") << QJsonArray() << py << QStringList() << QByteArrayList()
+                              << QString();
+    QTest::newRow("utf-8 by default")
+        << QJsonArray{inputFile("a.txt", QStringLiteral("héllo ✓\n"))} << py << QStringList{"a.txt"}
+        << QByteArrayList{"h\xc3\xa9llo \xe2\x9c\x93\n"} << QString();
+    QTest::newRow("utf-8 named") << QJsonArray{inputFile("a.txt", "x", "utf-8")} << py
+                                 << QStringList{"a.txt"} << QByteArrayList{"x"} << QString();
+    QTest::newRow("base64-looking text kept as text")
+        << QJsonArray{inputFile("a.txt", "AAH/")} << py << QStringList{"a.txt"}
+        << QByteArrayList{"AAH/"} << QString();
+    QTest::newRow("base64") << QJsonArray{inputFile("b.bin", "AAH/gA==", "base64")} << py
+                            << QStringList{"b.bin"}
+                            << QByteArrayList{QByteArray("\0\x01\xff\x80", 4)} << QString();
+    QTest::newRow("base64 without padding")
+        << QJsonArray{inputFile("b.bin", "AAE", "base64")} << py << QStringList{"b.bin"}
+        << QByteArrayList{QByteArray("\0\x01", 2)} << QString();
+    QTest::newRow("base64 wrapped in lines, as base64 tools print it")
+        << QJsonArray{inputFile("w.bin", "AAH/\ngA==\r\n", "base64")} << py << QStringList{"w.bin"}
+        << QByteArrayList{QByteArray("\0\x01\xff\x80", 4)} << QString();
+    QTest::newRow("one base64 character is not a byte")
+        << QJsonArray{inputFile("b.bin", "A", "base64")} << py << QStringList() << QByteArrayList()
+        << QStringLiteral("not valid base64");
+    QTest::newRow("base64 of every byte")
+        << QJsonArray{inputFile("all.bin", QString(everyByte().toBase64()), "base64")} << py
+        << QStringList{"all.bin"} << QByteArrayList{everyByte()} << QString();
+    QTest::newRow("empty base64") << QJsonArray{inputFile("e", "", "base64")} << py
+                                  << QStringList{"e"} << QByteArrayList{QByteArray()} << QString();
+    QTest::newRow("content missing")
+        << QJsonArray{QJsonObject{{"path", "e"}}} << py << QStringList{"e"}
+        << QByteArrayList{QByteArray()} << QString();
+    QTest::newRow("invalid base64")
+        << QJsonArray{inputFile("b.bin", "not base64!", "base64")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("file 'b.bin': content is not valid base64");
+    QTest::newRow("base64 with a non-latin-1 character")
+        << QJsonArray{inputFile("b.bin", QStringLiteral("AAH/✓"), "base64")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("not valid base64");
+    QTest::newRow("base64url alphabet")
+        << QJsonArray{inputFile("b.bin", "-_8=", "base64")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("not valid base64");
+    QTest::newRow("data after base64 padding")
+        << QJsonArray{inputFile("b.bin", "AA==AA==", "base64")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("not valid base64");
+    QTest::newRow("paths normalised")
+        << QJsonArray{inputFile("./data/in.csv", "1"), inputFile("/sandbox/b.txt", "2"),
+                      inputFile("x/../c.txt", "3"), inputFile("d//e", "4")}
+        << py << QStringList{"data/in.csv", "b.txt", "c.txt", "d/e"}
+        << QByteArrayList{"1", "2", "3", "4"} << QString();
+    QTest::newRow("same path twice")
+        << QJsonArray{inputFile("a", "1"), inputFile("a", "2")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("file path 'a' is given twice");
+    QTest::newRow("same path after normalisation")
+        << QJsonArray{inputFile("a", "1"), inputFile("./a", "2")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("file path 'a' is given twice");
+    QTest::newRow("absolute and relative spelling")
+        << QJsonArray{inputFile("/sandbox/d/x", "1"), inputFile("d/x", "2")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("file path 'd/x' is given twice");
+    QTest::newRow("program file") << QJsonArray{inputFile("main.py", "print(1)")} << py
+                                  << QStringList() << QByteArrayList()
+                                  << QStringLiteral("file path 'main.py' is where the program "
+                                                    "itself is written");
+    QTest::newRow("program file spelled differently")
+        << QJsonArray{inputFile("/sandbox/./main.py", "x")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("where the program itself is written");
+    QTest::newRow("java program file")
+        << QJsonArray{inputFile("Main.java", "x")} << QStringLiteral("Main.java") << QStringList()
+        << QByteArrayList() << QStringLiteral("where the program itself is written");
+    QTest::newRow("another language's program file")
+        << QJsonArray{inputFile("main.js", "x"), inputFile("src/main.py", "y")} << py
+        << QStringList{"main.js", "src/main.py"} << QByteArrayList{"x", "y"} << QString();
+    QTest::newRow("program file name differs in case")
+        << QJsonArray{inputFile("main.java", "x")} << QStringLiteral("Main.java")
+        << QStringList{"main.java"} << QByteArrayList{"x"} << QString();
+    QTest::newRow("escaping path") << QJsonArray{inputFile("../x", "1")} << py << QStringList()
+                                   << QByteArrayList() << QStringLiteral("escapes");
+    QTest::newRow("escaping after a good file")
+        << QJsonArray{inputFile("ok.txt", "1"), inputFile("a/../../x", "2")} << py << QStringList()
+        << QByteArrayList() << QStringLiteral("file path 'a/../../x' escapes");
+    QTest::newRow("absolute outside")
+        << QJsonArray{inputFile("/etc/passwd", "x")} << py << QStringList() << QByteArrayList()
+        << QStringLiteral("outside");
+    QTest::newRow("empty path") << QJsonArray{inputFile("", "x")} << py << QStringList()
+                                << QByteArrayList() << QStringLiteral("is empty");
+    QTest::newRow("path missing") << QJsonArray{QJsonObject{{"content", "x"}}} << py
+                                  << QStringList() << QByteArrayList()
+                                  << QStringLiteral("is empty");
+    QTest::newRow("the workdir") << QJsonArray{inputFile(".", "x")} << py << QStringList()
+                                 << QByteArrayList() << QStringLiteral("itself");
+}
+
+void tst_SandboxTools::parseFiles()
+{
+    QFETCH(QJsonArray, files);
+    QFETCH(QString, programFile);
+    QFETCH(QStringList, paths);
+    QFETCH(QByteArrayList, contents);
+    QFETCH(QString, error);
+
+    ExecutionRequest request;
+    QString actualError;
+    const bool ok = SandboxTools::parseFiles(files, programFile, &request, &actualError);
+    if (!error.isEmpty()) {
+        QVERIFY2(!ok, "must be refused");
+        QVERIFY2(actualError.contains(error), qPrintable(actualError));
+        return;
+    }
+    QVERIFY2(ok, qPrintable(actualError));
+    QCOMPARE(actualError, QString());
+    QCOMPARE(request.files.size(), paths.size());
+    for (qsizetype i = 0; i < paths.size(); ++i) {
+        QCOMPARE(request.files.at(i).path, paths.at(i));
+        QCOMPARE(request.files.at(i).content, contents.at(i));
+    }
 }
 
 void tst_SandboxTools::outputSchemaRejectsWrongShapes_data()

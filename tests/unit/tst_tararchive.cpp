@@ -59,6 +59,8 @@ private Q_SLOTS:
     void unpackGarbage();
     void sizeLimit_data();
     void sizeLimit();
+    void fileLimit_data();
+    void fileLimit();
 };
 
 void tst_TarArchive::roundTrip_data()
@@ -106,6 +108,8 @@ void tst_TarArchive::roundTrip()
         QVERIFY2(back.at(i).data == entries.at(i).data, qPrintable(where));
         QCOMPARE(back.at(i).mode, entries.at(i).mode);
         QCOMPARE(back.at(i).isDirectory, entries.at(i).isDirectory);
+        QCOMPARE(back.at(i).size, entries.at(i).isDirectory ? 0 : entries.at(i).data.size());
+        QVERIFY(!back.at(i).omitted);
     }
 }
 
@@ -181,6 +185,81 @@ void tst_TarArchive::sizeLimit()
     QCOMPARE(int(back.size()), unpacked);
     for (qsizetype i = 0; i < back.size(); ++i)
         QVERIFY(back.at(i).data == entries.at(i).data);
+}
+
+void tst_TarArchive::fileLimit_data()
+{
+    QTest::addColumn<Entries>("entries");
+    QTest::addColumn<qint64>("maxTotalBytes");
+    QTest::addColumn<qint64>("maxFileBytes");
+    QTest::addColumn<QString>("error");
+    QTest::addColumn<int>("unpacked");
+    QTest::addColumn<QStringList>("omitted"); // paths listed without their data
+
+    const Entries hundred = {file("a", pattern(100, 10))};
+    QTest::newRow("no per-file limit") << Entries{file("big", pattern(5000, 11))} << kUnlimited
+                                       << qint64(-1) << QString() << 1 << QStringList();
+    QTest::newRow("file at the limit read")
+        << hundred << kUnlimited << qint64(100) << QString() << 1 << QStringList();
+    QTest::newRow("one byte over omitted")
+        << hundred << kUnlimited << qint64(99) << QString() << 1 << QStringList{"a"};
+    QTest::newRow("zero limit keeps empty files")
+        << Entries{file("one", "1"), file("empty", QByteArray())} << kUnlimited << qint64(0)
+        << QString() << 2 << QStringList{"one"};
+    QTest::newRow("directories unaffected")
+        << Entries{directory("d"), file("d/x", "xyz")} << kUnlimited << qint64(0) << QString() << 2
+        << QStringList{"d/x"};
+    QTest::newRow("omitted file between others")
+        << Entries{file("a", pattern(10, 12)), file("big", pattern(5000, 13)),
+                   file("b", pattern(10, 14))}
+        << kUnlimited << qint64(1000) << QString() << 3 << QStringList{"big"};
+    QTest::newRow("several omitted")
+        << Entries{file("x", pattern(600, 15)), file("y", pattern(700, 16)),
+                   file("z", pattern(500, 17))}
+        << kUnlimited << qint64(500) << QString() << 3 << QStringList{"x", "y"};
+    QTest::newRow("omitted files do not count toward the total")
+        << Entries{file("big", pattern(1000, 18)), file("a", pattern(100, 19)),
+                   file("b", pattern(100, 20))}
+        << qint64(200) << qint64(500) << QString() << 3 << QStringList{"big"};
+    QTest::newRow("read files still count")
+        << Entries{file("a", pattern(300, 21)), file("big", pattern(1000, 22)),
+                   file("b", pattern(300, 23))}
+        << qint64(500) << qint64(500) << QStringLiteral("archive content exceeds 500 bytes") << 2
+        << QStringList{"big"};
+    QTest::newRow("omitted even under the total")
+        << Entries{file("a", pattern(300, 24))} << qint64(1000) << qint64(200) << QString() << 1
+        << QStringList{"a"};
+    QTest::newRow("3 MiB omitted, small one read")
+        << Entries{file("big.bin", pattern(3 * 1024 * 1024, 25)), file("small.txt", "hi\n")}
+        << qint64(1024 * 1024) << qint64(1024 * 1024) << QString() << 2 << QStringList{"big.bin"};
+}
+
+void tst_TarArchive::fileLimit()
+{
+    QFETCH(Entries, entries);
+    QFETCH(qint64, maxTotalBytes);
+    QFETCH(qint64, maxFileBytes);
+    QFETCH(QString, error);
+    QFETCH(int, unpacked);
+    QFETCH(QStringList, omitted);
+
+    QString actualError;
+    const Entries back =
+        TarArchive::unpack(TarArchive::pack(entries), maxTotalBytes, &actualError, maxFileBytes);
+    QCOMPARE(actualError, error);
+    QCOMPARE(int(back.size()), unpacked);
+    for (qsizetype i = 0; i < back.size(); ++i) {
+        const TarArchive::Entry &e = back.at(i);
+        QCOMPARE(e.path, entries.at(i).path);
+        QCOMPARE(e.isDirectory, entries.at(i).isDirectory);
+        // The size is known whether or not the data was read.
+        QCOMPARE(e.size, e.isDirectory ? 0 : entries.at(i).data.size());
+        QCOMPARE(e.omitted, omitted.contains(e.path));
+        if (e.omitted)
+            QVERIFY(e.data.isEmpty());
+        else
+            QVERIFY2(e.data == entries.at(i).data, qPrintable(e.path));
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_TarArchive)
