@@ -57,6 +57,10 @@ bool makeServices(const CommandLine &cl, Services &s)
         qCWarning(lcApp).noquote()
             << "--pass-through-env:" << name << "is not set here; it will not be passed";
     s.engine = std::make_unique<EngineClient>(where.socketPath);
+    // A hung engine must not hang the server: no answer (or no progress in one) for this long
+    // fails the request. Long runs are not affected: their output streams on an upgraded
+    // connection, and /wait is only asked of containers that already ended.
+    s.engine->setRequestTimeout(120000);
     s.sandbox = std::make_unique<SandboxService>(s.engine.get(), languages, config);
     s.server = std::make_unique<McpServer>(ServerInfo{
         QStringLiteral("code-sandbox"), QStringLiteral("Code Sandbox"),

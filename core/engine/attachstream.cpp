@@ -10,10 +10,16 @@ AttachStream::AttachStream(EngineConnection *connection, bool tty, QObject *pare
     connection->setParent(this);
     connect(connection, &EngineConnection::rawData, this, &AttachStream::onRawData);
     connect(connection, &EngineConnection::rawClosed, this, [this] {
-        if (!m_ended) {
-            m_ended = true;
-            Q_EMIT ended();
-        }
+        if (m_ended)
+            return;
+        m_ended = true;
+        // Closed in the middle of a frame: output was lost, which a clean end would hide.
+        if (!m_tty && m_decoder.hasPartialFrame())
+            Q_EMIT failed(EngineError::of(
+                EngineError::Kind::Closed,
+                QStringLiteral("the container engine closed the attached stream in the middle "
+                               "of an output frame; the end of the output is missing")));
+        Q_EMIT ended();
     });
 }
 

@@ -128,6 +128,7 @@ void EngineClient::negotiate()
         dispatch();
     });
     auto *conn = takeConnection();
+    conn->setAnswerTimeout(m_requestTimeoutMs);
     conn->send(EngineRequest{"GET", "/version", {}, {}, false}, reply);
 }
 
@@ -155,12 +156,22 @@ void EngineClient::startOn(EngineConnection *c, const Pending &p)
     EngineRequest req = p.request;
     if (req.path != "/_ping")
         req.path = "/v" + m_apiVersion.toLatin1() + req.path;
+    c->setAnswerTimeout(m_requestTimeoutMs);
     c->send(req, p.reply);
 }
 
 EngineConnection *EngineClient::takeConnection()
 {
-    EngineConnection *c = m_idle.isEmpty() ? nullptr : m_idle.takeLast();
+    EngineConnection *c = nullptr;
+    while (!c && !m_idle.isEmpty()) {
+        c = m_idle.takeLast();
+        if (!c->isReusable()) {
+            // Closed by the engine while idle: a request sent on it would fail for nothing.
+            c->disconnect(this);
+            c->deleteLater();
+            c = nullptr;
+        }
+    }
     if (!c) {
         c = new EngineConnection(m_socketPath, this);
         connect(c, &EngineConnection::idle, this, [this](EngineConnection *conn) {

@@ -29,6 +29,12 @@ public:
     QString socketPath() const { return m_socketPath; }
     QString apiVersion() const { return m_apiVersion; }
     QJsonObject versionInfo() const { return m_versionInfo; }
+    // A request whose answer does not start, or stops coming, for `ms` fails with
+    // EngineError::Kind::Timeout and its connection is dropped (an engine that accepts but hangs).
+    // 0, the default, waits for ever: callers that need a bound set one (POST .../wait blocks
+    // until the container exits, so any bound must exceed that).
+    void setRequestTimeout(int ms) { m_requestTimeoutMs = ms; }
+    int requestTimeout() const { return m_requestTimeoutMs; }
 
     EngineReply *get(const QByteArray &path);
     EngineReply *post(const QByteArray &path, const QJsonObject &body = {});
@@ -64,6 +70,7 @@ private:
     QString m_apiVersion; // "1.41"; empty until negotiated
     QJsonObject m_versionInfo;
     bool m_negotiating = false;
+    int m_requestTimeoutMs = 0;
     QQueue<Pending> m_waiting;
     QList<EngineConnection *> m_idle;
     int m_busy = 0;

@@ -3,6 +3,9 @@
 #include "enginelog.h"
 #include "enginereply.h"
 
+#include <cerrno>
+#include <sys/socket.h>
+
 EngineConnection::EngineConnection(const QString &socketPath, QObject *parent)
     : QObject(parent), m_socketPath(socketPath)
 {
@@ -10,6 +13,8 @@ EngineConnection::EngineConnection(const QString &socketPath, QObject *parent)
     connect(&m_socket, &QLocalSocket::readyRead, this, &EngineConnection::onReadyRead);
     connect(&m_socket, &QLocalSocket::disconnected, this, &EngineConnection::onDisconnected);
     connect(&m_socket, &QLocalSocket::errorOccurred, this, &EngineConnection::onError);
+    m_answerTimer.setSingleShot(true);
+    connect(&m_answerTimer, &QTimer::timeout, this, &EngineConnection::onAnswerTimeout);
 }
 
 EngineConnection::~EngineConnection()
@@ -25,6 +30,9 @@ void EngineConnection::send(const EngineRequest &request, EngineReply *reply)
     m_busy = true;
     m_gotBytes = false;
     m_parser.reset();
+    m_what = request.method + ' ' + request.path;
+    if (m_answerTimeoutMs > 0)
+        m_answerTimer.start(m_answerTimeoutMs);
     qCDebug(lcEngine) << request.method << request.path;
     const QByteArray bytes = request.serialize();
     if (m_socket.state() == QLocalSocket::ConnectedState) {
@@ -34,6 +42,18 @@ void EngineConnection::send(const EngineRequest &request, EngineReply *reply)
         if (m_socket.state() == QLocalSocket::UnconnectedState)
             m_socket.connectToServer(m_socketPath);
     }
+}
+
+bool EngineConnection::isReusable() const
+{
+    if (m_busy || m_raw || m_socket.state() != QLocalSocket::ConnectedState ||
+        m_socket.bytesAvailable() > 0)
+        return false;
+    // Peek without blocking: 0 is the engine's close still queued behind the last answer, data
+    // is bytes nobody asked for; only "nothing yet" means the engine still expects a request.
+    char byte;
+    const auto n = ::recv(int(m_socket.socketDescriptor()), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
 }
 
 void EngineConnection::writeRaw(const QByteArray &bytes)
@@ -73,6 +93,8 @@ void EngineConnection::processBuffer()
     if (bytes.isEmpty())
         return;
     m_gotBytes = true;
+    if (m_answerTimer.isActive())
+        m_answerTimer.start(); // the engine is answering; the timeout counts from now
     if (!m_busy) {
         // Bytes nobody asked for: the connection can no longer be trusted.
         qCWarning(lcEngine) << "unexpected bytes on an idle engine connection";
@@ -92,6 +114,7 @@ void EngineConnection::processBuffer()
     case HttpResponseParser::State::Upgraded: {
         m_raw = true;
         m_busy = false;
+        m_answerTimer.stop();
         if (m_reply)
             m_reply->complete(m_parser.status(), QByteArray());
         const QByteArray rest = bytes.mid(used);
@@ -101,6 +124,7 @@ void EngineConnection::processBuffer()
     }
     case HttpResponseParser::State::Complete: {
         m_busy = false;
+        m_answerTimer.stop();
         const bool keep = m_parser.keepAlive() && used == bytes.size();
         if (m_reply)
             m_reply->complete(m_parser.status(), m_parser.takeBody());
@@ -128,6 +152,7 @@ void EngineConnection::onDisconnected()
         m_parser.finishOnEof();
         if (m_parser.state() == HttpResponseParser::State::Complete) {
             m_busy = false;
+            m_answerTimer.stop();
             if (m_reply)
                 m_reply->complete(m_parser.status(), m_parser.takeBody());
         } else {
@@ -173,8 +198,26 @@ void EngineConnection::onError(QLocalSocket::LocalSocketError error)
     }
 }
 
+void EngineConnection::onAnswerTimeout()
+{
+    if (!m_busy || m_raw)
+        return;
+    failCurrent(EngineError::of(
+        EngineError::Kind::Timeout,
+        QStringLiteral("the container engine at %1 did not answer %2 within %3 s; it may be "
+                       "overloaded or hung (try 'docker info', or restart it)")
+            .arg(m_socketPath, QString::fromLatin1(m_what))
+            .arg(m_answerTimeoutMs / 1000.0)));
+    // A late answer must not be taken for the next request's: the connection goes.
+    const bool connected = m_socket.state() == QLocalSocket::ConnectedState;
+    m_socket.abort();
+    if (!connected) // no disconnected() follows to report it
+        Q_EMIT gone(this);
+}
+
 void EngineConnection::failCurrent(const EngineError &error)
 {
+    m_answerTimer.stop();
     m_busy = false;
     if (m_reply)
         m_reply->fail(error);

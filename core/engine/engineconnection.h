@@ -7,6 +7,7 @@
 #include <QLocalSocket>
 #include <QObject>
 #include <QPointer>
+#include <QTimer>
 
 class EngineReply;
 
@@ -21,7 +22,13 @@ public:
     ~EngineConnection() override;
 
     void send(const EngineRequest &request, EngineReply *reply);
+    // Fails the request when no byte of its answer arrives for `ms` (0: wait for ever). Counts
+    // from the request and from every piece of the answer; a hijacked stream is not watched.
+    void setAnswerTimeout(int ms) { m_answerTimeoutMs = ms; }
     bool isRaw() const { return m_raw; }
+    // An idle connection may have been closed by the engine (restart, idle timeout) without the
+    // close having been seen yet: true only while nothing at all is waiting to be read.
+    bool isReusable() const;
     void writeRaw(const QByteArray &bytes);
     void closeRaw();
 
@@ -36,6 +43,7 @@ private:
     void onReadyRead();
     void onDisconnected();
     void onError(QLocalSocket::LocalSocketError error);
+    void onAnswerTimeout();
     void failCurrent(const EngineError &error);
     QString describe(QLocalSocket::LocalSocketError error) const;
     void processBuffer();
@@ -45,6 +53,9 @@ private:
     HttpResponseParser m_parser;
     QPointer<EngineReply> m_reply;
     QByteArray m_pendingWrite;
+    QByteArray m_what; // "GET /v1.41/..." of the request in flight, for messages
+    QTimer m_answerTimer;
+    int m_answerTimeoutMs = 0;
     bool m_raw = false;
     bool m_busy = false;
     bool m_gotBytes = false;

@@ -10,6 +10,7 @@ QString EngineError::toString() const
     case Kind::Unreachable:
     case Kind::Protocol:
     case Kind::Closed:
+    case Kind::Timeout:
         return message;
     }
     return message;

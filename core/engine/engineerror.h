@@ -12,7 +12,8 @@ struct EngineError
         Unreachable,
         Http,
         Protocol,
-        Closed
+        Closed,
+        Timeout // no byte of the answer for the client's request timeout
     };
 
     Kind kind = Kind::None;

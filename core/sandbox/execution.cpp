@@ -19,7 +19,9 @@ QAtomicInteger<quint64> g_nextId{1};
 
 QByteArray makeNonce()
 {
-    // 128 random bits: the program cannot guess the end line, so it cannot fake its own status.
+    // 128 random bits: no output can be taken for the end line by accident. (A program that goes
+    // looking for the nonce can report a status of its choosing, which it could as well by
+    // exiting with it; it gains nothing else, see tests/integration/tst_abuse.cpp.)
     quint32 words[4];
     QRandomGenerator::system()->fillRange(words);
     return QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex();
@@ -276,6 +278,15 @@ void Execution::onStreamEnded()
         finish();
         return;
     }
+    if (!m_container->streamError().isEmpty()) {
+        // The connection to the engine broke: the output may be incomplete and the program may
+        // still run (removal will stop it); an exit status from the engine would hide that.
+        m_result.error = QStringLiteral("lost the connection to the container engine while the "
+                                        "program ran: %1")
+                             .arg(m_container->streamError());
+        finish();
+        return;
+    }
     // The program ran but its result line never came (it killed its supervisor, or deleted the
     // file the status goes through): the engine still knows how the container ended.
     if (m_waitingForEngine)
@@ -290,8 +301,9 @@ void Execution::onStreamEnded()
         if (reply->ok())
             m_result.exitCode = reply->json().value(u"StatusCode").toInt(-1);
         else
-            m_result.error =
-                QStringLiteral("the sandbox container ended without reporting an exit status");
+            m_result.error = QStringLiteral("the program's result line never came, and the "
+                                            "container engine could not say how it ended: %1")
+                                 .arg(reply->error().toString());
         finish();
     });
 }

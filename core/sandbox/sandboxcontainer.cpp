@@ -5,6 +5,8 @@
 #include "enginereply.h"
 #include "sandboxlog.h"
 
+#include <QTimer>
+
 SandboxContainer::SandboxContainer(EngineClient *engine, const QJsonObject &spec,
                                    const QString &image, QObject *parent)
     : QObject(parent), m_engine(engine), m_spec(spec), m_image(image)
@@ -54,10 +56,14 @@ void SandboxContainer::attach()
     connect(m_stream, &AttachStream::failed, this, [this](const EngineError &e) {
         if (m_state == State::Removing || m_state == State::Removed)
             return;
-        if (m_state == State::Attaching)
+        if (m_state == State::Attaching) {
             fail(e, QStringLiteral("attach"));
-        else
+        } else {
+            // Output was lost (the engine went away, or a frame was cut): the caller must not
+            // take the engine's exit status for the whole story.
+            m_streamError = e.toString();
             Q_EMIT streamEnded();
+        }
     });
     connect(m_stream, &AttachStream::established, this, &SandboxContainer::start);
 }
@@ -115,24 +121,38 @@ void SandboxContainer::remove()
         m_removeWhenCreated = true;
         return;
     }
+    // Marked first: closing ends the stream synchronously, and what that end sets off must find
+    // the removal under way rather than start another.
+    const bool created = !m_id.isEmpty();
+    m_state = created ? State::Removing : State::Removed;
     if (m_stream)
         m_stream->close();
-    if (m_id.isEmpty()) {
+    if (!created) {
         m_state = State::Removed;
         Q_EMIT removed();
         return;
     }
-    m_state = State::Removing;
+    sendRemove();
+}
+
+void SandboxContainer::sendRemove()
+{
     // force kills a running program; v drops anonymous volumes.
     EngineReply *reply =
         m_engine->del("/containers/" + EngineClient::encode(m_id) + "?force=1&v=1");
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
-        if (!reply->ok() && !reply->error().isNotFound())
-            qCWarning(lcSandbox).noquote() << "could not remove container" << m_id.left(12) << ":"
-                                           << reply->error().toString();
-        else
-            qCDebug(lcSandbox) << "removed" << m_id.left(12);
+        if (!reply->ok() && !reply->error().isNotFound()) {
+            // The engine is away or busy: the container still exists, so keep trying (backing
+            // off to a minute) rather than forget it. removed() comes once it is really gone.
+            const int delayMs = qMin(60000, 500 << qMin(m_removeAttempts, 7));
+            if (m_removeAttempts++ == 0)
+                qCWarning(lcSandbox).noquote() << "could not remove container" << m_id.left(12)
+                                               << ":" << reply->error().toString() << "- retrying";
+            QTimer::singleShot(delayMs, this, &SandboxContainer::sendRemove);
+            return;
+        }
+        qCDebug(lcSandbox) << "removed" << m_id.left(12);
         m_state = State::Removed;
         Q_EMIT removed();
     });

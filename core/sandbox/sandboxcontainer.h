@@ -41,6 +41,8 @@ public:
     QString image() const { return m_image; }
     EngineClient *engine() const { return m_engine; }
     bool imageMissing() const { return m_imageMissing; }
+    // Why the attached stream ended early (connection lost, frame cut); empty if it just ended.
+    QString streamError() const { return m_streamError; }
     // Appended to the error when the image does not exist, to tell the user how to get it.
     void setMissingImageHint(const QString &hint) { m_missingImageHint = hint; }
 
@@ -55,6 +57,7 @@ private:
     void fail(const EngineError &error, const QString &what);
     void attach();
     void start();
+    void sendRemove();
 
     EngineClient *m_engine;
     QJsonObject m_spec;
@@ -65,4 +68,6 @@ private:
     bool m_removeWhenCreated = false;
     bool m_imageMissing = false;
     QString m_missingImageHint;
+    QString m_streamError;
+    int m_removeAttempts = 0;
 };

@@ -320,7 +320,10 @@ void SandboxService::track(SandboxContainer *container)
         checkShutdownDone();
     });
     // A container that failed to come up may still exist in the engine (created, not started).
-    connect(container, &SandboxContainer::failed, container, &SandboxContainer::remove);
+    // Queued, so whoever waits on the container hears the engine's own error first, not the end
+    // of the stream that removal brings.
+    connect(container, &SandboxContainer::failed, container, &SandboxContainer::remove,
+            Qt::QueuedConnection);
 }
 
 void SandboxService::languageVersion(const QString &name, const std::function<void(QString)> &done)

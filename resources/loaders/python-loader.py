@@ -158,8 +158,21 @@ def _main():
     os.close(null)
     sys.argv = ["main.py"]
     sys.path[0] = "/sandbox"
+    # The result line goes out on private copies of stdout and stderr: the program may close its
+    # own.
+    out, err = os.dup(1), os.dup(2)
+    main_pid = os.getpid()
 
     rc = _run(src)
+    if os.getpid() != main_pid:
+        # A child the program forked returned from it: it ends as it would under
+        # `python3 main.py`, and only the original process reports the result.
+        for s in (sys.stdout, sys.stderr):
+            try:
+                s.flush()
+            except Exception:
+                pass
+        os._exit(rc & 0xFF)
     # What normal interpreter exit would do (exit handlers, waiting for threads), then the result
     # line at once: tearing the interpreter down would only delay it.
     import atexit
@@ -186,8 +199,8 @@ def _main():
         flags += " plots"
     line = nonce + b" " + str(rc).encode() + flags.encode() + b"\n"
     os.unlink(status_file)
-    os.write(1, line)
-    os.write(2, line)
+    os.write(out, line)
+    os.write(err, line)
     if flags:
         while os.read(host, 65536):
             pass
