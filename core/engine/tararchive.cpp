@@ -107,7 +107,7 @@ QList<TarArchive::Entry> TarArchive::unpack(const QByteArray &tar, qint64 maxTot
                 entries.append(std::move(e));
                 continue;
             }
-            if (size < 0 || total + size > maxTotalBytes) {
+            if (size < 0 || size > maxTotalBytes - total) { // no overflow near the maximum
                 if (error)
                     *error = QStringLiteral("archive content exceeds %1 bytes").arg(maxTotalBytes);
                 return entries;
