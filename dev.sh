@@ -3,7 +3,8 @@
 #
 #   ./dev.sh run [ARGS...]   install what is missing, build, then run code-sandbox ARGS
 #                            (without ARGS: a first call through the MCP server, then --help)
-#   ./dev.sh test            install what is missing, build, run every test (ctest)
+#   ./dev.sh test            install what is missing, build, run every test (ctest) but fuzzing
+#   ./dev.sh hardening       the slow checks: fuzz targets, and tests under ASan+UBSan
 #   ./dev.sh build           install what is missing and build only
 #
 # "What is missing" is: the Debian packages below, a running container engine (dockerd is
@@ -121,9 +122,20 @@ case $cmd in
     test)
         install_packages; start_engine; build_images; install_npm; build
         say "running the tests"
-        cd "$BUILD" && ctest --output-on-failure --timeout 900 ;;
+        cd "$BUILD" && ctest --output-on-failure --timeout 900 -LE fuzz ;;
+    hardening)
+        # Slow checks kept out of the everyday run: libFuzzer targets (60 s each) and the unit and
+        # integration tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
+        PACKAGES+=(clang-14 libclang-rt-14-dev llvm-14)
+        install_packages; start_engine; build_images; build
+        say "fuzzing (tests/fuzz)"
+        (cd "$BUILD" && ctest --output-on-failure -L fuzz)
+        say "unit and integration tests under ASan+UBSan in $BUILD-asan"
+        cmake -S "$ROOT" -B "$BUILD-asan" -G Ninja -DCODE_SANDBOX_SANITIZE=ON >/dev/null
+        cmake --build "$BUILD-asan"
+        cd "$BUILD-asan" && ctest --output-on-failure --timeout 900 -L 'unit|integration' ;;
     build)
         install_packages; build ;;
     *)
-        sed -n '2,12p' "$0" >&2; exit 2 ;;
+        sed -n '2,13p' "$0" >&2; exit 2 ;;
 esac

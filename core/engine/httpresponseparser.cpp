@@ -108,7 +108,9 @@ int HttpResponseParser::onHeadersComplete(http_parser *p)
     auto *self = static_cast<HttpResponseParser *>(p->data);
     self->m_status = int(p->status_code);
     self->m_headersDone = true;
-    return 0;
+    // An upgraded (101) answer has no body whatever its headers claim: everything after the
+    // header is the raw stream, however the bytes happen to arrive (found by fuzz_httpresponse).
+    return p->upgrade ? 1 : 0;
 }
 
 int HttpResponseParser::onBody(http_parser *p, const char *at, size_t len)

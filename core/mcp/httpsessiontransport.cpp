@@ -24,7 +24,7 @@ HttpSessionTransport::~HttpSessionTransport()
         m_get->endStream();
 }
 
-QByteArray HttpSessionTransport::event(const QJsonObject &message)
+QByteArray HttpSessionTransport::sseEvent(const QJsonObject &message)
 {
     return "id: " + QByteArray::number(++m_eventId) +
            "\nevent: message\ndata: " + QJsonDocument(message).toJson(QJsonDocument::Compact) +
@@ -70,7 +70,7 @@ void HttpSessionTransport::writeToGet(const QJsonObject &message)
     if (m_closed)
         return;
     if (m_get && m_get->isOpen()) {
-        m_get->writeChunk(event(message));
+        m_get->writeChunk(sseEvent(message));
         return;
     }
     if (m_queued.size() < kMaxQueued)
@@ -93,7 +93,7 @@ void HttpSessionTransport::sendRelated(const QJsonObject &message, const QJsonVa
         return;
     }
     if (it->stream) {
-        it->responder->writeChunk(event(message));
+        it->responder->writeChunk(sseEvent(message));
         if (isResponse) {
             it->responder->endStream();
             m_posts.erase(it);

@@ -38,7 +38,7 @@ private:
         QList<QPair<QByteArray, QByteArray>> headers;
     };
 
-    QByteArray event(const QJsonObject &message);
+    QByteArray sseEvent(const QJsonObject &message);
     QByteArray primingEvent();
     void writeToGet(const QJsonObject &message);
 

@@ -1,0 +1,182 @@
+#!/bin/bash
+# Builds the libFuzzer targets of tests/fuzz in a separate clang build dir and fuzzes each one.
+#
+#   tests/fuzz/run-fuzzers.sh [--build-dir DIR] [--seconds N] [--jobs N] [TARGET...]
+#
+#   --build-dir DIR  the clang build dir (default: $FUZZ_BUILD_DIR or build/fuzz-build); it is
+#                    configured with -DCODE_SANDBOX_FUZZ=ON when it has no CMakeCache.txt yet and
+#                    reused as it is otherwise; only the fuzz_* targets are built
+#   --seconds N      how long each target runs (default: $FUZZ_SECONDS or 60)
+#   --jobs N         how many targets run at once (default: $FUZZ_JOBS or 2)
+#   TARGET...        a subset of: jsonrpc lineframer httprequest httpresponse multiplex tar
+#
+# Each target starts from a fresh copy of its seed corpus (tests/fuzz/corpus/NAME) under
+# DIR/fuzz-run/NAME/, where its log and any crash input (crash-*, leak-*, timeout-*, oom-*) are
+# left too; nothing is written into the source tree. Exits non-zero when a target fails to build
+# or any target crashes. The compiler is $FUZZ_CXX, else clang++ or clang++-14.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+ALL_TARGETS=(jsonrpc lineframer httprequest httpresponse multiplex tar)
+PACKAGES="clang-14 libclang-rt-14-dev llvm-14"
+
+BUILD=${FUZZ_BUILD_DIR:-$ROOT/build/fuzz-build}
+SECONDS_EACH=${FUZZ_SECONDS:-60}
+JOBS=${FUZZ_JOBS:-2}
+TARGETS=()
+while [ $# -gt 0 ]; do
+    case $1 in
+    --build-dir) BUILD=$2; shift 2 ;;
+    --seconds) SECONDS_EACH=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run-fuzzers.sh: unknown option $1" >&2; exit 2 ;;
+    *)
+        [[ " ${ALL_TARGETS[*]} " == *" $1 "* ]] || {
+            echo "run-fuzzers.sh: unknown target $1 (known: ${ALL_TARGETS[*]})" >&2
+            exit 2
+        }
+        TARGETS+=("$1"); shift ;;
+    esac
+done
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
+mkdir -p "$BUILD"
+BUILD=$(cd "$BUILD" && pwd)
+
+say() { printf '==> %s\n' "$*"; }
+missing_toolchain() {
+    echo "run-fuzzers.sh: $1" >&2
+    echo "run-fuzzers.sh: libFuzzer needs clang with its runtimes; on Debian 12:" >&2
+    echo "    apt-get install $PACKAGES" >&2
+    exit 1
+}
+
+# The toolchain: clang++, and libFuzzer with the sanitizer runtimes (libclang-rt-14-dev, which
+# clang-14 only recommends).
+CXX=${FUZZ_CXX:-}
+if [ -z "$CXX" ]; then
+    for c in clang++ clang++-14; do
+        if command -v "$c" >/dev/null; then CXX=$(command -v "$c"); break; fi
+    done
+fi
+if [ -z "$CXX" ] || ! command -v "$CXX" >/dev/null; then
+    missing_toolchain "${CXX:-clang++} not found"
+fi
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+printf '%s\n' '#include <cstddef>' '#include <cstdint>' \
+    'extern "C" int LLVMFuzzerTestOneInput(const uint8_t *, size_t) { return 0; }' >"$probe/p.cpp"
+"$CXX" -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" >"$probe/log" 2>&1 ||
+    missing_toolchain "$CXX cannot link -fsanitize=fuzzer,address,undefined: $(head -3 "$probe/log")"
+# Symbolised stacks in crash reports; Debian names the symbolizer llvm-symbolizer-14.
+if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && ! command -v llvm-symbolizer >/dev/null; then
+    for s in llvm-symbolizer-14 /usr/lib/llvm-14/bin/llvm-symbolizer; do
+        if command -v "$s" >/dev/null; then
+            ASAN_SYMBOLIZER_PATH=$(command -v "$s")
+            export ASAN_SYMBOLIZER_PATH
+            break
+        fi
+    done
+fi
+
+# Configure once, then reuse; the build reconfigures by itself when CMakeLists.txt changes.
+start=$(date +%s)
+if ! grep -qs '^CODE_SANDBOX_FUZZ:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+    [ ! -f "$BUILD/CMakeCache.txt" ] || {
+        echo "run-fuzzers.sh: $BUILD is a build dir without CODE_SANDBOX_FUZZ=ON" >&2
+        exit 1
+    }
+    generator=()
+    command -v ninja >/dev/null && generator=(-G Ninja)
+    # Warnings are the gcc build's business: clang warns about things gcc does not (the fuzz
+    # targets themselves still build with -Werror).
+    say "configuring $BUILD with $CXX"
+    cmake "${generator[@]}" -S "$ROOT" -B "$BUILD" -DCMAKE_CXX_COMPILER="$CXX" \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCODE_SANDBOX_FUZZ=ON -DBUILD_TESTING=ON \
+        -DCODE_SANDBOX_WERROR=OFF \
+        >"$BUILD/fuzz-configure.log" 2>&1 || {
+        tail -n 40 "$BUILD/fuzz-configure.log"
+        echo "run-fuzzers.sh: configuring failed, see $BUILD/fuzz-configure.log" >&2
+        exit 1
+    }
+fi
+say "building ${TARGETS[*]/#/fuzz_}"
+if ! cmake --build "$BUILD" --target "${TARGETS[@]/#/fuzz_}" >"$BUILD/fuzz-build.log" 2>&1; then
+    tail -n 60 "$BUILD/fuzz-build.log"
+    echo "run-fuzzers.sh: the build failed, see $BUILD/fuzz-build.log" >&2
+    exit 1
+fi
+say "built in $(($(date +%s) - start)) s"
+
+# Stacks for every finding; a UBSan finding is a crash like any other. Leaks inside Qt or system
+# libraries only are suppressed by lsan.supp.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+[ -f "$HERE/lsan.supp" ] && export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$HERE/lsan.supp}
+
+WORK=$BUILD/fuzz-run
+run_one() {
+    local t=$1 dir=$WORK/$1 dict=()
+    rm -rf "$dir"
+    mkdir -p "$dir/corpus"
+    cp "$HERE/corpus/$t/"* "$dir/corpus/" 2>/dev/null
+    [ -f "$HERE/dict/$t.dict" ] && dict=(-dict="$HERE/dict/$t.dict")
+    (
+        cd "$dir" || exit 1
+        "$BUILD/bin/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+            -print_final_stats=1 -artifact_prefix="$dir/" "${dict[@]}" "$dir/corpus"
+    ) >"$dir/log" 2>&1
+    echo $? >"$dir/rc"
+}
+
+say "fuzzing ${#TARGETS[@]} targets for $SECONDS_EACH s each, $JOBS at a time"
+running=0
+for t in "${TARGETS[@]}"; do
+    run_one "$t" &
+    running=$((running + 1))
+    if [ "$running" -ge "$JOBS" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+done
+wait
+
+# Per target: executions, edge coverage and features at the end, and the corpus it grew.
+passed=0
+failed=0
+printf '%-12s %-6s %12s %8s %8s %14s\n' target result runs cov ft corpus
+for t in "${TARGETS[@]}"; do
+    dir=$WORK/$t
+    rc=$(cat "$dir/rc" 2>/dev/null || echo 1)
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n 1)
+    [ -n "$runs" ] || runs=$(grep -oE '^#[0-9]+' "$dir/log" | tail -n 1 | tr -d '#')
+    cov=$(grep -oE 'cov: [0-9]+' "$dir/log" | tail -n 1 | cut -d' ' -f2)
+    ft=$(grep -oE 'ft: [0-9]+' "$dir/log" | tail -n 1 | cut -d' ' -f2)
+    files=$(find "$dir/corpus" -type f | wc -l)
+    bytes=$(find "$dir/corpus" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+    if [ "$rc" = 0 ]; then
+        result=ok
+        passed=$((passed + 1))
+    else
+        result=FAILED
+        failed=$((failed + 1))
+    fi
+    printf '%-12s %-6s %12s %8s %8s %14s\n' "$t" "$result" "${runs:-?}" "${cov:-?}" "${ft:-?}" \
+        "$files/${bytes}b"
+done
+for t in "${TARGETS[@]}"; do
+    dir=$WORK/$t
+    [ "$(cat "$dir/rc" 2>/dev/null || echo 1)" = 0 ] && continue
+    echo
+    echo "---- fuzz_$t failed (exit $(cat "$dir/rc" 2>/dev/null)); log: $dir/log"
+    # The report from its first line on: the target's own, a sanitizer's or libFuzzer's.
+    first=$(grep -nE -m1 '^(whole:|limits?:? |==[0-9]+== ?ERROR)|runtime error|fuzz property broken' \
+        "$dir/log" | cut -d: -f1)
+    if [ -n "$first" ]; then sed -n "$first,\$p" "$dir/log" | head -n 150; else tail -n 80 "$dir/log"; fi
+    for a in "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* "$dir"/oom-* "$dir"/slow-unit-*; do
+        [ -f "$a" ] && echo "input: $a (replay: $BUILD/bin/fuzz_$t $a)"
+    done
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" = 0 ]
