@@ -12,18 +12,21 @@ ALL_IMAGES=(python node bash gcc go java ruby r rust)
 
 usage() {
     cat <<'EOF'
-usage: build-images.sh [--force] [--refresh-base] [image...]
+usage: build-images.sh [--force] [--refresh-base] [--jobs N] [image...]
 
 images (aliases): python, node (javascript, typescript, js, ts), bash (shell, sh),
                   gcc (c, cpp, c++), go (golang), java, ruby, r, rust; none = all
   --force         rebuild images that already exist
   --refresh-base  debootstrap the cached base rootfs again
+  --jobs N        build N images at a time (default 1; dpkg is single-threaded, so up to the
+                  number of CPUs helps)
 
 environment:
   CODE_SANDBOX_CACHE            cache and log directory (default /var/cache/code-sandbox)
   CODE_SANDBOX_MIRROR           Debian mirror (default http://deb.debian.org/debian)
   CODE_SANDBOX_SECURITY_MIRROR  (default http://deb.debian.org/debian-security)
   CODE_SANDBOX_USE_DOCKERFILES  1 = try `docker build` with the Dockerfiles first
+  CODE_SANDBOX_JOBS             default for --jobs
   DOCKER                        docker client to use (default docker)
 EOF
 }
@@ -116,20 +119,35 @@ post_install() { # ROOT IMAGE
 
 # --- progress and failure reporting -------------------------------------------------------
 
+JOBS=${CODE_SANDBOX_JOBS:-1}
 LOG=
 STEP=
+STEP_TAG=
 STEP_T0=0
 TMPDIRS=()
+JOB_PIDS=()
 
+# One image at a time, a step's line is printed when it begins and completed when it ends; with
+# parallel jobs each step prints one whole line when it ends, so that lines do not interleave.
 step_begin() { # NUMBER TOTAL TEXT
     STEP="$3"
+    STEP_TAG="[$1/$2]"
     STEP_T0=$SECONDS
-    printf '[%s/%s] %s … ' "$1" "$2" "$3" >&2
+    [ "$JOBS" -gt 1 ] || printf '%s %s … ' "$STEP_TAG" "$STEP" >&2
+}
+
+step_result() { # TEXT [FD] -- ends the current step's line
+    local fd=${2:-2}
+    if [ "$JOBS" -gt 1 ]; then
+        printf '%s %s … %s\n' "$STEP_TAG" "$STEP" "$1" >&"$fd"
+    else
+        printf '%s\n' "$1" >&"$fd"
+    fi
+    STEP=
 }
 
 step_end() {
-    printf '(%d s)\n' $((SECONDS - STEP_T0)) >&2
-    STEP=
+    step_result "($((SECONDS - STEP_T0)) s)"
 }
 
 die() {
@@ -152,15 +170,25 @@ remove_tree() {
 exec 3>&2
 
 on_exit() {
-    local rc=$? dir
+    local rc=$? dir pid step
     if [ "$rc" -ne 0 ] && [ -n "$STEP" ]; then
-        printf 'FAILED\n' >&3
-        echo "build-images.sh: step \"$STEP\" failed (exit $rc)." >&3
-        if [ -n "$LOG" ] && [ -s "$LOG" ]; then
-            echo "build-images.sh: last lines of the log $LOG:" >&3
-            tail -n 15 "$LOG" | sed 's/^/    /' >&3
-        fi
+        step=$STEP
+        step_result FAILED 3
+        {
+            echo "build-images.sh: step \"$step\" failed (exit $rc)."
+            if [ -n "$LOG" ] && [ -s "$LOG" ]; then
+                echo "build-images.sh: last lines of the log $LOG:"
+                tail -n 15 "$LOG" | sed 's/^/    /'
+            fi
+        } >&3
     fi
+    # Parallel jobs still running clean up after themselves when told to stop.
+    for pid in "${JOB_PIDS[@]+"${JOB_PIDS[@]}"}"; do
+        kill -TERM "$pid" 2> /dev/null || true
+    done
+    for pid in "${JOB_PIDS[@]+"${JOB_PIDS[@]}"}"; do
+        wait "$pid" 2> /dev/null || true
+    done
     for dir in "${TMPDIRS[@]+"${TMPDIRS[@]}"}"; do
         remove_tree "$dir"
     done
@@ -338,8 +366,7 @@ build_with_dockerfile() { # IMAGE TAG; returns non-zero so the caller can fall b
         step_end
         return 0
     fi
-    STEP=
-    printf 'failed, falling back to the offline build (see %s)\n' "$LOG" >&2
+    step_result "failed, falling back to the offline build (see $LOG)"
     return 1
 }
 
@@ -370,13 +397,52 @@ build_offline() { # IMAGE TAG
     remove_tree "$tmp"
 }
 
+# Builds one image and reports it; output of the build goes to $LOG.
+build_image() { # IMAGE
+    local image=$1 tag=code-sandbox/$1:latest old_id new_id size t0=$SECONDS
+    old_id=$("$DOCKER" image inspect --format '{{.Id}}' "$tag" 2> /dev/null || true)
+    if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$image" "$tag"; then
+        :
+    else
+        build_offline "$image" "$tag"
+    fi
+    # A rebuild leaves the previous image untagged; drop it unless a container still uses it.
+    new_id=$("$DOCKER" image inspect --format '{{.Id}}' "$tag")
+    if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
+        "$DOCKER" rmi "$old_id" > /dev/null 2>&1 || true
+    fi
+    size=$("$DOCKER" image inspect --format '{{.Size}}' "$tag")
+    echo "built $tag ($((size / 1000000)) MB) in $((SECONDS - t0)) s" >&2
+}
+
+# A parallel job (a subshell): build_image with its own log, temporary trees and clean-up.
+run_job() { # IMAGE
+    TMPDIRS=()
+    JOB_PIDS=()
+    LOG=${LOG%.log}-$1.log
+    : > "$LOG"
+    trap on_exit EXIT
+    trap 'exit 143' TERM
+    build_image "$1"
+}
+
+running_jobs() {
+    local pid n=0
+    for pid in "${JOB_PIDS[@]+"${JOB_PIDS[@]}"}"; do
+        ! kill -0 "$pid" 2> /dev/null || n=$((n + 1))
+    done
+    echo "$n"
+}
+
 FORCE=0
 REFRESH_BASE=0
 IMAGES=()
-for arg in "$@"; do
-    case $arg in
+while [ "$#" -gt 0 ]; do
+    case $1 in
         --force) FORCE=1 ;;
         --refresh-base) REFRESH_BASE=1 ;;
+        --jobs | -j) [ "$#" -ge 2 ] || { usage >&2; exit 2; }; JOBS=$2; shift ;;
+        --jobs=*) JOBS=${1#--jobs=} ;;
         -h | --help) usage; exit 0 ;;
         python | py | python3) IMAGES+=(python) ;;
         node | nodejs | javascript | js | typescript | ts) IMAGES+=(node) ;;
@@ -389,8 +455,10 @@ for arg in "$@"; do
         rust | rs | rustc) IMAGES+=(rust) ;;
         *) usage >&2; exit 2 ;;
     esac
+    shift
 done
 [ "${#IMAGES[@]}" -gt 0 ] || IMAGES=("${ALL_IMAGES[@]}")
+case $JOBS in '' | *[!0-9]* | 0) die "--jobs wants a positive number, not '$JOBS'" ;; esac
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap and chroot need it)"
 "$DOCKER" version --format '{{.Server.Version}}' > /dev/null 2>&1 \
@@ -404,36 +472,47 @@ for stale in "$CACHE"/tmp/*; do
     remove_tree "$stale"
 done
 
-declare -A done_images=()
-built=0
-T_ALL=$SECONDS
+declare -A seen=()
+TODO=()
 for image in "${IMAGES[@]}"; do
-    [ -z "${done_images[$image]:-}" ] || continue
-    done_images[$image]=1
-    tag=code-sandbox/$image:latest
-    if [ "$FORCE" = 0 ] && "$DOCKER" image inspect "$tag" > /dev/null 2>&1; then
-        echo "$tag already exists; skipping (use --force to rebuild)" >&2
+    [ -z "${seen[$image]:-}" ] || continue
+    seen[$image]=1
+    if [ "$FORCE" = 0 ] && "$DOCKER" image inspect "code-sandbox/$image:latest" > /dev/null 2>&1
+    then
+        echo "code-sandbox/$image:latest already exists; skipping (use --force to rebuild)" >&2
         continue
     fi
-    if [ -z "$LOG" ]; then
-        LOG=$CACHE/logs/build-$(date +%Y%m%d-%H%M%S)-$$.log
-        : > "$LOG"
-        echo "log: $LOG" >&2
-    fi
-    old_id=$("$DOCKER" image inspect --format '{{.Id}}' "$tag" 2> /dev/null || true)
-    t0=$SECONDS
-    if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$image" "$tag"; then
-        :
-    else
-        build_offline "$image" "$tag"
-    fi
-    # A rebuild leaves the previous image untagged; drop it unless a container still uses it.
-    new_id=$("$DOCKER" image inspect --format '{{.Id}}' "$tag")
-    if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
-        "$DOCKER" rmi "$old_id" > /dev/null 2>&1 || true
-    fi
-    size=$("$DOCKER" image inspect --format '{{.Size}}' "$tag")
-    echo "built $tag ($((size / 1000000)) MB) in $((SECONDS - t0)) s" >&2
-    built=$((built + 1))
+    TODO+=("$image")
 done
-[ "$built" -lt 2 ] || echo "built $built images in $((SECONDS - T_ALL)) s" >&2
+[ "${#TODO[@]}" -gt 0 ] || exit 0
+# With Dockerfiles a job may fall back to the offline build, and two jobs must not both create
+# the base rootfs; docker build is not dpkg-bound in the same way anyway.
+[ "${#TODO[@]}" -gt 1 ] && [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" != 1 ] || JOBS=1
+
+T_ALL=$SECONDS
+LOG=$CACHE/logs/build-$(date +%Y%m%d-%H%M%S)-$$.log
+: > "$LOG"
+if [ "$JOBS" = 1 ]; then
+    echo "log: $LOG" >&2
+    for image in "${TODO[@]}"; do
+        build_image "$image"
+    done
+else
+    echo "logs: ${LOG%.log}*.log ($JOBS jobs)" >&2
+    # Every job starts from a copy of the run's base, so it is prepared first.
+    ensure_run_base
+    for image in "${TODO[@]}"; do
+        while [ "$(running_jobs)" -ge "$JOBS" ]; do
+            wait -n 2> /dev/null || sleep 1
+        done
+        ( run_job "$image" ) &
+        JOB_PIDS+=("$!")
+    done
+    failed=0
+    for pid in "${JOB_PIDS[@]}"; do
+        wait "$pid" || failed=$((failed + 1))
+    done
+    JOB_PIDS=()
+    [ "$failed" = 0 ] || die "$failed of ${#TODO[@]} images failed (logs: ${LOG%.log}*.log)"
+fi
+[ "${#TODO[@]}" -lt 2 ] || echo "built ${#TODO[@]} images in $((SECONDS - T_ALL)) s" >&2

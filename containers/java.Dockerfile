@@ -1,0 +1,39 @@
+# code-sandbox/java:latest for machines that reach a registry; same contents as the offline
+# build in build-images.sh. Build from this directory:
+#   docker build -f java.Dockerfile -t code-sandbox/java:latest .
+FROM debian:bookworm-slim
+
+# The JDK's maintainer scripts want man page directories that the slim image leaves out.
+RUN mkdir -p /usr/share/man/man1 \
+    && apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        default-jdk-headless \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/*
+
+# A CDS archive of the classes javac loads cuts its startup by about a third; use it with
+# javac -J-XX:SharedArchiveFile=/usr/local/share/code-sandbox/java/javac.jsa
+COPY java-cds/Main.java /tmp/cds/Main.java
+RUN mkdir -p /usr/local/share/code-sandbox/java \
+    && javac -J-XX:+UseSerialGC -J-XX:TieredStopAtLevel=1 \
+        -J-XX:ArchiveClassesAtExit=/usr/local/share/code-sandbox/java/javac.jsa \
+        -d /tmp/cds /tmp/cds/Main.java \
+    && java -cp /tmp/cds Main \
+    && rm -rf /tmp/cds \
+    && chmod -R a+rX,go-w /usr/local/share/code-sandbox
+
+COPY cs-run /usr/local/bin/cs-run
+RUN chmod 0755 /usr/local/bin/cs-run \
+    && groupadd --gid 1000 sandbox \
+    && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
+        --shell /bin/sh --comment "Code Sandbox" sandbox \
+    && install -d -m 0755 -o 1000 -g 1000 /sandbox /opt/cs-libs \
+    && printf 'language=java\nbuilt=%s\ndebian=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        "$(cat /etc/debian_version)" > /etc/code-sandbox-image
+
+LABEL org.opencontainers.image.title=code-sandbox-java
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/sandbox \
+    LANG=C.UTF-8
+USER 1000:1000
+WORKDIR /sandbox

@@ -1,0 +1,27 @@
+# code-sandbox/rust:latest for machines that reach a registry; same contents as the offline
+# build in build-images.sh. Build from this directory:
+#   docker build -f rust.Dockerfile -t code-sandbox/rust:latest .
+FROM debian:bookworm-slim
+
+# rustc depends on gcc, binutils and libc6-dev: it links through cc.
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        rustc \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/*
+
+COPY cs-run /usr/local/bin/cs-run
+RUN chmod 0755 /usr/local/bin/cs-run \
+    && groupadd --gid 1000 sandbox \
+    && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
+        --shell /bin/sh --comment "Code Sandbox" sandbox \
+    && install -d -m 0755 -o 1000 -g 1000 /sandbox /opt/cs-libs \
+    && printf 'language=rust\nbuilt=%s\ndebian=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        "$(cat /etc/debian_version)" > /etc/code-sandbox-image
+
+LABEL org.opencontainers.image.title=code-sandbox-rust
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/sandbox \
+    LANG=C.UTF-8
+USER 1000:1000
+WORKDIR /sandbox
