@@ -74,7 +74,7 @@ build_images() {
     done
     if [ ${#missing[@]} -gt 0 ]; then
         say "building sandbox images: ${missing[*]} (offline from Debian packages, a few minutes once)"
-        as_root "$ROOT/containers/build-images.sh" "${missing[@]}"
+        as_root "$ROOT/containers/build-images.sh" --jobs 2 "${missing[@]}"
     fi
 }
 
