@@ -25,6 +25,7 @@ Language make(const char *name, const char *title, const char *aliases, const ch
 // Java insists that a public class lives in a file of its name, and the class to run is the
 // one with main: take the public class's name (else the first class's), compile under that name,
 // and leave it for the run command. Messages then name the user's class file, as javac would.
+// The image carries a startup archive for javac (a JVM without it just starts slower).
 const char *kJavaCompile =
     "cls=$(sed -n 's/^.*public[[:space:]]\\{1,\\}\\([a-z]\\{1,\\}[[:space:]]\\{1,\\}\\)*class"
     "[[:space:]]\\{1,\\}\\([A-Za-z_$][A-Za-z0-9_$]*\\).*$/\\2/p' Main.java | head -n 1); "
@@ -33,7 +34,9 @@ const char *kJavaCompile =
     "[ -n \"$cls\" ] || cls=Main; "
     "mkdir -p /tmp/java/src /tmp/java/classes && cp Main.java \"/tmp/java/src/$cls.java\" && "
     "printf '%s' \"$cls\" > /tmp/java/main-class && cd /tmp/java/src && "
-    "javac -J-XX:+UseSerialGC -J-XX:TieredStopAtLevel=1 -d /tmp/java/classes \"$cls.java\"";
+    "javac -J-XX:+UseSerialGC -J-XX:TieredStopAtLevel=1 "
+    "-J-XX:SharedArchiveFile=/usr/local/share/code-sandbox/java/javac.jsa -d /tmp/java/classes "
+    "\"$cls.java\"";
 } // namespace
 
 LanguageRegistry LanguageRegistry::builtIn()
