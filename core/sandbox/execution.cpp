@@ -54,12 +54,7 @@ void Execution::run(SandboxContainer *container)
     m_result.image = container->image();
     connect(container, &SandboxContainer::output, this, &Execution::onOutput);
     connect(container, &SandboxContainer::streamEnded, this, &Execution::onStreamEnded);
-    connect(container, &SandboxContainer::failed, this, [this](const QString &message) {
-        if (m_finished)
-            return;
-        m_result.error = message;
-        finish();
-    });
+    connect(container, &SandboxContainer::failed, this, &Execution::fail);
     // Until the program starts, a generous bound guards against an engine that never answers;
     // the caller's timeout then applies to the program alone.
     m_clock.start();

@@ -8,6 +8,12 @@ QStringList words(const char *text)
     return QString::fromLatin1(text).split(u' ', Qt::SkipEmptyParts);
 }
 
+// A command line for `sh -c`, for version probes that need a pipe.
+QStringList shell(const QString &script)
+{
+    return {QStringLiteral("sh"), QStringLiteral("-c"), script};
+}
+
 Language make(const char *name, const char *title, const char *aliases, const char *build,
               const char *file, const char *command)
 {
@@ -107,8 +113,7 @@ LanguageRegistry LanguageRegistry::builtIn()
     r.add(ts);
 
     Language sh = make("bash", "Bash", "sh shell", "bash", "main.sh", "bash main.sh");
-    sh.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
-                         QStringLiteral("bash --version | head -n 1")};
+    sh.versionCommand = shell(QStringLiteral("bash --version | head -n 1"));
     sh.preinstalled = words("coreutils grep sed gawk jq bc");
     sh.useCases = {QStringLiteral("shell pipelines"), QStringLiteral("text processing with "
                                                                      "standard tools")};
@@ -118,8 +123,7 @@ LanguageRegistry LanguageRegistry::builtIn()
 
     Language c = make("c", "C (GCC, C17)", "gcc", "gcc", "main.c", "./main");
     c.compileCommand = QStringLiteral("gcc -O2 -std=c17 -Wall -o main main.c -lm");
-    c.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
-                        QStringLiteral("gcc --version | head -n 1")};
+    c.versionCommand = shell(QStringLiteral("gcc --version | head -n 1"));
     c.preinstalled = {QStringLiteral("the C standard library (libc, libm)")};
     c.useCases = {QStringLiteral("systems programming"), QStringLiteral("performance checks")};
     c.example = QStringLiteral("#include <stdio.h>\nint main(void) { printf(\"%d\\n\", 6 * 7); "
@@ -129,8 +133,7 @@ LanguageRegistry LanguageRegistry::builtIn()
 
     Language cpp = make("cpp", "C++ (GCC, C++17)", "c++ cxx g++", "gcc", "main.cpp", "./main");
     cpp.compileCommand = QStringLiteral("g++ -O2 -std=c++17 -Wall -o main main.cpp");
-    cpp.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
-                          QStringLiteral("g++ --version | head -n 1")};
+    cpp.versionCommand = shell(QStringLiteral("g++ --version | head -n 1"));
     cpp.preinstalled = {QStringLiteral("the C++17 standard library")};
     cpp.useCases = {QStringLiteral("algorithms"), QStringLiteral("performance checks")};
     cpp.example = QStringLiteral("#include <iostream>\nint main() { std::cout << 6 * 7 << "
@@ -152,11 +155,9 @@ LanguageRegistry LanguageRegistry::builtIn()
 
     Language java = make("java", "Java (OpenJDK)", "jdk", "java", "Main.java", "");
     java.compileCommand = QString::fromLatin1(kJavaCompile);
-    java.command = {QStringLiteral("sh"), QStringLiteral("-c"),
-                    QStringLiteral("exec java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "
-                                   "/tmp/java/classes \"$(cat /tmp/java/main-class)\"")};
-    java.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
-                           QStringLiteral("java -version 2>&1 | head -n 1")};
+    java.command = shell(QStringLiteral("exec java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "
+                                        "/tmp/java/classes \"$(cat /tmp/java/main-class)\""));
+    java.versionCommand = shell(QStringLiteral("java -version 2>&1 | head -n 1"));
     java.preinstalled = {QStringLiteral("the Java SE standard library")};
     java.useCases = {QStringLiteral("object-oriented programs"), QStringLiteral("algorithms")};
     java.example = QStringLiteral("public class Main {\n    public static void main(String[] "
@@ -169,9 +170,8 @@ LanguageRegistry LanguageRegistry::builtIn()
         QStringLiteral("gem install --no-document --install-dir /opt/cs-libs/ruby --");
     rb.libraryEnv = {QStringLiteral("GEM_PATH=/opt/cs-libs/ruby:")};
     rb.packageManager = QStringLiteral("gem");
-    rb.versionCommand = {QStringLiteral("sh"), QStringLiteral("-c"),
-                         QStringLiteral("ruby --version; gem list --local --quiet | "
-                                        "sed 's/ (\\(default: \\)*\\([^),]*\\).*/ \\2/'")};
+    rb.versionCommand = shell(QStringLiteral("ruby --version; gem list --local --quiet | "
+                                             "sed 's/ (\\(default: \\)*\\([^),]*\\).*/ \\2/'"));
     rb.preinstalled = words("json set date bigdecimal csv");
     rb.useCases = {QStringLiteral("text processing"), QStringLiteral("scripting")};
     rb.example = QStringLiteral("puts [1, 2, 3].sum * 7");
@@ -185,10 +185,9 @@ LanguageRegistry LanguageRegistry::builtIn()
         "q(status = !all(p %in% rownames(installed.packages(\"/opt/cs-libs/r\"))))'");
     rl.libraryEnv = {QStringLiteral("R_LIBS=/opt/cs-libs/r")};
     rl.packageManager = QStringLiteral("install.packages (CRAN)");
-    rl.versionCommand = {
-        QStringLiteral("sh"), QStringLiteral("-c"),
-        QStringLiteral("R --version | head -n 1; Rscript -e 'p <- installed.packages(); "
-                       "cat(paste(p[, \"Package\"], p[, \"Version\"]), sep = \"\\n\")'")};
+    rl.versionCommand =
+        shell(QStringLiteral("R --version | head -n 1; Rscript -e 'p <- installed.packages(); "
+                             "cat(paste(p[, \"Package\"], p[, \"Version\"]), sep = \"\\n\")'"));
     rl.preinstalled = words("base stats graphics utils methods");
     rl.useCases = {QStringLiteral("statistics"), QStringLiteral("data analysis")};
     rl.example = QStringLiteral("x <- c(40, 44)\nprint(mean(x) + 0)");

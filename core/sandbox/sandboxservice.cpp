@@ -74,14 +74,19 @@ Execution *SandboxService::execute(const ExecutionRequest &request)
 
 Execution *SandboxService::start(const Language &language, const ExecutionRequest &request)
 {
-    int timeout = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
-    Execution *execution = create(language, request, qMin(timeout, m_config.maxTimeoutSec));
+    Execution *execution = create(language, request, timeoutFor(request));
     // After warmUp(), a language's first call starts its pool; this call takes the container
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
     submit(execution, ContainerSpec::build(language, language.image, m_config), language.image);
     return execution;
+}
+
+int SandboxService::timeoutFor(const ExecutionRequest &request) const
+{
+    const int asked = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
+    return qMin(asked, m_config.maxTimeoutSec);
 }
 
 Execution *SandboxService::create(const Language &language, const ExecutionRequest &request,
@@ -129,8 +134,7 @@ void SandboxService::submit(Execution *execution, const QJsonObject &spec, const
 Execution *SandboxService::executeWithLibraries(const Language &language,
                                                 const ExecutionRequest &request)
 {
-    int timeout = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
-    Execution *execution = create(language, request, qMin(timeout, m_config.maxTimeoutSec));
+    Execution *execution = create(language, request, timeoutFor(request));
     const QString preinstalled = language.preinstalled.isEmpty()
                                      ? QStringLiteral("the standard library")
                                      : language.preinstalled.join(QStringLiteral(", "));

@@ -72,6 +72,8 @@ private:
     // A new execution, tracked until it finishes; submit() then runs or queues it.
     Execution *create(const Language &language, const ExecutionRequest &request, int timeoutSec);
     void submit(Execution *execution, const QJsonObject &spec, const QString &image);
+    // The request's timeout, or the default, capped at the configured maximum.
+    int timeoutFor(const ExecutionRequest &request) const;
     Execution *executeWithLibraries(const Language &language, const ExecutionRequest &request);
     void launch(const Queued &next);
     void warm(const Language &language);

@@ -1,29 +1,17 @@
 // Plots, output files, input files and libraries through the SDK client.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { promisify } from 'node:util';
 
-import { DOCKER, startClient, testNoContainersLeft, textOf } from './helpers.mjs';
+import { DOCKER, sharedClient, startClient, testNoContainersLeft, textOf } from './helpers.mjs';
 
 const execFileP = promisify(execFile);
 
-let client;
-let closed = false;
-async function close() {
-    if (!closed) {
-        closed = true;
-        await client?.close();
-    }
-}
+const shared = sharedClient();
 
-before(async () => {
-    ({ client } = await startClient());
-});
-after(close);
-
-const python = (code) => client.callTool({ name: 'run_python_code', arguments: { code } });
-const execute = (args) => client.callTool({ name: 'execute_code', arguments: args });
+const python = (code) => shared.client.callTool({ name: 'run_python_code', arguments: { code } });
+const execute = (args) => shared.client.callTool({ name: 'execute_code', arguments: args });
 const images = (r) => r.content.filter((c) => c.type === 'image');
 const resources = (r) => r.content.filter((c) => c.type === 'resource');
 
@@ -185,4 +173,4 @@ test('with --allow-network-for-install a library is installed once, used without
     }
 });
 
-testNoContainersLeft(close);
+testNoContainersLeft(shared.close);

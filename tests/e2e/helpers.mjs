@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -59,6 +59,29 @@ export async function startClient({ args = ['--stdio'], env = {} } = {}) {
     const client = new Client({ name: 'code-sandbox-e2e', version: '1.0.0' });
     await client.connect(transport);
     return { client, transport, stderr: () => log };
+}
+
+/**
+ * One client for a whole test file: started before its first test, closed after its last (or
+ * earlier by `close`, which the file's testNoContainersLeft passes in; closing twice is safe).
+ * Read `.client` inside tests, once `before` has run.
+ */
+export function sharedClient(options) {
+    let closed = false;
+    const shared = {
+        client: undefined,
+        async close() {
+            if (!closed) {
+                closed = true;
+                await shared.client?.close();
+            }
+        },
+    };
+    before(async () => {
+        ({ client: shared.client } = await startClient(options));
+    });
+    after(shared.close);
+    return shared;
 }
 
 /** The text of the first content item of a tool result. */

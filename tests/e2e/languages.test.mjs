@@ -2,9 +2,9 @@
 // reported as an error (compile errors flagged as such), and get_language_details reads the
 // version from the image.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { startClient, testNoContainersLeft, textOf } from './helpers.mjs';
+import { sharedClient, testNoContainersLeft, textOf } from './helpers.mjs';
 
 // language → [program printing 42, failing program, compiled?, version pattern]
 const LANGUAGES = {
@@ -25,24 +25,12 @@ const LANGUAGES = {
     rust: ['fn main() { println!("{}", 42); }', 'fn main() { let x: i32 = "s"; }', true, /^rustc 1\.\d+/],
 };
 
-let client;
-let closed = false;
-async function close() {
-    if (!closed) {
-        closed = true;
-        await client?.close();
-    }
-}
+const shared = sharedClient();
 
-before(async () => {
-    ({ client } = await startClient());
-});
-after(close);
-
-const run = (language, code) => client.callTool({ name: 'execute_code', arguments: { language, code } });
+const run = (language, code) => shared.client.callTool({ name: 'execute_code', arguments: { language, code } });
 
 test('get_supported_languages lists at least ten languages, these among them', async () => {
-    const r = await client.callTool({ name: 'get_supported_languages', arguments: {} });
+    const r = await shared.client.callTool({ name: 'get_supported_languages', arguments: {} });
     assert.ok(r.structuredContent.languages.length >= 10);
     for (const name of Object.keys(LANGUAGES)) assert.ok(r.structuredContent.languages.includes(name), name);
 });
@@ -73,7 +61,7 @@ for (const [language, [hello, failing, compiled, version]] of Object.entries(LAN
         });
 
     test(`${language}: get_language_details reads the version from the image`, { timeout: 120_000 }, async () => {
-        const r = await client.callTool({ name: 'get_language_details', arguments: { language } });
+        const r = await shared.client.callTool({ name: 'get_language_details', arguments: { language } });
         assert.notEqual(r.isError, true, textOf(r));
         const d = r.structuredContent;
         assert.equal(d.name, language);
@@ -87,7 +75,7 @@ for (const [language, [hello, failing, compiled, version]] of Object.entries(LAN
 
 test('the documented example of every language runs', { timeout: 300_000 }, async () => {
     for (const language of Object.keys(LANGUAGES)) {
-        const r = await client.callTool({ name: 'get_language_details', arguments: { language } });
+        const r = await shared.client.callTool({ name: 'get_language_details', arguments: { language } });
         const example = r.structuredContent.examples[0];
         const out = await run(language, example);
         assert.notEqual(out.isError, true, `${language} example ${JSON.stringify(example)}: ${JSON.stringify(out.structuredContent)}`);
@@ -96,11 +84,11 @@ test('the documented example of every language runs', { timeout: 300_000 }, asyn
 });
 
 test('a compile error is reported as such in the text a model reads', { timeout: 60_000 }, async () => {
-    const r = await client.callTool({ name: 'execute_code', arguments: { language: 'c', code: 'int main(void) { return x; }' } });
+    const r = await shared.client.callTool({ name: 'execute_code', arguments: { language: 'c', code: 'int main(void) { return x; }' } });
     assert.equal(r.isError, true);
     const result = JSON.parse(textOf(r));
     assert.equal(result.compile_error, true);
     assert.match(result.stderr, /x. undeclared/);
 });
 
-testNoContainersLeft(close);
+testNoContainersLeft(shared.close);
