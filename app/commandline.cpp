@@ -31,6 +31,9 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     p.setApplicationDescription(QStringLiteral(
         "Code Sandbox: an MCP server that runs code from AI assistants in hardened, single-use "
         "containers (Docker or Podman).\n\n"
+        "Without a mode it opens the window, which shows every run live (its own, and those of "
+        "the instances assistants launched), lets you run code by hand, and serves MCP over HTTP "
+        "in the background (it keeps serving from the tray when the window is closed).\n"
         "MCP clients start it as 'code-sandbox --stdio' (or 'code-sandbox-mcp').\n"
         "Every run: no network, capped memory/CPU/processes, read-only system files, no "
         "capabilities, a non-root user, a timeout, capped output; only the host variables named "
@@ -120,14 +123,26 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
                                     QStringLiteral("HTTP without a token (loopback only)."));
     const QCommandLineOption printToken(QStringLiteral("print-token"),
                                         QStringLiteral("Print the stored HTTP token and exit."));
+    const QCommandLineOption noHistory(
+        QStringLiteral("no-history"),
+        QStringLiteral("Do not keep runs in the history (by default every run is stored in "
+                       "~/.local/share/code-sandbox/history.sqlite; CODE_SANDBOX_HISTORY names "
+                       "another file)."));
+    const QCommandLineOption noMonitor(
+        QStringLiteral("no-monitor"),
+        QStringLiteral("Do not show this instance's runs in the Code Sandbox window (by default a "
+                       "headless instance sends them there when the window is open)."));
+    const QCommandLineOption hidden(QStringLiteral("hidden"),
+                                    QStringLiteral("Start the window hidden, in the tray (for "
+                                                   "starting with the desktop session)."));
     const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")},
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
-    p.addOptions({stdio,       passEnv, pyImage,       jsImage,    image,  allowInstall,
-                  caFile,      engine,  timeout,       maxTimeout, memory, cpus,
-                  outputLimit, pool,    maxConcurrent, network,    http,   port,
-                  host,        token,   noAuth,        printToken, help,   version});
+    p.addOptions({stdio,         passEnv, pyImage,    jsImage,   image,     allowInstall, caFile,
+                  engine,        timeout, maxTimeout, memory,    cpus,      outputLimit,  pool,
+                  maxConcurrent, network, http,       port,      host,      token,        noAuth,
+                  printToken,    help,    version,    noHistory, noMonitor, hidden});
 
     const auto fail = [&cl](const QString &message) {
         cl.mode = Mode::Error;
@@ -136,6 +151,10 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     };
     if (!p.parse(arguments))
         return fail(p.errorText() + QStringLiteral("\nTry --help."));
+    cl.given = p.optionNames();
+    cl.history = !p.isSet(noHistory);
+    cl.monitor = !p.isSet(noMonitor);
+    cl.startHidden = p.isSet(hidden);
     if (p.isSet(help)) {
         cl.mode = Mode::Help;
         cl.message = p.helpText();

@@ -33,6 +33,12 @@ struct CommandLine
     quint16 httpPort = 8765;
     QString token;       // --token or CODE_SANDBOX_TOKEN; empty: the stored one
     bool noAuth = false; // only allowed on loopback
+    // Runs are kept in the history (SQLite) unless --no-history; a headless instance sends its
+    // runs to the desktop window unless --no-monitor.
+    bool history = true;
+    bool monitor = true;
+    bool startHidden = false; // --hidden: the window starts in the tray
+    QStringList given;        // the long names of the options on the command line
 
     static CommandLine parse(const QStringList &arguments, const QProcessEnvironment &env);
     // "512m", "1g", "256MiB", "1073741824" → bytes; -1 when unreadable.

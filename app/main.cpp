@@ -1,12 +1,20 @@
-// code-sandbox: the MCP server, on stdio for clients that launch it and on Streamable HTTP for
-// local assistants that connect to it.
+// code-sandbox: the window that shows every run, and the MCP server, on stdio for clients that
+// launch it and on Streamable HTTP for local assistants that connect to it.
 
+#include "appcontroller.h"
+#include "appsettings.h"
 #include "commandline.h"
 #include "engineclient.h"
 #include "enginelocator.h"
 #include "enginereply.h"
+#include "historystore.h"
+#include "journal.h"
+#include "mainwindow.h"
 #include "mcpserver.h"
 #include "mcpsession.h"
+#include "monitorpublisher.h"
+#include "monitorserver.h"
+#include "monitorsocket.h"
 #include "sandboxservice.h"
 #include "sandboxtools.h"
 #include "signalwatcher.h"
@@ -14,8 +22,10 @@
 #include "streamablehttpserver.h"
 #include "tokenstore.h"
 
-#include <QCoreApplication>
+#include <QApplication>
 #include <QHostAddress>
+#include <QJsonDocument>
+#include <QLocalSocket>
 #include <QLoggingCategory>
 #include <QUuid>
 #include <csignal>
@@ -28,19 +38,27 @@ Q_LOGGING_CATEGORY(lcApp, "sandbox.app", QtInfoMsg)
 
 // The engine, the sandbox service and the MCP server with the product's tools: the same for
 // every transport.
+// Declared first so it is destroyed last: the journal and the publisher refer to the sandbox.
 struct Services
 {
     std::unique_ptr<EngineClient> engine;
     std::unique_ptr<SandboxService> sandbox;
     std::unique_ptr<McpServer> server;
+    std::unique_ptr<HistoryStore> history;
+    std::unique_ptr<Journal> journal;
+    std::unique_ptr<MonitorPublisher> publisher;
 };
 
-bool makeServices(const CommandLine &cl, Services &s)
+// `mode`: "stdio" and "http" publish their runs to the window when one runs; "window" is it.
+bool makeServices(const CommandLine &cl, Services &s, const QString &mode)
 {
-    const EngineLocator::Result where = EngineLocator::locate(cl.engine);
+    EngineLocator::Result where = EngineLocator::locate(cl.engine);
     if (!where.error.isEmpty()) {
         std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(where.error));
-        return false;
+        // The window still opens, and says what is wrong with the engine.
+        if (mode != u"window")
+            return false;
+        where.socketPath = QStringLiteral("/var/run/docker.sock");
     }
     LanguageRegistry languages = LanguageRegistry::builtIn();
     for (auto it = cl.images.begin(); it != cl.images.end(); ++it) {
@@ -69,6 +87,22 @@ bool makeServices(const CommandLine &cl, Services &s)
                        "run_javascript_code for quick programs, execute_code for other languages "
                        "and options; print what you want to see.")});
     SandboxTools::registerAll(*s.server, *s.sandbox);
+    s.journal = std::make_unique<Journal>(s.sandbox.get());
+    if (cl.history) {
+        s.history = std::make_unique<HistoryStore>();
+        QString error;
+        if (s.history->open(HistoryStore::defaultPath(), &error)) {
+            s.journal->setHistory(s.history.get());
+        } else {
+            qCWarning(lcApp).noquote() << "runs are not kept in the history:" << error;
+            s.history.reset();
+        }
+    }
+    if (mode != u"window" && cl.monitor) {
+        s.publisher =
+            std::make_unique<MonitorPublisher>(MonitorSocket::path(), config.instanceId, mode);
+        s.journal->setPublisher(s.publisher.get());
+    }
     qCInfo(lcApp).noquote() << "engine" << where.socketPath << "(" << where.source << "), instance"
                             << config.instanceId.left(8);
     // Reap what dead instances left, then warm the pool (this also finds the engine, so a
@@ -81,7 +115,7 @@ bool makeServices(const CommandLine &cl, Services &s)
 int runStdio(QCoreApplication &app, const CommandLine &cl)
 {
     Services s;
-    if (!makeServices(cl, s))
+    if (!makeServices(cl, s, QStringLiteral("stdio")))
         return 2;
     auto *transport = new StdioTransport(STDIN_FILENO, STDOUT_FILENO);
     McpSession *session = s.server->openSession(transport);
@@ -152,7 +186,7 @@ int runHttp(QCoreApplication &app, const CommandLine &cl)
         http.allowedHosts.append(cl.httpHost);
     }
     Services s;
-    if (!makeServices(cl, s))
+    if (!makeServices(cl, s, QStringLiteral("http")))
         return 2;
     StreamableHttpServer endpoint(s.server.get(), http);
     if (!endpoint.listen(address, cl.httpPort)) {
@@ -187,18 +221,161 @@ int runHttp(QCoreApplication &app, const CommandLine &cl)
     endpoint.closeAll();
     return rc;
 }
+// The command line wins; the window's settings fill in what it leaves open.
+CommandLine withSettings(CommandLine cl, const AppSettings &settings,
+                         const QProcessEnvironment &env)
+{
+    const auto given = [&cl](const char *option) {
+        return cl.given.contains(QLatin1String(option));
+    };
+    if (!given("engine") && !settings.engineSocket.isEmpty())
+        cl.engine = settings.engineSocket;
+    for (auto it = settings.images.begin(); it != settings.images.end(); ++it) {
+        if (!cl.images.contains(it.key()) && !it.value().isEmpty())
+            cl.images.insert(it.key(), it.value());
+    }
+    SandboxConfig &c = cl.config;
+    if (!given("timeout"))
+        c.defaultTimeoutSec = qMin(settings.defaultTimeoutSec, c.maxTimeoutSec);
+    if (!given("memory"))
+        c.memoryBytes = qint64(settings.memoryMiB) * 1024 * 1024;
+    if (!given("cpus"))
+        c.cpus = settings.cpus;
+    c.pidsLimit = settings.pidsLimit;
+    if (!given("pass-through-env") && c.passThroughEnv.isEmpty()) {
+        for (const QString &name : settings.passThroughEnv) {
+            if (env.contains(name))
+                c.passThroughEnv.append({name, env.value(name)});
+            else
+                cl.missingPassThrough.append(name);
+        }
+    }
+    if (!given("port"))
+        cl.httpPort = settings.httpPort;
+    if (!given("token") && !settings.httpToken.isEmpty())
+        cl.token = settings.httpToken;
+    return cl;
+}
+
+// A window already runs for this user: it is asked to show itself, and this launch ends.
+bool showRunningWindow(const QString &socketPath)
+{
+    QLocalSocket socket;
+    socket.connectToServer(socketPath);
+    if (!socket.waitForConnected(1000))
+        return false;
+    socket.write(QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("show")}})
+                     .toJson(QJsonDocument::Compact) +
+                 '\n');
+    socket.waitForBytesWritten(1000);
+    socket.disconnectFromServer();
+    return true;
+}
+
+int runWindow(QApplication &app, const CommandLine &given)
+{
+    QApplication::setApplicationDisplayName(QStringLiteral("Code Sandbox"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/code-sandbox.png")));
+    QApplication::setDesktopFileName(QStringLiteral("io.github.codesandbox.CodeSandbox"));
+    const QString monitorPath = MonitorSocket::path(true);
+    if (showRunningWindow(monitorPath)) {
+        std::fprintf(stderr, "code-sandbox: the window was already open; it is shown now\n");
+        return 0;
+    }
+    AppSettings settings = AppSettings::load();
+    const CommandLine cl = withSettings(given, settings, QProcessEnvironment::systemEnvironment());
+    Services s;
+    if (!makeServices(cl, s, QStringLiteral("window")))
+        return 2;
+
+    MonitorServer monitor;
+    QString monitorError;
+    if (!monitor.listen(monitorPath, &monitorError))
+        qCWarning(lcApp).noquote() << "runs of headless instances will not show:" << monitorError;
+
+    // The background HTTP server for local assistants. A port in use is shown in the window, not
+    // fatal: the window and manual runs still work.
+    ServerStatus server;
+    server.binary = QCoreApplication::applicationFilePath();
+    server.httpEnabled = settings.httpEnabled;
+    std::unique_ptr<StreamableHttpServer> endpoint;
+    if (settings.httpEnabled) {
+        StreamableHttpServer::Config http;
+        QString token = cl.token;
+        QString error;
+        if (token.isEmpty())
+            token = TokenStore::loadOrCreate(&error);
+        if (token.isEmpty()) {
+            server.error = error;
+        } else {
+            http.token = token.toUtf8();
+            server.token = token;
+            endpoint = std::make_unique<StreamableHttpServer>(s.server.get(), http);
+            if (endpoint->listen(QHostAddress::LocalHost, cl.httpPort)) {
+                server.listening = true;
+                server.url = QStringLiteral("http://127.0.0.1:%1/mcp").arg(endpoint->port());
+                qCInfo(lcApp).noquote() << "MCP endpoint" << server.url;
+            } else {
+                server.error = QStringLiteral("cannot listen on 127.0.0.1:%1 (%2); choose another "
+                                              "port in Settings → Server")
+                                   .arg(cl.httpPort)
+                                   .arg(endpoint->errorString());
+                endpoint.reset();
+            }
+        }
+    }
+
+    AppController controller(s.sandbox.get(), s.journal.get(), s.history.get(), &monitor);
+    controller.setHttpServer(endpoint.get(), server);
+    controller.pruneHistory(settings.historyRetentionDays);
+    controller.loadHistory();
+
+    MainWindow window(&controller, settings);
+    QApplication::setQuitOnLastWindowClosed(false);
+    QObject::connect(&monitor, &MonitorServer::showRequested, &window, &MainWindow::showAndRaise);
+
+    bool stopping = false;
+    const auto stop = [&] {
+        if (stopping)
+            return;
+        stopping = true;
+        qCInfo(lcApp) << "stopping";
+        window.hide();
+        if (endpoint)
+            endpoint->closeAll();
+        QObject::connect(s.sandbox.get(), &SandboxService::shutdownFinished, &app,
+                         &QCoreApplication::quit);
+        s.sandbox->shutdown();
+    };
+    QObject::connect(&window, &MainWindow::quitRequested, &app, stop);
+    SignalWatcher watcher;
+    QObject::connect(&watcher, &SignalWatcher::terminationRequested, &app, stop);
+    if (!cl.startHidden)
+        window.show();
+    return app.exec();
+}
+
+bool hasDisplay()
+{
+    return !qEnvironmentVariableIsEmpty("DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
 } // namespace
 
 int main(int argc, char *argv[])
 {
     qSetMessagePattern(QStringLiteral(
         "code-sandbox: %{if-warning}warning: %{endif}%{if-critical}error: %{endif}%{message}"));
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("code-sandbox"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(CODE_SANDBOX_VERSION));
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments.append(QString::fromLocal8Bit(argv[i]));
+    const CommandLine cl = CommandLine::parse(arguments, QProcessEnvironment::systemEnvironment());
 
-    const CommandLine cl =
-        CommandLine::parse(app.arguments(), QProcessEnvironment::systemEnvironment());
+    const auto names = [] {
+        QCoreApplication::setApplicationName(QStringLiteral("code-sandbox"));
+        QCoreApplication::setApplicationVersion(QStringLiteral(CODE_SANDBOX_VERSION));
+    };
     switch (cl.mode) {
     case CommandLine::Mode::Help:
     case CommandLine::Mode::Version:
@@ -208,6 +385,8 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(cl.message));
         return 2;
     case CommandLine::Mode::PrintToken: {
+        QCoreApplication app(argc, argv);
+        names();
         QString error;
         const QString token = TokenStore::loadOrCreate(&error);
         if (token.isEmpty()) {
@@ -217,18 +396,33 @@ int main(int argc, char *argv[])
         std::fprintf(stdout, "%s\n", qPrintable(token));
         return 0;
     }
-    case CommandLine::Mode::Stdio:
+    case CommandLine::Mode::Stdio: {
+        QCoreApplication app(argc, argv);
+        names();
         return runStdio(app, cl);
-    case CommandLine::Mode::Http:
+    }
+    case CommandLine::Mode::Http: {
+        QCoreApplication app(argc, argv);
+        names();
         return runHttp(app, cl);
+    }
     case CommandLine::Mode::NoMode:
         break;
     }
-    // No window in this version: a client that started us without --stdio still gets a server
-    // (its stdin is a pipe); a person at a terminal gets directions.
-    if (!isatty(STDIN_FILENO))
+    if (hasDisplay()) {
+        QApplication app(argc, argv);
+        names();
+        return runWindow(app, cl);
+    }
+    // No display: a client that started us without --stdio still gets a server (its stdin is a
+    // pipe); a person at a terminal gets directions.
+    if (!isatty(STDIN_FILENO)) {
+        QCoreApplication app(argc, argv);
+        names();
         return runStdio(app, cl);
-    std::fprintf(stderr, "code-sandbox: this version has no window yet. MCP clients start it as\n"
+    }
+    std::fprintf(stderr, "code-sandbox: no display to open the window on (DISPLAY is not set).\n"
+                         "MCP clients start it as\n"
                          "  code-sandbox --stdio\n"
                          "or connect to  code-sandbox --http  (see --help).\n");
     return 2;

@@ -293,6 +293,7 @@ void McpSession::callTool(const JsonRpcMessage &m)
                 logRelated(level, logger, data, id);
             });
     call->setClientCapabilities(m_clientCapabilities);
+    call->setClientName(m_clientInfo.value(u"name").toString());
     call->setRequester(
         [this, id](const QString &method, const QJsonObject &p,
                    const ToolCall::ResponseHandler &done) { request(method, p, id, done); });

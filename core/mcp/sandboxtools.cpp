@@ -271,9 +271,13 @@ bool SandboxTools::parseFiles(const QJsonArray &files, const QString &programFil
     return true;
 }
 
-void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const ExecutionRequest &request,
+void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const ExecutionRequest &asked,
                            bool jsonText)
 {
+    ExecutionRequest request = asked;
+    request.source =
+        call->clientName().isEmpty() ? QStringLiteral("MCP client") : call->clientName();
+    request.tool = call->tool();
     const QString language = request.language;
     const Language *lang = sandbox.languages().find(language);
     const QString hint = lang ? lang->printHint : QString();

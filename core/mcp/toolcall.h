@@ -42,6 +42,9 @@ public:
         m_requester = requester;
     }
     void setClientCapabilities(const QJsonObject &caps) { m_clientCapabilities = caps; }
+    // The client's name from its clientInfo ("" when it gave none): the run's source.
+    QString clientName() const { return m_clientName; }
+    void setClientName(const QString &name) { m_clientName = name; }
 
     void finish(const QJsonObject &result);
     // A failure of the work itself: a result with isError, text a model can act on.
@@ -62,6 +65,7 @@ private:
     QJsonObject m_arguments;
     QJsonValue m_progressToken;
     QJsonObject m_clientCapabilities;
+    QString m_clientName;
     std::function<void(const QString &, const QJsonObject &, const ResponseHandler &)> m_requester;
     double m_progress = 0;
     bool m_finished = false;

@@ -25,4 +25,8 @@ struct ExecutionRequest
     QList<InputFile> files;
     // Packages installed with the language's package manager before the run.
     QStringList libraries;
+    // Who asked (the MCP client's name, or "manual") and through which tool: shown in the
+    // window and kept in the history, never given to the program.
+    QString source;
+    QString tool;
 };

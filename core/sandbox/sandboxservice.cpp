@@ -57,19 +57,23 @@ SandboxService::~SandboxService() = default;
 
 Execution *SandboxService::execute(const ExecutionRequest &request)
 {
+    Execution *execution = nullptr;
     const Language *language = m_languages.find(request.language);
     if (!language) {
-        auto *e = new Execution(request, request.language, m_config.defaultTimeoutSec,
-                                m_config.outputCapBytes, this);
-        e->failEarly(QStringLiteral("unsupported language '%1'; supported: %2")
-                         .arg(request.language, m_languages.names().join(QStringLiteral(", "))),
-                     QString());
-        connect(e, &Execution::finished, e, &QObject::deleteLater);
-        return e;
+        execution = new Execution(request, request.language, m_config.defaultTimeoutSec,
+                                  m_config.outputCapBytes, this);
+        execution->failEarly(
+            QStringLiteral("unsupported language '%1'; supported: %2")
+                .arg(request.language, m_languages.names().join(QStringLiteral(", "))),
+            QString());
+        connect(execution, &Execution::finished, execution, &QObject::deleteLater);
+    } else if (!request.libraries.isEmpty()) {
+        execution = executeWithLibraries(*language, request);
+    } else {
+        execution = start(*language, request);
     }
-    if (!request.libraries.isEmpty())
-        return executeWithLibraries(*language, request);
-    return start(*language, request);
+    Q_EMIT executionCreated(execution);
+    return execution;
 }
 
 Execution *SandboxService::start(const Language &language, const ExecutionRequest &request)

@@ -56,6 +56,9 @@ public:
     void shutdown(int graceMs = 10000);
 
 Q_SIGNALS:
+    // Every execution a caller asked for (not installs), as execute() returns it; it may already
+    // be doomed (unknown language), then finished() follows from the event loop.
+    void executionCreated(Execution *execution);
     void executionStarted(Execution *execution);
     void shutdownFinished();
     void orphansReaped(int count);

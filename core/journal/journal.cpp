@@ -1,0 +1,104 @@
+#include "journal.h"
+
+#include "execution.h"
+#include "historystore.h"
+#include "journallog.h"
+#include "monitorpublisher.h"
+#include "sandboxservice.h"
+
+#include <QUuid>
+#include <unistd.h>
+
+Journal::Journal(SandboxService *sandbox, QObject *parent) : QObject(parent), m_sandbox(sandbox)
+{
+    qRegisterMetaType<JournalEvent>();
+    connect(sandbox, &SandboxService::executionCreated, this, &Journal::track);
+}
+
+void Journal::setPublisher(MonitorPublisher *publisher)
+{
+    m_publisher = publisher;
+    // A window that opens while runs are going gets them from their start.
+    if (m_publisher)
+        m_publisher->setGreeting([this] { return inFlight(); });
+}
+
+QList<RunRecord> Journal::inFlight() const
+{
+    return m_inFlight.values();
+}
+
+void Journal::track(Execution *execution)
+{
+    const SandboxConfig &config = m_sandbox->config();
+    const ExecutionRequest &request = execution->request();
+    RunRecord run;
+    run.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    run.instanceId = config.instanceId;
+    run.instancePid = ::getpid();
+    run.source = request.source.isEmpty() ? QStringLiteral("unknown") : request.source;
+    run.tool = request.tool;
+    run.language = execution->result().language;
+    run.code = request.code;
+    run.status = RunRecord::Status::Queued;
+    run.createdAt = QDateTime::currentDateTimeUtc();
+    run.timeoutSec = execution->result().timeoutSec;
+    run.memoryBytes = config.memoryBytes;
+    run.cpus = config.cpus;
+    run.pidsLimit = config.pidsLimit;
+    run.network = config.network;
+    for (const auto &[name, value] : config.passThroughEnv) {
+        run.envNames.append(name);
+        run.envValues.append({name, value});
+    }
+    const QString id = run.id;
+    m_inFlight.insert(id, run);
+    publish({JournalEvent::Type::Created, run, 1, {}});
+
+    connect(execution, &Execution::started, this, [this, id] {
+        auto it = m_inFlight.find(id);
+        if (it == m_inFlight.end())
+            return;
+        it->status = RunRecord::Status::Running;
+        JournalEvent e;
+        e.type = JournalEvent::Type::Started;
+        e.run.id = id;
+        e.run.status = RunRecord::Status::Running;
+        publish(e);
+    });
+    connect(execution, &Execution::output, this, [this, id](int stream, const QByteArray &bytes) {
+        auto it = m_inFlight.find(id);
+        if (it == m_inFlight.end())
+            return;
+        it->appendOutput(stream, bytes);
+        JournalEvent e;
+        e.type = JournalEvent::Type::Output;
+        e.run.id = id;
+        e.stream = stream;
+        e.data = bytes;
+        publish(e);
+    });
+    connect(execution, &Execution::finished, this, [this, id](const ExecutionResult &result) {
+        RunRecord run = m_inFlight.take(id);
+        if (run.id.isEmpty())
+            return;
+        run.applyResult(result);
+        // The output streamed in chunks is what the window showed; the result holds the same
+        // bytes, but only per stream, so the interleaving is kept from the chunks.
+        if (run.output.isEmpty() &&
+            (!result.stdoutData.isEmpty() || !result.stderrData.isEmpty())) {
+            run.appendOutput(1, result.stdoutData);
+            run.appendOutput(2, result.stderrData);
+        }
+        if (m_history && !m_history->save(run))
+            qCWarning(lcJournal) << "run" << id.left(8) << "was not saved in the history";
+        publish({JournalEvent::Type::Finished, run, 1, {}});
+    });
+}
+
+void Journal::publish(const JournalEvent &event)
+{
+    Q_EMIT this->event(event);
+    if (m_publisher)
+        m_publisher->send(event);
+}

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "runrecord.h"
+
+#include <QJsonObject>
+#include <QMetaType>
+#include <optional>
+
+// What happens to a run, as the window and the monitor socket see it. `run` always carries the
+// id; Created and Finished carry the whole record (Finished with all output and files, so a
+// window that connected mid-run still gets everything), Started only the id and status.
+struct JournalEvent
+{
+    enum class Type
+    {
+        Created,
+        Started,
+        Output,
+        Finished
+    };
+
+    Type type = Type::Created;
+    RunRecord run;
+    int stream = 1; // Output
+    QByteArray data;
+
+    QJsonObject toJson() const;
+    // Nothing for JSON that is not an event (a line from another process: never trusted).
+    static std::optional<JournalEvent> fromJson(const QJsonObject &json);
+};
+Q_DECLARE_METATYPE(JournalEvent)

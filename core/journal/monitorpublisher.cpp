@@ -1,0 +1,89 @@
+#include "monitorpublisher.h"
+
+#include "journallog.h"
+
+#include <QJsonDocument>
+#include <QLocalSocket>
+#include <unistd.h>
+
+MonitorPublisher::MonitorPublisher(const QString &socketPath, const QString &instanceId,
+                                   const QString &mode, QObject *parent)
+    : QObject(parent), m_path(socketPath), m_instanceId(instanceId), m_mode(mode),
+      m_socket(new QLocalSocket(this))
+{
+    connect(m_socket, &QLocalSocket::connected, this, &MonitorPublisher::onConnected);
+    connect(m_socket, &QLocalSocket::disconnected, this, [this] {
+        qCDebug(lcJournal) << "monitor: the window went away";
+        Q_EMIT connectedChanged(false);
+        m_retry.start();
+    });
+    connect(m_socket, &QLocalSocket::errorOccurred, this, [this] {
+        // No window (no socket file, or nobody listening): try again later, quietly.
+        if (m_socket->state() == QLocalSocket::UnconnectedState && !m_retry.isActive())
+            m_retry.start();
+    });
+    m_retry.setInterval(kRetryMs);
+    m_retry.setSingleShot(true);
+    connect(&m_retry, &QTimer::timeout, this, &MonitorPublisher::tryConnect);
+    tryConnect();
+}
+
+MonitorPublisher::~MonitorPublisher()
+{
+    // Whatever is queued still goes out (the window learns how runs ended on a clean stop).
+    if (m_socket->state() == QLocalSocket::ConnectedState)
+        m_socket->flush();
+}
+
+bool MonitorPublisher::isConnected() const
+{
+    return m_socket->state() == QLocalSocket::ConnectedState;
+}
+
+void MonitorPublisher::tryConnect()
+{
+    if (m_socket->state() != QLocalSocket::UnconnectedState)
+        return;
+    m_socket->connectToServer(m_path);
+}
+
+void MonitorPublisher::onConnected()
+{
+    qCInfo(lcJournal).noquote() << "monitor: a Code Sandbox window is watching (" << m_path << ")";
+    m_retry.stop();
+    write(QJsonObject{{QStringLiteral("type"), QStringLiteral("hello")},
+                      {QStringLiteral("instance"), m_instanceId},
+                      {QStringLiteral("pid"), qint64(::getpid())},
+                      {QStringLiteral("mode"), m_mode},
+                      {QStringLiteral("version"), QStringLiteral(CODE_SANDBOX_VERSION)}});
+    if (m_greeting) {
+        for (const RunRecord &run : m_greeting())
+            write(JournalEvent{JournalEvent::Type::Created, run, 1, {}}.toJson());
+    }
+    Q_EMIT connectedChanged(true);
+}
+
+void MonitorPublisher::send(const JournalEvent &event)
+{
+    if (!isConnected())
+        return;
+    const qint64 backlog = m_socket->bytesToWrite();
+    if (backlog > 4 * kBacklogLimit) {
+        qCWarning(lcJournal) << "monitor: the window does not read; disconnecting from it";
+        m_socket->abort();
+        m_retry.start();
+        return;
+    }
+    if (event.type == JournalEvent::Type::Output && backlog > kBacklogLimit) {
+        ++m_dropped;
+        return;
+    }
+    write(event.toJson());
+}
+
+void MonitorPublisher::write(const QJsonObject &json)
+{
+    QByteArray line = QJsonDocument(json).toJson(QJsonDocument::Compact);
+    line += '\n';
+    m_socket->write(line);
+}

@@ -1,0 +1,108 @@
+#include "monitorserver.h"
+
+#include "journallog.h"
+#include "lineframer.h"
+
+#include <QJsonDocument>
+#include <QLocalServer>
+#include <QLocalSocket>
+
+struct MonitorServer::Peer
+{
+    // A finished run with its files can be large; anything beyond this is not an event of ours.
+    LineFramer framer{256 * 1024 * 1024};
+    QString instanceId;
+};
+
+MonitorServer::MonitorServer(QObject *parent) : QObject(parent), m_server(new QLocalServer(this))
+{
+    qRegisterMetaType<JournalEvent>();
+    // Events carry code, output and pass-through values: only this user may connect.
+    m_server->setSocketOptions(QLocalServer::UserAccessOption);
+    connect(m_server, &QLocalServer::newConnection, this, &MonitorServer::onNewConnection);
+}
+
+MonitorServer::~MonitorServer()
+{
+    qDeleteAll(m_peers);
+}
+
+bool MonitorServer::listen(const QString &path, QString *error)
+{
+    QLocalServer::removeServer(path);
+    if (!m_server->listen(path)) {
+        if (error)
+            *error = QStringLiteral("cannot listen on %1: %2").arg(path, m_server->errorString());
+        return false;
+    }
+    qCInfo(lcJournal).noquote() << "monitor: listening on" << path;
+    return true;
+}
+
+QString MonitorServer::path() const
+{
+    return m_server->fullServerName();
+}
+
+void MonitorServer::onNewConnection()
+{
+    while (QLocalSocket *socket = m_server->nextPendingConnection()) {
+        m_peers.insert(socket, new Peer);
+        connect(socket, &QLocalSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
+        connect(socket, &QLocalSocket::disconnected, this, [this, socket] {
+            Peer *peer = m_peers.take(socket);
+            if (peer && !peer->instanceId.isEmpty()) {
+                m_instances.remove(peer->instanceId);
+                Q_EMIT instanceDisconnected(peer->instanceId);
+            }
+            delete peer;
+            socket->deleteLater();
+        });
+    }
+}
+
+void MonitorServer::onReadyRead(QLocalSocket *socket)
+{
+    Peer *peer = m_peers.value(socket);
+    if (!peer)
+        return;
+    const LineFramer::Output out = peer->framer.feed(socket->readAll());
+    if (out.oversized)
+        qCWarning(lcJournal) << "monitor: dropped" << out.oversized << "oversized message(s)";
+    for (const QByteArray &line : out.lines) {
+        onLine(socket, line);
+        // A handler may have closed the window's side; nothing more to read then.
+        if (!m_peers.contains(socket))
+            return;
+    }
+}
+
+void MonitorServer::onLine(QLocalSocket *socket, const QByteArray &line)
+{
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(line, &parseError);
+    if (!doc.isObject()) {
+        qCWarning(lcJournal) << "monitor: ignored a message that is not a JSON object";
+        return;
+    }
+    const QJsonObject json = doc.object();
+    const QString type = json.value(u"type").toString();
+    if (type == u"hello") {
+        Peer *peer = m_peers.value(socket);
+        const QString instance = json.value(u"instance").toString();
+        if (!peer || instance.isEmpty())
+            return;
+        peer->instanceId = instance;
+        m_instances.insert(instance, json);
+        Q_EMIT instanceConnected(instance, json);
+        return;
+    }
+    if (type == u"show") {
+        Q_EMIT showRequested();
+        return;
+    }
+    if (const auto event = JournalEvent::fromJson(json))
+        Q_EMIT eventReceived(*event);
+    else
+        qCWarning(lcJournal).noquote() << "monitor: ignored an unknown message" << type.left(40);
+}

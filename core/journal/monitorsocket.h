@@ -1,0 +1,13 @@
+#pragma once
+
+#include <QString>
+
+// Where the desktop app listens for the execution events of headless instances: one socket per
+// user, in a folder only that user can enter.
+class MonitorSocket
+{
+public:
+    // $CODE_SANDBOX_MONITOR_SOCKET, else $XDG_RUNTIME_DIR/code-sandbox/monitor.sock, else
+    // <temp>/code-sandbox-<uid>/monitor.sock. The folder is created (mode 0700) when `create`.
+    static QString path(bool create = false);
+};

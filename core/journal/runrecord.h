@@ -1,0 +1,91 @@
+#pragma once
+
+#include "executionresult.h"
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+// A piece of a run's output, in the order the program wrote it.
+struct OutputChunk
+{
+    int stream = 1; // 1 stdout, 2 stderr
+    QByteArray data;
+};
+
+// One execution as the journal, the history and the window see it: who asked, what ran, what
+// came out. Plain data, the same in every process (it crosses the monitor socket as JSON).
+struct RunRecord
+{
+    enum class Status
+    {
+        Queued,
+        Running,
+        Ok,
+        Error,
+        TimedOut,
+        Cancelled
+    };
+
+    QString id;         // unique across instances (a UUID)
+    QString instanceId; // the server process that ran it
+    qint64 instancePid = 0;
+    QString source; // the MCP client's name from clientInfo, or "manual"
+    QString tool;   // the tool that was called, or "manual"
+    QString language;
+    QString code;
+    Status status = Status::Queued;
+    QDateTime createdAt; // UTC
+    QDateTime finishedAt;
+    qint64 durationMs = -1; // program handed over → program ended; -1 while unknown
+    int exitCode = -1;
+    int timeoutSec = 0;
+    bool outOfMemory = false;
+    bool compileError = false;
+    bool truncated = false;
+    QString error; // the sandbox failed (engine down, image missing)
+    QStringList notes;
+    QString image;
+    QString containerId;
+    // Limits the container had.
+    qint64 memoryBytes = 0;
+    double cpus = 0;
+    int pidsLimit = 0;
+    bool network = false;
+    // Peak memory and CPU time of the run, when the sandbox reported them (-1: unknown).
+    qint64 peakMemoryBytes = -1;
+    qint64 cpuTimeMs = -1;
+    // Pass-through variables the sandbox received: names always; values only live (in memory
+    // and over the per-user monitor socket), never in the history.
+    QStringList envNames;
+    QList<QPair<QString, QString>> envValues;
+    QList<OutputChunk> output;
+    QList<OutputFile> files;
+    // False for a record loaded from history without its output and files (see
+    // HistoryStore::load for the whole of it).
+    bool complete = true;
+
+    bool isFinished() const { return status != Status::Queued && status != Status::Running; }
+    QByteArray stdoutText() const;
+    QByteArray stderrText() const;
+    // Appends output, merging with the last chunk when it is of the same stream.
+    void appendOutput(int stream, const QByteArray &data);
+    // Takes status, exit code, timings, flags and files from a finished execution.
+    void applyResult(const ExecutionResult &result);
+
+    static QString statusName(Status status); // "queued", "running", "ok", "error", ...
+    static Status statusFromName(const QString &name, bool *ok = nullptr);
+
+    // JSON for the monitor socket. `withEnvValues` is false for anything that is stored.
+    QJsonObject toJson(bool withEnvValues = true) const;
+    static RunRecord fromJson(const QJsonObject &json);
+
+    // Output chunks as one blob and back (1 byte stream, 4 bytes big-endian length, data).
+    static QByteArray packOutput(const QList<OutputChunk> &chunks);
+    static QList<OutputChunk> unpackOutput(const QByteArray &blob);
+};
+Q_DECLARE_METATYPE(RunRecord)

@@ -1,0 +1,622 @@
+// The widgets on their own, without an engine: settings persistence and the settings dialog,
+// the assistant configuration dialog, the code highlighter, the image strip.
+#include "appsettings.h"
+#include "codehighlighter.h"
+#include "connectassistantdialog.h"
+#include "imagestrip.h"
+#include "settingsdialog.h"
+
+#include <QBuffer>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QGuiApplication>
+#include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QTextDocument>
+#include <QTextLayout>
+
+namespace {
+
+QByteArray pngBytes(int width, int height, const QColor &color)
+{
+    QImage image(width, height, QImage::Format_ARGB32);
+    image.fill(color);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    image.save(&buffer, "PNG");
+    return bytes;
+}
+
+OutputFile file(OutputFile::Kind kind, const QString &name, const QByteArray &data,
+                const QString &mimeType, bool included = true)
+{
+    OutputFile f;
+    f.kind = kind;
+    f.name = name;
+    f.data = included ? data : QByteArray();
+    f.size = data.size();
+    f.mimeType = mimeType;
+    f.included = included;
+    return f;
+}
+
+// The format the highlighter gave the character at `position` of `block`.
+QTextCharFormat formatAt(const QTextBlock &block, int position)
+{
+    for (const QTextLayout::FormatRange &range : block.layout()->formats()) {
+        if (position >= range.start && position < range.start + range.length)
+            return range.format;
+    }
+    return {};
+}
+
+} // namespace
+
+class TestUiWidgets : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void settingsRoundTrip();
+    void settingsDefaultsWhenMissing();
+    void settingsOutOfRangeFallBack();
+    void settingsDialogShowsAndReturnsValues();
+    void settingsDialogRejectsInvalidEnvNames();
+    void settingsDialogRejectsBadSocket();
+    void connectDialogTexts();
+    void connectDialogMasksToken();
+    void connectDialogCopiesRealToken();
+    void connectDialogWithoutHttp();
+    void highlighterKeywords_data();
+    void highlighterKeywords();
+    void highlighterMultiLineComment();
+    void highlighterPythonTripleQuotes();
+    void highlighterCommentInsideString();
+    void imageStripSortsFiles();
+    void imageStripNotIncluded();
+};
+
+void TestUiWidgets::settingsRoundTrip()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("settings.ini"));
+
+    AppSettings a;
+    a.engineSocket = QStringLiteral("unix:///run/user/1000/podman/podman.sock");
+    a.images = {{QStringLiteral("python"), QStringLiteral("registry.example/py:3.12")},
+                {QStringLiteral("rust"), QStringLiteral("rust:1-slim")}};
+    a.defaultTimeoutSec = 120;
+    a.memoryMiB = 2048;
+    a.cpus = 2.5;
+    a.pidsLimit = 1024;
+    a.passThroughEnv = {QStringLiteral("HTTP_PROXY"), QStringLiteral("_private"),
+                        QStringLiteral("LANG")};
+    a.httpEnabled = false;
+    a.httpPort = 9100;
+    a.httpToken = QStringLiteral("s3cret-token");
+    a.historyRetentionDays = 0;
+    a.keepRunningInBackground = false;
+    {
+        QSettings s(path, QSettings::IniFormat);
+        a.save(s);
+    }
+    QSettings s(path, QSettings::IniFormat);
+    const AppSettings b = AppSettings::load(s);
+    QCOMPARE(b.engineSocket, a.engineSocket);
+    QCOMPARE(b.images, a.images);
+    QCOMPARE(b.defaultTimeoutSec, 120);
+    QCOMPARE(b.memoryMiB, 2048);
+    QCOMPARE(b.cpus, 2.5);
+    QCOMPARE(b.pidsLimit, 1024);
+    QCOMPARE(b.passThroughEnv, a.passThroughEnv);
+    QCOMPARE(b.httpEnabled, false);
+    QCOMPARE(b.httpPort, quint16(9100));
+    QCOMPARE(b.httpToken, a.httpToken);
+    QCOMPARE(b.historyRetentionDays, 0);
+    QCOMPARE(b.keepRunningInBackground, false);
+    QVERIFY(a == b);
+
+    // A single name and an emptied list survive too (INI stores lists as comma lists).
+    AppSettings c = b;
+    c.passThroughEnv = {QStringLiteral("ONLY")};
+    c.images.clear();
+    c.httpToken.clear();
+    c.save(s);
+    QCOMPARE(AppSettings::load(s).passThroughEnv, c.passThroughEnv);
+    QVERIFY(AppSettings::load(s).images.isEmpty());
+    QVERIFY(AppSettings::load(s).httpToken.isEmpty());
+    c.passThroughEnv.clear();
+    c.save(s);
+    QVERIFY(AppSettings::load(s).passThroughEnv.isEmpty());
+    QVERIFY(AppSettings::load(s) == c);
+}
+
+void TestUiWidgets::settingsDefaultsWhenMissing()
+{
+    QTemporaryDir dir;
+    QSettings s(dir.filePath(QStringLiteral("empty.ini")), QSettings::IniFormat);
+    QVERIFY(AppSettings::load(s) == AppSettings());
+}
+
+void TestUiWidgets::settingsOutOfRangeFallBack()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("bad.ini"));
+    {
+        QSettings s(path, QSettings::IniFormat);
+        s.setValue(QStringLiteral("limits/timeoutSec"), 100000);
+        s.setValue(QStringLiteral("limits/memoryMiB"), -5);
+        s.setValue(QStringLiteral("limits/cpus"), QStringLiteral("lots"));
+        s.setValue(QStringLiteral("limits/pidsLimit"), QStringLiteral("12abc"));
+        s.setValue(QStringLiteral("server/httpPort"), 70000);
+        s.setValue(QStringLiteral("server/httpEnabled"), QStringLiteral("maybe"));
+        s.setValue(QStringLiteral("history/retentionDays"), -1);
+        s.setValue(QStringLiteral("environment/passThrough"),
+                   QStringList{QStringLiteral("GOOD"), QStringLiteral("1BAD"),
+                               QStringLiteral("NO-DASH"), QStringLiteral("GOOD")});
+        s.setValue(QStringLiteral("images/python"), QStringLiteral("has space"));
+        s.setValue(QStringLiteral("images/go"), QStringLiteral("golang:1.22"));
+    }
+    QSettings s(path, QSettings::IniFormat);
+    const AppSettings a = AppSettings::load(s);
+    const AppSettings d;
+    QCOMPARE(a.defaultTimeoutSec, d.defaultTimeoutSec);
+    QCOMPARE(a.memoryMiB, d.memoryMiB);
+    QCOMPARE(a.cpus, d.cpus);
+    QCOMPARE(a.pidsLimit, d.pidsLimit);
+    QCOMPARE(a.httpPort, d.httpPort);
+    QCOMPARE(a.httpEnabled, d.httpEnabled);
+    QCOMPARE(a.historyRetentionDays, d.historyRetentionDays);
+    QCOMPARE(a.passThroughEnv, QStringList{QStringLiteral("GOOD")});
+    QCOMPARE(a.images.size(), 1);
+    QCOMPARE(a.images.value(QStringLiteral("go")), QStringLiteral("golang:1.22"));
+
+    // The limits themselves are accepted.
+    s.setValue(QStringLiteral("limits/timeoutSec"), AppSettings::kMaxTimeoutSec);
+    s.setValue(QStringLiteral("limits/cpus"), AppSettings::kMinCpus);
+    s.setValue(QStringLiteral("server/httpPort"), 65535);
+    const AppSettings b = AppSettings::load(s);
+    QCOMPARE(b.defaultTimeoutSec, AppSettings::kMaxTimeoutSec);
+    QCOMPARE(b.cpus, AppSettings::kMinCpus);
+    QCOMPARE(b.httpPort, quint16(65535));
+}
+
+void TestUiWidgets::settingsDialogShowsAndReturnsValues()
+{
+    AppSettings current;
+    current.engineSocket = QStringLiteral("/var/run/docker.sock");
+    current.images = {{QStringLiteral("go"), QStringLiteral("golang:1.22")},
+                      {QStringLiteral("cobol"), QStringLiteral("gnucobol:3")}};
+    current.defaultTimeoutSec = 45;
+    current.memoryMiB = 1024;
+    current.cpus = 1.5;
+    current.pidsLimit = 300;
+    current.passThroughEnv = {QStringLiteral("HTTPS_PROXY")};
+    current.httpPort = 9000;
+    current.httpToken = QStringLiteral("tok");
+    current.historyRetentionDays = 7;
+
+    SettingsDialog dialog(current, {QStringLiteral("python"), QStringLiteral("go")});
+    QVERIFY(dialog.settings() == current);
+
+    auto *timeout = dialog.findChild<QSpinBox *>(QStringLiteral("timeoutSpin"));
+    auto *memory = dialog.findChild<QSpinBox *>(QStringLiteral("memorySpin"));
+    auto *cpus = dialog.findChild<QDoubleSpinBox *>(QStringLiteral("cpusSpin"));
+    auto *pids = dialog.findChild<QSpinBox *>(QStringLiteral("pidsSpin"));
+    auto *port = dialog.findChild<QSpinBox *>(QStringLiteral("portSpin"));
+    auto *retention = dialog.findChild<QSpinBox *>(QStringLiteral("retentionSpin"));
+    auto *env = dialog.findChild<QListWidget *>(QStringLiteral("passThroughList"));
+    auto *images = dialog.findChild<QTableWidget *>(QStringLiteral("imagesTable"));
+    auto *socket = dialog.findChild<QLineEdit *>(QStringLiteral("socketEdit"));
+    auto *token = dialog.findChild<QLineEdit *>(QStringLiteral("tokenEdit"));
+    auto *http = dialog.findChild<QCheckBox *>(QStringLiteral("httpEnabledCheck"));
+    auto *keep = dialog.findChild<QCheckBox *>(QStringLiteral("keepRunningCheck"));
+    QVERIFY(timeout && memory && cpus && pids && port && retention && env && images && socket &&
+            token && http && keep);
+    QVERIFY(dialog.findChild<QObject *>(QStringLiteral("restartNote")));
+
+    QCOMPARE(timeout->value(), 45);
+    QCOMPARE(memory->value(), 1024);
+    QCOMPARE(cpus->value(), 1.5);
+    QCOMPARE(pids->value(), 300);
+    QCOMPARE(port->value(), 9000);
+    QCOMPARE(retention->value(), 7);
+    QCOMPARE(env->count(), 1);
+    QCOMPARE(socket->text(), current.engineSocket);
+    QCOMPARE(token->echoMode(), QLineEdit::Password);
+    QCOMPARE(token->placeholderText(), QStringLiteral("stored token"));
+    // The languages given, then a saved override for one not in the list.
+    QCOMPARE(images->rowCount(), 3);
+    QCOMPARE(images->item(0, 0)->text(), QStringLiteral("python"));
+    QCOMPARE(images->item(0, 1)->text(), QString());
+    QCOMPARE(images->item(1, 1)->text(), QStringLiteral("golang:1.22"));
+    QCOMPARE(images->item(2, 0)->text(), QStringLiteral("cobol"));
+
+    timeout->setValue(90);
+    memory->setValue(4096);
+    cpus->setValue(3.0);
+    pids->setValue(512);
+    port->setValue(8800);
+    retention->setValue(0);
+    QCOMPARE(retention->text(), QStringLiteral("forever"));
+    http->setChecked(false);
+    QVERIFY(!port->isEnabled());
+    keep->setChecked(false);
+    socket->setText(QStringLiteral("  unix:///tmp/engine.sock "));
+    token->clear();
+    images->item(0, 1)->setText(QStringLiteral("python:3.12-slim"));
+    images->item(1, 1)->setText(QString());
+    QVERIFY(dialog.addPassThroughName(QStringLiteral("NO_PROXY")));
+
+    const AppSettings edited = dialog.settings();
+    QCOMPARE(edited.defaultTimeoutSec, 90);
+    QCOMPARE(edited.memoryMiB, 4096);
+    QCOMPARE(edited.cpus, 3.0);
+    QCOMPARE(edited.pidsLimit, 512);
+    QCOMPARE(edited.httpPort, quint16(8800));
+    QCOMPARE(edited.historyRetentionDays, 0);
+    QCOMPARE(edited.httpEnabled, false);
+    QCOMPARE(edited.keepRunningInBackground, false);
+    QCOMPARE(edited.engineSocket, QStringLiteral("unix:///tmp/engine.sock"));
+    QVERIFY(edited.httpToken.isEmpty());
+    QCOMPARE(edited.passThroughEnv,
+             (QStringList{QStringLiteral("HTTPS_PROXY"), QStringLiteral("NO_PROXY")}));
+    const QMap<QString, QString> expectedImages{
+        {QStringLiteral("python"), QStringLiteral("python:3.12-slim")},
+        {QStringLiteral("cobol"), QStringLiteral("gnucobol:3")}};
+    QCOMPARE(edited.images, expectedImages);
+
+    // Removing goes through the selection and the Remove button.
+    auto *remove = dialog.findChild<QPushButton *>(QStringLiteral("removeEnvButton"));
+    QVERIFY(remove);
+    QVERIFY(!remove->isEnabled());
+    env->item(0)->setSelected(true);
+    QVERIFY(remove->isEnabled());
+    remove->click();
+    QCOMPARE(dialog.settings().passThroughEnv, QStringList{QStringLiteral("NO_PROXY")});
+}
+
+void TestUiWidgets::settingsDialogRejectsInvalidEnvNames()
+{
+    AppSettings current;
+    current.passThroughEnv = {QStringLiteral("HOME")};
+    SettingsDialog dialog(current, {});
+    auto *env = dialog.findChild<QListWidget *>(QStringLiteral("passThroughList"));
+    auto *edit = dialog.findChild<QLineEdit *>(QStringLiteral("envNameEdit"));
+    auto *add = dialog.findChild<QPushButton *>(QStringLiteral("addEnvButton"));
+    QVERIFY(env && edit && add);
+
+    for (const QString &bad :
+         {QStringLiteral("1ABC"), QStringLiteral("MY-VAR"), QStringLiteral("A B"),
+          QStringLiteral(""), QStringLiteral("X=1"), QStringLiteral("HOME")}) {
+        QVERIFY2(!dialog.addPassThroughName(bad), qPrintable(bad));
+        edit->setText(bad);
+        QVERIFY2(!add->isEnabled(), qPrintable(bad));
+    }
+    QCOMPARE(env->count(), 1);
+
+    // The editor's validator drops what cannot start a name while typing, and Enter adds the
+    // name rather than accepting the dialog.
+    dialog.findChild<QTabWidget *>()->setCurrentIndex(3);
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    edit->clear();
+    edit->setFocus();
+    QTest::keyClicks(edit, QStringLiteral("9_OK-2"));
+    QCOMPARE(edit->text(), QStringLiteral("_OK2"));
+    QVERIFY(add->isEnabled());
+    QTest::keyClick(edit, Qt::Key_Return);
+    QCOMPARE(env->count(), 2);
+    QCOMPARE(env->item(1)->text(), QStringLiteral("_OK2"));
+    QVERIFY(edit->text().isEmpty());
+    QVERIFY(dialog.isVisible());
+}
+
+void TestUiWidgets::settingsDialogRejectsBadSocket()
+{
+    SettingsDialog dialog(AppSettings(), {});
+    auto *socket = dialog.findChild<QLineEdit *>(QStringLiteral("socketEdit"));
+    QVERIFY(socket);
+    QVERIFY(socket->placeholderText().contains(QStringLiteral("auto-detect")));
+    auto *ok = dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    QVERIFY(ok->isEnabled());
+    socket->setText(QStringLiteral("tcp://localhost:2375"));
+    QVERIFY(!ok->isEnabled());
+    socket->setText(QStringLiteral("/run/podman/podman.sock"));
+    QVERIFY(ok->isEnabled());
+}
+
+void TestUiWidgets::connectDialogTexts()
+{
+    const QString binary = QStringLiteral("/opt/code sandbox/bin/code-sandbox");
+    const QString url = QStringLiteral("http://127.0.0.1:8765/mcp");
+    ConnectAssistantDialog dialog(binary, url, QStringLiteral("abc123"));
+
+    const auto text = [&](const char *name) {
+        auto *edit = dialog.findChild<QPlainTextEdit *>(QString::fromLatin1(name));
+        return edit ? edit->toPlainText() : QString();
+    };
+    const QString claudeCode = text("claudeCodeText");
+    QCOMPARE(claudeCode, QStringLiteral("claude mcp add code-sandbox -- '%1' --stdio").arg(binary));
+    QVERIFY(text("claudeCodeHttpText")
+                .startsWith(QStringLiteral("claude mcp add --transport http code-sandbox ") + url +
+                            QStringLiteral(" --header \"Authorization: Bearer ")));
+    QVERIFY(text("geminiText").contains(u"\"command\": \"" + binary + u'"'));
+    QVERIFY(text("geminiText").contains(QStringLiteral("\"args\": [\"--stdio\"]")));
+    QVERIFY(text("geminiHttpText").contains(u"\"httpUrl\": \"" + url + u'"'));
+    QVERIFY(text("claudeDesktopText").contains(binary));
+
+    // The JSON snippets are valid JSON with the structure the clients read.
+    for (const char *name : {"geminiText", "geminiHttpText", "claudeDesktopText"}) {
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(text(name).toUtf8(), &error);
+        QVERIFY2(error.error == QJsonParseError::NoError, name);
+        QVERIFY(doc.object()
+                    .value(QStringLiteral("mcpServers"))
+                    .toObject()
+                    .contains(QStringLiteral("code-sandbox")));
+    }
+    const QJsonObject desktop = QJsonDocument::fromJson(text("claudeDesktopText").toUtf8())
+                                    .object()[QStringLiteral("mcpServers")]
+                                    .toObject()[QStringLiteral("code-sandbox")]
+                                    .toObject();
+    QCOMPARE(desktop.value(QStringLiteral("command")).toString(), binary);
+}
+
+void TestUiWidgets::connectDialogMasksToken()
+{
+    const QString token = QStringLiteral("f00dfeedcafe");
+    ConnectAssistantDialog dialog(QStringLiteral("/usr/bin/code-sandbox"),
+                                  QStringLiteral("http://127.0.0.1:8765/mcp"), token);
+    auto *http = dialog.findChild<QPlainTextEdit *>(QStringLiteral("claudeCodeHttpText"));
+    auto *gemini = dialog.findChild<QPlainTextEdit *>(QStringLiteral("geminiHttpText"));
+    auto *show = dialog.findChild<QCheckBox *>(QStringLiteral("showTokenCheck"));
+    QVERIFY(http && gemini && show);
+    QVERIFY(!show->isChecked());
+    for (QPlainTextEdit *edit : {http, gemini}) {
+        QVERIFY(!edit->toPlainText().contains(token));
+        QVERIFY(edit->toPlainText().contains(QStringLiteral("Bearer ••••")));
+    }
+    show->setChecked(true);
+    for (QPlainTextEdit *edit : {http, gemini})
+        QVERIFY(edit->toPlainText().contains(QStringLiteral("Bearer ") + token));
+    show->setChecked(false);
+    QVERIFY(!http->toPlainText().contains(token));
+}
+
+void TestUiWidgets::connectDialogCopiesRealToken()
+{
+    const QString token = QStringLiteral("0123456789abcdef");
+    const QString url = QStringLiteral("http://127.0.0.1:8765/mcp");
+    ConnectAssistantDialog dialog(QStringLiteral("/usr/bin/code-sandbox"), url, token);
+    QClipboard *clipboard = QGuiApplication::clipboard();
+
+    auto *copy = dialog.findChild<QPushButton *>(QStringLiteral("claudeCodeHttpCopy"));
+    QVERIFY(copy);
+    clipboard->clear();
+    copy->click();
+    QCOMPARE(clipboard->text(),
+             QStringLiteral("claude mcp add --transport http code-sandbox %1 --header "
+                            "\"Authorization: Bearer %2\"")
+                 .arg(url, token));
+
+    auto *geminiCopy = dialog.findChild<QPushButton *>(QStringLiteral("geminiHttpCopy"));
+    QVERIFY(geminiCopy);
+    geminiCopy->click();
+    const QJsonObject server = QJsonDocument::fromJson(clipboard->text().toUtf8())
+                                   .object()[QStringLiteral("mcpServers")]
+                                   .toObject()[QStringLiteral("code-sandbox")]
+                                   .toObject();
+    QCOMPARE(server.value(QStringLiteral("httpUrl")).toString(), url);
+    QCOMPARE(server.value(QStringLiteral("headers"))
+                 .toObject()
+                 .value(QStringLiteral("Authorization"))
+                 .toString(),
+             QStringLiteral("Bearer ") + token);
+
+    auto *stdioCopy = dialog.findChild<QPushButton *>(QStringLiteral("claudeDesktopCopy"));
+    QVERIFY(stdioCopy);
+    stdioCopy->click();
+    QVERIFY(clipboard->text().contains(QStringLiteral("/usr/bin/code-sandbox")));
+}
+
+void TestUiWidgets::connectDialogWithoutHttp()
+{
+    ConnectAssistantDialog dialog(QStringLiteral("/usr/bin/code-sandbox"), QString(),
+                                  QStringLiteral("tok"));
+    QVERIFY(dialog.findChild<QPlainTextEdit *>(QStringLiteral("claudeCodeText")));
+    QVERIFY(!dialog.findChild<QPlainTextEdit *>(QStringLiteral("claudeCodeHttpText")));
+    QVERIFY(!dialog.findChild<QPlainTextEdit *>(QStringLiteral("geminiHttpText")));
+    for (QPlainTextEdit *edit : dialog.findChildren<QPlainTextEdit *>())
+        QVERIFY(!edit->toPlainText().contains(QStringLiteral("tok")));
+}
+
+void TestUiWidgets::highlighterKeywords_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<QString>("keyword");
+    QTest::addColumn<QString>("identifier");
+    QTest::newRow("python") << "python"
+                            << "def compute(values):"
+                            << "def"
+                            << "compute";
+    QTest::newRow("cpp") << "cpp"
+                         << "return counter;"
+                         << "return"
+                         << "counter";
+    QTest::newRow("rust") << "rust"
+                          << "let mut total = 0;"
+                          << "mut"
+                          << "total";
+    QTest::newRow("bash") << "bash"
+                          << "for item in list; do"
+                          << "for"
+                          << "item";
+    QTest::newRow("r") << "r"
+                       << "is.function <- function(x)"
+                       << "function"
+                       << "is.function";
+}
+
+void TestUiWidgets::highlighterKeywords()
+{
+    QFETCH(QString, language);
+    QFETCH(QString, code);
+    QFETCH(QString, keyword);
+    QFETCH(QString, identifier);
+
+    QTextDocument doc;
+    CodeHighlighter highlighter(&doc);
+    doc.setPlainText(code);
+    // Before a language is set nothing is coloured.
+    QVERIFY(doc.firstBlock().layout()->formats().isEmpty());
+    highlighter.setLanguage(language);
+
+    const QTextBlock block = doc.firstBlock();
+    const QTextCharFormat keywordFormat = formatAt(block, int(code.indexOf(keyword)));
+    const QTextCharFormat identifierFormat = formatAt(block, int(code.indexOf(identifier)));
+    QVERIFY(keywordFormat != identifierFormat);
+    QCOMPARE(keywordFormat.fontWeight(), int(QFont::Bold));
+    QVERIFY(keywordFormat.foreground().color() != identifierFormat.foreground().color());
+}
+
+void TestUiWidgets::highlighterMultiLineComment()
+{
+    QTextDocument doc;
+    CodeHighlighter highlighter(&doc);
+    highlighter.setLanguage(QStringLiteral("cpp"));
+    doc.setPlainText(QStringLiteral("int a = 1; /* starts here\n"
+                                    "return inside comment\n"
+                                    "ends */ return a;"));
+    const QTextBlock first = doc.firstBlock();
+    const QTextBlock second = first.next();
+    const QTextBlock third = second.next();
+    const QTextCharFormat keyword = formatAt(first, 0); // int
+    const QTextCharFormat comment = formatAt(first, 12);
+    QVERIFY(comment.fontItalic());
+    QVERIFY(keyword != comment);
+    // "return" inside the comment is comment, not keyword; after "*/" it is a keyword again.
+    QCOMPARE(formatAt(second, 0), comment);
+    QCOMPARE(formatAt(third, 0), comment);
+    QCOMPARE(formatAt(third, 8), keyword);
+    QVERIFY(first.userState() > 0);
+    QVERIFY(second.userState() > 0);
+    QCOMPARE(third.userState(), 0);
+
+    // Closing the comment in the first line un-comments the next ones.
+    QTextCursor cursor(doc.firstBlock());
+    cursor.movePosition(QTextCursor::EndOfBlock);
+    cursor.insertText(QStringLiteral(" */"));
+    QCOMPARE(formatAt(doc.firstBlock().next(), 0), keyword);
+}
+
+void TestUiWidgets::highlighterPythonTripleQuotes()
+{
+    QTextDocument doc;
+    CodeHighlighter highlighter(&doc);
+    highlighter.setLanguage(QStringLiteral("python"));
+    doc.setPlainText(QStringLiteral("x = \"\"\"first\n"
+                                    "def not_a_keyword\n"
+                                    "\"\"\"\n"
+                                    "def f(): pass"));
+    const QTextBlock first = doc.firstBlock();
+    const QTextCharFormat string = formatAt(first, 4);
+    QVERIFY(string.isValid());
+    QCOMPARE(formatAt(first.next(), 0), string);
+    const QTextBlock last = doc.lastBlock();
+    QCOMPARE(formatAt(last, 0).fontWeight(), int(QFont::Bold));
+}
+
+void TestUiWidgets::highlighterCommentInsideString()
+{
+    QTextDocument doc;
+    CodeHighlighter highlighter(&doc);
+    highlighter.setLanguage(QStringLiteral("python"));
+    doc.setPlainText(QStringLiteral("s = \"# not a comment\"; return 42 # comment"));
+    const QTextBlock block = doc.firstBlock();
+    const QTextCharFormat string = formatAt(block, 5);
+    const QTextCharFormat keyword = formatAt(block, 23);
+    const QTextCharFormat number = formatAt(block, 30);
+    const QTextCharFormat comment = formatAt(block, 34);
+    QVERIFY(!string.fontItalic());
+    QCOMPARE(keyword.fontWeight(), int(QFont::Bold));
+    QVERIFY(number.isValid() && number != string && number != keyword);
+    QVERIFY(comment.fontItalic());
+}
+
+void TestUiWidgets::imageStripSortsFiles()
+{
+    ImageStrip strip;
+    strip.setFiles({file(OutputFile::Kind::Plot, QStringLiteral("figure-0001.png"),
+                         pngBytes(640, 480, Qt::red), QStringLiteral("image/png")),
+                    file(OutputFile::Kind::Output, QStringLiteral("data.csv"),
+                         QByteArray("a,b\n1,2\n"), QStringLiteral("text/csv")),
+                    file(OutputFile::Kind::Output, QStringLiteral("charts/bar.png"),
+                         pngBytes(200, 300, Qt::blue), QStringLiteral("image/png"))});
+    QCOMPARE(strip.imageCount(), 2);
+    QCOMPARE(strip.listedFileCount(), 1);
+    auto *thumbnails = strip.findChild<QListWidget *>(QStringLiteral("thumbnails"));
+    auto *list = strip.findChild<QListWidget *>(QStringLiteral("fileList"));
+    QVERIFY(thumbnails && list);
+    QCOMPARE(thumbnails->count(), 2);
+    QCOMPARE(thumbnails->item(0)->text(), QStringLiteral("figure-0001.png"));
+    QCOMPARE(thumbnails->item(1)->text(), QStringLiteral("charts/bar.png"));
+    QVERIFY(!thumbnails->item(0)->icon().isNull());
+    QCOMPARE(list->count(), 1);
+    QVERIFY(list->item(0)->text().startsWith(QStringLiteral("data.csv")));
+
+    // Save… follows the one selection across both lists.
+    auto *save = strip.findChild<QPushButton *>(QStringLiteral("saveButton"));
+    QVERIFY(save);
+    QVERIFY(!save->isEnabled());
+    list->setCurrentRow(0);
+    QVERIFY(save->isEnabled());
+    thumbnails->setCurrentRow(1);
+    QVERIFY(save->isEnabled());
+    QVERIFY(list->selectedItems().isEmpty());
+
+    strip.setFiles({});
+    QCOMPARE(strip.imageCount(), 0);
+    QCOMPARE(strip.listedFileCount(), 0);
+}
+
+void TestUiWidgets::imageStripNotIncluded()
+{
+    ImageStrip strip;
+    strip.setFiles({file(OutputFile::Kind::Plot, QStringLiteral("huge.png"),
+                         QByteArray(8 * 1024 * 1024, 'x'), QStringLiteral("image/png"), false),
+                    file(OutputFile::Kind::Output, QStringLiteral("ok.png"),
+                         pngBytes(32, 32, Qt::green), QStringLiteral("image/png"))});
+    QCOMPARE(strip.imageCount(), 1);
+    QCOMPARE(strip.listedFileCount(), 1);
+    auto *list = strip.findChild<QListWidget *>(QStringLiteral("fileList"));
+    QVERIFY(list);
+    const QString text = list->item(0)->text();
+    QVERIFY2(text.contains(QStringLiteral("huge.png")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("not included: too large")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("MiB")), qPrintable(text));
+    // Nothing to save when the content was left out.
+    list->setCurrentRow(0);
+    QVERIFY(!strip.findChild<QPushButton *>(QStringLiteral("saveButton"))->isEnabled());
+}
+
+QTEST_MAIN(TestUiWidgets)
+#include "tst_uiwidgets.moc"

@@ -1,0 +1,169 @@
+#include "appcontroller.h"
+
+#include "engineclient.h"
+#include "enginereply.h"
+#include "execution.h"
+#include "historystore.h"
+#include "journal.h"
+#include "mcpsession.h"
+#include "monitorserver.h"
+#include "runlistmodel.h"
+#include "sandboxservice.h"
+#include "streamablehttpserver.h"
+#include "uilog.h"
+
+#include <QJsonArray>
+
+AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryStore *history,
+                             MonitorServer *monitor, QObject *parent)
+    : QObject(parent), m_sandbox(sandbox), m_journal(journal), m_history(history),
+      m_monitor(monitor), m_model(new RunListModel(this))
+{
+    connect(journal, &Journal::event, this, &AppController::onEvent);
+    if (m_history) {
+        m_model->setLoader(
+            [this](const QString &id) -> std::optional<RunRecord> { return m_history->load(id); });
+    }
+    if (m_monitor) {
+        connect(m_monitor, &MonitorServer::eventReceived, this, &AppController::onEvent);
+        connect(m_monitor, &MonitorServer::instanceConnected, this,
+                [this] { Q_EMIT serverStatusChanged(serverStatus()); });
+        connect(m_monitor, &MonitorServer::instanceDisconnected, this,
+                [this](const QString &instance) {
+                    m_model->markInstanceGone(instance);
+                    Q_EMIT serverStatusChanged(serverStatus());
+                });
+    }
+    m_engine.socket = sandbox->engine()->socketPath();
+    // The engine can stop or come back at any time; the HTTP sessions come and go.
+    m_poll.setInterval(5000);
+    connect(&m_poll, &QTimer::timeout, this, [this] {
+        refreshEngine();
+        Q_EMIT serverStatusChanged(serverStatus());
+    });
+    m_poll.start();
+}
+
+AppController::~AppController() = default;
+
+QStringList AppController::languages() const
+{
+    return m_sandbox->languages().names();
+}
+
+int AppController::defaultTimeoutSec() const
+{
+    return m_sandbox->config().defaultTimeoutSec;
+}
+
+void AppController::setHttpServer(StreamableHttpServer *server, const ServerStatus &status)
+{
+    m_http = server;
+    m_server = status;
+    if (m_http) {
+        connect(m_http, &StreamableHttpServer::sessionStarted, this,
+                [this] { Q_EMIT serverStatusChanged(serverStatus()); });
+    }
+    Q_EMIT serverStatusChanged(serverStatus());
+}
+
+ServerStatus AppController::serverStatus() const
+{
+    ServerStatus s = m_server;
+    s.httpSessions = m_http ? m_http->sessionCount() : 0;
+    s.instances = m_monitor ? m_monitor->instanceCount() : 0;
+    return s;
+}
+
+QString AppController::runManual(const QString &language, const QString &code, int timeoutSec)
+{
+    if (m_manual)
+        return QString();
+    ExecutionRequest request(language, code, timeoutSec);
+    request.source = QStringLiteral("manual");
+    request.tool = QStringLiteral("manual");
+    m_lastCreated.clear();
+    // The journal reports the new run while execute() returns (executionCreated), so its id is
+    // known right after.
+    Execution *execution = m_sandbox->execute(request);
+    m_manual = execution;
+    connect(execution, &Execution::finished, this, [this] {
+        m_manual.clear();
+        Q_EMIT manualRunningChanged(false);
+    });
+    Q_EMIT manualRunningChanged(true);
+    return m_lastCreated;
+}
+
+void AppController::stopManual()
+{
+    if (m_manual)
+        m_manual->cancel();
+}
+
+void AppController::loadHistory(int limit)
+{
+    if (m_history)
+        m_model->addHistory(m_history->recent(limit));
+}
+
+void AppController::searchHistory(const QString &text, int limit)
+{
+    if (m_history && !text.trimmed().isEmpty())
+        m_model->addHistory(m_history->recent(limit, text.trimmed()));
+}
+
+int AppController::pruneHistory(int retentionDays)
+{
+    if (!m_history || retentionDays <= 0)
+        return 0;
+    const int removed = m_history->prune(retentionDays);
+    if (removed > 0)
+        qCInfo(lcUi) << "history: removed" << removed << "runs older than" << retentionDays
+                     << "days";
+    return removed;
+}
+
+void AppController::refreshEngine()
+{
+    if (m_asking)
+        return;
+    m_asking = true;
+    EngineReply *reply = m_sandbox->engine()->get("/version");
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        m_asking = false;
+        EngineStatus s;
+        s.known = true;
+        s.socket = m_sandbox->engine()->socketPath();
+        if (reply->ok()) {
+            const QJsonObject v = reply->json();
+            s.reachable = true;
+            s.version = v.value(u"Version").toString();
+            s.apiVersion = v.value(u"ApiVersion").toString();
+            s.product = QStringLiteral("Docker Engine");
+            for (const QJsonValue &c : v.value(u"Components").toArray()) {
+                if (c.toObject().value(u"Name").toString().contains(u"Podman"))
+                    s.product = QStringLiteral("Podman");
+            }
+        } else {
+            s.error = reply->error().toString();
+            s.fix = QStringLiteral("Start the engine (sudo systemctl start docker, or dockerd), "
+                                   "make sure you may use its socket (the docker group), or "
+                                   "choose another socket in Settings → Engine.");
+        }
+        const bool changed = s.reachable != m_engine.reachable || !m_engine.known ||
+                             s.version != m_engine.version || s.error != m_engine.error;
+        m_engine = s;
+        if (changed)
+            Q_EMIT engineStatusChanged(m_engine);
+    });
+}
+
+void AppController::onEvent(const JournalEvent &event)
+{
+    if (event.type == JournalEvent::Type::Created && event.run.source == u"manual" &&
+        event.run.instanceId == m_sandbox->config().instanceId)
+        m_lastCreated = event.run.id;
+    m_model->apply(event);
+}

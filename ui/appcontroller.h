@@ -1,0 +1,74 @@
+#pragma once
+
+#include "enginestatus.h"
+#include "journalevent.h"
+#include "serverstatus.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+class Execution;
+class HistoryStore;
+class Journal;
+class MonitorServer;
+class RunListModel;
+class SandboxService;
+class StreamableHttpServer;
+
+// The window's link to the rest: feeds the runs model from this process's journal, from the
+// monitor socket and from the history; starts and stops manual runs; watches the engine and the
+// servers. Widgets talk to this and to the model, never to the sandbox itself.
+class AppController : public QObject
+{
+    Q_OBJECT
+public:
+    // Only `sandbox` and `journal` are required.
+    AppController(SandboxService *sandbox, Journal *journal, HistoryStore *history,
+                  MonitorServer *monitor, QObject *parent = nullptr);
+    ~AppController() override;
+
+    RunListModel *model() const { return m_model; }
+    QStringList languages() const;
+    int defaultTimeoutSec() const;
+
+    // The HTTP endpoint this window serves (null: none) and what to show about it.
+    void setHttpServer(StreamableHttpServer *server, const ServerStatus &status);
+    ServerStatus serverStatus() const;
+    EngineStatus engineStatus() const { return m_engine; }
+    bool hasHistory() const { return m_history != nullptr; }
+
+    // Starts a run by hand; returns its id (the run is in the model already).
+    QString runManual(const QString &language, const QString &code, int timeoutSec);
+    void stopManual();
+    bool manualRunning() const { return !m_manual.isNull(); }
+
+    // Loads the newest runs of the history into the model.
+    void loadHistory(int limit = 500);
+    // Adds the history's runs that match `text` (the model filters what it has).
+    void searchHistory(const QString &text, int limit = 500);
+    int pruneHistory(int retentionDays);
+    // Asks the engine now (also done every few seconds).
+    void refreshEngine();
+
+Q_SIGNALS:
+    void manualRunningChanged(bool running);
+    void engineStatusChanged(const EngineStatus &status);
+    void serverStatusChanged(const ServerStatus &status);
+
+private:
+    void onEvent(const JournalEvent &event);
+
+    SandboxService *m_sandbox;
+    Journal *m_journal;
+    HistoryStore *m_history;
+    MonitorServer *m_monitor;
+    QPointer<StreamableHttpServer> m_http;
+    RunListModel *m_model;
+    QPointer<Execution> m_manual;
+    QString m_lastCreated;
+    EngineStatus m_engine;
+    ServerStatus m_server;
+    QTimer m_poll;
+    bool m_asking = false;
+};

@@ -1,0 +1,154 @@
+#include "appsettings.h"
+
+#include <QRegularExpression>
+#include <QSettings>
+#include <QVariant>
+
+namespace {
+
+// Keys are spelled once, here, so load() and save() cannot drift apart.
+const QString kEngineSocket = QStringLiteral("engine/socket");
+const QString kImagesGroup = QStringLiteral("images");
+const QString kTimeout = QStringLiteral("limits/timeoutSec");
+const QString kMemory = QStringLiteral("limits/memoryMiB");
+const QString kCpus = QStringLiteral("limits/cpus");
+const QString kPids = QStringLiteral("limits/pidsLimit");
+const QString kPassThrough = QStringLiteral("environment/passThrough");
+const QString kHttpEnabled = QStringLiteral("server/httpEnabled");
+const QString kHttpPort = QStringLiteral("server/httpPort");
+const QString kHttpToken = QStringLiteral("server/token");
+const QString kRetention = QStringLiteral("history/retentionDays");
+const QString kKeepRunning = QStringLiteral("window/keepRunningInBackground");
+
+// QVariant's own conversions accept "12abc" as 0 in places and never say so; parse the text
+// strictly instead, since INI files hold everything as strings.
+int intIn(const QSettings &s, const QString &key, int fallback, int min, int max)
+{
+    const QVariant v = s.value(key);
+    if (!v.isValid())
+        return fallback;
+    bool ok = false;
+    const int value = v.toString().trimmed().toInt(&ok);
+    return ok && value >= min && value <= max ? value : fallback;
+}
+
+double doubleIn(const QSettings &s, const QString &key, double fallback, double min, double max)
+{
+    const QVariant v = s.value(key);
+    if (!v.isValid())
+        return fallback;
+    bool ok = false;
+    const double value = v.toString().trimmed().toDouble(&ok);
+    // NaN fails both comparisons, so it falls back too.
+    return ok && value >= min && value <= max ? value : fallback;
+}
+
+bool boolIn(const QSettings &s, const QString &key, bool fallback)
+{
+    const QVariant v = s.value(key);
+    if (!v.isValid())
+        return fallback;
+    const QString text = v.toString().trimmed().toLower();
+    if (text == u"true" || text == u"1" || text == u"yes" || text == u"on")
+        return true;
+    if (text == u"false" || text == u"0" || text == u"no" || text == u"off")
+        return false;
+    return fallback;
+}
+
+} // namespace
+
+AppSettings AppSettings::load()
+{
+    QSettings settings(QStringLiteral("code-sandbox"), QStringLiteral("code-sandbox"));
+    return load(settings);
+}
+
+void AppSettings::save() const
+{
+    QSettings settings(QStringLiteral("code-sandbox"), QStringLiteral("code-sandbox"));
+    save(settings);
+}
+
+AppSettings AppSettings::load(QSettings &s)
+{
+    const AppSettings d;
+    AppSettings a;
+    // The engine address is kept as written: the locator reports a wrong one by name, which
+    // beats silently falling back to another engine.
+    a.engineSocket = s.value(kEngineSocket).toString().trimmed();
+
+    s.beginGroup(kImagesGroup);
+    for (const QString &language : s.childKeys()) {
+        const QString image = s.value(language).toString().trimmed();
+        // An image reference never contains whitespace; anything else would only fail later.
+        if (!image.isEmpty() && !image.contains(QRegularExpression(QStringLiteral("\\s"))))
+            a.images.insert(language.toLower(), image);
+    }
+    s.endGroup();
+
+    a.defaultTimeoutSec = intIn(s, kTimeout, d.defaultTimeoutSec, kMinTimeoutSec, kMaxTimeoutSec);
+    a.memoryMiB = intIn(s, kMemory, d.memoryMiB, kMinMemoryMiB, kMaxMemoryMiB);
+    a.cpus = doubleIn(s, kCpus, d.cpus, kMinCpus, kMaxCpus);
+    a.pidsLimit = intIn(s, kPids, d.pidsLimit, kMinPidsLimit, kMaxPidsLimit);
+
+    for (const QString &name : s.value(kPassThrough).toStringList()) {
+        const QString trimmed = name.trimmed();
+        if (isValidEnvName(trimmed) && !a.passThroughEnv.contains(trimmed))
+            a.passThroughEnv.append(trimmed);
+    }
+
+    a.httpEnabled = boolIn(s, kHttpEnabled, d.httpEnabled);
+    a.httpPort = quint16(intIn(s, kHttpPort, d.httpPort, kMinHttpPort, kMaxHttpPort));
+    a.httpToken = s.value(kHttpToken).toString().trimmed();
+
+    a.historyRetentionDays = intIn(s, kRetention, d.historyRetentionDays, 0, kMaxRetentionDays);
+    a.keepRunningInBackground = boolIn(s, kKeepRunning, d.keepRunningInBackground);
+    return a;
+}
+
+void AppSettings::save(QSettings &s) const
+{
+    s.setValue(kEngineSocket, engineSocket);
+
+    // Rewritten as a whole so an override the user cleared does not survive in the file.
+    s.remove(kImagesGroup);
+    s.beginGroup(kImagesGroup);
+    for (auto it = images.cbegin(); it != images.cend(); ++it) {
+        if (!it.value().trimmed().isEmpty())
+            s.setValue(it.key(), it.value().trimmed());
+    }
+    s.endGroup();
+
+    s.setValue(kTimeout, defaultTimeoutSec);
+    s.setValue(kMemory, memoryMiB);
+    s.setValue(kCpus, cpus);
+    s.setValue(kPids, pidsLimit);
+    s.setValue(kPassThrough, passThroughEnv);
+    s.setValue(kHttpEnabled, httpEnabled);
+    s.setValue(kHttpPort, int(httpPort));
+    if (httpToken.isEmpty())
+        s.remove(kHttpToken);
+    else
+        s.setValue(kHttpToken, httpToken);
+    s.setValue(kRetention, historyRetentionDays);
+    s.setValue(kKeepRunning, keepRunningInBackground);
+    s.sync();
+}
+
+bool AppSettings::isValidEnvName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    return re.match(name).hasMatch();
+}
+
+bool AppSettings::operator==(const AppSettings &o) const
+{
+    return engineSocket == o.engineSocket && images == o.images &&
+           defaultTimeoutSec == o.defaultTimeoutSec && memoryMiB == o.memoryMiB &&
+           qFuzzyCompare(cpus, o.cpus) && pidsLimit == o.pidsLimit &&
+           passThroughEnv == o.passThroughEnv && httpEnabled == o.httpEnabled &&
+           httpPort == o.httpPort && httpToken == o.httpToken &&
+           historyRetentionDays == o.historyRetentionDays &&
+           keepRunningInBackground == o.keepRunningInBackground;
+}

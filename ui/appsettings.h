@@ -1,0 +1,52 @@
+#pragma once
+
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+class QSettings;
+
+// What the user can change in Settings, persisted with QSettings. Loading never fails: a missing,
+// malformed or out-of-range value falls back to its default, so a hand-edited file cannot keep
+// the app from starting.
+struct AppSettings
+{
+    QString engineSocket;          // unix:///path or /path; empty: auto-detect
+    QMap<QString, QString> images; // language → image; a language not listed uses its built-in
+    int defaultTimeoutSec = 30;
+    int memoryMiB = 512;
+    double cpus = 1.0;
+    int pidsLimit = 256;
+    QStringList passThroughEnv; // host variable names handed to every sandbox
+    bool httpEnabled = true;
+    quint16 httpPort = 8765;
+    QString httpToken;             // empty: the token stored in the config directory
+    int historyRetentionDays = 30; // 0: keep forever
+    bool keepRunningInBackground = true;
+
+    // The accepted ranges, shared with the settings dialog so it cannot offer what load() drops.
+    static constexpr int kMinTimeoutSec = 1;
+    static constexpr int kMaxTimeoutSec = 300; // SandboxConfig::maxTimeoutSec
+    static constexpr int kMinMemoryMiB = 16;
+    static constexpr int kMaxMemoryMiB = 1024 * 1024;
+    static constexpr double kMinCpus = 0.1;
+    static constexpr double kMaxCpus = 256.0;
+    static constexpr int kMinPidsLimit = 16;
+    static constexpr int kMaxPidsLimit = 1 << 22; // the kernel's pid_max ceiling
+    static constexpr int kMinHttpPort = 1;
+    static constexpr int kMaxHttpPort = 65535;
+    static constexpr int kMaxRetentionDays = 36500;
+
+    // The application's own store (organization and application "code-sandbox").
+    static AppSettings load();
+    void save() const;
+    // Any store; the tests use an INI file in a temporary directory.
+    static AppSettings load(QSettings &settings);
+    void save(QSettings &settings) const;
+
+    // A name a POSIX shell would accept: [A-Za-z_][A-Za-z0-9_]*.
+    static bool isValidEnvName(const QString &name);
+
+    bool operator==(const AppSettings &other) const;
+    bool operator!=(const AppSettings &other) const { return !(*this == other); }
+};

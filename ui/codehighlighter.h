@@ -1,0 +1,72 @@
+#pragma once
+
+#include <QSet>
+#include <QSyntaxHighlighter>
+#include <QTextCharFormat>
+
+// Keywords, strings, comments and numbers for the sandbox's languages. A hand-written scanner
+// rather than a list of regular expressions, so a "#" or "//" inside a string is not a comment
+// and a quote inside a comment starts no string. Constructs that span lines (block comments,
+// Python triple quotes, JavaScript template strings, Go raw strings) carry over in the block
+// state.
+class CodeHighlighter : public QSyntaxHighlighter
+{
+    Q_OBJECT
+public:
+    explicit CodeHighlighter(QTextDocument *document);
+
+    // python, javascript, typescript, bash, c, cpp, go, java, ruby, r, rust and a few common
+    // aliases (py, js, ts, sh, c++, golang, rb, rs); anything else is shown plain.
+    void setLanguage(const QString &language);
+    QString language() const { return m_language; }
+
+    // The colours follow the application palette (light or dark); call after it changes.
+    void updateColors();
+
+protected:
+    void highlightBlock(const QString &text) override;
+
+private:
+    enum BlockState
+    {
+        Normal = 0,
+        InBlockComment = 1,
+        InTripleDouble = 2,
+        InTripleSingle = 3,
+        InBacktick = 4
+    };
+
+    struct Syntax
+    {
+        QSet<QString> keywords;
+        bool hashComments = false;       // # to the end of the line
+        bool slashComments = false;      // // and /* */
+        bool backtickStrings = false;    // `…`, may span lines
+        bool backtickEscapes = false;    // JavaScript's may hold \`; Go's raw ones may not
+        bool tripleQuotes = false;       // Python
+        bool quoteIsChar = false;        // '…' is one character (C family, Go, Rust)
+        bool preprocessor = false;       // #include and friends
+        bool annotations = false;        // @decorator / @Annotation
+        bool dotInIdentifiers = false;   // R: is.na
+        bool hashAfterSpaceOnly = false; // bash: ${#x} and a#b are not comments
+    };
+
+    static Syntax syntaxFor(const QString &language);
+    int scanString(const QString &text, int start, QChar quote) const;
+    int scanCharLiteral(const QString &text, int start) const;
+    int scanNumber(const QString &text, int start) const;
+    // Formats from `start` up to the end of the construct `state` names, looking for its end
+    // from `searchFrom`; unclosed, it runs to the end of the line and into the next block.
+    // Returns where scanning goes on.
+    int closeMultiLine(const QString &text, int start, int searchFrom, BlockState state);
+    bool isIdentifierChar(QChar c) const;
+
+    QString m_language;
+    Syntax m_syntax;
+    bool m_enabled = false;
+    QTextCharFormat m_keywordFormat;
+    QTextCharFormat m_stringFormat;
+    QTextCharFormat m_commentFormat;
+    QTextCharFormat m_numberFormat;
+    QTextCharFormat m_preprocessorFormat;
+};

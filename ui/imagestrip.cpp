@@ -1,0 +1,276 @@
+#include "imagestrip.h"
+
+#include "imageviewerdialog.h"
+
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QImage>
+#include <QListWidget>
+#include <QLocale>
+#include <QMenu>
+#include <QMessageBox>
+#include <QMimeDatabase>
+#include <QPainter>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QScrollBar>
+#include <QStandardPaths>
+#include <QStyle>
+#include <QVBoxLayout>
+
+namespace {
+
+constexpr int kThumbnailSize = 160;
+constexpr int kIndexRole = Qt::UserRole;
+
+// Every thumbnail on a canvas of the same size, so the row lines up whatever the aspect
+// ratios, with a hairline frame that keeps a white figure apart from a white view.
+QPixmap thumbnailFor(const QImage &image, const QColor &frame)
+{
+    QPixmap canvas(kThumbnailSize, kThumbnailSize);
+    canvas.fill(Qt::transparent);
+    QImage scaled = image;
+    if (image.width() > kThumbnailSize || image.height() > kThumbnailSize)
+        scaled = image.scaled(kThumbnailSize - 2, kThumbnailSize - 2, Qt::KeepAspectRatio,
+                              Qt::SmoothTransformation);
+    const QRect target(
+        QPoint((kThumbnailSize - scaled.width()) / 2, (kThumbnailSize - scaled.height()) / 2),
+        scaled.size());
+    QPainter painter(&canvas);
+    painter.drawImage(target, scaled);
+    painter.setPen(frame);
+    painter.drawRect(target.adjusted(-1, -1, 0, 0));
+    return canvas;
+}
+
+QString sizeText(const OutputFile &file)
+{
+    return QLocale().formattedDataSize(file.size > 0 ? file.size : file.data.size());
+}
+
+} // namespace
+
+ImageStrip::ImageStrip(QWidget *parent) : QWidget(parent)
+{
+    m_thumbnails = new QListWidget(this);
+    m_thumbnails->setObjectName(QStringLiteral("thumbnails"));
+    m_thumbnails->setViewMode(QListView::IconMode);
+    m_thumbnails->setFlow(QListView::LeftToRight);
+    m_thumbnails->setWrapping(false);
+    m_thumbnails->setMovement(QListView::Static);
+    m_thumbnails->setResizeMode(QListView::Adjust);
+    m_thumbnails->setDragEnabled(false);
+    m_thumbnails->setUniformItemSizes(true);
+    m_thumbnails->setIconSize(QSize(kThumbnailSize, kThumbnailSize));
+    m_thumbnails->setTextElideMode(Qt::ElideMiddle);
+    m_thumbnails->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
+    m_thumbnails->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    const int textHeight = m_thumbnails->fontMetrics().height();
+    m_thumbnails->setGridSize(QSize(kThumbnailSize + 24, kThumbnailSize + textHeight + 16));
+    // One row of thumbnails and room for the horizontal scroll bar, no more.
+    m_thumbnails->setFixedHeight(m_thumbnails->gridSize().height() +
+                                 2 * m_thumbnails->frameWidth() +
+                                 m_thumbnails->horizontalScrollBar()->sizeHint().height() + 4);
+
+    m_fileList = new QListWidget(this);
+    m_fileList->setObjectName(QStringLiteral("fileList"));
+    m_fileList->setUniformItemSizes(true);
+    m_fileList->setTextElideMode(Qt::ElideMiddle);
+
+    m_saveButton = new QPushButton(tr("Save…"), this);
+    m_saveButton->setObjectName(QStringLiteral("saveButton"));
+    m_saveButton->setToolTip(tr("Save the selected file"));
+
+    for (QListWidget *list : {m_thumbnails, m_fileList}) {
+        list->setSelectionMode(QAbstractItemView::SingleSelection);
+        list->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(list, &QWidget::customContextMenuRequested, this,
+                [this, list](const QPoint &pos) { showContextMenu(list, pos); });
+        // One selection across both lists, so Save… means one file.
+        connect(list, &QListWidget::currentItemChanged, this,
+                [this, list](QListWidgetItem *current) {
+                    if (current) {
+                        QListWidget *other = list == m_thumbnails ? m_fileList : m_thumbnails;
+                        const QSignalBlocker blocker(other);
+                        other->clearSelection();
+                        other->setCurrentItem(nullptr);
+                    }
+                    updateSaveButton();
+                });
+    }
+    connect(m_thumbnails, &QListWidget::itemActivated, this,
+            [this](QListWidgetItem *item) { openImage(indexOf(item)); });
+    connect(m_fileList, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) {
+        const int index = indexOf(item);
+        if (index >= 0 && m_files.at(index).included)
+            saveFile(m_files.at(index), this);
+    });
+    connect(m_saveButton, &QPushButton::clicked, this, &ImageStrip::saveCurrent);
+
+    auto *lists = new QVBoxLayout;
+    lists->setContentsMargins(0, 0, 0, 0);
+    lists->addWidget(m_thumbnails);
+    lists->addWidget(m_fileList);
+
+    auto *side = new QVBoxLayout;
+    side->setContentsMargins(0, 0, 0, 0);
+    side->addWidget(m_saveButton);
+    side->addStretch(1);
+
+    auto *layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(lists, 1);
+    layout->addLayout(side);
+
+    setFiles({});
+}
+
+void ImageStrip::setFiles(const QList<OutputFile> &files)
+{
+    m_files = files;
+    m_thumbnails->clear();
+    m_fileList->clear();
+
+    const QColor frame = palette().color(QPalette::Mid);
+    const QIcon fileIcon = style()->standardIcon(QStyle::SP_FileIcon);
+    for (int i = 0; i < m_files.size(); ++i) {
+        const OutputFile &file = m_files.at(i);
+        QImage image;
+        if (file.included && file.mimeType.startsWith(u"image/"))
+            image.loadFromData(file.data);
+        if (!image.isNull()) {
+            auto *item = new QListWidgetItem(QIcon(thumbnailFor(image, frame)), file.name);
+            item->setData(kIndexRole, i);
+            item->setToolTip(tr("%1\n%2 × %3 px, %4")
+                                 .arg(file.name)
+                                 .arg(image.width())
+                                 .arg(image.height())
+                                 .arg(sizeText(file)));
+            m_thumbnails->addItem(item);
+            continue;
+        }
+        // Not an image, left out for size, or an image format this build cannot decode.
+        QString text = tr("%1 — %2").arg(file.name, sizeText(file));
+        QString tip =
+            file.mimeType.isEmpty() ? file.name : tr("%1 (%2)").arg(file.name, file.mimeType);
+        if (!file.included) {
+            text += tr(" — not included: too large");
+            tip += u'\n' + tr("Over the size limit for returned files, so its content was not "
+                              "kept.");
+        }
+        auto *item = new QListWidgetItem(fileIcon, text);
+        item->setData(kIndexRole, i);
+        item->setToolTip(tip);
+        if (!file.included)
+            item->setForeground(palette().brush(QPalette::Disabled, QPalette::Text));
+        m_fileList->addItem(item);
+    }
+
+    m_thumbnails->setVisible(m_thumbnails->count() > 0);
+    m_fileList->setVisible(m_fileList->count() > 0);
+    // Sized to its rows (up to five), so a single CSV does not take a tall empty box.
+    const int rows = qBound(1, m_fileList->count(), 5);
+    const int rowHeight = qMax(m_fileList->sizeHintForRow(0), fontMetrics().height() + 4);
+    m_fileList->setFixedHeight(rows * rowHeight + 2 * m_fileList->frameWidth() + 2);
+    m_saveButton->setVisible(!m_files.isEmpty());
+    updateSaveButton();
+}
+
+int ImageStrip::imageCount() const
+{
+    return m_thumbnails->count();
+}
+
+int ImageStrip::listedFileCount() const
+{
+    return m_fileList->count();
+}
+
+bool ImageStrip::saveFile(const OutputFile &file, QWidget *parent)
+{
+    if (!file.included)
+        return false;
+    // The last folder used, for the next figure of the same session.
+    static QString lastDir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    const QString fileName = QFileInfo(file.name).fileName();
+
+    QStringList filters;
+    const QMimeType mime = QMimeDatabase().mimeTypeForName(file.mimeType);
+    if (mime.isValid() && !mime.globPatterns().isEmpty())
+        filters.append(mime.filterString());
+    filters.append(tr("All files (*)"));
+
+    const QString path = QFileDialog::getSaveFileName(parent, tr("Save %1").arg(fileName),
+                                                      QDir(lastDir).filePath(fileName),
+                                                      filters.join(QStringLiteral(";;")));
+    if (path.isEmpty())
+        return false;
+    lastDir = QFileInfo(path).absolutePath();
+
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(file.data) != file.data.size() ||
+        !out.commit()) {
+        QMessageBox::warning(parent, tr("Save"),
+                             tr("Could not save %1:\n%2").arg(path, out.errorString()));
+        return false;
+    }
+    return true;
+}
+
+void ImageStrip::openImage(int index)
+{
+    if (index < 0 || index >= m_files.size())
+        return;
+    // Not modal: several figures can be open side by side while runs go on.
+    auto *viewer = new ImageViewerDialog(m_files.at(index), this);
+    viewer->setAttribute(Qt::WA_DeleteOnClose);
+    viewer->show();
+}
+
+void ImageStrip::saveCurrent()
+{
+    const int index = currentIndex();
+    if (index >= 0)
+        saveFile(m_files.at(index), this);
+}
+
+void ImageStrip::showContextMenu(QListWidget *list, const QPoint &pos)
+{
+    QListWidgetItem *item = list->itemAt(pos);
+    if (!item)
+        return;
+    list->setCurrentItem(item);
+    const int index = indexOf(item);
+    if (index < 0)
+        return;
+
+    QMenu menu(this);
+    if (list == m_thumbnails)
+        menu.addAction(tr("Open"), this, [this, index] { openImage(index); });
+    QAction *save =
+        menu.addAction(tr("Save…"), this, [this, index] { saveFile(m_files.at(index), this); });
+    save->setEnabled(m_files.at(index).included);
+    menu.exec(list->viewport()->mapToGlobal(pos));
+}
+
+void ImageStrip::updateSaveButton()
+{
+    const int index = currentIndex();
+    m_saveButton->setEnabled(index >= 0 && m_files.at(index).included);
+}
+
+int ImageStrip::currentIndex() const
+{
+    for (const QListWidget *list : {m_thumbnails, m_fileList}) {
+        if (const QListWidgetItem *item = list->currentItem(); item && item->isSelected())
+            return indexOf(item);
+    }
+    return -1;
+}
+
+int ImageStrip::indexOf(const QListWidgetItem *item)
+{
+    return item ? item->data(kIndexRole).toInt() : -1;
+}

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "executionresult.h"
+
+#include <QList>
+#include <QWidget>
+
+class QListWidget;
+class QListWidgetItem;
+class QPushButton;
+
+// The files a run returned: figures and other images as a row of thumbnails, everything else
+// (and anything left out for size) in a compact list beside a Save button. Activating a
+// thumbnail opens it at full size; activating a listed file saves it.
+class ImageStrip : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit ImageStrip(QWidget *parent = nullptr);
+
+    void setFiles(const QList<OutputFile> &files);
+    const QList<OutputFile> &files() const { return m_files; }
+    int imageCount() const;
+    int listedFileCount() const; // the files that are not thumbnails
+
+    // Asks where to put `file` (its own name proposed) and writes it; false when the user
+    // cancelled, or the write failed and the user was told.
+    static bool saveFile(const OutputFile &file, QWidget *parent);
+
+private:
+    void openImage(int index);
+    void saveCurrent();
+    void showContextMenu(QListWidget *list, const QPoint &pos);
+    void updateSaveButton();
+    int currentIndex() const; // into m_files; -1 when nothing is selected
+    static int indexOf(const QListWidgetItem *item);
+
+    QList<OutputFile> m_files;
+    QListWidget *m_thumbnails = nullptr;
+    QListWidget *m_fileList = nullptr;
+    QPushButton *m_saveButton = nullptr;
+};

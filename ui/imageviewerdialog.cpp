@@ -1,0 +1,76 @@
+#include "imageviewerdialog.h"
+
+#include "imagestrip.h"
+
+#include <QDialogButtonBox>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QImage>
+#include <QLabel>
+#include <QLocale>
+#include <QPixmap>
+#include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QVBoxLayout>
+
+ImageViewerDialog::ImageViewerDialog(const OutputFile &file, QWidget *parent)
+    : QDialog(parent), m_file(file)
+{
+    setWindowTitle(file.name);
+    setObjectName(QStringLiteral("imageViewerDialog"));
+
+    QImage image;
+    image.loadFromData(file.data);
+
+    auto *imageLabel = new QLabel;
+    imageLabel->setObjectName(QStringLiteral("imageLabel"));
+    imageLabel->setAlignment(Qt::AlignCenter);
+    if (image.isNull())
+        imageLabel->setText(tr("This image cannot be shown."));
+    else
+        imageLabel->setPixmap(QPixmap::fromImage(image));
+
+    auto *scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("imageScroll"));
+    // A mid tone, not the window colour: a white figure's edges stay visible, and so does dark
+    // text on a transparent one.
+    scroll->setBackgroundRole(QPalette::Mid);
+    scroll->setAlignment(Qt::AlignCenter);
+    scroll->setWidget(imageLabel);
+
+    QString details = QLocale().formattedDataSize(file.size > 0 ? file.size : file.data.size());
+    if (!image.isNull())
+        details = tr("%1 × %2 px · %3").arg(image.width()).arg(image.height()).arg(details);
+    auto *info = new QLabel(details, this);
+    info->setObjectName(QStringLiteral("imageInfo"));
+    info->setForegroundRole(QPalette::PlaceholderText);
+
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    QPushButton *save = buttons->addButton(tr("Save…"), QDialogButtonBox::ActionRole);
+    save->setObjectName(QStringLiteral("saveButton"));
+    connect(save, &QPushButton::clicked, this, [this] { ImageStrip::saveFile(m_file, this); });
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    auto *bottom = new QHBoxLayout;
+    bottom->addWidget(info);
+    bottom->addStretch(1);
+    bottom->addWidget(buttons);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(scroll, 1);
+    layout->addLayout(bottom);
+
+    // Big enough for the whole image where the screen allows, never more than most of it.
+    const QScreen *screen = parent ? parent->screen() : QGuiApplication::primaryScreen();
+    const QSize available = screen ? screen->availableGeometry().size() * 0.85 : QSize(1024, 768);
+    const QSize chrome(
+        2 * scroll->frameWidth() + layout->contentsMargins().left() +
+            layout->contentsMargins().right() + scroll->verticalScrollBar()->sizeHint().width(),
+        2 * scroll->frameWidth() + layout->contentsMargins().top() +
+            layout->contentsMargins().bottom() + layout->spacing() + bottom->sizeHint().height() +
+            scroll->horizontalScrollBar()->sizeHint().height());
+    const QSize wanted = (image.isNull() ? QSize(320, 160) : image.size()) + chrome;
+    resize(wanted.expandedTo(QSize(360, 240)).boundedTo(available));
+}

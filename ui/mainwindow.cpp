@@ -1,0 +1,405 @@
+#include "mainwindow.h"
+
+#include "appcontroller.h"
+#include "connectassistantdialog.h"
+#include "rundetailspane.h"
+#include "runeditor.h"
+#include "runfiltermodel.h"
+#include "runlistmodel.h"
+#include "settingsdialog.h"
+#include "statusicons.h"
+#include "uilog.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QSystemTrayIcon>
+#include <QTableView>
+#include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+MainWindow::MainWindow(AppController *controller, const AppSettings &settings, QWidget *parent)
+    : QMainWindow(parent), m_controller(controller), m_settings(settings),
+      m_filter(new RunFilterModel(this))
+{
+    setWindowTitle(QStringLiteral("Code Sandbox"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/code-sandbox.png")));
+    m_filter->setSourceModel(controller->model());
+    buildUi();
+    buildTray();
+
+    RunListModel *model = controller->model();
+    connect(model, &RunListModel::runChanged, this, &MainWindow::onRunChanged);
+    connect(model, &RunListModel::outputAppended, m_details, &RunDetailsPane::appendOutput);
+    connect(m_filter, &QAbstractItemModel::rowsInserted, this, &MainWindow::onRowsInserted);
+    connect(m_filter, &QAbstractItemModel::modelReset, this, [this] {
+        if (!m_details->runId().isEmpty())
+            selectRun(m_details->runId());
+    });
+    connect(controller, &AppController::manualRunningChanged, m_editor, &RunEditor::setRunning);
+    connect(controller, &AppController::engineStatusChanged, this, &MainWindow::onEngineStatus);
+    connect(controller, &AppController::serverStatusChanged, this, &MainWindow::onServerStatus);
+    connect(m_editor, &RunEditor::runRequested, this,
+            [this](const QString &language, const QString &code, int timeoutSec) {
+                const QString id = m_controller->runManual(language, code, timeoutSec);
+                if (!id.isEmpty())
+                    selectRun(id);
+            });
+    connect(m_editor, &RunEditor::stopRequested, controller, &AppController::stopManual);
+
+    m_editor->setLanguages(controller->languages());
+    m_editor->setTimeoutSec(controller->defaultTimeoutSec());
+    onEngineStatus(controller->engineStatus());
+    onServerStatus(controller->serverStatus());
+    controller->refreshEngine();
+    resize(1280, 820);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildUi()
+{
+    // Menus and toolbar.
+    QMenu *file = menuBar()->addMenu(QStringLiteral("&File"));
+    QAction *newRun =
+        file->addAction(QStringLiteral("&New run"), this, [this] { m_editor->focusEditor(); });
+    newRun->setShortcut(QKeySequence::New);
+    QAction *settings =
+        file->addAction(QStringLiteral("&Settings…"), this, &MainWindow::openSettings);
+    settings->setShortcut(QKeySequence::Preferences);
+    file->addSeparator();
+    QAction *close = file->addAction(QStringLiteral("&Close window"), this, &QWidget::close);
+    close->setShortcut(QKeySequence::Close);
+    QAction *quit = file->addAction(QStringLiteral("&Quit"), this, &MainWindow::quitRequested);
+    quit->setShortcut(QKeySequence::Quit);
+    QMenu *help = menuBar()->addMenu(QStringLiteral("&Help"));
+    QAction *connectAction = help->addAction(QStringLiteral("&Connect an assistant…"), this,
+                                             &MainWindow::openConnectDialog);
+    help->addAction(QStringLiteral("&About Code Sandbox"), this, [this] {
+        QMessageBox::about(
+            this, QStringLiteral("About Code Sandbox"),
+            QStringLiteral("<h3>Code Sandbox %1</h3><p>Runs code from AI assistants in hardened, "
+                           "single-use containers and shows you every run.</p>")
+                .arg(QApplication::applicationVersion()));
+    });
+
+    QToolBar *toolbar = addToolBar(QStringLiteral("Main"));
+    toolbar->setObjectName(QStringLiteral("mainToolbar"));
+    toolbar->setMovable(false);
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    newRun->setIcon(style()->standardIcon(QStyle::SP_FileIcon));
+    connectAction->setIcon(style()->standardIcon(QStyle::SP_DialogHelpButton));
+    settings->setIcon(style()->standardIcon(QStyle::SP_FileDialogDetailedView));
+    toolbar->addAction(newRun);
+    toolbar->addAction(connectAction);
+    toolbar->addAction(settings);
+
+    // Runs list with its filters.
+    auto *left = new QWidget(this);
+    m_search = new QLineEdit(left);
+    m_search->setObjectName(QStringLiteral("searchEdit"));
+    m_search->setPlaceholderText(QStringLiteral("Search code and output…"));
+    m_search->setClearButtonEnabled(true);
+    m_statusFilter = new QComboBox(left);
+    m_statusFilter->setObjectName(QStringLiteral("statusFilter"));
+    m_statusFilter->addItem(QStringLiteral("All statuses"), -1);
+    for (auto s :
+         {RunRecord::Status::Queued, RunRecord::Status::Running, RunRecord::Status::Ok,
+          RunRecord::Status::Error, RunRecord::Status::TimedOut, RunRecord::Status::Cancelled})
+        m_statusFilter->addItem(StatusIcons::icon(s), StatusIcons::label(s), int(s));
+    m_languageFilter = new QComboBox(left);
+    m_languageFilter->setObjectName(QStringLiteral("languageFilter"));
+    m_languageFilter->addItem(QStringLiteral("All languages"), QString());
+    for (const QString &language : m_controller->languages())
+        m_languageFilter->addItem(language, language);
+
+    m_table = new QTableView(left);
+    m_table->setObjectName(QStringLiteral("runTable"));
+    m_table->setModel(m_filter);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setAlternatingRowColors(true);
+    m_table->setShowGrid(false);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 10);
+    QHeaderView *header = m_table->horizontalHeader();
+    header->setHighlightSections(false);
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    header->setSectionResizeMode(RunListModel::SourceColumn, QHeaderView::Stretch);
+    header->resizeSection(RunListModel::TimeColumn, 80);
+    header->resizeSection(RunListModel::LanguageColumn, 90);
+    header->resizeSection(RunListModel::StatusColumn, 110);
+    header->resizeSection(RunListModel::DurationColumn, 80);
+    header->resizeSection(RunListModel::ExitCodeColumn, 44);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &MainWindow::onCurrentChanged);
+
+    auto *filters = new QHBoxLayout;
+    filters->addWidget(m_statusFilter);
+    filters->addWidget(m_languageFilter);
+    auto *leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(8, 8, 4, 8);
+    auto *runsTitle = new QLabel(QStringLiteral("<b>Runs</b>"), left);
+    leftLayout->addWidget(runsTitle);
+    leftLayout->addWidget(m_search);
+    leftLayout->addLayout(filters);
+    leftLayout->addWidget(m_table, 1);
+
+    m_searchDelay = new QTimer(this);
+    m_searchDelay->setSingleShot(true);
+    m_searchDelay->setInterval(250);
+    connect(m_searchDelay, &QTimer::timeout, this, [this] {
+        // Older runs that match come from the history.
+        m_controller->searchHistory(m_search->text());
+        applyFilters();
+    });
+    connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
+    connect(m_statusFilter, &QComboBox::currentIndexChanged, this, &MainWindow::applyFilters);
+    connect(m_languageFilter, &QComboBox::currentIndexChanged, this, &MainWindow::applyFilters);
+
+    // Editor above the selected run's details.
+    auto *right = new QSplitter(Qt::Vertical, this);
+    right->setObjectName(QStringLiteral("rightSplitter"));
+    auto *editorBox = new QWidget(right);
+    auto *editorLayout = new QVBoxLayout(editorBox);
+    editorLayout->setContentsMargins(4, 8, 8, 4);
+    m_editor = new RunEditor(editorBox);
+    editorLayout->addWidget(m_editor);
+    auto *detailsBox = new QWidget(right);
+    auto *detailsLayout = new QVBoxLayout(detailsBox);
+    detailsLayout->setContentsMargins(4, 4, 8, 8);
+    m_details = new RunDetailsPane(detailsBox);
+    detailsLayout->addWidget(m_details);
+    right->addWidget(editorBox);
+    right->addWidget(detailsBox);
+    right->setStretchFactor(0, 2);
+    right->setStretchFactor(1, 3);
+
+    auto *split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("mainSplitter"));
+    split->addWidget(left);
+    split->addWidget(right);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    split->setSizes({500, 780});
+    setCentralWidget(split);
+
+    // Status bar: the engine, the servers.
+    m_engineLabel = new QLabel(this);
+    m_engineLabel->setObjectName(QStringLiteral("engineStatus"));
+    m_engineLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_serverLabel = new QLabel(this);
+    m_serverLabel->setObjectName(QStringLiteral("serverStatus"));
+    m_serverLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_copyToken = new QToolButton(this);
+    m_copyToken->setObjectName(QStringLiteral("copyTokenButton"));
+    m_copyToken->setText(QStringLiteral("Copy token"));
+    m_copyToken->setAutoRaise(true);
+    connect(m_copyToken, &QToolButton::clicked, this, [this] {
+        QApplication::clipboard()->setText(m_controller->serverStatus().token);
+        statusBar()->showMessage(QStringLiteral("Token copied"), 3000);
+    });
+    statusBar()->addPermanentWidget(m_engineLabel, 1);
+    statusBar()->addPermanentWidget(m_serverLabel);
+    statusBar()->addPermanentWidget(m_copyToken);
+}
+
+void MainWindow::buildTray()
+{
+    if (!QSystemTrayIcon::isSystemTrayAvailable()) {
+        qCInfo(lcUi) << "no system tray here; closing the window"
+                     << (m_settings.keepRunningInBackground ? "keeps serving (start the app again "
+                                                              "to show it)"
+                                                            : "quits");
+        return;
+    }
+    m_tray = new QSystemTrayIcon(windowIcon(), this);
+    m_tray->setToolTip(QStringLiteral("Code Sandbox"));
+    auto *menu = new QMenu(this);
+    QAction *toggle = menu->addAction(QStringLiteral("Show window"));
+    connect(menu, &QMenu::aboutToShow, this, [this, toggle] {
+        toggle->setText(isVisible() ? QStringLiteral("Hide window")
+                                    : QStringLiteral("Show window"));
+    });
+    connect(toggle, &QAction::triggered, this, [this] {
+        if (isVisible())
+            hide();
+        else
+            showAndRaise();
+    });
+    menu->addSeparator();
+    menu->addAction(QStringLiteral("Quit Code Sandbox"), this, &MainWindow::quitRequested);
+    m_tray->setContextMenu(menu);
+    connect(m_tray, &QSystemTrayIcon::activated, this,
+            [this](QSystemTrayIcon::ActivationReason reason) {
+                if (reason == QSystemTrayIcon::Trigger)
+                    isVisible() ? hide() : showAndRaise();
+            });
+    m_tray->show();
+}
+
+void MainWindow::showAndRaise()
+{
+    show();
+    setWindowState((windowState() & ~Qt::WindowMinimized) | Qt::WindowActive);
+    raise();
+    activateWindow();
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (!m_settings.keepRunningInBackground) {
+        event->accept();
+        Q_EMIT quitRequested();
+        return;
+    }
+    // The servers keep going: assistants connected over HTTP or watched through the monitor
+    // socket must not lose their sandbox because a window was closed.
+    event->ignore();
+    hide();
+    if (m_tray && !m_trayHintShown) {
+        m_trayHintShown = true;
+        m_tray->showMessage(QStringLiteral("Code Sandbox keeps running"),
+                            QStringLiteral("The MCP server still serves assistants. Use the tray "
+                                           "icon to show the window or quit."),
+                            QSystemTrayIcon::Information, 5000);
+    }
+}
+
+void MainWindow::selectRun(const QString &id)
+{
+    const int sourceRow = m_controller->model()->rowOf(id);
+    if (sourceRow < 0)
+        return;
+    const QModelIndex index = m_filter->mapFromSource(m_controller->model()->index(sourceRow, 0));
+    if (!index.isValid()) {
+        // Hidden by the filters: show it anyway, the person asked for it.
+        m_details->showRun(m_controller->model()->complete(id));
+        return;
+    }
+    m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                          QItemSelectionModel::Rows);
+    m_table->scrollTo(index);
+}
+
+void MainWindow::onCurrentChanged()
+{
+    const QModelIndex current = m_table->selectionModel()->currentIndex();
+    if (!current.isValid()) {
+        m_details->showRun(nullptr);
+        return;
+    }
+    const QString id = current.data(RunListModel::RunIdRole).toString();
+    if (id == m_details->runId())
+        return;
+    m_details->showRun(m_controller->model()->complete(id));
+}
+
+void MainWindow::onRunChanged(const QString &id)
+{
+    if (id == m_details->runId()) {
+        if (const RunRecord *run = m_controller->model()->run(id))
+            m_details->updateRun(*run);
+    }
+    // A language seen for the first time (a custom image, an instance with more languages).
+    const QString language =
+        m_controller->model()->run(id) ? m_controller->model()->run(id)->language : QString();
+    if (!language.isEmpty() && m_languageFilter->findData(language) < 0)
+        m_languageFilter->addItem(language, language);
+}
+
+void MainWindow::onRowsInserted()
+{
+    // Follow the newest run while the person is looking at the newest (or at nothing).
+    const QModelIndex current = m_table->selectionModel()->currentIndex();
+    if (current.isValid() && current.row() > 1)
+        return;
+    const QModelIndex top = m_filter->index(0, 0);
+    if (top.isValid())
+        m_table->selectionModel()->setCurrentIndex(top, QItemSelectionModel::ClearAndSelect |
+                                                            QItemSelectionModel::Rows);
+}
+
+void MainWindow::applyFilters()
+{
+    const int status = m_statusFilter->currentData().toInt();
+    m_filter->setStatus(status < 0 ? std::nullopt
+                                   : std::optional<RunRecord::Status>(RunRecord::Status(status)));
+    m_filter->setLanguage(m_languageFilter->currentData().toString());
+    m_filter->setText(m_search->text());
+}
+
+void MainWindow::onEngineStatus(const EngineStatus &status)
+{
+    if (!status.known) {
+        m_engineLabel->setText(QStringLiteral("Engine: asking %1…").arg(status.socket));
+        return;
+    }
+    const QString dot = QStringLiteral("<span style='color:%1'>●</span> ")
+                            .arg(StatusIcons::color(status.reachable ? RunRecord::Status::Ok
+                                                                     : RunRecord::Status::Error)
+                                     .name());
+    if (status.reachable) {
+        m_engineLabel->setText(
+            dot + QStringLiteral("%1 %2 (API %3) · %4")
+                      .arg(status.product, status.version, status.apiVersion, status.socket));
+        m_engineLabel->setToolTip(QString());
+    } else {
+        m_engineLabel->setText(
+            dot + QStringLiteral("Engine not reachable at %1 — %2").arg(status.socket, status.fix));
+        m_engineLabel->setToolTip(status.error);
+    }
+}
+
+void MainWindow::onServerStatus(const ServerStatus &status)
+{
+    QStringList parts;
+    if (!status.httpEnabled)
+        parts << QStringLiteral("HTTP server off");
+    else if (!status.listening)
+        parts << QStringLiteral("<span style='color:#d63b3b'>HTTP server: %1</span>")
+                     .arg(status.error.toHtmlEscaped());
+    else
+        parts << QStringLiteral("MCP %1 · %2 client%3")
+                     .arg(status.url)
+                     .arg(status.httpSessions)
+                     .arg(status.httpSessions == 1 ? QString() : QStringLiteral("s"));
+    parts << QStringLiteral("%1 headless instance%2 watched")
+                 .arg(status.instances)
+                 .arg(status.instances == 1 ? QString() : QStringLiteral("s"));
+    m_serverLabel->setText(parts.join(QStringLiteral(" · ")));
+    m_copyToken->setVisible(status.listening && !status.token.isEmpty());
+}
+
+void MainWindow::openSettings()
+{
+    SettingsDialog dialog(m_settings, m_controller->languages(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    m_settings = dialog.settings();
+    m_settings.save();
+    m_controller->pruneHistory(m_settings.historyRetentionDays);
+    Q_EMIT settingsChanged(m_settings);
+}
+
+void MainWindow::openConnectDialog()
+{
+    const ServerStatus s = m_controller->serverStatus();
+    ConnectAssistantDialog dialog(s.binary, s.listening ? s.url : QString(), s.token, this);
+    dialog.exec();
+}

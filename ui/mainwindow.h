@@ -1,0 +1,76 @@
+#pragma once
+
+#include "appsettings.h"
+#include "enginestatus.h"
+#include "serverstatus.h"
+
+#include <QMainWindow>
+
+class AppController;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSystemTrayIcon;
+class QTableView;
+class QTimer;
+class QToolButton;
+class RunDetailsPane;
+class RunEditor;
+class RunFilterModel;
+
+// "Code Sandbox": the runs list (filtered, newest first), the selected run's details, the
+// editor for manual runs, and the state of the engine and the servers. Closing it keeps the
+// servers running in the background (tray) unless the settings say otherwise.
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    MainWindow(AppController *controller, const AppSettings &settings, QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    RunEditor *editor() const { return m_editor; }
+    RunDetailsPane *details() const { return m_details; }
+    QTableView *runTable() const { return m_table; }
+    RunFilterModel *filter() const { return m_filter; }
+    QSystemTrayIcon *trayIcon() const { return m_tray; }
+    // Selects the run (if the filters show it).
+    void selectRun(const QString &id);
+    void showAndRaise();
+
+Q_SIGNALS:
+    // Quit was chosen (menu or tray): the application stops its servers and ends.
+    void quitRequested();
+    void settingsChanged(const AppSettings &settings);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void buildUi();
+    void buildTray();
+    void onCurrentChanged();
+    void onRunChanged(const QString &id);
+    void onRowsInserted();
+    void onEngineStatus(const EngineStatus &status);
+    void onServerStatus(const ServerStatus &status);
+    void applyFilters();
+    void openSettings();
+    void openConnectDialog();
+
+    AppController *m_controller;
+    AppSettings m_settings;
+    RunFilterModel *m_filter;
+    QTableView *m_table = nullptr;
+    RunEditor *m_editor = nullptr;
+    RunDetailsPane *m_details = nullptr;
+    QLineEdit *m_search = nullptr;
+    QComboBox *m_statusFilter = nullptr;
+    QComboBox *m_languageFilter = nullptr;
+    QLabel *m_engineLabel = nullptr;
+    QLabel *m_serverLabel = nullptr;
+    QToolButton *m_copyToken = nullptr;
+    QSystemTrayIcon *m_tray = nullptr;
+    QTimer *m_searchDelay = nullptr;
+    QString m_pendingSelect;
+    bool m_trayHintShown = false;
+};

@@ -1,0 +1,246 @@
+#include "rundetailspane.h"
+
+#include "codehighlighter.h"
+#include "envvarsview.h"
+#include "imagestrip.h"
+#include "outputview.h"
+#include "statusicons.h"
+
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QPlainTextEdit>
+#include <QScrollArea>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+namespace {
+QString bytesText(qint64 bytes)
+{
+    return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeTraditionalFormat);
+}
+
+QString durationText(qint64 ms)
+{
+    if (ms < 0)
+        return QStringLiteral("—");
+    if (ms < 1000)
+        return QStringLiteral("%1 ms").arg(ms);
+    return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'f', 2);
+}
+
+enum Tab
+{
+    OutputTab,
+    CodeTab,
+    FilesTab,
+    EnvTab,
+    DetailsTab
+};
+} // namespace
+
+RunDetailsPane::RunDetailsPane(QWidget *parent)
+    : QWidget(parent), m_icon(new QLabel(this)), m_title(new QLabel(this)),
+      m_subtitle(new QLabel(this)), m_tabs(new QTabWidget(this)), m_output(new OutputView(this)),
+      m_code(new QPlainTextEdit(this)), m_images(new ImageStrip(this)),
+      m_env(new EnvVarsView(this)), m_detailsPage(new QWidget(this)),
+      m_details(new QFormLayout(m_detailsPage))
+{
+    setObjectName(QStringLiteral("runDetails"));
+    m_tabs->setObjectName(QStringLiteral("detailTabs"));
+    m_code->setObjectName(QStringLiteral("codeView"));
+    m_title->setObjectName(QStringLiteral("runTitle"));
+    m_code->setReadOnly(true);
+    m_code->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_code->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_highlighter = new CodeHighlighter(m_code->document());
+
+    QFont titleFont = m_title->font();
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.15);
+    titleFont.setBold(true);
+    m_title->setFont(titleFont);
+    m_subtitle->setForegroundRole(QPalette::PlaceholderText);
+    m_subtitle->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_icon->setFixedSize(28, 28);
+
+    m_details->setLabelAlignment(Qt::AlignRight);
+    m_details->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    auto *detailsScroll = new QScrollArea(this);
+    detailsScroll->setWidgetResizable(true);
+    detailsScroll->setFrameShape(QFrame::NoFrame);
+    detailsScroll->setWidget(m_detailsPage);
+
+    m_tabs->insertTab(OutputTab, m_output, QStringLiteral("Output"));
+    m_tabs->insertTab(CodeTab, m_code, QStringLiteral("Code"));
+    m_tabs->insertTab(FilesTab, m_images, QStringLiteral("Images && files"));
+    m_tabs->insertTab(EnvTab, m_env, QStringLiteral("Environment"));
+    m_tabs->insertTab(DetailsTab, detailsScroll, QStringLiteral("Details"));
+
+    auto *head = new QHBoxLayout;
+    head->addWidget(m_icon, 0, Qt::AlignTop);
+    auto *titles = new QVBoxLayout;
+    titles->setSpacing(0);
+    titles->addWidget(m_title);
+    titles->addWidget(m_subtitle);
+    head->addLayout(titles, 1);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(head);
+    layout->addWidget(m_tabs, 1);
+    showRun(nullptr);
+}
+
+void RunDetailsPane::showRun(const RunRecord *run)
+{
+    const bool sameRun = run && run->id == m_run.id;
+    m_run = run ? *run : RunRecord();
+    m_endingShown = false;
+    if (!sameRun)
+        m_env->conceal();
+    m_output->setChunks(m_run.output);
+    if (m_run.isFinished() && run)
+        showEnding();
+    m_code->setPlainText(m_run.code);
+    m_highlighter->setLanguage(m_run.language);
+    m_env->setVariables(m_run.envNames, m_run.envValues);
+    refreshSummary();
+    refreshDetails();
+    setEnabled(run != nullptr);
+}
+
+void RunDetailsPane::updateRun(const RunRecord &run)
+{
+    if (run.id != m_run.id)
+        return;
+    const bool wasFinished = m_run.isFinished();
+    const QList<OutputChunk> shown = m_run.output;
+    m_run = run;
+    // A record that arrives whole at the end may carry output this view never saw (the window
+    // opened mid-run); otherwise the view already streamed it.
+    if (run.isFinished() && !wasFinished) {
+        if (RunRecord::packOutput(shown) != RunRecord::packOutput(run.output) &&
+            !run.output.isEmpty())
+            m_output->setChunks(run.output);
+        showEnding();
+    }
+    if (!run.isFinished())
+        m_env->setVariables(run.envNames, run.envValues);
+    refreshSummary();
+    refreshDetails();
+}
+
+void RunDetailsPane::appendOutput(const QString &runId, int stream, const QByteArray &data)
+{
+    if (runId != m_run.id)
+        return;
+    m_run.appendOutput(stream, data);
+    m_output->appendChunk(stream, data);
+}
+
+void RunDetailsPane::showEnding()
+{
+    if (m_endingShown)
+        return;
+    m_endingShown = true;
+    QStringList lines;
+    if (m_run.truncated)
+        lines << QStringLiteral("[output truncated at the size cap]");
+    if (!m_run.error.isEmpty())
+        lines << QStringLiteral("[sandbox error: %1]").arg(m_run.error);
+    else if (m_run.status == RunRecord::Status::TimedOut)
+        lines << QStringLiteral("[stopped: timed out after %1 s]").arg(m_run.timeoutSec);
+    else if (m_run.status == RunRecord::Status::Cancelled)
+        lines << QStringLiteral("[stopped: cancelled]");
+    else if (m_run.outOfMemory)
+        lines << QStringLiteral("[killed: out of memory]");
+    else if (m_run.exitCode >= 0)
+        lines << QStringLiteral("[exit code %1 after %2]")
+                     .arg(m_run.exitCode)
+                     .arg(durationText(m_run.durationMs));
+    for (const QString &note : m_run.notes)
+        lines << QStringLiteral("[%1]").arg(note);
+    if (!lines.isEmpty())
+        m_output->appendNote(lines.join(QLatin1Char('\n')));
+}
+
+void RunDetailsPane::refreshSummary()
+{
+    if (m_run.id.isEmpty()) {
+        m_icon->clear();
+        m_title->setText(QStringLiteral("No run selected"));
+        m_subtitle->setText(QStringLiteral("Runs appear here as assistants or you start them."));
+        m_tabs->setTabText(FilesTab, QStringLiteral("Images && files"));
+        m_images->setFiles({});
+        return;
+    }
+    m_icon->setPixmap(StatusIcons::icon(m_run.status).pixmap(28, 28));
+    QString status = StatusIcons::label(m_run.status);
+    if (m_run.compileError)
+        status = QStringLiteral("Compile error");
+    else if (m_run.outOfMemory)
+        status = QStringLiteral("Out of memory");
+    m_title->setText(QStringLiteral("%1 · %2").arg(m_run.language, status));
+    QStringList sub;
+    sub << QStringLiteral("from %1").arg(m_run.source);
+    if (!m_run.tool.isEmpty() && m_run.tool != m_run.source)
+        sub << m_run.tool;
+    sub << m_run.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    if (m_run.isFinished()) {
+        sub << durationText(m_run.durationMs);
+        if (m_run.exitCode >= 0)
+            sub << QStringLiteral("exit %1").arg(m_run.exitCode);
+    }
+    m_subtitle->setText(sub.join(QStringLiteral("  ·  ")));
+    m_images->setFiles(m_run.files);
+    m_tabs->setTabText(FilesTab,
+                       m_run.files.isEmpty()
+                           ? QStringLiteral("Images && files")
+                           : QStringLiteral("Images && files (%1)").arg(m_run.files.size()));
+    m_tabs->setTabText(EnvTab, m_run.envNames.isEmpty()
+                                   ? QStringLiteral("Environment")
+                                   : QStringLiteral("Environment (%1)").arg(m_run.envNames.size()));
+}
+
+void RunDetailsPane::refreshDetails()
+{
+    while (m_details->rowCount() > 0)
+        m_details->removeRow(0);
+    if (m_run.id.isEmpty())
+        return;
+    const auto add = [this](const QString &label, const QString &value) {
+        auto *field = new QLabel(value.isEmpty() ? QStringLiteral("—") : value);
+        field->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        field->setWordWrap(true);
+        m_details->addRow(label, field);
+    };
+    add(QStringLiteral("Status"), StatusIcons::label(m_run.status));
+    add(QStringLiteral("Exit code"),
+        m_run.exitCode >= 0 ? QString::number(m_run.exitCode) : QString());
+    add(QStringLiteral("Duration"), durationText(m_run.durationMs));
+    add(QStringLiteral("Image"), m_run.image);
+    add(QStringLiteral("Container"), m_run.containerId.left(12));
+    add(QStringLiteral("Memory limit"),
+        m_run.memoryBytes > 0 ? bytesText(m_run.memoryBytes) : QString());
+    add(QStringLiteral("CPUs"), m_run.cpus > 0 ? QString::number(m_run.cpus) : QString());
+    add(QStringLiteral("Processes"),
+        m_run.pidsLimit > 0 ? QString::number(m_run.pidsLimit) : QString());
+    add(QStringLiteral("Timeout"),
+        m_run.timeoutSec > 0 ? QStringLiteral("%1 s").arg(m_run.timeoutSec) : QString());
+    add(QStringLiteral("Network"), m_run.network ? QStringLiteral("on") : QStringLiteral("none"));
+    add(QStringLiteral("Peak memory"), m_run.peakMemoryBytes >= 0 ? bytesText(m_run.peakMemoryBytes)
+                                                                  : QStringLiteral("not reported"));
+    add(QStringLiteral("CPU time"),
+        m_run.cpuTimeMs >= 0 ? durationText(m_run.cpuTimeMs) : QStringLiteral("not reported"));
+    add(QStringLiteral("Source"), m_run.source);
+    add(QStringLiteral("Tool"), m_run.tool);
+    add(QStringLiteral("Server"), QStringLiteral("pid %1 · instance %2")
+                                      .arg(m_run.instancePid)
+                                      .arg(m_run.instanceId.left(8)));
+    add(QStringLiteral("Run id"), m_run.id);
+    if (!m_run.error.isEmpty())
+        add(QStringLiteral("Error"), m_run.error);
+    if (!m_run.notes.isEmpty())
+        add(QStringLiteral("Notes"), m_run.notes.join(QLatin1Char('\n')));
+}

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "runrecord.h"
+
+#include <QWidget>
+
+class CodeHighlighter;
+class EnvVarsView;
+class ImageStrip;
+class OutputView;
+class QFormLayout;
+class QLabel;
+class QPlainTextEdit;
+class QTabWidget;
+
+// Everything about the selected run: output (live), code, images and files, the pass-through
+// variables, and the container's details.
+class RunDetailsPane : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit RunDetailsPane(QWidget *parent = nullptr);
+
+    // Shows this run (null: nothing selected). The record is copied.
+    void showRun(const RunRecord *run);
+    QString runId() const { return m_run.id; }
+    // The shown run changed (status, end): refresh all but the output, which streams.
+    void updateRun(const RunRecord &run);
+    void appendOutput(const QString &runId, int stream, const QByteArray &data);
+
+    OutputView *outputView() const { return m_output; }
+    ImageStrip *imageStrip() const { return m_images; }
+    EnvVarsView *envView() const { return m_env; }
+    QTabWidget *tabs() const { return m_tabs; }
+
+private:
+    void refreshSummary();
+    void refreshDetails();
+    void showEnding();
+
+    RunRecord m_run;
+    QLabel *m_icon;
+    QLabel *m_title;
+    QLabel *m_subtitle;
+    QTabWidget *m_tabs;
+    OutputView *m_output;
+    QPlainTextEdit *m_code;
+    CodeHighlighter *m_highlighter;
+    ImageStrip *m_images;
+    EnvVarsView *m_env;
+    QWidget *m_detailsPage;
+    QFormLayout *m_details;
+    bool m_endingShown = false;
+};

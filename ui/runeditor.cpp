@@ -1,0 +1,194 @@
+#include "runeditor.h"
+
+#include "codehighlighter.h"
+
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QKeySequence>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSpinBox>
+#include <QStyle>
+#include <QVBoxLayout>
+
+RunEditor::RunEditor(QWidget *parent)
+    : QWidget(parent), m_language(new QComboBox(this)), m_editor(new QPlainTextEdit(this)),
+      m_timeout(new QSpinBox(this)), m_run(new QPushButton(QStringLiteral("Run"), this)),
+      m_stop(new QPushButton(QStringLiteral("Stop"), this))
+{
+    m_language->setObjectName(QStringLiteral("languageCombo"));
+    m_editor->setObjectName(QStringLiteral("codeEditor"));
+    m_timeout->setObjectName(QStringLiteral("timeoutSpin"));
+    m_run->setObjectName(QStringLiteral("runButton"));
+    m_stop->setObjectName(QStringLiteral("stopButton"));
+
+    QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    m_editor->setFont(mono);
+    m_editor->setTabStopDistance(QFontMetricsF(mono).horizontalAdvance(QLatin1Char(' ')) * 4);
+    m_editor->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_editor->setPlaceholderText(QStringLiteral("Code to run in a fresh sandbox"));
+    m_highlighter = new CodeHighlighter(m_editor->document());
+
+    m_timeout->setRange(1, 3600);
+    m_timeout->setValue(30);
+    m_timeout->setSuffix(QStringLiteral(" s"));
+    m_timeout->setToolTip(QStringLiteral("The run is stopped after this long"));
+    m_run->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+    m_run->setToolTip(QStringLiteral("Run in a fresh sandbox (Ctrl+Return)"));
+    m_run->setDefault(true);
+    m_stop->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+    m_stop->setEnabled(false);
+
+    auto *title = new QLabel(QStringLiteral("<b>Run code</b>"), this);
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(title);
+    bar->addSpacing(12);
+    bar->addWidget(m_language);
+    bar->addStretch(1);
+    bar->addWidget(new QLabel(QStringLiteral("Timeout"), this));
+    bar->addWidget(m_timeout);
+    bar->addWidget(m_run);
+    bar->addWidget(m_stop);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(bar);
+    layout->addWidget(m_editor, 1);
+
+    connect(m_language, &QComboBox::currentTextChanged, this, &RunEditor::onLanguageChanged);
+    connect(m_run, &QPushButton::clicked, this, &RunEditor::requestRun);
+    connect(m_stop, &QPushButton::clicked, this, &RunEditor::stopRequested);
+    auto *shortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
+    shortcut->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(shortcut, &QShortcut::activated, this, &RunEditor::requestRun);
+    auto *enter = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Enter), this);
+    enter->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(enter, &QShortcut::activated, this, &RunEditor::requestRun);
+}
+
+void RunEditor::setLanguages(const QStringList &languages)
+{
+    const QString keep = language();
+    {
+        const QSignalBlocker block(m_language);
+        m_language->clear();
+        m_language->addItems(languages);
+    }
+    const QString wanted = languages.contains(keep)                       ? keep
+                           : languages.contains(QStringLiteral("python")) ? QStringLiteral("python")
+                                                                          : languages.value(0);
+    m_language->setCurrentText(wanted);
+    onLanguageChanged();
+}
+
+void RunEditor::setLanguage(const QString &language)
+{
+    m_language->setCurrentText(language);
+}
+
+QString RunEditor::language() const
+{
+    return m_language->currentText();
+}
+
+void RunEditor::setCode(const QString &code)
+{
+    m_editor->setPlainText(code);
+}
+
+QString RunEditor::code() const
+{
+    return m_editor->toPlainText();
+}
+
+void RunEditor::setTimeoutSec(int seconds)
+{
+    m_timeout->setValue(seconds);
+}
+
+int RunEditor::timeoutSec() const
+{
+    return m_timeout->value();
+}
+
+void RunEditor::setRunning(bool running)
+{
+    m_run->setEnabled(!running);
+    m_stop->setEnabled(running);
+}
+
+void RunEditor::focusEditor()
+{
+    m_editor->setFocus();
+}
+
+void RunEditor::onLanguageChanged()
+{
+    const QString next = m_language->currentText();
+    if (next == m_current)
+        return;
+    if (!m_current.isEmpty())
+        m_drafts.insert(m_current, m_editor->toPlainText());
+    m_current = next;
+    m_highlighter->setLanguage(next);
+    m_editor->setPlainText(m_drafts.value(next, example(next)));
+}
+
+void RunEditor::requestRun()
+{
+    if (!m_run->isEnabled() || language().isEmpty())
+        return;
+    Q_EMIT runRequested(language(), code(), timeoutSec());
+}
+
+QString RunEditor::example(const QString &language)
+{
+    if (language == u"python")
+        return QStringLiteral("import matplotlib.pyplot as plt\n"
+                              "import numpy as np\n"
+                              "\n"
+                              "x = np.linspace(0, 4 * np.pi, 400)\n"
+                              "plt.figure(figsize=(6, 3.5))\n"
+                              "plt.plot(x, np.sin(x), label=\"sin x\")\n"
+                              "plt.plot(x, np.cos(x) * np.exp(-x / 8), label=\"damped cos x\")\n"
+                              "plt.legend()\n"
+                              "plt.title(\"Plotted in a sandbox\")\n"
+                              "plt.show()\n"
+                              "\n"
+                              "print(\"peak of sin:\", np.sin(x).max().round(3))\n");
+    if (language == u"javascript")
+        return QStringLiteral("const primes = [];\n"
+                              "for (let n = 2; primes.length < 10; n++)\n"
+                              "  if (primes.every(p => n % p)) primes.push(n);\n"
+                              "console.log(primes.join(\", \"));\n");
+    if (language == u"typescript")
+        return QStringLiteral("const greet = (name: string): string => `Hello, ${name}!`;\n"
+                              "console.log(greet(\"sandbox\"));\n");
+    if (language == u"bash")
+        return QStringLiteral("echo \"Running as $(id -un) on $(uname -sr)\"\n"
+                              "ls -la /sandbox\n");
+    if (language == u"c")
+        return QStringLiteral("#include <stdio.h>\n\nint main(void)\n{\n"
+                              "    printf(\"Hello from C\\n\");\n    return 0;\n}\n");
+    if (language == u"cpp")
+        return QStringLiteral("#include <iostream>\n\nint main()\n{\n"
+                              "    std::cout << \"Hello from C++\" << std::endl;\n}\n");
+    if (language == u"go")
+        return QStringLiteral("package main\n\nimport \"fmt\"\n\nfunc main() {\n"
+                              "\tfmt.Println(\"Hello from Go\")\n}\n");
+    if (language == u"java")
+        return QStringLiteral("public class Main {\n"
+                              "    public static void main(String[] args) {\n"
+                              "        System.out.println(\"Hello from Java\");\n    }\n}\n");
+    if (language == u"ruby")
+        return QStringLiteral("puts (1..5).map { |n| n * n }.join(\", \")\n");
+    if (language == u"r")
+        return QStringLiteral("x <- c(3, 1, 4, 1, 5, 9, 2, 6)\nprint(summary(x))\n");
+    if (language == u"rust")
+        return QStringLiteral(
+            "fn main() {\n    let v: Vec<u32> = (1..=5).map(|n| n * n).collect();\n"
+            "    println!(\"{:?}\", v);\n}\n");
+    return QString();
+}

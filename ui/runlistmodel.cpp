@@ -1,0 +1,298 @@
+#include "runlistmodel.h"
+
+#include "statusicons.h"
+
+#include <QFont>
+#include <QLocale>
+#include <QSet>
+#include <algorithm>
+
+namespace {
+QString durationText(qint64 ms)
+{
+    if (ms < 0)
+        return QString();
+    if (ms < 1000)
+        return QStringLiteral("%1 ms").arg(ms);
+    if (ms < 60000)
+        return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'f', ms < 10000 ? 2 : 1);
+    return QStringLiteral("%1 min %2 s").arg(ms / 60000).arg((ms % 60000) / 1000);
+}
+} // namespace
+
+RunListModel::RunListModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+int RunListModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_runs.size());
+}
+
+int RunListModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant RunListModel::data(const QModelIndex &index, int role) const
+{
+    const RunRecord *r = runAt(index.row());
+    if (!r || index.column() < 0 || index.column() >= ColumnCount)
+        return QVariant();
+    switch (role) {
+    case RunIdRole:
+        return r->id;
+    case StatusRole:
+        return int(r->status);
+    case LanguageRole:
+        return r->language;
+    case CreatedRole:
+        return r->createdAt;
+    case SearchRole:
+        return QStringList{r->code,
+                           r->source,
+                           r->language,
+                           r->tool,
+                           QString::fromUtf8(r->stdoutText()),
+                           QString::fromUtf8(r->stderrText()),
+                           r->error}
+            .join(QLatin1Char('\n'));
+    case Qt::DecorationRole:
+        if (index.column() == StatusColumn)
+            return StatusIcons::icon(r->status);
+        return QVariant();
+    case Qt::ToolTipRole:
+        if (!r->error.isEmpty())
+            return r->error;
+        return QVariant();
+    case Qt::TextAlignmentRole:
+        if (index.column() == DurationColumn || index.column() == ExitCodeColumn)
+            return int(Qt::AlignRight | Qt::AlignVCenter);
+        return QVariant();
+    case Qt::DisplayRole:
+        break;
+    default:
+        return QVariant();
+    }
+    switch (Column(index.column())) {
+    case TimeColumn: {
+        const QDateTime local = r->createdAt.toLocalTime();
+        const bool today = local.date() == QDate::currentDate();
+        return local.toString(today ? QStringLiteral("HH:mm:ss")
+                                    : QStringLiteral("yyyy-MM-dd HH:mm"));
+    }
+    case SourceColumn:
+        return r->source;
+    case LanguageColumn:
+        return r->language;
+    case StatusColumn:
+        if (r->status == RunRecord::Status::Error && r->compileError)
+            return QStringLiteral("Compile error");
+        if (r->status == RunRecord::Status::Error && r->outOfMemory)
+            return QStringLiteral("Out of memory");
+        return StatusIcons::label(r->status);
+    case DurationColumn:
+        return durationText(r->durationMs);
+    case ExitCodeColumn:
+        return r->isFinished() && r->exitCode >= 0 ? QVariant(r->exitCode) : QVariant();
+    case ColumnCount:
+        break;
+    }
+    return QVariant();
+}
+
+QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (Column(section)) {
+    case TimeColumn:
+        return QStringLiteral("Time");
+    case SourceColumn:
+        return QStringLiteral("Source");
+    case LanguageColumn:
+        return QStringLiteral("Language");
+    case StatusColumn:
+        return QStringLiteral("Status");
+    case DurationColumn:
+        return QStringLiteral("Duration");
+    case ExitCodeColumn:
+        return QStringLiteral("Exit");
+    case ColumnCount:
+        break;
+    }
+    return QVariant();
+}
+
+void RunListModel::apply(const JournalEvent &event)
+{
+    const QString &id = event.run.id;
+    auto it = m_index.constFind(id);
+    if (it == m_index.constEnd()) {
+        // Output or an end for a run whose start we missed cannot be shown meaningfully, except
+        // the end, which carries the whole record.
+        if (event.type != JournalEvent::Type::Created && event.type != JournalEvent::Type::Finished)
+            return;
+        // New runs are the newest (row 0).
+        beginInsertRows(QModelIndex(), 0, 0);
+        m_runs.append(event.run);
+        m_index.insert(id, int(m_runs.size()) - 1);
+        endInsertRows();
+        trim();
+        Q_EMIT runChanged(id);
+        return;
+    }
+    const int index = *it;
+    RunRecord &run = m_runs[index];
+    switch (event.type) {
+    case JournalEvent::Type::Created: {
+        // Sent again by an instance that reconnected: keep the output seen so far if the record
+        // has less.
+        RunRecord fresh = event.run;
+        if (fresh.output.isEmpty())
+            fresh.output = run.output;
+        run = fresh;
+        break;
+    }
+    case JournalEvent::Type::Started:
+        if (!run.isFinished())
+            run.status = RunRecord::Status::Running;
+        break;
+    case JournalEvent::Type::Output:
+        run.appendOutput(event.stream, event.data);
+        Q_EMIT outputAppended(id, event.stream, event.data);
+        // The row itself changes only for the search role; views need no repaint per chunk.
+        return;
+    case JournalEvent::Type::Finished: {
+        // Values of variables come only with live events: keep them.
+        QList<QPair<QString, QString>> values = run.envValues;
+        run = event.run;
+        if (run.envValues.isEmpty())
+            run.envValues = values;
+        break;
+    }
+    }
+    changed(index);
+    if (event.type == JournalEvent::Type::Finished)
+        trim();
+}
+
+void RunListModel::addHistory(const QList<RunRecord> &runs)
+{
+    QList<RunRecord> fresh;
+    for (const RunRecord &r : runs) {
+        if (!m_index.contains(r.id) && !r.id.isEmpty())
+            fresh.append(r);
+    }
+    if (fresh.isEmpty())
+        return;
+    beginResetModel();
+    m_runs.append(fresh);
+    std::stable_sort(m_runs.begin(), m_runs.end(), [](const RunRecord &a, const RunRecord &b) {
+        return a.createdAt < b.createdAt;
+    });
+    reindex();
+    endResetModel();
+    trim();
+}
+
+void RunListModel::markInstanceGone(const QString &instanceId)
+{
+    for (int i = 0; i < m_runs.size(); ++i) {
+        RunRecord &run = m_runs[i];
+        if (run.instanceId != instanceId || run.isFinished())
+            continue;
+        run.status = RunRecord::Status::Error;
+        run.error = QStringLiteral("the server instance that ran this ended before the run did");
+        changed(i);
+    }
+}
+
+const RunRecord *RunListModel::run(const QString &id) const
+{
+    auto it = m_index.constFind(id);
+    return it == m_index.constEnd() ? nullptr : &m_runs.at(*it);
+}
+
+const RunRecord *RunListModel::runAt(int row) const
+{
+    const int index = indexForRow(row);
+    return index >= 0 && index < m_runs.size() ? &m_runs.at(index) : nullptr;
+}
+
+int RunListModel::rowOf(const QString &id) const
+{
+    auto it = m_index.constFind(id);
+    return it == m_index.constEnd() ? -1 : rowForIndex(*it);
+}
+
+const RunRecord *RunListModel::complete(const QString &id)
+{
+    auto it = m_index.constFind(id);
+    if (it == m_index.constEnd())
+        return nullptr;
+    RunRecord &run = m_runs[*it];
+    if (!run.complete && m_loader) {
+        if (std::optional<RunRecord> loaded = m_loader(id)) {
+            const QList<QPair<QString, QString>> values = run.envValues;
+            run = *loaded;
+            run.envValues = values;
+            run.complete = true;
+        }
+    }
+    return &run;
+}
+
+void RunListModel::setLimits(int maxRuns, int maxCompleteRuns)
+{
+    m_maxRuns = qMax(1, maxRuns);
+    m_maxComplete = qMax(1, maxCompleteRuns);
+    trim();
+}
+
+QStringList RunListModel::languages() const
+{
+    QSet<QString> names;
+    for (const RunRecord &r : m_runs)
+        names.insert(r.language);
+    QStringList list(names.begin(), names.end());
+    list.sort();
+    return list;
+}
+
+void RunListModel::reindex()
+{
+    m_index.clear();
+    for (int i = 0; i < m_runs.size(); ++i)
+        m_index.insert(m_runs.at(i).id, i);
+}
+
+void RunListModel::changed(int index)
+{
+    const int row = rowForIndex(index);
+    Q_EMIT dataChanged(this->index(row, 0), this->index(row, ColumnCount - 1));
+    Q_EMIT runChanged(m_runs.at(index).id);
+}
+
+void RunListModel::trim()
+{
+    if (m_runs.size() > m_maxRuns) {
+        // The oldest rows are the last ones.
+        const int excess = int(m_runs.size()) - m_maxRuns;
+        beginRemoveRows(QModelIndex(), m_maxRuns, int(m_runs.size()) - 1);
+        m_runs.remove(0, excess);
+        reindex();
+        endRemoveRows();
+    }
+    if (!m_loader)
+        return; // nothing could bring the output back
+    int complete = 0;
+    for (int i = int(m_runs.size()) - 1; i >= 0; --i) {
+        RunRecord &run = m_runs[i];
+        if (!run.complete || !run.isFinished())
+            continue;
+        if (++complete > m_maxComplete) {
+            run.output.clear();
+            run.files.clear();
+            run.complete = false;
+        }
+    }
+}

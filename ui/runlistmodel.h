@@ -1,0 +1,82 @@
+#pragma once
+
+#include "journalevent.h"
+
+#include <QAbstractTableModel>
+#include <QHash>
+#include <QList>
+#include <functional>
+#include <optional>
+
+// Every run the window knows, newest first: its own, those of headless instances (live, through
+// the monitor socket) and those of the history. Fed with JournalEvents; views see rows, the
+// details pane sees the records. Memory stays bounded: beyond a number of runs the oldest go,
+// and the output and files of older finished runs are dropped once the history has them (they
+// are loaded again when shown).
+class RunListModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column
+    {
+        TimeColumn,
+        SourceColumn,
+        LanguageColumn,
+        StatusColumn,
+        DurationColumn,
+        ExitCodeColumn,
+        ColumnCount
+    };
+    enum Role
+    {
+        RunIdRole = Qt::UserRole + 1,
+        StatusRole,   // int(RunRecord::Status)
+        LanguageRole, // the language name
+        SearchRole,   // code, source, language, tool and output text, for the filter
+        CreatedRole,  // QDateTime
+    };
+
+    explicit RunListModel(QObject *parent = nullptr);
+
+    int rowCount(const QModelIndex &parent = QModelIndex()) const override;
+    int columnCount(const QModelIndex &parent = QModelIndex()) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+    void apply(const JournalEvent &event);
+    // Older runs (from the history): those not known yet are added in time order.
+    void addHistory(const QList<RunRecord> &runs);
+    // Runs of an instance that went away without saying how they ended.
+    void markInstanceGone(const QString &instanceId);
+
+    const RunRecord *run(const QString &id) const;
+    const RunRecord *runAt(int row) const;
+    int rowOf(const QString &id) const;
+    // The whole record (output and files), loading it from the history when it was trimmed.
+    const RunRecord *complete(const QString &id);
+    // Where trimmed records come back from (the history).
+    void setLoader(const std::function<std::optional<RunRecord>(const QString &)> &loader)
+    {
+        m_loader = loader;
+    }
+    void setLimits(int maxRuns, int maxCompleteRuns);
+    QStringList languages() const;
+
+Q_SIGNALS:
+    void runChanged(const QString &id);
+    void outputAppended(const QString &id, int stream, const QByteArray &data);
+
+private:
+    int rowForIndex(int index) const { return int(m_runs.size()) - 1 - index; }
+    int indexForRow(int row) const { return int(m_runs.size()) - 1 - row; }
+    void reindex();
+    void changed(int index);
+    void trim();
+
+    QList<RunRecord> m_runs; // oldest first; row 0 is the newest
+    QHash<QString, int> m_index;
+    std::function<std::optional<RunRecord>(const QString &)> m_loader;
+    int m_maxRuns = 2000;
+    int m_maxComplete = 100;
+};

@@ -1,0 +1,439 @@
+#include "settingsdialog.h"
+
+#include <QCheckBox>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QRegularExpressionValidator>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace {
+
+// Explanations under a form: wrapped, and selectable so paths can be copied.
+QLabel *noteLabel(const QString &text, QWidget *parent)
+{
+    auto *label = new QLabel(text, parent);
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setForegroundRole(QPalette::PlaceholderText);
+    return label;
+}
+
+// The same rule EngineLocator applies, checked here so a typo is caught before the restart.
+bool isUsableSocket(const QString &text)
+{
+    return text.isEmpty() || text.startsWith(u"unix:///") || text.startsWith(u'/');
+}
+
+} // namespace
+
+SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &languages,
+                               QWidget *parent)
+    : QDialog(parent), m_initial(current)
+{
+    setWindowTitle(tr("Settings"));
+    setObjectName(QStringLiteral("settingsDialog"));
+
+    auto *tabs = new QTabWidget(this);
+    tabs->setObjectName(QStringLiteral("settingsTabs"));
+    tabs->addTab(createEngineTab(), tr("Engine"));
+    tabs->addTab(createImagesTab(languages), tr("Images"));
+    tabs->addTab(createLimitsTab(), tr("Limits"));
+    tabs->addTab(createEnvironmentTab(), tr("Environment"));
+    tabs->addTab(createServerTab(), tr("Server"));
+    tabs->addTab(createHistoryTab(), tr("History"));
+
+    auto *restartNote = new QLabel(
+        tr("Changes to the engine, images, limits and server apply after a restart."), this);
+    restartNote->setObjectName(QStringLiteral("restartNote"));
+    restartNote->setWordWrap(true);
+
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(tabs, 1);
+    layout->addWidget(restartNote);
+    layout->addWidget(m_buttons);
+
+    updateEngineState();
+    updateEnvButtons();
+    resize(qMax(sizeHint().width(), 560), qMax(sizeHint().height(), 420));
+}
+
+QWidget *SettingsDialog::createEngineTab()
+{
+    auto *page = new QWidget;
+    m_socketEdit = new QLineEdit(m_initial.engineSocket, page);
+    m_socketEdit->setObjectName(QStringLiteral("socketEdit"));
+    m_socketEdit->setPlaceholderText(tr("auto-detect (DOCKER_HOST, Podman, /var/run/docker.sock)"));
+    m_socketEdit->setClearButtonEnabled(true);
+    auto *browse = new QPushButton(tr("Browse…"), page);
+    browse->setObjectName(QStringLiteral("browseSocketButton"));
+    browse->setAutoDefault(false);
+    connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseForSocket);
+    connect(m_socketEdit, &QLineEdit::textChanged, this, &SettingsDialog::updateEngineState);
+
+    auto *row = new QHBoxLayout;
+    row->addWidget(m_socketEdit, 1);
+    row->addWidget(browse);
+
+    m_socketError = new QLabel(tr("Give an absolute path or a unix:// URL."), page);
+    m_socketError->setObjectName(QStringLiteral("socketError"));
+    QPalette errorPalette = m_socketError->palette();
+    errorPalette.setColor(QPalette::WindowText, QColor(0xc6, 0x28, 0x28));
+    m_socketError->setPalette(errorPalette);
+
+    // The error sits under the field, inside the same form row, so hiding it leaves no gap.
+    auto *field = new QVBoxLayout;
+    field->setSpacing(2);
+    field->addLayout(row);
+    field->addWidget(m_socketError);
+    auto *form = new QFormLayout;
+    form->addRow(tr("Engine socket:"), field);
+
+    auto *layout = new QVBoxLayout(page);
+    layout->addLayout(form);
+    layout->addWidget(noteLabel(tr("The Docker or Podman API socket. Leave it empty to use "
+                                   "DOCKER_HOST or CONTAINER_HOST if set, else rootless Podman, "
+                                   "rootful Podman, then Docker, whichever is found first."),
+                                page));
+    layout->addStretch(1);
+    return page;
+}
+
+QWidget *SettingsDialog::createImagesTab(const QStringList &languages)
+{
+    auto *page = new QWidget;
+    QStringList rows = languages;
+    for (auto it = m_initial.images.cbegin(); it != m_initial.images.cend(); ++it) {
+        if (!rows.contains(it.key()))
+            rows.append(it.key());
+    }
+
+    m_imagesTable = new QTableWidget(int(rows.size()), 2, page);
+    m_imagesTable->setObjectName(QStringLiteral("imagesTable"));
+    m_imagesTable->setHorizontalHeaderLabels({tr("Language"), tr("Image")});
+    m_imagesTable->verticalHeader()->hide();
+    m_imagesTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_imagesTable->horizontalHeader()->setStretchLastSection(true);
+    m_imagesTable->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_imagesTable->setEditTriggers(QAbstractItemView::AllEditTriggers);
+    m_imagesTable->setAlternatingRowColors(true);
+    for (int i = 0; i < rows.size(); ++i) {
+        auto *language = new QTableWidgetItem(rows.at(i));
+        language->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+        m_imagesTable->setItem(i, 0, language);
+        auto *image = new QTableWidgetItem(m_initial.images.value(rows.at(i)));
+        image->setToolTip(tr("Empty: the built-in image"));
+        m_imagesTable->setItem(i, 1, image);
+    }
+    m_imagesTable->resizeColumnToContents(0);
+    m_imagesTable->setColumnWidth(0, m_imagesTable->columnWidth(0) + 24);
+
+    auto *layout = new QVBoxLayout(page);
+    layout->addWidget(noteLabel(tr("Leave an image empty to use the built-in one. Another image "
+                                   "must provide the same interpreters and tools."),
+                                page));
+    layout->addWidget(m_imagesTable, 1);
+    return page;
+}
+
+QWidget *SettingsDialog::createLimitsTab()
+{
+    auto *page = new QWidget;
+
+    m_timeoutSpin = new QSpinBox(page);
+    m_timeoutSpin->setObjectName(QStringLiteral("timeoutSpin"));
+    m_timeoutSpin->setRange(AppSettings::kMinTimeoutSec, AppSettings::kMaxTimeoutSec);
+    m_timeoutSpin->setSuffix(tr(" s"));
+    m_timeoutSpin->setValue(m_initial.defaultTimeoutSec);
+
+    m_memorySpin = new QSpinBox(page);
+    m_memorySpin->setObjectName(QStringLiteral("memorySpin"));
+    m_memorySpin->setRange(AppSettings::kMinMemoryMiB, AppSettings::kMaxMemoryMiB);
+    m_memorySpin->setSingleStep(128);
+    m_memorySpin->setSuffix(tr(" MiB"));
+    m_memorySpin->setValue(m_initial.memoryMiB);
+
+    m_cpusSpin = new QDoubleSpinBox(page);
+    m_cpusSpin->setObjectName(QStringLiteral("cpusSpin"));
+    m_cpusSpin->setRange(AppSettings::kMinCpus, AppSettings::kMaxCpus);
+    m_cpusSpin->setDecimals(2);
+    m_cpusSpin->setSingleStep(0.5);
+    m_cpusSpin->setValue(m_initial.cpus);
+
+    m_pidsSpin = new QSpinBox(page);
+    m_pidsSpin->setObjectName(QStringLiteral("pidsSpin"));
+    m_pidsSpin->setRange(AppSettings::kMinPidsLimit, AppSettings::kMaxPidsLimit);
+    m_pidsSpin->setSingleStep(64);
+    m_pidsSpin->setValue(m_initial.pidsLimit);
+
+    // Spin boxes as wide as their longest value, not the whole row: these are small numbers.
+    for (QAbstractSpinBox *spin :
+         {static_cast<QAbstractSpinBox *>(m_timeoutSpin),
+          static_cast<QAbstractSpinBox *>(m_memorySpin),
+          static_cast<QAbstractSpinBox *>(m_cpusSpin), static_cast<QAbstractSpinBox *>(m_pidsSpin)})
+        spin->setMinimumWidth(120);
+
+    auto *form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::FieldsStayAtSizeHint);
+    form->addRow(tr("Default timeout:"), m_timeoutSpin);
+    form->addRow(tr("Memory:"), m_memorySpin);
+    form->addRow(tr("CPUs:"), m_cpusSpin);
+    form->addRow(tr("Processes:"), m_pidsSpin);
+
+    auto *layout = new QVBoxLayout(page);
+    layout->addLayout(form);
+    layout->addWidget(noteLabel(tr("Applied to every sandbox. A call may ask for its own timeout, "
+                                   "up to %1 s; memory is a hard limit without swap.")
+                                    .arg(AppSettings::kMaxTimeoutSec),
+                                page));
+    layout->addStretch(1);
+    return page;
+}
+
+QWidget *SettingsDialog::createEnvironmentTab()
+{
+    auto *page = new QWidget;
+
+    m_passThroughList = new QListWidget(page);
+    m_passThroughList->setObjectName(QStringLiteral("passThroughList"));
+    m_passThroughList->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    for (const QString &name : m_initial.passThroughEnv)
+        m_passThroughList->addItem(name);
+
+    m_envNameEdit = new QLineEdit(page);
+    m_envNameEdit->setObjectName(QStringLiteral("envNameEdit"));
+    m_envNameEdit->setPlaceholderText(tr("VARIABLE_NAME"));
+    m_envNameEdit->setValidator(new QRegularExpressionValidator(
+        QRegularExpression(QStringLiteral("[A-Za-z_][A-Za-z0-9_]*")), m_envNameEdit));
+    // Enter adds the name instead of closing the dialog through its default button.
+    m_envNameEdit->installEventFilter(this);
+
+    m_addEnvButton = new QPushButton(tr("Add"), page);
+    m_addEnvButton->setObjectName(QStringLiteral("addEnvButton"));
+    m_addEnvButton->setAutoDefault(false);
+    m_removeEnvButton = new QPushButton(tr("Remove"), page);
+    m_removeEnvButton->setObjectName(QStringLiteral("removeEnvButton"));
+    m_removeEnvButton->setAutoDefault(false);
+
+    connect(m_envNameEdit, &QLineEdit::textChanged, this, &SettingsDialog::updateEnvButtons);
+    connect(m_passThroughList, &QListWidget::itemSelectionChanged, this,
+            &SettingsDialog::updateEnvButtons);
+    connect(m_addEnvButton, &QPushButton::clicked, this, [this] {
+        if (addPassThroughName(m_envNameEdit->text()))
+            m_envNameEdit->clear();
+    });
+    connect(m_removeEnvButton, &QPushButton::clicked, this,
+            [this] { qDeleteAll(m_passThroughList->selectedItems()); });
+
+    auto *row = new QHBoxLayout;
+    row->addWidget(m_envNameEdit, 1);
+    row->addWidget(m_addEnvButton);
+    row->addWidget(m_removeEnvButton);
+
+    auto *layout = new QVBoxLayout(page);
+    layout->addWidget(noteLabel(tr("Host environment variables handed to every sandbox, by name. "
+                                   "Their values are read when the server starts and never "
+                                   "logged."),
+                                page));
+    layout->addWidget(m_passThroughList, 1);
+    layout->addLayout(row);
+    return page;
+}
+
+QWidget *SettingsDialog::createServerTab()
+{
+    auto *page = new QWidget;
+
+    m_httpEnabledCheck = new QCheckBox(tr("Serve MCP over HTTP"), page);
+    m_httpEnabledCheck->setObjectName(QStringLiteral("httpEnabledCheck"));
+    m_httpEnabledCheck->setChecked(m_initial.httpEnabled);
+
+    m_portSpin = new QSpinBox(page);
+    m_portSpin->setObjectName(QStringLiteral("portSpin"));
+    m_portSpin->setRange(AppSettings::kMinHttpPort, AppSettings::kMaxHttpPort);
+    // A port is an identifier: "8,765" would read as a number.
+    m_portSpin->setGroupSeparatorShown(false);
+    m_portSpin->setMinimumWidth(120);
+    m_portSpin->setValue(m_initial.httpPort);
+
+    m_tokenEdit = new QLineEdit(m_initial.httpToken, page);
+    m_tokenEdit->setObjectName(QStringLiteral("tokenEdit"));
+    m_tokenEdit->setEchoMode(QLineEdit::Password);
+    m_tokenEdit->setPlaceholderText(tr("stored token"));
+    m_showTokenCheck = new QCheckBox(tr("Show"), page);
+    m_showTokenCheck->setObjectName(QStringLiteral("showTokenCheck"));
+    connect(m_showTokenCheck, &QCheckBox::toggled, this, [this](bool show) {
+        m_tokenEdit->setEchoMode(show ? QLineEdit::Normal : QLineEdit::Password);
+    });
+    auto *tokenRow = new QHBoxLayout;
+    tokenRow->addWidget(m_tokenEdit, 1);
+    tokenRow->addWidget(m_showTokenCheck);
+
+    auto *portRow = new QHBoxLayout;
+    portRow->addWidget(m_portSpin);
+    portRow->addStretch(1);
+
+    auto *form = new QFormLayout;
+    form->addRow(m_httpEnabledCheck);
+    form->addRow(tr("Port:"), portRow);
+    form->addRow(tr("Token:"), tokenRow);
+
+    const auto updateEnabled = [this](bool on) {
+        m_portSpin->setEnabled(on);
+        m_tokenEdit->setEnabled(on);
+        m_showTokenCheck->setEnabled(on);
+    };
+    connect(m_httpEnabledCheck, &QCheckBox::toggled, this, updateEnabled);
+    updateEnabled(m_initial.httpEnabled);
+
+    auto *layout = new QVBoxLayout(page);
+    layout->addLayout(form);
+    layout->addWidget(noteLabel(tr("Clients send the token as “Authorization: Bearer <token>”. "
+                                   "Leave it empty to use the one stored in the config directory "
+                                   "(code-sandbox --print-token shows it)."),
+                                page));
+    layout->addStretch(1);
+    return page;
+}
+
+QWidget *SettingsDialog::createHistoryTab()
+{
+    auto *page = new QWidget;
+
+    m_retentionSpin = new QSpinBox(page);
+    m_retentionSpin->setObjectName(QStringLiteral("retentionSpin"));
+    m_retentionSpin->setRange(0, AppSettings::kMaxRetentionDays);
+    m_retentionSpin->setSuffix(tr(" days"));
+    m_retentionSpin->setSpecialValueText(tr("forever"));
+    m_retentionSpin->setMinimumWidth(120);
+    m_retentionSpin->setValue(m_initial.historyRetentionDays);
+
+    m_keepRunningCheck =
+        new QCheckBox(tr("Keep serving in the background when the window closes"), page);
+    m_keepRunningCheck->setObjectName(QStringLiteral("keepRunningCheck"));
+    m_keepRunningCheck->setChecked(m_initial.keepRunningInBackground);
+
+    auto *form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::FieldsStayAtSizeHint);
+    form->addRow(tr("Keep runs for:"), m_retentionSpin);
+
+    auto *layout = new QVBoxLayout(page);
+    layout->addLayout(form);
+    layout->addWidget(noteLabel(tr("Older runs are deleted at start and once a day; 0 keeps "
+                                   "them forever."),
+                                page));
+    layout->addSpacing(12);
+    layout->addWidget(m_keepRunningCheck);
+    layout->addStretch(1);
+    return page;
+}
+
+AppSettings SettingsDialog::settings() const
+{
+    AppSettings s = m_initial;
+    s.engineSocket = m_socketEdit->text().trimmed();
+
+    s.images.clear();
+    for (int row = 0; row < m_imagesTable->rowCount(); ++row) {
+        const QString language = m_imagesTable->item(row, 0)->text();
+        const QTableWidgetItem *image = m_imagesTable->item(row, 1);
+        const QString value = image ? image->text().trimmed() : QString();
+        if (!value.isEmpty())
+            s.images.insert(language, value);
+    }
+
+    s.defaultTimeoutSec = m_timeoutSpin->value();
+    s.memoryMiB = m_memorySpin->value();
+    s.cpus = m_cpusSpin->value();
+    s.pidsLimit = m_pidsSpin->value();
+
+    s.passThroughEnv.clear();
+    for (int i = 0; i < m_passThroughList->count(); ++i)
+        s.passThroughEnv.append(m_passThroughList->item(i)->text());
+
+    s.httpEnabled = m_httpEnabledCheck->isChecked();
+    s.httpPort = quint16(m_portSpin->value());
+    s.httpToken = m_tokenEdit->text().trimmed();
+    s.historyRetentionDays = m_retentionSpin->value();
+    s.keepRunningInBackground = m_keepRunningCheck->isChecked();
+    return s;
+}
+
+bool SettingsDialog::addPassThroughName(const QString &name)
+{
+    const QString trimmed = name.trimmed();
+    if (!AppSettings::isValidEnvName(trimmed) ||
+        !m_passThroughList->findItems(trimmed, Qt::MatchExactly).isEmpty())
+        return false;
+    m_passThroughList->addItem(trimmed);
+    m_passThroughList->scrollToBottom();
+    updateEnvButtons();
+    return true;
+}
+
+bool SettingsDialog::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_envNameEdit && event->type() == QEvent::KeyPress) {
+        const int key = static_cast<QKeyEvent *>(event)->key();
+        if (key == Qt::Key_Return || key == Qt::Key_Enter) {
+            if (addPassThroughName(m_envNameEdit->text()))
+                m_envNameEdit->clear();
+            return true;
+        }
+    }
+    return QDialog::eventFilter(watched, event);
+}
+
+void SettingsDialog::browseForSocket()
+{
+    // Sockets are "system" entries to QDir, hidden by the default filter, and a platform dialog
+    // may not offer them at all.
+    QFileDialog dialog(this, tr("Choose the engine socket"));
+    dialog.setOption(QFileDialog::DontUseNativeDialog);
+    dialog.setFileMode(QFileDialog::ExistingFile);
+    dialog.setFilter(QDir::AllEntries | QDir::System | QDir::Hidden | QDir::NoDotAndDotDot);
+    const QString current = m_socketEdit->text().trimmed();
+    const QString path = current.startsWith(u"unix://") ? current.mid(7) : current;
+    QString start = QFileInfo(path).absolutePath();
+    if (path.isEmpty() || !QFileInfo(start).isDir()) {
+        // Where rootless Podman keeps its socket; Docker's is under /run (/var/run links there).
+        start = qEnvironmentVariable("XDG_RUNTIME_DIR", QStringLiteral("/run"));
+    }
+    dialog.setDirectory(start);
+    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
+        return;
+    m_socketEdit->setText(dialog.selectedFiles().constFirst());
+}
+
+void SettingsDialog::updateEngineState()
+{
+    const bool ok = isUsableSocket(m_socketEdit->text().trimmed());
+    m_socketError->setVisible(!ok);
+    if (m_buttons)
+        m_buttons->button(QDialogButtonBox::Ok)->setEnabled(ok);
+}
+
+void SettingsDialog::updateEnvButtons()
+{
+    const QString name = m_envNameEdit->text().trimmed();
+    m_addEnvButton->setEnabled(AppSettings::isValidEnvName(name) &&
+                               m_passThroughList->findItems(name, Qt::MatchExactly).isEmpty());
+    m_removeEnvButton->setEnabled(!m_passThroughList->selectedItems().isEmpty());
+}

@@ -1,0 +1,67 @@
+#pragma once
+
+#include "appsettings.h"
+
+#include <QDialog>
+
+class QCheckBox;
+class QDialogButtonBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+// Edits an AppSettings; the caller saves settings() when the dialog is accepted. Settings not
+// shown here (there are none today) pass through unchanged.
+class SettingsDialog : public QDialog
+{
+    Q_OBJECT
+public:
+    // `languages`: the rows of the image table, in this order; saved overrides for languages not
+    // listed are kept and shown after them.
+    SettingsDialog(const AppSettings &current, const QStringList &languages,
+                   QWidget *parent = nullptr);
+
+    AppSettings settings() const;
+
+    // What the Add button does; false, with nothing added, for an invalid or listed name.
+    bool addPassThroughName(const QString &name);
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
+private:
+    QWidget *createEngineTab();
+    QWidget *createImagesTab(const QStringList &languages);
+    QWidget *createLimitsTab();
+    QWidget *createEnvironmentTab();
+    QWidget *createServerTab();
+    QWidget *createHistoryTab();
+    void browseForSocket();
+    void updateEngineState();
+    void updateEnvButtons();
+
+    AppSettings m_initial;
+
+    QLineEdit *m_socketEdit = nullptr;
+    QLabel *m_socketError = nullptr;
+    QTableWidget *m_imagesTable = nullptr;
+    QSpinBox *m_timeoutSpin = nullptr;
+    QSpinBox *m_memorySpin = nullptr;
+    QDoubleSpinBox *m_cpusSpin = nullptr;
+    QSpinBox *m_pidsSpin = nullptr;
+    QListWidget *m_passThroughList = nullptr;
+    QLineEdit *m_envNameEdit = nullptr;
+    QPushButton *m_addEnvButton = nullptr;
+    QPushButton *m_removeEnvButton = nullptr;
+    QCheckBox *m_httpEnabledCheck = nullptr;
+    QSpinBox *m_portSpin = nullptr;
+    QLineEdit *m_tokenEdit = nullptr;
+    QCheckBox *m_showTokenCheck = nullptr;
+    QSpinBox *m_retentionSpin = nullptr;
+    QCheckBox *m_keepRunningCheck = nullptr;
+    QDialogButtonBox *m_buttons = nullptr;
+};
