@@ -365,6 +365,9 @@ bool hasDisplay()
 
 int main(int argc, char *argv[])
 {
+    // The icons live in the ui library's resources; a static library's are not linked in unless
+    // asked for.
+    Q_INIT_RESOURCE(resources);
     qSetMessagePattern(QStringLiteral(
         "code-sandbox: %{if-warning}warning: %{endif}%{if-critical}error: %{endif}%{message}"));
     QStringList arguments;

@@ -11,6 +11,7 @@
 set -euo pipefail
 
 APP_ID=io.github.codesandbox.CodeSandbox
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 die() { printf 'test-package: FATAL: %s\n' "$*" >&2; exit 1; }
 failures=()
@@ -103,6 +104,11 @@ check "code-sandbox-mcp --version (through the symlink)" \
 "$BIN" --help >"$TMP/help" 2>&1 || bad "code-sandbox --help exits $?"
 check "code-sandbox --help shows the usage" grep -q '^Usage: ' "$TMP/help"
 check "code-sandbox --help names --stdio" grep -q -- '--stdio' "$TMP/help"
+# rcc stores a PNG as it is; a static library's resources are lost unless something links them in.
+contains() { perl -e 'local $/; open my $n, "<:raw", $ARGV[0] or die "$ARGV[0]: $!\n";
+    open my $h, "<:raw", $ARGV[1] or die "$ARGV[1]: $!\n"; exit(index(<$h>, <$n>) < 0 ? 1 : 0)' "$@"; }
+check "code-sandbox carries its icon (:/icons/code-sandbox.png)" \
+    contains "$SRC/resources/icons/code-sandbox-256.png" "$BIN"
 stripped() { local sections; sections=$(readelf -S "$1") && ! grep -q '\.debug_info' <<<"$sections"; }
 check "code-sandbox is stripped (no .debug_info)" stripped "$BIN"
 

@@ -165,5 +165,10 @@ void AppController::onEvent(const JournalEvent &event)
     if (event.type == JournalEvent::Type::Created && event.run.source == u"manual" &&
         event.run.instanceId == m_sandbox->config().instanceId)
         m_lastCreated = event.run.id;
+    const bool remote = event.run.instanceId != m_sandbox->config().instanceId;
+    if (remote && event.type == JournalEvent::Type::Finished)
+        qCInfo(lcUi).noquote() << "run" << event.run.id.left(8) << "of instance pid"
+                               << event.run.instancePid << "(" << event.run.source << ")"
+                               << RunRecord::statusName(event.run.status);
     m_model->apply(event);
 }

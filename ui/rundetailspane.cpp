@@ -72,11 +72,11 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
     detailsScroll->setFrameShape(QFrame::NoFrame);
     detailsScroll->setWidget(m_detailsPage);
 
-    m_tabs->insertTab(OutputTab, m_output, QStringLiteral("Output"));
-    m_tabs->insertTab(CodeTab, m_code, QStringLiteral("Code"));
-    m_tabs->insertTab(FilesTab, m_images, QStringLiteral("Images && files"));
-    m_tabs->insertTab(EnvTab, m_env, QStringLiteral("Environment"));
-    m_tabs->insertTab(DetailsTab, detailsScroll, QStringLiteral("Details"));
+    m_tabs->insertTab(OutputTab, m_output, QStringLiteral("&Output"));
+    m_tabs->insertTab(CodeTab, m_code, QStringLiteral("&Code"));
+    m_tabs->insertTab(FilesTab, m_images, QStringLiteral("&Images && files"));
+    m_tabs->insertTab(EnvTab, m_env, QStringLiteral("&Environment"));
+    m_tabs->insertTab(DetailsTab, detailsScroll, QStringLiteral("De&tails"));
 
     auto *head = new QHBoxLayout;
     head->addWidget(m_icon, 0, Qt::AlignTop);
@@ -171,7 +171,7 @@ void RunDetailsPane::refreshSummary()
         m_icon->clear();
         m_title->setText(QStringLiteral("No run selected"));
         m_subtitle->setText(QStringLiteral("Runs appear here as assistants or you start them."));
-        m_tabs->setTabText(FilesTab, QStringLiteral("Images && files"));
+        m_tabs->setTabText(FilesTab, QStringLiteral("&Images && files"));
         m_images->setFiles({});
         return;
     }
@@ -196,11 +196,12 @@ void RunDetailsPane::refreshSummary()
     m_images->setFiles(m_run.files);
     m_tabs->setTabText(FilesTab,
                        m_run.files.isEmpty()
-                           ? QStringLiteral("Images && files")
-                           : QStringLiteral("Images && files (%1)").arg(m_run.files.size()));
-    m_tabs->setTabText(EnvTab, m_run.envNames.isEmpty()
-                                   ? QStringLiteral("Environment")
-                                   : QStringLiteral("Environment (%1)").arg(m_run.envNames.size()));
+                           ? QStringLiteral("&Images && files")
+                           : QStringLiteral("&Images && files (%1)").arg(m_run.files.size()));
+    m_tabs->setTabText(EnvTab,
+                       m_run.envNames.isEmpty()
+                           ? QStringLiteral("&Environment")
+                           : QStringLiteral("&Environment (%1)").arg(m_run.envNames.size()));
 }
 
 void RunDetailsPane::refreshDetails()

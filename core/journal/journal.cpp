@@ -90,6 +90,9 @@ void Journal::track(Execution *execution)
             run.appendOutput(1, result.stdoutData);
             run.appendOutput(2, result.stderrData);
         }
+        qCInfo(lcJournal).noquote()
+            << "run" << id.left(8) << run.language << RunRecord::statusName(run.status) << "in"
+            << run.durationMs << "ms, from" << run.source;
         if (m_history && !m_history->save(run))
             qCWarning(lcJournal) << "run" << id.left(8) << "was not saved in the history";
         publish({JournalEvent::Type::Finished, run, 1, {}});

@@ -1,7 +1,402 @@
+// The window's models and the widgets that show a run, fed with journal events as they arrive
+// from this process or a headless instance. No engine: the events are made here.
+
+#include "envvarsview.h"
+#include "imagestrip.h"
+#include "outputview.h"
+#include "rundetailspane.h"
+#include "runfiltermodel.h"
+#include "runlistmodel.h"
+
+#include <QBuffer>
+#include <QCheckBox>
+#include <QImage>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTableWidget>
 #include <QTest>
-class Placeholder : public QObject
+#include <QTextBlock>
+
+namespace {
+RunRecord makeRun(const QString &id, const QString &language, const QDateTime &created,
+                  const QString &source = QStringLiteral("claude-code"))
+{
+    RunRecord r;
+    r.id = id;
+    r.instanceId = QStringLiteral("instance-a");
+    r.instancePid = 4242;
+    r.source = source;
+    r.tool = QStringLiteral("execute_code");
+    r.language = language;
+    r.code = QStringLiteral("print('hello from %1')").arg(id);
+    r.createdAt = created;
+    r.status = RunRecord::Status::Queued;
+    return r;
+}
+
+JournalEvent created(const RunRecord &r)
+{
+    return {JournalEvent::Type::Created, r, 1, {}};
+}
+
+JournalEvent output(const QString &id, int stream, const QByteArray &data)
+{
+    JournalEvent e;
+    e.type = JournalEvent::Type::Output;
+    e.run.id = id;
+    e.stream = stream;
+    e.data = data;
+    return e;
+}
+
+JournalEvent finished(RunRecord r, RunRecord::Status status, int exitCode)
+{
+    r.status = status;
+    r.exitCode = exitCode;
+    r.durationMs = 1234;
+    r.finishedAt = QDateTime::currentDateTimeUtc();
+    return {JournalEvent::Type::Finished, r, 1, {}};
+}
+
+QByteArray png(int w, int h)
+{
+    QImage image(w, h, QImage::Format_RGB32);
+    image.fill(Qt::darkCyan);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    image.save(&buffer, "PNG");
+    return bytes;
+}
+
+// Every text a person could read in the widget tree.
+QStringList visibleTexts(QWidget *root)
+{
+    QStringList texts;
+    for (QLabel *label : root->findChildren<QLabel *>())
+        texts << label->text();
+    for (QTableWidget *table : root->findChildren<QTableWidget *>()) {
+        for (int r = 0; r < table->rowCount(); ++r)
+            for (int c = 0; c < table->columnCount(); ++c)
+                if (table->item(r, c))
+                    texts << table->item(r, c)->text();
+    }
+    for (QPlainTextEdit *edit : root->findChildren<QPlainTextEdit *>())
+        texts << edit->toPlainText();
+    return texts;
+}
+} // namespace
+
+class ModelsTest : public QObject
 {
     Q_OBJECT
+
+private Q_SLOTS:
+    void newestFirstAndLive();
+    void finishedKeepsLiveOnlyValues();
+    void eventsForUnknownRuns();
+    void historyIsMergedInTimeOrder();
+    void instanceGoneEndsItsRuns();
+    void trimmedRunsComeBackFromTheLoader();
+    void filters_data();
+    void filters();
+    void outputViewColoursStreams();
+    void outputViewIsBounded();
+    void outputViewDecodesSplitUtf8();
+    void envValuesStayMasked();
+    void detailsPaneShowsFilesAndMasksValues();
 };
-QTEST_MAIN(Placeholder)
+
+void ModelsTest::newestFirstAndLive()
+{
+    RunListModel model;
+    QSignalSpy appended(&model, &RunListModel::outputAppended);
+    const QDateTime t0 = QDateTime::currentDateTimeUtc();
+    model.apply(created(makeRun(QStringLiteral("a"), QStringLiteral("python"), t0)));
+    model.apply(created(makeRun(QStringLiteral("b"), QStringLiteral("bash"), t0.addSecs(1))));
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.runAt(0)->id, QStringLiteral("b"));
+    QCOMPARE(model.rowOf(QStringLiteral("a")), 1);
+    QCOMPARE(model.index(0, RunListModel::StatusColumn).data().toString(),
+             QStringLiteral("Queued"));
+
+    JournalEvent started;
+    started.type = JournalEvent::Type::Started;
+    started.run.id = QStringLiteral("a");
+    model.apply(started);
+    QCOMPARE(model.index(1, RunListModel::StatusColumn).data().toString(),
+             QStringLiteral("Running"));
+    model.apply(output(QStringLiteral("a"), 1, "one\n"));
+    model.apply(output(QStringLiteral("a"), 2, "oops\n"));
+    model.apply(output(QStringLiteral("a"), 1, "two\n"));
+    QCOMPARE(appended.count(), 3);
+    QCOMPARE(model.run(QStringLiteral("a"))->stdoutText(), QByteArray("one\ntwo\n"));
+    QCOMPARE(model.run(QStringLiteral("a"))->output.size(), 3); // order kept
+    QVERIFY(model.index(1, 0).data(RunListModel::SearchRole).toString().contains(u"oops"));
+
+    RunRecord done = *model.run(QStringLiteral("a"));
+    model.apply(finished(done, RunRecord::Status::Ok, 0));
+    QCOMPARE(model.index(1, RunListModel::StatusColumn).data().toString(), QStringLiteral("OK"));
+    QCOMPARE(model.index(1, RunListModel::ExitCodeColumn).data().toInt(), 0);
+    QCOMPARE(model.index(1, RunListModel::DurationColumn).data().toString(),
+             QStringLiteral("1.23 s"));
+    QVERIFY(!model.index(1, RunListModel::StatusColumn).data(Qt::DecorationRole).isNull());
+    QCOMPARE(model.languages(), (QStringList{QStringLiteral("bash"), QStringLiteral("python")}));
+}
+
+void ModelsTest::finishedKeepsLiveOnlyValues()
+{
+    RunListModel model;
+    RunRecord r =
+        makeRun(QStringLiteral("a"), QStringLiteral("python"), QDateTime::currentDateTimeUtc());
+    r.envNames = {QStringLiteral("API_KEY")};
+    r.envValues = {{QStringLiteral("API_KEY"), QStringLiteral("sk-live")}};
+    model.apply(created(r));
+    // A finished record from another process may come without values (they are not stored).
+    RunRecord end = r;
+    end.envValues.clear();
+    model.apply(finished(end, RunRecord::Status::Error, 3));
+    QCOMPARE(model.run(QStringLiteral("a"))->envValues.size(), 1);
+    QCOMPARE(model.run(QStringLiteral("a"))->exitCode, 3);
+}
+
+void ModelsTest::eventsForUnknownRuns()
+{
+    RunListModel model;
+    model.apply(output(QStringLiteral("ghost"), 1, "x"));
+    JournalEvent started;
+    started.type = JournalEvent::Type::Started;
+    started.run.id = QStringLiteral("ghost");
+    model.apply(started);
+    QCOMPARE(model.rowCount(), 0);
+    // The end of a run whose start was missed carries the whole record: it is shown.
+    RunRecord r =
+        makeRun(QStringLiteral("late"), QStringLiteral("go"), QDateTime::currentDateTimeUtc());
+    r.appendOutput(1, "hello\n");
+    model.apply(finished(r, RunRecord::Status::Ok, 0));
+    QCOMPARE(model.rowCount(), 1);
+    QCOMPARE(model.run(QStringLiteral("late"))->stdoutText(), QByteArray("hello\n"));
+}
+
+void ModelsTest::historyIsMergedInTimeOrder()
+{
+    RunListModel model;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    model.apply(created(makeRun(QStringLiteral("live"), QStringLiteral("python"), now)));
+    RunRecord old1 = makeRun(QStringLiteral("old1"), QStringLiteral("ruby"), now.addDays(-2));
+    RunRecord old2 = makeRun(QStringLiteral("old2"), QStringLiteral("r"), now.addDays(-1));
+    old1.status = old2.status = RunRecord::Status::Ok;
+    RunRecord dup = makeRun(QStringLiteral("live"), QStringLiteral("python"), now);
+    model.addHistory({old2, old1, dup});
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.runAt(0)->id, QStringLiteral("live"));
+    QCOMPARE(model.runAt(1)->id, QStringLiteral("old2"));
+    QCOMPARE(model.runAt(2)->id, QStringLiteral("old1"));
+    // Live events still reach the right record after the reorder.
+    model.apply(output(QStringLiteral("live"), 1, "still here"));
+    QCOMPARE(model.run(QStringLiteral("live"))->stdoutText(), QByteArray("still here"));
+}
+
+void ModelsTest::instanceGoneEndsItsRuns()
+{
+    RunListModel model;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    RunRecord mine = makeRun(QStringLiteral("a"), QStringLiteral("python"), now);
+    RunRecord other = makeRun(QStringLiteral("b"), QStringLiteral("python"), now);
+    other.instanceId = QStringLiteral("instance-b");
+    model.apply(created(mine));
+    model.apply(created(other));
+    model.markInstanceGone(QStringLiteral("instance-a"));
+    QCOMPARE(model.run(QStringLiteral("a"))->status, RunRecord::Status::Error);
+    QVERIFY(model.run(QStringLiteral("a"))->error.contains(u"ended"));
+    QCOMPARE(model.run(QStringLiteral("b"))->status, RunRecord::Status::Queued);
+}
+
+void ModelsTest::trimmedRunsComeBackFromTheLoader()
+{
+    RunListModel model;
+    QHash<QString, RunRecord> stored;
+    model.setLoader([&stored](const QString &id) -> std::optional<RunRecord> {
+        if (!stored.contains(id))
+            return std::nullopt;
+        return stored.value(id);
+    });
+    model.setLimits(5, 2);
+    const QDateTime t0 = QDateTime::currentDateTimeUtc();
+    for (int i = 0; i < 8; ++i) {
+        RunRecord r = makeRun(QString::number(i), QStringLiteral("python"), t0.addSecs(i));
+        model.apply(created(r));
+        r.appendOutput(1, QByteArray("output of ") + QByteArray::number(i));
+        stored.insert(r.id, r);
+        model.apply(finished(r, RunRecord::Status::Ok, 0));
+    }
+    QCOMPARE(model.rowCount(), 5); // the three oldest went
+    QCOMPARE(model.rowOf(QStringLiteral("2")), -1);
+    int complete = 0;
+    for (int row = 0; row < model.rowCount(); ++row)
+        complete += model.runAt(row)->complete ? 1 : 0;
+    QCOMPARE(complete, 2);
+    const RunRecord *older = model.run(QStringLiteral("4"));
+    QVERIFY(!older->complete);
+    QVERIFY(older->output.isEmpty());
+    const RunRecord *loaded = model.complete(QStringLiteral("4"));
+    QVERIFY(loaded->complete);
+    QCOMPARE(loaded->stdoutText(), QByteArray("output of 4"));
+}
+
+void ModelsTest::filters_data()
+{
+    QTest::addColumn<int>("status"); // -1: any
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QStringList>("expected");
+    const QStringList all{QStringLiteral("c"), QStringLiteral("b"), QStringLiteral("a")};
+    QTest::newRow("none") << -1 << QString() << QString() << all;
+    QTest::newRow("ok") << int(RunRecord::Status::Ok) << QString() << QString()
+                        << QStringList{QStringLiteral("a")};
+    QTest::newRow("timed out") << int(RunRecord::Status::TimedOut) << QString() << QString()
+                               << QStringList{QStringLiteral("c")};
+    QTest::newRow("language") << -1 << QStringLiteral("javascript") << QString()
+                              << QStringList{QStringLiteral("b")};
+    QTest::newRow("text in output, any case")
+        << -1 << QString() << QStringLiteral("TRACEBACK") << QStringList{QStringLiteral("b")};
+    QTest::newRow("text in code") << -1 << QString() << QStringLiteral("from a")
+                                  << QStringList{QStringLiteral("a")};
+    QTest::newRow("text in source")
+        << -1 << QString() << QStringLiteral("gemini") << QStringList{QStringLiteral("c")};
+    QTest::newRow("nothing matches")
+        << -1 << QStringLiteral("python") << QStringLiteral("traceback") << QStringList{};
+}
+
+void ModelsTest::filters()
+{
+    QFETCH(int, status);
+    QFETCH(QString, language);
+    QFETCH(QString, text);
+    QFETCH(QStringList, expected);
+    RunListModel model;
+    const QDateTime t0 = QDateTime::currentDateTimeUtc();
+    RunRecord a = makeRun(QStringLiteral("a"), QStringLiteral("python"), t0);
+    RunRecord b = makeRun(QStringLiteral("b"), QStringLiteral("javascript"), t0.addSecs(1));
+    RunRecord c = makeRun(QStringLiteral("c"), QStringLiteral("python"), t0.addSecs(2),
+                          QStringLiteral("gemini-cli"));
+    b.appendOutput(2, "Traceback: something\n");
+    model.apply(finished(a, RunRecord::Status::Ok, 0));
+    model.apply(finished(b, RunRecord::Status::Error, 1));
+    model.apply(finished(c, RunRecord::Status::TimedOut, -1));
+    RunFilterModel filter;
+    filter.setSourceModel(&model);
+    filter.setStatus(status < 0 ? std::nullopt
+                                : std::optional<RunRecord::Status>(RunRecord::Status(status)));
+    filter.setLanguage(language);
+    filter.setText(text);
+    QStringList ids;
+    for (int row = 0; row < filter.rowCount(); ++row)
+        ids << filter.index(row, 0).data(RunListModel::RunIdRole).toString();
+    QCOMPARE(ids, expected);
+}
+
+void ModelsTest::outputViewColoursStreams()
+{
+    OutputView view;
+    view.appendChunk(1, "out line\n");
+    view.appendChunk(2, "err line\n");
+    view.flushPending();
+    const QTextBlock first = view.document()->findBlockByNumber(0);
+    const QTextBlock second = view.document()->findBlockByNumber(1);
+    QCOMPARE(first.text(), QStringLiteral("out line"));
+    QCOMPARE(second.text(), QStringLiteral("err line"));
+    const QColor outColour = first.begin().fragment().charFormat().foreground().color();
+    const QColor errColour = second.begin().fragment().charFormat().foreground().color();
+    QVERIFY(outColour != errColour);
+    QCOMPARE(errColour, QColor(0xd6, 0x3b, 0x3b));
+}
+
+void ModelsTest::outputViewIsBounded()
+{
+    OutputView view;
+    view.resize(600, 400);
+    view.show();
+    // 6 MB in 4 KiB chunks, as a flooding program sends them: the chunks are gathered, and the
+    // document keeps at most kMaxLines lines.
+    const QByteArray line(63, 'x');
+    QByteArray chunk;
+    while (chunk.size() < 4096)
+        chunk += line + '\n';
+    for (int i = 0; i < 1500; ++i)
+        view.appendChunk(1 + (i % 7 == 0), chunk);
+    QTRY_VERIFY(view.document()->blockCount() > 1000);
+    view.flushPending();
+    QVERIFY(view.document()->blockCount() <= OutputView::kMaxLines);
+    QVERIFY(view.document()->characterCount() < 64 * (OutputView::kMaxLines + 2));
+}
+
+void ModelsTest::outputViewDecodesSplitUtf8()
+{
+    OutputView view;
+    const QByteArray text = QStringLiteral("naïve → ✓\n").toUtf8();
+    for (char byte : text)
+        view.appendChunk(1, QByteArray(1, byte));
+    view.flushPending();
+    QCOMPARE(view.document()->firstBlock().text(), QStringLiteral("naïve → ✓"));
+}
+
+void ModelsTest::envValuesStayMasked()
+{
+    EnvVarsView view;
+    view.setVariables({QStringLiteral("API_KEY"), QStringLiteral("REGION")},
+                      {{QStringLiteral("API_KEY"), QStringLiteral("sk-secret-123")},
+                       {QStringLiteral("REGION"), QStringLiteral("eu-west")}});
+    auto *table = view.findChild<QTableWidget *>(QStringLiteral("envTable"));
+    auto *reveal = view.findChild<QCheckBox *>(QStringLiteral("revealCheck"));
+    QVERIFY(table && reveal);
+    QCOMPARE(table->rowCount(), 2);
+    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("API_KEY"));
+    QCOMPARE(table->item(0, 1)->text(), EnvVarsView::mask());
+    QVERIFY(!visibleTexts(&view).join(u'|').contains(u"sk-secret-123"));
+    reveal->setChecked(true);
+    QCOMPARE(table->item(0, 1)->text(), QStringLiteral("sk-secret-123"));
+    // Another run: masked again, whatever was revealed before.
+    view.setVariables({QStringLiteral("API_KEY")},
+                      {{QStringLiteral("API_KEY"), QStringLiteral("sk-other")}});
+    QVERIFY(!view.isRevealed());
+    QCOMPARE(table->item(0, 1)->text(), EnvVarsView::mask());
+    // From the history: names only.
+    view.setVariables({QStringLiteral("API_KEY")}, {});
+    QVERIFY(table->item(0, 1)->text().contains(u"not kept"));
+}
+
+void ModelsTest::detailsPaneShowsFilesAndMasksValues()
+{
+    RunDetailsPane pane;
+    RunRecord r =
+        makeRun(QStringLiteral("a"), QStringLiteral("python"), QDateTime::currentDateTimeUtc());
+    r.envNames = {QStringLiteral("TOKEN")};
+    r.envValues = {{QStringLiteral("TOKEN"), QStringLiteral("tok-very-secret")}};
+    r.appendOutput(1, "line\n");
+    r.files.append({OutputFile::Kind::Plot, QStringLiteral("figure-0001.png"), png(64, 48), 0,
+                    QStringLiteral("image/png"), true});
+    r.files.append({OutputFile::Kind::Output, QStringLiteral("table.csv"), "a,b\n1,2\n", 8,
+                    QStringLiteral("text/csv"), true});
+    r = finished(r, RunRecord::Status::Ok, 0).run;
+    pane.showRun(&r);
+    QCOMPARE(pane.imageStrip()->imageCount(), 1);
+    QCOMPARE(pane.imageStrip()->listedFileCount(), 1);
+    QVERIFY(pane.tabs()->tabText(2).contains(u"(2)"));
+    QVERIFY(pane.outputView()->toPlainText().contains(u"exit code 0"));
+    const QString texts = visibleTexts(&pane).join(u'|');
+    QVERIFY(texts.contains(u"TOKEN"));
+    QVERIFY(!texts.contains(u"tok-very-secret"));
+
+    // Live output of the shown run streams in; output of another run does not.
+    RunRecord live =
+        makeRun(QStringLiteral("b"), QStringLiteral("bash"), QDateTime::currentDateTimeUtc());
+    pane.showRun(&live);
+    pane.appendOutput(QStringLiteral("b"), 1, "tick\n");
+    pane.appendOutput(QStringLiteral("a"), 1, "not mine\n");
+    pane.outputView()->flushPending();
+    QCOMPARE(pane.outputView()->toPlainText(), QStringLiteral("tick\n"));
+}
+
+QTEST_MAIN(ModelsTest)
 #include "tst_models.moc"

@@ -358,9 +358,9 @@ void TestUiWidgets::connectDialogTexts()
     QVERIFY(text("claudeCodeHttpText")
                 .startsWith(QStringLiteral("claude mcp add --transport http code-sandbox ") + url +
                             QStringLiteral(" --header \"Authorization: Bearer ")));
-    QVERIFY(text("geminiText").contains(u"\"command\": \"" + binary + u'"'));
+    QVERIFY(text("geminiText").contains(QStringLiteral("\"command\": \"") + binary + u'"'));
     QVERIFY(text("geminiText").contains(QStringLiteral("\"args\": [\"--stdio\"]")));
-    QVERIFY(text("geminiHttpText").contains(u"\"httpUrl\": \"" + url + u'"'));
+    QVERIFY(text("geminiHttpText").contains(QStringLiteral("\"httpUrl\": \"") + url + u'"'));
     QVERIFY(text("claudeDesktopText").contains(binary));
 
     // The JSON snippets are valid JSON with the structure the clients read.
@@ -454,26 +454,25 @@ void TestUiWidgets::highlighterKeywords_data()
     QTest::addColumn<QString>("code");
     QTest::addColumn<QString>("keyword");
     QTest::addColumn<QString>("identifier");
-    QTest::newRow("python") << "python"
-                            << "def compute(values):"
-                            << "def"
-                            << "compute";
-    QTest::newRow("cpp") << "cpp"
-                         << "return counter;"
-                         << "return"
-                         << "counter";
-    QTest::newRow("rust") << "rust"
-                          << "let mut total = 0;"
-                          << "mut"
-                          << "total";
-    QTest::newRow("bash") << "bash"
-                          << "for item in list; do"
-                          << "for"
-                          << "item";
-    QTest::newRow("r") << "r"
-                       << "is.function <- function(x)"
-                       << "function"
-                       << "is.function";
+    QTest::newRow("python") << QStringLiteral("python") << QStringLiteral("def compute(values):")
+                            << QStringLiteral("def") << QStringLiteral("compute");
+    QTest::newRow("cpp") << QStringLiteral("cpp") << QStringLiteral("return counter;")
+                         << QStringLiteral("return") << QStringLiteral("counter");
+    QTest::newRow("rust") << QStringLiteral("rust") << QStringLiteral("let mut total = 0;")
+                          << QStringLiteral("mut") << QStringLiteral("total");
+    QTest::newRow("bash") << QStringLiteral("bash") << QStringLiteral("for item in list; do")
+                          << QStringLiteral("for") << QStringLiteral("item");
+    QTest::newRow("r") << QStringLiteral("r") << QStringLiteral("f <- function(x) is.function(x)")
+                       << QStringLiteral("function") << QStringLiteral("is.function");
+    QTest::newRow("go") << QStringLiteral("go") << QStringLiteral("func main() { fmt.Println(1) }")
+                        << QStringLiteral("func") << QStringLiteral("main");
+    QTest::newRow("java") << QStringLiteral("java") << QStringLiteral("public static void main")
+                          << QStringLiteral("static") << QStringLiteral("main");
+    QTest::newRow("typescript") << QStringLiteral("typescript")
+                                << QStringLiteral("interface Point { x: number }")
+                                << QStringLiteral("interface") << QStringLiteral("Point");
+    QTest::newRow("ruby") << QStringLiteral("ruby") << QStringLiteral("def greet; puts 1; end")
+                          << QStringLiteral("end") << QStringLiteral("greet");
 }
 
 void TestUiWidgets::highlighterKeywords()
@@ -483,7 +482,10 @@ void TestUiWidgets::highlighterKeywords()
     QFETCH(QString, keyword);
     QFETCH(QString, identifier);
 
-    QTextDocument doc;
+    // In an editor, as in the app: a document without a layout yet drops the formats when its
+    // layout is created.
+    QPlainTextEdit editor;
+    QTextDocument &doc = *editor.document();
     CodeHighlighter highlighter(&doc);
     doc.setPlainText(code);
     // Before a language is set nothing is coloured.
@@ -500,7 +502,10 @@ void TestUiWidgets::highlighterKeywords()
 
 void TestUiWidgets::highlighterMultiLineComment()
 {
-    QTextDocument doc;
+    // In an editor, as in the app: a document without a layout yet drops the formats when its
+    // layout is created.
+    QPlainTextEdit editor;
+    QTextDocument &doc = *editor.document();
     CodeHighlighter highlighter(&doc);
     highlighter.setLanguage(QStringLiteral("cpp"));
     doc.setPlainText(QStringLiteral("int a = 1; /* starts here\n"
@@ -530,7 +535,10 @@ void TestUiWidgets::highlighterMultiLineComment()
 
 void TestUiWidgets::highlighterPythonTripleQuotes()
 {
-    QTextDocument doc;
+    // In an editor, as in the app: a document without a layout yet drops the formats when its
+    // layout is created.
+    QPlainTextEdit editor;
+    QTextDocument &doc = *editor.document();
     CodeHighlighter highlighter(&doc);
     highlighter.setLanguage(QStringLiteral("python"));
     doc.setPlainText(QStringLiteral("x = \"\"\"first\n"
@@ -547,7 +555,10 @@ void TestUiWidgets::highlighterPythonTripleQuotes()
 
 void TestUiWidgets::highlighterCommentInsideString()
 {
-    QTextDocument doc;
+    // In an editor, as in the app: a document without a layout yet drops the formats when its
+    // layout is created.
+    QPlainTextEdit editor;
+    QTextDocument &doc = *editor.document();
     CodeHighlighter highlighter(&doc);
     highlighter.setLanguage(QStringLiteral("python"));
     doc.setPlainText(QStringLiteral("s = \"# not a comment\"; return 42 # comment"));
