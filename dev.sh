@@ -2,9 +2,11 @@
 # Set up, build, run and test Code Sandbox on Debian 12.
 #
 #   ./dev.sh run [ARGS...]   install what is missing, build, then run code-sandbox ARGS
-#                            (without ARGS: a first call through the MCP server, then --help)
+#                            (without ARGS: the window where there is a display; elsewhere a
+#                            first call through the MCP server, then --help)
 #   ./dev.sh test            install what is missing, build, run every test (ctest) but fuzzing
 #   ./dev.sh hardening       the slow checks: fuzz targets, and tests under ASan+UBSan
+#   ./dev.sh screenshots     refresh docs/screenshots (the app under Xvfb, see tests/gui)
 #   ./dev.sh build           install what is missing and build only
 #
 # "What is missing" is: the Debian packages below, a running container engine (dockerd is
@@ -16,11 +18,15 @@ ROOT=$PWD
 BUILD=${BUILD_DIR:-$ROOT/build}
 SOCKET=/var/run/docker.sock
 
-# Build tools, Qt 6.4 and the two C libraries, the engine, the image builder, and what the GUI
-# tests need (Xvfb). Node.js comes from Debian only where no node is installed.
+# Build tools, Qt 6.4 and the two C libraries, the engine, the image builder, what the GUI
+# tests need (Xvfb, a tray, xdotool to type, ImageMagick's import for screenshots, a font) and
+# the package checks (dpkg-dev, desktop-file-utils, appstream). Node.js comes from Debian only
+# where no node is installed.
 PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
           qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev
-          shared-mime-info docker.io debootstrap xvfb)
+          shared-mime-info docker.io debootstrap
+          xvfb trayer xdotool imagemagick fonts-dejavu-core
+          dpkg-dev desktop-file-utils appstream)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -110,6 +116,7 @@ demo() {
 
 Configure your MCP client to start:  $bin --stdio
 (for example: claude mcp add code-sandbox -- $bin --stdio)
+On a desktop, '$bin' without arguments opens the window, which shows every run.
 MSG
 }
 
@@ -118,7 +125,9 @@ cmd=${1:-run}
 case $cmd in
     run)
         install_packages; start_engine; build_images; build
-        if [ $# -gt 0 ]; then exec "$BUILD/bin/code-sandbox" "$@"; else demo; fi ;;
+        if [ $# -gt 0 ]; then exec "$BUILD/bin/code-sandbox" "$@"
+        elif [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then exec "$BUILD/bin/code-sandbox"
+        else demo; fi ;;
     test)
         install_packages; start_engine; build_images; install_npm; build
         say "running the tests"
@@ -134,8 +143,11 @@ case $cmd in
         cmake -S "$ROOT" -B "$BUILD-asan" -G Ninja -DCODE_SANDBOX_SANITIZE=ON >/dev/null
         cmake --build "$BUILD-asan"
         cd "$BUILD-asan" && ctest --output-on-failure --timeout 900 -L 'unit|integration' ;;
+    screenshots)
+        install_packages; start_engine; build_images; build
+        "$ROOT/tests/gui/desktop.sh" "$BUILD/bin" "$ROOT/docs/screenshots" ;;
     build)
         install_packages; build ;;
     *)
-        sed -n '2,13p' "$0" >&2; exit 2 ;;
+        sed -n '2,15p' "$0" >&2; exit 2 ;;
 esac

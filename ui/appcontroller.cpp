@@ -103,8 +103,11 @@ void AppController::stopManual()
 
 void AppController::loadHistory(int limit)
 {
-    if (m_history)
-        m_model->addHistory(m_history->recent(limit));
+    if (!m_history)
+        return;
+    const QList<RunRecord> runs = m_history->recent(limit);
+    qCInfo(lcUi).noquote() << "history:" << runs.size() << "runs loaded from" << m_history->path();
+    m_model->addHistory(runs);
 }
 
 void AppController::searchHistory(const QString &text, int limit)

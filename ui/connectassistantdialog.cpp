@@ -106,8 +106,10 @@ ConnectAssistantDialog::ConnectAssistantDialog(const QString &binaryPath, const 
         if (http) {
             QString command = QStringLiteral("claude mcp add --transport http code-sandbox %1")
                                   .arg(shellQuote(httpUrl));
+            // Continued on a second line so the header, the part to check, is in view.
             if (withToken)
-                command += QStringLiteral(" --header \"Authorization: Bearer %1\"").arg(kTokenMark);
+                command +=
+                    QStringLiteral(" \\\n  --header \"Authorization: Bearer %1\"").arg(kTokenMark);
             // The token goes inside double quotes: escape what a shell would expand there.
             QString shellToken;
             for (const QChar c : token) {
@@ -153,10 +155,9 @@ ConnectAssistantDialog::ConnectAssistantDialog(const QString &binaryPath, const 
         auto *page = new QWidget;
         auto *layout = new QVBoxLayout(page);
         addSnippet(layout, QStringLiteral("claudeDesktop"),
-                   tr("Merge into claude_desktop_config.json, then restart Claude Desktop. It is "
-                      "~/.config/Claude/claude_desktop_config.json on Linux "
-                      "(~/Library/Application Support/Claude/ on macOS, %APPDATA%\\Claude\\ on "
-                      "Windows)."),
+                   tr("Merge into claude_desktop_config.json, then restart Claude Desktop:\n"
+                      "~/.config/Claude/claude_desktop_config.json on Linux, "
+                      "~/Library/Application Support/Claude/ on macOS."),
                    stdioJson(binaryPath), QString());
         layout->addStretch(1);
         tabs->addTab(page, tr("Claude Desktop"));
@@ -164,7 +165,7 @@ ConnectAssistantDialog::ConnectAssistantDialog(const QString &binaryPath, const 
 
     m_showTokenCheck = new QCheckBox(tr("Show token"), this);
     m_showTokenCheck->setObjectName(QStringLiteral("showTokenCheck"));
-    m_showTokenCheck->setEnabled(http && withToken);
+    m_showTokenCheck->setVisible(http && withToken);
     connect(m_showTokenCheck, &QCheckBox::toggled, this, &ConnectAssistantDialog::updateShownText);
 
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
@@ -180,7 +181,7 @@ ConnectAssistantDialog::ConnectAssistantDialog(const QString &binaryPath, const 
     layout->addLayout(bottom);
 
     updateShownText();
-    resize(720, 480);
+    resize(qMax(sizeHint().width(), 720), sizeHint().height());
 }
 
 void ConnectAssistantDialog::addSnippet(QVBoxLayout *layout, const QString &name,
@@ -197,12 +198,14 @@ void ConnectAssistantDialog::addSnippet(QVBoxLayout *layout, const QString &name
     view->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     view->setLineWrapMode(QPlainTextEdit::NoWrap);
     view->setTabChangesFocus(true);
-    // Tall enough for the whole snippet (they are short) plus a horizontal scroll bar.
+    view->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // Tall enough for the whole snippet (they are short) plus a horizontal scroll bar, which a
+    // shown token may need.
     const int lines = int(text.count(u'\n')) + 1;
     const QFontMetrics metrics(view->font());
     view->setFixedHeight(lines * metrics.lineSpacing() + 2 * view->frameWidth() +
                          int(2 * view->document()->documentMargin()) +
-                         view->horizontalScrollBar()->sizeHint().height());
+                         view->horizontalScrollBar()->sizeHint().height() + 4);
 
     auto *copy = new QPushButton(tr("Copy"));
     copy->setObjectName(name + QStringLiteral("Copy"));

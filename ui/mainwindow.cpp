@@ -101,7 +101,7 @@ void MainWindow::buildUi()
     toolbar->setMovable(false);
     toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     newRun->setIcon(style()->standardIcon(QStyle::SP_FileIcon));
-    connectAction->setIcon(style()->standardIcon(QStyle::SP_DialogHelpButton));
+    connectAction->setIcon(style()->standardIcon(QStyle::SP_ComputerIcon));
     settings->setIcon(style()->standardIcon(QStyle::SP_FileDialogDetailedView));
     toolbar->addAction(newRun);
     toolbar->addAction(connectAction);

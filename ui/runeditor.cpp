@@ -61,10 +61,10 @@ RunEditor::RunEditor(QWidget *parent)
     connect(m_run, &QPushButton::clicked, this, &RunEditor::requestRun);
     connect(m_stop, &QPushButton::clicked, this, &RunEditor::stopRequested);
     auto *shortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
-    shortcut->setContext(Qt::WidgetWithChildrenShortcut);
+    shortcut->setContext(Qt::WindowShortcut);
     connect(shortcut, &QShortcut::activated, this, &RunEditor::requestRun);
     auto *enter = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Enter), this);
-    enter->setContext(Qt::WidgetWithChildrenShortcut);
+    enter->setContext(Qt::WindowShortcut);
     connect(enter, &QShortcut::activated, this, &RunEditor::requestRun);
 }
 

@@ -72,7 +72,7 @@ SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &la
 
     updateEngineState();
     updateEnvButtons();
-    resize(qMax(sizeHint().width(), 560), qMax(sizeHint().height(), 420));
+    resize(qMax(sizeHint().width(), 600), qMax(sizeHint().height(), 440));
 }
 
 QWidget *SettingsDialog::createEngineTab()
@@ -129,7 +129,6 @@ QWidget *SettingsDialog::createImagesTab(const QStringList &languages)
     m_imagesTable->setObjectName(QStringLiteral("imagesTable"));
     m_imagesTable->setHorizontalHeaderLabels({tr("Language"), tr("Image")});
     m_imagesTable->verticalHeader()->hide();
-    m_imagesTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     m_imagesTable->horizontalHeader()->setStretchLastSection(true);
     m_imagesTable->setSelectionMode(QAbstractItemView::SingleSelection);
     m_imagesTable->setEditTriggers(QAbstractItemView::AllEditTriggers);
@@ -144,6 +143,9 @@ QWidget *SettingsDialog::createImagesTab(const QStringList &languages)
     }
     m_imagesTable->resizeColumnToContents(0);
     m_imagesTable->setColumnWidth(0, m_imagesTable->columnWidth(0) + 24);
+    // Rows as tall as an editor needs, the same for filled and empty ones.
+    m_imagesTable->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_imagesTable->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 12);
 
     auto *layout = new QVBoxLayout(page);
     layout->addWidget(noteLabel(tr("Leave an image empty to use the built-in one. Another image "
@@ -336,8 +338,8 @@ QWidget *SettingsDialog::createHistoryTab()
 
     auto *layout = new QVBoxLayout(page);
     layout->addLayout(form);
-    layout->addWidget(noteLabel(tr("Older runs are deleted at start and once a day; 0 keeps "
-                                   "them forever."),
+    layout->addWidget(noteLabel(tr("Runs older than this are removed from the history; 0 "
+                                   "keeps them forever."),
                                 page));
     layout->addSpacing(12);
     layout->addWidget(m_keepRunningCheck);

@@ -1,0 +1,151 @@
+#!/bin/bash
+# The desktop app as a person meets it, in a real X server (Xvfb) with a system tray (trayer):
+#   1. `code-sandbox` opens the window "Code Sandbox" and its tray icon;
+#   2. Ctrl+Return runs the editor's Python example, which draws a matplotlib plot: the run, its
+#      output and its image show;
+#   3. a separately launched `code-sandbox --stdio` (as an assistant starts it) runs a program:
+#      it appears in the window live, with the client's name;
+#   4. closing the window keeps the HTTP MCP endpoint answering; launching the app again shows
+#      the same window;
+#   5. after a restart, the history has the runs.
+# Screenshots of the window go to SHOTS (docs/screenshots with --update-screenshots).
+#
+#   tests/gui/desktop.sh BIN_DIR [SHOTS_DIR]
+set -euo pipefail
+BIN=$(cd "$1" && pwd)
+SHOTS=${2:-$BIN/../screenshots}
+mkdir -p "$SHOTS"
+SHOTS=$(cd "$SHOTS" && pwd)
+
+for tool in Xvfb xdotool import curl; do
+    command -v "$tool" >/dev/null || { echo "desktop.sh: $tool is missing (see dev.sh)" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/cs-desktop.XXXXXX)
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*" >&2
+    echo "--- app log ---" >&2
+    cat "$WORK"/app*.log >&2 || true
+    exit 1
+}
+ok() { echo "ok: $*"; }
+
+# A user of our own: settings, history, token and monitor socket all under $WORK.
+export XDG_CONFIG_HOME=$WORK/config XDG_DATA_HOME=$WORK/data XDG_RUNTIME_DIR=$WORK/run
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+unset CODE_SANDBOX_MONITOR_SOCKET CODE_SANDBOX_HISTORY QT_QPA_PLATFORM
+
+# A display of our own.
+exec 5>"$WORK/display"
+Xvfb -displayfd 5 -screen 0 1440x900x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do [ -s "$WORK/display" ] && break; sleep 0.1; done
+export DISPLAY=:$(cat "$WORK/display")
+ok "Xvfb on $DISPLAY"
+if command -v trayer >/dev/null; then
+    trayer --edge bottom --align right --widthtype pixel --width 120 --height 24 \
+        >"$WORK/trayer.log" 2>&1 &
+    PIDS+=($!)
+    sleep 1
+    HAVE_TRAY=1
+else
+    HAVE_TRAY=0
+fi
+
+start_app() { # log file
+    "$BIN/code-sandbox" --port 0 >"$1" 2>&1 &
+    APP=$!
+    PIDS+=($APP)
+    WINDOW=$(timeout 30 xdotool search --sync --onlyvisible --name '^Code Sandbox$' | head -1) ||
+        fail "the window did not open"
+}
+wait_log() { # file pattern seconds what
+    for _ in $(seq $(($3 * 5))); do
+        grep -qE "$2" "$1" && return 0
+        sleep 0.2
+    done
+    fail "$4"
+}
+shot() { # name
+    sleep 0.5
+    import -window "$WINDOW" "$SHOTS/$1.png"
+    ok "screenshot $1.png"
+}
+
+start_app "$WORK/app.log"
+ok "the window opened (id $WINDOW)"
+wait_log "$WORK/app.log" 'MCP endpoint http://127.0.0.1:[0-9]+/mcp' 10 "no MCP endpoint"
+URL=$(grep -oE 'http://127.0.0.1:[0-9]+/mcp' "$WORK/app.log" | head -1)
+if [ "$HAVE_TRAY" = 1 ]; then
+    grep -q "no system tray" "$WORK/app.log" && fail "trayer runs, but the app found no tray"
+    ok "tray icon shown"
+fi
+wait_log "$WORK/app.log" 'pool: .* python sandbox' 90 "the python pool did not warm"
+
+# 2. A manual run: the editor starts with a Python plot example.
+xdotool windowfocus --sync "$WINDOW"
+xdotool key --window "$WINDOW" ctrl+Return
+wait_log "$WORK/app.log" 'run [0-9a-f]+ python ok .* from manual' 90 "the manual run did not end ok"
+ok "manual python run ended ok"
+shot main-window
+xdotool key --window "$WINDOW" alt+i
+shot run-with-plot
+xdotool key --window "$WINDOW" alt+o
+
+# 3. A run from a separately launched stdio instance, as an assistant starts it.
+{
+    printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.0"}}}'
+    printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_code","arguments":{"language":"python","code":"import sys, time\nfor i in range(4):\n    print(f\"step {i}: {2**i}\", flush=True)\n    time.sleep(0.5)\nprint(\"warning: last step\", file=sys.stderr)\n"}}}'
+    sleep 8
+} | "$BIN/code-sandbox" --stdio --pool 0 >"$WORK/stdio.out" 2>"$WORK/stdio.log" &
+STDIO=$!
+PIDS+=($STDIO)
+wait_log "$WORK/stdio.log" 'a Code Sandbox window is watching' 15 "the stdio instance did not reach the window"
+wait_log "$WORK/app.log" 'of instance pid [0-9]+ \( claude-code \) ok' 90 \
+    "the stdio instance's run did not show in the window"
+ok "the run of a separate stdio instance showed in the window"
+grep -q 'step 3: 8' "$WORK/stdio.out" || fail "the stdio client did not get its answer"
+shot assistant-run
+wait "$STDIO" || true
+
+# 4. Closing the window keeps serving; a second launch shows it again.
+xdotool key --window "$WINDOW" ctrl+w
+for _ in $(seq 25); do
+    xdotool search --onlyvisible --name '^Code Sandbox$' >/dev/null 2>&1 || break
+    sleep 0.2
+done
+xdotool search --onlyvisible --name '^Code Sandbox$' >/dev/null 2>&1 && fail "the window did not close"
+kill -0 "$APP" || fail "closing the window ended the app"
+TOKEN=$(cat "$XDG_CONFIG_HOME/code-sandbox/http-token")
+REPLY=$(curl -s --max-time 10 -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
+    "$URL")
+echo "$REPLY" | grep -q '"serverInfo"' || fail "the HTTP endpoint did not answer with the window closed: $REPLY"
+ok "window closed, the HTTP endpoint still answers initialize"
+"$BIN/code-sandbox" >"$WORK/second.log" 2>&1 || fail "the second launch failed: $(cat "$WORK/second.log")"
+grep -q "already open" "$WORK/second.log" || fail "the second launch did not find the first"
+timeout 10 xdotool search --sync --onlyvisible --name '^Code Sandbox$' >/dev/null ||
+    fail "the second launch did not show the window"
+ok "a second launch showed the running window"
+
+# 5. The history survives a restart.
+kill -TERM "$APP"
+wait "$APP" 2>/dev/null || true
+start_app "$WORK/app2.log"
+wait_log "$WORK/app2.log" 'history: [0-9]+ runs loaded' 10 "the history was not loaded"
+RUNS=$(grep -oE 'history: [0-9]+ runs' "$WORK/app2.log" | grep -oE '[0-9]+')
+[ "$RUNS" -ge 2 ] || fail "the history has $RUNS runs after a restart, expected 2"
+ok "after a restart the history has $RUNS runs"
+shot history-after-restart
+kill -TERM "$APP"
+wait "$APP" 2>/dev/null || true
+echo "desktop.sh: all checks passed; screenshots in $SHOTS"
