@@ -355,9 +355,10 @@ void TestUiWidgets::connectDialogTexts()
     };
     const QString claudeCode = text("claudeCodeText");
     QCOMPARE(claudeCode, QStringLiteral("claude mcp add code-sandbox -- '%1' --stdio").arg(binary));
+    // One command, continued on a second line.
     QVERIFY(text("claudeCodeHttpText")
                 .startsWith(QStringLiteral("claude mcp add --transport http code-sandbox ") + url +
-                            QStringLiteral(" --header \"Authorization: Bearer ")));
+                            QStringLiteral(" \\\n  --header \"Authorization: Bearer ")));
     QVERIFY(text("geminiText").contains(QStringLiteral("\"command\": \"") + binary + u'"'));
     QVERIFY(text("geminiText").contains(QStringLiteral("\"args\": [\"--stdio\"]")));
     QVERIFY(text("geminiHttpText").contains(QStringLiteral("\"httpUrl\": \"") + url + u'"'));
@@ -413,7 +414,7 @@ void TestUiWidgets::connectDialogCopiesRealToken()
     clipboard->clear();
     copy->click();
     QCOMPARE(clipboard->text(),
-             QStringLiteral("claude mcp add --transport http code-sandbox %1 --header "
+             QStringLiteral("claude mcp add --transport http code-sandbox %1 \\\n  --header "
                             "\"Authorization: Bearer %2\"")
                  .arg(url, token));
 
