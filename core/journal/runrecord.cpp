@@ -152,6 +152,10 @@ void RunRecord::applyResult(const ExecutionResult &result)
     if (!result.containerId.isEmpty())
         containerId = result.containerId;
     files = result.files;
+    if (result.peakMemoryBytes >= 0)
+        peakMemoryBytes = result.peakMemoryBytes;
+    if (result.cpuTimeMs >= 0)
+        cpuTimeMs = result.cpuTimeMs;
     if (result.timeoutSec > 0)
         timeoutSec = result.timeoutSec;
     finishedAt = QDateTime::currentDateTimeUtc();

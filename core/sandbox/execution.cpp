@@ -135,6 +135,8 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
         m_result.exitCode = m_outScanner.status();
         m_result.outOfMemory = m_outScanner.outOfMemory();
         m_result.compileError = m_outScanner.hasFlag("compile");
+        m_result.peakMemoryBytes = m_outScanner.value("mem");
+        m_result.cpuTimeMs = m_outScanner.value("cpu");
         if (m_outScanner.hasFlag("out") || m_outScanner.hasFlag("plots"))
             collectFiles();
         else

@@ -37,6 +37,10 @@ struct ExecutionResult
     QList<OutputFile> files;   // plots in creation order, then output files by name
     int timeoutSec = 0;
     qint64 durationMs = 0; // program handed over → program ended
+    // The container's peak memory and CPU time as its supervisor read them from the cgroup when
+    // the program ended (-1: not reported).
+    qint64 peakMemoryBytes = -1;
+    qint64 cpuTimeMs = -1;
     QString language;
     QString image;
     QString containerId;

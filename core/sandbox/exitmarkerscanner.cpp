@@ -34,7 +34,7 @@ QByteArray ExitMarkerScanner::feed(const QByteArray &bytes)
         m_flags = words;
         m_state = State::Done;
         m_held.clear();
-    } else if (m_held.size() > 64) {
+    } else if (m_held.size() > kMaxStatusLine) {
         // Not a status line after all; nothing sensible follows.
         m_state = State::Done;
         m_held.clear();
@@ -49,4 +49,17 @@ QByteArray ExitMarkerScanner::flush()
     QByteArray rest;
     rest.swap(m_held);
     return rest;
+}
+
+qint64 ExitMarkerScanner::value(const QByteArray &name) const
+{
+    const QByteArray prefix = name + '=';
+    for (const QByteArray &word : m_flags) {
+        if (!word.startsWith(prefix))
+            continue;
+        bool ok = false;
+        const qint64 v = word.mid(prefix.size()).toLongLong(&ok);
+        return ok && v >= 0 ? v : -1;
+    }
+    return -1;
 }

@@ -10,6 +10,9 @@ class ExitMarkerScanner
 {
 public:
     explicit ExitMarkerScanner(const QByteArray &nonce) : m_nonce(nonce) {}
+    // The longest status line waited for (after the nonce, without the newline); the longest
+    // the supervisor writes, every flag and both usage values at their largest, is 84 bytes.
+    static constexpr qsizetype kMaxStatusLine = 160;
 
     // Returns the program output contained in `bytes` that is safe to pass on now.
     QByteArray feed(const QByteArray &bytes);
@@ -23,6 +26,8 @@ public:
     // The words after the status: "oom", "compile" (the build step failed), "out" (files in the
     // output folder), "plots" (saved figures).
     bool hasFlag(const QByteArray &flag) const { return m_flags.contains(flag); }
+    // A "name=number" word ("mem" peak bytes, "cpu" milliseconds); -1 when absent.
+    qint64 value(const QByteArray &name) const;
 
 private:
     enum class State

@@ -197,6 +197,7 @@ def _main():
         pass
     if _Plots.saved:
         flags += " plots"
+    flags += _usage_flags()
     line = nonce + b" " + str(rc).encode() + flags.encode() + b"\n"
     os.unlink(status_file)
     os.write(out, line)
@@ -205,6 +206,32 @@ def _main():
         while os.read(host, 65536):
             pass
     os._exit(rc)
+
+
+def _usage_flags():
+    """ mem=<peak bytes> cpu=<ms> of this container, from its cgroup (v2, then v1)."""
+    flags = ""
+    for path in ("/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes"):
+        try:
+            with open(path) as f:
+                flags += " mem=%d" % int(f.read())
+            break
+        except (OSError, ValueError):
+            pass
+    try:
+        with open("/sys/fs/cgroup/cpuacct/cpuacct.usage") as f:
+            flags += " cpu=%d" % (int(f.read()) // 1000000)
+    except (OSError, ValueError):
+        try:
+            with open("/sys/fs/cgroup/cpu.stat") as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "usage_usec":
+                        flags += " cpu=%d" % (int(value) // 1000)
+                        break
+        except (OSError, ValueError):
+            pass
+    return flags
 
 
 def _run(src):

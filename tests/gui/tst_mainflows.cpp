@@ -147,6 +147,11 @@ void MainFlowsTest::manualRunShowsOutputAndPlot()
     record = m_desk->model()->run(m_manualId);
     QCOMPARE(record->status, RunRecord::Status::Ok);
     QCOMPARE(record->exitCode, 0);
+    // Peak memory and CPU time come from the container's cgroup (matplotlib needs tens of MiB).
+    QVERIFY2(record->peakMemoryBytes > 10 * 1024 * 1024,
+             qPrintable(QString::number(record->peakMemoryBytes)));
+    QVERIFY(record->peakMemoryBytes <= record->memoryBytes);
+    QVERIFY(record->cpuTimeMs > 0);
     QTRY_VERIFY(run->isEnabled());
     QVERIFY(!stop->isEnabled());
 
@@ -280,6 +285,9 @@ void MainFlowsTest::closingTheWindowKeepsServing()
     QVERIFY(!id.isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(m_desk->model()->run(id)->isFinished(), kRunMs);
     QCOMPARE(m_desk->model()->run(id)->status, RunRecord::Status::Ok);
+    // The supervisor's own report (a language without a preloaded interpreter) has them too.
+    QVERIFY(m_desk->model()->run(id)->peakMemoryBytes > 0);
+    QVERIFY(m_desk->model()->run(id)->cpuTimeMs >= 0);
     m_desk->window->showAndRaise();
     QVERIFY(m_desk->window->isVisible());
     QCOMPARE(m_desk->model()->runAt(0)->id, id);

@@ -47,6 +47,8 @@ private Q_SLOTS:
     void outOfMemoryFlag_data();
     void outOfMemoryFlag();
     void flags_data();
+    void usageValues_data();
+    void usageValues();
     void flags();
     void overlongStatusLine();
     void statusLineAtTheLengthLimit();
@@ -78,6 +80,46 @@ void tst_ExitMarkerScanner::outOfMemoryFlag()
         QVERIFY(s.found());
         QCOMPARE(s.status(), status);
         QCOMPARE(s.outOfMemory(), oom);
+    }
+}
+
+void tst_ExitMarkerScanner::usageValues_data()
+{
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<qint64>("mem");
+    QTest::addColumn<qint64>("cpu");
+    QTest::addColumn<bool>("plots");
+    QTest::newRow("both") << QByteArray(" 0 mem=4493312 cpu=90\n") << qint64(4493312) << qint64(90)
+                          << false;
+    QTest::newRow("after file flags") << QByteArray(" 1 out plots mem=536870912 cpu=0\n")
+                                      << qint64(536870912) << qint64(0) << true;
+    QTest::newRow("none (an older supervisor)")
+        << QByteArray(" 0 plots\n") << qint64(-1) << qint64(-1) << true;
+    QTest::newRow("not a number") << QByteArray(" 0 mem=lots cpu=-5\n") << qint64(-1) << qint64(-1)
+                                  << false;
+    QTest::newRow("a name that only starts alike")
+        << QByteArray(" 0 memory=5 cpus=2\n") << qint64(-1) << qint64(-1) << false;
+    QTest::newRow("longest line the supervisor writes")
+        << QByteArray(" 137 oom compile out plots mem=9223372036854775807 cpu=99999999999\n")
+        << qint64(9223372036854775807LL) << qint64(99999999999LL) << true;
+}
+
+void tst_ExitMarkerScanner::usageValues()
+{
+    QFETCH(QByteArray, line);
+    QFETCH(qint64, mem);
+    QFETCH(qint64, cpu);
+    QFETCH(bool, plots);
+    const QByteArray stream = "out\n" + kNonce + line;
+    for (qsizetype cut = 0; cut <= stream.size(); ++cut) {
+        ExitMarkerScanner s(kNonce);
+        QByteArray visible = s.feed(stream.left(cut));
+        visible += s.feed(stream.mid(cut));
+        QCOMPARE(visible, QByteArray("out\n"));
+        QVERIFY(s.found());
+        QCOMPARE(s.value("mem"), mem);
+        QCOMPARE(s.value("cpu"), cpu);
+        QCOMPARE(s.hasFlag("plots"), plots);
     }
 }
 
@@ -151,10 +193,11 @@ void tst_ExitMarkerScanner::flags()
 
 void tst_ExitMarkerScanner::overlongStatusLine()
 {
-    // More than 64 bytes after the nonce without a newline is not a status line: the scanner
-    // gives up (found, no status, no flags) and drops the rest.
-    const QByteArray tail = " 0 out plots " + QByteArray(52, 'x');
-    QCOMPARE(tail.size(), qsizetype(65));
+    // More than kMaxStatusLine bytes after the nonce without a newline is not a status line: the
+    // scanner gives up (found, no status, no flags) and drops the rest.
+    const QByteArray tail =
+        " 0 out plots " + QByteArray(ExitMarkerScanner::kMaxStatusLine - 12, 'x');
+    QCOMPARE(tail.size(), ExitMarkerScanner::kMaxStatusLine + 1);
     const QByteArray stream = "before\n" + kNonce + tail;
     for (qsizetype cut = 0; cut <= stream.size(); ++cut) {
         const QString where = QStringLiteral("split at %1").arg(cut);
@@ -173,9 +216,9 @@ void tst_ExitMarkerScanner::overlongStatusLine()
 
 void tst_ExitMarkerScanner::statusLineAtTheLengthLimit()
 {
-    // 64 bytes after the nonce are still waited on: the newline decides.
-    const QByteArray tail = " 3 out " + QByteArray(57, ' ');
-    QCOMPARE(tail.size(), qsizetype(64));
+    // kMaxStatusLine bytes after the nonce are still waited on: the newline decides.
+    const QByteArray tail = " 3 out " + QByteArray(ExitMarkerScanner::kMaxStatusLine - 7, ' ');
+    QCOMPARE(tail.size(), ExitMarkerScanner::kMaxStatusLine);
     ExitMarkerScanner s(kNonce);
     QCOMPARE(s.feed("x" + kNonce + tail), QByteArray("x"));
     QVERIFY(!s.found());
