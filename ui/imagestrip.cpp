@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QImage>
+#include <QLabel>
 #include <QListWidget>
 #include <QLocale>
 #include <QMenu>
@@ -22,7 +23,7 @@
 
 namespace {
 
-constexpr int kThumbnailSize = 160;
+constexpr int kThumbnailSize = 88;
 constexpr int kIndexRole = Qt::UserRole;
 
 // Every thumbnail on a canvas of the same size, so the row lines up whatever the aspect
@@ -109,10 +110,22 @@ ImageStrip::ImageStrip(QWidget *parent) : QWidget(parent)
     });
     connect(m_saveButton, &QPushButton::clicked, this, &ImageStrip::saveCurrent);
 
+    m_preview = new QLabel(this);
+    m_preview->setObjectName(QStringLiteral("preview"));
+    m_preview->setAlignment(Qt::AlignCenter);
+    m_preview->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    m_preview->setMinimumHeight(120);
+    connect(m_thumbnails, &QListWidget::currentItemChanged, this, [this](QListWidgetItem *current) {
+        if (current)
+            showPreview(indexOf(current));
+    });
+
     auto *lists = new QVBoxLayout;
     lists->setContentsMargins(0, 0, 0, 0);
     lists->addWidget(m_thumbnails);
+    lists->addWidget(m_preview, 1);
     lists->addWidget(m_fileList);
+    lists->addStretch(0);
 
     auto *side = new QVBoxLayout;
     side->setContentsMargins(0, 0, 0, 0);
@@ -170,6 +183,8 @@ void ImageStrip::setFiles(const QList<OutputFile> &files)
 
     m_thumbnails->setVisible(m_thumbnails->count() > 0);
     m_fileList->setVisible(m_fileList->count() > 0);
+    // The first figure is shown large at once: that is what a person opens this tab for.
+    showPreview(m_thumbnails->count() > 0 ? indexOf(m_thumbnails->item(0)) : -1);
     // Sized to its rows (up to five), so a single CSV does not take a tall empty box.
     const int rows = qBound(1, m_fileList->count(), 5);
     const int rowHeight = qMax(m_fileList->sizeHintForRow(0), fontMetrics().height() + 4);
@@ -273,4 +288,37 @@ int ImageStrip::currentIndex() const
 int ImageStrip::indexOf(const QListWidgetItem *item)
 {
     return item ? item->data(kIndexRole).toInt() : -1;
+}
+
+void ImageStrip::showPreview(int index)
+{
+    m_previewImage = QImage();
+    if (index >= 0 && index < m_files.size())
+        m_previewImage.loadFromData(m_files.at(index).data);
+    m_preview->setVisible(!m_previewImage.isNull());
+    m_preview->setToolTip(index >= 0 && !m_previewImage.isNull()
+                              ? tr("%1 — double-click the thumbnail to open it at full size")
+                                    .arg(m_files.at(index).name)
+                              : QString());
+    updatePreview();
+}
+
+void ImageStrip::updatePreview()
+{
+    if (m_previewImage.isNull()) {
+        m_preview->clear();
+        return;
+    }
+    const QSize room = m_preview->size() - QSize(8, 8);
+    QImage shown = m_previewImage;
+    if (shown.width() > room.width() || shown.height() > room.height())
+        shown = shown.scaled(room.expandedTo(QSize(16, 16)), Qt::KeepAspectRatio,
+                             Qt::SmoothTransformation);
+    m_preview->setPixmap(QPixmap::fromImage(shown));
+}
+
+void ImageStrip::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    updatePreview();
 }

@@ -2,9 +2,11 @@
 
 #include "executionresult.h"
 
+#include <QImage>
 #include <QList>
 #include <QWidget>
 
+class QLabel;
 class QListWidget;
 class QListWidgetItem;
 class QPushButton;
@@ -27,8 +29,13 @@ public:
     // cancelled, or the write failed and the user was told.
     static bool saveFile(const OutputFile &file, QWidget *parent);
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void openImage(int index);
+    void showPreview(int index); // the image at `index` into m_files, large; -1 hides it
+    void updatePreview();
     void saveCurrent();
     void showContextMenu(QListWidget *list, const QPoint &pos);
     void updateSaveButton();
@@ -39,4 +46,7 @@ private:
     QListWidget *m_thumbnails = nullptr;
     QListWidget *m_fileList = nullptr;
     QPushButton *m_saveButton = nullptr;
+    // The selected image, as large as the tab allows (never enlarged).
+    QLabel *m_preview = nullptr;
+    QImage m_previewImage;
 };

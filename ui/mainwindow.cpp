@@ -189,6 +189,8 @@ void MainWindow::buildUi()
     right->addWidget(detailsBox);
     right->setStretchFactor(0, 2);
     right->setStretchFactor(1, 3);
+    // The run's details are what one mostly looks at; the editor gets what a short program needs.
+    right->setSizes({250, 570});
 
     auto *split = new QSplitter(Qt::Horizontal, this);
     split->setObjectName(QStringLiteral("mainSplitter"));
