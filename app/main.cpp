@@ -31,6 +31,7 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -98,9 +99,9 @@ bool makeServices(const CommandLine &cl, Services &s, const QString &mode)
             s.history.reset();
         }
     }
-    if (mode != u"window" && cl.monitor) {
-        s.publisher =
-            std::make_unique<MonitorPublisher>(MonitorSocket::path(), config.instanceId, mode);
+    const QString monitorPath = MonitorSocket::path();
+    if (mode != u"window" && cl.monitor && !monitorPath.isEmpty()) {
+        s.publisher = std::make_unique<MonitorPublisher>(monitorPath, config.instanceId, mode);
         s.journal->setPublisher(s.publisher.get());
     }
     qCInfo(lcApp).noquote() << "engine" << where.socketPath << "(" << where.source << "), instance"
@@ -230,7 +231,14 @@ CommandLine withSettings(CommandLine cl, const AppSettings &settings,
     };
     if (!given("engine") && !settings.engineSocket.isEmpty())
         cl.engine = settings.engineSocket;
+    const LanguageRegistry languages = LanguageRegistry::builtIn();
     for (auto it = settings.images.begin(); it != settings.images.end(); ++it) {
+        if (!languages.find(it.key())) {
+            // Saved by a build that knew more languages: not a reason to refuse to start.
+            qCWarning(lcApp).noquote()
+                << "settings: ignoring the image for unknown language" << it.key();
+            continue;
+        }
         if (!cl.images.contains(it.key()) && !it.value().isEmpty())
             cl.images.insert(it.key(), it.value());
     }
@@ -278,7 +286,7 @@ int runWindow(QApplication &app, const CommandLine &given)
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/code-sandbox.png")));
     QApplication::setDesktopFileName(QStringLiteral("io.github.codesandbox.CodeSandbox"));
     const QString monitorPath = MonitorSocket::path(true);
-    if (showRunningWindow(monitorPath)) {
+    if (!monitorPath.isEmpty() && showRunningWindow(monitorPath)) {
         std::fprintf(stderr, "code-sandbox: the window was already open; it is shown now\n");
         return 0;
     }
@@ -289,8 +297,8 @@ int runWindow(QApplication &app, const CommandLine &given)
         return 2;
 
     MonitorServer monitor;
-    QString monitorError;
-    if (!monitor.listen(monitorPath, &monitorError))
+    QString monitorError = QStringLiteral("no private folder for its socket");
+    if (monitorPath.isEmpty() || !monitor.listen(monitorPath, &monitorError))
         qCWarning(lcApp).noquote() << "runs of headless instances will not show:" << monitorError;
 
     // The background HTTP server for local assistants. A port in use is shown in the window, not
@@ -355,6 +363,14 @@ int runWindow(QApplication &app, const CommandLine &given)
     return app.exec();
 }
 
+// An MCP client that starts us without --stdio talks through a pipe or a socket; a desktop
+// launcher gives /dev/null, a terminal a tty.
+bool stdinIsAChannel()
+{
+    struct stat st;
+    return ::fstat(STDIN_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 bool hasDisplay()
 {
     return !qEnvironmentVariableIsEmpty("DISPLAY") ||
@@ -412,7 +428,7 @@ int main(int argc, char *argv[])
     case CommandLine::Mode::NoMode:
         break;
     }
-    if (hasDisplay()) {
+    if (hasDisplay() && !stdinIsAChannel()) {
         QApplication app(argc, argv);
         names();
         return runWindow(app, cl);

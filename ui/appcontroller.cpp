@@ -22,7 +22,8 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
     connect(journal, &Journal::event, this, &AppController::onEvent);
     if (m_history) {
         m_model->setLoader(
-            [this](const QString &id) -> std::optional<RunRecord> { return m_history->load(id); });
+            [this](const QString &id) -> std::optional<RunRecord> { return m_history->load(id); },
+            [this](const QString &id) { return m_history->contains(id); });
     }
     if (m_monitor) {
         connect(m_monitor, &MonitorServer::eventReceived, this, &AppController::onEvent);

@@ -105,8 +105,9 @@ ImageStrip::ImageStrip(QWidget *parent) : QWidget(parent)
             [this](QListWidgetItem *item) { openImage(indexOf(item)); });
     connect(m_fileList, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) {
         const int index = indexOf(item);
+        // A copy: the dialog runs an event loop in which the strip may be given other files.
         if (index >= 0 && m_files.at(index).included)
-            saveFile(m_files.at(index), this);
+            saveFile(OutputFile(m_files.at(index)), this);
     });
     connect(m_saveButton, &QPushButton::clicked, this, &ImageStrip::saveCurrent);
 
@@ -248,7 +249,7 @@ void ImageStrip::saveCurrent()
 {
     const int index = currentIndex();
     if (index >= 0)
-        saveFile(m_files.at(index), this);
+        saveFile(OutputFile(m_files.at(index)), this);
 }
 
 void ImageStrip::showContextMenu(QListWidget *list, const QPoint &pos)
@@ -261,12 +262,18 @@ void ImageStrip::showContextMenu(QListWidget *list, const QPoint &pos)
     if (index < 0)
         return;
 
+    // The menu runs an event loop in which the strip may be given other files: the actions work
+    // on a copy of this one.
+    const OutputFile file = m_files.at(index);
     QMenu menu(this);
     if (list == m_thumbnails)
-        menu.addAction(tr("Open"), this, [this, index] { openImage(index); });
-    QAction *save =
-        menu.addAction(tr("Save…"), this, [this, index] { saveFile(m_files.at(index), this); });
-    save->setEnabled(m_files.at(index).included);
+        menu.addAction(tr("Open"), this, [this, file] {
+            auto *viewer = new ImageViewerDialog(file, this);
+            viewer->setAttribute(Qt::WA_DeleteOnClose);
+            viewer->show();
+        });
+    QAction *save = menu.addAction(tr("Save…"), this, [this, file] { saveFile(file, this); });
+    save->setEnabled(file.included);
     menu.exec(list->viewport()->mapToGlobal(pos));
 }
 

@@ -27,7 +27,25 @@ OutputView::OutputView(QWidget *parent) : QPlainTextEdit(parent)
 void OutputView::setChunks(const QList<OutputChunk> &chunks)
 {
     clearOutput();
+    // Only the lines the view keeps are drawn: inserting a megabyte of short lines just to have
+    // the document drop most of them again would freeze the window.
     m_pending = chunks;
+    qsizetype lines = 0;
+    for (qsizetype i = m_pending.size() - 1; i >= 0; --i) {
+        OutputChunk &chunk = m_pending[i];
+        const qsizetype here = chunk.data.count('\n');
+        if (lines + here < kMaxLines) {
+            lines += here;
+            continue;
+        }
+        // Keep this chunk from the line where the limit is reached; drop all before it.
+        qsizetype at = chunk.data.size();
+        for (qsizetype need = kMaxLines - lines; need > 0 && at > 0; --need)
+            at = chunk.data.lastIndexOf('\n', at - 1);
+        chunk.data = chunk.data.mid(qMax<qsizetype>(0, at + 1));
+        m_pending.remove(0, i);
+        break;
+    }
     flushPending();
     verticalScrollBar()->setValue(verticalScrollBar()->maximum());
 }
@@ -74,10 +92,13 @@ void OutputView::flushPending()
         return;
     const QList<OutputChunk> chunks = std::exchange(m_pending, {});
     const bool follow = m_followTail;
+    QTextCursor edit(document());
+    edit.beginEditBlock(); // one layout pass for the whole batch
     for (const OutputChunk &chunk : chunks) {
         QStringDecoder &decoder = m_decoders[chunk.stream == 2 ? 1 : 0];
         insert(chunk.stream, decoder.decode(chunk.data));
     }
+    edit.endEditBlock();
     if (follow)
         verticalScrollBar()->setValue(verticalScrollBar()->maximum());
 }

@@ -116,6 +116,9 @@ void RunDetailsPane::updateRun(const RunRecord &run)
         return;
     const bool wasFinished = m_run.isFinished();
     const QList<OutputChunk> shown = m_run.output;
+    const QStringList shownNames = m_run.envNames;
+    const auto shownValues = m_run.envValues;
+    const int shownFiles = int(m_run.files.size());
     m_run = run;
     // A record that arrives whole at the end may carry output this view never saw (the window
     // opened mid-run); otherwise the view already streamed it.
@@ -125,9 +128,12 @@ void RunDetailsPane::updateRun(const RunRecord &run)
             m_output->setChunks(run.output);
         showEnding();
     }
-    if (!run.isFinished())
+    // Only when they changed: a revealed value stays revealed while the run goes on.
+    if (!run.isFinished() && (run.envNames != shownNames || run.envValues != shownValues))
         m_env->setVariables(run.envNames, run.envValues);
-    refreshSummary();
+    // The strip is rebuilt only when the files changed (they arrive with the end of the run):
+    // a Save dialog open on it must not lose its file under it.
+    refreshSummary(int(run.files.size()) != shownFiles);
     refreshDetails();
 }
 
@@ -165,7 +171,7 @@ void RunDetailsPane::showEnding()
         m_output->appendNote(lines.join(QLatin1Char('\n')));
 }
 
-void RunDetailsPane::refreshSummary()
+void RunDetailsPane::refreshSummary(bool files)
 {
     if (m_run.id.isEmpty()) {
         m_icon->clear();
@@ -193,7 +199,8 @@ void RunDetailsPane::refreshSummary()
             sub << QStringLiteral("exit %1").arg(m_run.exitCode);
     }
     m_subtitle->setText(sub.join(QStringLiteral("  ·  ")));
-    m_images->setFiles(m_run.files);
+    if (files)
+        m_images->setFiles(m_run.files);
     m_tabs->setTabText(FilesTab,
                        m_run.files.isEmpty()
                            ? QStringLiteral("&Images && files")

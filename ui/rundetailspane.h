@@ -34,7 +34,7 @@ public:
     QTabWidget *tabs() const { return m_tabs; }
 
 private:
-    void refreshSummary();
+    void refreshSummary(bool files = true);
     void refreshDetails();
     void showEnding();
 

@@ -156,12 +156,20 @@ void RunListModel::apply(const JournalEvent &event)
         if (!run.isFinished())
             run.status = RunRecord::Status::Running;
         break;
-    case JournalEvent::Type::Output:
+    case JournalEvent::Type::Output: {
+        qint64 &received = m_outputBytes[id];
+        if (received + event.data.size() > kMaxRunOutput) {
+            run.truncated = true;
+            return;
+        }
+        received += event.data.size();
         run.appendOutput(event.stream, event.data);
         Q_EMIT outputAppended(id, event.stream, event.data);
         // The row itself changes only for the search role; views need no repaint per chunk.
         return;
+    }
     case JournalEvent::Type::Finished: {
+        m_outputBytes.remove(id);
         // Values of variables come only with live events: keep them.
         QList<QPair<QString, QString>> values = run.envValues;
         run = event.run;
@@ -282,14 +290,14 @@ void RunListModel::trim()
         reindex();
         endRemoveRows();
     }
-    if (!m_loader)
+    if (!m_loader || !m_isStored)
         return; // nothing could bring the output back
     int complete = 0;
     for (int i = int(m_runs.size()) - 1; i >= 0; --i) {
         RunRecord &run = m_runs[i];
         if (!run.complete || !run.isFinished())
             continue;
-        if (++complete > m_maxComplete) {
+        if (++complete > m_maxComplete && m_isStored(run.id)) {
             run.output.clear();
             run.files.clear();
             run.complete = false;

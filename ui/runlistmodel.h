@@ -55,11 +55,16 @@ public:
     int rowOf(const QString &id) const;
     // The whole record (output and files), loading it from the history when it was trimmed.
     const RunRecord *complete(const QString &id);
-    // Where trimmed records come back from (the history).
-    void setLoader(const std::function<std::optional<RunRecord>(const QString &)> &loader)
+    // Where trimmed records come back from (the history), and whether a run is there: only runs
+    // the history has are trimmed (an instance may run with --no-history, a save may fail).
+    void setLoader(const std::function<std::optional<RunRecord>(const QString &)> &loader,
+                   const std::function<bool(const QString &)> &isStored)
     {
         m_loader = loader;
+        m_isStored = isStored;
     }
+    // Output kept per run; what a peer sends beyond it is dropped and the run marked truncated.
+    static constexpr qint64 kMaxRunOutput = 16 * 1024 * 1024;
     void setLimits(int maxRuns, int maxCompleteRuns);
     QStringList languages() const;
 
@@ -77,6 +82,8 @@ private:
     QList<RunRecord> m_runs; // oldest first; row 0 is the newest
     QHash<QString, int> m_index;
     std::function<std::optional<RunRecord>(const QString &)> m_loader;
+    std::function<bool(const QString &)> m_isStored;
+    QHash<QString, qint64> m_outputBytes; // live runs: output received so far
     int m_maxRuns = 2000;
     int m_maxComplete = 100;
 };

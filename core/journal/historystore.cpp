@@ -3,6 +3,7 @@
 #include "journallog.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -330,8 +331,20 @@ bool HistoryStore::open(const QString &path, QString *error)
     if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QSQLITE")))
         return fail(QStringLiteral("the Qt SQLite driver (QSQLITE) is not installed"));
     const QString folder = QFileInfo(path).absolutePath();
+    const bool newFolder = !QFileInfo::exists(folder);
     if (!QDir().mkpath(folder))
         return fail(QStringLiteral("cannot create the folder '%1'").arg(folder));
+    // Code and output may hold secrets a program printed: the history is for this user only.
+    // SQLite gives its -wal and -shm files the database file's permissions.
+    const QFile::Permissions owner = QFile::ReadOwner | QFile::WriteOwner;
+    if (newFolder)
+        QFile::setPermissions(folder, owner | QFile::ExeOwner);
+    if (!QFileInfo::exists(path)) {
+        QFile file(path);
+        if (file.open(QIODevice::WriteOnly))
+            file.close();
+        QFile::setPermissions(path, owner);
+    }
 
     m_connection = QStringLiteral("history-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
     m_path = path;
@@ -538,6 +551,16 @@ int HistoryStore::count() const
         return 0;
     }
     return q.value(0).toInt();
+}
+
+bool HistoryStore::contains(const QString &id) const
+{
+    if (!isOpen())
+        return false;
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.prepare(QStringLiteral("SELECT 1 FROM runs WHERE id = ?"));
+    q.addBindValue(id);
+    return q.exec() && q.next();
 }
 
 int HistoryStore::prune(int days, int maxRuns)

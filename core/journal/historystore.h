@@ -36,6 +36,7 @@ public:
     // The whole run, with output and files.
     std::optional<RunRecord> load(const QString &id) const;
     int count() const;
+    bool contains(const QString &id) const;
 
     // Deletes runs created before now - `days` (days <= 0: keeps everything) and, beyond
     // `maxRuns` (0: no cap), the oldest. Returns how many went.

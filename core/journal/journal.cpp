@@ -93,9 +93,18 @@ void Journal::track(Execution *execution)
         qCInfo(lcJournal).noquote()
             << "run" << id.left(8) << run.language << RunRecord::statusName(run.status) << "in"
             << run.durationMs << "ms, from" << run.source;
-        if (m_history && !m_history->save(run))
-            qCWarning(lcJournal) << "run" << id.left(8) << "was not saved in the history";
         publish({JournalEvent::Type::Finished, run, 1, {}});
+        // Saved once the caller had its answer: a write can wait on another process's lock.
+        if (m_history) {
+            QMetaObject::invokeMethod(
+                this,
+                [this, run] {
+                    if (m_history && !m_history->save(run))
+                        qCWarning(lcJournal)
+                            << "run" << run.id.left(8) << "was not saved in the history";
+                },
+                Qt::QueuedConnection);
+        }
     });
 }
 

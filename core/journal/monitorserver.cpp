@@ -47,6 +47,12 @@ QString MonitorServer::path() const
 void MonitorServer::onNewConnection()
 {
     while (QLocalSocket *socket = m_server->nextPendingConnection()) {
+        if (m_peers.size() >= kMaxPeers) {
+            qCWarning(lcJournal) << "monitor: too many instances connected; refused one";
+            socket->abort();
+            socket->deleteLater();
+            continue;
+        }
         m_peers.insert(socket, new Peer);
         connect(socket, &QLocalSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
         connect(socket, &QLocalSocket::disconnected, this, [this, socket] {
@@ -92,6 +98,10 @@ void MonitorServer::onLine(QLocalSocket *socket, const QByteArray &line)
         const QString instance = json.value(u"instance").toString();
         if (!peer || instance.isEmpty())
             return;
+        if (!peer->instanceId.isEmpty() && peer->instanceId != instance) {
+            m_instances.remove(peer->instanceId);
+            Q_EMIT instanceDisconnected(peer->instanceId);
+        }
         peer->instanceId = instance;
         m_instances.insert(instance, json);
         Q_EMIT instanceConnected(instance, json);

@@ -24,6 +24,8 @@ public:
     bool listen(const QString &path, QString *error = nullptr);
     QString path() const;
     int instanceCount() const { return int(m_instances.size()); }
+    // Each connection may hold a large message in its buffer: their number is bounded.
+    static constexpr int kMaxPeers = 64;
 
 Q_SIGNALS:
     void eventReceived(const JournalEvent &event);

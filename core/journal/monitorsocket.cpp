@@ -1,8 +1,12 @@
 #include "monitorsocket.h"
 
+#include "journallog.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <cerrno>
+#include <sys/stat.h>
 #include <unistd.h>
 
 QString MonitorSocket::path(bool create)
@@ -19,11 +23,22 @@ QString MonitorSocket::path(bool create)
                 : QDir::tempPath() + QStringLiteral("/code-sandbox-%1").arg(getuid());
         file = dir + QStringLiteral("/monitor.sock");
     }
-    if (create) {
-        // Events carry code, output and pass-through values: other users must not connect.
-        const QString dir = QFileInfo(file).absolutePath();
-        QDir().mkpath(dir);
-        QFile::setPermissions(dir, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    // Events carry code, output and pass-through values: the folder must be this user's alone,
+    // or another user could listen in place of the window (a shared /tmp without
+    // XDG_RUNTIME_DIR). An explicit path is the caller's responsibility.
+    if (!explicitPath.isEmpty())
+        return file;
+    const QByteArray dir = QFile::encodeName(QFileInfo(file).absolutePath());
+    if (create && ::mkdir(dir.constData(), 0700) != 0 && errno != EEXIST)
+        return QString();
+    struct stat st;
+    if (::lstat(dir.constData(), &st) != 0)
+        return create ? QString() : file; // not there yet: nobody listens, connecting fails
+    if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
+        qCWarning(lcJournal).noquote()
+            << "monitor: not using" << QString::fromLocal8Bit(dir)
+            << "(not a folder of this user's alone); runs will not be shown in the window";
+        return QString();
     }
     return file;
 }

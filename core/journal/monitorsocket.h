@@ -9,5 +9,6 @@ class MonitorSocket
 public:
     // $CODE_SANDBOX_MONITOR_SOCKET, else $XDG_RUNTIME_DIR/code-sandbox/monitor.sock, else
     // <temp>/code-sandbox-<uid>/monitor.sock. The folder is created (mode 0700) when `create`.
+    // Empty when that folder exists but is not this user's alone (nobody may listen there).
     static QString path(bool create = false);
 };

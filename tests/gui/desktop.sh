@@ -60,7 +60,7 @@ else
 fi
 
 start_app() { # log file
-    "$BIN/code-sandbox" --port 0 >"$1" 2>&1 &
+    "$BIN/code-sandbox" --port 0 </dev/null >"$1" 2>&1 &
     APP=$!
     PIDS+=($APP)
     WINDOW=$(timeout 30 xdotool search --sync --onlyvisible --name '^Code Sandbox$' | head -1) ||
@@ -131,7 +131,7 @@ REPLY=$(curl -s --max-time 10 -H "Authorization: Bearer $TOKEN" -H 'Content-Type
     "$URL")
 echo "$REPLY" | grep -q '"serverInfo"' || fail "the HTTP endpoint did not answer with the window closed: $REPLY"
 ok "window closed, the HTTP endpoint still answers initialize"
-"$BIN/code-sandbox" >"$WORK/second.log" 2>&1 || fail "the second launch failed: $(cat "$WORK/second.log")"
+"$BIN/code-sandbox" </dev/null >"$WORK/second.log" 2>&1 || fail "the second launch failed: $(cat "$WORK/second.log")"
 grep -q "already open" "$WORK/second.log" || fail "the second launch did not find the first"
 timeout 10 xdotool search --sync --onlyvisible --name '^Code Sandbox$' >/dev/null ||
     fail "the second launch did not show the window"

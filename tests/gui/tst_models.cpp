@@ -98,10 +98,12 @@ private Q_SLOTS:
     void historyIsMergedInTimeOrder();
     void instanceGoneEndsItsRuns();
     void trimmedRunsComeBackFromTheLoader();
+    void outputOfAPeerIsCapped();
     void filters_data();
     void filters();
     void outputViewColoursStreams();
     void outputViewIsBounded();
+    void outputViewShowsTheTailOfALargeRun();
     void outputViewDecodesSplitUtf8();
     void envValuesStayMasked();
     void detailsPaneShowsFilesAndMasksValues();
@@ -216,18 +218,22 @@ void ModelsTest::trimmedRunsComeBackFromTheLoader()
 {
     RunListModel model;
     QHash<QString, RunRecord> stored;
-    model.setLoader([&stored](const QString &id) -> std::optional<RunRecord> {
-        if (!stored.contains(id))
-            return std::nullopt;
-        return stored.value(id);
-    });
+    model.setLoader(
+        [&stored](const QString &id) -> std::optional<RunRecord> {
+            if (!stored.contains(id))
+                return std::nullopt;
+            return stored.value(id);
+        },
+        [&stored](const QString &id) { return stored.contains(id); });
     model.setLimits(5, 2);
     const QDateTime t0 = QDateTime::currentDateTimeUtc();
     for (int i = 0; i < 8; ++i) {
         RunRecord r = makeRun(QString::number(i), QStringLiteral("python"), t0.addSecs(i));
         model.apply(created(r));
         r.appendOutput(1, QByteArray("output of ") + QByteArray::number(i));
-        stored.insert(r.id, r);
+        // Run 3 was never stored (an instance with --no-history): its output must stay.
+        if (i != 3)
+            stored.insert(r.id, r);
         model.apply(finished(r, RunRecord::Status::Ok, 0));
     }
     QCOMPARE(model.rowCount(), 5); // the three oldest went
@@ -235,13 +241,29 @@ void ModelsTest::trimmedRunsComeBackFromTheLoader()
     int complete = 0;
     for (int row = 0; row < model.rowCount(); ++row)
         complete += model.runAt(row)->complete ? 1 : 0;
-    QCOMPARE(complete, 2);
+    QCOMPARE(complete, 3); // the two newest, and the one the history does not have
+    QVERIFY(model.run(QStringLiteral("3"))->complete);
+    QCOMPARE(model.run(QStringLiteral("3"))->stdoutText(), QByteArray("output of 3"));
     const RunRecord *older = model.run(QStringLiteral("4"));
     QVERIFY(!older->complete);
     QVERIFY(older->output.isEmpty());
     const RunRecord *loaded = model.complete(QStringLiteral("4"));
     QVERIFY(loaded->complete);
     QCOMPARE(loaded->stdoutText(), QByteArray("output of 4"));
+}
+
+void ModelsTest::outputOfAPeerIsCapped()
+{
+    RunListModel model;
+    model.apply(created(
+        makeRun(QStringLiteral("a"), QStringLiteral("python"), QDateTime::currentDateTimeUtc())));
+    const QByteArray chunk(1024 * 1024, 'y');
+    for (qint64 sent = 0; sent < 2 * RunListModel::kMaxRunOutput; sent += chunk.size())
+        model.apply(output(QStringLiteral("a"), 1, chunk));
+    const RunRecord *run = model.run(QStringLiteral("a"));
+    QVERIFY(run->stdoutText().size() <= RunListModel::kMaxRunOutput);
+    QVERIFY(run->stdoutText().size() > RunListModel::kMaxRunOutput / 2);
+    QVERIFY(run->truncated);
 }
 
 void ModelsTest::filters_data()
@@ -329,6 +351,27 @@ void ModelsTest::outputViewIsBounded()
     view.flushPending();
     QVERIFY(view.document()->blockCount() <= OutputView::kMaxLines);
     QVERIFY(view.document()->characterCount() < 64 * (OutputView::kMaxLines + 2));
+}
+
+void ModelsTest::outputViewShowsTheTailOfALargeRun()
+{
+    // A finished run with 100 000 short lines (about 1 MB) is selected: only the last kMaxLines
+    // are drawn, the newest last.
+    QList<OutputChunk> chunks;
+    for (int part = 0; part < 10; ++part) {
+        QByteArray data;
+        for (int i = part * 10000; i < (part + 1) * 10000; ++i)
+            data += "line " + QByteArray::number(i) + '\n';
+        chunks.append({part % 2 ? 2 : 1, data});
+    }
+    OutputView view;
+    view.setChunks(chunks);
+    QVERIFY(view.document()->blockCount() <= OutputView::kMaxLines + 1);
+    QVERIFY(view.document()->blockCount() >= OutputView::kMaxLines - 1);
+    const QString text = view.toPlainText();
+    QVERIFY(text.contains(u"line 99999"));
+    QVERIFY(!text.contains(u"line 79999\n"));
+    QVERIFY(text.startsWith(u"line 80000") || text.startsWith(u"line 80001"));
 }
 
 void ModelsTest::outputViewDecodesSplitUtf8()
