@@ -67,6 +67,8 @@ private Q_SLOTS:
     void images();
     void engine();
     void defaults();
+    void windowAndJournalFlags_data();
+    void windowAndJournalFlags();
     void parseSize_data();
     void parseSize();
 };
@@ -463,6 +465,39 @@ void tst_CommandLine::engine()
              QStringLiteral("unix:///run/podman/podman.sock"));
     // The locator reads DOCKER_HOST itself; the command line only carries the option.
     QCOMPARE(parse({}, {"DOCKER_HOST=unix:///d.sock"}).engine, QString());
+}
+
+void tst_CommandLine::windowAndJournalFlags_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<bool>("history");
+    QTest::addColumn<bool>("monitor");
+    QTest::addColumn<bool>("hidden");
+    QTest::addColumn<QStringList>("given");
+    QTest::newRow("none") << QStringList{} << true << true << false << QStringList{};
+    QTest::newRow("--no-history") << QStringList{"--stdio", "--no-history"} << false << true
+                                  << false << QStringList{"stdio", "no-history"};
+    QTest::newRow("--no-monitor") << QStringList{"--http", "--no-monitor"} << true << false << false
+                                  << QStringList{"http", "no-monitor"};
+    QTest::newRow("--hidden with options the window's settings would fill")
+        << QStringList{"--hidden", "--port", "9000", "--memory", "1g"} << true << true << true
+        << QStringList{"hidden", "port", "memory"};
+}
+
+void tst_CommandLine::windowAndJournalFlags()
+{
+    QFETCH(QStringList, args);
+    QFETCH(bool, history);
+    QFETCH(bool, monitor);
+    QFETCH(bool, hidden);
+    QFETCH(QStringList, given);
+    const CommandLine cl = parse(args);
+    QVERIFY2(cl.mode != Mode::Error, qPrintable(cl.message));
+    QCOMPARE(cl.history, history);
+    QCOMPARE(cl.monitor, monitor);
+    QCOMPARE(cl.startHidden, hidden);
+    // The window fills in from its settings only what the command line left open.
+    QCOMPARE(cl.given, given);
 }
 
 void tst_CommandLine::defaults()
