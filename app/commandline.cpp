@@ -132,6 +132,14 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         QStringLiteral("no-monitor"),
         QStringLiteral("Do not show this instance's runs in the Code Sandbox window (by default a "
                        "headless instance sends them there when the window is open)."));
+    const QCommandLineOption sessionIdle(
+        QStringLiteral("session-idle"),
+        QStringLiteral("A session (create_session) ends after this many seconds without a call "
+                       "(600)."),
+        QStringLiteral("seconds"));
+    const QCommandLineOption maxSessions(
+        QStringLiteral("max-sessions"),
+        QStringLiteral("Sessions open at once, all clients together (8)."), QStringLiteral("n"));
     const QCommandLineOption hidden(QStringLiteral("hidden"),
                                     QStringLiteral("Start the window hidden, in the tray (for "
                                                    "starting with the desktop session)."));
@@ -139,10 +147,11 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
-    p.addOptions({stdio,         passEnv, pyImage,    jsImage,   image,     allowInstall, caFile,
-                  engine,        timeout, maxTimeout, memory,    cpus,      outputLimit,  pool,
-                  maxConcurrent, network, http,       port,      host,      token,        noAuth,
-                  printToken,    help,    version,    noHistory, noMonitor, hidden});
+    p.addOptions({stdio,       passEnv,   pyImage,       jsImage,     image,      allowInstall,
+                  caFile,      engine,    timeout,       maxTimeout,  memory,     cpus,
+                  outputLimit, pool,      maxConcurrent, network,     http,       port,
+                  host,        token,     noAuth,        printToken,  help,       version,
+                  noHistory,   noMonitor, hidden,        sessionIdle, maxSessions});
 
     const auto fail = [&cl](const QString &message) {
         cl.mode = Mode::Error;
@@ -267,6 +276,22 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
             return fail(QStringLiteral("--max-concurrent must be a whole number from 1 to 1024, "
                                        "not '%1'")
                             .arg(concurrent));
+    }
+    if (p.isSet(sessionIdle)) {
+        bool ok = false;
+        cl.sessionIdleSec = p.value(sessionIdle).toInt(&ok);
+        if (!ok || cl.sessionIdleSec < 5 || cl.sessionIdleSec > 7 * 24 * 3600)
+            return fail(QStringLiteral("--session-idle must be a number of seconds from 5 to "
+                                       "604800, not '%1'")
+                            .arg(p.value(sessionIdle)));
+    }
+    if (p.isSet(maxSessions)) {
+        bool ok = false;
+        cl.maxSessions = p.value(maxSessions).toInt(&ok);
+        if (!ok || cl.maxSessions < 0 || cl.maxSessions > 256)
+            return fail(QStringLiteral("--max-sessions must be a whole number from 0 to 256, "
+                                       "not '%1'")
+                            .arg(p.value(maxSessions)));
     }
     const QString netMode = env.value(QStringLiteral("SANDBOX_NETWORK_MODE"));
     c.network = p.isSet(network) || (!netMode.isEmpty() && netMode != u"none");

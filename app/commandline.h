@@ -38,7 +38,9 @@ struct CommandLine
     bool history = true;
     bool monitor = true;
     bool startHidden = false; // --hidden: the window starts in the tray
-    QStringList given;        // the long names of the options on the command line
+    int sessionIdleSec = 600; // a session without a call for this long ends
+    int maxSessions = 8;
+    QStringList given; // the long names of the options on the command line
 
     static CommandLine parse(const QStringList &arguments, const QProcessEnvironment &env);
     // "512m", "1g", "256MiB", "1073741824" → bytes; -1 when unreadable.

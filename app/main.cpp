@@ -17,6 +17,7 @@
 #include "monitorsocket.h"
 #include "sandboxservice.h"
 #include "sandboxtools.h"
+#include "sessionmanager.h"
 #include "signalwatcher.h"
 #include "stdiotransport.h"
 #include "streamablehttpserver.h"
@@ -45,6 +46,7 @@ struct Services
     std::unique_ptr<EngineClient> engine;
     std::unique_ptr<SandboxService> sandbox;
     std::unique_ptr<McpServer> server;
+    std::unique_ptr<SessionManager> sessions;
     std::unique_ptr<HistoryStore> history;
     std::unique_ptr<Journal> journal;
     std::unique_ptr<MonitorPublisher> publisher;
@@ -87,7 +89,9 @@ bool makeServices(const CommandLine &cl, Services &s, const QString &mode)
         QStringLiteral("Run code in hardened, single-use containers. Use run_python_code or "
                        "run_javascript_code for quick programs, execute_code for other languages "
                        "and options; print what you want to see.")});
-    SandboxTools::registerAll(*s.server, *s.sandbox);
+    s.sessions = std::make_unique<SessionManager>(
+        s.sandbox.get(), SessionManager::Limits{cl.sessionIdleSec, cl.maxSessions});
+    SandboxTools::registerAll(*s.server, *s.sandbox, s.sessions.get());
     s.journal = std::make_unique<Journal>(s.sandbox.get());
     if (cl.history) {
         s.history = std::make_unique<HistoryStore>();
@@ -340,7 +344,10 @@ int runWindow(QApplication &app, const CommandLine &given)
 
     MainWindow window(&controller, settings);
     QApplication::setQuitOnLastWindowClosed(false);
-    QObject::connect(&monitor, &MonitorServer::showRequested, &window, &MainWindow::showAndRaise);
+    QObject::connect(&monitor, &MonitorServer::showRequested, &window, [&window] {
+        qCInfo(lcApp) << "showing the window: code-sandbox was started again";
+        window.showAndRaise();
+    });
 
     bool stopping = false;
     const auto stop = [&] {

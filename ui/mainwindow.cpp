@@ -142,6 +142,7 @@ void MainWindow::buildUi()
     header->setSectionResizeMode(QHeaderView::Interactive);
     header->setSectionResizeMode(RunListModel::SourceColumn, QHeaderView::Stretch);
     header->resizeSection(RunListModel::TimeColumn, 80);
+    header->resizeSection(RunListModel::SessionColumn, 110);
     header->resizeSection(RunListModel::LanguageColumn, 90);
     header->resizeSection(RunListModel::StatusColumn, 110);
     header->resizeSection(RunListModel::DurationColumn, 80);

@@ -192,6 +192,8 @@ void RunDetailsPane::refreshSummary(bool files)
     sub << QStringLiteral("from %1").arg(m_run.source);
     if (!m_run.tool.isEmpty() && m_run.tool != m_run.source)
         sub << m_run.tool;
+    if (!m_run.sessionId.isEmpty())
+        sub << QStringLiteral("session %1").arg(m_run.sessionId);
     sub << m_run.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
     if (m_run.isFinished()) {
         sub << durationText(m_run.durationMs);
@@ -243,6 +245,8 @@ void RunDetailsPane::refreshDetails()
         m_run.cpuTimeMs >= 0 ? durationText(m_run.cpuTimeMs) : QStringLiteral("not reported"));
     add(QStringLiteral("Source"), m_run.source);
     add(QStringLiteral("Tool"), m_run.tool);
+    add(QStringLiteral("Session"),
+        m_run.sessionId.isEmpty() ? QStringLiteral("none (a fresh sandbox)") : m_run.sessionId);
     add(QStringLiteral("Server"), QStringLiteral("pid %1 · instance %2")
                                       .arg(m_run.instancePid)
                                       .arg(m_run.instanceId.left(8)));

@@ -49,6 +49,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
     case SearchRole:
         return QStringList{r->code,
                            r->source,
+                           r->sessionId,
                            r->language,
                            r->tool,
                            QString::fromUtf8(r->stdoutText()),
@@ -81,6 +82,8 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
     }
     case SourceColumn:
         return r->source;
+    case SessionColumn:
+        return r->sessionId;
     case LanguageColumn:
         return r->language;
     case StatusColumn:
@@ -108,6 +111,8 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
         return QStringLiteral("Time");
     case SourceColumn:
         return QStringLiteral("Source");
+    case SessionColumn:
+        return QStringLiteral("Session");
     case LanguageColumn:
         return QStringLiteral("Language");
     case StatusColumn:

@@ -21,6 +21,7 @@ public:
     {
         TimeColumn,
         SourceColumn,
+        SessionColumn, // the sandbox session a run belongs to (empty for single runs)
         LanguageColumn,
         StatusColumn,
         DurationColumn,

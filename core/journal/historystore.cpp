@@ -14,7 +14,7 @@
 #include <QUuid>
 
 namespace {
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2; // 2: session_id
 constexpr int kBusyTimeoutMs = 5000;
 constexpr qint64 kMsPerDay = 24 * 60 * 60 * 1000;
 
@@ -23,7 +23,7 @@ const char kScalarColumns[] =
     "id, instance_id, instance_pid, source, tool, language, code, status, created_at, "
     "finished_at, duration_ms, exit_code, timeout_sec, out_of_memory, compile_error, truncated, "
     "error, notes, image, container_id, memory_bytes, cpus, pids_limit, network, "
-    "peak_memory_bytes, cpu_time_ms, env_names";
+    "peak_memory_bytes, cpu_time_ms, env_names, session_id";
 
 const char *const kSchema[] = {
     "CREATE TABLE IF NOT EXISTS runs ("
@@ -54,7 +54,8 @@ const char *const kSchema[] = {
     " peak_memory_bytes INTEGER,"
     " cpu_time_ms INTEGER,"
     " env_names TEXT," // JSON array; the values are never stored
-    " output BLOB"     // RunRecord::packOutput
+    " output BLOB,"    // RunRecord::packOutput
+    " session_id TEXT"
     ")",
     "CREATE INDEX IF NOT EXISTS runs_created_at ON runs(created_at)",
     "CREATE TABLE IF NOT EXISTS files ("
@@ -152,6 +153,7 @@ RunRecord readScalars(const QSqlQuery &q)
     r.peakMemoryBytes = int64Or(q.value(24), defaults.peakMemoryBytes);
     r.cpuTimeMs = int64Or(q.value(25), defaults.cpuTimeMs);
     r.envNames = fromJsonText(q.value(26).toString());
+    r.sessionId = q.value(27).toString();
     return r;
 }
 
@@ -188,6 +190,7 @@ void bindScalars(QSqlQuery &q, const RunRecord &run)
     q.bindValue(QStringLiteral(":peak_memory_bytes"), run.peakMemoryBytes);
     q.bindValue(QStringLiteral(":cpu_time_ms"), run.cpuTimeMs);
     q.bindValue(QStringLiteral(":env_names"), toJsonText(run.envNames));
+    q.bindValue(QStringLiteral(":session_id"), run.sessionId);
 }
 
 QString placeholders(const char *columns)
@@ -283,6 +286,12 @@ QString initialize(const QSqlDatabase &db)
         return QStringLiteral("written by a newer version (schema %1, this one knows %2)")
             .arg(version)
             .arg(kSchemaVersion);
+    }
+    // Schema 1 had no session_id (runs in sessions came later).
+    if (version == 1 &&
+        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN session_id TEXT"), &sqlError)) {
+        rollback(db);
+        return sqlError;
     }
     for (const char *statement : kSchema) {
         if (!exec(db, QString::fromLatin1(statement), &sqlError)) {
@@ -513,7 +522,9 @@ std::optional<RunRecord> HistoryStore::load(const QString &id) const
         if (!q.next())
             return std::nullopt;
         RunRecord r = readScalars(q);
-        r.output = RunRecord::unpackOutput(q.value(27).toByteArray());
+        // Output comes after the scalar columns.
+        const int outputColumn = int(QByteArray(kScalarColumns).count(',')) + 1;
+        r.output = RunRecord::unpackOutput(q.value(outputColumn).toByteArray());
         q.finish();
 
         q.prepare(QStringLiteral("SELECT kind, name, mime, size, included, data FROM files "

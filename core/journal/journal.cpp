@@ -38,6 +38,7 @@ void Journal::track(Execution *execution)
     run.instancePid = ::getpid();
     run.source = request.source.isEmpty() ? QStringLiteral("unknown") : request.source;
     run.tool = request.tool;
+    run.sessionId = request.sessionId;
     run.language = execution->result().language;
     run.code = request.code;
     run.status = RunRecord::Status::Queued;

@@ -56,6 +56,10 @@ void MonitorServer::onNewConnection()
         m_peers.insert(socket, new Peer);
         connect(socket, &QLocalSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
         connect(socket, &QLocalSocket::disconnected, this, [this, socket] {
+            // What the peer wrote just before it went (a second launch's "show") may not have
+            // been read yet.
+            if (socket->bytesAvailable() > 0)
+                onReadyRead(socket);
             Peer *peer = m_peers.take(socket);
             if (peer && !peer->instanceId.isEmpty()) {
                 m_instances.remove(peer->instanceId);

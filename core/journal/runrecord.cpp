@@ -218,6 +218,7 @@ QJsonObject RunRecord::toJson(bool withEnvValues) const
                      {QStringLiteral("instancePid"), instancePid},
                      {QStringLiteral("source"), source},
                      {QStringLiteral("tool"), tool},
+                     {QStringLiteral("sessionId"), sessionId},
                      {QStringLiteral("language"), language},
                      {QStringLiteral("code"), code},
                      {QStringLiteral("status"), statusName(status)},
@@ -261,6 +262,7 @@ RunRecord RunRecord::fromJson(const QJsonObject &json)
     r.instancePid = readInt64(json, QLatin1StringView("instancePid"), defaults.instancePid);
     r.source = readString(json, QLatin1StringView("source"));
     r.tool = readString(json, QLatin1StringView("tool"));
+    r.sessionId = readString(json, QLatin1StringView("sessionId"));
     r.language = readString(json, QLatin1StringView("language"));
     r.code = readString(json, QLatin1StringView("code"));
     r.status = statusFromName(readString(json, QLatin1StringView("status")));

@@ -34,8 +34,9 @@ struct RunRecord
     QString id;         // unique across instances (a UUID)
     QString instanceId; // the server process that ran it
     qint64 instancePid = 0;
-    QString source; // the MCP client's name from clientInfo, or "manual"
-    QString tool;   // the tool that was called, or "manual"
+    QString source;    // the MCP client's name from clientInfo, or "manual"
+    QString tool;      // the tool that was called, or "manual"
+    QString sessionId; // the sandbox session the run belongs to; empty: a single run
     QString language;
     QString code;
     Status status = Status::Queued;

@@ -9,6 +9,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QUuid>
 
 namespace {
 const QStringList kLevels = {QStringLiteral("debug"),  QStringLiteral("info"),
@@ -18,7 +19,8 @@ const QStringList kLevels = {QStringLiteral("debug"),  QStringLiteral("info"),
 }
 
 McpSession::McpSession(McpServer *server, McpTransport *transport, QObject *parent)
-    : QObject(parent), m_server(server), m_transport(transport)
+    : QObject(parent), m_server(server), m_transport(transport),
+      m_id(QUuid::createUuid().toString(QUuid::WithoutBraces))
 {
     transport->setParent(this);
     connect(transport, &McpTransport::messageReceived, this, &McpSession::handle);
@@ -294,6 +296,7 @@ void McpSession::callTool(const JsonRpcMessage &m)
             });
     call->setClientCapabilities(m_clientCapabilities);
     call->setClientName(m_clientInfo.value(u"name").toString());
+    call->setOwner(m_id);
     call->setRequester(
         [this, id](const QString &method, const QJsonObject &p,
                    const ToolCall::ResponseHandler &done) { request(method, p, id, done); });

@@ -25,6 +25,8 @@ public:
     bool isInitialized() const { return m_initialized; }
     QString protocolVersion() const { return m_protocolVersion; }
     QJsonObject clientInfo() const { return m_clientInfo; }
+    // Unique per session: what the session's sandbox sessions belong to.
+    QString id() const { return m_id; }
     int callsInFlight() const { return int(m_calls.size()); }
     bool isClosed() const { return m_closed; }
 
@@ -66,6 +68,7 @@ private:
     bool m_initialized = false;
     QString m_protocolVersion;
     QJsonObject m_clientInfo;
+    QString m_id;
     int m_logThreshold = 99; // nothing until logging/setLevel
     QHash<QString, ToolCall *> m_calls;
     QJsonObject m_clientCapabilities;

@@ -4,6 +4,9 @@
 #include "executionrequest.h"
 #include "mcpserver.h"
 #include "sandboxservice.h"
+#include "sandboxsession.h"
+#include "sessionmanager.h"
+#include "sessiontools.h"
 #include "toolcall.h"
 #include "workdirpath.h"
 
@@ -20,11 +23,21 @@ QJsonObject prop(const QString &type, const QString &description)
     return {{QStringLiteral("type"), type}, {QStringLiteral("description"), description}};
 }
 
-QJsonObject codeOnlySchema(const QString &what)
+QJsonObject sessionIdProperty()
 {
+    return prop(QStringLiteral("string"),
+                QStringLiteral("Run in this session (from create_session): its variables and "
+                               "files from earlier calls are there. Leave out for a fresh "
+                               "sandbox."));
+}
+
+QJsonObject codeOnlySchema(const QString &what, bool sessions)
+{
+    QJsonObject properties{{QStringLiteral("code"), prop(QStringLiteral("string"), what)}};
+    if (sessions)
+        properties.insert(QStringLiteral("session_id"), sessionIdProperty());
     return {{QStringLiteral("type"), QStringLiteral("object")},
-            {QStringLiteral("properties"),
-             QJsonObject{{QStringLiteral("code"), prop(QStringLiteral("string"), what)}}},
+            {QStringLiteral("properties"), properties},
             {QStringLiteral("required"), QJsonArray{QStringLiteral("code")}},
             {QStringLiteral("additionalProperties"), false}};
 }
@@ -271,8 +284,8 @@ bool SandboxTools::parseFiles(const QJsonArray &files, const QString &programFil
     return true;
 }
 
-void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const ExecutionRequest &asked,
-                           bool jsonText)
+void SandboxTools::runCode(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
+                           const ExecutionRequest &asked, bool jsonText)
 {
     ExecutionRequest request = asked;
     request.source =
@@ -281,7 +294,37 @@ void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const Execut
     const QString language = request.language;
     const Language *lang = sandbox.languages().find(language);
     const QString hint = lang ? lang->printHint : QString();
-    Execution *execution = sandbox.execute(request);
+    const QString sessionId = call->arguments().value(u"session_id").toString();
+    Execution *execution = nullptr;
+    if (!sessionId.isEmpty()) {
+        QString error;
+        SandboxSession *session =
+            sessions ? sessions->find(sessionId, call->owner(), &error) : nullptr;
+        if (!sessions)
+            error = QStringLiteral("this server has no sessions");
+        else if (session && lang && session->language().name != lang->name)
+            error = QStringLiteral("session '%1' runs %2, not %3; use execute_code with "
+                                   "language %2, or create a %3 session")
+                        .arg(sessionId, session->language().name, lang->name);
+        else if (session && !request.libraries.isEmpty())
+            error = QStringLiteral("a session's libraries are installed when it is created "
+                                   "(create_session's libraries); start a new session for "
+                                   "others");
+        else if (session && session->state() == SandboxSession::State::Starting)
+            error = QStringLiteral("session '%1' is still starting").arg(sessionId);
+        else if (session && session->state() == SandboxSession::State::Busy)
+            error = QStringLiteral("session '%1' is running another call; a session runs one "
+                                   "call at a time")
+                        .arg(sessionId);
+        if (!error.isEmpty() || !session) {
+            call->finishWithError(error.left(1).toUpper() + error.mid(1) + u'.');
+            return;
+        }
+        request.sessionId = sessionId;
+        execution = sessions->execute(session, request);
+    } else {
+        execution = sandbox.execute(request);
+    }
     call->progress(QStringLiteral("starting a %1 sandbox").arg(language));
     QObject::connect(execution, &Execution::queued, call, [call](int position) {
         call->progress(QStringLiteral("queued: %1 ahead (all sandboxes busy)").arg(position - 1));
@@ -303,8 +346,9 @@ void SandboxTools::runCode(SandboxService &sandbox, ToolCall *call, const Execut
     QObject::connect(call, &ToolCall::cancelRequested, execution, &Execution::cancel);
 }
 
-void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
+void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, SessionManager *sessions)
 {
+    const bool withSessions = sessions != nullptr;
     SandboxService *sb = &sandbox;
     const QString limits = describeLimits(sandbox.config());
     const QJsonObject outputSchema = executionOutputSchema();
@@ -316,11 +360,11 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
                                     "Print what you want to see. numpy, pandas, matplotlib and "
                                     "pillow are available. ") +
                      limits;
-    py.inputSchema = codeOnlySchema(QStringLiteral("Python source code to run"));
+    py.inputSchema = codeOnlySchema(QStringLiteral("Python source code to run"), withSessions);
     py.outputSchema = outputSchema;
     py.annotations = runAnnotations(py.title);
-    py.handler = [sb](ToolCall *call) {
-        runCode(*sb, call, request(QStringLiteral("python"), call->arguments()), false);
+    py.handler = [sb, sessions](ToolCall *call) {
+        runCode(*sb, sessions, call, request(QStringLiteral("python"), call->arguments()), false);
     };
     server.tools().add(py);
 
@@ -330,11 +374,13 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
     js.description = QStringLiteral("Run a JavaScript program with Node.js in a sandbox and "
                                     "return its output. Use console.log to print. ") +
                      limits;
-    js.inputSchema = codeOnlySchema(QStringLiteral("JavaScript source code to run with Node.js"));
+    js.inputSchema =
+        codeOnlySchema(QStringLiteral("JavaScript source code to run with Node.js"), withSessions);
     js.outputSchema = outputSchema;
     js.annotations = runAnnotations(js.title);
-    js.handler = [sb](ToolCall *call) {
-        runCode(*sb, call, request(QStringLiteral("javascript"), call->arguments()), false);
+    js.handler = [sb, sessions](ToolCall *call) {
+        runCode(*sb, sessions, call, request(QStringLiteral("javascript"), call->arguments()),
+                false);
     };
     server.tools().add(js);
 
@@ -389,22 +435,30 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
             {QStringLiteral("required"),
              QJsonArray{QStringLiteral("path"), QStringLiteral("content")}},
             {QStringLiteral("additionalProperties"), false}});
-    exec.inputSchema = {
-        {QStringLiteral("type"), QStringLiteral("object")},
-        {QStringLiteral("properties"),
-         QJsonObject{{QStringLiteral("code"),
-                      prop(QStringLiteral("string"), QStringLiteral("Source code to run"))},
-                     {QStringLiteral("language"), language},
-                     {QStringLiteral("libraries"), libraries},
-                     {QStringLiteral("timeout"), timeout},
-                     {QStringLiteral("files"), files}}},
-        {QStringLiteral("required"), QJsonArray{QStringLiteral("code")}},
-        {QStringLiteral("additionalProperties"), false}};
+    QJsonObject execProperties{{QStringLiteral("code"), prop(QStringLiteral("string"),
+                                                             QStringLiteral("Source code to run"))},
+                               {QStringLiteral("language"), language},
+                               {QStringLiteral("libraries"), libraries},
+                               {QStringLiteral("timeout"), timeout},
+                               {QStringLiteral("files"), files}};
+    if (withSessions)
+        execProperties.insert(QStringLiteral("session_id"), sessionIdProperty());
+    exec.inputSchema = {{QStringLiteral("type"), QStringLiteral("object")},
+                        {QStringLiteral("properties"), execProperties},
+                        {QStringLiteral("required"), QJsonArray{QStringLiteral("code")}},
+                        {QStringLiteral("additionalProperties"), false}};
     exec.outputSchema = outputSchema;
     exec.annotations = runAnnotations(exec.title);
-    exec.handler = [sb](ToolCall *call) {
+    exec.handler = [sb, sessions](ToolCall *call) {
         const QJsonObject args = call->arguments();
-        const QString lang = args.value(u"language").toString(QStringLiteral("python"));
+        // In a session the language is the session's unless the call says otherwise.
+        QString lang = args.value(u"language").toString(QStringLiteral("python"));
+        if (!args.contains(u"language") && sessions) {
+            QString ignored;
+            if (SandboxSession *s =
+                    sessions->find(args.value(u"session_id").toString(), call->owner(), &ignored))
+                lang = s->language().name;
+        }
         const Language *l = sb->languages().find(lang);
         if (!l) {
             call->finishWithError(
@@ -420,7 +474,7 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
         }
         for (const QJsonValue &v : args.value(u"libraries").toArray())
             r.libraries.append(v.toString());
-        runCode(*sb, call, r, true);
+        runCode(*sb, sessions, call, r, true);
     };
     server.tools().add(exec);
 
@@ -528,4 +582,7 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox)
         return QString::fromUtf8(QJsonDocument(map).toJson(QJsonDocument::Indented));
     };
     server.resources().add(envs);
+
+    if (sessions)
+        SessionTools::registerAll(server, *sessions);
 }

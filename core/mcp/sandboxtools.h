@@ -6,6 +6,7 @@
 
 class McpServer;
 class SandboxService;
+class SessionManager;
 class ToolCall;
 struct ExecutionRequest;
 struct ExecutionResult;
@@ -17,7 +18,10 @@ struct Language;
 class SandboxTools
 {
 public:
-    static void registerAll(McpServer &server, SandboxService &sandbox);
+    // With `sessions`, the run tools take a session_id and the session tools are added
+    // (SessionTools).
+    static void registerAll(McpServer &server, SandboxService &sandbox,
+                            SessionManager *sessions = nullptr);
 
     // The text a model reads: stdout as is; stderr, exit status, timeout and truncation labelled.
     static QString formatText(const ExecutionResult &result, const QString &printHint);
@@ -30,6 +34,6 @@ public:
                            ExecutionRequest *request, QString *error);
 
 private:
-    static void runCode(SandboxService &sandbox, ToolCall *call, const ExecutionRequest &request,
-                        bool jsonText);
+    static void runCode(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
+                        const ExecutionRequest &request, bool jsonText);
 };

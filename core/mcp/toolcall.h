@@ -45,6 +45,9 @@ public:
     // The client's name from its clientInfo ("" when it gave none): the run's source.
     QString clientName() const { return m_clientName; }
     void setClientName(const QString &name) { m_clientName = name; }
+    // The MCP session the call came through: sandbox sessions belong to it.
+    QString owner() const { return m_owner; }
+    void setOwner(const QString &owner) { m_owner = owner; }
 
     void finish(const QJsonObject &result);
     // A failure of the work itself: a result with isError, text a model can act on.
@@ -66,6 +69,7 @@ private:
     QJsonValue m_progressToken;
     QJsonObject m_clientCapabilities;
     QString m_clientName;
+    QString m_owner;
     std::function<void(const QString &, const QJsonObject &, const ResponseHandler &)> m_requester;
     double m_progress = 0;
     bool m_finished = false;

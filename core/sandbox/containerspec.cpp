@@ -23,9 +23,12 @@ QString ContainerSpec::hostId()
 }
 
 QJsonObject ContainerSpec::build(const Language &language, const QString &image,
-                                 const SandboxConfig &config, const QString &librariesVolume)
+                                 const SandboxConfig &config, const QString &librariesVolume,
+                                 bool session)
 {
     QStringList env;
+    if (session)
+        env.append(QStringLiteral("CS_SESSION=1"));
     if (!language.preloadCommand.isEmpty())
         env.append(QStringLiteral("CS_PRELOAD=/tmp/.cs-nonce"));
     if (!language.compileCommand.isEmpty())

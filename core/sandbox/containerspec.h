@@ -34,8 +34,10 @@ public:
 
     // A run of `language`; with `librariesVolume`, that volume of installed packages is mounted
     // read-only at kLibrariesDir and the language's library environment is set.
+    // `session`: the container serves many programs one after another (see SandboxSession).
     static QJsonObject build(const Language &language, const QString &image,
-                             const SandboxConfig &config, const QString &librariesVolume = {});
+                             const SandboxConfig &config, const QString &librariesVolume = {},
+                             bool session = false);
     // A container that runs the install script it receives as its program, with network, writing
     // into `volume` at kLibrariesDir. A non-empty `caBundleHostPath` is mounted as the trust store.
     static QJsonObject buildInstall(const Language &language, const QString &image,

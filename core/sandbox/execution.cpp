@@ -305,10 +305,38 @@ void Execution::onStreamEnded()
     });
 }
 
+void Execution::setSession(bool interruptible)
+{
+    m_session = true;
+    m_interruptible = interruptible;
+}
+
 void Execution::onTimeout()
 {
     if (m_finished)
         return;
+    if (m_session && m_running && !m_collecting) {
+        m_result.timedOut = true;
+        if (m_interruptible && !m_interrupting && m_container) {
+            // The session's interpreter turns SIGINT into KeyboardInterrupt in the running
+            // program and reports; its state survives.
+            m_interrupting = true;
+            qCInfo(lcSandbox) << "execution" << m_id << "timed out after" << m_result.timeoutSec
+                              << "s; interrupting it";
+            m_container->engine()->post("/containers/" + EngineClient::encode(m_container->id()) +
+                                        "/kill?signal=SIGINT");
+            m_timer.start(kInterruptGraceMs);
+            return;
+        }
+        m_endSession = true;
+        m_result.notes.append(
+            m_interrupting
+                ? QStringLiteral("the session ended: the program did not stop when interrupted")
+                : QStringLiteral("the session ended: a call past its timeout ends a session of "
+                                 "this language (its interpreter cannot be interrupted)"));
+        finish();
+        return;
+    }
     if (m_collecting) {
         m_result.notes.append(QStringLiteral("the output files could not be fetched within %1 s")
                                   .arg(kCollectTimeoutMs / 1000));
@@ -358,6 +386,26 @@ void Execution::finish()
     m_timer.stop();
     if (!m_collecting)
         m_result.durationMs = m_clock.isValid() ? m_clock.elapsed() : 0;
+    // A session's container that came through the run serves the next one: it is handed back
+    // untouched. Anything that went wrong mid-run (no result line, a lost stream, a timeout that
+    // could not be interrupted) ends the session with its container.
+    if (m_session && m_container) {
+        const bool clean = m_outScanner.found() && m_errScanner.found() && !m_endSession &&
+                           m_result.error.isEmpty() && !m_result.cancelled;
+        if (clean) {
+            disconnect(m_container, nullptr, this, nullptr);
+            m_container = nullptr;
+        } else {
+            m_endSession = true;
+        }
+    }
+    if (m_endSession && !m_result.notes.join(u' ').contains(u"the session ended")) {
+        m_result.notes.append(m_result.cancelled
+                                  ? QStringLiteral("the session ended: the call was cancelled "
+                                                   "while it ran")
+                                  : QStringLiteral("the session ended: its sandbox stopped "
+                                                   "during the call"));
+    }
     // Removal (which also kills a program still running) happens after the answer, off the
     // critical path; the service keeps the container until the engine confirms.
     if (m_container)

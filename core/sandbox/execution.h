@@ -43,6 +43,13 @@ public:
     void fail(const QString &message);
     // Work done for this run before it starts (installing libraries), for the caller to show.
     void reportProgress(const QString &message);
+    // A run in a session's container: the container stays after the run, unless the run ended
+    // it (timed out where the language cannot be interrupted, killed, lost). `interruptible`:
+    // on timeout the program is sent SIGINT and the session goes on if it reports within a few
+    // seconds.
+    void setSession(bool interruptible);
+    // After finished(): the session's container did not survive this run (see notes).
+    bool endedSession() const { return m_endSession; }
 
 Q_SIGNALS:
     void queued(int position);
@@ -79,6 +86,11 @@ private:
     bool m_running = false;
     bool m_waitingForEngine = false;
     bool m_collecting = false;
+    bool m_session = false;
+    bool m_interruptible = false;
+    bool m_interrupting = false;
+    bool m_endSession = false;
+    static constexpr int kInterruptGraceMs = 3000;
     int m_pendingArchives = 0;
     qint64 m_fileCap = 5 * 1024 * 1024;
     qint64 m_filesTotalCap = 20 * 1024 * 1024;

@@ -29,4 +29,5 @@ struct ExecutionRequest
     // window and kept in the history, never given to the program.
     QString source;
     QString tool;
+    QString sessionId; // the sandbox session it runs in; empty: a fresh container
 };

@@ -19,5 +19,10 @@ QJsonObject Language::toJson() const
             {QStringLiteral("preinstalled_libraries"), QJsonArray::fromStringList(preinstalled)},
             {QStringLiteral("use_cases"), QJsonArray::fromStringList(useCases)},
             {QStringLiteral("visualization_support"), visualization},
+            {QStringLiteral("sessions"),
+             liveSession ? QStringLiteral("live: variables, imports, functions, files and "
+                                          "installed packages persist between calls")
+                         : QStringLiteral("files and installed packages persist between calls; "
+                                          "each call runs the program anew")},
             {QStringLiteral("examples"), QJsonArray{example}}};
 }

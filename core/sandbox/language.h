@@ -34,6 +34,11 @@ struct Language
     QString example;
     QString printHint; // what to call to produce output, for the empty-output message
     bool visualization = false;
+    // In a session: variables, imports and functions persist between calls (a live interpreter),
+    // and a call past its timeout is interrupted without ending the session. Otherwise a session
+    // keeps the workdir's files and installed packages, and a timeout ends it.
+    bool liveSession = false;
+    bool interruptible = false;
 
     QJsonObject toJson() const;
 };

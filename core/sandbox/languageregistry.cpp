@@ -75,12 +75,15 @@ LanguageRegistry LanguageRegistry::builtIn()
     py.example = QStringLiteral("import numpy as np\nprint(np.arange(5).sum())");
     py.printHint = QStringLiteral("print()");
     py.visualization = true;
+    py.liveSession = true;
+    py.interruptible = true;
     r.add(py);
 
     Language js = make("javascript", "JavaScript (Node.js)", "js node nodejs", "node", "main.js",
                        "node main.js");
     js.preloadCommand = {QStringLiteral("node"), QStringLiteral("-e"),
                          QString::fromUtf8(kNodeLoader)};
+    js.liveSession = true;
     js.installCommand =
         QStringLiteral("npm install --no-audit --no-fund --no-update-notifier --no-package-lock "
                        "--cache /tmp/npm-cache --prefix /opt/cs-libs/node --");

@@ -139,22 +139,7 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                                                 const ExecutionRequest &request)
 {
     Execution *execution = create(language, request, timeoutFor(request));
-    const QString preinstalled = language.preinstalled.isEmpty()
-                                     ? QStringLiteral("the standard library")
-                                     : language.preinstalled.join(QStringLiteral(", "));
-    QString refusal;
-    if (!m_config.allowInstall)
-        refusal = QStringLiteral(
-                      "installing libraries needs network access, and this server was started "
-                      "without --allow-network-for-install. Use the preinstalled libraries (%1), "
-                      "or ask the operator to restart the server with that flag.")
-                      .arg(preinstalled);
-    else if (language.installCommand.isEmpty())
-        refusal = QStringLiteral("%1 has no package manager in this sandbox; use the "
-                                 "preinstalled libraries (%2)")
-                      .arg(language.name, preinstalled);
-    else
-        refusal = LibraryCache::validate(request.libraries);
+    const QString refusal = librariesRefusal(language, request.libraries);
     if (!refusal.isEmpty()) {
         execution->failEarly(refusal, language.image);
         return execution;
@@ -176,6 +161,55 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
             submit(guard, ContainerSpec::build(language, language.image, m_config, volume),
                    language.image);
         });
+    return execution;
+}
+
+QString SandboxService::librariesRefusal(const Language &language,
+                                         const QStringList &libraries) const
+{
+    const QString preinstalled = language.preinstalled.isEmpty()
+                                     ? QStringLiteral("the standard library")
+                                     : language.preinstalled.join(QStringLiteral(", "));
+    if (!m_config.allowInstall)
+        return QStringLiteral(
+                   "installing libraries needs network access, and this server was started "
+                   "without --allow-network-for-install. Use the preinstalled libraries (%1), "
+                   "or ask the operator to restart the server with that flag.")
+            .arg(preinstalled);
+    if (language.installCommand.isEmpty())
+        return QStringLiteral("%1 has no package manager in this sandbox; use the "
+                              "preinstalled libraries (%2)")
+            .arg(language.name, preinstalled);
+    return LibraryCache::validate(libraries);
+}
+
+void SandboxService::ensureLibraries(
+    const Language &language, const QStringList &libraries,
+    const std::function<void(const QString &)> &progress,
+    const std::function<void(const QString &, const QString &)> &done)
+{
+    m_libraries->ensure(language, libraries, progress, done);
+}
+
+SandboxContainer *SandboxService::createSessionContainer(const Language &language,
+                                                         const QString &librariesVolume)
+{
+    SandboxContainer *container = makeContainer(
+        ContainerSpec::build(language, language.image, m_config, librariesVolume, true),
+        language.image);
+    container->prepare();
+    return container;
+}
+
+Execution *SandboxService::executeIn(SandboxContainer *container, const Language &language,
+                                     const ExecutionRequest &request)
+{
+    Execution *execution = create(language, request, timeoutFor(request));
+    execution->setSession(language.interruptible);
+    Q_EMIT executionCreated(execution);
+    // Not through the queue: the session's container is already running, and its calls come one
+    // at a time.
+    execution->run(container);
     return execution;
 }
 

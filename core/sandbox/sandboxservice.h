@@ -33,6 +33,20 @@ public:
 
     // The returned object belongs to the service and is deleted after finished() was delivered.
     Execution *execute(const ExecutionRequest &request);
+    // A session's container (see SessionManager): prepared now, serving one program after another
+    // until removed; tracked like any other, so shutdown removes it.
+    SandboxContainer *createSessionContainer(const Language &language,
+                                             const QString &librariesVolume = {});
+    // Runs the request's program in a session's container that is ready and idle; the container
+    // stays unless the run ended it (Execution::endedSession()).
+    Execution *executeIn(SandboxContainer *container, const Language &language,
+                         const ExecutionRequest &request);
+    // Why `libraries` cannot be installed for `language` here ("" when they can).
+    QString librariesRefusal(const Language &language, const QStringList &libraries) const;
+    // Installs (or finds cached) `libraries`; `done` gets the volume to mount, or an error.
+    void ensureLibraries(const Language &language, const QStringList &libraries,
+                         const std::function<void(const QString &)> &progress,
+                         const std::function<void(const QString &, const QString &)> &done);
     // Runs `script` with sh in an install container that writes into `volume` (see LibraryCache).
     Execution *runInstall(const Language &language, const QString &volume, const QString &script);
     void removeVolume(const QString &volume);

@@ -14,6 +14,7 @@ inline void compareRecords(const RunRecord &actual, const RunRecord &expected)
     QCOMPARE(actual.instancePid, expected.instancePid);
     QCOMPARE(actual.source, expected.source);
     QCOMPARE(actual.tool, expected.tool);
+    QCOMPARE(actual.sessionId, expected.sessionId);
     QCOMPARE(actual.language, expected.language);
     QCOMPARE(actual.code, expected.code);
     QCOMPARE(actual.status, expected.status);

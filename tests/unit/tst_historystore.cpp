@@ -76,6 +76,7 @@ RunRecord fullRecord()
     r.instancePid = 4242424242LL;
     r.source = QStringLiteral("Claude Desktop");
     r.tool = QStringLiteral("run_code");
+    r.sessionId = QStringLiteral("s-0123456789ab");
     r.language = QStringLiteral("python");
     r.code = QStringLiteral("print('héllo 😀')  # MARKER_CODE_8731\n\0after nul");
     r.status = RunRecord::Status::TimedOut;
@@ -192,6 +193,7 @@ private Q_SLOTS:
     void init();
     void defaultPath();
     void openCreatesFolderAndSchema();
+    void openMigratesSchemaOne();
     void openUnusable_data();
     void openUnusable();
     void notOpen();
@@ -239,6 +241,38 @@ void tst_HistoryStore::defaultPath()
         qputenv("CODE_SANDBOX_HISTORY", saved);
 }
 
+void tst_HistoryStore::openMigratesSchemaOne()
+{
+    // A file of the first schema (no session_id), with a run in it.
+    const QString path = newPath();
+    {
+        HistoryStore store;
+        QVERIFY(store.open(path));
+        RunRecord old = makeRun(QStringLiteral("old"));
+        old.sessionId.clear();
+        QVERIFY(store.save(old));
+    }
+    QVERIFY(queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
+                                            "= 'session_id'"))
+                .isValid());
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN session_id"));
+    queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
+    QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
+                                             "= 'session_id'"))
+                 .isValid());
+
+    HistoryStore store;
+    QString error;
+    QVERIFY2(store.open(path, &error), qPrintable(error));
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 2);
+    QVERIFY(store.load(QStringLiteral("old")).has_value());
+    QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
+    RunRecord fresh = makeRun(QStringLiteral("new"));
+    fresh.sessionId = QStringLiteral("s-0123456789ab");
+    QVERIFY(store.save(fresh));
+    QCOMPARE(store.load(QStringLiteral("new"))->sessionId, QStringLiteral("s-0123456789ab"));
+}
+
 void tst_HistoryStore::openCreatesFolderAndSchema()
 {
     const QString path = newPath();
@@ -256,7 +290,7 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 1);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "
                                              "('runs', 'files')"))
                  .toInt(),

@@ -32,6 +32,7 @@ RunRecord fullRecord()
     r.instancePid = 4242424242LL;
     r.source = QStringLiteral("Claude Desktop");
     r.tool = QStringLiteral("run_code");
+    r.sessionId = QStringLiteral("s-0123456789ab");
     r.language = QStringLiteral("python");
     r.code = QStringLiteral("print('héllo 😀')\n\tx = \"\\n\"\n");
     r.status = RunRecord::Status::TimedOut;

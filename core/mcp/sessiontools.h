@@ -1,0 +1,13 @@
+#pragma once
+
+class McpServer;
+class SessionManager;
+
+// create_session, list_sessions and close_session: stateful sessions whose variables, files and
+// installed packages persist between calls (the run tools take their session_id). A session
+// belongs to the MCP session that created it and ends with it.
+class SessionTools
+{
+public:
+    static void registerAll(McpServer &server, SessionManager &sessions);
+};

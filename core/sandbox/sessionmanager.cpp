@@ -1,0 +1,184 @@
+#include "sessionmanager.h"
+
+#include "execution.h"
+#include "sandboxlog.h"
+#include "sandboxservice.h"
+#include "sandboxsession.h"
+
+#include <QPointer>
+#include <QUuid>
+
+namespace {
+// How many ended sessions are remembered to explain later calls.
+constexpr int kRememberEnded = 256;
+} // namespace
+
+SessionManager::SessionManager(SandboxService *sandbox, const Limits &limits, QObject *parent)
+    : QObject(parent), m_sandbox(sandbox), m_limits(limits)
+{
+    m_expiry.setInterval(qBound(1000, m_limits.idleSec * 1000 / 10, 15000));
+    connect(&m_expiry, &QTimer::timeout, this, &SessionManager::expireIdle);
+    m_expiry.start();
+}
+
+SessionManager::~SessionManager()
+{
+    closeAll(QStringLiteral("the server stopped"));
+}
+
+void SessionManager::create(const QString &owner, const QString &languageName,
+                            const QStringList &libraries, int timeoutSec,
+                            const std::function<void(const QString &)> &progress,
+                            const Created &done)
+{
+    const Language *language = m_sandbox->languages().find(languageName);
+    if (!language) {
+        done(nullptr, QStringLiteral("unsupported language '%1'; supported: %2")
+                          .arg(languageName, m_sandbox->languages().names().join(u", ")));
+        return;
+    }
+    if (m_sessions.size() >= m_limits.maxSessions) {
+        done(nullptr, QStringLiteral("%1 sessions are open, the most this server allows; close "
+                                     "one with close_session (list_sessions shows yours)")
+                          .arg(m_sessions.size()));
+        return;
+    }
+    if (!libraries.isEmpty()) {
+        const QString refusal = m_sandbox->librariesRefusal(*language, libraries);
+        if (!refusal.isEmpty()) {
+            done(nullptr, refusal);
+            return;
+        }
+    }
+    const QString id = QStringLiteral("s-") + QUuid::createUuid().toString(QUuid::Id128).left(12);
+    const int timeout = timeoutSec > 0 ? qMin(timeoutSec, m_sandbox->config().maxTimeoutSec)
+                                       : m_sandbox->config().defaultTimeoutSec;
+    auto *session = new SandboxSession(id, owner, *language, timeout, this);
+    session->setLibraries(libraries);
+    m_sessions.insert(id, session);
+    connect(session, &SandboxSession::ended, this,
+            [this, session](const QString &reason) { forget(session, reason); });
+
+    QPointer<SandboxSession> guard(session);
+    // Answered once: ready, or ended before it was.
+    auto answered = std::make_shared<bool>(false);
+    const auto answer = [guard, done, answered](const QString &error) {
+        if (*answered)
+            return;
+        *answered = true;
+        done(error.isEmpty() ? guard.data() : nullptr, error);
+    };
+    connect(session, &SandboxSession::ready, this, [this, answer, guard] {
+        answer(QString());
+        if (guard)
+            Q_EMIT sessionCreated(guard);
+    });
+    connect(session, &SandboxSession::ended, this, [answer](const QString &reason) {
+        answer(QStringLiteral("the session could not start: ") + reason);
+    });
+    const Language lang = *language;
+    const auto start = [this, guard, lang](const QString &volume) {
+        if (!guard || guard->state() == SandboxSession::State::Ended)
+            return;
+        guard->attach(m_sandbox->createSessionContainer(lang, volume));
+    };
+    if (libraries.isEmpty()) {
+        start(QString());
+        return;
+    }
+    m_sandbox->ensureLibraries(lang, libraries, progress,
+                               [guard, start](const QString &volume, const QString &error) {
+                                   if (!guard)
+                                       return;
+                                   if (!error.isEmpty())
+                                       guard->end(error);
+                                   else
+                                       start(volume);
+                               });
+}
+
+SandboxSession *SessionManager::find(const QString &id, const QString &owner, QString *error) const
+{
+    SandboxSession *session = m_sessions.value(id);
+    // Another client's session is reported like an unknown one: its existence is not theirs to
+    // learn.
+    if (session && session->owner() == owner)
+        return session;
+    if (error) {
+        if (!session && m_ended.contains(id))
+            *error = QStringLiteral("session '%1' has ended (%2); start a new one with "
+                                    "create_session")
+                         .arg(id, m_ended.value(id));
+        else
+            *error = QStringLiteral("no session '%1' here; create_session starts one, "
+                                    "list_sessions shows yours")
+                         .arg(id);
+    }
+    return nullptr;
+}
+
+Execution *SessionManager::execute(SandboxSession *session, ExecutionRequest request)
+{
+    if (request.timeoutSec <= 0)
+        request.timeoutSec = session->timeoutSec();
+    Execution *execution = m_sandbox->executeIn(session->container(), session->language(), request);
+    session->begin(execution);
+    return execution;
+}
+
+bool SessionManager::close(const QString &id, const QString &owner, QString *error)
+{
+    SandboxSession *session = find(id, owner, error);
+    if (!session)
+        return false;
+    session->end(QStringLiteral("closed with close_session"));
+    return true;
+}
+
+QList<SandboxSession *> SessionManager::sessionsOf(const QString &owner) const
+{
+    QList<SandboxSession *> list;
+    for (SandboxSession *s : m_sessions) {
+        if (s->owner() == owner)
+            list.append(s);
+    }
+    std::sort(list.begin(), list.end(),
+              [](SandboxSession *a, SandboxSession *b) { return a->createdAt() < b->createdAt(); });
+    return list;
+}
+
+void SessionManager::closeOwnedBy(const QString &owner)
+{
+    for (SandboxSession *s : sessionsOf(owner))
+        s->end(QStringLiteral("its client disconnected"));
+}
+
+void SessionManager::closeAll(const QString &reason)
+{
+    const QList<SandboxSession *> all = m_sessions.values();
+    for (SandboxSession *s : all)
+        s->end(reason);
+}
+
+void SessionManager::expireIdle()
+{
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    const QList<SandboxSession *> all = m_sessions.values();
+    for (SandboxSession *s : all) {
+        if (s->state() == SandboxSession::State::Idle &&
+            s->lastUsedAt().secsTo(now) >= m_limits.idleSec)
+            s->end(QStringLiteral("expired after %1 s without a call").arg(m_limits.idleSec));
+    }
+}
+
+void SessionManager::forget(SandboxSession *session, const QString &reason)
+{
+    if (m_sessions.remove(session->id()) == 0)
+        return;
+    m_ended.insert(session->id(), reason);
+    m_endedOrder.append(session->id());
+    while (m_endedOrder.size() > kRememberEnded)
+        m_ended.remove(m_endedOrder.takeFirst());
+    Q_EMIT sessionEnded(session->id(), reason);
+    session->deleteLater();
+}

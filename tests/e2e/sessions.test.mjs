@@ -1,0 +1,153 @@
+// Stateful sessions through the SDK client: state that persists between calls (live for Python
+// and JavaScript, files for every language), isolation from calls without the session, limits,
+// closing and expiry, and no container left behind.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { sandboxContainers, sharedClient, sleep, startClient, testNoContainersLeft, textOf } from './helpers.mjs';
+
+const shared = sharedClient({ args: ['--stdio', '--session-idle', '6', '--max-sessions', '4'] });
+const call = (name, args) => shared.client.callTool({ name, arguments: args });
+
+async function createSession(args) {
+    const r = await call('create_session', args);
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.match(r.structuredContent.session_id, /^s-[0-9a-f]{12}$/);
+    return r.structuredContent;
+}
+
+test('python: a variable from one call is there in the next; a fresh run does not see it', { timeout: 90_000 }, async () => {
+    const s = await createSession({ language: 'python' });
+    assert.equal(s.language, 'python');
+    assert.equal(s.live_state, true);
+    assert.equal(s.state, 'idle');
+
+    const first = await call('run_python_code', { code: 'x = 41\nimport math', session_id: s.session_id });
+    assert.notEqual(first.isError, true, textOf(first));
+    const second = await call('run_python_code', { code: 'print(x + 1)\nprint(math.sqrt(16))', session_id: s.session_id });
+    assert.equal(textOf(second), '42\n4.0\n');
+    // The last expression's value is shown, as in a REPL.
+    const value = await call('execute_code', { code: 'x * 2', session_id: s.session_id });
+    assert.equal(value.structuredContent.stdout, '82\n');
+    assert.equal(value.structuredContent.language, 'python');
+
+    const fresh = await call('run_python_code', { code: 'print(x)' });
+    assert.equal(fresh.isError, true);
+    assert.match(fresh.structuredContent.stderr, /NameError: name 'x' is not defined/);
+
+    // An error in one call leaves the session usable.
+    const boom = await call('run_python_code', { code: 'def f():\n    return 1 / 0\nf()', session_id: s.session_id });
+    assert.equal(boom.isError, true);
+    assert.match(boom.structuredContent.stderr, /ZeroDivisionError/);
+    const after = await call('run_python_code', { code: 'print(f.__name__, x)', session_id: s.session_id });
+    assert.equal(textOf(after), 'f 41\n');
+});
+
+test('javascript: let, functions and values persist', { timeout: 90_000 }, async () => {
+    const s = await createSession({ language: 'javascript' });
+    assert.equal(s.live_state, true);
+    const a = await call('run_javascript_code', { code: 'let x = 41; function twice(n) { return 2 * n; }', session_id: s.session_id });
+    assert.notEqual(a.isError, true, textOf(a));
+    const b = await call('run_javascript_code', { code: 'console.log(x + 1)', session_id: s.session_id });
+    assert.equal(textOf(b), '42\n');
+    const c = await call('execute_code', { code: 'twice(x)', session_id: s.session_id });
+    assert.equal(c.structuredContent.stdout, '82\n');
+    const fresh = await call('run_javascript_code', { code: 'console.log(typeof x)' });
+    assert.equal(textOf(fresh), 'undefined\n');
+});
+
+test('a file written in one call is read in the next (python, bash)', { timeout: 90_000 }, async () => {
+    const py = await createSession({ language: 'python' });
+    await call('run_python_code', { code: 'open("notes.txt", "w").write("kept\\n")', session_id: py.session_id });
+    const read = await call('run_python_code', { code: 'print(open("notes.txt").read(), end="")', session_id: py.session_id });
+    assert.equal(textOf(read), 'kept\n');
+
+    const sh = await createSession({ language: 'bash' });
+    assert.equal(sh.live_state, false);
+    const w = await call('execute_code', { code: 'echo persisted > data.txt; echo written', session_id: sh.session_id });
+    assert.equal(w.structuredContent.stdout, 'written\n');
+    const r = await call('execute_code', { code: 'cat data.txt', session_id: sh.session_id });
+    assert.equal(r.structuredContent.stdout, 'persisted\n');
+    const fresh = await call('execute_code', { language: 'bash', code: 'cat data.txt' });
+    assert.equal(fresh.isError, true);
+    assert.match(fresh.structuredContent.stderr, /No such file/);
+});
+
+test('a plot made in a session comes back once, with its call', { timeout: 90_000 }, async () => {
+    const s = await createSession({ language: 'python' });
+    const plot = await call('run_python_code', {
+        code: 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()', session_id: s.session_id,
+    });
+    assert.equal(plot.content.filter((c) => c.type === 'image').length, 1, JSON.stringify(plot.structuredContent));
+    const next = await call('run_python_code', { code: 'print("no plot here")', session_id: s.session_id });
+    assert.equal(next.content.filter((c) => c.type === 'image').length, 0);
+});
+
+test('a call past its timeout is interrupted and the python session goes on', { timeout: 90_000 }, async () => {
+    const s = await createSession({ language: 'python' });
+    await call('run_python_code', { code: 'y = 7', session_id: s.session_id });
+    const slow = await call('execute_code', { code: 'while True: pass', timeout: 2, session_id: s.session_id });
+    assert.equal(slow.structuredContent.timed_out, true);
+    const after = await call('run_python_code', { code: 'print(y)', session_id: s.session_id });
+    assert.equal(textOf(after), '7\n');
+});
+
+test('list_sessions, wrong language, close_session, and a closed session is refused', { timeout: 90_000 }, async () => {
+    const listed = await call('list_sessions', {});
+    const ids = listed.structuredContent.sessions.map((x) => x.session_id);
+    assert.ok(ids.length >= 1, JSON.stringify(listed));
+    const s = await createSession({ language: 'python' });
+    const wrong = await call('run_javascript_code', { code: '1', session_id: s.session_id });
+    assert.equal(wrong.isError, true);
+    assert.match(textOf(wrong), /runs python, not javascript/);
+
+    const closed = await call('close_session', { session_id: s.session_id });
+    assert.equal(closed.structuredContent.closed, true);
+    const refused = await call('run_python_code', { code: 'print(1)', session_id: s.session_id });
+    assert.equal(refused.isError, true);
+    assert.match(textOf(refused), /has ended \(closed with close_session\)/);
+    const unknown = await call('run_python_code', { code: 'print(1)', session_id: 's-000000000000' });
+    assert.equal(unknown.isError, true);
+    assert.match(textOf(unknown), /no session 's-000000000000'/);
+});
+
+test('the number of sessions is capped', { timeout: 90_000 }, async () => {
+    // Close what the earlier tests left, then fill the four places.
+    for (const x of (await call('list_sessions', {})).structuredContent.sessions)
+        await call('close_session', { session_id: x.session_id });
+    const made = [];
+    for (let i = 0; i < 4; ++i) made.push(await createSession({ language: 'bash' }));
+    const fifth = await call('create_session', { language: 'bash' });
+    assert.equal(fifth.isError, true);
+    assert.match(textOf(fifth), /4 sessions are open/);
+    for (const m of made) await call('close_session', { session_id: m.session_id });
+});
+
+test('an idle session expires, is refused with a clear error, and its container is gone', { timeout: 90_000 }, async () => {
+    const before = new Set(await sandboxContainers());
+    const s = await createSession({ language: 'python' });
+    const mine = (await sandboxContainers()).filter((id) => !before.has(id));
+    assert.ok(mine.length >= 1, 'the session has a container');
+    await sleep(9_000); // idle limit 6 s, checked every second
+    const r = await call('run_python_code', { code: 'print(1)', session_id: s.session_id });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /has ended \(expired after 6 s without a call\)/);
+    const left = new Set(await sandboxContainers());
+    assert.deepEqual(mine.filter((id) => left.has(id)), [], 'the expired session container was removed');
+});
+
+test('sessions of one client are not usable by another', { timeout: 90_000 }, async () => {
+    const s = await createSession({ language: 'python' });
+    const other = await startClient();
+    try {
+        const r = await other.client.callTool({ name: 'run_python_code', arguments: { code: 'print(1)', session_id: s.session_id } });
+        assert.equal(r.isError, true);
+        assert.match(textOf(r), /no session/);
+        const list = await other.client.callTool({ name: 'list_sessions', arguments: {} });
+        assert.deepEqual(list.structuredContent.sessions, []);
+    } finally {
+        await other.client.close();
+    }
+});
+
+testNoContainersLeft(() => shared.close());
