@@ -93,6 +93,7 @@ bool makeServices(const CommandLine &cl, Services &s, const QString &mode)
         s.sandbox.get(), SessionManager::Limits{cl.sessionIdleSec, cl.maxSessions});
     SandboxTools::registerAll(*s.server, *s.sandbox, s.sessions.get());
     s.journal = std::make_unique<Journal>(s.sandbox.get());
+    s.journal->watchSessions(s.sessions.get());
     if (cl.history) {
         s.history = std::make_unique<HistoryStore>();
         QString error;

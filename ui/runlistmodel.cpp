@@ -82,8 +82,12 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
     }
     case SourceColumn:
         return r->source;
-    case SessionColumn:
-        return r->sessionId;
+    case SessionColumn: {
+        const QString state = m_sessionStates.value(r->sessionId);
+        return state.isEmpty() || r->sessionId.isEmpty()
+                   ? r->sessionId
+                   : QStringLiteral("%1 · %2").arg(r->sessionId, state);
+    }
     case LanguageColumn:
         return r->language;
     case StatusColumn:
@@ -129,6 +133,16 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
 
 void RunListModel::apply(const JournalEvent &event)
 {
+    if (event.type == JournalEvent::Type::Session) {
+        m_sessionStates.insert(event.run.sessionId, event.sessionState);
+        for (int i = 0; i < m_runs.size(); ++i) {
+            if (m_runs.at(i).sessionId == event.run.sessionId) {
+                const QModelIndex cell = index(rowForIndex(i), SessionColumn);
+                Q_EMIT dataChanged(cell, cell);
+            }
+        }
+        return;
+    }
     const QString &id = event.run.id;
     auto it = m_index.constFind(id);
     if (it == m_index.constEnd()) {
@@ -173,6 +187,8 @@ void RunListModel::apply(const JournalEvent &event)
         // The row itself changes only for the search role; views need no repaint per chunk.
         return;
     }
+    case JournalEvent::Type::Session:
+        return; // handled above
     case JournalEvent::Type::Finished: {
         m_outputBytes.remove(id);
         // Values of variables come only with live events: keep them.

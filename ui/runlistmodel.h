@@ -68,6 +68,11 @@ public:
     static constexpr qint64 kMaxRunOutput = 16 * 1024 * 1024;
     void setLimits(int maxRuns, int maxCompleteRuns);
     QStringList languages() const;
+    // The last state heard of a sandbox session ("" when none was).
+    QString sessionState(const QString &sessionId) const
+    {
+        return m_sessionStates.value(sessionId);
+    }
 
 Q_SIGNALS:
     void runChanged(const QString &id);
@@ -84,7 +89,8 @@ private:
     QHash<QString, int> m_index;
     std::function<std::optional<RunRecord>(const QString &)> m_loader;
     std::function<bool(const QString &)> m_isStored;
-    QHash<QString, qint64> m_outputBytes; // live runs: output received so far
+    QHash<QString, qint64> m_outputBytes;    // live runs: output received so far
+    QHash<QString, QString> m_sessionStates; // sandbox session → idle, busy, ended, expired
     int m_maxRuns = 2000;
     int m_maxComplete = 100;
 };

@@ -5,6 +5,8 @@
 #include "journallog.h"
 #include "monitorpublisher.h"
 #include "sandboxservice.h"
+#include "sandboxsession.h"
+#include "sessionmanager.h"
 
 #include <QUuid>
 #include <unistd.h>
@@ -54,7 +56,7 @@ void Journal::track(Execution *execution)
     }
     const QString id = run.id;
     m_inFlight.insert(id, run);
-    publish({JournalEvent::Type::Created, run, 1, {}});
+    publish({JournalEvent::Type::Created, run, 1, {}, {}});
 
     connect(execution, &Execution::started, this, [this, id] {
         auto it = m_inFlight.find(id);
@@ -94,7 +96,7 @@ void Journal::track(Execution *execution)
         qCInfo(lcJournal).noquote()
             << "run" << id.left(8) << run.language << RunRecord::statusName(run.status) << "in"
             << run.durationMs << "ms, from" << run.source;
-        publish({JournalEvent::Type::Finished, run, 1, {}});
+        publish({JournalEvent::Type::Finished, run, 1, {}, {}});
         // Saved once the caller had its answer: a write can wait on another process's lock.
         if (m_history) {
             QMetaObject::invokeMethod(
@@ -106,6 +108,32 @@ void Journal::track(Execution *execution)
                 },
                 Qt::QueuedConnection);
         }
+    });
+}
+
+void Journal::watchSessions(SessionManager *sessions)
+{
+    const auto tell = [this](const QString &id, const QString &language, const QString &state) {
+        JournalEvent e;
+        e.type = JournalEvent::Type::Session;
+        e.run.sessionId = id;
+        e.run.language = language;
+        e.sessionState = state;
+        publish(e);
+    };
+    connect(sessions, &SessionManager::sessionCreated, this, [this, tell](SandboxSession *session) {
+        const QString id = session->id();
+        const QString language = session->language().name;
+        tell(id, language, SandboxSession::stateName(session->state()));
+        // The journal as context: it may go before the sessions do (at exit).
+        QObject::connect(session, &SandboxSession::stateChanged, this,
+                         [tell, id, language, session](SandboxSession::State state) {
+                             const bool expired = state == SandboxSession::State::Ended &&
+                                                  session->endReason().startsWith(u"expired");
+                             tell(id, language,
+                                  expired ? QStringLiteral("expired")
+                                          : SandboxSession::stateName(state));
+                         });
     });
 }
 

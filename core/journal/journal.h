@@ -9,6 +9,8 @@ class Execution;
 class HistoryStore;
 class MonitorPublisher;
 class SandboxService;
+class SandboxSession;
+class SessionManager;
 
 // Watches every execution the sandbox service is asked for and tells what happens to it as
 // JournalEvents: to the window (event()), to the history (the finished run), and to the desktop
@@ -23,6 +25,9 @@ public:
     void setHistory(HistoryStore *history) { m_history = history; }
     // Events are also sent here (not owned; may be null).
     void setPublisher(MonitorPublisher *publisher);
+
+    // Sessions' states (idle, busy, ended) are told as Session events.
+    void watchSessions(SessionManager *sessions);
 
     // Runs created and not finished yet, as they stand now.
     QList<RunRecord> inFlight() const;

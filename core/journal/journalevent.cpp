@@ -1,7 +1,7 @@
 #include "journalevent.h"
 
 namespace {
-const char *const kTypes[] = {"created", "started", "output", "finished"};
+const char *const kTypes[] = {"created", "started", "output", "finished", "session"};
 }
 
 QJsonObject JournalEvent::toJson() const
@@ -14,6 +14,11 @@ QJsonObject JournalEvent::toJson() const
         break;
     case Type::Started:
         json.insert(QStringLiteral("id"), run.id);
+        break;
+    case Type::Session:
+        json.insert(QStringLiteral("session"), run.sessionId);
+        json.insert(QStringLiteral("state"), sessionState);
+        json.insert(QStringLiteral("language"), run.language);
         break;
     case Type::Output:
         json.insert(QStringLiteral("id"), run.id);
@@ -29,13 +34,21 @@ std::optional<JournalEvent> JournalEvent::fromJson(const QJsonObject &json)
     const QString type = json.value(u"type").toString();
     JournalEvent event;
     int index = -1;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 5; ++i) {
         if (type == QLatin1String(kTypes[i]))
             index = i;
     }
     if (index < 0)
         return std::nullopt;
     event.type = Type(index);
+    if (event.type == Type::Session) {
+        event.run.sessionId = json.value(u"session").toString();
+        event.run.language = json.value(u"language").toString();
+        event.sessionState = json.value(u"state").toString();
+        if (event.run.sessionId.isEmpty() || event.sessionState.isEmpty())
+            return std::nullopt;
+        return event;
+    }
     if (event.type == Type::Created || event.type == Type::Finished) {
         if (!json.value(u"run").isObject())
             return std::nullopt;

@@ -6,9 +6,9 @@
 #include <QMetaType>
 #include <optional>
 
-// What happens to a run, as the window and the monitor socket see it. `run` always carries the
-// id; Created and Finished carry the whole record (Finished with all output and files, so a
-// window that connected mid-run still gets everything), Started only the id and status.
+// What happens to a run (or a sandbox session), as the window and the monitor socket see it. `run`
+// always carries the id; Created and Finished carry the whole record (Finished with all output and
+// files, so a window that connected mid-run still gets everything), Started only the id and status.
 struct JournalEvent
 {
     enum class Type
@@ -16,13 +16,15 @@ struct JournalEvent
         Created,
         Started,
         Output,
-        Finished
+        Finished,
+        Session // a sandbox session's state changed: run.sessionId, sessionState
     };
 
     Type type = Type::Created;
     RunRecord run;
     int stream = 1; // Output
     QByteArray data;
+    QString sessionState; // Session: "idle", "busy", "ended"
 
     QJsonObject toJson() const;
     // Nothing for JSON that is not an event (a line from another process: never trusted).

@@ -58,7 +58,7 @@ void MonitorPublisher::onConnected()
                       {QStringLiteral("version"), QStringLiteral(CODE_SANDBOX_VERSION)}});
     if (m_greeting) {
         for (const RunRecord &run : m_greeting())
-            write(JournalEvent{JournalEvent::Type::Created, run, 1, {}}.toJson());
+            write(JournalEvent{JournalEvent::Type::Created, run, 1, {}, {}}.toJson());
     }
     Q_EMIT connectedChanged(true);
 }

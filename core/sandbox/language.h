@@ -34,11 +34,12 @@ struct Language
     QString example;
     QString printHint; // what to call to produce output, for the empty-output message
     bool visualization = false;
-    // In a session: variables, imports and functions persist between calls (a live interpreter),
-    // and a call past its timeout is interrupted without ending the session. Otherwise a session
-    // keeps the workdir's files and installed packages, and a timeout ends it.
+    // In a session: variables, imports and functions persist between calls (a live interpreter);
+    // otherwise a session keeps the workdir's files and installed packages. `interruptible`: a
+    // call past its timeout gets SIGINT and the session goes on (every kernel in containers/ and
+    // resources/loaders handles it); otherwise a timeout ends the session.
     bool liveSession = false;
-    bool interruptible = false;
+    bool interruptible = true;
 
     QJsonObject toJson() const;
 };

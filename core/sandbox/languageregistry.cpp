@@ -76,7 +76,6 @@ LanguageRegistry LanguageRegistry::builtIn()
     py.printHint = QStringLiteral("print()");
     py.visualization = true;
     py.liveSession = true;
-    py.interruptible = true;
     r.add(py);
 
     Language js = make("javascript", "JavaScript (Node.js)", "js node nodejs", "node", "main.js",
@@ -105,6 +104,7 @@ LanguageRegistry LanguageRegistry::builtIn()
     ts.installCommand = js.installCommand;
     ts.libraryEnv = js.libraryEnv;
     ts.packageManager = QStringLiteral("npm");
+    ts.liveSession = true;
     ts.versionCommand = {QStringLiteral("node"), QStringLiteral("-p"),
                          QStringLiteral("'TypeScript ' + require('typescript').version + ', "
                                         "Node.js ' + process.version")};

@@ -9,7 +9,6 @@
 
 class Execution;
 
-
 // One stateful session: a container that lives across calls, so files in the workdir and
 // installed packages persist, and for languages with a live interpreter (Python, JavaScript)
 // variables, imports and functions too. Owned by the SessionManager; used by one MCP session.

@@ -6,6 +6,14 @@
 // /sandbox/main.js or /sandbox/main.ts. cs-run reports the exit status after node exits; the
 // nonce (and " compile" when TypeScript could not parse the program) goes through the file
 // named by CS_PRELOAD.
+//
+// With CS_SESSION=1 this is a live interpreter that serves one call ("cell") after another, like
+// Node's REPL: see serve() below.
+//
+// All of it is inside a function: node -e runs this text as a script, whose top-level
+// declarations would be globals, which a cell could not declare again (const fs = require("fs"))
+// and a program could use by mistake.
+(() => {
 const fs = require("fs");
 const Module = require("module");
 
@@ -30,6 +38,8 @@ if (ts) {
     module._compile(out.outputText, filename);
   };
 }
+
+if (process.env.CS_SESSION === "1") return serve();
 
 const byte = Buffer.alloc(1);
 let head = "";
@@ -76,3 +86,444 @@ fs.closeSync(0);
 fs.openSync("/dev/null", "r");
 process.argv[1] = main;
 Module.runMain();
+
+// A session (CS_SESSION=1): calls arrive one after another, each a cell run in this global
+// context as in Node's REPL. Top-level var, let, const, function and class persist from cell to
+// cell (and, as in the REPL, a let or const cannot be declared again); require, module, exports,
+// __filename and __dirname are globals, as for /sandbox/main.js; a completion value other than
+// undefined is printed with util.inspect. TypeScript cells are transpiled one by one, their
+// imports turned into require()s, so that what one imports the next can use.
+//
+// cs-run passes the attached stdin on descriptor 3, with /dev/null as stdin (a cell that reads
+// stdin cannot take the next call), and waits for this process, the leader of its own process
+// group. Each result line is printed here once the cell's work is done: its code ran, the event
+// loop ran dry ("beforeExit": timers, I/O and promises it started are finished), and the promise
+// it evaluated to, if any, has settled (its value is printed then). An uncaught error, thrown,
+// in a callback or an unhandled rejection, is printed as Node prints it and the status is 1; the
+// session goes on. The host interrupts a call past its timeout with SIGINT: running code stops
+// (vm's breakOnSigint), or, while the cell waits, its timers are cancelled and its handles
+// unref'd (child processes killed); the status is 130. Between calls SIGINT is ignored.
+// process.exit() ends the session; the call still gets its result line, from an exit handler.
+function serve() {
+  const vm = require("vm");
+  const util = require("util");
+  const path = require("path");
+  const HOST = 3;
+  const OUTPUTS = "/sandbox/outputs";
+  const PLOTS = "/sandbox/.plots";
+  // Written when a call ends (and shared with cs-run): what changes later belongs to the next.
+  const MARK = "/tmp/.cs-mark";
+  const START = "/tmp/.cs-start";
+  const statusFile = process.env.CS_PRELOAD;
+  delete process.env.CS_PRELOAD; // for cs-run, not for the program
+  delete process.env.CS_SESSION;
+
+  const main = typescript ? "/sandbox/main.ts" : "/sandbox/main.js";
+  const mainModule = new Module(main, null);
+  mainModule.filename = main;
+  mainModule.paths = Module._nodeModulePaths("/sandbox");
+  mainModule.loaded = true;
+  process.mainModule = mainModule; // so that require.main === module, as in a program
+  let globals = {
+    require: Module.createRequire(main),
+    module: mainModule,
+    exports: mainModule.exports,
+    __filename: main,
+    __dirname: "/sandbox",
+  };
+
+  // The timers a cell sets, for an interrupt to cancel.
+  const immediate = setImmediate;
+  let timers = [];
+  for (const [name, clear] of [
+    ["setTimeout", clearTimeout],
+    ["setInterval", clearInterval],
+    ["setImmediate", clearImmediate],
+  ]) {
+    const real = globalThis[name];
+    const wrapped = function (...args) {
+      const timer = real(...args);
+      timers.push([clear, timer]);
+      return timer;
+    };
+    Object.defineProperty(wrapped, "name", { value: name });
+    if (real[util.promisify.custom]) wrapped[util.promisify.custom] = real[util.promisify.custom];
+    globalThis[name] = wrapped;
+  }
+
+  let call = null; // the call being served
+  let cells = 0;
+  let running = false; // a cell's code is on the stack (vm's breakOnSigint has SIGINT)
+  let mark = touch(MARK);
+  const sources = new Map(); // cell name -> { lines, map }, for error messages
+
+  const exit = process.exit;
+  process.exit = function (code) {
+    // Added now, so that it runs after the program's own exit handlers.
+    if (call) process.on("exit", (status) => report(call, status));
+    return exit.call(process, code);
+  };
+  process.on("beforeExit", () => {
+    if (call && call.started) finish();
+  });
+  process.on("uncaughtException", (e) => {
+    printError(e);
+    if (call && !call.rc) call.rc = 1;
+  });
+  process.on("SIGINT", () => {
+    // Between calls (or before the cell began): nothing to interrupt.
+    if (!call || !call.started || running) return;
+    for (const [clear, timer] of timers) clear(timer);
+    for (const handle of process._getActiveHandles()) {
+      if (handle === process.stdout || handle === process.stderr) continue;
+      try {
+        if (typeof handle.kill === "function") handle.kill("SIGKILL");
+        if (typeof handle.unref === "function") handle.unref();
+      } catch {}
+    }
+    process.stderr.write("Script execution was interrupted by `SIGINT` (its timers cancelled)\n");
+    call.rc = 130;
+    call.settled = true;
+    finish();
+  });
+
+  next();
+
+  function next() {
+    // File times advance in clock ticks (a few ms): a change in the tick of the mark would not be
+    // newer than it. So the mark is written at the end of a call, and the next call waits for the
+    // next tick, here while the host is still busy with the result line.
+    for (let now = touch(START); now !== 0n && now <= mark; now = touch(START)) sleep(1);
+    const head = readHeader();
+    if (head === null) exit.call(process, 0);
+    const [nonce, size, extra] = head.split(" ");
+    if (!/^[0-9a-f]+$/.test(nonce || "") || !/^[0-9]+$/.test(size || "") || extra !== undefined) {
+      process.stderr.write("cs-run: bad header\n");
+      exit.call(process, 90);
+    }
+    const src = Buffer.alloc(Number(size));
+    for (let got = 0; got < src.length; ) {
+      const n = readHost(src, got, src.length - got);
+      if (n <= 0) break;
+      got += n;
+    }
+    try {
+      fs.writeFileSync(statusFile, nonce + "\n");
+    } catch {} // (/tmp full: only the answer for a call this process dies in is lost)
+    for (const name of list(PLOTS)) {
+      fs.rmSync(path.join(PLOTS, name), { recursive: true, force: true });
+    }
+    call = { nonce, rc: 0, flags: "", cpu: cpuMs(), cell: ++cells, started: false, settled: true };
+    immediate(run, call, src.toString("utf8"));
+  }
+
+  function run(c, source) {
+    c.started = true;
+    // (set now: node -e puts its own "module" back after this script)
+    if (globals) Object.assign(globalThis, globals);
+    globals = null;
+    const name = `<cell ${c.cell}>`;
+    let script;
+    try {
+      script = compile(name, source);
+    } catch (e) {
+      if (e !== compile.failed) printError(e);
+      else c.flags = " compile";
+      c.rc = 1;
+      return;
+    }
+    process.exitCode = undefined;
+    try {
+      running = true;
+      c.value = script.runInThisContext({ breakOnSigint: true });
+    } catch (e) {
+      running = false;
+      if (e && e.code === "ERR_SCRIPT_EXECUTION_INTERRUPTED") {
+        process.stderr.write(e.message + "\n");
+        c.rc = 130;
+      } else {
+        printError(e);
+        c.rc = 1;
+      }
+      return;
+    } finally {
+      running = false;
+    }
+    if (util.types.isPromise(c.value)) {
+      c.settled = false;
+      c.value.then(
+        (value) => {
+          if (call !== c) return;
+          c.settled = true;
+          show(value);
+        },
+        (e) => {
+          if (call !== c) return;
+          c.settled = true;
+          printError(e);
+          c.rc = 1;
+        }
+      );
+    } else {
+      show(c.value);
+    }
+  }
+
+  // A cell's script: as in Node's REPL, one that reads as an object literal is one.
+  function compile(name, source) {
+    if (/^\s*{/.test(source) && /}\s*$/.test(source)) {
+      try {
+        return script(name, `(${source}\n)`, false);
+      } catch {}
+    }
+    return script(name, source, true);
+  }
+  compile.failed = new Error("TypeScript reported errors");
+
+  function script(name, source, last) {
+    let code = source;
+    let map = null;
+    if (ts) {
+      const out = ts.transpileModule(requireImports(source), {
+        compilerOptions: { ...compilerOptions, inlineSourceMap: false, sourceMap: true },
+        fileName: name,
+        reportDiagnostics: true,
+      });
+      const errors = (out.diagnostics || []).filter(
+        (d) => d.category === ts.DiagnosticCategory.Error
+      );
+      if (errors.length > 0) {
+        if (last) {
+          const host = {
+            getCanonicalFileName: (f) => f,
+            getCurrentDirectory: () => "/sandbox",
+            getNewLine: () => "\n",
+          };
+          process.stderr.write(ts.formatDiagnostics(errors, host));
+        }
+        throw compile.failed;
+      }
+      code = out.outputText.replace(/\/\/# sourceMappingURL=.*\s*$/, "");
+      map = new Module.SourceMap(JSON.parse(out.sourceMapText));
+    }
+    sources.set(name, { lines: source.split("\n"), map });
+    return new vm.Script(code, { filename: name });
+  }
+
+  // import declarations as require()s (var, so that a cell can import again): transpiled as they
+  // are, they would be bound to names the next cell does not know, or left out when unused.
+  // Line numbers stay.
+  function requireImports(source) {
+    const file = ts.createSourceFile("cell.ts", source, ts.ScriptTarget.ES2022, true);
+    let text = source;
+    for (const s of [...file.statements].reverse()) {
+      if (!ts.isImportDeclaration(s)) continue;
+      const from = `require(${JSON.stringify(s.moduleSpecifier.text)})`;
+      const clause = s.importClause;
+      let js = "";
+      if (!clause) js = from + ";";
+      else if (!clause.isTypeOnly) {
+        const bound = [];
+        if (clause.name)
+          bound.push(`${clause.name.text} = ((m) => m && m.__esModule ? m.default : m)(${from})`);
+        const named = clause.namedBindings;
+        if (named && ts.isNamespaceImport(named)) bound.push(`${named.name.text} = ${from}`);
+        else if (named) {
+          const names = named.elements
+            .filter((e) => !e.isTypeOnly)
+            .map((e) => (e.propertyName ? `${e.propertyName.text}: ${e.name.text}` : e.name.text));
+          if (names.length > 0) bound.push(`{ ${names.join(", ")} } = ${from}`);
+        }
+        if (bound.length > 0) js = `var ${bound.join(", ")};`;
+      }
+      const start = s.getStart(file);
+      const lines = text.slice(start, s.end).split("\n").length - 1;
+      text = text.slice(0, start) + js + "\n".repeat(lines) + text.slice(s.end);
+    }
+    return text;
+  }
+
+  function show(value) {
+    if (value === undefined) return;
+    try {
+      process.stdout.write(util.inspect(value, { showProxy: true }) + "\n");
+    } catch (e) {
+      printError(e);
+    }
+  }
+
+  // As Node prints an uncaught error: "<cell>:<line>", the line with a caret, the stack without
+  // the frames of vm and of this loader (for TypeScript, at the positions in the cell's source).
+  function printError(e) {
+    let text;
+    if (e instanceof Error || (e && typeof e.stack === "string")) text = errorText(e);
+    else text = "Uncaught " + util.inspect(e);
+    process.stderr.write(text + "\n");
+  }
+
+  function errorText(e) {
+    const lines = String(e.stack).split("\n");
+    const cut = lines.findIndex((l) => /^\s+at .*(\(node:vm:|\[eval\])/.test(l));
+    if (cut >= 0) lines.length = cut;
+    let where = null;
+    const at = /^<cell (\d+)>:(\d+)$/.exec(lines[0]);
+    if (at && lines.length > 3 && lines[3] === "") {
+      where = [at[1], Number(at[2]), Math.max(lines[2].indexOf("^"), 0) + 1];
+      lines.splice(0, 4);
+    }
+    let stack = lines.join("\n");
+    if (ts) {
+      stack = stack.replace(/<cell (\d+)>:(\d+):(\d+)/g, (m, n, line, column) => {
+        const p = original(n, Number(line), Number(column));
+        return p ? `<cell ${n}>:${p[0]}:${p[1]}` : m;
+      });
+      if (where) where = [where[0], ...(original(where[0], where[1], where[2]) || [0, 0])];
+    }
+    if (!where || !where[1]) {
+      const frame = /<cell (\d+)>:(\d+):(\d+)/.exec(stack);
+      where = frame && [frame[1], Number(frame[2]), Number(frame[3])];
+    }
+    const source = where && sources.get(`<cell ${where[0]}>`);
+    const line = source && source.lines[where[1] - 1];
+    if (line === undefined) return stack;
+    return `<cell ${where[0]}>:${where[1]}\n${line}\n${" ".repeat(where[2] - 1)}^\n\n${stack}`;
+  }
+
+  function original(n, line, column) {
+    const source = sources.get(`<cell ${n}>`);
+    const entry = source && source.map && source.map.findEntry(line - 1, column - 1);
+    if (!entry || entry.originalLine === undefined) return null;
+    return [entry.originalLine + 1, entry.originalColumn + 1];
+  }
+
+  function finish() {
+    const c = call;
+    if (!c.settled) show(c.value); // Promise { <pending> }: what it waited for never came
+    if (process.exitCode) {
+      if (!c.rc) c.rc = process.exitCode;
+      process.exitCode = undefined;
+    }
+    timers = [];
+    report(c, c.rc);
+    next();
+  }
+
+  function report(c, rc) {
+    call = null;
+    let flags = c.flags;
+    if (!flags) {
+      if (changedSince(OUTPUTS, mark)) flags += " out";
+      if (list(PLOTS).length > 0) flags += " plots";
+      flags += usage(c.cpu);
+    }
+    mark = touch(MARK);
+    const line = Buffer.from(`${c.nonce} ${rc & 0xff}${flags}\n`);
+    try {
+      fs.unlinkSync(statusFile);
+    } catch {}
+    writeAll(1, line);
+    writeAll(2, line);
+  }
+
+  function readHeader() {
+    const byte = Buffer.alloc(1);
+    let head = "";
+    for (;;) {
+      if (readHost(byte, 0, 1) !== 1) return null;
+      if (byte[0] === 10) return head;
+      head += String.fromCharCode(byte[0]);
+    }
+  }
+
+  function readHost(buffer, offset, length) {
+    for (;;) {
+      try {
+        return fs.readSync(HOST, buffer, offset, length, null);
+      } catch (e) {
+        if (e.code === "EAGAIN") sleep(5);
+        else if (e.code !== "EINTR") throw e;
+      }
+    }
+  }
+
+  // (stdout may be non-blocking: libuv makes the pipes it opens so)
+  function writeAll(fd, buffer) {
+    for (let done = 0; done < buffer.length; ) {
+      try {
+        done += fs.writeSync(fd, buffer, done);
+      } catch (e) {
+        if (e.code !== "EAGAIN") return;
+        sleep(1);
+      }
+    }
+  }
+
+  function sleep(ms) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  }
+
+  // Writes file; returns its change time (ns), the file system's "now" (0 when /tmp is full:
+  // every file counts as new).
+  function touch(file) {
+    try {
+      fs.writeFileSync(file, "\n");
+      return fs.statSync(file, { bigint: true }).ctimeNs;
+    } catch {
+      return 0n;
+    }
+  }
+
+  // Whether anything under top but directories was created or changed after time ns.
+  function changedSince(top, ns) {
+    for (const entry of list(top, true)) {
+      const file = path.join(top, entry.name);
+      try {
+        if (entry.isDirectory()) {
+          if (changedSince(file, ns)) return true;
+        } else if (fs.lstatSync(file, { bigint: true }).ctimeNs > ns) {
+          return true;
+        }
+      } catch {}
+    }
+    return false;
+  }
+
+  function list(dir, withFileTypes = false) {
+    try {
+      return fs.readdirSync(dir, { withFileTypes });
+    } catch {
+      return [];
+    }
+  }
+
+  function cpuMs() {
+    try {
+      const ns = fs.readFileSync("/sys/fs/cgroup/cpuacct/cpuacct.usage", "utf8").trim();
+      if (/^[0-9]+$/.test(ns)) return Math.floor(Number(ns) / 1e6);
+    } catch {}
+    try {
+      const m = /^usage_usec (\d+)$/m.exec(fs.readFileSync("/sys/fs/cgroup/cpu.stat", "utf8"));
+      if (m) return Math.floor(Number(m[1]) / 1000);
+    } catch {}
+    return null;
+  }
+
+  // " mem=<peak bytes> cpu=<ms>": the container's peak so far, the CPU time since the call began.
+  function usage(cpuBefore) {
+    let flags = "";
+    const peaks = ["/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes"];
+    for (const file of peaks) {
+      try {
+        const m = fs.readFileSync(file, "utf8").trim();
+        if (/^[0-9]+$/.test(m)) {
+          flags += " mem=" + m;
+          break;
+        }
+      } catch {}
+    }
+    const cpu = cpuMs();
+    if (cpu !== null && cpuBefore !== null) flags += " cpu=" + (cpu - cpuBefore);
+    return flags;
+  }
+}
+})();

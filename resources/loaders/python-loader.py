@@ -8,11 +8,19 @@
 # Every matplotlib figure the program creates is saved as a PNG under /sandbox/.plots when it is
 # shown, closed or still open at exit, so the host can return it. This is done by a backend that
 # is selected when matplotlib is imported, never by touching the program's source.
+#
+# With CS_SESSION=1 this is a live interpreter that serves one call ("cell") after another, like
+# a notebook kernel: see _session.
 import os
 import sys
 
 PLOTS = "/sandbox/.plots"
 OUTPUTS = "/sandbox/outputs"
+# Sessions: the attached stdin, handed over by cs-run; the mark each call leaves when it ends
+# (shared with cs-run, which reports for a call the interpreter did not survive).
+HOST_FD = 3
+MARK = "/tmp/.cs-mark"
+START = "/tmp/.cs-start"
 
 
 def _prepare_matplotlib_cache():
@@ -208,8 +216,9 @@ def _main():
     os._exit(rc)
 
 
-def _usage_flags():
-    """ mem=<peak bytes> cpu=<ms> of this container, from its cgroup (v2, then v1)."""
+def _usage_flags(cpu_before=0):
+    """ mem=<peak bytes> cpu=<ms> of this container, from its cgroup (v2, then v1); the CPU time
+    counted from cpu_before."""
     flags = ""
     for path in ("/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes"):
         try:
@@ -218,20 +227,26 @@ def _usage_flags():
             break
         except (OSError, ValueError):
             pass
+    cpu = _cpu_ms()
+    if cpu is not None:
+        flags += " cpu=%d" % (cpu - cpu_before)
+    return flags
+
+
+def _cpu_ms():
     try:
         with open("/sys/fs/cgroup/cpuacct/cpuacct.usage") as f:
-            flags += " cpu=%d" % (int(f.read()) // 1000000)
+            return int(f.read()) // 1000000
     except (OSError, ValueError):
         try:
             with open("/sys/fs/cgroup/cpu.stat") as f:
                 for line in f:
                     key, _, value = line.partition(" ")
                     if key == "usage_usec":
-                        flags += " cpu=%d" % (int(value) // 1000)
-                        break
+                        return int(value) // 1000
         except (OSError, ValueError):
             pass
-    return flags
+    return None
 
 
 def _run(src):
@@ -256,4 +271,268 @@ def _run(src):
     return 0
 
 
-_main()
+def _session():
+    """Serves calls one after another (CS_SESSION=1), each as a cell of one __main__: variables,
+    imports and functions persist. cs-run passes the attached stdin on HOST_FD, with /dev/null as
+    stdin, and waits for this process (the leader of its own process group) to end; every call
+    gets its result line here, and the next header is read at once: nothing waits for the host
+    to close stdin (the host fetches files before it sends the next call). The end of stdin ends
+    the session.
+
+    The host interrupts a call past its timeout with SIGINT: the cell ends with KeyboardInterrupt
+    (rc 130) and the session goes on; between calls the signal is ignored.
+    """
+    import signal
+    import types
+
+    _prepare_matplotlib_cache()
+    _install_import_hooks()
+    status_file = os.environ.pop("CS_PRELOAD")  # for cs-run, not for the program
+    os.environ.pop("CS_SESSION", None)
+    os.set_inheritable(HOST_FD, False)
+    host = os.fdopen(HOST_FD, "rb")
+    out, err = os.dup(1), os.dup(2)
+    kernel = os.getpid()
+    # The cells' module is the __main__ that pickle (multiprocessing) looks functions up in; this
+    # one stays referenced here, for the functions defined in it.
+    loader = sys.modules["__main__"]
+    main = types.ModuleType("__main__")
+    main.__builtins__ = loader.__builtins__
+    sys.modules["__main__"] = main
+    sys.argv = [""]
+    sys.path[0] = "/sandbox"
+
+    mark = _next_tick(_touch(MARK))
+    number = 0
+    while True:
+        # Installed anew before each call: a cell may have replaced it.
+        signal.signal(signal.SIGINT, _interrupt)
+        head = host.readline()
+        if not head:
+            _flush()
+            os._exit(0)
+        head = head.split()
+        if len(head) != 2 or not head[1].isdigit():
+            sys.stderr.write("cs-run: bad header\n")
+            _flush()
+            os._exit(90)
+        nonce = head[0]
+        src = host.read(int(head[1]))
+        try:
+            with open(status_file, "wb") as f:
+                f.write(nonce)
+        except OSError:  # (/tmp full: only the answer for a call the kernel dies in is lost)
+            pass
+        for name in _listdir(PLOTS):
+            _remove(os.path.join(PLOTS, name))
+        _Plots.created = _Plots.saved = 0
+        cpu = _cpu_ms() or 0
+        number += 1
+        try:
+            rc = _cell(src, "<cell %d>" % number, main.__dict__)
+        except KeyboardInterrupt:  # came just after the cell's own handling
+            rc = 130
+        _running[0] = False
+        signal.signal(signal.SIGINT, _interrupt)
+        if os.getpid() != kernel:
+            # A child the cell forked returned from it: only the kernel reports.
+            _flush()
+            os._exit(rc & 0xFF)
+        # Figures still open are this cell's: saved now, and closed so that no later cell saves
+        # them again.
+        try:
+            _Plots.save_open()
+            plt = sys.modules.get("matplotlib.pyplot")
+            if plt is not None:
+                plt.close("all")
+        except Exception as e:
+            sys.stderr.write("code-sandbox: could not save figures: %s\n" % e)
+        _flush()
+        rc &= 0xFF
+        flags = ""
+        if _changed_since(OUTPUTS, mark):
+            flags += " out"
+        if _listdir(PLOTS):
+            flags += " plots"
+        flags += _usage_flags(cpu)
+        mark = _touch(MARK)
+        line = nonce + b" " + str(rc).encode() + flags.encode() + b"\n"
+        try:
+            os.unlink(status_file)
+        except OSError:
+            pass
+        os.write(out, line)
+        os.write(err, line)
+        _next_tick(mark)
+
+
+_running = [False]
+
+
+def _interrupt(signum, frame):
+    # SIGINT is a KeyboardInterrupt while a cell runs, and nothing between calls.
+    if _running[0]:
+        raise KeyboardInterrupt
+
+
+def _cell(src, name, g):
+    """Runs one cell in g, REPL-style: the value of a last expression statement is printed (and
+    kept in _). Tracebacks name the cell. Returns the exit status."""
+    import ast
+    import linecache
+    import traceback
+
+    text = src.decode("utf-8", "replace")
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    # A cell may await at top level, as in a notebook.
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    try:
+        tree = compile(src, name, "exec", ast.PyCF_ONLY_AST | flags, dont_inherit=True)
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+            last = compile(last, name, "eval", flags, dont_inherit=True)
+        code = compile(tree, name, "exec", flags, dont_inherit=True)
+    except Exception as e:  # SyntaxError, or ValueError for a NUL byte
+        traceback.print_exception(type(e), e, None)
+        return 1
+    _restore_stdin()
+    try:
+        _running[0] = True
+        try:
+            _run_code(code, g)
+            value = _run_code(last, g) if last is not None else None
+            if value is not None:
+                g["_"] = value
+                sys.displayhook(value)
+        finally:
+            _running[0] = False
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        print(e.code, file=sys.stderr)
+        return 1
+    except BaseException as e:
+        _running[0] = False
+        # The loader's own frames (and asyncio's, for a cell that awaits) are not the program's,
+        # nor is the signal handler that raised KeyboardInterrupt.
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != name:
+            tb = tb.tb_next
+        last_tb = tb
+        while last_tb is not None and last_tb.tb_next is not None:
+            if last_tb.tb_next.tb_frame.f_code is _interrupt.__code__:
+                last_tb.tb_next = None
+            else:
+                last_tb = last_tb.tb_next
+        traceback.print_exception(type(e), e, tb or e.__traceback__)
+        return 130 if isinstance(e, KeyboardInterrupt) else 1
+    return 0
+
+
+_loop = []
+
+
+def _run_code(code, g):
+    import inspect
+
+    result = eval(code, g)
+    if code.co_flags & inspect.CO_COROUTINE:
+        # One event loop for all the cells that await, so that what one creates (a queue, a
+        # task) works in the next.
+        if not _loop:
+            import asyncio
+
+            _loop.append(asyncio.new_event_loop())
+        result = _loop[0].run_until_complete(result)
+    return result
+
+
+def _restore_stdin():
+    # exit() and quit() close sys.stdin (and so descriptor 0) before they raise SystemExit; the
+    # next cell gets /dev/null again.
+    if sys.stdin is not None and not sys.stdin.closed:
+        return
+    try:
+        os.fstat(0)
+    except OSError:
+        null = os.open("/dev/null", os.O_RDONLY)
+        if null != 0:
+            os.dup2(null, 0)
+            os.close(null)
+    sys.stdin = open(0, closefd=False)
+
+
+def _flush():
+    for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            s.flush()
+        except Exception:
+            pass
+
+
+def _next_tick(mark):
+    # File times advance in clock ticks (a few ms): a change in the tick of the mark would not be
+    # newer than it. So the mark is written at the end of a call, and the next call waits for the
+    # next tick, here while the host is still busy with the result line.
+    import time
+
+    while True:
+        now = _touch(START)
+        if now == 0 or now > mark:
+            return mark
+        time.sleep(0.001)
+
+
+def _touch(path):
+    """Writes path; returns its change time (ns), the file system's "now" (0 when /tmp is full:
+    every file counts as new)."""
+    try:
+        with open(path, "wb") as f:
+            f.write(b"\n")
+        return os.stat(path).st_ctime_ns
+    except OSError:
+        return 0
+
+
+def _changed_since(top, ns):
+    """Whether anything under top but directories was created or changed after time ns."""
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return False
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if _changed_since(entry.path, ns):
+                    return True
+            elif entry.stat(follow_symlinks=False).st_ctime_ns > ns:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _remove(path):
+    import shutil
+
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+if os.environ.get("CS_SESSION") == "1":
+    _session()
+else:
+    _main()

@@ -50,7 +50,7 @@ test('a session is usable only by the client that created it, and ends with it',
 
     const theirs = await b.client.callTool({ name: 'run_python_code', arguments: { code: 'print(secret)', session_id: id } });
     assert.equal(theirs.isError, true);
-    assert.match(textOf(theirs), /no session/);
+    assert.match(textOf(theirs), /no session/i);
     const closeTheirs = await b.client.callTool({ name: 'close_session', arguments: { session_id: id } });
     assert.equal(closeTheirs.isError, true);
     const listB = await b.client.callTool({ name: 'list_sessions', arguments: {} });

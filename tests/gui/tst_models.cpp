@@ -36,7 +36,7 @@ RunRecord makeRun(const QString &id, const QString &language, const QDateTime &c
 
 JournalEvent created(const RunRecord &r)
 {
-    return {JournalEvent::Type::Created, r, 1, {}};
+    return {JournalEvent::Type::Created, r, 1, {}, {}};
 }
 
 JournalEvent output(const QString &id, int stream, const QByteArray &data)
@@ -55,7 +55,7 @@ JournalEvent finished(RunRecord r, RunRecord::Status status, int exitCode)
     r.exitCode = exitCode;
     r.durationMs = 1234;
     r.finishedAt = QDateTime::currentDateTimeUtc();
-    return {JournalEvent::Type::Finished, r, 1, {}};
+    return {JournalEvent::Type::Finished, r, 1, {}, {}};
 }
 
 QByteArray png(int w, int h)
@@ -99,6 +99,7 @@ private Q_SLOTS:
     void instanceGoneEndsItsRuns();
     void trimmedRunsComeBackFromTheLoader();
     void outputOfAPeerIsCapped();
+    void sessionStatesShowWithTheirRuns();
     void filters_data();
     void filters();
     void outputViewColoursStreams();
@@ -264,6 +265,38 @@ void ModelsTest::outputOfAPeerIsCapped()
     QVERIFY(run->stdoutText().size() <= RunListModel::kMaxRunOutput);
     QVERIFY(run->stdoutText().size() > RunListModel::kMaxRunOutput / 2);
     QVERIFY(run->truncated);
+}
+
+void ModelsTest::sessionStatesShowWithTheirRuns()
+{
+    RunListModel model;
+    RunRecord a =
+        makeRun(QStringLiteral("a"), QStringLiteral("python"), QDateTime::currentDateTimeUtc());
+    a.sessionId = QStringLiteral("s-0123456789ab");
+    model.apply(created(a));
+    QCOMPARE(model.index(0, RunListModel::SessionColumn).data().toString(),
+             QStringLiteral("s-0123456789ab"));
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    // As it crosses the monitor socket.
+    JournalEvent busy;
+    busy.type = JournalEvent::Type::Session;
+    busy.run.sessionId = a.sessionId;
+    busy.run.language = QStringLiteral("python");
+    busy.sessionState = QStringLiteral("busy");
+    const std::optional<JournalEvent> received = JournalEvent::fromJson(busy.toJson());
+    QVERIFY(received);
+    model.apply(*received);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.index(0, RunListModel::SessionColumn).data().toString(),
+             QStringLiteral("s-0123456789ab · busy"));
+    busy.sessionState = QStringLiteral("expired");
+    model.apply(busy);
+    QCOMPARE(model.sessionState(a.sessionId), QStringLiteral("expired"));
+    QVERIFY(model.index(0, RunListModel::SessionColumn).data().toString().endsWith(u"expired"));
+    // A session event without a session is not an event.
+    QJsonObject broken = busy.toJson();
+    broken.remove(QStringLiteral("session"));
+    QVERIFY(!JournalEvent::fromJson(broken));
 }
 
 void ModelsTest::filters_data()
