@@ -249,6 +249,14 @@ def _cpu_ms():
     return None
 
 
+def _exit_status(e):
+    """The status sys.exit(e.code) gives, as the interpreter would set it."""
+    if e.code is None or isinstance(e.code, int):
+        return e.code or 0
+    print(e.code, file=sys.stderr)
+    return 1
+
+
 def _run(src):
     import traceback
 
@@ -261,10 +269,7 @@ def _run(src):
     try:
         exec(code, g)
     except SystemExit as e:
-        if e.code is None or isinstance(e.code, int):
-            return e.code or 0
-        print(e.code, file=sys.stderr)
-        return 1
+        return _exit_status(e)
     except BaseException as e:
         traceback.print_exception(type(e), e, e.__traceback__.tb_next)
         return 1
@@ -408,10 +413,7 @@ def _cell(src, name, g):
         finally:
             _running[0] = False
     except SystemExit as e:
-        if e.code is None or isinstance(e.code, int):
-            return e.code or 0
-        print(e.code, file=sys.stderr)
-        return 1
+        return _exit_status(e)
     except BaseException as e:
         _running[0] = False
         # The loader's own frames (and asyncio's, for a cell that awaits) are not the program's,

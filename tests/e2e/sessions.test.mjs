@@ -108,7 +108,10 @@ test('a call past its timeout is interrupted and the session goes on (python, ja
 });
 
 test('list_sessions, wrong language, close_session, and a closed session is refused', { timeout: 90_000 }, async () => {
+    const before = new Set(await sandboxContainers());
     const s = await createSession({ language: 'python' });
+    const mine = (await sandboxContainers()).filter((id) => !before.has(id));
+    assert.ok(mine.length >= 1, 'the session has a container');
     const listed = await call('list_sessions', {});
     assert.deepEqual(listed.structuredContent.sessions.map((x) => [x.session_id, x.language, x.state]),
         [[s.session_id, 'python', 'idle']]);
@@ -122,6 +125,14 @@ test('list_sessions, wrong language, close_session, and a closed session is refu
     const refused = await call('run_python_code', { code: 'print(1)', session_id: s.session_id });
     assert.equal(refused.isError, true);
     assert.match(textOf(refused), /has ended \(closed with close_session\)/);
+    let left = [];
+    for (let i = 0; i < 40; ++i) {
+        const now = new Set(await sandboxContainers());
+        left = mine.filter((id) => now.has(id));
+        if (left.length === 0) break;
+        await sleep(250);
+    }
+    assert.deepEqual(left, [], 'the closed session container was removed');
     const unknown = await call('run_python_code', { code: 'print(1)', session_id: 's-000000000000' });
     assert.equal(unknown.isError, true);
     assert.match(textOf(unknown), /no session 's-000000000000'/i);
