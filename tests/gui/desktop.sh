@@ -31,8 +31,11 @@ cleanup() {
 trap cleanup EXIT
 fail() {
     echo "FAIL: $*" >&2
-    echo "--- app log ---" >&2
-    cat "$WORK"/app*.log >&2 || true
+    for log in "$WORK"/app*.log "$WORK"/stdio.log "$WORK"/second.log; do
+        [ -f "$log" ] || continue
+        echo "--- ${log##*/} ---" >&2
+        cat "$log" >&2
+    done
     exit 1
 }
 ok() { echo "ok: $*"; }
