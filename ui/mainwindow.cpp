@@ -141,12 +141,13 @@ void MainWindow::buildUi()
     header->setHighlightSections(false);
     header->setSectionResizeMode(QHeaderView::Interactive);
     header->setSectionResizeMode(RunListModel::SourceColumn, QHeaderView::Stretch);
-    header->resizeSection(RunListModel::TimeColumn, 80);
-    header->resizeSection(RunListModel::SessionColumn, 110);
-    header->resizeSection(RunListModel::LanguageColumn, 90);
-    header->resizeSection(RunListModel::StatusColumn, 110);
-    header->resizeSection(RunListModel::DurationColumn, 80);
-    header->resizeSection(RunListModel::ExitCodeColumn, 44);
+    // Sessions are the exception: their column takes what its contents need.
+    header->setSectionResizeMode(RunListModel::SessionColumn, QHeaderView::ResizeToContents);
+    header->resizeSection(RunListModel::TimeColumn, 72);
+    header->resizeSection(RunListModel::LanguageColumn, 80);
+    header->resizeSection(RunListModel::StatusColumn, 96);
+    header->resizeSection(RunListModel::DurationColumn, 70);
+    header->resizeSection(RunListModel::ExitCodeColumn, 40);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &MainWindow::onCurrentChanged);
 
@@ -199,7 +200,7 @@ void MainWindow::buildUi()
     split->addWidget(right);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 3);
-    split->setSizes({500, 780});
+    split->setSizes({580, 700});
     setCentralWidget(split);
 
     // Status bar: the engine, the servers.

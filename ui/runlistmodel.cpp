@@ -61,6 +61,8 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
             return StatusIcons::icon(r->status);
         return QVariant();
     case Qt::ToolTipRole:
+        if (index.column() == SessionColumn && !r->sessionId.isEmpty())
+            return QStringLiteral("session %1").arg(r->sessionId);
         if (!r->error.isEmpty())
             return r->error;
         return QVariant();
@@ -83,10 +85,12 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
     case SourceColumn:
         return r->source;
     case SessionColumn: {
+        // Short: the list has little room; the whole id is in the tooltip and the details.
+        const QString shortId = r->sessionId.left(8);
         const QString state = m_sessionStates.value(r->sessionId);
         return state.isEmpty() || r->sessionId.isEmpty()
-                   ? r->sessionId
-                   : QStringLiteral("%1 · %2").arg(r->sessionId, state);
+                   ? shortId
+                   : QStringLiteral("%1 · %2").arg(shortId, state);
     }
     case LanguageColumn:
         return r->language;

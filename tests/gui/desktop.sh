@@ -102,22 +102,52 @@ xdotool key --window "$WINDOW" alt+i
 shot run-with-plot
 xdotool key --window "$WINDOW" alt+o
 
-# 3. A run from a separately launched stdio instance, as an assistant starts it.
-{
-    printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.0"}}}'
-    printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}'
-    printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_code","arguments":{"language":"python","code":"import sys, time\nfor i in range(4):\n    print(f\"step {i}: {2**i}\", flush=True)\n    time.sleep(0.5)\nprint(\"warning: last step\", file=sys.stderr)\n"}}}'
-    sleep 8
-} | "$BIN/code-sandbox" --stdio --pool 0 >"$WORK/stdio.out" 2>"$WORK/stdio.log" &
-STDIO=$!
-PIDS+=($STDIO)
+# 3. Runs from a separately launched stdio instance, as an assistant starts it: a program that
+#    prints as it goes, then a session whose variable survives from one call to the next.
+coproc SRV { exec "$BIN/code-sandbox" --stdio --pool 0 2>"$WORK/stdio.log"; }
+PIDS+=($SRV_PID)
+send() { printf '%s\n' "$1" >&"${SRV[1]}"; }
+answer() { # ID: the response with this id (notifications before it are skipped)
+    local line
+    while IFS= read -r -t 120 line <&"${SRV[0]}"; do
+        case $line in *'"id":'"$1"[,}]*)
+            printf '%s\n' "$line" >>"$WORK/stdio.out"
+            printf '%s\n' "$line"
+            return 0 ;;
+        esac
+    done
+    fail "no answer to request $1 from the stdio instance"
+}
+call() { # ID TOOL ARGUMENTS-JSON
+    send '{"jsonrpc":"2.0","id":'"$1"',"method":"tools/call","params":{"name":"'"$2"'","arguments":'"$3"'}}'
+    answer "$1"
+}
+send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.0"}}}'
+answer 1 >/dev/null
+send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 wait_log "$WORK/stdio.log" 'a Code Sandbox window is watching' 15 "the stdio instance did not reach the window"
+# (call runs in $(...): a coprocess's descriptors reach command substitutions, not pipelines)
+R=$(call 2 execute_code '{"language":"python","code":"import sys, time\nfor i in range(4):\n    print(f\"step {i}: {2**i}\", flush=True)\n    time.sleep(0.5)\nprint(\"warning: last step\", file=sys.stderr)\n"}')
+grep -q 'step 3: 8' <<<"$R" || fail "the stdio client did not get its answer"
 wait_log "$WORK/app.log" 'of instance pid [0-9]+ \( claude-code \) ok' 90 \
     "the stdio instance's run did not show in the window"
 ok "the run of a separate stdio instance showed in the window"
-grep -q 'step 3: 8' "$WORK/stdio.out" || fail "the stdio client did not get its answer"
+R=$(call 3 create_session '{"language":"python"}')
+SID=$(grep -oE 's-[0-9a-f]{12}' <<<"$R" | head -1)
+[ -n "$SID" ] || fail "create_session gave no session id"
+R=$(call 4 run_python_code '{"session_id":"'"$SID"'","code":"data = [3, 1, 4, 1, 5, 9, 2, 6]\nx = 41"}')
+R=$(call 5 run_python_code '{"session_id":"'"$SID"'","code":"print(x + 1, sorted(data))"}')
+grep -q '42 \[1, 1, 2, 3, 4, 5, 6, 9\]' <<<"$R" || fail "the session did not keep its variables: $R"
+for _ in $(seq 150); do
+    [ "$(grep -cE 'of instance pid [0-9]+ \( claude-code \) ok' "$WORK/app.log")" -ge 3 ] && break
+    sleep 0.2
+done
+[ "$(grep -cE 'of instance pid [0-9]+ \( claude-code \) ok' "$WORK/app.log")" -ge 3 ] ||
+    fail "the session's runs did not show in the window"
+ok "a session's runs showed in the window, its variables kept between calls"
 shot assistant-run
-wait "$STDIO" || true
+exec {SRV[1]}>&-
+wait "$SRV_PID" || true
 
 # 4. Closing the window keeps serving; a second launch shows it again.
 xdotool key --window "$WINDOW" ctrl+w
