@@ -222,11 +222,15 @@ async function settle(server, { pooled, quick = false, timeoutMs = 60_000 }) {
     return NaN;
 }
 
-/** One run_python_code call; resolves to { ok, ms, serverMs, detail }. */
-async function callOurs(client) {
+/**
+ * One run_python_code call (in the session `sessionId` when given); resolves to
+ * { ok, ms, serverMs, detail }.
+ */
+async function callOurs(client, sessionId) {
     const t0 = now();
+    const args = sessionId ? { code: CODE, session_id: sessionId } : { code: CODE };
     try {
-        const r = await client.callTool({ name: 'run_python_code', arguments: { code: CODE } },
+        const r = await client.callTool({ name: 'run_python_code', arguments: args },
             undefined, { timeout: 120_000 });
         const elapsed = now() - t0;
         const sc = r.structuredContent ?? {};
@@ -569,6 +573,7 @@ async function main() {
     const pooled = await startServer(opts.bin, []);
     const unpooled = await startServer(opts.bin, ['--pool', '0']);
     let execId = null;
+    let sessionId = null;
     const flowDir = mkdtempSync(path.join(os.tmpdir(), 'code-sandbox-bench-flow-'));
     try {
         await settle(pooled, { pooled: true });
@@ -577,11 +582,17 @@ async function main() {
         log(`pooled server pid ${pooled.pid}: idle RSS ${(idleKb / 1024).toFixed(1)} MiB`);
         execId = (await docker(['run', '-d', '--label', `${BENCH_LABEL}=${RUN_ID}`, '--network', 'none',
             IMAGE, 'sleep', 'infinity'])).trim();
+        // A live Python session on the pooled server: its calls reuse one container on purpose.
+        const created = await pooled.client.callTool({ name: 'create_session', arguments: { language: 'python' } });
+        sessionId = created.structuredContent?.session_id;
+        if (!sessionId) throw new Error(`create_session failed: ${JSON.stringify(created).slice(0, 300)}`);
 
         lat.push(...await interleavedLatency([
             { key: 'paced', name: 'ours, pooled (default), pool refilled before each call',
                 call: () => callOurs(pooled.client), before: () => settle(pooled, { pooled: true, quick: true }) },
             { key: 'unpooled', name: 'ours, `--pool 0`', call: () => callOurs(unpooled.client) },
+            { key: 'session', name: 'ours, a call in a live Python session (create_session; state kept, not a fresh sandbox)',
+                call: () => callOurs(pooled.client, sessionId) },
             { key: 'flow', name: 'code-sandbox-mcp flow (create, start, cp, exec, rm)', call: () => callReproducedFlow(flowDir) },
             { key: 'exec', name: '`docker exec` into a running container', call: () => callDockerExec(execId) },
             { key: 'apiExec', context: true, name: 'context: the same exec over the Engine API, no CLI', call: () => callEngineExec(execId) },
@@ -589,6 +600,8 @@ async function main() {
         ], opts));
     } finally {
         rmSync(flowDir, { recursive: true, force: true });
+        if (sessionId)
+            await pooled.client.callTool({ name: 'close_session', arguments: { session_id: sessionId } }).catch(() => {});
         if (execId) await docker(['rm', '-f', execId]).catch(() => {});
         await unpooled.close();
     }
