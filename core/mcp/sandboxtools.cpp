@@ -18,22 +18,19 @@
 #include <QUrl>
 
 namespace {
-QJsonObject prop(const QString &type, const QString &description)
-{
-    return {{QStringLiteral("type"), type}, {QStringLiteral("description"), description}};
-}
-
 QJsonObject sessionIdProperty()
 {
-    return prop(QStringLiteral("string"),
-                QStringLiteral("Run in this session (from create_session): its variables and "
-                               "files from earlier calls are there. Leave out for a fresh "
-                               "sandbox."));
+    return ToolDefinition::property(
+        QStringLiteral("string"),
+        QStringLiteral("Run in this session (from create_session): its variables and "
+                       "files from earlier calls are there. Leave out for a fresh "
+                       "sandbox."));
 }
 
 QJsonObject codeOnlySchema(const QString &what, bool sessions)
 {
-    QJsonObject properties{{QStringLiteral("code"), prop(QStringLiteral("string"), what)}};
+    QJsonObject properties{
+        {QStringLiteral("code"), ToolDefinition::property(QStringLiteral("string"), what)}};
     if (sessions)
         properties.insert(QStringLiteral("session_id"), sessionIdProperty());
     return {{QStringLiteral("type"), QStringLiteral("object")},
@@ -42,23 +39,15 @@ QJsonObject codeOnlySchema(const QString &what, bool sessions)
             {QStringLiteral("additionalProperties"), false}};
 }
 
+// Code runs in a throwaway container without network: nothing outside is touched.
 QJsonObject runAnnotations(const QString &title)
 {
-    // Code runs in a throwaway container without network: nothing outside is touched.
-    return {{QStringLiteral("title"), title},
-            {QStringLiteral("readOnlyHint"), false},
-            {QStringLiteral("destructiveHint"), false},
-            {QStringLiteral("idempotentHint"), false},
-            {QStringLiteral("openWorldHint"), false}};
+    return ToolDefinition::localAnnotations(title, false);
 }
 
 QJsonObject infoAnnotations(const QString &title)
 {
-    return {{QStringLiteral("title"), title},
-            {QStringLiteral("readOnlyHint"), true},
-            {QStringLiteral("destructiveHint"), false},
-            {QStringLiteral("idempotentHint"), true},
-            {QStringLiteral("openWorldHint"), false}};
+    return ToolDefinition::localAnnotations(title, true);
 }
 
 QString describeLimits(const SandboxConfig &c)
@@ -393,10 +382,10 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
                        "{exit_code, stdout, stderr} as JSON. ")
             .arg(sandbox.languages().names().join(QStringLiteral(", "))) +
         limits;
-    QJsonObject language =
-        prop(QStringLiteral("string"), QStringLiteral("Language of the code (default python)"));
+    QJsonObject language = ToolDefinition::property(
+        QStringLiteral("string"), QStringLiteral("Language of the code (default python)"));
     language.insert(QStringLiteral("default"), QStringLiteral("python"));
-    QJsonObject libraries = prop(
+    QJsonObject libraries = ToolDefinition::property(
         QStringLiteral("array"),
         sandbox.config().allowInstall
             ? QStringLiteral("Packages to install with the language's package manager before "
@@ -407,40 +396,42 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
     libraries.insert(QStringLiteral("items"),
                      QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}});
     libraries.insert(QStringLiteral("maxItems"), 50);
-    QJsonObject timeout =
-        prop(QStringLiteral("integer"), QStringLiteral("Seconds before the program is stopped"));
+    QJsonObject timeout = ToolDefinition::property(
+        QStringLiteral("integer"), QStringLiteral("Seconds before the program is stopped"));
     timeout.insert(QStringLiteral("minimum"), 1);
     timeout.insert(QStringLiteral("maximum"), sandbox.config().maxTimeoutSec);
     timeout.insert(QStringLiteral("default"), sandbox.config().defaultTimeoutSec);
-    QJsonObject encoding =
-        prop(QStringLiteral("string"), QStringLiteral("How content is encoded (default utf-8)"));
+    QJsonObject encoding = ToolDefinition::property(
+        QStringLiteral("string"), QStringLiteral("How content is encoded (default utf-8)"));
     encoding.insert(QStringLiteral("enum"),
                     QJsonArray{QStringLiteral("utf-8"), QStringLiteral("base64")});
-    QJsonObject files = prop(
+    QJsonObject files = ToolDefinition::property(
         QStringLiteral("array"),
         QStringLiteral("Files placed in the working directory /sandbox before the program "
                        "starts. Files the program writes to $OUTPUT_DIR (/sandbox/outputs) come "
                        "back with the result."));
     files.insert(
         QStringLiteral("items"),
-        QJsonObject{
-            {QStringLiteral("type"), QStringLiteral("object")},
-            {QStringLiteral("properties"),
-             QJsonObject{{QStringLiteral("path"),
-                          prop(QStringLiteral("string"),
-                               QStringLiteral("Relative to /sandbox, e.g. data/input.csv"))},
-                         {QStringLiteral("content"),
-                          prop(QStringLiteral("string"), QStringLiteral("The file's content"))},
-                         {QStringLiteral("encoding"), encoding}}},
-            {QStringLiteral("required"),
-             QJsonArray{QStringLiteral("path"), QStringLiteral("content")}},
-            {QStringLiteral("additionalProperties"), false}});
-    QJsonObject execProperties{{QStringLiteral("code"), prop(QStringLiteral("string"),
-                                                             QStringLiteral("Source code to run"))},
-                               {QStringLiteral("language"), language},
-                               {QStringLiteral("libraries"), libraries},
-                               {QStringLiteral("timeout"), timeout},
-                               {QStringLiteral("files"), files}};
+        QJsonObject{{QStringLiteral("type"), QStringLiteral("object")},
+                    {QStringLiteral("properties"),
+                     QJsonObject{{QStringLiteral("path"),
+                                  ToolDefinition::property(
+                                      QStringLiteral("string"),
+                                      QStringLiteral("Relative to /sandbox, e.g. data/input.csv"))},
+                                 {QStringLiteral("content"),
+                                  ToolDefinition::property(QStringLiteral("string"),
+                                                           QStringLiteral("The file's content"))},
+                                 {QStringLiteral("encoding"), encoding}}},
+                    {QStringLiteral("required"),
+                     QJsonArray{QStringLiteral("path"), QStringLiteral("content")}},
+                    {QStringLiteral("additionalProperties"), false}});
+    QJsonObject execProperties{
+        {QStringLiteral("code"),
+         ToolDefinition::property(QStringLiteral("string"), QStringLiteral("Source code to run"))},
+        {QStringLiteral("language"), language},
+        {QStringLiteral("libraries"), libraries},
+        {QStringLiteral("timeout"), timeout},
+        {QStringLiteral("files"), files}};
     if (withSessions)
         execProperties.insert(QStringLiteral("session_id"), sessionIdProperty());
     exec.inputSchema = {{QStringLiteral("type"), QStringLiteral("object")},
@@ -511,9 +502,10 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
     details.inputSchema = {
         {QStringLiteral("type"), QStringLiteral("object")},
         {QStringLiteral("properties"),
-         QJsonObject{{QStringLiteral("language"),
-                      prop(QStringLiteral("string"),
-                           QStringLiteral("A name from get_supported_languages"))}}},
+         QJsonObject{
+             {QStringLiteral("language"),
+              ToolDefinition::property(QStringLiteral("string"),
+                                       QStringLiteral("A name from get_supported_languages"))}}},
         {QStringLiteral("required"), QJsonArray{QStringLiteral("language")}},
         {QStringLiteral("additionalProperties"), false}};
     details.annotations = infoAnnotations(details.title);

@@ -13,20 +13,6 @@
 #include <QPointer>
 
 namespace {
-QJsonObject prop(const QString &type, const QString &description)
-{
-    return {{QStringLiteral("type"), type}, {QStringLiteral("description"), description}};
-}
-
-QJsonObject annotations(const QString &title, bool readOnly)
-{
-    return {{QStringLiteral("title"), title},
-            {QStringLiteral("readOnlyHint"), readOnly},
-            {QStringLiteral("destructiveHint"), false},
-            {QStringLiteral("idempotentHint"), readOnly},
-            {QStringLiteral("openWorldHint"), false}};
-}
-
 QJsonObject describe(const SandboxSession *s, int idleSec)
 {
     const QDateTime now = QDateTime::currentDateTimeUtc();
@@ -69,20 +55,20 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions)
                        "session ends with close_session, after %1 minutes without a call, or "
                        "when this client disconnects. Calls without session_id never see it.")
             .arg(idleSec / 60.0, 0, 'g', 3);
-    QJsonObject language =
-        prop(QStringLiteral("string"), QStringLiteral("Language of the session (default python)"));
+    QJsonObject language = ToolDefinition::property(
+        QStringLiteral("string"), QStringLiteral("Language of the session (default python)"));
     language.insert(QStringLiteral("enum"),
                     QJsonArray::fromStringList(sandbox->languages().names()));
-    QJsonObject libraries =
-        prop(QStringLiteral("array"),
-             QStringLiteral("Packages to install into the session first (needs a server started "
-                            "with --allow-network-for-install)"));
+    QJsonObject libraries = ToolDefinition::property(
+        QStringLiteral("array"),
+        QStringLiteral("Packages to install into the session first (needs a server started "
+                       "with --allow-network-for-install)"));
     libraries.insert(QStringLiteral("items"),
                      QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}});
     libraries.insert(QStringLiteral("maxItems"), 50);
-    QJsonObject timeout =
-        prop(QStringLiteral("integer"),
-             QStringLiteral("Seconds each call may run unless it says otherwise"));
+    QJsonObject timeout = ToolDefinition::property(
+        QStringLiteral("integer"),
+        QStringLiteral("Seconds each call may run unless it says otherwise"));
     timeout.insert(QStringLiteral("minimum"), 1);
     timeout.insert(QStringLiteral("maximum"), sandbox->config().maxTimeoutSec);
     create.inputSchema = {
@@ -91,7 +77,7 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions)
                                                    {QStringLiteral("libraries"), libraries},
                                                    {QStringLiteral("timeout"), timeout}}},
         {QStringLiteral("additionalProperties"), false}};
-    create.annotations = annotations(create.title, false);
+    create.annotations = ToolDefinition::localAnnotations(create.title, false);
     create.handler = [sm, idleSec](ToolCall *call) {
         const QJsonObject args = call->arguments();
         QStringList libs;
@@ -134,7 +120,7 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions)
                                       "expire.");
     list.inputSchema = {{QStringLiteral("type"), QStringLiteral("object")},
                         {QStringLiteral("properties"), QJsonObject()}};
-    list.annotations = annotations(list.title, true);
+    list.annotations = ToolDefinition::localAnnotations(list.title, true);
     list.handler = [sm, idleSec](ToolCall *call) {
         QJsonArray all;
         QStringList lines;
@@ -160,10 +146,11 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions)
         {QStringLiteral("type"), QStringLiteral("object")},
         {QStringLiteral("properties"),
          QJsonObject{{QStringLiteral("session_id"),
-                      prop(QStringLiteral("string"), QStringLiteral("From create_session"))}}},
+                      ToolDefinition::property(QStringLiteral("string"),
+                                               QStringLiteral("From create_session"))}}},
         {QStringLiteral("required"), QJsonArray{QStringLiteral("session_id")}},
         {QStringLiteral("additionalProperties"), false}};
-    close.annotations = annotations(close.title, false);
+    close.annotations = ToolDefinition::localAnnotations(close.title, false);
     close.handler = [sm](ToolCall *call) {
         const QString id = call->arguments().value(u"session_id").toString();
         QString error;

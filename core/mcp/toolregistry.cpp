@@ -2,6 +2,20 @@
 
 #include <QRegularExpression>
 
+QJsonObject ToolDefinition::property(const QString &type, const QString &description)
+{
+    return {{QStringLiteral("type"), type}, {QStringLiteral("description"), description}};
+}
+
+QJsonObject ToolDefinition::localAnnotations(const QString &title, bool readOnly)
+{
+    return {{QStringLiteral("title"), title},
+            {QStringLiteral("readOnlyHint"), readOnly},
+            {QStringLiteral("destructiveHint"), false},
+            {QStringLiteral("idempotentHint"), readOnly},
+            {QStringLiteral("openWorldHint"), false}};
+}
+
 QJsonObject ToolDefinition::toJson() const
 {
     QJsonObject o{{QStringLiteral("name"), name},

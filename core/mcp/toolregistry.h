@@ -19,6 +19,12 @@ struct ToolDefinition
     std::function<void(ToolCall *)> handler;
 
     QJsonObject toJson() const;
+
+    // A schema property: {"type": type, "description": description}.
+    static QJsonObject property(const QString &type, const QString &description);
+    // Annotations of a tool that touches nothing outside its sandbox (not destructive, no open
+    // world); read-only tools are also idempotent.
+    static QJsonObject localAnnotations(const QString &title, bool readOnly);
 };
 
 class ToolRegistry
