@@ -1,10 +1,74 @@
 #pragma once
 
-// Shared by the run record and history tests: every field of two records compared.
+// Shared by the run record and history tests: a record with every field set, and every field
+// of two records compared.
 
 #include "runrecord.h"
 
 #include <QTest>
+
+inline QByteArray everyByte()
+{
+    QByteArray b;
+    for (int i = 0; i < 256; ++i)
+        b.append(char(i));
+    return b;
+}
+
+inline QByteArray pngish()
+{
+    return QByteArray("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16) + everyByte();
+}
+
+// Every field set to something other than its default.
+inline RunRecord everyFieldSet()
+{
+    RunRecord r;
+    r.id = QStringLiteral("8f7b2c1e-0000-4000-8000-000000000001");
+    r.instanceId = QStringLiteral("instance-ü-1");
+    r.instancePid = 4242424242LL;
+    r.source = QStringLiteral("Claude Desktop");
+    r.tool = QStringLiteral("run_code");
+    r.sessionId = QStringLiteral("s-0123456789ab");
+    r.language = QStringLiteral("python");
+    r.code = QStringLiteral("print('héllo 😀')\n\tx = \"\\n\"\n");
+    r.status = RunRecord::Status::TimedOut;
+    r.createdAt = QDateTime(QDate(2024, 2, 29), QTime(23, 59, 58, 123), Qt::UTC);
+    r.finishedAt = QDateTime(QDate(2024, 3, 1), QTime(0, 0, 1, 7), Qt::UTC);
+    r.durationMs = 2884;
+    r.exitCode = 137;
+    r.timeoutSec = 30;
+    r.outOfMemory = true;
+    r.compileError = true;
+    r.truncated = true;
+    r.error = QStringLiteral("engine went away");
+    r.notes = QStringList{QStringLiteral("numpy 1.26"), QString(), QStringLiteral("ß")};
+    r.image = QStringLiteral("code-sandbox/python:3.12");
+    r.containerId = QStringLiteral("0123456789abcdef");
+    r.memoryBytes = 512LL * 1024 * 1024 * 1024;
+    r.cpus = 1.5;
+    r.pidsLimit = 64;
+    r.network = true;
+    r.peakMemoryBytes = 123456789;
+    r.cpuTimeMs = 2500;
+    r.envNames = QStringList{QStringLiteral("API_KEY"), QStringLiteral("HOME")};
+    r.envValues = {{QStringLiteral("API_KEY"), QStringLiteral("s3cr3t")},
+                   {QStringLiteral("HOME"), QString()}};
+    r.output = QList<OutputChunk>{{1, QByteArray("out\0put\n", 8)}, {2, everyByte()}, {1, "more"}};
+    OutputFile plot;
+    plot.kind = OutputFile::Kind::Plot;
+    plot.name = QStringLiteral("figure-0001.png");
+    plot.data = pngish();
+    plot.size = plot.data.size();
+    plot.mimeType = QStringLiteral("image/png");
+    OutputFile skipped;
+    skipped.name = QStringLiteral("data/big file.bin");
+    skipped.size = 99999999999LL;
+    skipped.mimeType = QStringLiteral("application/octet-stream");
+    skipped.included = false;
+    r.files = {plot, skipped};
+    return r;
+}
 
 // QCOMPARE of every field; the caller checks QTest::currentTestFailed().
 inline void compareRecords(const RunRecord &actual, const RunRecord &expected)
