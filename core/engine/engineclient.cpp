@@ -122,9 +122,10 @@ void EngineClient::negotiate()
         if (parts.value(0) != u"1" || minor <= 0 || minor > kMaxApiMinor)
             minor = kMaxApiMinor;
         m_apiVersion = QStringLiteral("1.%1").arg(minor);
+        m_dialect = EngineDialect::fromVersion(m_versionInfo);
         qCInfo(lcEngine).noquote()
-            << "engine" << m_versionInfo.value(u"Version").toString() << "API" << offered << "at"
-            << m_socketPath << "— using" << m_apiVersion;
+            << m_dialect.name() << m_versionInfo.value(u"Version").toString() << "API" << offered
+            << "at" << m_socketPath << "— using" << m_apiVersion;
         dispatch();
     });
     auto *conn = takeConnection();
@@ -154,6 +155,8 @@ void EngineClient::dispatch()
 void EngineClient::startOn(EngineConnection *c, const Pending &p)
 {
     EngineRequest req = p.request;
+    if (req.method == "POST" && req.path.startsWith("/containers/create"))
+        req.body = m_dialect.adaptCreateBody(req.body);
     if (req.path != "/_ping")
         req.path = "/v" + m_apiVersion.toLatin1() + req.path;
     c->setAnswerTimeout(m_requestTimeoutMs);

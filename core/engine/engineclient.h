@@ -1,5 +1,6 @@
 #pragma once
 
+#include "enginedialect.h"
 #include "engineerror.h"
 #include "enginerequest.h"
 
@@ -29,6 +30,8 @@ public:
     QString socketPath() const { return m_socketPath; }
     QString apiVersion() const { return m_apiVersion; }
     QJsonObject versionInfo() const { return m_versionInfo; }
+    // Docker or Podman, known once negotiated; requests are adapted to it as they are sent.
+    EngineDialect dialect() const { return m_dialect; }
     // A request whose answer does not start, or stops coming, for `ms` fails with
     // EngineError::Kind::Timeout and its connection is dropped (an engine that accepts but hangs).
     // 0, the default, waits for ever: callers that need a bound set one (POST .../wait blocks
@@ -69,6 +72,7 @@ private:
     QString m_socketPath;
     QString m_apiVersion; // "1.41"; empty until negotiated
     QJsonObject m_versionInfo;
+    EngineDialect m_dialect;
     bool m_negotiating = false;
     int m_requestTimeoutMs = 0;
     QQueue<Pending> m_waiting;

@@ -527,12 +527,13 @@ print(json.dumps(out))
 
         QCOMPARE(o.value(u"sockets").toArray(), QJsonArray());
 
-        // Only this container's own processes: docker-init, the supervisor, the interpreter.
+        // Only this container's own processes: the engine's init, the supervisor, the
+        // interpreter.
         const QJsonObject procs = o.value(u"procs").toObject();
-        QVERIFY2(o.value(u"pid1").toString().endsWith(u"docker-init"),
+        const QString init = engine.dialect().initName();
+        QVERIFY2(o.value(u"pid1").toString().endsWith(init),
                  qPrintable(o.value(u"pid1").toString()));
-        const QStringList own{QStringLiteral("docker-init"), QStringLiteral("sh"),
-                              QStringLiteral("python3")};
+        const QStringList own{init, QStringLiteral("sh"), QStringLiteral("python3")};
         QVERIFY2(procs.size() <= 3, QJsonDocument(procs).toJson().constData());
         for (auto it = procs.begin(); it != procs.end(); ++it)
             QVERIFY2(own.contains(it.value().toString()),
@@ -584,8 +585,9 @@ print("alive", open("/proc/1/comm").read().strip())
         // Either refused outright, or (same uid, but PID 1 of the namespace ignores signals it
         // has no handler for when sent from inside) delivered to no effect: PID 1 survives.
         const QString out = QString::fromUtf8(r.stdoutData);
-        QVERIFY2(out == u"kill: EPERM\nalive docker-init\n" ||
-                     out == u"kill: returned\nalive docker-init\n",
+        const QString alive = QStringLiteral("\nalive %1\n").arg(engine.dialect().initName());
+        QVERIFY2(out == QStringLiteral("kill: EPERM") + alive ||
+                     out == QStringLiteral("kill: returned") + alive,
                  qPrintable(out));
         expectStillServes(service);
         expectNoLeftovers(service, engine);
@@ -616,13 +618,14 @@ print("alive", open("/proc/1/comm").read().strip())
         QElapsedTimer clock;
         clock.start();
         const ExecutionResult r = run(service, language, code, timeoutSec);
-        // Ends when the container does (docker-init follows its child), well before the timeout.
+        // Ends when the container does (the engine's init follows its child), well before the
+        // timeout.
         QVERIFY2(clock.elapsed() < timeoutSec * 1000, "must not wait for the timeout");
         QVERIFY(!r.timedOut);
         QVERIFY(!r.succeeded());
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         // The result line never comes; the engine's status for the container is reported:
-        // docker-init exits 128 + SIGKILL when its child (the supervisor) is killed.
+        // the init exits 128 + SIGKILL when its child (the supervisor) is killed.
         QCOMPARE(r.exitCode, 137);
         QVERIFY(!r.outOfMemory);
         QCOMPARE(r.stdoutData, QByteArray("before\n"));
