@@ -1,6 +1,7 @@
 #include "appcontroller.h"
 
 #include "engineclient.h"
+#include "enginedialect.h"
 #include "enginereply.h"
 #include "execution.h"
 #include "historystore.h"
@@ -145,11 +146,9 @@ void AppController::refreshEngine()
             s.reachable = true;
             s.version = v.value(u"Version").toString();
             s.apiVersion = v.value(u"ApiVersion").toString();
-            s.product = QStringLiteral("Docker Engine");
-            for (const QJsonValue &c : v.value(u"Components").toArray()) {
-                if (c.toObject().value(u"Name").toString().contains(u"Podman"))
-                    s.product = QStringLiteral("Podman");
-            }
+            s.product = EngineDialect::fromVersion(v).kind() == EngineDialect::Kind::Podman
+                            ? QStringLiteral("Podman")
+                            : QStringLiteral("Docker Engine");
         } else {
             s.error = reply->error().toString();
             s.fix = QStringLiteral("Start the engine (sudo systemctl start docker, or dockerd), "

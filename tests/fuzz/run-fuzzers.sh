@@ -3,9 +3,10 @@
 #
 #   tests/fuzz/run-fuzzers.sh [--build-dir DIR] [--seconds N] [--jobs N] [TARGET...]
 #
-#   --build-dir DIR  the clang build dir (default: $FUZZ_BUILD_DIR or build/fuzz-build); it is
-#                    configured with -DCODE_SANDBOX_FUZZ=ON when it has no CMakeCache.txt yet and
-#                    reused as it is otherwise; only the fuzz_* targets are built
+#   --build-dir DIR  the clang build dir (default: $FUZZ_BUILD_DIR or build/hardening-build); it
+#                    is configured with -DCODE_SANDBOX_FUZZ=ON when it has no CMakeCache.txt yet
+#                    and reused as it is otherwise (see clang-build.sh); only the fuzz_* targets
+#                    are built
 #   --seconds N      how long each target runs (default: $FUZZ_SECONDS or 60)
 #   --jobs N         how many targets run at once (default: $FUZZ_JOBS or 2)
 #   TARGET...        a subset of: jsonrpc lineframer httprequest httpresponse multiplex tar
@@ -19,9 +20,8 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 ALL_TARGETS=(jsonrpc lineframer httprequest httpresponse multiplex tar)
-PACKAGES="clang-14 libclang-rt-14-dev llvm-14"
 
-BUILD=${FUZZ_BUILD_DIR:-$ROOT/build/fuzz-build}
+BUILD=${FUZZ_BUILD_DIR:-$ROOT/build/hardening-build}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-2}
 TARGETS=()
@@ -41,73 +41,12 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
-mkdir -p "$BUILD"
-BUILD=$(cd "$BUILD" && pwd)
-
 say() { printf '==> %s\n' "$*"; }
-missing_toolchain() {
-    echo "run-fuzzers.sh: $1" >&2
-    echo "run-fuzzers.sh: libFuzzer needs clang with its runtimes; on Debian 12:" >&2
-    echo "    apt-get install $PACKAGES" >&2
-    exit 1
-}
 
-# The toolchain: clang++, and libFuzzer with the sanitizer runtimes (libclang-rt-14-dev, which
-# clang-14 only recommends).
-CXX=${FUZZ_CXX:-}
-if [ -z "$CXX" ]; then
-    for c in clang++ clang++-14; do
-        if command -v "$c" >/dev/null; then CXX=$(command -v "$c"); break; fi
-    done
-fi
-if [ -z "$CXX" ] || ! command -v "$CXX" >/dev/null; then
-    missing_toolchain "${CXX:-clang++} not found"
-fi
-probe=$(mktemp -d)
-trap 'rm -rf "$probe"' EXIT
-printf '%s\n' '#include <cstddef>' '#include <cstdint>' \
-    'extern "C" int LLVMFuzzerTestOneInput(const uint8_t *, size_t) { return 0; }' >"$probe/p.cpp"
-"$CXX" -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" >"$probe/log" 2>&1 ||
-    missing_toolchain "$CXX cannot link -fsanitize=fuzzer,address,undefined: $(head -3 "$probe/log")"
-# Symbolised stacks in crash reports; Debian names the symbolizer llvm-symbolizer-14.
-if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && ! command -v llvm-symbolizer >/dev/null; then
-    for s in llvm-symbolizer-14 /usr/lib/llvm-14/bin/llvm-symbolizer; do
-        if command -v "$s" >/dev/null; then
-            ASAN_SYMBOLIZER_PATH=$(command -v "$s")
-            export ASAN_SYMBOLIZER_PATH
-            break
-        fi
-    done
-fi
-
-# Configure once, then reuse; the build reconfigures by itself when CMakeLists.txt changes.
-start=$(date +%s)
-if ! grep -qs '^CODE_SANDBOX_FUZZ:BOOL=ON' "$BUILD/CMakeCache.txt"; then
-    [ ! -f "$BUILD/CMakeCache.txt" ] || {
-        echo "run-fuzzers.sh: $BUILD is a build dir without CODE_SANDBOX_FUZZ=ON" >&2
-        exit 1
-    }
-    generator=()
-    command -v ninja >/dev/null && generator=(-G Ninja)
-    # Warnings are the gcc build's business: clang warns about things gcc does not (the fuzz
-    # targets themselves still build with -Werror).
-    say "configuring $BUILD with $CXX"
-    cmake "${generator[@]}" -S "$ROOT" -B "$BUILD" -DCMAKE_CXX_COMPILER="$CXX" \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCODE_SANDBOX_FUZZ=ON -DBUILD_TESTING=ON \
-        -DCODE_SANDBOX_WERROR=OFF \
-        >"$BUILD/fuzz-configure.log" 2>&1 || {
-        tail -n 40 "$BUILD/fuzz-configure.log"
-        echo "run-fuzzers.sh: configuring failed, see $BUILD/fuzz-configure.log" >&2
-        exit 1
-    }
-fi
-say "building ${TARGETS[*]/#/fuzz_}"
-if ! cmake --build "$BUILD" --target "${TARGETS[@]/#/fuzz_}" >"$BUILD/fuzz-build.log" 2>&1; then
-    tail -n 60 "$BUILD/fuzz-build.log"
-    echo "run-fuzzers.sh: the build failed, see $BUILD/fuzz-build.log" >&2
-    exit 1
-fi
-say "built in $(($(date +%s) - start)) s"
+# shellcheck source=clang-build.sh
+. "$HERE/clang-build.sh"
+clang_build_setup run-fuzzers.sh "$BUILD"
+clang_build_targets "${TARGETS[@]/#/fuzz_}"
 
 # Stacks for every finding; a UBSan finding is a crash like any other. Leaks inside Qt or system
 # libraries only are suppressed by lsan.supp.

@@ -19,6 +19,17 @@
 #include <QTest>
 #include <QUuid>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CS_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(CS_ASAN)
+constexpr bool kAddressSanitizer = true; // (clang says so by __has_feature, gcc by the macro)
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 class TestAbuse : public QObject
 {
     Q_OBJECT
@@ -319,9 +330,16 @@ print("parent done")
             QVERIFY(r.stderrTruncated);
         }
         QVERIFY2(clock.elapsed() < (timeoutSec + 15) * 1000, "the timeout must end the flood");
-        QVERIFY2(
-            after - before < 64 * 1024,
-            qPrintable(QStringLiteral("server RSS grew from %1 to %2 KiB").arg(before).arg(after)));
+        if (kAddressSanitizer) {
+            // Its quarantine holds freed memory back (256 MiB by default), so the resident size
+            // says nothing here; the ordinary build checks the bound.
+            qInfo() << "server RSS bound not checked under AddressSanitizer";
+        } else {
+            QVERIFY2(
+                after - before < 64 * 1024,
+                qPrintable(
+                    QStringLiteral("server RSS grew from %1 to %2 KiB").arg(before).arg(after)));
+        }
         expectStillServes(service);
         expectNoLeftovers(service, engine);
     }
