@@ -115,7 +115,7 @@ void AppController::loadHistory(int limit)
 void AppController::searchHistory(const QString &text, int limit)
 {
     if (m_history && !text.trimmed().isEmpty())
-        m_model->addHistory(m_history->recent(limit, text.trimmed()));
+        m_model->addHistory(m_history->recent(limit, text.trimmed()), true);
 }
 
 int AppController::pruneHistory(int retentionDays)

@@ -208,8 +208,13 @@ void RunListModel::apply(const JournalEvent &event)
         trim();
 }
 
-void RunListModel::addHistory(const QList<RunRecord> &runs)
+void RunListModel::addHistory(const QList<RunRecord> &runs, bool searchResults)
 {
+    if (searchResults) {
+        m_searchResults.clear();
+        for (const RunRecord &r : runs)
+            m_searchResults.insert(r.id);
+    }
     QList<RunRecord> fresh;
     for (const RunRecord &r : runs) {
         if (!m_index.contains(r.id) && !r.id.isEmpty())
@@ -308,12 +313,25 @@ void RunListModel::changed(int index)
 void RunListModel::trim()
 {
     if (m_runs.size() > m_maxRuns) {
-        // The oldest rows are the last ones.
-        const int excess = int(m_runs.size()) - m_maxRuns;
-        beginRemoveRows(QModelIndex(), m_maxRuns, int(m_runs.size()) - 1);
-        m_runs.remove(0, excess);
-        reindex();
-        endRemoveRows();
+        // The oldest go (they are the last rows), but for the results of the last search, which
+        // were just asked for. Without any, that is one block.
+        int excess = int(m_runs.size()) - m_maxRuns;
+        int i = 0;
+        while (excess > 0 && i < m_runs.size()) {
+            if (m_searchResults.contains(m_runs.at(i).id)) {
+                ++i;
+                continue;
+            }
+            int end = i;
+            while (end < m_runs.size() && end - i < excess &&
+                   !m_searchResults.contains(m_runs.at(end).id))
+                ++end;
+            beginRemoveRows(QModelIndex(), rowForIndex(end - 1), rowForIndex(i));
+            m_runs.remove(i, end - i);
+            reindex();
+            endRemoveRows();
+            excess -= end - i;
+        }
     }
     if (!m_loader || !m_isStored)
         return; // nothing could bring the output back

@@ -5,6 +5,7 @@
 #include <QAbstractTableModel>
 #include <QHash>
 #include <QList>
+#include <QSet>
 #include <functional>
 #include <optional>
 
@@ -46,8 +47,10 @@ public:
                         int role = Qt::DisplayRole) const override;
 
     void apply(const JournalEvent &event);
-    // Older runs (from the history): those not known yet are added in time order.
-    void addHistory(const QList<RunRecord> &runs);
+    // Older runs (from the history): those not known yet are added in time order. The results
+    // of a search (`searchResults`) stay in the list, however old, until the next search: the
+    // limit on runs trims the oldest of the others.
+    void addHistory(const QList<RunRecord> &runs, bool searchResults = false);
     // Runs of an instance that went away without saying how they ended.
     void markInstanceGone(const QString &instanceId);
 
@@ -93,4 +96,5 @@ private:
     QHash<QString, QString> m_sessionStates; // sandbox session → idle, busy, ended, expired
     int m_maxRuns = 2000;
     int m_maxComplete = 100;
+    QSet<QString> m_searchResults;
 };

@@ -2,6 +2,7 @@
 
 #include "journallog.h"
 #include "lineframer.h"
+#include "monitorsocket.h"
 
 #include <QJsonDocument>
 #include <QLocalServer>
@@ -29,6 +30,13 @@ MonitorServer::~MonitorServer()
 
 bool MonitorServer::listen(const QString &path, QString *error)
 {
+    // Only a stale socket file is replaced: a window that is still there (busy, say, so that a
+    // second launch's request to show it went unanswered) keeps its socket.
+    if (MonitorSocket::isServed(path)) {
+        if (error)
+            *error = QStringLiteral("another Code Sandbox window listens on %1").arg(path);
+        return false;
+    }
     QLocalServer::removeServer(path);
     if (!m_server->listen(path)) {
         if (error)

@@ -6,7 +6,11 @@
 #include <QFile>
 #include <QFileInfo>
 #include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 QString MonitorSocket::path(bool create)
@@ -41,4 +45,23 @@ QString MonitorSocket::path(bool create)
         return QString();
     }
     return file;
+}
+
+bool MonitorSocket::isServed(const QString &path)
+{
+    const QByteArray name = QFile::encodeName(path);
+    sockaddr_un addr{};
+    if (name.isEmpty() || size_t(name.size()) >= sizeof(addr.sun_path))
+        return false;
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, name.constData(), size_t(name.size()));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    // Refused or absent: nobody listens. Accepted, or a full backlog (EAGAIN): somebody does.
+    const bool served =
+        ::connect(fd, reinterpret_cast<const sockaddr *>(&addr), sizeof(addr)) == 0 ||
+        errno == EAGAIN || errno == EINPROGRESS;
+    ::close(fd);
+    return served;
 }

@@ -98,6 +98,7 @@ private Q_SLOTS:
     void historyIsMergedInTimeOrder();
     void instanceGoneEndsItsRuns();
     void trimmedRunsComeBackFromTheLoader();
+    void searchResultsOutliveTheLimit();
     void outputOfAPeerIsCapped();
     void sessionStatesShowWithTheirRuns();
     void filters_data();
@@ -251,6 +252,48 @@ void ModelsTest::trimmedRunsComeBackFromTheLoader()
     const RunRecord *loaded = model.complete(QStringLiteral("4"));
     QVERIFY(loaded->complete);
     QCOMPARE(loaded->stdoutText(), QByteArray("output of 4"));
+}
+
+void ModelsTest::searchResultsOutliveTheLimit()
+{
+    RunListModel model;
+    model.setLimits(4, 4);
+    const QDateTime t0 = QDateTime::currentDateTimeUtc();
+    QList<RunRecord> found;
+    for (int i = 0; i < 3; ++i) {
+        RunRecord r = makeRun(QStringLiteral("found%1").arg(i), QStringLiteral("python"),
+                              t0.addDays(-10 + i));
+        r.status = RunRecord::Status::Ok;
+        found.append(r);
+    }
+    for (int i = 0; i < 4; ++i)
+        model.apply(created(makeRun(QString::number(i), QStringLiteral("python"), t0.addSecs(i))));
+    // A search brings three runs older than all four: the list is over its limit, and the
+    // oldest of the others go, not what was just found.
+    model.addHistory(found, true);
+    QCOMPARE(model.rowCount(), 4);
+    QStringList ids;
+    for (int row = 0; row < model.rowCount(); ++row)
+        ids.append(model.runAt(row)->id);
+    QCOMPARE(ids, (QStringList{QStringLiteral("3"), QStringLiteral("found2"),
+                               QStringLiteral("found1"), QStringLiteral("found0")}));
+    // New runs keep coming: still the others go first...
+    model.apply(created(makeRun(QStringLiteral("4"), QStringLiteral("python"), t0.addSecs(4))));
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(model.rowOf(QStringLiteral("3")), -1);
+    QVERIFY(model.rowOf(QStringLiteral("found0")) >= 0);
+    // ...and once a new search replaces the results, the old ones are ordinary again.
+    model.addHistory({}, true);
+    model.apply(created(makeRun(QStringLiteral("5"), QStringLiteral("python"), t0.addSecs(5))));
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(model.rowOf(QStringLiteral("found0")), -1);
+    QCOMPARE(model.runAt(0)->id, QStringLiteral("5"));
+    // A history load at start is not a search: it is trimmed like live runs.
+    RunListModel plain;
+    plain.setLimits(2, 2);
+    plain.addHistory(found);
+    QCOMPARE(plain.rowCount(), 2);
+    QCOMPARE(plain.rowOf(QStringLiteral("found0")), -1);
 }
 
 void ModelsTest::outputOfAPeerIsCapped()

@@ -3,11 +3,9 @@
 // run the next program, and leave no container behind.
 
 #include "engineclient.h"
-#include "enginelocator.h"
 #include "enginereply.h"
+#include "enginetestcase.h"
 #include "execution.h"
-#include "executionrequest.h"
-#include "leftoversweeper.h"
 #include "sandboxservice.h"
 
 #include <QElapsedTimer>
@@ -17,7 +15,6 @@
 #include <QPointer>
 #include <QSignalSpy>
 #include <QTest>
-#include <QUuid>
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -30,17 +27,14 @@ constexpr bool kAddressSanitizer = true; // (clang says so by __has_feature, gcc
 constexpr bool kAddressSanitizer = false;
 #endif
 
-class TestAbuse : public QObject
+class TestAbuse : public EngineTestCase
 {
     Q_OBJECT
 
 private:
     SandboxConfig makeConfig()
     {
-        SandboxConfig c;
-        c.instanceId =
-            QStringLiteral("abuse-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
-        m_instances.append(c.instanceId);
+        SandboxConfig c = newConfig(QStringLiteral("abuse-"));
         c.passThroughEnv = {{QStringLiteral("CS_TEST_PASSED"), QStringLiteral("passed-value")}};
         // No warm containers: activeContainers() then counts exactly the ones of running calls.
         c.poolSize = 0;
@@ -50,11 +44,8 @@ private:
     ExecutionResult run(SandboxService &service, const QString &language, const QString &code,
                         int timeoutSec = 20)
     {
-        Execution *e = service.execute({language, code, timeoutSec});
-        QSignalSpy spy(e, &Execution::finished);
-        if (!spy.wait((timeoutSec + 60) * 1000))
-            return {};
-        const ExecutionResult r = spy.first().first().value<ExecutionResult>();
+        const ExecutionResult r =
+            resultOf(service.execute({language, code, timeoutSec}), (timeoutSec + 60) * 1000);
         report(r);
         return r;
     }
@@ -83,13 +74,6 @@ private:
                                  .arg(QString::fromUtf8(r.stderrData.left(160)).simplified())
                                  .arg(r.error.isEmpty() ? QString()
                                                         : QStringLiteral(" error: ") + r.error);
-    }
-
-    // Every container of the service is confirmed removed, and the engine agrees.
-    void expectNoLeftovers(SandboxService &service, EngineClient &engine)
-    {
-        QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, 15000);
-        QCOMPARE(LeftoverSweeper::containersOf(engine, service.config().instanceId).size(), 0);
     }
 
     // The service that just ran an abusive program still runs an ordinary one.
@@ -126,24 +110,7 @@ private:
         return -1;
     }
 
-    QString m_socket;
-    QStringList m_instances;
-
 private Q_SLOTS:
-    void cleanup() { LeftoverSweeper::sweepAfterFailure(m_socket, m_instances); }
-
-    void initTestCase()
-    {
-        qRegisterMetaType<ExecutionResult>();
-        m_socket = EngineLocator::locate(QString()).socketPath;
-        EngineClient engine(m_socket);
-        EngineReply *r = engine.ping();
-        QSignalSpy spy(r, &EngineReply::finished);
-        QVERIFY(spy.wait(10000));
-        QVERIFY2(r->ok(), qPrintable(QStringLiteral("no container engine at %1: %2")
-                                         .arg(m_socket, r->error().toString())));
-    }
-
     // 1. Fork bombs fill the pids limit and no more; the timeout ends them.
     void forkBombIsContained_data()
     {

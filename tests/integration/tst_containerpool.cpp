@@ -4,29 +4,24 @@
 #include "containerpool.h"
 #include "containerspec.h"
 #include "engineclient.h"
-#include "enginelocator.h"
 #include "enginereply.h"
+#include "enginetestcase.h"
 #include "execution.h"
-#include "executionrequest.h"
-#include "leftoversweeper.h"
 #include "sandboxservice.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTest>
-#include <QUuid>
 
-class TestContainerPool : public QObject
+class TestContainerPool : public EngineTestCase
 {
     Q_OBJECT
 
 private:
     SandboxConfig makeConfig(int poolSize, int maxConcurrent = 0)
     {
-        SandboxConfig c;
-        c.instanceId = QStringLiteral("test-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
-        m_instances.append(c.instanceId);
+        SandboxConfig c = newConfig();
         c.poolSize = poolSize;
         c.maxConcurrent = maxConcurrent;
         return c;
@@ -40,11 +35,7 @@ private:
 
     ExecutionResult run(SandboxService &service, const QString &code)
     {
-        Execution *e = service.execute({QStringLiteral("python"), code, 30});
-        QSignalSpy spy(e, &Execution::finished);
-        if (!spy.wait(90000))
-            return {};
-        return spy.first().first().value<ExecutionResult>();
+        return resultOf(service.execute({QStringLiteral("python"), code, 30}), 90000);
     }
 
     QStringList engineContainers(EngineClient &engine, const QString &instance)
@@ -61,18 +52,7 @@ private:
         QCOMPARE(engineContainers(engine, service.config().instanceId), QStringList());
     }
 
-    QString m_socket;
-    QStringList m_instances;
-
 private Q_SLOTS:
-    void cleanup() { LeftoverSweeper::sweepAfterFailure(m_socket, m_instances); }
-
-    void initTestCase()
-    {
-        qRegisterMetaType<ExecutionResult>();
-        m_socket = EngineLocator::locate(QString()).socketPath;
-    }
-
     void pooledRunSeesNothingOfAnEarlierOne()
     {
         EngineClient engine(m_socket);

@@ -2,11 +2,9 @@
 // container, timeouts, output caps, environment, archive transfer, and cleanup on every path.
 
 #include "engineclient.h"
-#include "enginelocator.h"
 #include "enginereply.h"
+#include "enginetestcase.h"
 #include "execution.h"
-#include "executionrequest.h"
-#include "leftoversweeper.h"
 #include "sandboxservice.h"
 #include "tararchive.h"
 
@@ -14,18 +12,15 @@
 #include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTest>
-#include <QUuid>
 
-class TestSandboxService : public QObject
+class TestSandboxService : public EngineTestCase
 {
     Q_OBJECT
 
 private:
     SandboxConfig makeConfig()
     {
-        SandboxConfig c;
-        c.instanceId = QStringLiteral("test-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
-        m_instances.append(c.instanceId);
+        SandboxConfig c = newConfig();
         c.passThroughEnv = {{QStringLiteral("CS_TEST_PASSED"), QStringLiteral("passed-value")}};
         c.outputCapBytes = 64 * 1024;
         return c;
@@ -34,11 +29,7 @@ private:
     ExecutionResult run(SandboxService &service, const QString &language, const QString &code,
                         int timeoutSec = 20)
     {
-        Execution *e = service.execute({language, code, timeoutSec});
-        QSignalSpy spy(e, &Execution::finished);
-        if (!spy.wait((timeoutSec + 60) * 1000))
-            return {};
-        return spy.first().first().value<ExecutionResult>();
+        return resultOf(service.execute({language, code, timeoutSec}), (timeoutSec + 60) * 1000);
     }
 
     // Containers of this test's instance that still exist in the engine.
@@ -47,31 +38,7 @@ private:
         return int(LeftoverSweeper::containersOf(engine, instance).size());
     }
 
-    // Every container of the service is confirmed removed, and the engine agrees.
-    void expectNoLeftovers(SandboxService &service, EngineClient &engine)
-    {
-        QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, 15000);
-        QCOMPARE(leftovers(engine, service.config().instanceId), 0);
-    }
-
-    QString m_socket;
-    QStringList m_instances;
-
 private Q_SLOTS:
-    void cleanup() { LeftoverSweeper::sweepAfterFailure(m_socket, m_instances); }
-
-    void initTestCase()
-    {
-        qRegisterMetaType<ExecutionResult>();
-        m_socket = EngineLocator::locate(QString()).socketPath;
-        EngineClient engine(m_socket);
-        EngineReply *r = engine.ping();
-        QSignalSpy spy(r, &EngineReply::finished);
-        QVERIFY(spy.wait(10000));
-        QVERIFY2(r->ok(), qPrintable(QStringLiteral("no container engine at %1: %2")
-                                         .arg(m_socket, r->error().toString())));
-    }
-
     void hardeningIsInForce()
     {
         EngineClient engine(m_socket);
