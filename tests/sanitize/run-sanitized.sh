@@ -1,14 +1,15 @@
 #!/bin/bash
 # The unit tests, the fake-engine tests and the integration suite, built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (clang, in the build dir the fuzz targets use), run by ctest in
-# that dir. The integration suite runs there against Podman (integration_podman, see
-# tests/integration/podman.sh), while the ordinary build runs it against Docker: each engine
-# gets the suite once, one of the two runs sanitized.
+# that dir, with the fuzz targets' seeds and past crash inputs replayed once each. The
+# integration suite runs there against Podman (integration_podman, see
+# tests/integration/podman.sh), while the ordinary build runs it against Docker: each engine gets
+# the suite once, one of the two runs sanitized.
 #
 #   tests/sanitize/run-sanitized.sh [--build-dir DIR] [-- CTEST-ARGS...]
 #
 #   --build-dir DIR  the clang build dir (default: $FUZZ_BUILD_DIR or build/hardening-build)
-#   CTEST-ARGS       instead of the default selection: -L 'unit|fakeengine|podman'
+#   CTEST-ARGS       instead of the default selection: -L 'unit|fakeengine|podman|fuzz'
 #
 # Any finding aborts the test that made it (halt_on_error, abort_on_error); leak detection is on.
 set -uo pipefail
@@ -16,7 +17,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${FUZZ_BUILD_DIR:-$ROOT/build/hardening-build}
-CTEST_ARGS=(-L 'unit|fakeengine|podman')
+CTEST_ARGS=(-L 'unit|fakeengine|podman|fuzz')
 while [ $# -gt 0 ]; do
     case $1 in
     --build-dir) BUILD=$2; shift 2 ;;
@@ -29,10 +30,10 @@ done
 # shellcheck source=../fuzz/clang-build.sh
 . "$ROOT/tests/fuzz/clang-build.sh"
 clang_build_setup run-sanitized.sh "$BUILD"
-# What the selected tests run: every unit_* and the engine tests' executables.
+# What the selected tests run: every unit_* and fuzz_*, and the engine tests' executables.
 mapfile -t targets < <(cmake --build "$BUILD" --target help 2>/dev/null |
     sed -nE 's/^([a-z_]+): (phony|EXECUTABLE|CUSTOM_COMMAND).*/\1/p; s/^\.\.\. ([a-z_]+)$/\1/p' |
-    grep -E '^(unit_[a-z]+|tst_(sandboxservice|containerpool|abuse|engineoutage|enginefaults))$' |
+    grep -E '^(unit_[a-z]+|fuzz_[a-z]+|tst_(sandboxservice|containerpool|abuse|engineoutage|enginefaults))$' |
     sort -u)
 [ ${#targets[@]} -gt 0 ] || { echo "run-sanitized.sh: no test targets found in $BUILD" >&2; exit 1; }
 clang_build_targets "${targets[@]}"
