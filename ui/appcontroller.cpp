@@ -20,7 +20,7 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
     : QObject(parent), m_sandbox(sandbox), m_journal(journal), m_history(history),
       m_monitor(monitor), m_model(new RunListModel(this))
 {
-    connect(journal, &Journal::event, this, &AppController::onEvent);
+    connect(journal, &Journal::recorded, this, &AppController::onEvent);
     if (m_history) {
         m_model->setLoader(
             [this](const QString &id) -> std::optional<RunRecord> { return m_history->load(id); },

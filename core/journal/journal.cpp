@@ -139,7 +139,7 @@ void Journal::watchSessions(SessionManager *sessions)
 
 void Journal::publish(const JournalEvent &event)
 {
-    Q_EMIT this->event(event);
+    Q_EMIT recorded(event);
     if (m_publisher)
         m_publisher->send(event);
 }

@@ -33,7 +33,7 @@ public:
     QList<RunRecord> inFlight() const;
 
 Q_SIGNALS:
-    void event(const JournalEvent &event);
+    void recorded(const JournalEvent &event);
 
 private:
     void track(Execution *execution);
