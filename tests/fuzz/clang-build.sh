@@ -5,6 +5,12 @@
 #   clang_build_setup NAME DIR   finds clang++ and its runtimes, configures DIR once
 #                                (-DCODE_SANDBOX_FUZZ=ON) and reuses it after; sets BUILD
 #   clang_build_targets T...     builds those targets in BUILD
+#   clang_build_all_targets      prints every target the hardening tests run (fuzz_*, unit_*,
+#                                the engine tests)
+#
+# The dir is locked (flock on DIR/.lock) from setup until the script ends, so a build started in
+# the background (dev.sh test starts one at low priority while the ordinary tests run) and a
+# hardening test never build in it at once: the test waits, then finds nothing left to build.
 #
 # The compiler is $FUZZ_CXX, else clang++ or clang++-14. NAME prefixes messages. Both functions
 # exit the script with a message on failure.
@@ -18,6 +24,11 @@ clang_build_setup() {
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
     mkdir -p "$BUILD"
     BUILD=$(cd "$BUILD" && pwd)
+    exec {CLANG_BUILD_LOCK}>"$BUILD/.lock"
+    if ! flock -n "$CLANG_BUILD_LOCK"; then
+        echo "==> waiting for the build under way in $BUILD"
+        flock "$CLANG_BUILD_LOCK"
+    fi
 
     # The toolchain: clang++, and libFuzzer with the sanitizer runtimes (libclang-rt-14-dev, which
     # clang-14 only recommends).
@@ -95,4 +106,11 @@ clang_build_targets() {
         exit 1
     fi
     echo "==> built in $(($(date +%s) - start)) s"
+}
+
+clang_build_all_targets() {
+    cmake --build "$BUILD" --target help 2>/dev/null |
+        sed -nE 's/^([a-z_]+): (phony|EXECUTABLE|CUSTOM_COMMAND).*/\1/p; s/^\.\.\. ([a-z_]+)$/\1/p' |
+        grep -E '^(unit_[a-z]+|fuzz_[a-z]+|tst_(sandboxservice|containerpool|abuse|engineoutage|enginefaults))$' |
+        sort -u
 }
