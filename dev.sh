@@ -76,6 +76,12 @@ start_engine() {
     exit 1
 }
 
+# The engine this script started (or found) is the one the app and the tests use: a Podman
+# socket that Debian's podman package may enable would otherwise be found first.
+use_engine() {
+    export DOCKER_HOST=${DOCKER_HOST:-unix://$SOCKET}
+}
+
 build_images() {
     local missing=()
     for lang in python node bash gcc go java ruby r rust; do
@@ -127,28 +133,30 @@ cmd=${1:-run}
 [ $# -gt 0 ] && shift
 case $cmd in
     run)
-        install_packages; start_engine; build_images; build
+        install_packages; start_engine; use_engine; build_images; build
         if [ $# -gt 0 ]; then exec "$BUILD/bin/code-sandbox" "$@"
         elif [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then exec "$BUILD/bin/code-sandbox"
         else demo; fi ;;
     test)
-        install_packages; start_engine; build_images; install_npm; build
+        install_packages; start_engine; use_engine; build_images; install_npm; build
         # The clang build the fuzz and sanitized tests need (about 4 minutes of both cores)
         # starts now at the lowest priority, so that it uses what the engine tests leave idle;
         # those two tests come last and wait for it (a lock on the build dir), then run alone.
         say "building the hardening tests in the background (log: $BUILD/hardening-build.log)"
-        nice -n 19 "$ROOT/tests/sanitize/run-sanitized.sh" --build-dir "$BUILD/hardening-build" \
-            --build-only >"$BUILD/hardening-build.log" 2>&1 &
+        setsid nice -n 19 "$ROOT/tests/sanitize/run-sanitized.sh" \
+            --build-dir "$BUILD/hardening-build" --build-only >"$BUILD/hardening-build.log" 2>&1 &
+        background=$!
+        trap 'kill -- "-$background" 2>/dev/null' EXIT # (done long before, unless interrupted)
         say "running the tests"
         # integration_podman runs this build's engine tests on Podman; the sanitized test runs
         # them there already (built with ASan+UBSan), so it is left out here.
         cd "$BUILD" && ctest --output-on-failure --timeout 1500 -LE podman ;;
     hardening)
-        install_packages; start_engine; build_images; build
+        install_packages; start_engine; use_engine; build_images; build
         say "the hardening tests: fuzz targets, sanitized unit and engine tests, Podman"
         cd "$BUILD" && ctest --output-on-failure --timeout 1500 -L hardening ;;
     screenshots)
-        install_packages; start_engine; build_images; build
+        install_packages; start_engine; use_engine; build_images; build
         "$ROOT/tests/gui/desktop.sh" "$BUILD/bin" "$ROOT/docs/screenshots" ;;
     build)
         install_packages; build ;;

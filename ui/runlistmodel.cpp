@@ -316,15 +316,17 @@ void RunListModel::trim()
         // The oldest go (they are the last rows), but for the results of the last search, which
         // were just asked for. Without any, that is one block.
         int excess = int(m_runs.size()) - m_maxRuns;
+        // Results that fill the list by themselves are not kept: new runs would have no room.
+        const bool keepResults = m_searchResults.size() < m_maxRuns;
         int i = 0;
         while (excess > 0 && i < m_runs.size()) {
-            if (m_searchResults.contains(m_runs.at(i).id)) {
+            if (keepResults && m_searchResults.contains(m_runs.at(i).id)) {
                 ++i;
                 continue;
             }
             int end = i;
             while (end < m_runs.size() && end - i < excess &&
-                   !m_searchResults.contains(m_runs.at(end).id))
+                   !(keepResults && m_searchResults.contains(m_runs.at(end).id)))
                 ++end;
             beginRemoveRows(QModelIndex(), rowForIndex(end - 1), rowForIndex(i));
             m_runs.remove(i, end - i);

@@ -108,12 +108,14 @@ void EngineDialect::tmpfsVolumesToMounts(QJsonObject &host)
         const QJsonObject driver =
             mount.value(u"VolumeOptions").toObject().value(u"DriverConfig").toObject();
         const QJsonObject opts = driver.value(u"Options").toObject();
-        if (mount.value(u"Type").toString() != u"volume" || !mount.value(u"Source").isUndefined() ||
+        if (mount.value(u"Type").toString() != u"volume" ||
+            !mount.value(u"Source").toString().isEmpty() ||
             opts.value(u"type").toString() != u"tmpfs") {
             kept.append(mount);
             continue;
         }
-        QStringList options{QStringLiteral("rw")};
+        QStringList options{mount.value(u"ReadOnly").toBool() ? QStringLiteral("ro")
+                                                              : QStringLiteral("rw")};
         bool owned = false;
         bool execSet = false;
         for (const QString &o : opts.value(u"o").toString().split(u',', Qt::SkipEmptyParts)) {

@@ -8,7 +8,7 @@
 #   clang_build_all_targets      prints every target the hardening tests run (fuzz_*, unit_*,
 #                                the engine tests)
 #
-# The dir is locked (flock on DIR/.lock) from setup until the script ends, so a build started in
+# The dir is locked (flock on DIR/.lock) from setup until the build is done, so a build started in
 # the background (dev.sh test starts one at low priority while the ordinary tests run) and a
 # hardening test never build in it at once: the test waits, then finds nothing left to build.
 #
@@ -106,6 +106,8 @@ clang_build_targets() {
         exit 1
     fi
     echo "==> built in $(($(date +%s) - start)) s"
+    # Built: what runs next needs no lock, and must not pass it on to what it starts.
+    exec {CLANG_BUILD_LOCK}>&-
 }
 
 clang_build_all_targets() {

@@ -288,6 +288,12 @@ void ModelsTest::searchResultsOutliveTheLimit()
     QCOMPARE(model.rowCount(), 4);
     QCOMPARE(model.rowOf(QStringLiteral("found0")), -1);
     QCOMPARE(model.runAt(0)->id, QStringLiteral("5"));
+    // Results that would fill the list by themselves are not kept: a new run still shows.
+    model.addHistory(found, true);
+    model.setLimits(3, 3);
+    model.apply(created(makeRun(QStringLiteral("6"), QStringLiteral("python"), t0.addSecs(6))));
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.runAt(0)->id, QStringLiteral("6"));
     // A history load at start is not a search: it is trimmed like live runs.
     RunListModel plain;
     plain.setLimits(2, 2);
