@@ -61,7 +61,8 @@ QByteArray EngineDialect::adaptCreateBody(const QByteArray &body) const
     for (const QJsonValue &u : std::as_const(ulimits))
         if (u.toObject().value(u"Name").toString() == u"nproc")
             return QJsonDocument(spec).toJson(QJsonDocument::Compact);
-    const qint64 limit = podmanProcessLimit();
+    // (Read once: the host's limits do not change under a running server.)
+    static const qint64 limit = podmanProcessLimit();
     ulimits.append(QJsonObject{{QStringLiteral("Name"), QStringLiteral("nproc")},
                                {QStringLiteral("Soft"), limit},
                                {QStringLiteral("Hard"), limit}});
