@@ -17,8 +17,12 @@ SHOTS=${2:-$BIN/../screenshots}
 mkdir -p "$SHOTS"
 SHOTS=$(cd "$SHOTS" && pwd)
 
-for tool in Xvfb xdotool import curl; do
-    command -v "$tool" >/dev/null || { echo "desktop.sh: $tool is missing (see dev.sh)" >&2; exit 1; }
+# trayer is required, not optional: without a tray the tray icon assertions would be skipped.
+for tool in Xvfb trayer xdotool import curl; do
+    command -v "$tool" >/dev/null || {
+        echo "desktop.sh: FAIL: $tool is missing; install it (./dev.sh installs xvfb trayer xdotool imagemagick curl)" >&2
+        exit 1
+    }
 done
 
 WORK=$(mktemp -d /tmp/cs-desktop.XXXXXX)
@@ -52,15 +56,13 @@ PIDS+=($!)
 for _ in $(seq 50); do [ -s "$WORK/display" ] && break; sleep 0.1; done
 export DISPLAY=:$(cat "$WORK/display")
 ok "Xvfb on $DISPLAY"
-if command -v trayer >/dev/null; then
-    trayer --edge bottom --align right --widthtype pixel --width 120 --height 24 \
-        >"$WORK/trayer.log" 2>&1 &
-    PIDS+=($!)
-    sleep 1
-    HAVE_TRAY=1
-else
-    HAVE_TRAY=0
-fi
+trayer --edge bottom --align right --widthtype pixel --width 120 --height 24 \
+    >"$WORK/trayer.log" 2>&1 &
+TRAYER=$!
+PIDS+=($TRAYER)
+sleep 1
+kill -0 "$TRAYER" 2>/dev/null || { cat "$WORK/trayer.log" >&2; fail "trayer (the system tray) did not start"; }
+ok "trayer runs (system tray)"
 
 start_app() { # log file
     "$BIN/code-sandbox" --port 0 </dev/null >"$1" 2>&1 &
@@ -86,10 +88,8 @@ start_app "$WORK/app.log"
 ok "the window opened (id $WINDOW)"
 wait_log "$WORK/app.log" 'MCP endpoint http://127.0.0.1:[0-9]+/mcp' 10 "no MCP endpoint"
 URL=$(grep -oE 'http://127.0.0.1:[0-9]+/mcp' "$WORK/app.log" | head -1)
-if [ "$HAVE_TRAY" = 1 ]; then
-    grep -q "no system tray" "$WORK/app.log" && fail "trayer runs, but the app found no tray"
-    ok "tray icon shown"
-fi
+grep -q "no system tray" "$WORK/app.log" && fail "trayer runs, but the app found no tray"
+ok "tray icon shown"
 wait_log "$WORK/app.log" 'pool: .* python sandbox' 90 "the python pool did not warm"
 
 # 2. A manual run: the editor starts with a Python plot example.
