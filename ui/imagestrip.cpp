@@ -1,6 +1,7 @@
 #include "imagestrip.h"
 
 #include "imageviewerdialog.h"
+#include "safeimage.h"
 
 #include <QDir>
 #include <QFileDialog>
@@ -151,9 +152,9 @@ void ImageStrip::setFiles(const QList<OutputFile> &files)
     const QIcon fileIcon = style()->standardIcon(QStyle::SP_FileIcon);
     for (int i = 0; i < m_files.size(); ++i) {
         const OutputFile &file = m_files.at(i);
-        QImage image;
-        if (file.included && file.mimeType.startsWith(u"image/"))
-            image.loadFromData(file.data);
+        // Untrusted bytes: only the formats SafeImage allows, by the file's name.
+        QString whyNot;
+        const QImage image = SafeImage::decode(file, &whyNot);
         if (!image.isNull()) {
             auto *item = new QListWidgetItem(QIcon(thumbnailFor(image, frame)), file.name);
             item->setData(kIndexRole, i);
@@ -165,10 +166,12 @@ void ImageStrip::setFiles(const QList<OutputFile> &files)
             m_thumbnails->addItem(item);
             continue;
         }
-        // Not an image, left out for size, or an image format this build cannot decode.
+        // Not an image, left out for size, or not one the window decodes.
         QString text = tr("%1 — %2").arg(file.name, sizeText(file));
         QString tip =
             file.mimeType.isEmpty() ? file.name : tr("%1 (%2)").arg(file.name, file.mimeType);
+        if (file.included && file.mimeType.startsWith(u"image/"))
+            tip += u'\n' + tr("Not shown as an image: %1.").arg(whyNot);
         if (!file.included) {
             text += tr(" — not included: too large");
             tip += u'\n' + tr("Over the size limit for returned files, so its content was not "
@@ -301,7 +304,7 @@ void ImageStrip::showPreview(int index)
 {
     m_previewImage = QImage();
     if (index >= 0 && index < m_files.size())
-        m_previewImage.loadFromData(m_files.at(index).data);
+        m_previewImage = SafeImage::decode(m_files.at(index));
     m_preview->setVisible(!m_previewImage.isNull());
     m_preview->setToolTip(index >= 0 && !m_previewImage.isNull()
                               ? tr("%1 — double-click the thumbnail to open it at full size")

@@ -1,6 +1,7 @@
 #include "imageviewerdialog.h"
 
 #include "imagestrip.h"
+#include "safeimage.h"
 
 #include <QDialogButtonBox>
 #include <QGuiApplication>
@@ -21,14 +22,14 @@ ImageViewerDialog::ImageViewerDialog(const OutputFile &file, QWidget *parent)
     setWindowTitle(file.name);
     setObjectName(QStringLiteral("imageViewerDialog"));
 
-    QImage image;
-    image.loadFromData(file.data);
+    QString whyNot;
+    const QImage image = SafeImage::decode(file, &whyNot);
 
     auto *imageLabel = new QLabel;
     imageLabel->setObjectName(QStringLiteral("imageLabel"));
     imageLabel->setAlignment(Qt::AlignCenter);
     if (image.isNull())
-        imageLabel->setText(tr("This image cannot be shown."));
+        imageLabel->setText(tr("This image cannot be shown: %1.").arg(whyNot));
     else
         imageLabel->setPixmap(QPixmap::fromImage(image));
 

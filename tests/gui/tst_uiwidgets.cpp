@@ -4,6 +4,8 @@
 #include "codehighlighter.h"
 #include "connectassistantdialog.h"
 #include "imagestrip.h"
+#include "imageviewerdialog.h"
+#include "safeimage.h"
 #include "settingsdialog.h"
 
 #include <QBuffer>
@@ -13,8 +15,10 @@
 #include <QDoubleSpinBox>
 #include <QGuiApplication>
 #include <QImage>
+#include <QImageReader>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
@@ -41,6 +45,58 @@ QByteArray pngBytes(int width, int height, const QColor &color)
     buffer.open(QIODevice::WriteOnly);
     image.save(&buffer, "PNG");
     return bytes;
+}
+
+QByteArray encoded(const char *format, int width = 16, int height = 16)
+{
+    QImage image(width, height, QImage::Format_RGB32);
+    image.fill(Qt::darkCyan);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    image.save(&buffer, format);
+    return bytes;
+}
+
+quint32 crc32(const QByteArray &bytes)
+{
+    quint32 crc = 0xffffffffu;
+    for (const char c : bytes) {
+        crc ^= quint8(c);
+        for (int k = 0; k < 8; ++k)
+            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+QByteArray pngChunk(const QByteArray &type, const QByteArray &data)
+{
+    QByteArray chunk;
+    const auto be32 = [&chunk](quint32 v) {
+        for (int shift = 24; shift >= 0; shift -= 8)
+            chunk.append(char((v >> shift) & 0xff));
+    };
+    be32(quint32(data.size()));
+    chunk += type + data;
+    be32(crc32(type + data));
+    return chunk;
+}
+
+// A well-formed PNG header that claims `side` × `side` RGBA pixels, with a few bytes of data: a
+// decoder that trusted it would allocate side² × 4 bytes.
+QByteArray hugePng(quint32 side)
+{
+    QByteArray ihdr;
+    for (int i = 0; i < 2; ++i)
+        for (int shift = 24; shift >= 0; shift -= 8)
+            ihdr.append(char((side >> shift) & 0xff));
+    ihdr.append(char(8)); // bit depth
+    ihdr.append(char(6)); // RGBA
+    ihdr.append(QByteArray(3, '\0'));
+    // zlib: an empty stored block (the data ends far too early).
+    const QByteArray idat = QByteArray::fromHex("789c030000000001");
+    return QByteArray::fromHex("89504e470d0a1a0a") + pngChunk("IHDR", ihdr) +
+           pngChunk("IDAT", idat) + pngChunk("IEND", {});
 }
 
 OutputFile file(OutputFile::Kind kind, const QString &name, const QByteArray &data,
@@ -90,6 +146,11 @@ private Q_SLOTS:
     void highlighterCommentInsideString();
     void imageStripSortsFiles();
     void imageStripNotIncluded();
+    void safeImageFormats_data();
+    void safeImageFormats();
+    void safeImageRefusesHugeHeader();
+    void imageStripShowsUnsafeImagesAsFiles();
+    void imageViewerRefusesOtherFormats();
 };
 
 void TestUiWidgets::settingsRoundTrip()
@@ -628,6 +689,113 @@ void TestUiWidgets::imageStripNotIncluded()
     // Nothing to save when the content was left out.
     list->setCurrentRow(0);
     QVERIFY(!strip.findChild<QPushButton *>(QStringLiteral("saveButton"))->isEnabled());
+}
+
+void TestUiWidgets::safeImageFormats_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QByteArray>("data");
+    QTest::addColumn<bool>("decoded");
+    QTest::addColumn<bool>("guessable"); // what loadFromData's detection made of them
+
+    const QByteArray png = encoded("PNG");
+    const QByteArray gif =
+        QByteArray::fromBase64("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7");
+    QTest::newRow("png") << QStringLiteral("plot.png") << png << true << true;
+    QTest::newRow("png, upper case") << QStringLiteral("PLOT.PNG") << png << true << true;
+    QTest::newRow("jpeg") << QStringLiteral("photo.jpg") << encoded("JPEG") << true << true;
+    QTest::newRow("jpeg, .jpeg") << QStringLiteral("photo.jpeg") << encoded("JPEG") << true << true;
+    QTest::newRow("gif") << QStringLiteral("anim.gif") << gif << true << true;
+    // PNG bytes under another name: the name decides, the bytes never pick a plugin.
+    QTest::newRow("png bytes named .bmp") << QStringLiteral("x.bmp") << png << false << true;
+    QTest::newRow("png bytes named .tiff") << QStringLiteral("x.tiff") << png << false << true;
+    QTest::newRow("png bytes named .svg") << QStringLiteral("x.svg") << png << false << true;
+    QTest::newRow("png bytes, no extension") << QStringLiteral("plot") << png << false << true;
+    QTest::newRow("png bytes named .jpg") << QStringLiteral("x.jpg") << png << false << true;
+    // Formats Qt decodes when left to guess, but the window does not.
+    QTest::newRow("bmp") << QStringLiteral("x.bmp") << encoded("BMP") << false << true;
+    QTest::newRow("ppm") << QStringLiteral("x.ppm") << encoded("PPM") << false << true;
+    QTest::newRow("xpm") << QStringLiteral("x.xpm") << encoded("XPM") << false << true;
+    QTest::newRow("ico") << QStringLiteral("x.ico") << encoded("ICO") << false << true;
+    QTest::newRow("bmp named .png") << QStringLiteral("x.png") << encoded("BMP") << false << true;
+    QTest::newRow("xpm named .png") << QStringLiteral("x.png") << encoded("XPM") << false << true;
+    QTest::newRow("ppm named .gif") << QStringLiteral("x.gif") << encoded("PPM") << false << true;
+    QTest::newRow("garbage named .png")
+        << QStringLiteral("x.png") << QByteArray(100, 'g') << false << false;
+    QTest::newRow("empty named .png") << QStringLiteral("x.png") << QByteArray() << false << false;
+}
+
+void TestUiWidgets::safeImageFormats()
+{
+    QFETCH(QString, name);
+    QFETCH(QByteArray, data);
+    QFETCH(bool, decoded);
+    QFETCH(bool, guessable);
+    // The samples are what they claim: Qt's detection decodes them.
+    QCOMPARE(!QImage::fromData(data).isNull(), guessable);
+    QString why;
+    const QImage image = SafeImage::decode(name, data, &why);
+    QCOMPARE(!image.isNull(), decoded);
+    QCOMPARE(why.isEmpty(), decoded);
+    if (decoded)
+        QVERIFY(image.width() >= 1 && image.height() >= 1);
+}
+
+void TestUiWidgets::safeImageRefusesHugeHeader()
+{
+    // 60000 × 60000 RGBA would be 13.4 GiB.
+    const QByteArray bytes = hugePng(60000);
+    QBuffer buffer;
+    buffer.setData(bytes);
+    buffer.open(QIODevice::ReadOnly);
+    QImageReader header(&buffer, "png");
+    QCOMPARE(header.size(), QSize(60000, 60000)); // the header is well-formed
+    QString why;
+    QVERIFY(SafeImage::decode(QStringLiteral("bomb.png"), bytes, &why).isNull());
+    QVERIFY2(why.contains(QStringLiteral("too large")) && why.contains(u"60000"), qPrintable(why));
+    // A small one of the same make gets past the size check (whatever its empty data gives).
+    why.clear();
+    SafeImage::decode(QStringLiteral("small.png"), hugePng(64), &why);
+    QVERIFY2(!why.contains(QStringLiteral("too large")), qPrintable(why));
+}
+
+void TestUiWidgets::imageStripShowsUnsafeImagesAsFiles()
+{
+    const QByteArray png = pngBytes(40, 30, Qt::red);
+    ImageStrip strip;
+    strip.setFiles({file(OutputFile::Kind::Output, QStringLiteral("real.png"), png,
+                         QStringLiteral("image/png")),
+                    file(OutputFile::Kind::Output, QStringLiteral("disguised.bmp"), png,
+                         QStringLiteral("image/bmp")),
+                    file(OutputFile::Kind::Output, QStringLiteral("icon.xpm"), encoded("XPM"),
+                         QStringLiteral("image/x-xpixmap")),
+                    file(OutputFile::Kind::Plot, QStringLiteral("bomb.png"), hugePng(60000),
+                         QStringLiteral("image/png"))});
+    QCOMPARE(strip.imageCount(), 1);
+    QCOMPARE(strip.listedFileCount(), 3);
+    auto *list = strip.findChild<QListWidget *>(QStringLiteral("fileList"));
+    QVERIFY(list);
+    QVERIFY(list->item(0)->text().startsWith(QStringLiteral("disguised.bmp")));
+    QVERIFY2(list->item(0)->toolTip().contains(QStringLiteral("not a PNG, JPEG or GIF")),
+             qPrintable(list->item(0)->toolTip()));
+    QVERIFY(list->item(2)->toolTip().contains(QStringLiteral("too large")));
+}
+
+void TestUiWidgets::imageViewerRefusesOtherFormats()
+{
+    ImageViewerDialog shown(file(OutputFile::Kind::Plot, QStringLiteral("p.png"),
+                                 pngBytes(20, 10, Qt::blue), QStringLiteral("image/png")));
+    auto *label = shown.findChild<QLabel *>(QStringLiteral("imageLabel"));
+    QVERIFY(label);
+    QVERIFY(!label->pixmap().isNull());
+    QCOMPARE(label->pixmap().size(), QSize(20, 10));
+
+    ImageViewerDialog refused(file(OutputFile::Kind::Output, QStringLiteral("p.bmp"),
+                                   pngBytes(20, 10, Qt::blue), QStringLiteral("image/bmp")));
+    label = refused.findChild<QLabel *>(QStringLiteral("imageLabel"));
+    QVERIFY(label);
+    QVERIFY(label->pixmap().isNull());
+    QVERIFY2(label->text().contains(QStringLiteral("cannot be shown")), qPrintable(label->text()));
 }
 
 QTEST_MAIN(TestUiWidgets)
