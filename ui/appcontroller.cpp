@@ -107,26 +107,38 @@ void AppController::loadHistory(int limit)
 {
     if (!m_history)
         return;
-    const QList<RunRecord> runs = m_history->recent(limit);
-    qCInfo(lcUi).noquote() << "history:" << runs.size() << "runs loaded from" << m_history->path();
-    m_model->addHistory(runs);
+    const QString path = m_history->path();
+    m_history->recent(limit, QString(), this, [this, path](const QList<RunRecord> &runs) {
+        qCInfo(lcUi).noquote() << "history:" << runs.size() << "runs loaded from" << path;
+        m_model->addHistory(runs);
+        Q_EMIT historyLoaded(int(runs.size()));
+    });
 }
 
 void AppController::searchHistory(const QString &text, int limit)
 {
-    if (m_history && !text.trimmed().isEmpty())
-        m_model->addHistory(m_history->recent(limit, text.trimmed()), true);
+    const QString wanted = text.trimmed();
+    if (!m_history || wanted.isEmpty())
+        return;
+    const quint64 search = ++m_search;
+    m_history->recent(limit, wanted, this, [this, search, wanted](const QList<RunRecord> &runs) {
+        // Typing makes searches faster than a big history answers them: only the last counts.
+        if (search != m_search)
+            return;
+        m_model->addHistory(runs, true);
+        Q_EMIT historySearched(wanted, int(runs.size()));
+    });
 }
 
-int AppController::pruneHistory(int retentionDays)
+void AppController::pruneHistory(int retentionDays)
 {
-    if (!m_history || retentionDays <= 0)
-        return 0;
-    const int removed = m_history->prune(retentionDays);
-    if (removed > 0)
-        qCInfo(lcUi) << "history: removed" << removed << "runs older than" << retentionDays
-                     << "days";
-    return removed;
+    if (!m_history)
+        return;
+    m_history->setRetentionDays(qMax(0, retentionDays));
+    qCInfo(lcUi) << "history: keeping runs for"
+                 << (retentionDays > 0 ? QString::number(retentionDays) + QStringLiteral(" days")
+                                       : QStringLiteral("ever"))
+                 << "and" << m_history->retention().maxBytes / (1024 * 1024) << "MiB at most";
 }
 
 void AppController::refreshEngine()

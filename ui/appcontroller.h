@@ -43,11 +43,15 @@ public:
     void stopManual();
     bool manualRunning() const { return !m_manual.isNull(); }
 
-    // Loads the newest runs of the history into the model.
+    // Loads the newest runs of the history into the model, read on the history's thread
+    // (historyLoaded once they are in).
     void loadHistory(int limit = 500);
-    // Adds the history's runs that match `text` (the model filters what it has).
+    // Adds the history's runs that match `text` (the model filters what it has). Read on the
+    // history's thread: historySearched once they are in; a newer search drops older answers.
     void searchHistory(const QString &text, int limit = 500);
-    int pruneHistory(int retentionDays);
+    // The window's retention setting (0: no age limit; the size cap stays), applied at once and
+    // from then on by the history's worker.
+    void pruneHistory(int retentionDays);
     // Asks the engine now (also done every few seconds).
     void refreshEngine();
 
@@ -55,6 +59,8 @@ Q_SIGNALS:
     void manualRunningChanged(bool running);
     void engineStatusChanged(const EngineStatus &status);
     void serverStatusChanged(const ServerStatus &status);
+    void historyLoaded(int runs);
+    void historySearched(const QString &text, int runs);
 
 private:
     void onEvent(const JournalEvent &event);
@@ -71,4 +77,5 @@ private:
     ServerStatus m_server;
     QTimer m_poll;
     bool m_asking = false;
+    quint64 m_search = 0; // the latest search: answers to older ones are dropped
 };

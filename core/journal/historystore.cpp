@@ -7,15 +7,22 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QPointer>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
 #include <QUuid>
+#include <future>
 
 namespace {
-constexpr int kSchemaVersion = 2; // 2: session_id
+constexpr int kSchemaVersion = 3; // 2: session_id; 3: size_bytes
+// Readers on the owner's thread: in WAL mode they wait only in rare cases (recovery).
 constexpr int kBusyTimeoutMs = 5000;
+// The worker may wait long for another process's write lock: nothing waits on it but the queue.
+constexpr int kWriterBusyTimeoutMs = 30000;
+// The -wal file is truncated to this after a checkpoint (a 20 MiB run grows it past that).
+constexpr qint64 kJournalSizeLimit = 64LL * 1024 * 1024;
 constexpr qint64 kMsPerDay = 24 * 60 * 60 * 1000;
 
 // Every column but output, in the order readScalars expects them.
@@ -55,9 +62,13 @@ const char *const kSchema[] = {
     " cpu_time_ms INTEGER,"
     " env_names TEXT," // JSON array; the values are never stored
     " output BLOB,"    // RunRecord::packOutput
-    " session_id TEXT"
+    " session_id TEXT,"
+    " size_bytes INTEGER" // code, output and files: what the size cap counts
     ")",
-    "CREATE INDEX IF NOT EXISTS runs_created_at ON runs(created_at)",
+    // Covers the size cap's queries (sum and running total, newest first) without reading the
+    // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.
+    "DROP INDEX IF EXISTS runs_created_at",
+    "CREATE INDEX IF NOT EXISTS runs_created_size ON runs(created_at, size_bytes)",
     "CREATE TABLE IF NOT EXISTS files ("
     " run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " seq INTEGER NOT NULL,"
@@ -209,6 +220,17 @@ QString assignments(const char *columns)
     return names.join(QLatin1String(", "));
 }
 
+// What a run weighs against the size cap: its code, output and files as stored.
+qint64 storedBytes(const RunRecord &run)
+{
+    qint64 bytes = run.code.toUtf8().size();
+    for (const OutputChunk &c : run.output)
+        bytes += c.data.size() + 5; // packOutput's header per chunk
+    for (const OutputFile &f : run.files)
+        bytes += f.data.size();
+    return bytes;
+}
+
 bool exec(QSqlQuery &q, QString *error = nullptr)
 {
     if (q.exec())
@@ -250,13 +272,17 @@ void rollback(const QSqlDatabase &db)
 }
 
 // Settings of the connection and the schema; an error message, empty on success.
-QString initialize(const QSqlDatabase &db)
+QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
 {
     QString sqlError;
     QSqlQuery q(db);
     // The busy timeout first: switching to WAL and creating the schema take locks that another
     // process opening the same file at the same moment may hold.
-    if (!exec(db, QStringLiteral("PRAGMA busy_timeout = %1").arg(kBusyTimeoutMs), &sqlError))
+    if (!exec(db, QStringLiteral("PRAGMA busy_timeout = %1").arg(busyTimeoutMs), &sqlError))
+        return sqlError;
+    // Only takes effect on a file without tables yet: then pruning gives the space back to the
+    // file system (incremental_vacuum after each pass) instead of keeping it as free pages.
+    if (!exec(db, QStringLiteral("PRAGMA auto_vacuum = INCREMENTAL"), &sqlError))
         return sqlError;
     if (!q.exec(QStringLiteral("PRAGMA journal_mode = WAL")) || !q.next())
         return q.lastError().text();
@@ -267,7 +293,9 @@ QString initialize(const QSqlDatabase &db)
     // NORMAL is durable in WAL mode except for the last transactions on a power cut, and
     // saves an fsync per run.
     if (!exec(db, QStringLiteral("PRAGMA synchronous = NORMAL"), &sqlError) ||
-        !exec(db, QStringLiteral("PRAGMA foreign_keys = ON"), &sqlError))
+        !exec(db, QStringLiteral("PRAGMA foreign_keys = ON"), &sqlError) ||
+        !exec(db, QStringLiteral("PRAGMA journal_size_limit = %1").arg(kJournalSizeLimit),
+              &sqlError))
         return sqlError;
 
     // In one transaction so that two processes creating the file at once do not interleave.
@@ -287,9 +315,15 @@ QString initialize(const QSqlDatabase &db)
             .arg(version)
             .arg(kSchemaVersion);
     }
-    // Schema 1 had no session_id (runs in sessions came later).
+    // Schema 1 had no session_id (runs in sessions came later), 1 and 2 no size_bytes (the size
+    // cap came later; the first retention pass fills it in, off the opening).
     if (version == 1 &&
         !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN session_id TEXT"), &sqlError)) {
+        rollback(db);
+        return sqlError;
+    }
+    if (version >= 1 && version <= 2 &&
+        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN size_bytes INTEGER"), &sqlError)) {
         rollback(db);
         return sqlError;
     }
@@ -307,100 +341,41 @@ QString initialize(const QSqlDatabase &db)
         return sqlError;
     return {};
 }
-} // namespace
 
-HistoryStore::~HistoryStore()
+// Opens a connection of the calling thread to `path`; empty on success, else the error. The
+// writer sets the file up (WAL, schema); a reader only reads, so it takes no write lock.
+QString openConnection(const QString &connection, const QString &path, int busyTimeoutMs,
+                       bool writer)
 {
-    close();
+    // Scoped: closeConnection() must not find a QSqlDatabase or QSqlQuery of it alive.
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+    db.setDatabaseName(path);
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(busyTimeoutMs));
+    if (!db.open())
+        return db.lastError().text();
+    return writer ? initialize(db, busyTimeoutMs) : QString();
 }
 
-QString HistoryStore::defaultPath()
+void closeConnection(QString &connection)
 {
-    const QString fromEnv = qEnvironmentVariable("CODE_SANDBOX_HISTORY");
-    if (!fromEnv.isEmpty())
-        return fromEnv;
-    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
-           QLatin1String("/code-sandbox/history.sqlite");
-}
-
-bool HistoryStore::open(const QString &path, QString *error)
-{
-    close();
-    auto fail = [&](const QString &message) {
-        close();
-        const QString text = QStringLiteral("Cannot open the history '%1': %2").arg(path, message);
-        qCWarning(lcJournal).noquote() << text;
-        if (error)
-            *error = text;
-        return false;
-    };
-
-    if (path.isEmpty())
-        return fail(QStringLiteral("no path"));
-    if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QSQLITE")))
-        return fail(QStringLiteral("the Qt SQLite driver (QSQLITE) is not installed"));
-    const QString folder = QFileInfo(path).absolutePath();
-    const bool newFolder = !QFileInfo::exists(folder);
-    if (!QDir().mkpath(folder))
-        return fail(QStringLiteral("cannot create the folder '%1'").arg(folder));
-    // Code and output may hold secrets a program printed: the history is for this user only.
-    // SQLite gives its -wal and -shm files the database file's permissions.
-    const QFile::Permissions owner = QFile::ReadOwner | QFile::WriteOwner;
-    if (newFolder)
-        QFile::setPermissions(folder, owner | QFile::ExeOwner);
-    if (!QFileInfo::exists(path)) {
-        QFile file(path);
-        if (file.open(QIODevice::WriteOnly))
-            file.close();
-        QFile::setPermissions(path, owner);
-    }
-
-    m_connection = QStringLiteral("history-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
-    m_path = path;
-    QString sqlError;
-    {
-        // Scoped: close() must not find a QSqlDatabase or QSqlQuery of the connection alive.
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connection);
-        db.setDatabaseName(path);
-        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(kBusyTimeoutMs));
-        sqlError = db.open() ? initialize(db) : db.lastError().text();
-    }
-    if (!sqlError.isEmpty())
-        return fail(sqlError);
-    return true;
-}
-
-bool HistoryStore::isOpen() const
-{
-    return !m_connection.isEmpty() && QSqlDatabase::database(m_connection, false).isOpen();
-}
-
-void HistoryStore::close()
-{
-    if (m_connection.isEmpty())
+    if (connection.isEmpty())
         return;
     {
-        QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+        QSqlDatabase db = QSqlDatabase::database(connection, false);
         db.close();
     }
     // Only once no QSqlDatabase copy of the connection is left, or Qt warns it is still in use.
-    QSqlDatabase::removeDatabase(m_connection);
-    m_connection.clear();
-    m_path.clear();
+    QSqlDatabase::removeDatabase(connection);
+    connection.clear();
 }
 
-bool HistoryStore::save(const RunRecord &run)
+bool saveRun(const QSqlDatabase &db, const QString &path, const RunRecord &run)
 {
-    if (!isOpen()) {
-        qCWarning(lcJournal) << "Cannot save run" << run.id << "to the history: not open";
-        return false;
-    }
-    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     QString sqlError;
     auto fail = [&]() {
         qCWarning(lcJournal).noquote()
             << QStringLiteral("Cannot save run %1 to the history '%2': %3")
-                   .arg(run.id, m_path, sqlError);
+                   .arg(run.id, path, sqlError);
         return false;
     };
     if (!begin(db, &sqlError))
@@ -418,10 +393,12 @@ bool HistoryStore::save(const RunRecord &run)
             if (q.numRowsAffected() > 0)
                 return true;
         }
-        q.prepare(QStringLiteral("INSERT OR REPLACE INTO runs (%1, output) VALUES (%2, :output)")
+        q.prepare(QStringLiteral("INSERT OR REPLACE INTO runs (%1, output, size_bytes) VALUES "
+                                 "(%2, :output, :size_bytes)")
                       .arg(QString::fromLatin1(kScalarColumns), placeholders(kScalarColumns)));
         bindScalars(q, run);
         q.bindValue(QStringLiteral(":output"), RunRecord::packOutput(run.output));
+        q.bindValue(QStringLiteral(":size_bytes"), storedBytes(run));
         if (!exec(q, &sqlError))
             return false;
         if (!run.complete)
@@ -460,12 +437,11 @@ bool HistoryStore::save(const RunRecord &run)
     return true;
 }
 
-QList<RunRecord> HistoryStore::recent(int limit, const QString &text) const
+QList<RunRecord> readRecent(const QSqlDatabase &db, const QString &path, int limit,
+                            const QString &text)
 {
     QList<RunRecord> runs;
-    if (!isOpen())
-        return runs;
-    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    QSqlQuery q(db);
     q.setForwardOnly(true);
     QString sql = QStringLiteral("SELECT %1 FROM runs").arg(QString::fromLatin1(kScalarColumns));
     if (!text.isEmpty()) {
@@ -486,7 +462,7 @@ QList<RunRecord> HistoryStore::recent(int limit, const QString &text) const
     q.bindValue(QStringLiteral(":limit"), limit);
     if (!q.exec()) {
         qCWarning(lcJournal).noquote()
-            << QStringLiteral("Cannot read the history '%1': %2").arg(m_path, q.lastError().text());
+            << QStringLiteral("Cannot read the history '%1': %2").arg(path, q.lastError().text());
         return runs;
     }
     while (q.next()) {
@@ -497,15 +473,12 @@ QList<RunRecord> HistoryStore::recent(int limit, const QString &text) const
     return runs;
 }
 
-std::optional<RunRecord> HistoryStore::load(const QString &id) const
+std::optional<RunRecord> loadRun(const QSqlDatabase &db, const QString &path, const QString &id)
 {
-    if (!isOpen())
-        return std::nullopt;
-    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     auto fail = [&](const QSqlQuery &q) {
         qCWarning(lcJournal).noquote() << QStringLiteral("Cannot read run %1 from the history "
                                                          "'%2': %3")
-                                              .arg(id, m_path, q.lastError().text());
+                                              .arg(id, path, q.lastError().text());
         return std::nullopt;
     };
     // One snapshot for the run and its files, so a concurrent save cannot mix two versions.
@@ -551,11 +524,414 @@ std::optional<RunRecord> HistoryStore::load(const QString &id) const
     return run;
 }
 
+// Runs of schema 1 and 2 get their size (once; a file with many runs takes a while).
+bool fillMissingSizes(const QSqlDatabase &db, QString *sqlError)
+{
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("SELECT 1 FROM runs WHERE size_bytes IS NULL LIMIT 1")))
+        return false;
+    const bool missing = q.next();
+    q.finish();
+    if (!missing)
+        return true;
+    if (!begin(db, sqlError))
+        return false;
+    if (!exec(db,
+              QStringLiteral(
+                  "UPDATE runs SET size_bytes = ifnull(length(CAST(code AS BLOB)), 0) + "
+                  "ifnull(length(output), 0) + (SELECT ifnull(sum(length(data)), 0) FROM files "
+                  "WHERE run_id = runs.id) WHERE size_bytes IS NULL"),
+              sqlError)) {
+        rollback(db);
+        return false;
+    }
+    return commit(db, sqlError);
+}
+
+int pruneRuns(const QSqlDatabase &db, const QString &path, const HistoryStore::Retention &keep)
+{
+    if (keep.days <= 0 && keep.maxRuns <= 0 && keep.maxBytes <= 0)
+        return 0;
+    QString sqlError;
+    auto fail = [&]() {
+        qCWarning(lcJournal).noquote()
+            << QStringLiteral("Cannot prune the history '%1': %2").arg(path, sqlError);
+        return 0;
+    };
+    if (keep.maxBytes > 0 && !fillMissingSizes(db, &sqlError))
+        return fail();
+    if (!begin(db, &sqlError))
+        return fail();
+    int deleted = 0;
+    QSqlQuery q(db);
+    // The files go with their runs by the foreign key's ON DELETE CASCADE.
+    if (keep.days > 0) {
+        q.prepare(QStringLiteral("DELETE FROM runs WHERE created_at < ?"));
+        q.addBindValue(QDateTime::currentMSecsSinceEpoch() - qint64(keep.days) * kMsPerDay);
+        if (!exec(q, &sqlError)) {
+            rollback(db);
+            return fail();
+        }
+        deleted += q.numRowsAffected();
+    }
+    if (keep.maxRuns > 0) {
+        q.prepare(QStringLiteral("DELETE FROM runs WHERE id IN (SELECT id FROM runs ORDER BY "
+                                 "created_at DESC, rowid DESC LIMIT -1 OFFSET ?)"));
+        q.addBindValue(keep.maxRuns);
+        if (!exec(q, &sqlError)) {
+            rollback(db);
+            return fail();
+        }
+        deleted += q.numRowsAffected();
+    }
+    if (keep.maxBytes > 0) {
+        // Newest first, a run stays while the running total, itself included, fits.
+        q.prepare(QStringLiteral(
+            "DELETE FROM runs WHERE rowid IN (SELECT rowid FROM (SELECT rowid, sum(size_bytes) "
+            "OVER (ORDER BY created_at DESC, rowid DESC ROWS UNBOUNDED PRECEDING) AS total "
+            "FROM runs) WHERE total > ?)"));
+        q.addBindValue(keep.maxBytes);
+        if (!exec(q, &sqlError)) {
+            rollback(db);
+            return fail();
+        }
+        deleted += q.numRowsAffected();
+    }
+    q.finish();
+    if (!commit(db, &sqlError))
+        return fail();
+    // Gives the freed pages back to the file system where the file allows it (auto_vacuum).
+    if (deleted > 0)
+        exec(db, QStringLiteral("PRAGMA incremental_vacuum"));
+    return deleted;
+}
+
+// Whether what is stored exceeds `maxBytes` (read from the index alone).
+bool overSizeCap(const QSqlDatabase &db, qint64 maxBytes)
+{
+    if (maxBytes <= 0)
+        return false;
+    QSqlQuery q(db);
+    return q.exec(QStringLiteral("SELECT total(size_bytes) FROM runs")) && q.next() &&
+           q.value(0).toDouble() > double(maxBytes);
+}
+
+qint64 environmentNumber(const char *name, qint64 fallback)
+{
+    if (!qEnvironmentVariableIsSet(name))
+        return fallback;
+    bool ok = false;
+    const qint64 n = qEnvironmentVariable(name).trimmed().toLongLong(&ok);
+    if (!ok || n < 0) {
+        qCWarning(lcJournal).noquote() << name << "is not a number of 0 or more; ignored";
+        return fallback;
+    }
+    return n;
+}
+} // namespace
+
+// The worker's side: used only on its thread.
+struct HistoryStore::Worker
+{
+    QString connection;
+    QString path;
+    Retention retention;
+    QSqlDatabase db() const { return QSqlDatabase::database(connection, false); }
+};
+
+HistoryStore::HistoryStore(QObject *parent)
+    : QObject(parent), m_context(new QObject), m_worker(std::make_shared<Worker>()),
+      m_retention(defaultRetention()), m_pendingBytes(std::make_shared<std::atomic<qint64>>(0))
+{
+    qRegisterMetaType<RunRecord>();
+    m_thread.setObjectName(QStringLiteral("history"));
+    m_context->moveToThread(&m_thread);
+    m_retentionTimer.setInterval(kRetentionIntervalMs);
+    connect(&m_retentionTimer, &QTimer::timeout, this, &HistoryStore::scheduleRetention);
+}
+
+HistoryStore::~HistoryStore()
+{
+    close();
+    delete m_context; // its thread has finished
+}
+
+QString HistoryStore::defaultPath()
+{
+    const QString fromEnv = qEnvironmentVariable("CODE_SANDBOX_HISTORY");
+    if (!fromEnv.isEmpty())
+        return fromEnv;
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+           QLatin1String("/code-sandbox/history.sqlite");
+}
+
+HistoryStore::Retention HistoryStore::defaultRetention()
+{
+    Retention r;
+    r.days = int(qMin<qint64>(environmentNumber("CODE_SANDBOX_HISTORY_DAYS", r.days), 36500));
+    const qint64 mib = environmentNumber("CODE_SANDBOX_HISTORY_MAX_MB", r.maxBytes / (1024 * 1024));
+    r.maxBytes = qMin<qint64>(mib, qint64(1) << 30) * 1024 * 1024;
+    return r;
+}
+
+void HistoryStore::post(std::function<void(Worker &)> job) const
+{
+    QMetaObject::invokeMethod(
+        m_context, [worker = m_worker, job = std::move(job)] { job(*worker); },
+        Qt::QueuedConnection);
+}
+
+bool HistoryStore::open(const QString &path, QString *error)
+{
+    close();
+    auto fail = [&](const QString &message) {
+        close();
+        const QString text = QStringLiteral("Cannot open the history '%1': %2").arg(path, message);
+        qCWarning(lcJournal).noquote() << text;
+        if (error)
+            *error = text;
+        return false;
+    };
+
+    if (path.isEmpty())
+        return fail(QStringLiteral("no path"));
+    if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QSQLITE")))
+        return fail(QStringLiteral("the Qt SQLite driver (QSQLITE) is not installed"));
+    const QString folder = QFileInfo(path).absolutePath();
+    const bool newFolder = !QFileInfo::exists(folder);
+    if (!QDir().mkpath(folder))
+        return fail(QStringLiteral("cannot create the folder '%1'").arg(folder));
+    // Code and output may hold secrets a program printed: the history is for this user only.
+    // SQLite gives its -wal and -shm files the database file's permissions.
+    const QFile::Permissions owner = QFile::ReadOwner | QFile::WriteOwner;
+    if (newFolder)
+        QFile::setPermissions(folder, owner | QFile::ExeOwner);
+    if (!QFileInfo::exists(path)) {
+        QFile file(path);
+        if (file.open(QIODevice::WriteOnly))
+            file.close();
+        QFile::setPermissions(path, owner);
+    }
+
+    m_thread.start();
+    // The connection is the worker's (Qt's connections belong to the thread that made them).
+    // Waiting for it here keeps open()'s answer: once, before the owner serves anything.
+    auto opened = std::make_shared<std::promise<QString>>();
+    std::future<QString> result = opened->get_future();
+    const Retention retention = m_retention;
+    post([opened, path, retention](Worker &w) {
+        w.path = path;
+        w.retention = retention;
+        w.connection =
+            QStringLiteral("history-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+        const QString sqlError = openConnection(w.connection, path, kWriterBusyTimeoutMs, true);
+        if (!sqlError.isEmpty())
+            closeConnection(w.connection);
+        opened->set_value(sqlError);
+    });
+    const QString sqlError = result.get();
+    if (!sqlError.isEmpty())
+        return fail(sqlError);
+    m_path = path;
+    m_open = true;
+    m_retentionTimer.start();
+    scheduleRetention();
+    return true;
+}
+
+void HistoryStore::close()
+{
+    m_retentionTimer.stop();
+    closeConnection(m_readConnection);
+    if (m_thread.isRunning()) {
+        // Last in the queue: what was queued before is done first.
+        post([](Worker &w) {
+            closeConnection(w.connection);
+            QThread::currentThread()->quit();
+        });
+        m_thread.wait();
+    }
+    m_open = false;
+    m_path.clear();
+}
+
+void HistoryStore::setRetention(const Retention &retention)
+{
+    m_retention = retention;
+    if (!m_open)
+        return;
+    post([retention](Worker &w) { w.retention = retention; });
+    scheduleRetention();
+}
+
+void HistoryStore::setRetentionDays(int days)
+{
+    Retention r = m_retention;
+    r.days = qMax(0, days);
+    setRetention(r);
+}
+
+void HistoryStore::scheduleRetention()
+{
+    // Through the owner's event loop: a pass asked for at open() sees a retention that the owner
+    // sets right after it, and several asked for at once make one.
+    if (m_retentionScheduled)
+        return;
+    m_retentionScheduled = true;
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            m_retentionScheduled = false;
+            if (!m_open)
+                return;
+            const Retention keep = m_retention;
+            post([this, keep](Worker &w) {
+                if (w.connection.isEmpty())
+                    return;
+                const int removed = pruneRuns(w.db(), w.path, keep);
+                if (removed <= 0)
+                    return;
+                qCInfo(lcJournal).noquote() << "history:" << removed << "runs removed (kept: days"
+                                            << keep.days << ", bytes" << keep.maxBytes << ")";
+                QMetaObject::invokeMethod(
+                    this, [this, removed] { Q_EMIT pruned(removed); }, Qt::QueuedConnection);
+            });
+        },
+        Qt::QueuedConnection);
+}
+
+bool HistoryStore::save(const RunRecord &run)
+{
+    if (!m_open) {
+        qCWarning(lcJournal) << "Cannot save run" << run.id << "to the history: not open";
+        return false;
+    }
+    const qint64 bytes = storedBytes(run);
+    const qint64 pending = m_pendingBytes->load();
+    if (pending > 0 && pending + bytes > kMaxPendingBytes) {
+        qCWarning(lcJournal).noquote()
+            << QStringLiteral("Cannot save run %1 to the history '%2': %3 bytes are still "
+                              "waiting to be written (the disk or another process is slow)")
+                   .arg(run.id, m_path)
+                   .arg(pending);
+        return false;
+    }
+    m_pendingBytes->fetch_add(bytes);
+    post([this, run, bytes, pendingBytes = m_pendingBytes](Worker &w) {
+        bool ok = false;
+        int removed = 0;
+        if (w.connection.isEmpty()) {
+            qCWarning(lcJournal) << "Cannot save run" << run.id << "to the history: not open";
+        } else {
+            ok = saveRun(w.db(), w.path, run);
+            // The cap is kept after every write that passed it, not only once an hour.
+            if (ok && overSizeCap(w.db(), w.retention.maxBytes)) {
+                Retention sizeOnly;
+                sizeOnly.days = 0;
+                sizeOnly.maxBytes = w.retention.maxBytes;
+                removed = pruneRuns(w.db(), w.path, sizeOnly);
+            }
+        }
+        pendingBytes->fetch_sub(bytes);
+        const QString id = run.id;
+        QMetaObject::invokeMethod(
+            this,
+            [this, id, ok, removed] {
+                Q_EMIT saved(id, ok);
+                if (removed > 0)
+                    Q_EMIT pruned(removed);
+            },
+            Qt::QueuedConnection);
+    });
+    return true;
+}
+
+void HistoryStore::recent(int limit, const QString &text, QObject *context,
+                          std::function<void(const QList<RunRecord> &)> done)
+{
+    QPointer<QObject> receiver(context);
+    if (!m_open) {
+        QMetaObject::invokeMethod(
+            this,
+            [receiver, done] {
+                if (receiver && done)
+                    done({});
+            },
+            Qt::QueuedConnection);
+        return;
+    }
+    post([this, limit, text, receiver, done](Worker &w) {
+        QList<RunRecord> runs;
+        if (!w.connection.isEmpty())
+            runs = readRecent(w.db(), w.path, limit, text);
+        // Back through the store, which outlives the worker: `receiver` is checked on its own
+        // thread, where it can be deleted.
+        QMetaObject::invokeMethod(
+            this,
+            [receiver, done, runs] {
+                if (receiver && done)
+                    done(runs);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void HistoryStore::prune(const Retention &retention, QObject *context,
+                         std::function<void(int)> done)
+{
+    QPointer<QObject> receiver(context);
+    const auto answer = [this, receiver, done](int removed) {
+        QMetaObject::invokeMethod(
+            this,
+            [receiver, done, removed] {
+                if (receiver && done)
+                    done(removed);
+            },
+            Qt::QueuedConnection);
+    };
+    if (!m_open) {
+        answer(0);
+        return;
+    }
+    post([retention, answer](Worker &w) {
+        answer(w.connection.isEmpty() ? 0 : pruneRuns(w.db(), w.path, retention));
+    });
+}
+
+QString HistoryStore::readConnection() const
+{
+    if (!m_open)
+        return {};
+    if (m_readConnection.isEmpty()) {
+        const QString name =
+            QStringLiteral("history-read-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+        const QString sqlError = openConnection(name, m_path, kBusyTimeoutMs, false);
+        if (!sqlError.isEmpty()) {
+            QString failed = name;
+            closeConnection(failed);
+            qCWarning(lcJournal).noquote()
+                << QStringLiteral("Cannot read the history '%1': %2").arg(m_path, sqlError);
+            return {};
+        }
+        m_readConnection = name;
+    }
+    return m_readConnection;
+}
+
+std::optional<RunRecord> HistoryStore::load(const QString &id) const
+{
+    const QString connection = readConnection();
+    if (connection.isEmpty())
+        return std::nullopt;
+    return loadRun(QSqlDatabase::database(connection, false), m_path, id);
+}
+
 int HistoryStore::count() const
 {
-    if (!isOpen())
+    const QString connection = readConnection();
+    if (connection.isEmpty())
         return 0;
-    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    QSqlQuery q(QSqlDatabase::database(connection, false));
     if (!q.exec(QStringLiteral("SELECT COUNT(*) FROM runs")) || !q.next()) {
         qCWarning(lcJournal).noquote() << QStringLiteral("Cannot count the history '%1': %2")
                                               .arg(m_path, q.lastError().text());
@@ -566,51 +942,21 @@ int HistoryStore::count() const
 
 bool HistoryStore::contains(const QString &id) const
 {
-    if (!isOpen())
+    const QString connection = readConnection();
+    if (connection.isEmpty())
         return false;
-    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    QSqlQuery q(QSqlDatabase::database(connection, false));
     q.prepare(QStringLiteral("SELECT 1 FROM runs WHERE id = ?"));
     q.addBindValue(id);
     return q.exec() && q.next();
 }
 
-int HistoryStore::prune(int days, int maxRuns)
+bool HistoryStore::waitForIdle(int timeoutMs) const
 {
-    if (!isOpen() || (days <= 0 && maxRuns <= 0))
-        return 0;
-    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-    QString sqlError;
-    auto fail = [&]() {
-        qCWarning(lcJournal).noquote()
-            << QStringLiteral("Cannot prune the history '%1': %2").arg(m_path, sqlError);
-        return 0;
-    };
-    if (!begin(db, &sqlError))
-        return fail();
-    int deleted = 0;
-    QSqlQuery q(db);
-    // The files go with their runs by the foreign key's ON DELETE CASCADE.
-    if (days > 0) {
-        q.prepare(QStringLiteral("DELETE FROM runs WHERE created_at < ?"));
-        q.addBindValue(QDateTime::currentMSecsSinceEpoch() - qint64(days) * kMsPerDay);
-        if (!exec(q, &sqlError)) {
-            rollback(db);
-            return fail();
-        }
-        deleted += q.numRowsAffected();
-    }
-    if (maxRuns > 0) {
-        q.prepare(QStringLiteral("DELETE FROM runs WHERE id IN (SELECT id FROM runs ORDER BY "
-                                 "created_at DESC, rowid DESC LIMIT -1 OFFSET ?)"));
-        q.addBindValue(maxRuns);
-        if (!exec(q, &sqlError)) {
-            rollback(db);
-            return fail();
-        }
-        deleted += q.numRowsAffected();
-    }
-    q.finish();
-    if (!commit(db, &sqlError))
-        return fail();
-    return deleted;
+    if (!m_thread.isRunning())
+        return true;
+    auto idle = std::make_shared<std::promise<void>>();
+    std::future<void> done = idle->get_future();
+    post([idle](Worker &) { idle->set_value(); });
+    return done.wait_for(std::chrono::milliseconds(timeoutMs)) == std::future_status::ready;
 }

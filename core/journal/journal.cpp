@@ -97,17 +97,10 @@ void Journal::track(Execution *execution)
             << "run" << id.left(8) << run.language << RunRecord::statusName(run.status) << "in"
             << run.durationMs << "ms, from" << run.source;
         publish({JournalEvent::Type::Finished, run, 1, {}, {}});
-        // Saved once the caller had its answer: a write can wait on another process's lock.
-        if (m_history) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, run] {
-                    if (m_history && !m_history->save(run))
-                        qCWarning(lcJournal)
-                            << "run" << run.id.left(8) << "was not saved in the history";
-                },
-                Qt::QueuedConnection);
-        }
+        // Queued for the history's worker thread: a write that waits on another process's lock
+        // or a slow disk holds up nothing here. A run that cannot be queued is logged there.
+        if (m_history)
+            m_history->save(run);
     });
 }
 

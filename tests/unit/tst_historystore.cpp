@@ -3,10 +3,12 @@
 
 #include <QDir>
 #include <QDirIterator>
+#include <QEventLoop>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
+#include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
@@ -85,6 +87,39 @@ RunRecord withoutBulk(RunRecord r)
     return r;
 }
 
+// Another process's connection holding the write lock of the file until it is destroyed.
+class WriteLock
+{
+public:
+    explicit WriteLock(const QString &path)
+        : m_name(QStringLiteral("lock-") + QUuid::createUuid().toString())
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_name);
+        db.setDatabaseName(path);
+        m_held = db.open() && QSqlQuery(db).exec(QStringLiteral("BEGIN IMMEDIATE"));
+    }
+    ~WriteLock() { release(); }
+    bool held() const { return m_held; }
+    void release()
+    {
+        if (m_name.isEmpty())
+            return;
+        {
+            QSqlDatabase db = QSqlDatabase::database(m_name, false);
+            if (m_held)
+                QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(m_name);
+        m_name.clear();
+        m_held = false;
+    }
+
+private:
+    QString m_name;
+    bool m_held = false;
+};
+
 // One value from the file through a connection of its own, as another reader would see it.
 QVariant queryValue(const QString &path, const QString &sql)
 {
@@ -125,11 +160,55 @@ QByteArray allBytes(const QString &dir)
     return bytes;
 }
 
+// No automatic pruning: these tests put runs of any age in and say when to prune.
+constexpr HistoryStore::Retention kKeepAll{0, 0, 0};
+
+bool openStore(HistoryStore &store, const QString &path, QString *error = nullptr)
+{
+    store.setRetention(kKeepAll);
+    return store.open(path, error);
+}
+
+// Saves and waits for the worker to have written it: true when it was.
+bool put(HistoryStore &store, const RunRecord &run)
+{
+    QSignalSpy saved(&store, &HistoryStore::saved);
+    if (!store.save(run))
+        return false;
+    if (!saved.wait(60000))
+        return false;
+    return saved.last().at(0).toString() == run.id && saved.last().at(1).toBool();
+}
+
+QList<RunRecord> recentOf(HistoryStore &store, int limit, const QString &text = QString())
+{
+    QList<RunRecord> result;
+    QEventLoop loop;
+    store.recent(limit, text, &loop, [&](const QList<RunRecord> &runs) {
+        result = runs;
+        loop.quit();
+    });
+    loop.exec();
+    return result;
+}
+
+int pruneOf(HistoryStore &store, int days, int maxRuns = 0, qint64 maxBytes = 0)
+{
+    int removed = -1;
+    QEventLoop loop;
+    store.prune({days, maxBytes, maxRuns}, &loop, [&](int n) {
+        removed = n;
+        loop.quit();
+    });
+    loop.exec();
+    return removed;
+}
+
 int runWriter(const QString &path)
 {
     HistoryStore store;
     QString error;
-    if (!store.open(path, &error)) {
+    if (!openStore(store, path, &error)) {
         std::fprintf(stderr, "writer: %s\n", qPrintable(error));
         return 255;
     }
@@ -139,7 +218,7 @@ int runWriter(const QString &path)
     for (int i = 0; i < kChildRuns; ++i) {
         RunRecord r = makeRun(QStringLiteral("child-%1").arg(i));
         r.files = {makeFile(OutputFile::Kind::Output, QStringLiteral("f.bin"), everyByte())};
-        if (!store.save(r))
+        if (!put(store, r))
             ++failures;
     }
     return failures;
@@ -174,6 +253,14 @@ private Q_SLOTS:
     void pruneNothing();
     void twoStoresOnOneFile();
     void secondProcessWritesConcurrently();
+    void saveReturnsWhileAnotherProcessHoldsTheLock();
+    void failedWriteIsLoggedAndTold();
+    void pendingWritesAreBounded();
+    void defaultRetention();
+    void retentionAppliedAtOpen();
+    void retentionSetRightAfterOpenIsTheOneApplied();
+    void sizeCapKeepsTheNewest();
+    void closeFinishesQueuedWrites();
 
 private:
     QString newPath() { return m_dir.filePath(QStringLiteral("sub/%1/history.sqlite").arg(++m_n)); }
@@ -204,19 +291,24 @@ void tst_HistoryStore::defaultPath()
 
 void tst_HistoryStore::openMigratesSchemaOne()
 {
-    // A file of the first schema (no session_id), with a run in it.
+    // A file of the first schema (no session_id, no size_bytes, the old index), with a run in it.
     const QString path = newPath();
-    {
+    const RunRecord old = [&] {
         HistoryStore store;
-        QVERIFY(store.open(path));
-        RunRecord old = makeRun(QStringLiteral("old"));
-        old.sessionId.clear();
-        QVERIFY(store.save(old));
-    }
+        openStore(store, path);
+        RunRecord r = makeRun(QStringLiteral("old"));
+        r.sessionId.clear();
+        r.files = {makeFile(OutputFile::Kind::Output, QStringLiteral("f"), QByteArray(1000, 'f'))};
+        put(store, r);
+        return r;
+    }();
     QVERIFY(queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
                                             "= 'session_id'"))
                 .isValid());
+    queryValue(path, QStringLiteral("DROP INDEX runs_created_size"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN session_id"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN size_bytes"));
+    queryValue(path, QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
     QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
                                              "= 'session_id'"))
@@ -224,14 +316,26 @@ void tst_HistoryStore::openMigratesSchemaOne()
 
     HistoryStore store;
     QString error;
-    QVERIFY2(store.open(path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 2);
+    QVERIFY2(openStore(store, path, &error), qPrintable(error));
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 3);
     QVERIFY(store.load(QStringLiteral("old")).has_value());
     QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
     RunRecord fresh = makeRun(QStringLiteral("new"));
     fresh.sessionId = QStringLiteral("s-0123456789ab");
-    QVERIFY(store.save(fresh));
+    QVERIFY(put(store, fresh));
     QCOMPARE(store.load(QStringLiteral("new"))->sessionId, QStringLiteral("s-0123456789ab"));
+    // The old index made way for the one the size cap reads.
+    QCOMPARE(queryValue(path, QStringLiteral("SELECT group_concat(name) FROM sqlite_master WHERE "
+                                             "type = 'index' AND sql LIKE '%created_at%'"))
+                 .toString(),
+             QStringLiteral("runs_created_size"));
+    // The old run's size is filled in by the first pass with a size cap.
+    QVERIFY(
+        queryValue(path, QStringLiteral("SELECT size_bytes FROM runs WHERE id = 'old'")).isNull());
+    QCOMPARE(pruneOf(store, 0, 0, 1024 * 1024), 0);
+    QCOMPARE(queryValue(path, QStringLiteral("SELECT size_bytes FROM runs WHERE id = 'old'"))
+                 .toLongLong(),
+             qint64(old.code.toUtf8().size() + RunRecord::packOutput(old.output).size() + 1000));
 }
 
 void tst_HistoryStore::openCreatesFolderAndSchema()
@@ -241,17 +345,19 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
     HistoryStore store;
     QVERIFY(!store.isOpen());
     QString error;
-    QVERIFY2(store.open(path, &error), qPrintable(error));
+    QVERIFY2(openStore(store, path, &error), qPrintable(error));
     QVERIFY(error.isEmpty());
     QVERIFY(store.isOpen());
     QCOMPARE(store.path(), path);
     QVERIFY(QFileInfo::exists(path));
     QCOMPARE(store.count(), 0);
-    QVERIFY(store.recent(10).isEmpty());
+    QVERIFY(recentOf(store, 10).isEmpty());
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 2);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 3);
+    // A new file gives pruned space back to the file system.
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA auto_vacuum")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "
                                              "('runs', 'files')"))
                  .toInt(),
@@ -264,10 +370,10 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
     store.close();
     QVERIFY(!store.isOpen());
     // Opening an existing file keeps its schema and rows.
-    QVERIFY(store.open(path));
-    QVERIFY(store.save(makeRun(QStringLiteral("a"))));
+    QVERIFY(openStore(store, path));
+    QVERIFY(put(store, makeRun(QStringLiteral("a"))));
     store.close();
-    QVERIFY(store.open(path));
+    QVERIFY(openStore(store, path));
     QCOMPARE(store.count(), 1);
 }
 
@@ -301,13 +407,13 @@ void tst_HistoryStore::openUnusable()
     HistoryStore store;
     QString error;
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("^Cannot open")));
-    QVERIFY(!store.open(path, &error));
+    QVERIFY(!openStore(store, path, &error));
     QVERIFY(!store.isOpen());
     QVERIFY(!error.isEmpty());
     QVERIFY2(error.contains(u'\'' + path + u'\''), qPrintable(error));
     // Failing again without an error string is as quiet about it.
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("^Cannot open")));
-    QVERIFY(!store.open(path));
+    QVERIFY(!openStore(store, path));
 }
 
 void tst_HistoryStore::notOpen()
@@ -315,10 +421,10 @@ void tst_HistoryStore::notOpen()
     HistoryStore store;
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("not open")));
     QVERIFY(!store.save(makeRun(QStringLiteral("a"))));
-    QVERIFY(store.recent(10).isEmpty());
+    QVERIFY(recentOf(store, 10).isEmpty());
     QVERIFY(!store.load(QStringLiteral("a")).has_value());
     QCOMPARE(store.count(), 0);
-    QCOMPARE(store.prune(1, 1), 0);
+    QCOMPARE(pruneOf(store, 1, 1), 0);
     store.close();
     store.close();
 }
@@ -328,21 +434,21 @@ void tst_HistoryStore::reopen()
     const QString first = newPath();
     const QString second = newPath();
     HistoryStore store;
-    QVERIFY(store.open(first));
-    QVERIFY(store.save(makeRun(QStringLiteral("a"))));
-    QVERIFY(store.open(second));
+    QVERIFY(openStore(store, first));
+    QVERIFY(put(store, makeRun(QStringLiteral("a"))));
+    QVERIFY(openStore(store, second));
     QCOMPARE(store.path(), second);
     QCOMPARE(store.count(), 0);
-    QVERIFY(store.open(first));
+    QVERIFY(openStore(store, first));
     QCOMPARE(store.count(), 1);
 }
 
 void tst_HistoryStore::roundTrip()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     const RunRecord original = fullRecord();
-    QVERIFY(store.save(original));
+    QVERIFY(put(store, original));
     QCOMPARE(store.count(), 1);
 
     const std::optional<RunRecord> loaded = store.load(original.id);
@@ -357,18 +463,18 @@ void tst_HistoryStore::roundTrip()
 
     // A store on the same file reads the same.
     HistoryStore other;
-    QVERIFY(other.open(store.path()));
+    QVERIFY(openStore(other, store.path()));
     compareRecords(*other.load(original.id), expected);
 }
 
 void tst_HistoryStore::roundTripMinimal()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     RunRecord r;
     r.id = QStringLiteral("minimal");
     r.createdAt = at(5000);
-    QVERIFY(store.save(r));
+    QVERIFY(put(store, r));
     const std::optional<RunRecord> loaded = store.load(QStringLiteral("minimal"));
     QVERIFY(loaded.has_value());
     compareRecords(*loaded, r);
@@ -377,12 +483,12 @@ void tst_HistoryStore::roundTripMinimal()
     // Without a creation time the run still sorts: it gets the time it was saved.
     RunRecord undated;
     undated.id = QStringLiteral("undated");
-    QVERIFY(store.save(undated));
+    QVERIFY(put(store, undated));
     const std::optional<RunRecord> u = store.load(QStringLiteral("undated"));
     QVERIFY(u.has_value());
     QVERIFY(u->createdAt.isValid());
     QVERIFY(qAbs(u->createdAt.msecsTo(QDateTime::currentDateTimeUtc())) < 60000);
-    QCOMPARE(ids(store.recent(10)),
+    QCOMPARE(ids(recentOf(store, 10)),
              (QStringList{QStringLiteral("undated"), QStringLiteral("minimal")}));
 }
 
@@ -393,10 +499,10 @@ void tst_HistoryStore::envValuesNeverStored()
     const RunRecord run = fullRecord();
     {
         HistoryStore store;
-        QVERIFY(store.open(path));
-        QVERIFY(store.save(run));
+        QVERIFY(openStore(store, path));
+        QVERIFY(put(store, run));
         RunRecord again = fullRecord();
-        QVERIFY(store.save(again));
+        QVERIFY(put(store, again));
         // While open (the rows are in the WAL file) ...
         const QByteArray live = allBytes(folder);
         QVERIFY(live.contains("MARKER_CODE_8731")); // the check can see stored text
@@ -412,7 +518,7 @@ void tst_HistoryStore::envValuesNeverStored()
     QVERIFY(!closed.contains(QStringLiteral("TopSecretValue-5521").toUtf8().toBase64()));
 
     HistoryStore store;
-    QVERIFY(store.open(path));
+    QVERIFY(openStore(store, path));
     QVERIFY(store.load(run.id)->envValues.isEmpty());
     QCOMPARE(store.load(run.id)->envNames, run.envNames);
 }
@@ -420,10 +526,10 @@ void tst_HistoryStore::envValuesNeverStored()
 void tst_HistoryStore::loadMissing()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     QVERIFY(!store.load(QStringLiteral("nope")).has_value());
     QVERIFY(!store.load(QString()).has_value());
-    QVERIFY(store.save(makeRun(QStringLiteral("yes"))));
+    QVERIFY(put(store, makeRun(QStringLiteral("yes"))));
     QVERIFY(!store.load(QStringLiteral("YES")).has_value());
     QVERIFY(store.load(QStringLiteral("yes")).has_value());
 }
@@ -431,36 +537,37 @@ void tst_HistoryStore::loadMissing()
 void tst_HistoryStore::recentOrderAndLimit()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     // Saved out of order; minutes ago as the name says.
     const QList<int> minutesAgo{5, 1, 9, 3, 7, 0, 8, 2, 6, 4};
     for (int m : minutesAgo)
-        QVERIFY(store.save(makeRun(QStringLiteral("m%1").arg(m), at(m * 60000))));
+        QVERIFY(put(store, makeRun(QStringLiteral("m%1").arg(m), at(m * 60000))));
     QCOMPARE(store.count(), 10);
 
     QStringList newestFirst;
     for (int m = 0; m < 10; ++m)
         newestFirst.append(QStringLiteral("m%1").arg(m));
-    QCOMPARE(ids(store.recent(100)), newestFirst);
-    QCOMPARE(ids(store.recent(10)), newestFirst);
-    QCOMPARE(ids(store.recent(3)), newestFirst.mid(0, 3));
-    QCOMPARE(ids(store.recent(1)), newestFirst.mid(0, 1));
-    QVERIFY(store.recent(0).isEmpty());
+    QCOMPARE(ids(recentOf(store, 100)), newestFirst);
+    QCOMPARE(ids(recentOf(store, 10)), newestFirst);
+    QCOMPARE(ids(recentOf(store, 3)), newestFirst.mid(0, 3));
+    QCOMPARE(ids(recentOf(store, 1)), newestFirst.mid(0, 1));
+    QVERIFY(recentOf(store, 0).isEmpty());
 
     // Same millisecond: the later save first.
     const QDateTime same = at(-60000);
-    QVERIFY(store.save(makeRun(QStringLiteral("tie-1"), same)));
-    QVERIFY(store.save(makeRun(QStringLiteral("tie-2"), same)));
-    QCOMPARE(ids(store.recent(2)), (QStringList{QStringLiteral("tie-2"), QStringLiteral("tie-1")}));
+    QVERIFY(put(store, makeRun(QStringLiteral("tie-1"), same)));
+    QVERIFY(put(store, makeRun(QStringLiteral("tie-2"), same)));
+    QCOMPARE(ids(recentOf(store, 2)),
+             (QStringList{QStringLiteral("tie-2"), QStringLiteral("tie-1")}));
 }
 
 void tst_HistoryStore::recentFillsScalars()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     const RunRecord full = fullRecord();
-    QVERIFY(store.save(full));
-    const QList<RunRecord> runs = store.recent(10);
+    QVERIFY(put(store, full));
+    const QList<RunRecord> runs = recentOf(store, 10);
     QCOMPARE(runs.size(), 1);
     QVERIFY(!runs.at(0).complete);
     QVERIFY(runs.at(0).output.isEmpty());
@@ -511,7 +618,7 @@ void tst_HistoryStore::search()
     QFETCH(QStringList, expected);
 
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     RunRecord r1 = makeRun(QStringLiteral("r1"), at(40000));
     r1.code = QStringLiteral("print('Hello World')");
     r1.source = QStringLiteral("claude");
@@ -543,32 +650,32 @@ void tst_HistoryStore::search()
     r4.tool = QStringLiteral("manual");
     r4.output.clear();
     for (const RunRecord &r : {r1, r2, r3, r4})
-        QVERIFY(store.save(r));
+        QVERIFY(put(store, r));
 
-    const QList<RunRecord> found = store.recent(100, text);
+    const QList<RunRecord> found = recentOf(store, 100, text);
     QCOMPARE(ids(found), expected);
     for (const RunRecord &r : found)
         QVERIFY(!r.complete);
     // The limit applies after the filter.
-    QCOMPARE(ids(store.recent(1, text)), expected.mid(0, 1));
+    QCOMPARE(ids(recentOf(store, 1, text)), expected.mid(0, 1));
 }
 
 void tst_HistoryStore::upsertReplaces()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     RunRecord r = makeRun(QStringLiteral("same"));
     r.status = RunRecord::Status::Running;
     r.files = {makeFile(OutputFile::Kind::Plot, QStringLiteral("a.png"), "A"),
                makeFile(OutputFile::Kind::Output, QStringLiteral("b.txt"), "B"),
                makeFile(OutputFile::Kind::Output, QStringLiteral("c.txt"), "C")};
-    QVERIFY(store.save(r));
+    QVERIFY(put(store, r));
 
     r.status = RunRecord::Status::Ok;
     r.output.clear();
     r.appendOutput(2, "replaced");
     r.files = {makeFile(OutputFile::Kind::Output, QStringLiteral("z.txt"), "Z")};
-    QVERIFY(store.save(r));
+    QVERIFY(put(store, r));
 
     QCOMPARE(store.count(), 1);
     QCOMPARE(queryValue(store.path(), QStringLiteral("SELECT COUNT(*) FROM files")).toInt(), 1);
@@ -578,7 +685,7 @@ void tst_HistoryStore::upsertReplaces()
 
     // And down to no files at all.
     r.files.clear();
-    QVERIFY(store.save(r));
+    QVERIFY(put(store, r));
     QCOMPARE(store.load(r.id)->files.size(), 0);
     QCOMPARE(queryValue(store.path(), QStringLiteral("SELECT COUNT(*) FROM files")).toInt(), 0);
 }
@@ -586,15 +693,15 @@ void tst_HistoryStore::upsertReplaces()
 void tst_HistoryStore::saveIncompleteKeepsOutputAndFiles()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     const RunRecord full = fullRecord();
-    QVERIFY(store.save(full));
+    QVERIFY(put(store, full));
 
     // A record from recent() has no output and files: saving it must not erase them.
-    RunRecord partial = store.recent(1).at(0);
+    RunRecord partial = recentOf(store, 1).at(0);
     partial.status = RunRecord::Status::Cancelled;
     partial.notes = QStringList{QStringLiteral("edited")};
-    QVERIFY(store.save(partial));
+    QVERIFY(put(store, partial));
 
     RunRecord expected = full;
     expected.envValues.clear();
@@ -605,7 +712,7 @@ void tst_HistoryStore::saveIncompleteKeepsOutputAndFiles()
     // An incomplete record that is not stored yet is inserted as it is.
     RunRecord fresh = makeRun(QStringLiteral("fresh"));
     fresh.complete = false;
-    QVERIFY(store.save(fresh));
+    QVERIFY(put(store, fresh));
     QCOMPARE(store.count(), 2);
     QCOMPARE(store.load(QStringLiteral("fresh"))->output.size(), 1);
 }
@@ -613,7 +720,7 @@ void tst_HistoryStore::saveIncompleteKeepsOutputAndFiles()
 void tst_HistoryStore::pruneByDays()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     constexpr qint64 day = 24 * 3600 * 1000LL;
     for (const auto &[name, ago] :
          {std::pair{"d400", 400 * day}, std::pair{"d40", 40 * day}, std::pair{"d31", 31 * day},
@@ -621,56 +728,56 @@ void tst_HistoryStore::pruneByDays()
         RunRecord r = makeRun(QString::fromLatin1(name), at(ago));
         r.files = {makeFile(OutputFile::Kind::Output, QStringLiteral("f"), "data"),
                    makeFile(OutputFile::Kind::Output, QStringLiteral("g"), "data")};
-        QVERIFY(store.save(r));
+        QVERIFY(put(store, r));
     }
     QCOMPARE(queryValue(store.path(), QStringLiteral("SELECT COUNT(*) FROM files")).toInt(), 12);
 
-    QCOMPARE(store.prune(0), 0);
-    QCOMPARE(store.prune(-5), 0);
+    QCOMPARE(pruneOf(store, 0), 0);
+    QCOMPARE(pruneOf(store, -5), 0);
     QCOMPARE(store.count(), 6);
-    QCOMPARE(store.prune(30), 3);
-    QCOMPARE(ids(store.recent(10)),
+    QCOMPARE(pruneOf(store, 30), 3);
+    QCOMPARE(ids(recentOf(store, 10)),
              (QStringList{QStringLiteral("now"), QStringLiteral("d1"), QStringLiteral("d29")}));
     // The files went with their runs.
     QCOMPARE(queryValue(store.path(), QStringLiteral("SELECT COUNT(*) FROM files")).toInt(), 6);
-    QCOMPARE(store.prune(30), 0);
-    QCOMPARE(store.prune(2), 1);
+    QCOMPARE(pruneOf(store, 30), 0);
+    QCOMPARE(pruneOf(store, 2), 1);
     QCOMPARE(store.count(), 2);
 }
 
 void tst_HistoryStore::pruneByMaxRuns()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
+    QVERIFY(openStore(store, newPath()));
     for (int m : {3, 9, 0, 5, 7, 1, 8, 2, 6, 4}) {
         RunRecord r = makeRun(QStringLiteral("m%1").arg(m), at(m * 60000));
         r.files = {makeFile(OutputFile::Kind::Plot, QStringLiteral("p.png"), everyByte())};
-        QVERIFY(store.save(r));
+        QVERIFY(put(store, r));
     }
-    QCOMPARE(store.prune(0, 20), 0);
-    QCOMPARE(store.prune(0, 10), 0);
-    QCOMPARE(store.prune(0, 7), 3);
-    QCOMPARE(ids(store.recent(100)).last(), QStringLiteral("m6"));
+    QCOMPARE(pruneOf(store, 0, 20), 0);
+    QCOMPARE(pruneOf(store, 0, 10), 0);
+    QCOMPARE(pruneOf(store, 0, 7), 3);
+    QCOMPARE(ids(recentOf(store, 100)).last(), QStringLiteral("m6"));
     QCOMPARE(queryValue(store.path(), QStringLiteral("SELECT COUNT(*) FROM files")).toInt(), 7);
 
     // Both limits: the age first, then the cap on what is left.
     RunRecord old = makeRun(QStringLiteral("old"), at(100LL * 24 * 3600 * 1000));
-    QVERIFY(store.save(old));
-    QCOMPARE(store.prune(30, 3), 1 + 4);
-    QCOMPARE(ids(store.recent(100)),
+    QVERIFY(put(store, old));
+    QCOMPARE(pruneOf(store, 30, 3), 1 + 4);
+    QCOMPARE(ids(recentOf(store, 100)),
              (QStringList{QStringLiteral("m0"), QStringLiteral("m1"), QStringLiteral("m2")}));
-    QCOMPARE(store.prune(0, 1), 2);
-    QCOMPARE(ids(store.recent(100)), QStringList{QStringLiteral("m0")});
+    QCOMPARE(pruneOf(store, 0, 1), 2);
+    QCOMPARE(ids(recentOf(store, 100)), QStringList{QStringLiteral("m0")});
     QCOMPARE(queryValue(store.path(), QStringLiteral("SELECT COUNT(*) FROM files")).toInt(), 1);
 }
 
 void tst_HistoryStore::pruneNothing()
 {
     HistoryStore store;
-    QVERIFY(store.open(newPath()));
-    QCOMPARE(store.prune(30, 10), 0);
-    QVERIFY(store.save(makeRun(QStringLiteral("a"))));
-    QCOMPARE(store.prune(0, 0), 0);
+    QVERIFY(openStore(store, newPath()));
+    QCOMPARE(pruneOf(store, 30, 10), 0);
+    QVERIFY(put(store, makeRun(QStringLiteral("a"))));
+    QCOMPARE(pruneOf(store, 0, 0), 0);
     QCOMPARE(store.count(), 1);
 }
 
@@ -679,13 +786,13 @@ void tst_HistoryStore::twoStoresOnOneFile()
     const QString path = newPath();
     HistoryStore a;
     HistoryStore b;
-    QVERIFY(a.open(path));
-    QVERIFY(b.open(path));
+    QVERIFY(openStore(a, path));
+    QVERIFY(openStore(b, path));
     QSet<QString> expected;
     for (int i = 0; i < 50; ++i) {
         HistoryStore &store = i % 2 ? b : a;
         const QString id = QStringLiteral("%1-%2").arg(i % 2 ? 'b' : 'a').arg(i);
-        QVERIFY(store.save(makeRun(id)));
+        QVERIFY(put(store, makeRun(id)));
         expected.insert(id);
         // Each sees the other's writes at once.
         QCOMPARE(a.count(), i + 1);
@@ -693,15 +800,15 @@ void tst_HistoryStore::twoStoresOnOneFile()
         QVERIFY(a.load(id).has_value());
         QVERIFY(b.load(id).has_value());
     }
-    const QStringList fromA = ids(a.recent(1000));
-    const QStringList fromB = ids(b.recent(1000));
+    const QStringList fromA = ids(recentOf(a, 1000));
+    const QStringList fromB = ids(recentOf(b, 1000));
     QCOMPARE(fromA, fromB);
     QCOMPARE(QSet<QString>(fromA.begin(), fromA.end()), expected);
 
     // One replaces what the other wrote.
     RunRecord r = *a.load(QStringLiteral("b-1"));
     r.status = RunRecord::Status::Cancelled;
-    QVERIFY(a.save(r));
+    QVERIFY(put(a, r));
     QCOMPARE(b.load(QStringLiteral("b-1"))->status, RunRecord::Status::Cancelled);
     QCOMPARE(b.count(), 50);
 }
@@ -710,7 +817,7 @@ void tst_HistoryStore::secondProcessWritesConcurrently()
 {
     const QString path = newPath();
     HistoryStore store;
-    QVERIFY(store.open(path));
+    QVERIFY(openStore(store, path));
 
     QProcess child;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -729,12 +836,14 @@ void tst_HistoryStore::secondProcessWritesConcurrently()
     for (int i = 0; i < kChildRuns; ++i) {
         RunRecord r = makeRun(QStringLiteral("parent-%1").arg(i));
         r.files = {makeFile(OutputFile::Kind::Plot, QStringLiteral("p.png"), everyByte())};
-        if (!store.save(r))
+        if (!put(store, r))
             ++failures;
         if (i == 0)
             firstSave = r.createdAt;
     }
-    const bool childFinished = child.waitForFinished(50000);
+    // The parent's waits run the event loop: the child may have been seen ending already.
+    const bool childFinished =
+        child.state() == QProcess::NotRunning || child.waitForFinished(50000);
     const QByteArray childErrors = child.readAllStandardError();
     QVERIFY2(childFinished, childErrors.constData());
     QCOMPARE(child.exitStatus(), QProcess::NormalExit);
@@ -744,7 +853,7 @@ void tst_HistoryStore::secondProcessWritesConcurrently()
     QCOMPARE(failures, 0);
     QCOMPARE(store.count(), 2 * kChildRuns);
 
-    const QList<RunRecord> runs = store.recent(10 * kChildRuns);
+    const QList<RunRecord> runs = recentOf(store, 10 * kChildRuns);
     QCOMPARE(runs.size(), 2 * kChildRuns);
     int fromChild = 0;
     bool interleaved = false;
@@ -760,6 +869,210 @@ void tst_HistoryStore::secondProcessWritesConcurrently()
     // less, but is no failure.
     if (!interleaved)
         qInfo("the two writers did not overlap in time");
+}
+
+void tst_HistoryStore::saveReturnsWhileAnotherProcessHoldsTheLock()
+{
+    HistoryStore store;
+    QVERIFY(openStore(store, newPath()));
+    QVERIFY(put(store, makeRun(QStringLiteral("before"))));
+    WriteLock lock(store.path());
+    QVERIFY(lock.held());
+
+    QSignalSpy saved(&store, &HistoryStore::saved);
+    RunRecord big = makeRun(QStringLiteral("big"));
+    big.files = {makeFile(OutputFile::Kind::Output, QStringLiteral("big.bin"),
+                          QByteArray(20 * 1024 * 1024, 'b'))};
+    // Queued: it returns with the lock still held (a write on this thread would have waited for
+    // it, then failed).
+    QVERIFY(store.save(big));
+    QVERIFY(!store.contains(QStringLiteral("big")));
+    // Reads on the calling thread do not wait for the writer either.
+    QVERIFY(store.contains(QStringLiteral("before")));
+    QCOMPARE(store.count(), 1);
+    QTest::qWait(300);
+    QCOMPARE(saved.count(), 0); // the worker still waits for the lock
+
+    lock.release();
+    QVERIFY(saved.wait(60000));
+    QCOMPARE(saved.at(0).at(0).toString(), QStringLiteral("big"));
+    QVERIFY(saved.at(0).at(1).toBool());
+    QCOMPARE(store.load(QStringLiteral("big"))->files.at(0).data.size(), 20 * 1024 * 1024);
+}
+
+void tst_HistoryStore::failedWriteIsLoggedAndTold()
+{
+    HistoryStore store;
+    QVERIFY(openStore(store, newPath()));
+    // Another process broke the file under it: the write fails on the worker.
+    queryValue(store.path(), QStringLiteral("DROP TABLE files"));
+    QSignalSpy saved(&store, &HistoryStore::saved);
+    RunRecord r = makeRun(QStringLiteral("lost"));
+    r.files = {makeFile(OutputFile::Kind::Output, QStringLiteral("f"), "data")};
+    QTest::ignoreMessage(
+        QtWarningMsg, QRegularExpression(QStringLiteral("^Cannot save run lost to the history")));
+    QVERIFY(store.save(r));
+    QVERIFY(saved.wait(60000));
+    QCOMPARE(saved.at(0).at(0).toString(), QStringLiteral("lost"));
+    QVERIFY(!saved.at(0).at(1).toBool());
+    QVERIFY(!store.contains(QStringLiteral("lost"))); // rolled back whole
+}
+
+void tst_HistoryStore::pendingWritesAreBounded()
+{
+    HistoryStore store;
+    QVERIFY(openStore(store, newPath()));
+    WriteLock lock(store.path());
+    QVERIFY(lock.held());
+    constexpr int kMiB = 1024 * 1024;
+    const int perRun = 20 * kMiB;
+    const int fit = int(HistoryStore::kMaxPendingBytes / (perRun + kMiB));
+    QVERIFY(fit >= 1);
+    QSignalSpy saved(&store, &HistoryStore::saved);
+    for (int i = 0; i < fit; ++i) {
+        RunRecord r = makeRun(QStringLiteral("q%1").arg(i));
+        r.files = {
+            makeFile(OutputFile::Kind::Output, QStringLiteral("f"), QByteArray(perRun, 'q'))};
+        QVERIFY(store.save(r));
+    }
+    RunRecord over = makeRun(QStringLiteral("over"));
+    over.files = {makeFile(OutputFile::Kind::Output, QStringLiteral("f"), QByteArray(perRun, 'o'))};
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression(QStringLiteral("^Cannot save run over to the history.*"
+                                                           "still waiting to be written")));
+    QVERIFY(!store.save(over));
+
+    lock.release();
+    QTRY_COMPARE_WITH_TIMEOUT(saved.count(), fit, 60000);
+    for (const QList<QVariant> &s : saved)
+        QVERIFY(s.at(1).toBool());
+    QCOMPARE(store.count(), fit);
+    QVERIFY(!store.contains(QStringLiteral("over")));
+    // With the queue empty again, a run is taken.
+    QVERIFY(put(store, over));
+}
+
+void tst_HistoryStore::defaultRetention()
+{
+    const QByteArray days = qgetenv("CODE_SANDBOX_HISTORY_DAYS");
+    const QByteArray mb = qgetenv("CODE_SANDBOX_HISTORY_MAX_MB");
+    qunsetenv("CODE_SANDBOX_HISTORY_DAYS");
+    qunsetenv("CODE_SANDBOX_HISTORY_MAX_MB");
+    QCOMPARE(HistoryStore::defaultRetention().days, 30);
+    QCOMPARE(HistoryStore::defaultRetention().maxBytes, 1024LL * 1024 * 1024);
+    QCOMPARE(HistoryStore::defaultRetention().maxRuns, 0);
+    QCOMPARE(HistoryStore().retention(), HistoryStore::defaultRetention());
+
+    qputenv("CODE_SANDBOX_HISTORY_DAYS", "7");
+    qputenv("CODE_SANDBOX_HISTORY_MAX_MB", "3");
+    QCOMPARE(HistoryStore::defaultRetention().days, 7);
+    QCOMPARE(HistoryStore::defaultRetention().maxBytes, 3LL * 1024 * 1024);
+    QCOMPARE(HistoryStore().retention().days, 7);
+    qputenv("CODE_SANDBOX_HISTORY_DAYS", "0");
+    qputenv("CODE_SANDBOX_HISTORY_MAX_MB", "0");
+    QCOMPARE(HistoryStore::defaultRetention().days, 0);
+    QCOMPARE(HistoryStore::defaultRetention().maxBytes, 0);
+
+    qputenv("CODE_SANDBOX_HISTORY_DAYS", "soon");
+    qputenv("CODE_SANDBOX_HISTORY_MAX_MB", "-1");
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression(QStringLiteral("CODE_SANDBOX_HISTORY_DAYS.*ignored")));
+    QTest::ignoreMessage(
+        QtWarningMsg, QRegularExpression(QStringLiteral("CODE_SANDBOX_HISTORY_MAX_MB.*ignored")));
+    QCOMPARE(HistoryStore::defaultRetention().days, 30);
+
+    qunsetenv("CODE_SANDBOX_HISTORY_DAYS");
+    qunsetenv("CODE_SANDBOX_HISTORY_MAX_MB");
+    if (!days.isNull())
+        qputenv("CODE_SANDBOX_HISTORY_DAYS", days);
+    if (!mb.isNull())
+        qputenv("CODE_SANDBOX_HISTORY_MAX_MB", mb);
+}
+
+void tst_HistoryStore::retentionAppliedAtOpen()
+{
+    const QString path = newPath();
+    constexpr qint64 day = 24 * 3600 * 1000LL;
+    {
+        HistoryStore writer;
+        QVERIFY(openStore(writer, path));
+        QVERIFY(put(writer, makeRun(QStringLiteral("d40"), at(40 * day))));
+        QVERIFY(put(writer, makeRun(QStringLiteral("d2"), at(2 * day))));
+    }
+    // A store with the defaults, as every instance opens it, and nothing else asked of it.
+    HistoryStore store;
+    QCOMPARE(store.retention().days, 30);
+    QSignalSpy pruned(&store, &HistoryStore::pruned);
+    QVERIFY(store.open(path));
+    QVERIFY(pruned.wait(60000));
+    QCOMPARE(pruned.at(0).at(0).toInt(), 1);
+    QVERIFY(!store.contains(QStringLiteral("d40")));
+    QVERIFY(store.contains(QStringLiteral("d2")));
+}
+
+void tst_HistoryStore::retentionSetRightAfterOpenIsTheOneApplied()
+{
+    const QString path = newPath();
+    constexpr qint64 day = 24 * 3600 * 1000LL;
+    {
+        HistoryStore writer;
+        QVERIFY(openStore(writer, path));
+        QVERIFY(put(writer, makeRun(QStringLiteral("d400"), at(400 * day))));
+        QVERIFY(put(writer, makeRun(QStringLiteral("d40"), at(40 * day))));
+    }
+    // The window opens with the defaults, then sets its own "keep a year" before its loop runs.
+    HistoryStore store;
+    QSignalSpy pruned(&store, &HistoryStore::pruned);
+    QVERIFY(store.open(path));
+    store.setRetentionDays(365);
+    QVERIFY(pruned.wait(60000));
+    QCOMPARE(pruned.at(0).at(0).toInt(), 1);
+    QVERIFY(!store.contains(QStringLiteral("d400")));
+    QVERIFY(store.contains(QStringLiteral("d40")));
+    // 0 keeps every age.
+    store.setRetentionDays(0);
+    QVERIFY(store.waitForIdle());
+    QVERIFY(store.contains(QStringLiteral("d40")));
+}
+
+void tst_HistoryStore::sizeCapKeepsTheNewest()
+{
+    HistoryStore store;
+    QVERIFY(openStore(store, newPath()));
+    // About 4 KiB a run: two fit in 10000 bytes, three do not.
+    store.setRetention({0, 10000, 0});
+    QSignalSpy pruned(&store, &HistoryStore::pruned);
+    for (int i = 0; i < 5; ++i) {
+        RunRecord r = makeRun(QStringLiteral("s%1").arg(i), at((10 - i) * 1000));
+        r.files = {makeFile(OutputFile::Kind::Output, QStringLiteral("f"), QByteArray(4000, 'x'))};
+        QVERIFY(put(store, r));
+        QCOMPARE(store.count(), qMin(i + 1, 2));
+    }
+    QTRY_COMPARE(pruned.count(), 3);
+    QCOMPARE(ids(recentOf(store, 10)), (QStringList{QStringLiteral("s4"), QStringLiteral("s3")}));
+    QCOMPARE(queryValue(store.path(), QStringLiteral("SELECT COUNT(*) FROM files")).toInt(), 2);
+    // Newer by time, not by save: an older run saved last is the one that goes.
+    RunRecord ancient = makeRun(QStringLiteral("ancient"), at(3600 * 1000));
+    ancient.files = {
+        makeFile(OutputFile::Kind::Output, QStringLiteral("f"), QByteArray(4000, 'x'))};
+    QVERIFY(put(store, ancient));
+    QCOMPARE(ids(recentOf(store, 10)), (QStringList{QStringLiteral("s4"), QStringLiteral("s3")}));
+    // An explicit pass with a smaller cap.
+    QCOMPARE(pruneOf(store, 0, 0, 5000), 1);
+    QCOMPARE(ids(recentOf(store, 10)), QStringList{QStringLiteral("s4")});
+}
+
+void tst_HistoryStore::closeFinishesQueuedWrites()
+{
+    const QString path = newPath();
+    {
+        HistoryStore store;
+        QVERIFY(openStore(store, path));
+        for (int i = 0; i < 20; ++i)
+            QVERIFY(store.save(makeRun(QStringLiteral("c%1").arg(i))));
+        // Destroyed at once, as a headless instance is when its input ends.
+    }
+    QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM runs")).toInt(), 20);
 }
 
 int main(int argc, char *argv[])
