@@ -724,7 +724,12 @@ bool HistoryStore::open(const QString &path, QString *error)
         w.retention = retention;
         w.connection =
             QStringLiteral("history-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
-        const QString sqlError = openConnection(w.connection, path, kWriterBusyTimeoutMs, true);
+        // open() waits for this: the short timeout while setting the file up, the long one for
+        // the writes, which nothing waits for.
+        QString sqlError = openConnection(w.connection, path, kBusyTimeoutMs, true);
+        if (sqlError.isEmpty())
+            exec(w.db(), QStringLiteral("PRAGMA busy_timeout = %1").arg(kWriterBusyTimeoutMs),
+                 &sqlError);
         if (!sqlError.isEmpty())
             closeConnection(w.connection);
         opened->set_value(sqlError);

@@ -890,7 +890,8 @@ void tst_HistoryStore::saveReturnsWhileAnotherProcessHoldsTheLock()
     // Reads on the calling thread do not wait for the writer either.
     QVERIFY(store.contains(QStringLiteral("before")));
     QCOMPARE(store.count(), 1);
-    QTest::qWait(300);
+    // Longer than a reader's busy timeout (5 s): the worker's is longer, nothing waits on it.
+    QTest::qWait(6000);
     QCOMPARE(saved.count(), 0); // the worker still waits for the lock
 
     lock.release();
