@@ -114,15 +114,42 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
                                   QStringLiteral("HTTP address to bind (127.0.0.1). Anything but "
                                                  "loopback exposes the sandbox to the network."),
                                   QStringLiteral("addr"));
-    const QCommandLineOption token(QStringLiteral("token"),
-                                   QStringLiteral("Bearer token HTTP clients must send (default: "
-                                                  "CODE_SANDBOX_TOKEN, else one generated once "
-                                                  "and stored in your config directory)."),
-                                   QStringLiteral("t"));
+    const QCommandLineOption allowHost(
+        QStringLiteral("allow-host"),
+        QStringLiteral("Accept this name (or address) in the Host and Origin headers of HTTP "
+                       "requests, besides localhost, 127.0.0.1, ::1 and the --host address; for "
+                       "clients that reach the server by another name (repeatable). Others are "
+                       "refused, against DNS rebinding."),
+        QStringLiteral("name"));
+    const QCommandLineOption tokenFile(
+        QStringLiteral("token-file"),
+        QStringLiteral("Read the bearer token HTTP clients must send from the first line of "
+                       "this file."),
+        QStringLiteral("path"));
+    const QCommandLineOption token(
+        QStringLiteral("token"),
+        QStringLiteral("Bearer token HTTP clients must send. Kept for compatibility: a value on "
+                       "the command line is visible to every local user (ps, /proc); use "
+                       "--token-file or CODE_SANDBOX_TOKEN instead. Without any of them, a token "
+                       "generated once and stored in ~/.config/code-sandbox/http-token (mode "
+                       "0600) is used."),
+        QStringLiteral("t"));
     const QCommandLineOption noAuth(QStringLiteral("no-auth"),
                                     QStringLiteral("HTTP without a token (loopback only)."));
-    const QCommandLineOption printToken(QStringLiteral("print-token"),
-                                        QStringLiteral("Print the stored HTTP token and exit."));
+    const QCommandLineOption printToken(
+        QStringLiteral("print-token"),
+        QStringLiteral("Print the HTTP token the server would use with the same options and "
+                       "environment, and exit."));
+    const QCommandLineOption headTimeout(
+        QStringLiteral("http-head-timeout"),
+        QStringLiteral("Seconds an HTTP client has to send a request's head, from its first "
+                       "byte (10)."),
+        QStringLiteral("seconds"));
+    const QCommandLineOption bodyTimeout(
+        QStringLiteral("http-body-timeout"),
+        QStringLiteral("Seconds an HTTP client has to send a request's body, after its head "
+                       "(30)."),
+        QStringLiteral("seconds"));
     const QCommandLineOption noHistory(
         QStringLiteral("no-history"),
         QStringLiteral("Do not keep runs in the history (by default every run is stored in "
@@ -147,11 +174,12 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
-    p.addOptions({stdio,       passEnv,   pyImage,       jsImage,     image,      allowInstall,
-                  caFile,      engine,    timeout,       maxTimeout,  memory,     cpus,
-                  outputLimit, pool,      maxConcurrent, network,     http,       port,
-                  host,        token,     noAuth,        printToken,  help,       version,
-                  noHistory,   noMonitor, hidden,        sessionIdle, maxSessions});
+    p.addOptions({stdio,       passEnv,     pyImage,       jsImage,     image,       allowInstall,
+                  caFile,      engine,      timeout,       maxTimeout,  memory,      cpus,
+                  outputLimit, pool,        maxConcurrent, network,     http,        port,
+                  host,        token,       noAuth,        printToken,  help,        version,
+                  noHistory,   noMonitor,   hidden,        sessionIdle, maxSessions, allowHost,
+                  tokenFile,   headTimeout, bodyTimeout});
 
     const auto fail = [&cl](const QString &message) {
         cl.mode = Mode::Error;
@@ -178,10 +206,6 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         return fail(QStringLiteral("unexpected argument '%1'. Try --help.")
                         .arg(p.positionalArguments().first()));
 
-    if (p.isSet(printToken)) {
-        cl.mode = Mode::PrintToken;
-        return cl;
-    }
     const QString program = QFileInfo(arguments.value(0)).fileName();
     if (p.isSet(stdio) && p.isSet(http))
         return fail(QStringLiteral("choose one of --stdio and --http"));
@@ -199,10 +223,56 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     }
     if (p.isSet(host))
         cl.httpHost = p.value(host);
+    static const QRegularExpression hostName(
+        QStringLiteral("^(\\[[0-9A-Fa-f:.]+\\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*|[A-Za-z0-9_.-]+)$"));
+    for (const QString &name : p.values(allowHost)) {
+        if (!hostName.match(name.trimmed()).hasMatch())
+            return fail(QStringLiteral("--allow-host takes a host name or an address without a "
+                                       "port or scheme, like sandbox.lan or 192.168.1.5, not '%1'")
+                            .arg(name));
+        QString n = name.trimmed().toLower();
+        if (n.startsWith(u'['))
+            n = n.mid(1, n.size() - 2);
+        cl.allowHosts.append(n);
+    }
     cl.noAuth = p.isSet(noAuth);
-    if (cl.noAuth && p.isSet(token))
-        return fail(QStringLiteral("choose one of --token and --no-auth"));
-    cl.token = p.isSet(token) ? p.value(token) : env.value(QStringLiteral("CODE_SANDBOX_TOKEN"));
+    if (p.isSet(token) && p.isSet(tokenFile))
+        return fail(QStringLiteral("choose one of --token and --token-file"));
+    if (cl.noAuth && (p.isSet(token) || p.isSet(tokenFile)))
+        return fail(QStringLiteral("choose one of --token/--token-file and --no-auth"));
+    cl.tokenFile = p.value(tokenFile);
+    if (p.isSet(tokenFile) && cl.tokenFile.isEmpty())
+        return fail(QStringLiteral("--token-file needs a path"));
+    cl.tokenFromEnvironment = !p.isSet(token) && !p.isSet(tokenFile) && !cl.noAuth &&
+                              !env.value(QStringLiteral("CODE_SANDBOX_TOKEN")).isEmpty();
+    if (p.isSet(token))
+        cl.token = p.value(token);
+    else if (cl.tokenFromEnvironment)
+        cl.token = env.value(QStringLiteral("CODE_SANDBOX_TOKEN"));
+    const auto seconds = [&](const QCommandLineOption &o, double min, double max, int &ms) {
+        if (!p.isSet(o))
+            return true;
+        bool ok = false;
+        const double value = p.value(o).toDouble(&ok);
+        if (!ok || !(value >= min && value <= max))
+            return false;
+        ms = int(value * 1000);
+        return true;
+    };
+    if (!seconds(headTimeout, 0.1, 3600, cl.httpHeadTimeoutMs))
+        return fail(QStringLiteral("--http-head-timeout must be a number of seconds from 0.1 to "
+                                   "3600, not '%1'")
+                        .arg(p.value(headTimeout)));
+    if (!seconds(bodyTimeout, 0.1, 3600, cl.httpBodyTimeoutMs))
+        return fail(QStringLiteral("--http-body-timeout must be a number of seconds from 0.1 to "
+                                   "3600, not '%1'")
+                        .arg(p.value(bodyTimeout)));
+    if (p.isSet(printToken)) {
+        if (cl.noAuth)
+            return fail(QStringLiteral("--print-token: no token is used with --no-auth"));
+        cl.mode = Mode::PrintToken;
+        return cl;
+    }
     const auto value = [&](const QCommandLineOption &o, const char *envName) {
         if (p.isSet(o))
             return p.value(o);

@@ -31,8 +31,13 @@ struct CommandLine
     // HTTP mode
     QString httpHost = QStringLiteral("127.0.0.1");
     quint16 httpPort = 8765;
-    QString token;       // --token or CODE_SANDBOX_TOKEN; empty: the stored one
-    bool noAuth = false; // only allowed on loopback
+    QString token; // --token or CODE_SANDBOX_TOKEN; empty: the stored one (see HttpToken)
+    bool tokenFromEnvironment = false; // the token is CODE_SANDBOX_TOKEN's
+    QString tokenFile;                 // --token-file: the token is this file's first line
+    bool noAuth = false;               // only allowed on loopback
+    QStringList allowHosts;            // --allow-host: further names accepted in Host and Origin
+    int httpHeadTimeoutMs = 10 * 1000;
+    int httpBodyTimeoutMs = 30 * 1000;
     // Runs are kept in the history (SQLite) unless --no-history; a headless instance sends its
     // runs to the desktop window unless --no-monitor.
     bool history = true;

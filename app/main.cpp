@@ -8,6 +8,7 @@
 #include "enginelocator.h"
 #include "enginereply.h"
 #include "historystore.h"
+#include "httptoken.h"
 #include "journal.h"
 #include "mainwindow.h"
 #include "mcpserver.h"
@@ -29,9 +30,11 @@
 #include <QLocalSocket>
 #include <QLoggingCategory>
 #include <QUuid>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -174,23 +177,20 @@ int runHttp(QCoreApplication &app, const CommandLine &cl)
         return 2;
     }
     StreamableHttpServer::Config http;
+    http.headTimeoutMs = cl.httpHeadTimeoutMs;
+    http.bodyTimeoutMs = cl.httpBodyTimeoutMs;
+    http.allowedHosts = cl.allowHosts;
+    const HttpToken::Resolved token = HttpToken::resolve(cl, TokenStore::defaultPath());
     if (!cl.noAuth) {
-        QString token = cl.token;
-        QString error;
-        if (token.isEmpty())
-            token = TokenStore::loadOrCreate(&error);
-        if (token.isEmpty()) {
-            std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(error));
+        if (token.token.isEmpty()) {
+            std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(token.error));
             return 2;
         }
-        http.token = token.toUtf8();
+        http.token = token.token.toUtf8();
     }
-    if (!address.isLoopback()) {
-        qCWarning(lcApp).noquote()
-            << "listening on" << cl.httpHost
-            << "— not loopback: anyone who can reach it and has the token can run code";
+    // The address bound is a name clients may use too (as before: --host 10.0.0.5).
+    if (!address.isLoopback() && !http.allowedHosts.contains(cl.httpHost))
         http.allowedHosts.append(cl.httpHost);
-    }
     Services s;
     if (!makeServices(cl, s, QStringLiteral("http")))
         return 2;
@@ -207,14 +207,24 @@ int runHttp(QCoreApplication &app, const CommandLine &cl)
                  endpoint.port());
     if (cl.noAuth)
         std::fprintf(stderr, "code-sandbox: no authentication (--no-auth)\n");
-    else if (cl.token.isEmpty())
-        std::fprintf(stderr,
-                     "code-sandbox: clients send 'Authorization: Bearer <token>'; "
-                     "'code-sandbox --print-token' shows it (stored in %s)\n",
-                     qPrintable(TokenStore::path()));
     else
-        std::fprintf(stderr, "code-sandbox: clients send 'Authorization: Bearer <token>' with "
-                             "the token you gave\n");
+        std::fprintf(stderr,
+                     "code-sandbox: clients send 'Authorization: Bearer <token>', the token from "
+                     "%s ('code-sandbox --print-token' with the same options shows it)\n",
+                     qPrintable(token.source));
+    if (!address.isLoopback())
+        std::fprintf(stderr,
+                     "code-sandbox: warning: listening on %s, not loopback: anyone who can reach "
+                     "it and has the token can run code. Host names accepted: localhost, "
+                     "127.0.0.1, ::1, %s (add others with --allow-host)\n",
+                     qPrintable(cl.httpHost), qPrintable(http.allowedHosts.join(u", ")));
+    else if (!http.allowedHosts.isEmpty())
+        std::fprintf(stderr, "code-sandbox: Host names accepted: localhost, 127.0.0.1, ::1, %s\n",
+                     qPrintable(http.allowedHosts.join(u", ")));
+    if (cl.given.contains(QLatin1String("token")))
+        std::fprintf(stderr, "code-sandbox: warning: a token given with --token is visible to "
+                             "other local users in the process list; prefer --token-file or "
+                             "CODE_SANDBOX_TOKEN\n");
 
     SignalWatcher watcher;
     QObject::connect(&watcher, &SignalWatcher::terminationRequested, &app, [&](int) {
@@ -265,8 +275,7 @@ CommandLine withSettings(CommandLine cl, const AppSettings &settings,
     }
     if (!given("port"))
         cl.httpPort = settings.httpPort;
-    if (!given("token") && !settings.httpToken.isEmpty())
-        cl.token = settings.httpToken;
+    // The token: Settings keeps it in the token store, where HttpToken::resolve() finds it.
     return cl;
 }
 
@@ -314,12 +323,18 @@ int runWindow(QApplication &app, const CommandLine &given)
     std::unique_ptr<StreamableHttpServer> endpoint;
     if (settings.httpEnabled) {
         StreamableHttpServer::Config http;
-        QString token = cl.token;
-        QString error;
-        if (token.isEmpty())
-            token = TokenStore::loadOrCreate(&error);
+        http.headTimeoutMs = cl.httpHeadTimeoutMs;
+        http.bodyTimeoutMs = cl.httpBodyTimeoutMs;
+        http.allowedHosts = cl.allowHosts;
+        // The same token as --print-token shows: options and environment first, else the store
+        // (where Settings keeps it too).
+        CommandLine withAuth = cl;
+        withAuth.noAuth = false;
+        const HttpToken::Resolved resolved =
+            HttpToken::resolve(withAuth, TokenStore::defaultPath());
+        const QString token = resolved.token;
         if (token.isEmpty()) {
-            server.error = error;
+            server.error = resolved.error;
         } else {
             http.token = token.toUtf8();
             server.token = token;
@@ -379,6 +394,19 @@ bool stdinIsAChannel()
     return ::fstat(STDIN_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
+// The HTTP server may hold up to 768 connections (HttpServer's caps); with the engine's, the
+// pool's and the history's descriptors that passes the usual soft limit of 1024. Qt polls with
+// poll(), so descriptors above 1024 are fine.
+void raiseDescriptorLimit()
+{
+    constexpr rlim_t kWanted = 4096;
+    struct rlimit limit;
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= kWanted)
+        return;
+    limit.rlim_cur = std::min(kWanted, limit.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
 bool hasDisplay()
 {
     return !qEnvironmentVariableIsEmpty("DISPLAY") ||
@@ -398,6 +426,7 @@ int main(int argc, char *argv[])
     for (int i = 0; i < argc; ++i)
         arguments.append(QString::fromLocal8Bit(argv[i]));
     const CommandLine cl = CommandLine::parse(arguments, QProcessEnvironment::systemEnvironment());
+    raiseDescriptorLimit();
 
     const auto names = [] {
         QCoreApplication::setApplicationName(QStringLiteral("code-sandbox"));
@@ -414,13 +443,13 @@ int main(int argc, char *argv[])
     case CommandLine::Mode::PrintToken: {
         QCoreApplication app(argc, argv);
         names();
-        QString error;
-        const QString token = TokenStore::loadOrCreate(&error);
-        if (token.isEmpty()) {
-            std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(error));
+        // Exactly what a server with the same options and environment would use.
+        const HttpToken::Resolved token = HttpToken::resolve(cl, TokenStore::defaultPath());
+        if (token.token.isEmpty()) {
+            std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(token.error));
             return 2;
         }
-        std::fprintf(stdout, "%s\n", qPrintable(token));
+        std::fprintf(stdout, "%s\n", qPrintable(token.token));
         return 0;
     }
     case CommandLine::Mode::Stdio: {

@@ -1,5 +1,9 @@
 #include "appsettings.h"
 
+#include "tokenstore.h"
+#include "uilog.h"
+
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QVariant>
@@ -16,7 +20,8 @@ const QString kPids = QStringLiteral("limits/pidsLimit");
 const QString kPassThrough = QStringLiteral("environment/passThrough");
 const QString kHttpEnabled = QStringLiteral("server/httpEnabled");
 const QString kHttpPort = QStringLiteral("server/httpPort");
-const QString kHttpToken = QStringLiteral("server/token");
+// Only read, to move a token of older versions into the token file.
+const QString kLegacyHttpToken = QStringLiteral("server/token");
 const QString kRetention = QStringLiteral("history/retentionDays");
 const QString kKeepRunning = QStringLiteral("window/keepRunningInBackground");
 
@@ -100,7 +105,24 @@ AppSettings AppSettings::load(QSettings &s)
 
     a.httpEnabled = boolIn(s, kHttpEnabled, d.httpEnabled);
     a.httpPort = quint16(intIn(s, kHttpPort, d.httpPort, kMinHttpPort, kMaxHttpPort));
-    a.httpToken = s.value(kHttpToken).toString().trimmed();
+    const QString path = tokenPath(s);
+    const QString legacy = s.value(kLegacyHttpToken).toString().trimmed();
+    if (s.contains(kLegacyHttpToken)) {
+        // Once: the token leaves the settings file (world-readable by default) for the 0600
+        // file. Kept where it was if it cannot be moved, so that it is not lost.
+        QString error;
+        if (legacy.isEmpty() || TokenStore::write(path, legacy, &error)) {
+            s.remove(kLegacyHttpToken);
+            s.sync();
+            if (!legacy.isEmpty())
+                qCInfo(lcUi).noquote() << "the HTTP token moved from the settings file to" << path;
+        } else {
+            qCWarning(lcUi).noquote() << error;
+        }
+    }
+    a.httpToken = TokenStore::read(path);
+    if (a.httpToken.isEmpty())
+        a.httpToken = legacy;
 
     a.historyRetentionDays = intIn(s, kRetention, d.historyRetentionDays, 0, kMaxRetentionDays);
     a.keepRunningInBackground = boolIn(s, kKeepRunning, d.keepRunningInBackground);
@@ -127,13 +149,22 @@ void AppSettings::save(QSettings &s) const
     s.setValue(kPassThrough, passThroughEnv);
     s.setValue(kHttpEnabled, httpEnabled);
     s.setValue(kHttpPort, int(httpPort));
-    if (httpToken.isEmpty())
-        s.remove(kHttpToken);
-    else
-        s.setValue(kHttpToken, httpToken);
+    s.remove(kLegacyHttpToken);
+    const QString path = tokenPath(s);
+    const QString token = httpToken.trimmed();
+    QString error;
+    if (token.isEmpty())
+        TokenStore::remove(path);
+    else if (token != TokenStore::read(path) && !TokenStore::write(path, token, &error))
+        qCWarning(lcUi).noquote() << error;
     s.setValue(kRetention, historyRetentionDays);
     s.setValue(kKeepRunning, keepRunningInBackground);
     s.sync();
+}
+
+QString AppSettings::tokenPath(const QSettings &settings)
+{
+    return QFileInfo(settings.fileName()).absolutePath() + QStringLiteral("/http-token");
 }
 
 bool AppSettings::isValidEnvName(const QString &name)

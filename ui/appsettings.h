@@ -20,7 +20,10 @@ struct AppSettings
     QStringList passThroughEnv; // host variable names handed to every sandbox
     bool httpEnabled = true;
     quint16 httpPort = 8765;
-    QString httpToken;             // empty: the token stored in the config directory
+    // The HTTP token, kept in its own 0600 file beside the settings file (TokenStore), never in
+    // the settings file itself. Saving an empty one forgets it: a new one is generated when the
+    // server next starts.
+    QString httpToken;
     int historyRetentionDays = 30; // 0: keep forever
     bool keepRunningInBackground = true;
 
@@ -40,9 +43,13 @@ struct AppSettings
     // The application's own store (organization and application "code-sandbox").
     static AppSettings load();
     void save() const;
-    // Any store; the tests use an INI file in a temporary directory.
+    // Any store; the tests use an INI file in a temporary directory. A token an older version
+    // kept in the settings file (server/token) is moved into the token file on load.
     static AppSettings load(QSettings &settings);
     void save(QSettings &settings) const;
+    // The token file that goes with a settings file: "http-token" in the same folder (for the
+    // application's own store, TokenStore::defaultPath()).
+    static QString tokenPath(const QSettings &settings);
 
     // A name a POSIX shell would accept: [A-Za-z_][A-Za-z0-9_]*.
     static bool isValidEnvName(const QString &name);

@@ -308,8 +308,9 @@ QWidget *SettingsDialog::createServerTab()
     auto *layout = new QVBoxLayout(page);
     layout->addLayout(form);
     layout->addWidget(noteLabel(tr("Clients send the token as “Authorization: Bearer <token>”. "
-                                   "Leave it empty to use the one stored in the config directory "
-                                   "(code-sandbox --print-token shows it)."),
+                                   "It is kept in ~/.config/code-sandbox/http-token, readable "
+                                   "only by you (code-sandbox --print-token shows it). Empty it "
+                                   "to have a new one generated at the next start."),
                                 page));
     layout->addStretch(1);
     return page;

@@ -16,20 +16,25 @@ constexpr qint64 kReadBufferBytes = 256 * 1024;
 constexpr int kLingerMs = 2000;
 } // namespace
 
-HttpConnection::HttpConnection(QTcpSocket *socket, const Limits &limits, QObject *parent)
-    : QObject(parent), m_socket(socket), m_limits(limits)
+HttpConnection::HttpConnection(QTcpSocket *socket, const Limits &limits, const HeadCheck &check,
+                               QObject *parent)
+    : QObject(parent), m_socket(socket), m_peer(socket->peerAddress()), m_limits(limits),
+      m_check(check)
 {
     m_socket->setParent(this);
     m_socket->setReadBufferSize(kReadBufferBytes);
     m_parser.setMaxBodyBytes(limits.maxBodyBytes);
     m_parser.setMaxHeaderBytes(limits.maxHeaderBytes);
+    m_parser.setPauseAfterHeaders(true);
 
     m_idleTimer.setSingleShot(true);
     m_idleTimer.setInterval(qMax(0, limits.idleTimeoutMs));
     connect(&m_idleTimer, &QTimer::timeout, this, [this] {
-        qCDebug(lcMcp) << "HTTP connection from" << m_socket->peerAddress() << "idle, closing";
+        qCDebug(lcMcp) << "HTTP connection from" << m_peer << "idle, closing";
         closeGracefully();
     });
+    m_deadline.setSingleShot(true);
+    connect(&m_deadline, &QTimer::timeout, this, &HttpConnection::onDeadline);
     m_lingerTimer.setSingleShot(true);
     m_lingerTimer.setInterval(kLingerMs);
     connect(&m_lingerTimer, &QTimer::timeout, m_socket, &QTcpSocket::abort);
@@ -48,8 +53,8 @@ HttpConnection::HttpConnection(QTcpSocket *socket, const Limits &limits, QObject
         QMetaObject::invokeMethod(this, &HttpConnection::onGone, Qt::QueuedConnection);
         return;
     }
-    if (m_limits.idleTimeoutMs > 0)
-        m_idleTimer.start();
+    // A new connection is there to send a request: its head is due from now on.
+    startHead();
     // Bytes that arrived before the signals were connected announce themselves no more.
     scheduleProcessing();
 }
@@ -84,6 +89,7 @@ void HttpConnection::responseFinished(HttpResponder *responder, bool keepAlive)
         closeGracefully();
         return;
     }
+    m_phase = Phase::Idle;
     if (m_limits.idleTimeoutMs > 0)
         m_idleTimer.start();
     // Not right here: the handler is still inside respond() or endStream().
@@ -99,6 +105,33 @@ void HttpConnection::abandon(HttpResponder *responder)
     m_socket->abort();
 }
 
+void HttpConnection::drop()
+{
+    qCDebug(lcMcp) << "HTTP connection from" << m_peer << "dropped";
+    m_socket->abort();
+    onGone();
+}
+
+void HttpConnection::startHead()
+{
+    m_phase = Phase::Head;
+    m_idleTimer.stop();
+    if (m_limits.headTimeoutMs > 0)
+        m_deadline.start(m_limits.headTimeoutMs);
+}
+
+void HttpConnection::onDeadline()
+{
+    if (m_gone || m_closing || m_current)
+        return;
+    const bool head = m_phase == Phase::Head;
+    const int ms = head ? m_limits.headTimeoutMs : m_limits.bodyTimeoutMs;
+    qCDebug(lcMcp) << "HTTP connection from" << m_peer << "too slow with the request"
+                   << (head ? "head" : "body");
+    reject(408, QByteArray("request ") + (head ? "head" : "body") + " not complete within " +
+                    QByteArray::number(ms / 1000.0) + " s");
+}
+
 void HttpConnection::onReadyRead()
 {
     if (m_gone)
@@ -109,8 +142,6 @@ void HttpConnection::onReadyRead()
     }
     if (m_current)
         return; // pipelined: waits in the socket until the current response has ended
-    if (m_limits.idleTimeoutMs > 0)
-        m_idleTimer.start();
     processInput();
 }
 
@@ -131,18 +162,27 @@ void HttpConnection::processInput()
             if (m_pending.isEmpty())
                 return;
         }
+        // The first byte of the next request: its head is due from now on. (Bytes that arrive
+        // later do not move the deadline.)
+        if (m_phase == Phase::Idle)
+            startHead();
         const qsizetype used = m_parser.feed(m_pending);
         m_pending.remove(0, used);
         switch (m_parser.state()) {
         case HttpRequestParser::State::Incomplete:
+            if (m_parser.isPausedAtHeaders()) {
+                if (!checkHead())
+                    return;
+                continue;
+            }
             if (!m_pending.isEmpty()) { // the parser takes everything until a request ends
                 reject(400, "unparsable request");
                 return;
             }
-            if (m_parser.headersComplete() && m_parser.expectsContinue() && !m_continueSent) {
-                // The length passed the limit check already, or this would be an error.
-                m_continueSent = true;
-                write("HTTP/1.1 100 Continue\r\n\r\n");
+            if (m_continuePending) {
+                m_continuePending = false;
+                if (m_parser.request().body.isEmpty())
+                    write("HTTP/1.1 100 Continue\r\n\r\n");
             }
             break;
         case HttpRequestParser::State::Complete:
@@ -161,15 +201,41 @@ void HttpConnection::processInput()
     }
 }
 
+bool HttpConnection::checkHead()
+{
+    m_deadline.stop();
+    if (m_check) {
+        HttpRequest head = m_parser.request();
+        head.peer = m_peer;
+        const Verdict verdict = m_check(head);
+        if (verdict.status != 0) {
+            qCDebug(lcMcp) << "HTTP" << head.method << head.path << "from" << m_peer
+                           << "refused with" << verdict.status << "before its body";
+            rejectWith(verdict);
+            return false;
+        }
+    }
+    m_parser.resume();
+    m_phase = Phase::Body;
+    if (m_limits.bodyTimeoutMs > 0)
+        m_deadline.start(m_limits.bodyTimeoutMs);
+    // Only for a request that is let in, and only once what came with the head is parsed: a
+    // client that sent its body without waiting gets no interim response.
+    m_continuePending = m_parser.expectsContinue();
+    return true;
+}
+
 void HttpConnection::dispatch()
 {
     HttpRequest request = m_parser.takeRequest();
-    request.peer = m_socket->peerAddress();
+    request.peer = m_peer;
     auto *responder = new HttpResponder(this, request.method == "HEAD", m_parser.isHttp11(),
                                         m_parser.keepAlive(), this);
     m_parser.reset();
-    m_continueSent = false;
+    m_continuePending = false;
     m_current = responder;
+    m_phase = Phase::Handling;
+    m_deadline.stop();
     m_idleTimer.stop(); // however long the handler or its stream takes
     qCDebug(lcMcp) << "HTTP" << request.method << request.path << "from" << request.peer;
     Q_EMIT requestReceived(request, responder);
@@ -177,12 +243,20 @@ void HttpConnection::dispatch()
 
 void HttpConnection::reject(int status, const QByteArray &why)
 {
-    qCDebug(lcMcp) << "HTTP request from" << m_socket->peerAddress() << "refused with" << status
-                   << why;
-    // Answered like any other request, then closed: the input cannot be trusted any more.
+    qCDebug(lcMcp) << "HTTP request from" << m_peer << "refused with" << status << why;
+    rejectWith({status, {{"Content-Type", "text/plain; charset=utf-8"}}, why + '\n'});
+}
+
+void HttpConnection::rejectWith(const Verdict &verdict)
+{
+    // Answered like any other request, then closed: the input cannot be trusted any more (or
+    // the body that follows is not wanted).
+    m_deadline.stop();
+    m_idleTimer.stop();
+    m_phase = Phase::Handling;
     auto *responder = new HttpResponder(this, false, true, false, this);
     m_current = responder;
-    responder->respond(status, {{"Content-Type", "text/plain; charset=utf-8"}}, why + '\n');
+    responder->respond(verdict.status, verdict.headers, verdict.body);
 }
 
 void HttpConnection::closeGracefully()
@@ -191,6 +265,7 @@ void HttpConnection::closeGracefully()
         return;
     m_closing = true;
     m_idleTimer.stop();
+    m_deadline.stop();
     m_pending.clear();
     if (m_socket->state() != QAbstractSocket::ConnectedState)
         return;
@@ -221,11 +296,13 @@ void HttpConnection::onGone()
         return;
     m_gone = true;
     m_idleTimer.stop();
+    m_deadline.stop();
     m_lingerTimer.stop();
     qCDebug(lcMcp) << "HTTP connection closed";
     if (HttpResponder *responder = m_current) {
         m_current = nullptr;
         responder->connectionLost();
     }
+    Q_EMIT gone();
     deleteLater();
 }

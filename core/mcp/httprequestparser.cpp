@@ -79,11 +79,20 @@ void HttpRequestParser::reset()
     m_expectContinue = false;
     m_http11 = false;
     m_keepAlive = false;
+    m_pausedAtHeaders = false;
+}
+
+void HttpRequestParser::resume()
+{
+    if (!m_pausedAtHeaders)
+        return;
+    m_pausedAtHeaders = false;
+    http_parser_pause(m_parser.get(), 0);
 }
 
 qsizetype HttpRequestParser::feed(const char *data, qsizetype size)
 {
-    if (m_state != State::Incomplete || size <= 0)
+    if (m_state != State::Incomplete || size <= 0 || m_pausedAtHeaders)
         return 0;
     m_feedBegin = data;
     const size_t used = http_parser_execute(m_parser.get(), &settings(), data, size_t(size));
@@ -91,6 +100,8 @@ qsizetype HttpRequestParser::feed(const char *data, qsizetype size)
     if (used > 0)
         m_lastByte = data[used - 1];
     const auto err = http_errno(m_parser->http_errno);
+    if (m_state == State::Incomplete && m_pausedAtHeaders && err == HPE_PAUSED)
+        return qsizetype(used); // the byte that ended the header is fed again after resume()
     if (m_state == State::Incomplete && err == HPE_HEADER_OVERFLOW)
         fail(State::HeadersTooLarge, "request header fields too large");
     else if (m_state == State::Incomplete && err != HPE_OK)
@@ -217,6 +228,10 @@ int HttpRequestParser::onHeadersComplete(http_parser *p)
     }
     self->m_expectContinue =
         self->m_http11 && r.header("expect").compare("100-continue", Qt::CaseInsensitive) == 0;
+    if (self->m_pauseAfterHeaders) {
+        self->m_pausedAtHeaders = true;
+        http_parser_pause(p, 1);
+    }
     return 0;
 }
 

@@ -43,6 +43,12 @@ public:
     void setMaxBodyBytes(qint64 bytes) { m_maxBodyBytes = bytes; }
     qint64 maxBodyBytes() const { return m_maxBodyBytes; }
 
+    // Stops after the header of each request (headersComplete() with State::Incomplete), so
+    // that the request can be refused before a byte of its body is read; resume() goes on.
+    void setPauseAfterHeaders(bool pause) { m_pauseAfterHeaders = pause; }
+    bool isPausedAtHeaders() const { return m_pausedAtHeaders; }
+    void resume();
+
     // Starts over for the next request on a kept-alive connection; the limits stay.
     void reset();
     // Feeds bytes; returns how many were consumed. Past Complete, the unconsumed rest belongs
@@ -95,4 +101,6 @@ private:
     bool m_expectContinue = false;
     bool m_http11 = false;
     bool m_keepAlive = false;
+    bool m_pauseAfterHeaders = false;
+    bool m_pausedAtHeaders = false;
 };

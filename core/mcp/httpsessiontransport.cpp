@@ -48,6 +48,17 @@ void HttpSessionTransport::expectAnswer(const QJsonValue &id, HttpResponder *res
     }
 }
 
+bool HttpSessionTransport::isAwaiting(const QJsonValue &id) const
+{
+    const auto it = m_posts.constFind(JsonRpcMessage::idKey(id));
+    return it != m_posts.cend() && it->responder && it->responder->isOpen();
+}
+
+bool HttpSessionTransport::hasEventStream() const
+{
+    return m_get && m_get->isOpen();
+}
+
 void HttpSessionTransport::openEventStream(HttpResponder *responder)
 {
     if (m_get && m_get != responder)

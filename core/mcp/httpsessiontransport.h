@@ -29,6 +29,10 @@ public:
     void deliver(const QByteArray &message) { Q_EMIT messageReceived(message); }
     void close();
     bool hasOpenRequests() const { return !m_posts.isEmpty(); }
+    // A POST with request `id` is still waiting for its answer on an open connection.
+    bool isAwaiting(const QJsonValue &id) const;
+    // The client holds the session's GET stream open.
+    bool hasEventStream() const;
 
 private:
     struct Post

@@ -93,6 +93,11 @@ QString JsonRpcMessage::idKey(const QJsonValue &id)
                          : QStringLiteral("n:") + QString::number(id.toDouble(), 'g', 17);
 }
 
+QString JsonRpcMessage::idText(const QJsonValue &id)
+{
+    return id.isString() ? u'"' + id.toString() + u'"' : QString::number(id.toDouble(), 'g', 17);
+}
+
 QJsonObject JsonRpcMessage::makeResult(const QJsonValue &id, const QJsonValue &result)
 {
     return {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},

@@ -39,6 +39,8 @@ struct JsonRpcMessage
     static JsonRpcMessage parse(const QByteArray &bytes);
     // A hash key for a request id: 1 and "1" are different ids.
     static QString idKey(const QJsonValue &id);
+    // An id as a client wrote it, for messages: 7, "abc".
+    static QString idText(const QJsonValue &id);
     static JsonRpcMessage fromJson(const QJsonValue &value);
 
     static QJsonObject makeResult(const QJsonValue &id, const QJsonValue &result);

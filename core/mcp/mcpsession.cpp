@@ -256,6 +256,15 @@ void McpSession::handleRequest(const JsonRpcMessage &m)
 
 void McpSession::callTool(const JsonRpcMessage &m)
 {
+    // Checked first: whatever else is wrong with it, a second request under the id of one in
+    // flight must not be answered as if it were that one.
+    const QString key = JsonRpcMessage::idKey(m.id);
+    if (m_calls.contains(key)) {
+        replyError(m.id, JsonRpcMessage::InvalidRequest,
+                   QStringLiteral("request id %1 is already in use by a request in flight")
+                       .arg(JsonRpcMessage::idText(m.id)));
+        return;
+    }
     const QJsonObject params = m.params.toObject();
     if (!params.value(u"name").isString()) {
         replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("name must be a string"));
@@ -266,12 +275,6 @@ void McpSession::callTool(const JsonRpcMessage &m)
     if (!tool) {
         replyError(m.id, JsonRpcMessage::InvalidParams,
                    QStringLiteral("Unknown tool: %1").arg(name));
-        return;
-    }
-    const QString key = JsonRpcMessage::idKey(m.id);
-    if (m_calls.contains(key)) {
-        replyError(m.id, JsonRpcMessage::InvalidRequest,
-                   QStringLiteral("a request with this id is still in flight"));
         return;
     }
     const QJsonValue args =

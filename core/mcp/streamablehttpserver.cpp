@@ -14,6 +14,7 @@
 #include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QUrl>
+#include <functional>
 
 namespace {
 const HttpResponder::Headers kJson{{"Content-Type", "application/json"}};
@@ -28,6 +29,12 @@ void refuse(HttpResponder *r, int status, const QString &message,
             const HttpResponder::Headers &extra = {})
 {
     r->respond(status, kJson + extra, rpcError(JsonRpcMessage::InvalidRequest, message));
+}
+
+HttpConnection::Verdict refusal(int status, const QString &message,
+                                const HttpResponder::Headers &extra = {})
+{
+    return {status, kJson + extra, rpcError(JsonRpcMessage::InvalidRequest, message)};
 }
 
 // Constant-time comparison, so the token cannot be guessed byte by byte from timing.
@@ -57,6 +64,9 @@ StreamableHttpServer::StreamableHttpServer(McpServer *server, const Config &conf
     : QObject(parent), m_server(server), m_config(config), m_http(new HttpServer(this))
 {
     m_http->setMaxBodyBytes(config.maxBodyBytes);
+    m_http->setHeadTimeoutMs(config.headTimeoutMs);
+    m_http->setBodyTimeoutMs(config.bodyTimeoutMs);
+    m_http->setHeadCheck([this](const HttpRequest &head) { return checkHead(head); });
     connect(m_http, &HttpServer::requestReceived, this, &StreamableHttpServer::onRequest);
     m_expiry.setInterval(qMin(60000, qMax(1000, config.sessionIdleMs / 4)));
     connect(&m_expiry, &QTimer::timeout, this, &StreamableHttpServer::expireIdle);
@@ -94,53 +104,43 @@ bool StreamableHttpServer::hostAllowed(const QByteArray &host) const
     return false;
 }
 
-bool StreamableHttpServer::admit(const HttpRequest &request, HttpResponder *responder)
+HttpConnection::Verdict StreamableHttpServer::checkHead(const HttpRequest &request) const
 {
+    if (request.path != m_config.path)
+        return refusal(404, QStringLiteral("Not Found: the MCP endpoint is %1")
+                                .arg(QString::fromUtf8(m_config.path)));
     // DNS rebinding: a page on evil.example resolving to 127.0.0.1 still sends its own Host and
     // Origin, which is how it is told apart from a local client.
-    if (!hostAllowed(request.header("Host"))) {
-        refuse(responder, 403, QStringLiteral("Forbidden: Host not allowed"));
-        return false;
-    }
+    if (!hostAllowed(request.header("Host")))
+        return refusal(403, QStringLiteral("Forbidden: Host not allowed (code-sandbox "
+                                           "--allow-host NAME accepts another name)"));
     const QByteArray origin = request.header("Origin");
     if (!origin.isEmpty()) {
         const QUrl url(QString::fromUtf8(origin));
-        if (!url.isValid() || url.host().isEmpty() || !hostAllowed(url.host().toUtf8())) {
-            refuse(responder, 403, QStringLiteral("Forbidden: Origin not allowed"));
-            return false;
-        }
+        if (!url.isValid() || url.host().isEmpty() || !hostAllowed(url.host().toUtf8()))
+            return refusal(403, QStringLiteral("Forbidden: Origin not allowed"));
     }
+    // Before the body: whoever lacks the token cannot make us buffer or wait for one.
     if (!m_config.token.isEmpty()) {
         const QByteArray auth = request.header("Authorization");
-        if (!auth.startsWith("Bearer ") || !sameSecret(auth.mid(7).trimmed(), m_config.token)) {
-            refuse(responder, 401,
-                   QStringLiteral("Unauthorized: send 'Authorization: Bearer <token>' "
-                                  "(code-sandbox --print-token shows it)"),
-                   {{"WWW-Authenticate", "Bearer realm=\"code-sandbox\""}});
-            return false;
-        }
+        if (!auth.startsWith("Bearer ") || !sameSecret(auth.mid(7).trimmed(), m_config.token))
+            return refusal(401,
+                           QStringLiteral("Unauthorized: send 'Authorization: Bearer <token>' "
+                                          "(code-sandbox --print-token shows it)"),
+                           {{"WWW-Authenticate", "Bearer realm=\"code-sandbox\""}});
     }
     const QByteArray version = request.header("MCP-Protocol-Version");
-    if (!version.isEmpty() && !ProtocolVersion::isSupported(QString::fromUtf8(version))) {
-        refuse(responder, 400,
-               QStringLiteral("Bad Request: unsupported MCP-Protocol-Version %1 (supported: %2)")
-                   .arg(QString::fromUtf8(version),
-                        ProtocolVersion::supported().join(QStringLiteral(", "))));
-        return false;
-    }
-    return true;
+    if (!version.isEmpty() && !ProtocolVersion::isSupported(QString::fromUtf8(version)))
+        return refusal(
+            400, QStringLiteral("Bad Request: unsupported MCP-Protocol-Version %1 (supported: %2)")
+                     .arg(QString::fromUtf8(version),
+                          ProtocolVersion::supported().join(QStringLiteral(", "))));
+    return {};
 }
 
 void StreamableHttpServer::onRequest(const HttpRequest &request, HttpResponder *responder)
 {
-    if (request.path != m_config.path) {
-        refuse(responder, 404,
-               QStringLiteral("Not Found: the MCP endpoint is %1")
-                   .arg(QString::fromUtf8(m_config.path)));
-        return;
-    }
-    if (!admit(request, responder))
-        return;
+    // The head passed checkHead() already.
     if (request.method == "POST")
         handlePost(request, responder);
     else if (request.method == "GET")
@@ -171,12 +171,76 @@ StreamableHttpServer::Session *StreamableHttpServer::sessionFor(const HttpReques
     return &*it;
 }
 
-StreamableHttpServer::Session *StreamableHttpServer::createSession()
+bool StreamableHttpServer::makeRoomForSession(const QByteArray &client, const QJsonValue &id,
+                                              HttpResponder *responder)
+{
+    const auto refuseWith = [&](int status, const QString &message, const QByteArray &retry) {
+        responder->respond(
+            status, kJson + HttpResponder::Headers{{"Retry-After", retry}},
+            QJsonDocument(JsonRpcMessage::makeError(id, JsonRpcMessage::InvalidRequest, message))
+                .toJson(QJsonDocument::Compact));
+    };
+    // A session can go if nothing of it is under way: no call in flight, no answer owed, no
+    // GET stream held open (a live client normally holds one).
+    const auto reclaimable = [](const Session &s) {
+        return s.mcp->callsInFlight() == 0 && !s.transport->hasOpenRequests() &&
+               !s.transport->hasEventStream();
+    };
+    const auto leastRecent = [&](const std::function<bool(const Session &)> &pick) {
+        const Session *found = nullptr;
+        for (const Session &s : std::as_const(m_sessions))
+            if (pick(s) && reclaimable(s) && (!found || s.lastActive < found->lastActive))
+                found = &s;
+        return found ? found->id : QByteArray();
+    };
+
+    int ofClient = 0;
+    for (const Session &s : std::as_const(m_sessions))
+        ofClient += s.client == client ? 1 : 0;
+    if (ofClient >= m_config.maxSessionsPerClient) {
+        const QByteArray victim = leastRecent([&](const Session &s) { return s.client == client; });
+        if (victim.isEmpty()) {
+            qCWarning(lcMcp) << "HTTP: refusing a new MCP session: the client has" << ofClient
+                             << "busy ones";
+            refuseWith(429,
+                       QStringLiteral("Too many MCP sessions for this client (%1, all busy): end "
+                                      "one with DELETE, or let it finish")
+                           .arg(m_config.maxSessionsPerClient),
+                       "10");
+            return false;
+        }
+        qCInfo(lcMcp) << "HTTP: the client has" << ofClient
+                      << "MCP sessions; ending its least recently used idle one";
+        endSession(victim);
+    }
+    if (m_sessions.size() >= m_config.maxSessions) {
+        const qint64 minuteAgo = QDateTime::currentMSecsSinceEpoch() - 60 * 1000;
+        const QByteArray victim =
+            leastRecent([&](const Session &s) { return s.lastActive <= minuteAgo; });
+        if (victim.isEmpty()) {
+            qCWarning(lcMcp) << "HTTP: refusing a new MCP session:" << m_sessions.size()
+                             << "are open and in use";
+            refuseWith(503,
+                       QStringLiteral("Too many MCP sessions open (%1): end one with DELETE, or "
+                                      "retry once idle ones have expired")
+                           .arg(m_config.maxSessions),
+                       "60");
+            return false;
+        }
+        qCInfo(lcMcp) << "HTTP:" << m_sessions.size()
+                      << "MCP sessions open; ending the least recently used idle one";
+        endSession(victim);
+    }
+    return true;
+}
+
+StreamableHttpServer::Session *StreamableHttpServer::createSession(const QByteArray &client)
 {
     quint32 words[4];
     QRandomGenerator::system()->fillRange(words);
     Session s;
     s.id = QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex();
+    s.client = client;
     s.transport = new HttpSessionTransport;
     s.mcp = m_server->openSession(s.transport);
     s.lastActive = QDateTime::currentMSecsSinceEpoch();
@@ -200,7 +264,12 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
     }
     Session *session = nullptr;
     if (m.type == JsonRpcMessage::Type::Request && m.method == u"initialize") {
-        session = createSession();
+        const QString name =
+            m.params.toObject().value(u"clientInfo").toObject().value(u"name").toString();
+        const QByteArray client = HttpServer::peerKey(request.peer) + ' ' + name.toUtf8();
+        if (!makeRoomForSession(client, m.id, responder))
+            return;
+        session = createSession(client);
         // The session id travels on the initialize response.
         session->transport->expectAnswer(m.id, responder, false, {{"Mcp-Session-Id", session->id}});
     } else {
@@ -215,6 +284,19 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
         return;
     }
     if (m.method != u"initialize") {
+        // The answer to the first request with this id is still owed on its own POST; taking
+        // this POST in its place would leave that one without an answer.
+        if (session->transport->isAwaiting(m.id)) {
+            responder->respond(
+                409, kJson,
+                QJsonDocument(JsonRpcMessage::makeError(
+                                  m.id, JsonRpcMessage::InvalidRequest,
+                                  QStringLiteral("request id %1 is already in use by a request "
+                                                 "in flight")
+                                      .arg(JsonRpcMessage::idText(m.id))))
+                    .toJson(QJsonDocument::Compact));
+            return;
+        }
         // Calls may stream progress, log lines and requests of our own before their answer.
         const bool stream = wantsStream && m.method == u"tools/call";
         session->transport->expectAnswer(m.id, responder, stream);

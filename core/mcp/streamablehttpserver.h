@@ -1,8 +1,11 @@
 #pragma once
 
+#include "httpconnection.h"
+
 #include <QByteArray>
 #include <QHash>
 #include <QHostAddress>
+#include <QJsonValue>
 #include <QObject>
 #include <QStringList>
 #include <QTimer>
@@ -29,6 +32,15 @@ public:
         QStringList allowedHosts; // besides localhost, 127.0.0.1 and ::1
         qint64 maxBodyBytes = 4 * 1024 * 1024;
         int sessionIdleMs = 30 * 60 * 1000;
+        int headTimeoutMs = 10 * 1000; // see HttpServer
+        int bodyTimeoutMs = 30 * 1000;
+        // MCP sessions open at once, and per client (its address and clientInfo.name). At a
+        // client's cap, its least recently used session that has no call in flight and no open
+        // GET stream is ended to make room (a client that lost track of its sessions cannot
+        // lock itself out); when there is none, initialize is refused with 429. At the overall
+        // cap, the least recently used such session idle for a minute or more goes; else 503.
+        int maxSessions = 64;
+        int maxSessionsPerClient = 16;
     };
 
     StreamableHttpServer(McpServer *server, const Config &config, QObject *parent = nullptr);
@@ -48,18 +60,22 @@ private:
     struct Session
     {
         QByteArray id;
+        QByteArray client; // peer and clientInfo.name
         HttpSessionTransport *transport = nullptr;
         McpSession *mcp = nullptr;
         qint64 lastActive = 0;
     };
 
     void onRequest(const HttpRequest &request, HttpResponder *responder);
-    bool admit(const HttpRequest &request, HttpResponder *responder);
+    // Everything that can be decided from the head, before the body is read.
+    HttpConnection::Verdict checkHead(const HttpRequest &head) const;
+    bool makeRoomForSession(const QByteArray &client, const QJsonValue &id,
+                            HttpResponder *responder);
     void handlePost(const HttpRequest &request, HttpResponder *responder);
     void handleGet(const HttpRequest &request, HttpResponder *responder);
     void handleDelete(const HttpRequest &request, HttpResponder *responder);
     Session *sessionFor(const HttpRequest &request, HttpResponder *responder);
-    Session *createSession();
+    Session *createSession(const QByteArray &client);
     void endSession(const QByteArray &id);
     void expireIdle();
     bool hostAllowed(const QByteArray &host) const;

@@ -1,6 +1,8 @@
 #include "httprequestparser.h"
 
 #include <QTest>
+#include <memory>
+#include <utility>
 
 using State = HttpRequestParser::State;
 Q_DECLARE_METATYPE(HttpRequestParser::State)
@@ -91,6 +93,8 @@ private Q_SLOTS:
     void requestSplitAtEveryOffset();
     void requestByteByByte_data() { request_data(); }
     void requestByteByByte();
+    void pausedAtHeadersAtEveryOffset_data() { request_data(); }
+    void pausedAtHeadersAtEveryOffset();
 
     void headerLookup_data();
     void headerLookup();
@@ -389,6 +393,58 @@ void tst_HttpRequestParser::requestSplitAtEveryOffset()
             QVERIFY2(got.state == state, qPrintable(QStringLiteral("split at %1").arg(at)));
             continue;
         }
+        QVERIFY2(got == expected, qPrintable(QStringLiteral("split at %1: %2 instead of %3")
+                                                 .arg(at)
+                                                 .arg(QString::fromLatin1(describe(got)),
+                                                      QString::fromLatin1(describe(expected)))));
+    }
+}
+
+// Pausing after the header (so that a connection can refuse a request before its body) changes
+// nothing about what is parsed, wherever the input is split.
+void tst_HttpRequestParser::pausedAtHeadersAtEveryOffset()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(qint64, maxHeader);
+    QFETCH(qint64, maxBody);
+    QFETCH(State, state);
+
+    std::unique_ptr<HttpRequestParser> whole(makeParser(maxHeader, maxBody));
+    const Outcome expected = outcomeOf(*whole, whole->feed(input));
+    for (qsizetype at = 0; at <= input.size(); ++at) {
+        std::unique_ptr<HttpRequestParser> parser(makeParser(maxHeader, maxBody));
+        parser->setPauseAfterHeaders(true);
+        QByteArray pending = input.left(at);
+        QByteArray rest = input.mid(at);
+        qsizetype used = 0;
+        int pauses = 0;
+        while (parser->state() == State::Incomplete) {
+            if (pending.isEmpty()) {
+                if (rest.isEmpty())
+                    break;
+                pending = std::exchange(rest, {});
+            }
+            const qsizetype n = parser->feed(pending);
+            used += n;
+            pending.remove(0, n);
+            if (parser->isPausedAtHeaders()) {
+                ++pauses;
+                QVERIFY(parser->headersComplete());
+                QVERIFY2(parser->request().body.isEmpty(), "a body byte was read before resume()");
+                QCOMPARE(parser->feed(pending), 0); // nothing more until resume()
+                parser->resume();
+            } else if (parser->state() == State::Incomplete && !pending.isEmpty()) {
+                break;
+            }
+        }
+        const Outcome got = outcomeOf(*parser, used);
+        if (state != State::Complete && state != State::Incomplete) {
+            QVERIFY2(got.state == state, qPrintable(QStringLiteral("split at %1").arg(at)));
+            continue;
+        }
+        QVERIFY2(pauses <= 1, qPrintable(QStringLiteral("split at %1").arg(at)));
+        if (state == State::Complete)
+            QVERIFY2(pauses == 1, qPrintable(QStringLiteral("split at %1").arg(at)));
         QVERIFY2(got == expected, qPrintable(QStringLiteral("split at %1: %2 instead of %3")
                                                  .arg(at)
                                                  .arg(QString::fromLatin1(describe(got)),

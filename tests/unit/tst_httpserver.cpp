@@ -2,6 +2,7 @@
 #include "httpresponseparser.h"
 #include "httpserver.h"
 
+#include <QElapsedTimer>
 #include <QPointer>
 #include <QRegularExpression>
 #include <QSignalSpy>
@@ -9,6 +10,7 @@
 #include <QTest>
 #include <functional>
 #include <memory>
+#include <vector>
 
 using Headers = HttpResponder::Headers;
 
@@ -171,6 +173,15 @@ private Q_SLOTS:
     void abandonedResponder();
     void noHandler();
     void listenFailure();
+    void headDeadlineIgnoresDrippedBytes();
+    void bodyDeadlineIgnoresDrippedBytes();
+    void headCheckBeforeBody_data();
+    void headCheckBeforeBody();
+    void floodOfHalfHeadsDoesNotLockOut();
+    void unadmittedCapsCloseTheOldest();
+    void admittedCap();
+    void peerKey_data();
+    void peerKey();
 
 private:
     std::unique_ptr<Client> connectClient() { return std::make_unique<Client>(m_server->port()); }
@@ -759,7 +770,9 @@ void tst_HttpServer::idleTimeout()
     m_server = new HttpServer;
     connect(m_server, &HttpServer::requestReceived, this,
             [](const HttpRequest &, HttpResponder *r) { r->respond(200, {}, "x"); });
+    // Before a request, the head deadline applies; after a response, the idle time.
     m_server->setIdleTimeoutMs(300);
+    m_server->setHeadTimeoutMs(complete ? 60000 : 300);
     QVERIFY(m_server->listen(QHostAddress::LocalHost, 0));
 
     auto client = connectClient();
@@ -855,6 +868,259 @@ void tst_HttpServer::listenFailure()
     HttpServer second;
     QVERIFY(!second.listen(QHostAddress::LocalHost, m_server->port()));
     QVERIFY(!second.errorString().isEmpty());
+}
+
+namespace {
+// A server whose handler answers 200 "ok" to everything, with the given limits.
+std::unique_ptr<HttpServer> makeServer(const std::function<void(HttpServer &)> &configure)
+{
+    auto server = std::make_unique<HttpServer>();
+    QObject::connect(server.get(), &HttpServer::requestReceived,
+                     [](const HttpRequest &, HttpResponder *r) { r->respond(200, {}, "ok"); });
+    configure(*server);
+    if (!server->listen(QHostAddress::LocalHost, 0))
+        return nullptr;
+    return server;
+}
+
+// Sends one byte every `intervalMs` until the connection is closed or `budgetMs` is over;
+// returns the ms from the first byte sent to the close (-1: still open).
+qint64 dripUntilClosed(Client &client, const QByteArray &start, int intervalMs, int budgetMs)
+{
+    QElapsedTimer elapsed;
+    elapsed.start();
+    client.send(start);
+    while (client.isConnected() && elapsed.elapsed() < budgetMs) {
+        QTest::qWait(intervalMs);
+        if (client.isConnected())
+            client.send("a");
+    }
+    return client.isConnected() ? -1 : elapsed.elapsed();
+}
+} // namespace
+
+void tst_HttpServer::headDeadlineIgnoresDrippedBytes()
+{
+    // A byte every 100 ms would keep restarting an idle timer of 300 ms for ever; the head
+    // deadline counts from the start.
+    auto server = makeServer([](HttpServer &s) {
+        s.setIdleTimeoutMs(300);
+        s.setHeadTimeoutMs(600);
+    });
+    QVERIFY(server);
+    Client client(server->port());
+    const qint64 closedAfter =
+        dripUntilClosed(client, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", 100, 5000);
+    QVERIFY2(closedAfter >= 0, "a client dripping its head was never closed");
+    QVERIFY2(closedAfter >= 500, qPrintable(QString::number(closedAfter)));
+    Response response;
+    QVERIFY(client.takeResponse(response));
+    QCOMPARE(response.status, 408);
+}
+
+void tst_HttpServer::bodyDeadlineIgnoresDrippedBytes()
+{
+    auto server = makeServer([](HttpServer &s) {
+        s.setIdleTimeoutMs(300);
+        s.setBodyTimeoutMs(600);
+    });
+    QVERIFY(server);
+    Client client(server->port());
+    const qint64 closedAfter = dripUntilClosed(
+        client, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n", 100, 5000);
+    QVERIFY2(closedAfter >= 0, "a client dripping its body was never closed");
+    QVERIFY2(closedAfter >= 500, qPrintable(QString::number(closedAfter)));
+    Response response;
+    QVERIFY(client.takeResponse(response));
+    QCOMPARE(response.status, 408);
+    QVERIFY(response.body.contains("body"));
+}
+
+void tst_HttpServer::headCheckBeforeBody_data()
+{
+    QTest::addColumn<bool>("authorized");
+    QTest::addColumn<bool>("expectContinue");
+
+    QTest::newRow("no token") << false << false;
+    QTest::newRow("no token, expect 100-continue") << false << true;
+    QTest::newRow("token, expect 100-continue") << true << true;
+}
+
+void tst_HttpServer::headCheckBeforeBody()
+{
+    QFETCH(bool, authorized);
+    QFETCH(bool, expectContinue);
+
+    int checked = 0;
+    m_server->setHeadCheck([&](const HttpRequest &head) -> HttpConnection::Verdict {
+        ++checked;
+        if (!head.body.isEmpty())
+            return {500, {}, "the check saw a body"};
+        if (head.header("Authorization") != "Bearer good")
+            return {401, {{"WWW-Authenticate", "Bearer"}}, "no"};
+        return {};
+    });
+    m_handler = [](const HttpRequest &request, HttpResponder *responder) {
+        responder->respond(200, {}, QByteArray::number(request.body.size()));
+    };
+    auto client = connectClient();
+    // A body of 4 MiB is announced and not sent: a refusal cannot wait for it.
+    const qint64 length = 4 * 1024 * 1024;
+    client->send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+                 QByteArray(authorized ? "Authorization: Bearer good\r\n" : "") +
+                 QByteArray(expectContinue ? "Expect: 100-continue\r\n" : "") +
+                 "Content-Length: " + QByteArray::number(length) + "\r\n\r\n");
+    Response response;
+    QVERIFY(client->waitForResponse(response, true));
+    QCOMPARE(checked, 1);
+    if (!authorized) {
+        QCOMPARE(response.status, 401);
+        QCOMPARE(response.header("Connection"), QByteArray("close"));
+        QTRY_VERIFY_WITH_TIMEOUT(!client->isConnected(), kTimeoutMs);
+        QVERIFY(!client->received.contains("100 Continue"));
+        QCOMPARE(m_received.size(), 0);
+        return;
+    }
+    QCOMPARE(response.statusLine, QByteArray("HTTP/1.1 100 Continue"));
+    client->send(QByteArray(length, 'x'));
+    QVERIFY(client->waitForResponse(response));
+    QCOMPARE(response.status, 200);
+    QCOMPARE(response.body, QByteArray::number(length));
+}
+
+void tst_HttpServer::floodOfHalfHeadsDoesNotLockOut()
+{
+    // 200 connections from this address that drip half a request head: an authorised client
+    // still gets in while they are open, and each one is closed by the head deadline.
+    constexpr int kFlood = 200;
+    constexpr int kHeadMs = 1500;
+    auto server = makeServer([](HttpServer &s) {
+        s.setHeadTimeoutMs(kHeadMs);
+        s.setHeadCheck([](const HttpRequest &head) -> HttpConnection::Verdict {
+            if (head.header("Authorization") != "Bearer good")
+                return {401, {}, "no"};
+            return {};
+        });
+    });
+    QVERIFY(server);
+    std::vector<std::unique_ptr<Client>> flood;
+    QElapsedTimer sinceStart;
+    sinceStart.start();
+    for (int i = 0; i < kFlood; ++i) {
+        flood.push_back(std::make_unique<Client>(server->port()));
+        flood.back()->send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty");
+        if (i % 25 == 24)
+            QTest::qWait(1); // let the server accept
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(server->connectionCount(), kFlood, kTimeoutMs);
+    QVERIFY2(sinceStart.elapsed() < kHeadMs,
+             "the flood took longer to open than the head deadline; the check below would not "
+             "show anything");
+    for (const auto &c : flood)
+        QVERIFY(c->isConnected());
+
+    Client good(server->port());
+    good.send("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer good\r\n\r\n");
+    Response response;
+    QVERIFY(good.waitForResponse(response));
+    QCOMPARE(response.status, 200);
+    int stillOpen = 0;
+    for (const auto &c : flood)
+        stillOpen += c->isConnected() ? 1 : 0;
+    QCOMPARE(stillOpen, kFlood); // it got in beside them, not by pushing them out
+
+    // Dripping a byte every 300 ms does not keep them.
+    QElapsedTimer drip;
+    drip.start();
+    while (drip.elapsed() < 3 * kHeadMs) {
+        int open = 0;
+        for (const auto &c : flood) {
+            if (c->isConnected()) {
+                c->send("p");
+                ++open;
+            }
+        }
+        if (open == 0)
+            break;
+        QTest::qWait(300);
+    }
+    for (const auto &c : flood) {
+        QTRY_VERIFY_WITH_TIMEOUT(!c->isConnected(), kTimeoutMs);
+        Response timedOut;
+        QVERIFY(c->takeResponse(timedOut));
+        QCOMPARE(timedOut.status, 408);
+    }
+    QVERIFY(sinceStart.elapsed() >= kHeadMs);
+    QTRY_COMPARE_WITH_TIMEOUT(server->connectionCount(), 1, kTimeoutMs); // the kept good one
+}
+
+void tst_HttpServer::unadmittedCapsCloseTheOldest()
+{
+    auto server = makeServer([](HttpServer &s) { s.setConnectionLimits({3, 5, 10}); });
+    QVERIFY(server);
+    std::vector<std::unique_ptr<Client>> clients;
+    for (int i = 0; i < 3; ++i) {
+        clients.push_back(std::make_unique<Client>(server->port()));
+        QTRY_COMPARE_WITH_TIMEOUT(server->connectionCount(), i + 1, kTimeoutMs);
+    }
+    // A fourth from the same address: the oldest silent one goes, the newcomer stays.
+    clients.push_back(std::make_unique<Client>(server->port()));
+    QTRY_VERIFY_WITH_TIMEOUT(!clients[0]->isConnected(), kTimeoutMs);
+    QCOMPARE(server->connectionCount(), 3);
+    for (size_t i = 1; i < clients.size(); ++i)
+        QVERIFY(clients[i]->isConnected());
+    Response response;
+    clients.back()->send("GET / HTTP/1.1\r\n\r\n");
+    QVERIFY(clients.back()->waitForResponse(response));
+    QCOMPARE(response.status, 200);
+    // Admitted now: it no longer counts against the cap of silent ones, so one more fits.
+    QCOMPARE(server->admittedCount(), 1);
+    clients.push_back(std::make_unique<Client>(server->port()));
+    QTRY_COMPARE_WITH_TIMEOUT(server->connectionCount(), 4, kTimeoutMs);
+    for (size_t i = 1; i < clients.size(); ++i)
+        QVERIFY(clients[i]->isConnected());
+}
+
+void tst_HttpServer::admittedCap()
+{
+    auto server = makeServer([](HttpServer &s) { s.setConnectionLimits({256, 512, 2}); });
+    QVERIFY(server);
+    std::vector<std::unique_ptr<Client>> clients;
+    Response response;
+    for (int i = 0; i < 3; ++i) {
+        clients.push_back(std::make_unique<Client>(server->port()));
+        clients.back()->send("GET / HTTP/1.1\r\n\r\n");
+        QVERIFY(clients.back()->waitForResponse(response));
+        QCOMPARE(response.status, i < 2 ? 200 : 503);
+    }
+    QVERIFY(response.body.contains("too many connections"));
+    QTRY_VERIFY_WITH_TIMEOUT(!clients.back()->isConnected(), kTimeoutMs);
+    // One goes: there is room again.
+    clients[0]->socket().disconnectFromHost();
+    QTRY_COMPARE_WITH_TIMEOUT(server->admittedCount(), 1, kTimeoutMs);
+    Client next(server->port());
+    next.send("GET / HTTP/1.1\r\n\r\n");
+    QVERIFY(next.waitForResponse(response));
+    QCOMPARE(response.status, 200);
+}
+
+void tst_HttpServer::peerKey_data()
+{
+    QTest::addColumn<QString>("address");
+    QTest::addColumn<QByteArray>("key");
+
+    QTest::newRow("ipv4") << "192.168.1.5" << QByteArray("192.168.1.5");
+    QTest::newRow("ipv4-mapped") << "::ffff:127.0.0.1" << QByteArray("127.0.0.1");
+    QTest::newRow("ipv6 host in its /64")
+        << "2001:db8:1:2:aaaa:bbbb:cccc:dddd" << QByteArray("2001:db8:1:2::/64");
+    QTest::newRow("ipv6 loopback") << "::1" << QByteArray("::/64");
+}
+
+void tst_HttpServer::peerKey()
+{
+    QFETCH(QString, address);
+    QFETCH(QByteArray, key);
+    QCOMPARE(HttpServer::peerKey(QHostAddress(address)), key);
 }
 
 QTEST_GUILESS_MAIN(tst_HttpServer)

@@ -458,11 +458,17 @@ void tst_McpSession::duplicateIdInFlight()
 {
     initializeSession();
     holdCall(7);
-    QCOMPARE(exchange(7, "tools/call", {{"name", "hold"}}),
-             JsonRpcMessage::makeError(7, JsonRpcMessage::InvalidRequest,
-                                       "a request with this id is still in flight"));
+    const QJsonObject inUse = JsonRpcMessage::makeError(
+        7, JsonRpcMessage::InvalidRequest, "request id 7 is already in use by a request in flight");
+    QCOMPARE(exchange(7, "tools/call", {{"name", "hold"}}), inUse);
+    // Refused as a duplicate whatever else is wrong with it (not as an unknown tool).
+    QCOMPARE(exchange(7, "tools/call", {{"name", "no-such-tool"}}), inUse);
     QCOMPARE(m_session->callsInFlight(), 1);
     QCOMPARE(m_held.size(), 1);
+    // The first still gets its own answer.
+    m_held.first()->finish(textResult("first"));
+    QCOMPARE(m_transport->takeSent(),
+             QList<QJsonObject>{JsonRpcMessage::makeResult(7, textResult("first"))});
 }
 
 void tst_McpSession::cancelAll()
