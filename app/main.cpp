@@ -203,8 +203,6 @@ int runHttp(QCoreApplication &app, const CommandLine &cl)
     const QString host = address.protocol() == QAbstractSocket::IPv6Protocol
                              ? QStringLiteral("[%1]").arg(address.toString())
                              : address.toString();
-    std::fprintf(stderr, "code-sandbox: MCP endpoint http://%s:%u/mcp\n", qPrintable(host),
-                 endpoint.port());
     if (cl.noAuth)
         std::fprintf(stderr, "code-sandbox: no authentication (--no-auth)\n");
     else
@@ -225,6 +223,9 @@ int runHttp(QCoreApplication &app, const CommandLine &cl)
         std::fprintf(stderr, "code-sandbox: warning: a token given with --token is visible to "
                              "other local users in the process list; prefer --token-file or "
                              "CODE_SANDBOX_TOKEN\n");
+    // Last: whoever waits for this line (a test, a script) has the others already.
+    std::fprintf(stderr, "code-sandbox: MCP endpoint http://%s:%u/mcp\n", qPrintable(host),
+                 endpoint.port());
 
     SignalWatcher watcher;
     QObject::connect(&watcher, &SignalWatcher::terminationRequested, &app, [&](int) {

@@ -14,15 +14,16 @@ const execFileP = promisify(execFile);
 export const PROTOCOL_VERSION = '2025-06-18';
 
 /**
- * Starts `code-sandbox --http --port 0 --token <random>` and waits for the
- * "MCP endpoint http://…/mcp" line on stderr.
+ * Starts `code-sandbox --http --port 0` with a random token in CODE_SANDBOX_TOKEN
+ * (not on the command line, where every local user could read it) and waits for
+ * the "MCP endpoint http://…/mcp" line on stderr. `token: null` passes none (the
+ * server then uses its token store; `args` may name one with --token-file).
  * Returns { url, port, token, child, exited, stderr(), stop() }.
  */
-export async function startHttpServer({ args = [], env = {}, timeoutMs = 20_000 } = {}) {
-    const token = randomBytes(24).toString('hex');
-    const child = spawn(BIN, ['--http', '--port', '0', '--token', token, ...args], {
+export async function startHttpServer({ args = [], env = {}, timeoutMs = 20_000, token = randomBytes(24).toString('hex') } = {}) {
+    const child = spawn(BIN, ['--http', '--port', '0', ...args], {
         stdio: ['ignore', 'ignore', 'pipe'],
-        env: { PATH: MINIMAL_PATH, ...env },
+        env: { PATH: MINIMAL_PATH, ...(token ? { CODE_SANDBOX_TOKEN: token } : {}), ...env },
     });
     let log = '';
     const exited = new Promise((resolve) => {
