@@ -50,9 +50,18 @@ EngineReply *EngineClient::putArchive(const QString &containerId, const QString 
                    tar, "application/x-tar");
 }
 
-EngineReply *EngineClient::getArchive(const QString &containerId, const QString &path)
+EngineReply *EngineClient::getArchive(const QString &containerId, const QString &path,
+                                      qint64 maxBytes)
 {
-    return request("GET", "/containers/" + encode(containerId) + "/archive?path=" + encode(path));
+    auto *reply = new EngineReply(this);
+    EngineRequest request{"GET",
+                          "/containers/" + encode(containerId) + "/archive?path=" + encode(path),
+                          {},
+                          {},
+                          false};
+    request.maxBodyBytes = maxBytes;
+    enqueue({request, reply, nullptr});
+    return reply;
 }
 
 EngineReply *EngineClient::request(const QByteArray &method, const QByteArray &path,

@@ -43,7 +43,10 @@ public:
     EngineReply *post(const QByteArray &path, const QJsonObject &body = {});
     EngineReply *del(const QByteArray &path);
     EngineReply *putArchive(const QString &containerId, const QString &dir, const QByteArray &tar);
-    EngineReply *getArchive(const QString &containerId, const QString &path);
+    // A tar of `path` in the container; an archive longer than `maxBytes` fails with
+    // EngineError::Kind::TooLarge without being held.
+    EngineReply *getArchive(const QString &containerId, const QString &path,
+                            qint64 maxBytes = EngineRequest::kDefaultMaxBodyBytes);
     EngineReply *request(const QByteArray &method, const QByteArray &path,
                          const QByteArray &body = {}, const QByteArray &contentType = {});
     // Asks the engine for the version now (also done lazily by the first request).

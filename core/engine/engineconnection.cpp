@@ -30,6 +30,7 @@ void EngineConnection::send(const EngineRequest &request, EngineReply *reply)
     m_busy = true;
     m_gotBytes = false;
     m_parser.reset();
+    m_parser.setMaxBodySize(request.maxBodyBytes);
     m_what = request.method + ' ' + request.path;
     if (m_answerTimeoutMs > 0)
         m_answerTimer.start(m_answerTimeoutMs);
@@ -106,9 +107,19 @@ void EngineConnection::processBuffer()
     case HttpResponseParser::State::Incomplete:
         return;
     case HttpResponseParser::State::Error:
-        failCurrent(EngineError::of(EngineError::Kind::Protocol,
-                                    QStringLiteral("malformed answer from the container engine: %1")
-                                        .arg(QString::fromLatin1(m_parser.errorString()))));
+        // The rest of an oversized answer is never read: the connection goes, and the engine
+        // stops producing it.
+        if (m_parser.bodyTooLarge())
+            failCurrent(EngineError::of(
+                EngineError::Kind::TooLarge,
+                QStringLiteral("the container engine's answer to %1 was cut off: %2")
+                    .arg(QString::fromLatin1(m_what),
+                         QString::fromLatin1(m_parser.errorString()))));
+        else
+            failCurrent(
+                EngineError::of(EngineError::Kind::Protocol,
+                                QStringLiteral("malformed answer from the container engine: %1")
+                                    .arg(QString::fromLatin1(m_parser.errorString()))));
         m_socket.abort();
         return;
     case HttpResponseParser::State::Upgraded: {

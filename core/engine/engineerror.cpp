@@ -11,6 +11,7 @@ QString EngineError::toString() const
     case Kind::Protocol:
     case Kind::Closed:
     case Kind::Timeout:
+    case Kind::TooLarge:
         return message;
     }
     return message;

@@ -13,7 +13,8 @@ struct EngineError
         Http,
         Protocol,
         Closed,
-        Timeout // no byte of the answer for the client's request timeout
+        Timeout, // no byte of the answer for the client's request timeout
+        TooLarge // the answer's body passed the request's byte cap; the connection was dropped
     };
 
     Kind kind = Kind::None;

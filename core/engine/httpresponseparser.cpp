@@ -33,6 +33,7 @@ void HttpResponseParser::reset()
     m_keepAlive = false;
     m_lastWasValue = false;
     m_headersDone = false;
+    m_bodyTooLarge = false;
     m_headers.clear();
     m_body.clear();
     m_error.clear();
@@ -48,7 +49,10 @@ qsizetype HttpResponseParser::feed(const char *data, qsizetype size)
         return qsizetype(used);
     }
     const auto err = http_errno(m_parser->http_errno);
-    if (m_state == State::Incomplete && err != HPE_OK) {
+    if (m_state == State::Incomplete && m_bodyTooLarge) {
+        m_state = State::Error;
+        m_error = "the body is longer than " + QByteArray::number(m_maxBody) + " bytes";
+    } else if (m_state == State::Incomplete && err != HPE_OK) {
         m_state = State::Error;
         m_error = QByteArray(http_errno_name(err)) + ": " + http_errno_description(err);
     }
@@ -115,7 +119,12 @@ int HttpResponseParser::onHeadersComplete(http_parser *p)
 
 int HttpResponseParser::onBody(http_parser *p, const char *at, size_t len)
 {
-    static_cast<HttpResponseParser *>(p->data)->m_body.append(at, qsizetype(len));
+    auto *self = static_cast<HttpResponseParser *>(p->data);
+    if (self->m_maxBody >= 0 && self->m_body.size() + qint64(len) > self->m_maxBody) {
+        self->m_bodyTooLarge = true;
+        return 1; // stops http_parser: nothing more of this answer is read
+    }
+    self->m_body.append(at, qsizetype(len));
     return 0;
 }
 

@@ -27,8 +27,12 @@ public:
     HttpResponseParser(const HttpResponseParser &) = delete;
     HttpResponseParser &operator=(const HttpResponseParser &) = delete;
 
-    // Starts over for the next response on a kept-alive connection.
+    // Starts over for the next response on a kept-alive connection (the body cap is kept).
     void reset();
+    // A body longer than this ends parsing with Error and bodyTooLarge(): the bytes are never
+    // held. Negative: no cap.
+    void setMaxBodySize(qint64 bytes) { m_maxBody = bytes; }
+    bool bodyTooLarge() const { return m_bodyTooLarge; }
     // Feeds bytes; returns how many were consumed. Past Complete or Upgraded, the unconsumed rest
     // belongs to the next response or to the raw stream.
     qsizetype feed(const char *data, qsizetype size);
@@ -58,6 +62,8 @@ private:
     bool m_keepAlive = false;
     bool m_lastWasValue = false;
     bool m_headersDone = false;
+    bool m_bodyTooLarge = false;
+    qint64 m_maxBody = -1;
     QList<QPair<QByteArray, QByteArray>> m_headers;
     QByteArray m_body;
     QByteArray m_error;

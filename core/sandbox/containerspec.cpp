@@ -59,14 +59,18 @@ QJsonObject ContainerSpec::buildInstall(const Language &language, const QString 
                                         const QString &caBundleHostPath)
 {
     // The install script arrives as the "program" and runs with sh, with network, writing into the
-    // libraries volume; everything else is as hardened as a run.
+    // libraries volume; everything else is as hardened as a run. It never gets the pass-through
+    // variables: package names come from the model (which a prompt injection can steer), and a
+    // package's install code runs here with network, so it could send them anywhere.
+    SandboxConfig installConfig = config;
+    installConfig.passThroughEnv.clear();
     QStringList env = extraEnv;
     const QString caTarget = QStringLiteral("/etc/code-sandbox/host-ca.crt");
     if (!caBundleHostPath.isEmpty())
         for (const char *var :
              {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "PIP_CERT", "CURL_CA_BUNDLE"})
             env.append(QString::fromLatin1(var) + u'=' + caTarget);
-    QJsonObject spec = base(language, image, config, QStringLiteral("install.sh"),
+    QJsonObject spec = base(language, image, installConfig, QStringLiteral("install.sh"),
                             {QStringLiteral("sh"), QStringLiteral("install.sh")}, env);
     QJsonObject host = spec.value(u"HostConfig").toObject();
     QJsonArray mounts = host.value(u"Mounts").toArray();

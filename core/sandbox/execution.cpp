@@ -3,16 +3,14 @@
 #include "containerspec.h"
 #include "engineclient.h"
 #include "enginereply.h"
+#include "outputcollector.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
 #include "tararchive.h"
 
 #include <QAtomicInteger>
-#include <QMimeDatabase>
 #include <QRandomGenerator>
 #include <QSet>
-#include <algorithm>
-#include <limits>
 
 namespace {
 QAtomicInteger<quint64> g_nextId{1};
@@ -147,87 +145,28 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
 void Execution::collectFiles()
 {
     // The program has ended, so its time is taken now; fetching is bounded separately. The
-    // supervisor keeps the container up until the archives are read (the workdir volume goes
-    // when the container stops).
+    // supervisor keeps the container up until the files are read (the workdir volume goes when
+    // the container stops).
     m_collecting = true;
     m_result.durationMs = m_clock.elapsed();
     m_timer.start(kCollectTimeoutMs);
-    const auto fetch = [this](OutputFile::Kind kind, const char *path) {
-        ++m_pendingArchives;
-        EngineReply *reply =
-            m_container->engine()->getArchive(m_container->id(), QString::fromLatin1(path));
-        connect(reply, &EngineReply::finished, this, [this, reply, kind] {
-            reply->deleteLater();
-            onArchive(kind, reply->ok() ? reply->body() : QByteArray(),
-                      reply->ok() ? QString() : reply->error().toString());
-        });
-    };
-    // Plots first: they are what the caller most likely wants to see.
-    if (m_outScanner.hasFlag("plots"))
-        fetch(OutputFile::Kind::Plot, ContainerSpec::kPlotsDir);
-    if (m_outScanner.hasFlag("out"))
-        fetch(OutputFile::Kind::Output, ContainerSpec::kOutputDir);
+    auto *collector =
+        new OutputCollector(m_container->engine(), m_container->id(), m_fileLimits, this);
+    connect(collector, &OutputCollector::finished, this,
+            [this, collector](const QList<OutputFile> &files, const QStringList &notes) {
+                collector->deleteLater();
+                if (m_finished)
+                    return;
+                m_result.files = files;
+                m_result.notes += notes;
+                finish();
+            });
+    collector->start(m_outScanner.hasFlag("plots"), m_outScanner.hasFlag("out"));
 }
 
-void Execution::onArchive(OutputFile::Kind kind, const QByteArray &tar, const QString &error)
+void Execution::setFileLimits(const OutputManifest::Limits &limits)
 {
-    if (m_finished)
-        return;
-    const QString what =
-        kind == OutputFile::Kind::Plot ? QStringLiteral("figures") : QStringLiteral("output files");
-    if (!error.isEmpty()) {
-        m_result.notes.append(QStringLiteral("could not fetch the %1: %2").arg(what, error));
-    } else {
-        QString unpackError;
-        // The archive is bounded by the workdir's size; the caps decide what is returned.
-        QList<TarArchive::Entry> entries =
-            TarArchive::unpack(tar, std::numeric_limits<qint64>::max(), &unpackError, m_fileCap);
-        if (!unpackError.isEmpty())
-            m_result.notes.append(
-                QStringLiteral("could not read the %1: %2").arg(what, unpackError));
-        std::sort(
-            entries.begin(), entries.end(),
-            [](const TarArchive::Entry &a, const TarArchive::Entry &b) { return a.path < b.path; });
-        static const QMimeDatabase mimeTypes;
-        for (const TarArchive::Entry &e : entries) {
-            if (e.isDirectory)
-                continue;
-            OutputFile f;
-            f.kind = kind;
-            // Entries are named after the fetched folder ("outputs/table.csv").
-            f.name = e.path.section(u'/', 1);
-            f.size = e.size;
-            f.mimeType = mimeTypes.mimeTypeForFileNameAndData(f.name, e.data).name();
-            if (e.omitted || m_filesTotal + e.size > m_filesTotalCap) {
-                f.included = false;
-                m_result.notes.append(
-                    QStringLiteral("%1 (%2 bytes) was not returned: over the limit of %3 bytes")
-                        .arg(f.name)
-                        .arg(e.size)
-                        .arg(e.omitted ? m_fileCap : m_filesTotalCap)
-                        .append(e.omitted ? QStringLiteral(" per file")
-                                          : QStringLiteral(" for all files of a run")));
-            } else {
-                f.data = e.data;
-                m_filesTotal += e.size;
-            }
-            m_result.files.append(f);
-        }
-    }
-    if (--m_pendingArchives > 0)
-        return;
-    // Plots were requested first, but the replies may come in any order.
-    std::stable_sort(
-        m_result.files.begin(), m_result.files.end(), [](const OutputFile &a, const OutputFile &b) {
-            return a.kind == OutputFile::Kind::Plot && b.kind != OutputFile::Kind::Plot;
-        });
-    finish();
-}
-
-void Execution::setFileLimits(qint64 perFile, qint64 total)
-{
-    m_fileCap = perFile;
-    m_filesTotalCap = total;
+    m_fileLimits = limits;
 }
 
 void Execution::reportProgress(const QString &message)

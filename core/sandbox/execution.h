@@ -3,6 +3,7 @@
 #include "executionrequest.h"
 #include "executionresult.h"
 #include "exitmarkerscanner.h"
+#include "outputmanifest.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -36,9 +37,9 @@ public:
 
     // Used by the service while the execution waits for a free slot (1 = next).
     void setQueuePosition(int position);
-    // Output files and figures: each file up to `perFile` bytes, all together up to `total`;
-    // larger ones are listed without content.
-    void setFileLimits(qint64 perFile, qint64 total);
+    // Output files and figures: each file up to `perFile` bytes, all together up to `total`, at
+    // most `maxFiles` of them; others are listed without content.
+    void setFileLimits(const OutputManifest::Limits &limits);
     // Ends with an error, as if the sandbox had failed (used while libraries are installed).
     void fail(const QString &message);
     // Work done for this run before it starts (installing libraries), for the caller to show.
@@ -62,7 +63,6 @@ private:
     void onReady();
     void sendProgram();
     void collectFiles();
-    void onArchive(OutputFile::Kind kind, const QByteArray &tar, const QString &error);
     void onOutput(int stream, const QByteArray &bytes);
     void onStreamEnded();
     void onTimeout();
@@ -91,8 +91,5 @@ private:
     bool m_interrupting = false;
     bool m_endSession = false;
     static constexpr int kInterruptGraceMs = 3000;
-    int m_pendingArchives = 0;
-    qint64 m_fileCap = 5 * 1024 * 1024;
-    qint64 m_filesTotalCap = 20 * 1024 * 1024;
-    qint64 m_filesTotal = 0;
+    OutputManifest::Limits m_fileLimits;
 };

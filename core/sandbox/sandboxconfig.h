@@ -29,6 +29,8 @@ struct SandboxConfig
     // Output files and figures returned with a result: each, and all of a run together.
     qint64 fileCapBytes = 5LL * 1024 * 1024;
     qint64 filesTotalCapBytes = 20LL * 1024 * 1024;
+    // Files returned with content per run (empty ones count too); more are listed, not returned.
+    int maxFilesPerRun = 100;
     // Host variables that enter the sandbox: name and value, read once at start. Values are never
     // logged.
     QList<QPair<QString, QString>> passThroughEnv;
@@ -39,4 +41,7 @@ struct SandboxConfig
     QStringList warmLanguages = {QStringLiteral("python"), QStringLiteral("javascript")};
     // Executions running at once; more wait in a queue. 0: twice the cores, at least 4.
     int maxConcurrent = 0;
+    // Runs waiting for a free slot beyond maxConcurrent; one more is refused at once with a
+    // clear error (each waiting run holds its request, so the queue must not grow for ever).
+    int maxQueued = 256;
 };

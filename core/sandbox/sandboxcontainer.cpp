@@ -8,8 +8,8 @@
 #include <QTimer>
 
 SandboxContainer::SandboxContainer(EngineClient *engine, const QJsonObject &spec,
-                                   const QString &image, QObject *parent)
-    : QObject(parent), m_engine(engine), m_spec(spec), m_image(image)
+                                   const QString &image, const QString &name, QObject *parent)
+    : QObject(parent), m_engine(engine), m_spec(spec), m_image(image), m_name(name)
 {}
 
 SandboxContainer::~SandboxContainer()
@@ -23,10 +23,15 @@ void SandboxContainer::prepare()
     if (m_state != State::New)
         return;
     m_state = State::Creating;
-    EngineReply *reply = m_engine->post("/containers/create", m_spec);
+    const QByteArray path = m_name.isEmpty()
+                                ? QByteArray("/containers/create")
+                                : "/containers/create?name=" + EngineClient::encode(m_name);
+    EngineReply *reply = m_engine->post(path, m_spec);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok()) {
+            m_createOutcomeUnknown = reply->error().kind != EngineError::Kind::Http &&
+                                     reply->error().kind != EngineError::Kind::Unreachable;
             if (m_removeWhenCreated) { // nothing was created, nothing to remove
                 m_state = State::Removed;
                 Q_EMIT removed();

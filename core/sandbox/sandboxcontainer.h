@@ -28,8 +28,10 @@ public:
         Removed
     };
 
+    // `name`: unique on the engine, so that a container the engine creates after its create
+    // request was given up on can still be found and removed (see SandboxService::sweepStrays).
     SandboxContainer(EngineClient *engine, const QJsonObject &spec, const QString &image,
-                     QObject *parent = nullptr);
+                     const QString &name, QObject *parent = nullptr);
     ~SandboxContainer() override;
 
     void prepare();
@@ -39,6 +41,10 @@ public:
     State state() const { return m_state; }
     QString id() const { return m_id; }
     QString image() const { return m_image; }
+    QString name() const { return m_name; }
+    // The create request failed without an answer (timed out, connection lost): the engine may
+    // still create the container, later, without anyone knowing its id.
+    bool createOutcomeUnknown() const { return m_createOutcomeUnknown; }
     EngineClient *engine() const { return m_engine; }
     bool imageMissing() const { return m_imageMissing; }
     // Why the attached stream ended early (connection lost, frame cut); empty if it just ended.
@@ -62,11 +68,13 @@ private:
     EngineClient *m_engine;
     QJsonObject m_spec;
     QString m_image;
+    QString m_name;
     QString m_id;
     QPointer<AttachStream> m_stream;
     State m_state = State::New;
     bool m_removeWhenCreated = false;
     bool m_imageMissing = false;
+    bool m_createOutcomeUnknown = false;
     QString m_missingImageHint;
     QString m_streamError;
     int m_removeAttempts = 0;

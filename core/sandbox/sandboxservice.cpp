@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QPointer>
+#include <QSet>
 #include <QTimer>
 #include <QUrl>
 #include <cerrno>
@@ -98,7 +99,8 @@ Execution *SandboxService::create(const Language &language, const ExecutionReque
 {
     auto *execution =
         new Execution(request, language.name, timeoutSec, m_config.outputCapBytes, this);
-    execution->setFileLimits(m_config.fileCapBytes, m_config.filesTotalCapBytes);
+    execution->setFileLimits(
+        {m_config.fileCapBytes, m_config.filesTotalCapBytes, m_config.maxFilesPerRun, 1000});
     m_executions.insert(execution);
     connect(execution, &Execution::finished, this, [this, execution] {
         m_executions.remove(execution);
@@ -124,6 +126,15 @@ void SandboxService::submit(Execution *execution, const QJsonObject &spec, const
     }
     Q_EMIT executionStarted(execution);
     if (m_running >= m_maxConcurrent) {
+        if (m_queue.size() >= m_config.maxQueued) {
+            execution->failEarly(QStringLiteral("the server is busy: %1 runs are running and %2 "
+                                                "more are waiting, as many as it queues; try "
+                                                "again when some have finished")
+                                     .arg(m_running)
+                                     .arg(m_queue.size()),
+                                 image);
+            return;
+        }
         m_queue.enqueue({execution, spec, image});
         // Reported once the caller had a chance to connect.
         const int position = int(m_queue.size());
@@ -282,7 +293,13 @@ void SandboxService::launchQueued()
 
 SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const QString &image)
 {
-    auto *container = new SandboxContainer(m_engine, spec, image, this);
+    // Named after the instance, so that the engine's own listing shows whose it is, and so that
+    // one created after its request was given up on is recognised as a stray.
+    const QString containerName =
+        QStringLiteral("code-sandbox-%1-%2")
+            .arg(m_config.instanceId.isEmpty() ? QStringLiteral("anonymous") : m_config.instanceId)
+            .arg(++m_containerSeq);
+    auto *container = new SandboxContainer(m_engine, spec, image, containerName, this);
     const QString name =
         spec.value(u"Labels").toObject().value(u"code-sandbox.language").toString();
     if (const Language *language = m_languages.find(name))
@@ -366,6 +383,61 @@ void SandboxService::track(SandboxContainer *container)
     // of the stream that removal brings.
     connect(container, &SandboxContainer::failed, container, &SandboxContainer::remove,
             Qt::QueuedConnection);
+    connect(container, &SandboxContainer::failed, this, [this, container] {
+        if (container->createOutcomeUnknown())
+            scheduleStraySweeps();
+    });
+}
+
+void SandboxService::scheduleStraySweeps()
+{
+    // The engine may finish a create it was slow to answer seconds or minutes later; each sweep
+    // removes what it finds by then.
+    ++m_strayCreates;
+    for (const int delayMs : {3000, 30000, 120000})
+        QTimer::singleShot(delayMs, this, [this] {
+            if (!m_shuttingDown)
+                sweepStrays();
+        });
+}
+
+void SandboxService::sweepStrays()
+{
+    const QJsonObject filters{
+        {QStringLiteral("label"),
+         QJsonArray{QString::fromLatin1(ContainerSpec::kLabelOwner) + u'=' + m_config.instanceId}}};
+    EngineReply *list = m_engine->get("/containers/json?all=1&filters=" +
+                                      QUrl::toPercentEncoding(QString::fromUtf8(
+                                          QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+    ++m_pendingReaps;
+    connect(list, &EngineReply::finished, this, [this, list] {
+        list->deleteLater();
+        --m_pendingReaps;
+        QSet<QString> known;
+        for (SandboxContainer *c : std::as_const(m_containers))
+            known.insert(c->name());
+        int strays = 0;
+        for (const QJsonValue &v : QJsonDocument::fromJson(list->body()).array()) {
+            const QJsonObject c = v.toObject();
+            // The engine lists names with a leading slash.
+            const QString name = c.value(u"Names").toArray().at(0).toString().mid(1);
+            if (known.contains(name))
+                continue;
+            ++strays;
+            EngineReply *del = m_engine->del(
+                "/containers/" + EngineClient::encode(c.value(u"Id").toString()) + "?force=1&v=1");
+            ++m_pendingReaps;
+            connect(del, &EngineReply::finished, this, [this, del] {
+                del->deleteLater();
+                --m_pendingReaps;
+                checkShutdownDone();
+            });
+        }
+        if (strays > 0)
+            qCInfo(lcSandbox) << "removed" << strays
+                              << "container(s) the engine created after their request was given up";
+        checkShutdownDone();
+    });
 }
 
 void SandboxService::languageVersion(const QString &name, const std::function<void(QString)> &done)
@@ -414,6 +486,9 @@ void SandboxService::shutdown(int graceMs)
     const auto containers = m_containers;
     for (SandboxContainer *c : containers)
         c->remove();
+    // A create whose answer never came may have made a container nobody knows the id of.
+    if (m_strayCreates > 0)
+        sweepStrays();
     QTimer::singleShot(graceMs, this, [this] {
         if (m_shutdownSignalled)
             return;

@@ -97,6 +97,10 @@ private:
     void launchQueued();
     SandboxContainer *makeContainer(const QJsonObject &spec, const QString &image);
     void track(SandboxContainer *container);
+    void scheduleStraySweeps();
+    // Removes this instance's containers that no SandboxContainer stands for: created by the
+    // engine after their create request failed without an answer.
+    void sweepStrays();
     void checkShutdownDone();
 
     EngineClient *m_engine;
@@ -109,6 +113,8 @@ private:
     LibraryCache *m_libraries = nullptr;
     int m_running = 0;
     int m_pendingReaps = 0;
+    int m_strayCreates = 0;
+    quint64 m_containerSeq = 0;
     int m_maxConcurrent = 4;
     QHash<QString, QString> m_versions;
     QSet<QString> m_warming; // languages whose pool was started

@@ -414,6 +414,7 @@ function serve() {
     if (!flags) {
       if (changedSince(OUTPUTS, mark)) flags += " out";
       if (list(PLOTS).length > 0) flags += " plots";
+      if (flags) listFiles();
       flags += usage(c.cpu);
     }
     mark = touch(MARK);
@@ -486,6 +487,35 @@ function serve() {
       } catch {}
     }
     return false;
+  }
+
+  // The listing of outputs/ and .plots/ the host reads before it fetches anything (as cs-run's
+  // list_files writes it): "<type> <size> <path>\0" per entry, at most 20000 of them.
+  function listFiles() {
+    const records = [];
+    const walk = (rel) => {
+      for (const entry of list("/sandbox/" + rel, true)) {
+        if (records.length >= 20000) return;
+        const child = rel + "/" + entry.name;
+        let st;
+        try {
+          st = fs.lstatSync("/sandbox/" + child);
+        } catch {
+          continue;
+        }
+        const kind = st.isFile() ? "f" : st.isDirectory() ? "d" : st.isSymbolicLink() ? "l" : "o";
+        records.push(Buffer.from(`${kind} ${st.size} ${child}\0`));
+        if (st.isDirectory()) walk(child);
+      }
+    };
+    try {
+      fs.unlinkSync("/sandbox/.cs-files");
+    } catch {}
+    walk("outputs");
+    walk(".plots");
+    try {
+      fs.writeFileSync("/sandbox/.cs-files", Buffer.concat(records));
+    } catch {}
   }
 
   function list(dir, withFileTypes = false) {

@@ -16,6 +16,10 @@ import sys
 
 PLOTS = "/sandbox/.plots"
 OUTPUTS = "/sandbox/outputs"
+# The listing of outputs/ and .plots/ the host reads before it fetches anything (as cs-run's
+# list_files writes it): "<type> <size> <path>\0" per entry, at most LISTED of them.
+LISTING = "/sandbox/.cs-files"
+LISTED = 20000
 # Sessions: the attached stdin, handed over by cs-run; the mark each call leaves when it ends
 # (shared with cs-run, which reports for a call the interpreter did not survive).
 HOST_FD = 3
@@ -205,6 +209,8 @@ def _main():
         pass
     if _Plots.saved:
         flags += " plots"
+    if flags:
+        _list_files()
     flags += _usage_flags()
     line = nonce + b" " + str(rc).encode() + flags.encode() + b"\n"
     os.unlink(status_file)
@@ -214,6 +220,35 @@ def _main():
         while os.read(host, 65536):
             pass
     os._exit(rc)
+
+
+def _list_files():
+    import stat
+
+    records = []
+    try:
+        os.unlink(LISTING)
+    except OSError:
+        pass
+    for top in (b"outputs", b".plots"):
+        for root, dirs, files in os.walk(b"/sandbox/" + top):
+            rel = os.path.relpath(root, b"/sandbox")
+            for name in dirs + files:
+                if len(records) >= LISTED:
+                    break
+                path = os.path.join(rel, name)
+                try:
+                    st = os.lstat(b"/sandbox/" + path)
+                except OSError:
+                    continue
+                kind = (b"f" if stat.S_ISREG(st.st_mode) else b"d" if stat.S_ISDIR(st.st_mode)
+                        else b"l" if stat.S_ISLNK(st.st_mode) else b"o")
+                records.append(kind + b" " + str(st.st_size).encode() + b" " + path + b"\0")
+    try:
+        with open(LISTING, "wb") as f:
+            f.write(b"".join(records))
+    except OSError:
+        pass
 
 
 def _usage_flags(cpu_before=0):
@@ -359,6 +394,8 @@ def _session():
             flags += " out"
         if _listdir(PLOTS):
             flags += " plots"
+        if flags:
+            _list_files()
         flags += _usage_flags(cpu)
         mark = _touch(MARK)
         line = nonce + b" " + str(rc).encode() + flags.encode() + b"\n"

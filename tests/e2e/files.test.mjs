@@ -151,7 +151,14 @@ test('libraries are refused without --allow-network-for-install, for every langu
     }
 });
 
+// The library volumes that exist now: a developer's cache, which a test must leave alone.
+async function libraryVolumes() {
+    const { stdout } = await execFileP(DOCKER, ['volume', 'ls', '-q', '--filter', 'label=code-sandbox.libraries=javascript']);
+    return new Set(stdout.split('\n').filter(Boolean));
+}
+
 test('with --allow-network-for-install a library is installed once, used without network, and only where asked', { timeout: 240_000 }, async () => {
+    const existing = await libraryVolumes();
     const { client: c } = await startClient({ args: ['--stdio', '--allow-network-for-install'] });
     try {
         const code = 'const leftPad = require("left-pad"); console.log(leftPad("42", 5, "0")); require("dns").lookup("registry.npmjs.org", (e) => console.log(e ? "no network" : "network"))';
@@ -167,9 +174,9 @@ test('with --allow-network-for-install a library is installed once, used without
         assert.match(textOf(refused), /options are not accepted/);
     } finally {
         await c.close();
-        const { stdout } = await execFileP(DOCKER, ['volume', 'ls', '-q', '--filter', 'label=code-sandbox.libraries=javascript']);
-        const volumes = stdout.split('\n').filter(Boolean);
-        if (volumes.length) await execFileP(DOCKER, ['volume', 'rm', ...volumes]);
+        // Only what this test installed goes.
+        const created = [...(await libraryVolumes())].filter((v) => !existing.has(v));
+        if (created.length) await execFileP(DOCKER, ['volume', 'rm', ...created]);
     }
 });
 

@@ -35,6 +35,9 @@ public:
 
     QString path() const { return m_path; }
     bool isListening() const { return m_server.isListening(); }
+    // The engine creates containers but its answers to create requests are lost, as when it
+    // answers after the client gave up waiting.
+    void setDropCreateAnswers(bool drop) { m_dropCreateAnswers = drop; }
     int accepted() const { return m_accepted; }
     int open() const { return int(m_pairs.size()); }
 
@@ -75,8 +78,12 @@ private:
             return;
         }
         m_pairs.append(qMakePair(QPointer<QLocalSocket>(down), QPointer<QLocalSocket>(up)));
-        const auto forward = [](QLocalSocket *from, QLocalSocket *to) {
+        const auto forward = [this, up](QLocalSocket *from, QLocalSocket *to) {
             const QByteArray bytes = from->readAll();
+            if (from != up && bytes.startsWith("POST "))
+                up->setProperty("create", bytes.left(200).contains("/containers/create"));
+            if (from == up && m_dropCreateAnswers && up->property("create").toBool())
+                return;
             if (!bytes.isEmpty() && to->state() == QLocalSocket::ConnectedState)
                 to->write(bytes);
         };
@@ -104,6 +111,7 @@ private:
     QLocalServer m_server;
     QList<QPair<QPointer<QLocalSocket>, QPointer<QLocalSocket>>> m_pairs;
     int m_accepted = 0;
+    bool m_dropCreateAnswers = false;
 };
 
 class FakeEngine : public QObject

@@ -211,6 +211,34 @@ private Q_SLOTS:
         QCOMPARE(sweepLeftovers(service.config().instanceId), 0);
     }
 
+    // 1c. The engine creates a container but its answer never comes (the client gives up
+    // waiting): the call fails, and the container the engine made anyway is found by its name
+    // and removed, though nobody learnt its id.
+    void createAnsweredTooLate()
+    {
+        EngineProxy proxy(m_dir.filePath(QStringLiteral("slow.sock")), m_real);
+        QVERIFY(proxy.start());
+        EngineClient engine(proxy.path());
+        engine.setRequestTimeout(2000);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        proxy.setDropCreateAnswers(true);
+        const ExecutionResult r = python(service, QStringLiteral("print(1)"));
+        QVERIFY(!r.succeeded());
+        QVERIFY2(r.error.contains(u"did not answer"), qPrintable(r.error));
+        proxy.setDropCreateAnswers(false);
+
+        EngineClient real(m_real);
+        const QString instance = service.config().instanceId;
+        QCOMPARE(LeftoverSweeper::containersOf(real, instance).size(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(LeftoverSweeper::containersOf(real, instance).size(), 0, 20000);
+        // The next call is unaffected.
+        const ExecutionResult next = python(service, QStringLiteral("print('next')"));
+        QVERIFY2(next.error.isEmpty(), qPrintable(next.error));
+        QCOMPARE(next.stdoutData, QByteArray("next\n"));
+        QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, 15000);
+        QCOMPARE(sweepLeftovers(instance), 0);
+    }
+
     // 2. The engine stops while a program runs, stays away for a while, and comes back.
     void engineStoppedMidRunAndBack()
     {

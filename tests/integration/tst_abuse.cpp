@@ -311,6 +311,79 @@ print("parent done")
         expectNoLeftovers(service, engine);
     }
 
+    // 4b. Output files that cost the sandbox nothing but would cost the server everything: a
+    // sparse file claiming 64 GiB (its archive would really be that long) and 10,000 empty
+    // files. The answer lists them as not returned, and the server holds no more than its
+    // limits while fetching.
+    void outputFilesCannotFloodTheServer_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("code");
+        // (the Python loader, cs-run after node, and cs-run's own shell write the listing)
+        QTest::newRow("python") << "python"
+                                << "import os\nd = os.environ['OUTPUT_DIR']\n"
+                                   "with open(d + '/sparse.bin', 'wb') as f: f.truncate(64 << 30)\n"
+                                   "for i in range(10000): open('%s/e%05d' % (d, i), 'w').close()\n"
+                                   "print('written')\n";
+        QTest::newRow("javascript")
+            << "javascript"
+            << "const fs = require('fs'); const d = process.env.OUTPUT_DIR;\n"
+               "fs.closeSync(fs.openSync(d + '/sparse.bin', 'w')); "
+               "fs.truncateSync(d + '/sparse.bin', 64 * 2 ** 30);\n"
+               "for (let i = 0; i < 10000; i++) fs.closeSync(fs.openSync(d + '/e' + "
+               "String(i).padStart(5, '0'), 'w'));\n"
+               "console.log('written');\n";
+        QTest::newRow("bash") << "bash"
+                              << "truncate -s 64G \"$OUTPUT_DIR/sparse.bin\"\n"
+                                 "cd \"$OUTPUT_DIR\" && seq -f 'e%05g' 0 9999 | xargs touch\n"
+                                 "echo written\n";
+    }
+
+    void outputFilesCannotFloodTheServer()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, code);
+        EngineClient engine(m_socket);
+        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        expectStillServes(service);
+        const qint64 before = residentKiB();
+        QVERIFY(before > 0);
+        const ExecutionResult r = run(service, language, code, 60);
+        const qint64 after = residentKiB();
+        qInfo() << "server VmRSS before" << before << "KiB, after" << after << "KiB";
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.stdoutData, QByteArray("written\n"));
+        const QString notes = r.notes.join(u'\n');
+        QCOMPARE(r.files.size(), 1000);
+        int included = 0;
+        for (const OutputFile &f : r.files) {
+            if (f.included) {
+                ++included;
+                QCOMPARE(f.size, qint64(0));
+            }
+            if (f.name == u"sparse.bin") {
+                QVERIFY(!f.included);
+                QCOMPARE(f.size, qint64(64) << 30);
+            }
+        }
+        QCOMPARE(included, 100);
+        QVERIFY2(notes.contains(u"sparse.bin (68719476736 bytes) was not returned"),
+                 qPrintable(notes));
+        QVERIFY2(notes.contains(u"9900 files were not returned: over the limit of 100 files"),
+                 qPrintable(notes));
+        QVERIFY2(notes.contains(u"more files are not listed"), qPrintable(notes));
+        if (kAddressSanitizer)
+            qInfo() << "server RSS bound not checked under AddressSanitizer";
+        else
+            QVERIFY2(
+                after - before < 64 * 1024,
+                qPrintable(
+                    QStringLiteral("server RSS grew from %1 to %2 KiB").arg(before).arg(after)));
+        expectStillServes(service);
+        expectNoLeftovers(service, engine);
+    }
+
     // 5. A program sleeping for ever is cancelled: the result says so and the container goes.
     void sleepForeverIsCancelled()
     {

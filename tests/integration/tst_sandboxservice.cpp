@@ -5,11 +5,15 @@
 #include "enginereply.h"
 #include "enginetestcase.h"
 #include "execution.h"
+#include "librarycache.h"
 #include "sandboxservice.h"
 #include "tararchive.h"
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QMap>
+#include <QPointer>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -138,6 +142,102 @@ print(json.dumps(out))
         QTest::newRow("empty program") << "python"
                                        << "" << 0 << ""
                                        << "";
+    }
+
+    // With --allow-network-for-install and --pass-through-env, the install container (network,
+    // package code from the registry) must not get the pass-through values; the run does.
+    void installContainerGetsNoPassThroughVariables()
+    {
+        EngineClient engine(m_socket);
+        SandboxConfig config = makeConfig();
+        config.allowInstall = true;
+        // As the command line sets them: the host's trust store and proxy (the registry may sit
+        // behind a TLS-inspecting proxy).
+        if (QFileInfo::exists(QStringLiteral("/etc/ssl/certs/ca-certificates.crt")))
+            config.installCaBundle = QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
+        for (const char *name :
+             {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"})
+            if (qEnvironmentVariableIsSet(name))
+                config.installEnv.append(QString::fromLatin1(name) + u'=' +
+                                         qEnvironmentVariable(name));
+        SandboxService service(&engine, LanguageRegistry::builtIn(), config);
+        const Language *js = service.languages().find(QStringLiteral("javascript"));
+        QVERIFY(js);
+        const QStringList libraries{QStringLiteral("left-pad@1.3.0")};
+        const QString volume = LibraryCache::volumeName(*js, libraries);
+        EngineReply *before = engine.get("/volumes/" + EngineClient::encode(volume));
+        QSignalSpy beforeDone(before, &EngineReply::finished);
+        QVERIFY(beforeDone.wait(10000));
+        const bool cached = before->ok();
+
+        // The install container's configuration, asked of the engine as soon as it runs.
+        QPointer<EngineReply> inspect;
+        connect(&service, &SandboxService::executionStarted, this, [&](Execution *e) {
+            if (!e->request().code.contains(QStringLiteral("/opt/cs-libs/.complete")))
+                return;
+            connect(e, &Execution::started, this, [&, e] {
+                inspect = engine.get("/containers/" +
+                                     EngineClient::encode(e->result().containerId) + "/json");
+            });
+        });
+        ExecutionRequest request(QStringLiteral("javascript"),
+                                 QStringLiteral("console.log(process.env.CS_TEST_PASSED, "
+                                                "require('left-pad')('7', 3, '0'))"),
+                                 60);
+        request.libraries = libraries;
+        const ExecutionResult r = resultOf(service.execute(request), 300000);
+        if (!cached) {
+            EngineReply *del = engine.del("/volumes/" + EngineClient::encode(volume));
+            QSignalSpy delDone(del, &EngineReply::finished);
+            delDone.wait(10000);
+        }
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.stdoutData, QByteArray("passed-value 007\n"));
+        QVERIFY2(inspect, "the install container was never seen running");
+        if (!inspect->isFinished())
+            QVERIFY(QSignalSpy(inspect.data(), &EngineReply::finished).wait(10000));
+        QVERIFY2(inspect->ok(), qPrintable(inspect->error().toString()));
+        const QJsonObject cfg = inspect->json().value(u"Config").toObject();
+        QCOMPARE(cfg.value(u"Labels").toObject().value(u"code-sandbox.role").toString(),
+                 QStringLiteral("install"));
+        const QJsonArray env = cfg.value(u"Env").toArray();
+        QVERIFY(!env.isEmpty());
+        for (const QJsonValue &v : env) {
+            QVERIFY2(!v.toString().startsWith(u"CS_TEST_PASSED="), qPrintable(v.toString()));
+            QVERIFY2(!v.toString().contains(u"passed-value"), qPrintable(v.toString()));
+        }
+        expectNoLeftovers(service, engine);
+    }
+
+    // Runs beyond the concurrency limit wait in a queue of bounded length; one more is refused
+    // at once, and the others still run.
+    void queueIsBounded()
+    {
+        EngineClient engine(m_socket);
+        SandboxConfig config = makeConfig();
+        config.maxConcurrent = 1;
+        config.maxQueued = 2;
+        SandboxService service(&engine, LanguageRegistry::builtIn(), config);
+        // (Results are taken as they come: a finished execution is deleted soon after.)
+        QMap<int, ExecutionResult> results;
+        for (int i = 0; i < 4; ++i) {
+            Execution *e = service.execute(
+                {QStringLiteral("python"),
+                 QStringLiteral("import time; time.sleep(1); print(%1)").arg(i), 20});
+            connect(e, &Execution::finished, this,
+                    [&results, i](const ExecutionResult &r) { results.insert(i, r); });
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(results.contains(3), 5000);
+        QVERIFY(results.size() == 1);
+        QVERIFY2(results.value(3).error.contains(u"the server is busy: 1 runs are running and 2 "
+                                                 u"more are waiting"),
+                 qPrintable(results.value(3).error));
+        QTRY_COMPARE_WITH_TIMEOUT(results.size(), 4, 60000);
+        for (int i = 0; i < 3; ++i) {
+            QVERIFY2(results.value(i).error.isEmpty(), qPrintable(results.value(i).error));
+            QCOMPARE(results.value(i).stdoutData, QByteArray::number(i) + '\n');
+        }
+        expectNoLeftovers(service, engine);
     }
 
     void outcomes()

@@ -313,8 +313,10 @@ void tst_ContainerSpec::librariesVolume()
 void tst_ContainerSpec::installContainer()
 {
     const Language &l = lang("javascript");
+    SandboxConfig config = defaultConfig();
+    config.passThroughEnv = {{"CS_TEST_SECRET", "hunter2"}};
     const QJsonObject spec =
-        ContainerSpec::buildInstall(l, l.image, defaultConfig(), "code-sandbox-libs-js-1",
+        ContainerSpec::buildInstall(l, l.image, config, "code-sandbox-libs-js-1",
                                     {"HTTPS_PROXY=http://proxy:3128"}, "/etc/ssl/certs/ca.crt");
     QCOMPARE(at(spec, {"HostConfig", "NetworkMode"}), QJsonValue("bridge"));
     QCOMPARE(spec.value("NetworkDisabled"), QJsonValue(false));
@@ -334,7 +336,16 @@ void tst_ContainerSpec::installContainer()
     QVERIFY(env.contains("HTTPS_PROXY=http://proxy:3128"));
     QVERIFY(env.contains("NODE_EXTRA_CA_CERTS=/etc/code-sandbox/host-ca.crt"));
     QVERIFY(!env.contains("CS_PRELOAD=/tmp/.cs-nonce"));
+    // Package install code runs here with network: the operator's secrets stay out (a run of
+    // the same config gets them).
+    QVERIFY2(!env.join(u' ').contains("hunter2"), qPrintable(env.join(u' ')));
+    QVERIFY(strings(ContainerSpec::build(l, l.image, config).value("Env"))
+                .contains("CS_TEST_SECRET=hunter2"));
     // The rest stays as hardened as a run.
+    for (const char *key : {"Memory", "MemorySwap", "NanoCpus", "PidsLimit", "SecurityOpt", "Init",
+                            "IpcMode", "Ulimits"})
+        QCOMPARE(at(spec, {"HostConfig", key}),
+                 at(ContainerSpec::build(l, l.image, config), {"HostConfig", key}));
     QCOMPARE(at(spec, {"HostConfig", "CapDrop"}), QJsonValue(QJsonArray{"ALL"}));
     QCOMPARE(at(spec, {"HostConfig", "ReadonlyRootfs"}), QJsonValue(true));
     QCOMPARE(spec.value("User"), QJsonValue("1000:1000"));

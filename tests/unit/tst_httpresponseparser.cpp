@@ -53,6 +53,9 @@ private Q_SLOTS:
 
     void feedAfterCompleteConsumesNothing();
     void takeBody();
+
+    void bodyCap_data();
+    void bodyCap();
 };
 
 void tst_HttpResponseParser::response_data()
@@ -384,6 +387,54 @@ void tst_HttpResponseParser::takeBody()
     QCOMPARE(parser.takeBody(), QByteArray("payload"));
     QCOMPARE(parser.body(), QByteArray());
     QCOMPARE(parser.state(), State::Complete);
+}
+
+void tst_HttpResponseParser::bodyCap_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<qint64>("cap");
+    QTest::addColumn<bool>("tooLarge");
+    const QByteArray ten(10, 'x');
+    const QByteArray chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               "6\r\nxxxxxx\r\n5\r\nxxxxx\r\n0\r\n\r\n";
+    QTest::newRow("length at the cap")
+        << withLength("HTTP/1.1 200 OK\r\n", ten) << qint64(10) << false;
+    QTest::newRow("length over the cap")
+        << withLength("HTTP/1.1 200 OK\r\n", ten + 'y') << qint64(10) << true;
+    QTest::newRow("chunked over the cap") << chunked << qint64(10) << true;
+    QTest::newRow("chunked under the cap") << chunked << qint64(11) << false;
+    // What a sparse file's archive looks like: a length far beyond what is ever sent.
+    QTest::newRow("claimed 64 GiB")
+        << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 68719476736\r\n\r\n") +
+               QByteArray(4096, '\0')
+        << qint64(1024) << true;
+    QTest::newRow("no cap") << withLength("HTTP/1.1 200 OK\r\n", ten) << qint64(-1) << false;
+}
+
+// A body past the cap ends the response as an error at once, holding no more than the cap,
+// however the bytes arrive.
+void tst_HttpResponseParser::bodyCap()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(qint64, cap);
+    QFETCH(bool, tooLarge);
+    for (qsizetype at = 0; at <= input.size(); at += 7) {
+        HttpResponseParser parser;
+        parser.setMaxBodySize(cap);
+        feedInTwo(parser, input, at);
+        QCOMPARE(parser.bodyTooLarge(), tooLarge);
+        if (tooLarge) {
+            QCOMPARE(parser.state(), State::Error);
+            QVERIFY(parser.body().size() <= cap);
+            QVERIFY2(parser.errorString().contains("longer than"), parser.errorString());
+        } else {
+            QCOMPARE(parser.state(), State::Complete);
+        }
+        // The cap stays for the next response on the connection.
+        parser.reset();
+        parser.feed(input);
+        QCOMPARE(parser.bodyTooLarge(), tooLarge);
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_HttpResponseParser)

@@ -1,0 +1,211 @@
+#include "outputcollector.h"
+
+#include "containerspec.h"
+#include "engineclient.h"
+#include "enginereply.h"
+#include "sandboxlog.h"
+#include "tararchive.h"
+
+#include <QMimeDatabase>
+#include <QSet>
+
+namespace {
+QString folderOf(OutputFile::Kind kind)
+{
+    return QString::fromLatin1(kind == OutputFile::Kind::Plot ? ContainerSpec::kPlotsDir
+                                                              : ContainerSpec::kOutputDir);
+}
+
+QString listedPath(const OutputFile &f)
+{
+    return (f.kind == OutputFile::Kind::Plot ? QStringLiteral(".plots/")
+                                             : QStringLiteral("outputs/")) +
+           f.name;
+}
+} // namespace
+
+OutputCollector::OutputCollector(EngineClient *engine, const QString &containerId,
+                                 const OutputManifest::Limits &limits, QObject *parent)
+    : QObject(parent), m_engine(engine), m_containerId(containerId), m_limits(limits)
+{}
+
+void OutputCollector::start(bool plots, bool outputs)
+{
+    m_plots = plots;
+    m_outputs = outputs;
+    EngineReply *reply = m_engine->getArchive(
+        m_containerId, QString::fromLatin1(OutputManifest::kPath), OutputManifest::kMaxBytes);
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        onListing(reply);
+    });
+}
+
+void OutputCollector::onListing(EngineReply *reply)
+{
+    QList<TarArchive::Entry> entries;
+    if (reply->ok())
+        entries = TarArchive::unpack(reply->body(), OutputManifest::kMaxBytes);
+    if (entries.isEmpty() || entries.first().isDirectory) {
+        // No listing: an image whose supervisor could not write one (a find without -printf).
+        qCDebug(lcSandbox).noquote()
+            << "no listing of the output files; fetching them capped:" << reply->error().toString();
+        fetchUnlisted();
+        return;
+    }
+    m_manifest = OutputManifest::parse(entries.first().data, m_limits);
+    m_notes = m_manifest.notes();
+    fetchListed();
+}
+
+void OutputCollector::fetchListed()
+{
+    for (const auto kind : {OutputFile::Kind::Plot, OutputFile::Kind::Output}) {
+        QStringList wanted;
+        for (const OutputManifest::Entry &e : m_manifest.files())
+            if (e.kind == kind && e.selected)
+                wanted.append(e.path);
+        if (wanted.isEmpty())
+            continue;
+        // One archive when it holds just what is wanted (the usual case: a few small files);
+        // else one per file, so that what is left out is never read.
+        if (m_manifest.wholeFolder(kind)) {
+            fetch(folderOf(kind), m_manifest.folderArchiveBytes(kind), QString(), QString());
+            continue;
+        }
+        for (const OutputManifest::Entry &e : m_manifest.files())
+            if (e.kind == kind && e.selected)
+                fetch(QString::fromLatin1(ContainerSpec::kWorkdir) + u'/' + e.path,
+                      OutputManifest::fileArchiveBytes(e.size), e.path.section(u'/', -1), e.path);
+    }
+    if (m_pending == 0)
+        done();
+}
+
+void OutputCollector::fetch(const QString &path, qint64 maxBytes, const QString &archivedAs,
+                            const QString &listedAs)
+{
+    ++m_pending;
+    EngineReply *reply = m_engine->getArchive(m_containerId, path, maxBytes);
+    connect(reply, &EngineReply::finished, this, [this, reply, archivedAs, listedAs] {
+        reply->deleteLater();
+        onArchive(reply, archivedAs, listedAs);
+    });
+}
+
+void OutputCollector::onArchive(EngineReply *reply, const QString &archivedAs,
+                                const QString &listedAs)
+{
+    // A folder's archive names its entries as listed ("outputs/a.csv"); one file's archive names
+    // it by its base name.
+    const bool folder = listedAs.isEmpty();
+    QString error = reply->ok() ? QString() : reply->error().toString();
+    if (reply->ok()) {
+        const QList<TarArchive::Entry> entries =
+            TarArchive::unpack(reply->body(), m_limits.total, &error, m_limits.perFile);
+        for (const TarArchive::Entry &e : entries) {
+            if (e.isDirectory || (!folder && e.path != archivedAs))
+                continue;
+            const QString path = folder ? e.path : listedAs;
+            if (e.omitted)
+                m_errors.insert(path, QStringLiteral("it grew past the limit of %1 bytes per "
+                                                     "file after the program ended")
+                                          .arg(m_limits.perFile));
+            else
+                m_data.insert(path, e.data);
+        }
+    }
+    if (!error.isEmpty()) {
+        qCInfo(lcSandbox).noquote() << "output files:" << error;
+        if (!folder)
+            m_errors.insert(listedAs, error);
+        else
+            m_notes.append(QStringLiteral("could not fetch the output files: %1").arg(error));
+    }
+    if (--m_pending == 0)
+        done();
+}
+
+void OutputCollector::fetchUnlisted()
+{
+    for (const auto kind : {OutputFile::Kind::Plot, OutputFile::Kind::Output}) {
+        if (!(kind == OutputFile::Kind::Plot ? m_plots : m_outputs))
+            continue;
+        ++m_pending;
+        // Cut off at the run's budget: without a listing, a folder whose archive is larger
+        // cannot be told apart from a sparse file that only claims its size.
+        EngineReply *reply = m_engine->getArchive(m_containerId, folderOf(kind),
+                                                  OutputManifest::fileArchiveBytes(m_limits.total));
+        connect(reply, &EngineReply::finished, this, [this, reply, kind] {
+            reply->deleteLater();
+            onUnlisted(reply, kind);
+        });
+    }
+    if (m_pending == 0)
+        done();
+}
+
+void OutputCollector::onUnlisted(EngineReply *reply, OutputFile::Kind kind)
+{
+    const QString what =
+        kind == OutputFile::Kind::Plot ? QStringLiteral("figures") : QStringLiteral("output files");
+    QString error = reply->ok() ? QString() : reply->error().toString();
+    if (reply->error().kind == EngineError::Kind::TooLarge)
+        error = QStringLiteral("together they are larger than the limit of %1 bytes for all files "
+                               "of a run, and the sandbox could not list them")
+                    .arg(m_limits.total);
+    if (reply->ok()) {
+        // The archive itself stands in for the listing, so the same limits choose.
+        const QList<TarArchive::Entry> entries =
+            TarArchive::unpack(reply->body(), m_limits.total, &error, m_limits.perFile);
+        for (const TarArchive::Entry &e : entries) {
+            if (e.isDirectory)
+                continue;
+            m_unlistedListing += "f " + QByteArray::number(e.size) + ' ' + e.path.toUtf8() + '\0';
+            if (!e.omitted)
+                m_data.insert(e.path, e.data);
+        }
+    }
+    if (!error.isEmpty())
+        m_notes.append(QStringLiteral("could not fetch the %1: %2").arg(what, error));
+    if (--m_pending > 0)
+        return;
+    const QStringList notes = m_notes;
+    m_manifest = OutputManifest::parse(m_unlistedListing, m_limits);
+    m_notes = notes + m_manifest.notes();
+    done();
+}
+
+void OutputCollector::done()
+{
+    static const QMimeDatabase mimeTypes;
+    QList<OutputFile> files = m_manifest.listed();
+    qint64 total = 0;
+    int missing = 0;
+    QString why;
+    for (OutputFile &f : files) {
+        if (f.included) {
+            const QString path = listedPath(f);
+            const auto it = m_data.constFind(path);
+            // (A file that grew after it was listed still counts against the run's budget.)
+            if (it != m_data.cend() && total + it->size() <= m_limits.total) {
+                f.data = *it;
+                f.size = f.data.size();
+                total += f.size;
+            } else {
+                f.included = false;
+                if (missing++ == 0)
+                    why = it != m_data.cend()
+                              ? QStringLiteral("it grew past the run's limit after the program "
+                                               "ended")
+                              : m_errors.value(path, QStringLiteral("it was gone or changed when "
+                                                                    "it was fetched"));
+            }
+        }
+        f.mimeType = mimeTypes.mimeTypeForFileNameAndData(f.name, f.data).name();
+    }
+    if (missing > 0)
+        m_notes.append(
+            QStringLiteral("%1 listed file(s) could not be returned: %2").arg(missing).arg(why));
+    Q_EMIT finished(files, m_notes);
+}

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "executionresult.h"
+#include "outputmanifest.h"
+
+#include <QHash>
+#include <QObject>
+#include <QString>
+
+class EngineClient;
+class EngineReply;
+
+// Fetches what a finished program left for the caller — figures and output files — from its
+// still running container, within the run's limits, holding no more than those limits in memory
+// whatever the program wrote: the supervisor's listing says what exists, only what fits is asked
+// for, and every archive is cut off at the size the listing promised (see OutputManifest).
+class OutputCollector : public QObject
+{
+    Q_OBJECT
+public:
+    OutputCollector(EngineClient *engine, const QString &containerId,
+                    const OutputManifest::Limits &limits, QObject *parent = nullptr);
+
+    // `plots`, `outputs`: the folders the supervisor said hold something.
+    void start(bool plots, bool outputs);
+
+Q_SIGNALS:
+    void finished(const QList<OutputFile> &files, const QStringList &notes);
+
+private:
+    void onListing(EngineReply *reply);
+    void fetchListed();
+    void fetch(const QString &path, qint64 maxBytes, const QString &archivedAs,
+               const QString &listedAs);
+    void onArchive(EngineReply *reply, const QString &archivedAs, const QString &listedAs);
+    void fetchUnlisted();
+    void onUnlisted(EngineReply *reply, OutputFile::Kind kind);
+    void done();
+
+    EngineClient *m_engine;
+    QString m_containerId;
+    OutputManifest::Limits m_limits;
+    OutputManifest m_manifest;
+    bool m_plots = false;
+    bool m_outputs = false;
+    int m_pending = 0;
+    // Listed path ("outputs/a.csv") → content, or why it could not be had.
+    QHash<QString, QByteArray> m_data;
+    QHash<QString, QString> m_errors;
+    QStringList m_notes;
+    // Without a listing (an image whose find cannot list): one made from the archives.
+    QByteArray m_unlistedListing;
+};

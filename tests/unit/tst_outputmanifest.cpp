@@ -1,0 +1,151 @@
+// What the server chooses to fetch from a finished run's files, from the supervisor's listing:
+// sparse and huge files, thousands of empty ones, a budget shared by all, and listings that lie.
+
+#include "outputmanifest.h"
+
+#include <QTest>
+
+namespace {
+QByteArray record(char type, qint64 size, const QByteArray &path)
+{
+    return QByteArray(1, type) + ' ' + QByteArray::number(size) + ' ' + path + '\0';
+}
+
+OutputManifest::Limits limits()
+{
+    return {5LL * 1024 * 1024, 20LL * 1024 * 1024, 100, 1000};
+}
+
+QStringList names(const QList<OutputFile> &files, bool included)
+{
+    QStringList out;
+    for (const OutputFile &f : files)
+        if (f.included == included)
+            out.append(f.name);
+    return out;
+}
+} // namespace
+
+class tst_OutputManifest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void allFit()
+    {
+        const QByteArray listing =
+            record('f', 3, "outputs/b.csv") + record('d', 4096, "outputs/sub") +
+            record('f', 5, "outputs/sub/c.txt") + record('f', 100, ".plots/figure-0002.png") +
+            record('l', 10, "outputs/link") + record('f', 7, ".plots/figure-0001.png") +
+            record('f', 0, "outputs/a empty file");
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        const QList<OutputFile> files = m.listed();
+        // Figures first, then output files by path; links and directories are not files.
+        QStringList all;
+        for (const OutputFile &f : files)
+            all.append(f.name);
+        QCOMPARE(all, QStringList({"figure-0001.png", "figure-0002.png", "a empty file", "b.csv",
+                                   "sub/c.txt"}));
+        QCOMPARE(names(files, false), QStringList());
+        QCOMPARE(files.at(0).kind, OutputFile::Kind::Plot);
+        QCOMPARE(files.at(2).kind, OutputFile::Kind::Output);
+        QCOMPARE(files.at(4).size, qint64(5));
+        QVERIFY(m.wholeFolder(OutputFile::Kind::Plot));
+        QVERIFY(m.wholeFolder(OutputFile::Kind::Output));
+        QCOMPARE(m.notes(), QStringList());
+        // The archive of a folder may hold its files and a header for each entry, not more.
+        const qint64 outputs = m.folderArchiveBytes(OutputFile::Kind::Output);
+        QVERIFY(outputs >= 8 + 5 * 512);
+        QVERIFY(outputs < 1024 * 1024);
+    }
+
+    // The case: a 64 GiB sparse file and 10,000 empty files.
+    void sparseAndThousandsOfEmptyFiles()
+    {
+        QByteArray listing = record('f', 64LL << 30, "outputs/sparse.bin");
+        for (int i = 0; i < 10000; ++i)
+            listing += record('f', 0, "outputs/e" + QByteArray::number(i).rightJustified(5, '0'));
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        const QList<OutputFile> files = m.listed();
+        QCOMPARE(files.size(), 1000);
+        const QStringList included = names(files, true);
+        QCOMPARE(included.size(), 100);
+        QCOMPARE(included.first(), QStringLiteral("e00000"));
+        QCOMPARE(included.last(), QStringLiteral("e00099"));
+        QVERIFY(names(files, false).contains(QStringLiteral("sparse.bin")));
+        QVERIFY(!m.wholeFolder(OutputFile::Kind::Output));
+        const QString notes = m.notes().join(u'\n');
+        QVERIFY2(notes.contains(QStringLiteral("sparse.bin (68719476736 bytes) was not returned: "
+                                               "over the limit of 5242880 bytes per file")),
+                 qPrintable(notes));
+        QVERIFY2(notes.contains(QStringLiteral("9900 files were not returned: over the limit of "
+                                               "100 files per run")),
+                 qPrintable(notes));
+        QVERIFY2(notes.contains(QStringLiteral("9001 more files are not listed")),
+                 qPrintable(notes));
+        // Nothing of the sparse file is ever asked for.
+        for (const OutputManifest::Entry &e : m.files())
+            QVERIFY(!(e.selected && e.size > 0));
+    }
+
+    void budgetSharedByAllFiles()
+    {
+        QByteArray listing;
+        for (int i = 0; i < 5; ++i)
+            listing += record('f', 5LL * 1024 * 1024, "outputs/part" + QByteArray::number(i));
+        listing += record('f', 6LL * 1024 * 1024, "outputs/huge");
+        listing += record('f', 1, "outputs/tiny");
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        QCOMPARE(names(m.listed(), true), QStringList({"part0", "part1", "part2", "part3"}));
+        QCOMPARE(names(m.listed(), false), QStringList({"huge", "part4", "tiny"}));
+        const QString notes = m.notes().join(u'\n');
+        QVERIFY(notes.contains(QStringLiteral("huge (6291456 bytes) was not returned: over the "
+                                              "limit of 5242880 bytes per file")));
+        QVERIFY(notes.contains(QStringLiteral("part4 (5242880 bytes) was not returned: over the "
+                                              "limit of 20971520 bytes for all files of a run")));
+    }
+
+    void namedReasonsAreCounted()
+    {
+        QByteArray listing;
+        for (int i = 0; i < 25; ++i)
+            listing += record('f', 6LL * 1024 * 1024, "outputs/big" + QByteArray::number(i));
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        QCOMPARE(m.notes().size(), 11);
+        QCOMPARE(m.notes().last(), QStringLiteral("15 more files were not returned: over the "
+                                                  "limit of 5242880 bytes per file"));
+    }
+
+    void garbageIsSkipped_data()
+    {
+        QTest::addColumn<QByteArray>("listing");
+        QTest::newRow("empty") << QByteArray();
+        QTest::newRow("no fields") << QByteArray("x\0", 2);
+        QTest::newRow("size not a number") << record('f', 0, "outputs/a").replace("0", "zz");
+        QTest::newRow("negative size") << record('f', -5, "outputs/a");
+        QTest::newRow("outside the folders") << record('f', 1, "main.py");
+        QTest::newRow("climbs out") << record('f', 1, "outputs/../../etc/passwd");
+        QTest::newRow("long type") << QByteArray("ff 1 outputs/a\0", 15);
+        QTest::newRow("folder itself") << record('f', 1, "outputs/");
+    }
+
+    void garbageIsSkipped()
+    {
+        QFETCH(QByteArray, listing);
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        QVERIFY(m.isEmpty());
+        QCOMPARE(m.listed().size(), 0);
+    }
+
+    void fullListingSaysSo()
+    {
+        QByteArray listing;
+        for (int i = 0; i < OutputManifest::kMaxRecords; ++i)
+            listing += record('d', 0, "outputs/d" + QByteArray::number(i));
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        QVERIFY(m.notes().join(u' ').contains(QStringLiteral("more than 20000 entries")));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_OutputManifest)
+#include "tst_outputmanifest.moc"
