@@ -1,5 +1,8 @@
 #include "commandline.h"
+#include "httptoken.h"
 
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 using Mode = CommandLine::Mode;
@@ -71,6 +74,12 @@ private Q_SLOTS:
     void windowAndJournalFlags();
     void parseSize_data();
     void parseSize();
+    void httpOptions();
+    void httpOptionErrors_data();
+    void httpOptionErrors();
+    void tokenResolution_data();
+    void tokenResolution();
+    void storedTokenIsPrivateAndStable();
 };
 
 void tst_CommandLine::mode_data()
@@ -561,6 +570,138 @@ void tst_CommandLine::parseSize()
     QFETCH(qint64, bytes);
 
     QCOMPARE(CommandLine::parseSize(text), bytes);
+}
+
+void tst_CommandLine::httpOptions()
+{
+    const CommandLine d = parse({"--http"});
+    QCOMPARE(d.httpHeadTimeoutMs, 10000);
+    QCOMPARE(d.httpBodyTimeoutMs, 30000);
+    QVERIFY(d.allowHosts.isEmpty());
+
+    const CommandLine cl = parse({"--http", "--allow-host", "Sandbox.LAN", "--allow-host",
+                                  "192.168.1.5", "--allow-host", "[fe80::1]", "--http-head-timeout",
+                                  "2.5", "--http-body-timeout", "60"});
+    QCOMPARE(cl.mode, Mode::Http);
+    QCOMPARE(cl.allowHosts, (QStringList{"sandbox.lan", "192.168.1.5", "fe80::1"}));
+    QCOMPARE(cl.httpHeadTimeoutMs, 2500);
+    QCOMPARE(cl.httpBodyTimeoutMs, 60000);
+}
+
+void tst_CommandLine::httpOptionErrors_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("message");
+
+    QTest::newRow("allow-host with scheme")
+        << QStringList{"--http", "--allow-host", "http://x/"} << "--allow-host takes";
+    QTest::newRow("allow-host with space")
+        << QStringList{"--http", "--allow-host", "a b"} << "--allow-host takes";
+    QTest::newRow("allow-host empty")
+        << QStringList{"--http", "--allow-host", ""} << "--allow-host takes";
+    QTest::newRow("head timeout zero")
+        << QStringList{"--http", "--http-head-timeout", "0"} << "--http-head-timeout must";
+    QTest::newRow("body timeout text")
+        << QStringList{"--http", "--http-body-timeout", "soon"} << "--http-body-timeout must";
+    QTest::newRow("token and token-file")
+        << QStringList{"--http", "--token", "a", "--token-file", "/x"}
+        << "choose one of --token and --token-file";
+    QTest::newRow("token-file and no-auth")
+        << QStringList{"--http", "--token-file", "/x", "--no-auth"} << "--no-auth";
+    QTest::newRow("print-token and no-auth")
+        << QStringList{"--print-token", "--no-auth"} << "no token is used with --no-auth";
+}
+
+void tst_CommandLine::httpOptionErrors()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, message);
+    const CommandLine cl = parse(arguments);
+    QCOMPARE(cl.mode, Mode::Error);
+    QVERIFY2(cl.message.contains(message), qPrintable(cl.message));
+}
+
+void tst_CommandLine::tokenResolution_data()
+{
+    QTest::addColumn<QStringList>("arguments"); // after the mode; FILE is the token file
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<QString>("token"); // STORED: the store's
+    QTest::addColumn<QString>("source");
+
+    QTest::newRow("the store") << QStringList{} << QStringList{} << "STORED"
+                               << "token store";
+    QTest::newRow("environment") << QStringList{} << QStringList{"CODE_SANDBOX_TOKEN=from-env"}
+                                 << "from-env"
+                                 << "CODE_SANDBOX_TOKEN";
+    QTest::newRow("--token over the environment")
+        << QStringList{"--token", "from-arg"} << QStringList{"CODE_SANDBOX_TOKEN=from-env"}
+        << "from-arg"
+        << "--token";
+    QTest::newRow("--token-file over the environment")
+        << QStringList{"--token-file", "FILE"} << QStringList{"CODE_SANDBOX_TOKEN=from-env"}
+        << "from-file"
+        << "token file";
+    QTest::newRow("empty environment variable: the store")
+        << QStringList{} << QStringList{"CODE_SANDBOX_TOKEN="} << "STORED"
+        << "token store";
+}
+
+void tst_CommandLine::tokenResolution()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(QString, token);
+    QFETCH(QString, source);
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString store = dir.filePath("config/http-token");
+    QFile file(dir.filePath("token"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("from-file\nsecond line is not part of it\n");
+    file.close();
+    arguments.replaceInStrings(QStringLiteral("FILE"), file.fileName());
+
+    // The server and --print-token with the same options and environment agree.
+    const CommandLine http = parse(QStringList{"--http"} + arguments, env);
+    const CommandLine print = parse(QStringList{"--print-token"} + arguments, env);
+    QCOMPARE(http.mode, Mode::Http);
+    QCOMPARE(print.mode, Mode::PrintToken);
+    const HttpToken::Resolved served = HttpToken::resolve(http, store);
+    const HttpToken::Resolved printed = HttpToken::resolve(print, store);
+    QVERIFY2(served.error.isEmpty(), qPrintable(served.error));
+    QCOMPARE(printed.token, served.token);
+    QVERIFY2(served.source.contains(source), qPrintable(served.source));
+    if (token == u"STORED") {
+        QVERIFY(served.stored);
+        QCOMPARE(served.token.size(), 64);
+    } else {
+        QCOMPARE(served.token, token);
+        QVERIFY(!QFile::exists(store)); // nothing generated when a token is given
+    }
+    QVERIFY(HttpToken::resolve(parse({"--http", "--no-auth"}), store).token.isEmpty());
+    const HttpToken::Resolved missing =
+        HttpToken::resolve(parse({"--http", "--token-file", dir.filePath("none")}), store);
+    QVERIFY(missing.token.isEmpty());
+    QVERIFY2(missing.error.contains("cannot read"), qPrintable(missing.error));
+}
+
+void tst_CommandLine::storedTokenIsPrivateAndStable()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString store = dir.filePath("config/http-token");
+    const QString first = HttpToken::resolve(parse({"--http"}), store).token;
+    QCOMPARE(first.size(), 64);
+    // 0x7077: the owner's, the group's and others' bits (the "user" ones repeat the owner's).
+    QCOMPARE(QFile::permissions(store) & 0x7077,
+             QFileDevice::ReadOwner | QFileDevice::WriteOwner); // 0600: no group, no others
+    QCOMPARE(HttpToken::resolve(parse({"--print-token"}), store).token, first);
+    // A store others can read is made private again when it is read.
+    QFile::setPermissions(store, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                     QFileDevice::ReadGroup | QFileDevice::ReadOther);
+    QCOMPARE(HttpToken::resolve(parse({"--http"}), store).token, first);
+    QCOMPARE(QFile::permissions(store) & 0x7077, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
 }
 
 QTEST_GUILESS_MAIN(tst_CommandLine)
