@@ -99,6 +99,13 @@ bool makeServices(const CommandLine &cl, Services &s, const QString &mode)
     s.journal->watchSessions(s.sessions.get());
     if (cl.history) {
         s.history = std::make_unique<HistoryStore>();
+        // Headless instances keep the history as long as the window's setting says, unless the
+        // environment names a retention (the window applies its own setting itself).
+        if (mode != u"window" && !qEnvironmentVariableIsSet("CODE_SANDBOX_HISTORY_DAYS")) {
+            HistoryStore::Retention keep = s.history->retention();
+            keep.days = AppSettings::load().historyRetentionDays;
+            s.history->setRetention(keep);
+        }
         QString error;
         if (s.history->open(HistoryStore::defaultPath(), &error)) {
             s.journal->setHistory(s.history.get());
