@@ -77,9 +77,10 @@ for lang in "${IMAGES[@]}"; do
     fi
 done
 
+# (Every container and volume of ours carries the label code-sandbox=1.)
 leftovers() {
-    podman ps -a -q --filter label=code-sandbox.app
-    podman volume ls -q --filter label=code-sandbox.app
+    podman ps -a -q --filter label=code-sandbox
+    podman volume ls -q --filter label=code-sandbox
 }
 before=$(leftovers | sort)
 

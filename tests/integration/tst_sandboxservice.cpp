@@ -14,6 +14,7 @@
 #include <QJsonDocument>
 #include <QMap>
 #include <QPointer>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -169,6 +170,17 @@ print(json.dumps(out))
         QSignalSpy beforeDone(before, &EngineReply::finished);
         QVERIFY(beforeDone.wait(10000));
         const bool cached = before->ok();
+        // A volume this test installed goes once no container uses it, however the test ends.
+        const auto removeVolume = qScopeGuard([&] {
+            if (cached)
+                return;
+            for (int i = 0; i < 150 && service.activeContainers() > 0; ++i)
+                QTest::qWait(100);
+            EngineReply *del = engine.del("/volumes/" + EngineClient::encode(volume));
+            QSignalSpy delDone(del, &EngineReply::finished);
+            if (!delDone.wait(10000) || !del->ok())
+                qWarning() << "could not remove" << volume << del->error().toString();
+        });
 
         // The install container's configuration, asked of the engine as soon as it runs.
         QPointer<EngineReply> inspect;
@@ -186,11 +198,6 @@ print(json.dumps(out))
                                  60);
         request.libraries = libraries;
         const ExecutionResult r = resultOf(service.execute(request), 300000);
-        if (!cached) {
-            EngineReply *del = engine.del("/volumes/" + EngineClient::encode(volume));
-            QSignalSpy delDone(del, &EngineReply::finished);
-            delDone.wait(10000);
-        }
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QCOMPARE(r.stdoutData, QByteArray("passed-value 007\n"));
         QVERIFY2(inspect, "the install container was never seen running");
