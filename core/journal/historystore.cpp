@@ -585,11 +585,13 @@ int pruneRuns(const QSqlDatabase &db, const QString &path, const HistoryStore::R
         deleted += q.numRowsAffected();
     }
     if (keep.maxBytes > 0) {
-        // Newest first, a run stays while the running total, itself included, fits.
+        // Newest first, a run stays while the running total, itself included, fits. The newest
+        // stays whatever its size: a run just stored must not vanish at once.
         q.prepare(QStringLiteral(
             "DELETE FROM runs WHERE rowid IN (SELECT rowid FROM (SELECT rowid, sum(size_bytes) "
-            "OVER (ORDER BY created_at DESC, rowid DESC ROWS UNBOUNDED PRECEDING) AS total "
-            "FROM runs) WHERE total > ?)"));
+            "OVER (ORDER BY created_at DESC, rowid DESC ROWS UNBOUNDED PRECEDING) AS total, "
+            "row_number() OVER (ORDER BY created_at DESC, rowid DESC) AS n "
+            "FROM runs) WHERE total > ? AND n > 1)"));
         q.addBindValue(keep.maxBytes);
         if (!exec(q, &sqlError)) {
             rollback(db);

@@ -254,6 +254,9 @@ void HttpConnection::rejectWith(const Verdict &verdict)
     m_deadline.stop();
     m_idleTimer.stop();
     m_phase = Phase::Handling;
+    // Nothing more of this connection's input is read: what already came is let go now.
+    m_pending.clear();
+    m_pending.squeeze();
     auto *responder = new HttpResponder(this, false, true, false, this);
     m_current = responder;
     responder->respond(verdict.status, verdict.headers, verdict.body);

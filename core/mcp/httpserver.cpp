@@ -61,7 +61,7 @@ QByteArray HttpServer::peerKey(const QHostAddress &address)
     return QHostAddress(ip6).toString().toLatin1() + "/64";
 }
 
-void HttpServer::makeRoomFor(const QByteArray &peer)
+bool HttpServer::makeRoomFor(const QByteArray &peer)
 {
     int ofPeer = 0;
     int unadmitted = 0;
@@ -91,19 +91,31 @@ void HttpServer::makeRoomFor(const QByteArray &peer)
     else if (unadmitted >= m_connectionLimits.maxUnadmitted)
         victim = oldest;
     if (!victim)
-        return;
+        return true;
+    if (m_clock.elapsed() - m_connections.value(victim).acceptedMs < kMinAgeMs) {
+        qCDebug(lcMcp).noquote() << "HTTP: refusing a connection from" << peer
+                                 << "- the oldest waiting one is too young to close";
+        return false;
+    }
     qCDebug(lcMcp).noquote() << "HTTP:" << unadmitted << "connections without a request let in yet,"
                              << ofPeer << "from" << peer << "- closing the oldest";
     victim->drop(); // gone() takes it off the list
+    return true;
 }
 
 void HttpServer::onNewConnection()
 {
     while (QTcpSocket *socket = m_server.nextPendingConnection()) {
         const QByteArray peer = peerKey(socket->peerAddress());
-        makeRoomFor(peer);
+        if (!makeRoomFor(peer)) {
+            socket->abort();
+            socket->deleteLater();
+            continue;
+        }
+        if (!m_clock.isValid())
+            m_clock.start();
         auto *connection = new HttpConnection(socket, m_limits, {}, this);
-        m_connections.insert(connection, {peer, ++m_serial, false});
+        m_connections.insert(connection, {peer, ++m_serial, m_clock.elapsed(), false});
         connect(connection, &HttpConnection::requestReceived, this, &HttpServer::onRequest);
         connect(connection, &HttpConnection::gone, this, [this, connection] {
             const auto it = m_connections.find(connection);

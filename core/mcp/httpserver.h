@@ -3,6 +3,7 @@
 #include "httpconnection.h"
 #include "httprequest.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QHostAddress>
 #include <QObject>
@@ -19,9 +20,11 @@ class HttpResponder;
 // (an IPv4 address, or an IPv6 /64) may hold at most maxUnadmittedPerPeer unadmitted
 // connections and all peers together maxUnadmitted: a new connection beyond either cap closes
 // the oldest unadmitted one of that peer (or of all), so that a flood of connections that never
-// send a whole request cannot keep a client with the token out — the newcomer always gets its
-// head deadline to show its token. Admitted connections are capped at maxAdmitted: a request
-// that would admit one more is answered 503.
+// send a whole request cannot keep a client with the token out — the newcomer gets its head
+// deadline to show its token. A connection is never closed for a newcomer before it had
+// kMinAgeMs to send its head (a burst accepted in one pass would otherwise push out a client's
+// connection before a byte of it was read): the newcomer is refused instead. Admitted
+// connections are capped at maxAdmitted: a request that would admit one more is answered 503.
 class HttpServer : public QObject
 {
     Q_OBJECT
@@ -74,14 +77,17 @@ private:
     struct Entry
     {
         QByteArray peer;
-        quint64 serial = 0; // order of acceptance
+        quint64 serial = 0;    // order of acceptance
+        qint64 acceptedMs = 0; // on m_clock
         bool admitted = false;
     };
+    static constexpr qint64 kMinAgeMs = 1000;
 
     void onNewConnection();
     void onRequest(const HttpRequest &request, HttpResponder *responder);
     HttpConnection::Verdict checkHead(HttpConnection *connection, const HttpRequest &head);
-    void makeRoomFor(const QByteArray &peer);
+    // False: no room can be made yet, and the newcomer is refused.
+    bool makeRoomFor(const QByteArray &peer);
 
     QTcpServer m_server;
     HttpConnection::Limits m_limits;
@@ -90,4 +96,5 @@ private:
     QHash<HttpConnection *, Entry> m_connections;
     quint64 m_serial = 0;
     int m_admitted = 0;
+    QElapsedTimer m_clock;
 };

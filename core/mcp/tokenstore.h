@@ -46,7 +46,10 @@ public:
     // Replaces the stored token. The file is 0600 before the token is written into it.
     static bool write(const QString &path, const QString &token, QString *error)
     {
-        QDir().mkpath(QFileInfo(path).absolutePath());
+        // A folder made here is the user's alone, like the file.
+        const QString folder = QFileInfo(path).absolutePath();
+        if (!QFileInfo::exists(folder) && QDir().mkpath(folder))
+            QFile::setPermissions(folder, kOwnerOnly | QFileDevice::ExeOwner);
         QSaveFile file(path);
         if (!file.open(QIODevice::WriteOnly) || !file.setPermissions(kOwnerOnly) ||
             file.write(token.trimmed().toUtf8() + '\n') < 0 || !file.commit()) {
@@ -61,12 +64,13 @@ public:
     // Forgets the stored token; the next loadOrCreate() generates a new one.
     static bool remove(const QString &path) { return !QFile::exists(path) || QFile::remove(path); }
 
-    // The stored token, generated and stored first if there is none (or a short one that was
-    // not made here and cannot be trusted to be strong: under 32 characters).
+    // The stored token, generated and stored first if there is none. One the user chose (in
+    // Settings, or an older settings file) is kept whatever its length, as --token and
+    // CODE_SANDBOX_TOKEN are: replacing it would lock the user's clients out without a word.
     static QString loadOrCreate(const QString &path, QString *error)
     {
         const QString existing = read(path);
-        if (existing.size() >= 32)
+        if (!existing.isEmpty())
             return existing;
         quint32 words[8];
         QRandomGenerator::system()->fillRange(words);

@@ -54,6 +54,12 @@ void OutputCollector::onListing(EngineReply *reply)
         return;
     }
     m_manifest = OutputManifest::parse(entries.first().data, m_limits);
+    if (!m_manifest.hasEntries()) {
+        // The supervisor said there were files but listed none: a find that cannot print the
+        // listing, or a workdir so full that the listing could not be written.
+        fetchUnlisted();
+        return;
+    }
     m_notes = m_manifest.notes();
     fetchListed();
 }

@@ -23,18 +23,25 @@ OutputManifest OutputManifest::parse(const QByteArray &listing, const Limits &li
 {
     OutputManifest m;
     int records = 0;
-    for (const QByteArray &record : listing.split('\0')) {
+    // Walked in place, not split: a listing of 4 MiB of empty records must not cost a hundred
+    // times that; and no further than a supervisor writes.
+    for (qsizetype at = 0; at < listing.size() && records < kMaxRecords;) {
+        qsizetype end = listing.indexOf('\0', at);
+        if (end < 0)
+            end = listing.size();
+        const QByteArrayView record(listing.constData() + at, end - at);
+        at = end + 1;
         if (record.isEmpty())
             continue;
         ++records;
         // "<type> <size> <path>": the path may hold spaces, so only the first two split.
-        const int s1 = record.indexOf(' ');
-        const int s2 = s1 < 0 ? -1 : record.indexOf(' ', s1 + 1);
+        const qsizetype s1 = record.indexOf(' ');
+        const qsizetype s2 = s1 < 0 ? -1 : record.indexOf(' ', s1 + 1);
         if (s1 != 1 || s2 < 0)
             continue;
         bool ok = false;
-        const qint64 size = record.mid(s1 + 1, s2 - s1 - 1).toLongLong(&ok);
-        const QString path = QString::fromUtf8(record.mid(s2 + 1));
+        const qint64 size = record.sliced(s1 + 1, s2 - s1 - 1).toLongLong(&ok);
+        const QString path = QString::fromUtf8(record.sliced(s2 + 1));
         if (!ok || size < 0 || path.contains(QLatin1String("/../")) || path.endsWith(u'/'))
             continue;
         Entry e;
@@ -140,6 +147,11 @@ OutputManifest OutputManifest::parse(const QByteArray &listing, const Limits &li
 
 bool OutputManifest::wholeFolder(OutputFile::Kind kind) const
 {
+    // A folder of many directories or links costs a header each in its archive: past a few, the
+    // files are fetched one by one, so that the listing (which the program can write) cannot
+    // raise what an archive may hold.
+    if (m_otherEntries[folderIndex(kind)] > kMaxOtherEntries)
+        return false;
     bool any = false;
     for (const Entry &e : m_files) {
         if (e.kind != kind)
@@ -153,11 +165,17 @@ bool OutputManifest::wholeFolder(OutputFile::Kind kind) const
 
 qint64 OutputManifest::folderArchiveBytes(OutputFile::Kind kind) const
 {
-    qint64 bytes = kArchiveSlack + kHeaderBytes * (1 + m_otherEntries[folderIndex(kind)]);
+    qint64 bytes = kArchiveSlack +
+                   kHeaderBytes * (1 + qMin(m_otherEntries[folderIndex(kind)], kMaxOtherEntries));
     for (const Entry &e : m_files)
-        if (e.kind == kind)
+        if (e.kind == kind && e.selected)
             bytes += e.size + kHeaderBytes;
     return bytes;
+}
+
+bool OutputManifest::hasEntries() const
+{
+    return !m_files.isEmpty() || m_otherEntries[0] > 0 || m_otherEntries[1] > 0;
 }
 
 qint64 OutputManifest::fileArchiveBytes(qint64 size)

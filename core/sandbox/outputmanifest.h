@@ -27,6 +27,8 @@ public:
     static constexpr int kMaxRecords = 20000;
     // The listing's own archive is read up to this many bytes.
     static constexpr qint64 kMaxBytes = 4 * 1024 * 1024;
+    // A folder with more directories and links than this is fetched file by file.
+    static constexpr int kMaxOtherEntries = 1000;
 
     struct Limits
     {
@@ -50,12 +52,15 @@ public:
     static OutputManifest parse(const QByteArray &listing, const Limits &limits);
 
     bool isEmpty() const { return m_files.isEmpty(); }
+    // Whether the listing named anything at all (files, directories, links) in the two folders.
+    bool hasEntries() const;
     const QList<Entry> &files() const { return m_files; }
     // Whether every file of `kind`'s folder was selected, so that one archive of the folder
     // holds exactly what is wanted.
     bool wholeFolder(OutputFile::Kind kind) const;
-    // What an archive of `kind`'s whole folder may be at most: the selected files' sizes plus tar
-    // headers for every listed entry.
+    // What an archive of `kind`'s whole folder may be at most (when wholeFolder()): the selected
+    // files' sizes plus a tar header for each listed entry; at most the run's file budget and
+    // kMaxOtherEntries + 100 headers.
     qint64 folderArchiveBytes(OutputFile::Kind kind) const;
     // What an archive of one file may be at most.
     static qint64 fileArchiveBytes(qint64 size);

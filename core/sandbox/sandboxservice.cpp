@@ -419,8 +419,10 @@ void SandboxService::sweepStrays()
         int strays = 0;
         for (const QJsonValue &v : QJsonDocument::fromJson(list->body()).array()) {
             const QJsonObject c = v.toObject();
-            // The engine lists names with a leading slash.
-            const QString name = c.value(u"Names").toArray().at(0).toString().mid(1);
+            // Docker and Podman list names with a leading slash.
+            QString name = c.value(u"Names").toArray().at(0).toString();
+            if (name.startsWith(u'/'))
+                name.remove(0, 1);
             if (known.contains(name))
                 continue;
             ++strays;

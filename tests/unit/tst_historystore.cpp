@@ -1061,6 +1061,9 @@ void tst_HistoryStore::sizeCapKeepsTheNewest()
     // An explicit pass with a smaller cap.
     QCOMPARE(pruneOf(store, 0, 0, 5000), 1);
     QCOMPARE(ids(recentOf(store, 10)), QStringList{QStringLiteral("s4")});
+    // A cap smaller than the newest run alone: that run stays (it was just stored).
+    QCOMPARE(pruneOf(store, 0, 0, 100), 0);
+    QCOMPARE(ids(recentOf(store, 10)), QStringList{QStringLiteral("s4")});
 }
 
 void tst_HistoryStore::closeFinishesQueuedWrites()

@@ -1063,7 +1063,16 @@ void tst_HttpServer::unadmittedCapsCloseTheOldest()
         clients.push_back(std::make_unique<Client>(server->port()));
         QTRY_COMPARE_WITH_TIMEOUT(server->connectionCount(), i + 1, kTimeoutMs);
     }
-    // A fourth from the same address: the oldest silent one goes, the newcomer stays.
+    // A fourth at once: the oldest has not had a second to send its head yet (a burst accepted
+    // in one pass must not push a client's connection out before a byte of it is read), so the
+    // newcomer is refused.
+    Client refused(server->port());
+    QTRY_VERIFY_WITH_TIMEOUT(!refused.isConnected(), kTimeoutMs);
+    QCOMPARE(server->connectionCount(), 3);
+    for (const auto &c : clients)
+        QVERIFY(c->isConnected());
+    // Later, a fourth from the same address: the oldest silent one goes, the newcomer stays.
+    QTest::qWait(1100);
     clients.push_back(std::make_unique<Client>(server->port()));
     QTRY_VERIFY_WITH_TIMEOUT(!clients[0]->isConnected(), kTimeoutMs);
     QCOMPARE(server->connectionCount(), 3);

@@ -137,6 +137,41 @@ private Q_SLOTS:
         QCOMPARE(m.listed().size(), 0);
     }
 
+    // A listing the program wrote itself (it can): directories by the hundred thousand must not
+    // raise what an archive may hold, nor cost much to read.
+    void fakeDirectoriesDoNotRaiseTheCap()
+    {
+        QByteArray listing = record('f', 3, "outputs/a");
+        for (int i = 0; i < 300000; ++i)
+            listing += record('d', 0, "outputs/d");
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        QCOMPARE(names(m.listed(), true), QStringList({"a"}));
+        // Too many other entries: the file is fetched on its own, not with the folder.
+        QVERIFY(!m.wholeFolder(OutputFile::Kind::Output));
+        QVERIFY(m.folderArchiveBytes(OutputFile::Kind::Output) <=
+                qint64(OutputManifest::kMaxOtherEntries + 2) * 4096 + 64 * 1024 + 3);
+        QVERIFY(m.notes().join(u' ').contains(QStringLiteral("more than 20000 entries")));
+        // With a few directories the folder is fetched whole, capped at what it holds.
+        QByteArray few = record('f', 3, "outputs/a") + record('d', 0, "outputs/d");
+        const OutputManifest small = OutputManifest::parse(few, limits());
+        QVERIFY(small.wholeFolder(OutputFile::Kind::Output));
+        QVERIFY(small.folderArchiveBytes(OutputFile::Kind::Output) < 100 * 1024);
+        QVERIFY(small.hasEntries());
+        QVERIFY(!OutputManifest::parse(QByteArray(), limits()).hasEntries());
+    }
+
+    // Every archive of a whole folder is capped by the run's budget, whatever the listing says.
+    void folderCapFollowsTheBudget()
+    {
+        QByteArray listing;
+        for (int i = 0; i < 100; ++i)
+            listing += record('f', 200 * 1024, "outputs/f" + QByteArray::number(i));
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        QVERIFY(m.wholeFolder(OutputFile::Kind::Output));
+        QVERIFY(m.folderArchiveBytes(OutputFile::Kind::Output) <=
+                limits().total + 101 * 4096 + 64 * 1024);
+    }
+
     void fullListingSaysSo()
     {
         QByteArray listing;
