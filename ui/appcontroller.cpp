@@ -11,6 +11,7 @@
 #include "runlistmodel.h"
 #include "sandboxservice.h"
 #include "streamablehttpserver.h"
+#include "systemapi.h"
 #include "uilog.h"
 
 #include <QJsonArray>
@@ -149,7 +150,8 @@ void AppController::refreshEngine()
     // Once the engine is known to answer, a ping tells that it still does: Podman takes about a
     // second to answer /version, which every five seconds would cost it a fifth of a core.
     const bool pingOnly = m_engine.known && m_engine.reachable && !m_engine.version.isEmpty();
-    EngineReply *reply = m_sandbox->engine()->get(pingOnly ? "/_ping" : "/version");
+    SystemApi engine = m_sandbox->engine()->system();
+    EngineReply *reply = pingOnly ? engine.ping() : engine.version();
     connect(reply, &EngineReply::finished, this, [this, reply, pingOnly] {
         reply->deleteLater();
         m_asking = false;

@@ -1,9 +1,13 @@
 #include "engineclient.h"
 
 #include "attachstream.h"
+#include "containersapi.h"
 #include "engineconnection.h"
 #include "enginelog.h"
 #include "enginereply.h"
+#include "imagesapi.h"
+#include "systemapi.h"
+#include "volumesapi.h"
 
 #include <QJsonDocument>
 #include <QUrl>
@@ -23,6 +27,35 @@ EngineClient::~EngineClient()
 QByteArray EngineClient::encode(const QString &pathSegment)
 {
     return QUrl::toPercentEncoding(pathSegment);
+}
+
+ContainersApi EngineClient::containers()
+{
+    return ContainersApi(this);
+}
+
+VolumesApi EngineClient::volumes()
+{
+    return VolumesApi(this);
+}
+
+ImagesApi EngineClient::images()
+{
+    return ImagesApi(this);
+}
+
+SystemApi EngineClient::system()
+{
+    return SystemApi(this);
+}
+
+EngineReply *EngineClient::createContainer(const QJsonObject &spec, const QString &name)
+{
+    auto *reply = new EngineReply(this);
+    const QByteArray path = name.isEmpty() ? QByteArray("/containers/create")
+                                           : "/containers/create?name=" + encode(name);
+    enqueue({EngineRequest{"POST", path, {}, "application/json", false}, reply, nullptr, spec});
+    return reply;
 }
 
 EngineReply *EngineClient::get(const QByteArray &path)
@@ -60,7 +93,7 @@ EngineReply *EngineClient::getArchive(const QString &containerId, const QString 
                           {},
                           false};
     request.maxBodyBytes = maxBytes;
-    enqueue({request, reply, nullptr});
+    enqueue({request, reply, nullptr, {}});
     return reply;
 }
 
@@ -68,14 +101,14 @@ EngineReply *EngineClient::request(const QByteArray &method, const QByteArray &p
                                    const QByteArray &body, const QByteArray &contentType)
 {
     auto *reply = new EngineReply(this);
-    enqueue({EngineRequest{method, path, body, contentType, false}, reply, nullptr});
+    enqueue({EngineRequest{method, path, body, contentType, false}, reply, nullptr, {}});
     return reply;
 }
 
 EngineReply *EngineClient::ping()
 {
     auto *reply = new EngineReply(this);
-    enqueue({EngineRequest{"GET", "/_ping", {}, {}, false}, reply, nullptr});
+    enqueue({EngineRequest{"GET", "/_ping", {}, {}, false}, reply, nullptr, {}});
     return reply;
 }
 
@@ -91,7 +124,9 @@ AttachStream *EngineClient::attach(const QString &containerId, bool tty)
                            {},
                            {},
                            true},
-             reply, stream});
+             reply,
+             stream,
+             {}});
     return stream;
 }
 
@@ -164,8 +199,9 @@ void EngineClient::dispatch()
 void EngineClient::startOn(EngineConnection *c, const Pending &p)
 {
     EngineRequest req = p.request;
-    if (req.method == "POST" && req.path.startsWith("/containers/create"))
-        req.body = m_dialect.adaptCreateBody(req.body);
+    if (!p.createSpec.isEmpty())
+        req.body =
+            QJsonDocument(m_dialect.adaptCreate(p.createSpec)).toJson(QJsonDocument::Compact);
     if (req.path != "/_ping")
         req.path = "/v" + m_apiVersion.toLatin1() + req.path;
     c->setAnswerTimeout(m_requestTimeoutMs);

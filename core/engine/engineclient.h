@@ -11,8 +11,12 @@
 #include <QString>
 
 class AttachStream;
+class ContainersApi;
 class EngineConnection;
 class EngineReply;
+class ImagesApi;
+class SystemApi;
+class VolumesApi;
 
 // Docker Engine API client (also Podman's compatible socket) over a local socket. Fully
 // asynchronous: every call returns a reply object at once. The API version is negotiated on first
@@ -39,6 +43,14 @@ public:
     void setRequestTimeout(int ms) { m_requestTimeoutMs = ms; }
     int requestTimeout() const { return m_requestTimeoutMs; }
 
+    // The engine's resources, as the well-known Docker clients organise them: the rest of the
+    // program asks these, and no REST path is written outside this folder.
+    ContainersApi containers();
+    VolumesApi volumes();
+    ImagesApi images();
+    SystemApi system();
+
+    // Raw requests, for the resource classes above (and tests).
     EngineReply *get(const QByteArray &path);
     EngineReply *post(const QByteArray &path, const QJsonObject &body = {});
     EngineReply *del(const QByteArray &path);
@@ -49,8 +61,10 @@ public:
                             qint64 maxBytes = EngineRequest::kDefaultMaxBodyBytes);
     EngineReply *request(const QByteArray &method, const QByteArray &path,
                          const QByteArray &body = {}, const QByteArray &contentType = {});
-    // Asks the engine for the version now (also done lazily by the first request).
+    // GET /_ping (also negotiates the version, as the first request of any kind does).
     EngineReply *ping();
+    // POST /containers/create; the body is adapted to the engine's dialect once it is known.
+    EngineReply *createContainer(const QJsonObject &spec, const QString &name);
 
     // Attaches to stdin/stdout/stderr of a created container on a dedicated connection.
     AttachStream *attach(const QString &containerId, bool tty = false);
@@ -63,6 +77,7 @@ private:
         EngineRequest request;
         EngineReply *reply;
         AttachStream *attach;
+        QJsonObject createSpec; // a create request's body, serialised once the dialect is known
     };
 
     void enqueue(Pending p);

@@ -27,13 +27,11 @@ QString EngineDialect::initName() const
     return m_kind == Kind::Podman ? QStringLiteral("podman-init") : QStringLiteral("docker-init");
 }
 
-QByteArray EngineDialect::adaptCreateBody(const QByteArray &body) const
+QJsonObject EngineDialect::adaptCreate(const QJsonObject &request) const
 {
-    if (m_kind != Kind::Podman)
-        return body;
-    QJsonObject spec = QJsonDocument::fromJson(body).object();
-    if (spec.isEmpty())
-        return body;
+    if (m_kind != Kind::Podman || request.isEmpty())
+        return request;
+    QJsonObject spec = request;
 
     // Podman adds TERM=xterm and container=podman (its containers.conf "env") to what the
     // request sets; Docker adds nothing. The supervisor (containers/cs-run) unsets the ones
@@ -53,14 +51,14 @@ QByteArray EngineDialect::adaptCreateBody(const QByteArray &body) const
 
     QJsonArray ulimits = host.value(u"Ulimits").toArray();
     if (ulimits.isEmpty())
-        return QJsonDocument(spec).toJson(QJsonDocument::Compact);
+        return spec;
     // Docker leaves a limit the request does not name as the engine's own. Podman, once a
     // request names any ulimit, sets the ones it does not name to 1048576, and raising
     // RLIMIT_NPROC that high needs CAP_SYS_RESOURCE: without it (nested or restricted hosts)
     // every start fails with "error setting rlimit type 6". Naming nproc keeps Docker's meaning.
     for (const QJsonValue &u : std::as_const(ulimits))
         if (u.toObject().value(u"Name").toString() == u"nproc")
-            return QJsonDocument(spec).toJson(QJsonDocument::Compact);
+            return spec;
     // (Read once: the host's limits do not change under a running server.)
     static const qint64 limit = podmanProcessLimit();
     ulimits.append(QJsonObject{{QStringLiteral("Name"), QStringLiteral("nproc")},
@@ -68,7 +66,7 @@ QByteArray EngineDialect::adaptCreateBody(const QByteArray &body) const
                                {QStringLiteral("Hard"), limit}});
     host.insert(QStringLiteral("Ulimits"), ulimits);
     spec.insert(QStringLiteral("HostConfig"), host);
-    return QJsonDocument(spec).toJson(QJsonDocument::Compact);
+    return spec;
 }
 
 qint64 EngineDialect::podmanProcessLimit()

@@ -24,8 +24,9 @@ public:
     // The init the engine puts at PID 1 for HostConfig.Init (its /proc/1/comm).
     QString initName() const;
 
-    // The body of POST /containers/create as this engine needs it to mean what Docker makes of it.
-    QByteArray adaptCreateBody(const QByteArray &body) const;
+    // A create request (POST /containers/create) as this engine needs it to mean what Docker
+    // makes of it; Docker's is returned as it is.
+    QJsonObject adaptCreate(const QJsonObject &spec) const;
 
     // The RLIMIT_NPROC a Podman container gets when the request sets other ulimits: the smaller
     // of this process's hard limit and the kernel's pid_max (what Docker containers inherit in

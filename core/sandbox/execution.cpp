@@ -1,5 +1,6 @@
 #include "execution.h"
 
+#include "containersapi.h"
 #include "containerspec.h"
 #include "engineclient.h"
 #include "enginereply.h"
@@ -96,7 +97,7 @@ void Execution::onReady()
         fail(QStringLiteral("could not pack the input files: %1").arg(error));
         return;
     }
-    EngineReply *reply = m_container->engine()->putArchive(
+    EngineReply *reply = m_container->engine()->containers().putArchive(
         m_container->id(), QString::fromLatin1(ContainerSpec::kWorkdir), tar);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
@@ -228,8 +229,7 @@ void Execution::onStreamEnded()
     if (m_waitingForEngine)
         return;
     m_waitingForEngine = true;
-    EngineReply *reply = m_container->engine()->post(
-        "/containers/" + EngineClient::encode(m_container->id()) + "/wait");
+    EngineReply *reply = m_container->engine()->containers().wait(m_container->id());
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (m_finished)
@@ -262,8 +262,7 @@ void Execution::onTimeout()
             m_interrupting = true;
             qCInfo(lcSandbox) << "execution" << m_id << "timed out after" << m_result.timeoutSec
                               << "s; interrupting it";
-            m_container->engine()->post("/containers/" + EngineClient::encode(m_container->id()) +
-                                        "/kill?signal=SIGINT");
+            m_container->engine()->containers().kill(m_container->id(), "SIGINT");
             m_timer.start(kInterruptGraceMs);
             return;
         }

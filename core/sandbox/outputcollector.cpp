@@ -1,5 +1,6 @@
 #include "outputcollector.h"
 
+#include "containersapi.h"
 #include "containerspec.h"
 #include "engineclient.h"
 #include "enginereply.h"
@@ -33,7 +34,7 @@ void OutputCollector::start(bool plots, bool outputs)
 {
     m_plots = plots;
     m_outputs = outputs;
-    EngineReply *reply = m_engine->getArchive(
+    EngineReply *reply = m_engine->containers().getArchive(
         m_containerId, QString::fromLatin1(OutputManifest::kPath), OutputManifest::kMaxBytes);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
@@ -92,7 +93,7 @@ void OutputCollector::fetch(const QString &path, qint64 maxBytes, const QString 
                             const QString &listedAs)
 {
     ++m_pending;
-    EngineReply *reply = m_engine->getArchive(m_containerId, path, maxBytes);
+    EngineReply *reply = m_engine->containers().getArchive(m_containerId, path, maxBytes);
     connect(reply, &EngineReply::finished, this, [this, reply, archivedAs, listedAs] {
         reply->deleteLater();
         onArchive(reply, archivedAs, listedAs);
@@ -140,8 +141,8 @@ void OutputCollector::fetchUnlisted()
         ++m_pending;
         // Cut off at the run's budget: without a listing, a folder whose archive is larger
         // cannot be told apart from a sparse file that only claims its size.
-        EngineReply *reply = m_engine->getArchive(m_containerId, folderOf(kind),
-                                                  OutputManifest::fileArchiveBytes(m_limits.total));
+        EngineReply *reply = m_engine->containers().getArchive(
+            m_containerId, folderOf(kind), OutputManifest::fileArchiveBytes(m_limits.total));
         connect(reply, &EngineReply::finished, this, [this, reply, kind] {
             reply->deleteLater();
             onUnlisted(reply, kind);

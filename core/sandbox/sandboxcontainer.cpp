@@ -1,6 +1,7 @@
 #include "sandboxcontainer.h"
 
 #include "attachstream.h"
+#include "containersapi.h"
 #include "engineclient.h"
 #include "enginereply.h"
 #include "sandboxlog.h"
@@ -23,10 +24,7 @@ void SandboxContainer::prepare()
     if (m_state != State::New)
         return;
     m_state = State::Creating;
-    const QByteArray path = m_name.isEmpty()
-                                ? QByteArray("/containers/create")
-                                : "/containers/create?name=" + EngineClient::encode(m_name);
-    EngineReply *reply = m_engine->post(path, m_spec);
+    EngineReply *reply = m_engine->containers().create(m_spec, m_name);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok()) {
@@ -55,7 +53,7 @@ void SandboxContainer::prepare()
 void SandboxContainer::attach()
 {
     m_state = State::Attaching;
-    m_stream = m_engine->attach(m_id);
+    m_stream = m_engine->containers().attach(m_id);
     connect(m_stream, &AttachStream::output, this, &SandboxContainer::output);
     connect(m_stream, &AttachStream::ended, this, &SandboxContainer::streamEnded);
     connect(m_stream, &AttachStream::failed, this, [this](const EngineError &e) {
@@ -78,7 +76,7 @@ void SandboxContainer::start()
     if (m_state != State::Attaching)
         return;
     m_state = State::Starting;
-    EngineReply *reply = m_engine->post("/containers/" + EngineClient::encode(m_id) + "/start");
+    EngineReply *reply = m_engine->containers().start(m_id);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (m_state != State::Starting)
@@ -143,8 +141,7 @@ void SandboxContainer::remove()
 void SandboxContainer::sendRemove()
 {
     // force kills a running program; v drops anonymous volumes.
-    EngineReply *reply =
-        m_engine->del("/containers/" + EngineClient::encode(m_id) + "?force=1&v=1");
+    EngineReply *reply = m_engine->containers().remove(m_id);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok() && !reply->error().isNotFound()) {

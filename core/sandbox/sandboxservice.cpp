@@ -1,6 +1,7 @@
 #include "sandboxservice.h"
 
 #include "containerpool.h"
+#include "containersapi.h"
 #include "containerspec.h"
 #include "engineclient.h"
 #include "enginereply.h"
@@ -8,13 +9,13 @@
 #include "librarycache.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
+#include "volumesapi.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
-#include <QUrl>
 #include <cerrno>
 #include <csignal>
 #include <thread>
@@ -240,9 +241,7 @@ Execution *SandboxService::runInstall(const Language &language, const QString &v
     const QJsonObject labels{{QStringLiteral("code-sandbox"), QStringLiteral("1")},
                              {QStringLiteral("code-sandbox.libraries"), language.name}};
     // Created with labels first, so the cache can be listed and pruned.
-    EngineReply *create =
-        m_engine->post("/volumes/create", QJsonObject{{QStringLiteral("Name"), volume},
-                                                      {QStringLiteral("Labels"), labels}});
+    EngineReply *create = m_engine->volumes().create(volume, labels);
     QPointer<Execution> guard(execution);
     connect(create, &EngineReply::finished, this, [this, create, guard, language, volume, config] {
         create->deleteLater();
@@ -263,7 +262,7 @@ Execution *SandboxService::runInstall(const Language &language, const QString &v
 
 void SandboxService::removeVolume(const QString &volume)
 {
-    EngineReply *reply = m_engine->del("/volumes/" + EngineClient::encode(volume));
+    EngineReply *reply = m_engine->volumes().remove(volume);
     connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
 }
 
@@ -310,12 +309,8 @@ SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const Q
 
 void SandboxService::reapOrphans()
 {
-    const QJsonObject filters{
-        {QStringLiteral("label"), QJsonArray{QString::fromLatin1(ContainerSpec::kLabelHost) + u'=' +
-                                             ContainerSpec::hostId()}}};
-    EngineReply *list = m_engine->get("/containers/json?all=1&filters=" +
-                                      QUrl::toPercentEncoding(QString::fromUtf8(
-                                          QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+    EngineReply *list = m_engine->containers().list(
+        {QString::fromLatin1(ContainerSpec::kLabelHost) + u'=' + ContainerSpec::hostId()});
     connect(list, &EngineReply::finished, this, [this, list] {
         list->deleteLater();
         int reaped = 0;
@@ -333,8 +328,7 @@ void SandboxService::reapOrphans()
             if (!ok || pid <= 0 || ::kill(pid_t(pid), 0) == 0 || errno != ESRCH)
                 continue;
             ++reaped;
-            EngineReply *del = m_engine->del(
-                "/containers/" + EngineClient::encode(c.value(u"Id").toString()) + "?force=1&v=1");
+            EngineReply *del = m_engine->containers().remove(c.value(u"Id").toString());
             ++m_pendingReaps; // shutdown waits for these too
             connect(del, &EngineReply::finished, this, [this, del] {
                 del->deleteLater();
@@ -403,12 +397,8 @@ void SandboxService::scheduleStraySweeps()
 
 void SandboxService::sweepStrays()
 {
-    const QJsonObject filters{
-        {QStringLiteral("label"),
-         QJsonArray{QString::fromLatin1(ContainerSpec::kLabelOwner) + u'=' + m_config.instanceId}}};
-    EngineReply *list = m_engine->get("/containers/json?all=1&filters=" +
-                                      QUrl::toPercentEncoding(QString::fromUtf8(
-                                          QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+    EngineReply *list = m_engine->containers().list(
+        {QString::fromLatin1(ContainerSpec::kLabelOwner) + u'=' + m_config.instanceId});
     ++m_pendingReaps;
     connect(list, &EngineReply::finished, this, [this, list] {
         list->deleteLater();
@@ -426,8 +416,7 @@ void SandboxService::sweepStrays()
             if (known.contains(name))
                 continue;
             ++strays;
-            EngineReply *del = m_engine->del(
-                "/containers/" + EngineClient::encode(c.value(u"Id").toString()) + "?force=1&v=1");
+            EngineReply *del = m_engine->containers().remove(c.value(u"Id").toString());
             ++m_pendingReaps;
             connect(del, &EngineReply::finished, this, [this, del] {
                 del->deleteLater();

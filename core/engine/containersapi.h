@@ -1,0 +1,48 @@
+#pragma once
+
+#include "enginerequest.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+class AttachStream;
+class EngineClient;
+class EngineReply;
+
+// The engine's containers (/containers/...): every call returns its reply at once (see
+// EngineReply). A value to use on the spot: engine.containers().start(id).
+class ContainersApi
+{
+public:
+    explicit ContainersApi(EngineClient *engine) : m_engine(engine) {}
+
+    // `spec` is the create body (Docker's meaning; adapted to Podman's by the client). `name`,
+    // when given, must be unique on the engine.
+    EngineReply *create(const QJsonObject &spec, const QString &name = {});
+    EngineReply *start(const QString &id);
+    // Attaches to stdin, stdout and stderr on a connection of its own (before start, so nothing
+    // is missed).
+    AttachStream *attach(const QString &id);
+    // Blocks in the engine until the container ends; the answer holds StatusCode.
+    EngineReply *wait(const QString &id);
+    // `signal` as the engine names them: "SIGINT", "SIGKILL".
+    EngineReply *kill(const QString &id, const QByteArray &signal);
+    // Forced (a running container is killed), with its anonymous volumes.
+    EngineReply *remove(const QString &id);
+    EngineReply *inspect(const QString &id);
+    // Every container (running or not) that has all of `labels` ("key" or "key=value").
+    EngineReply *list(const QStringList &labels);
+    // A tar of `path`; an archive longer than `maxBytes` fails with EngineError::Kind::TooLarge
+    // without being held.
+    EngineReply *getArchive(const QString &id, const QString &path,
+                            qint64 maxBytes = EngineRequest::kDefaultMaxBodyBytes);
+    // Unpacks `tar` into the folder `dir` of the container.
+    EngineReply *putArchive(const QString &id, const QString &dir, const QByteArray &tar);
+
+private:
+    QByteArray path(const QString &id, const char *tail = "") const;
+
+    EngineClient *m_engine;
+};
