@@ -1,7 +1,7 @@
 #include "httpserver.h"
 
+#include "httplog.h"
 #include "httpresponder.h"
-#include "mcplog.h"
 
 #include <QMetaMethod>
 #include <QTcpSocket>
@@ -34,8 +34,8 @@ bool HttpServer::listen(const QHostAddress &address, quint16 port)
     m_server.setListenBacklogSize(kListenBacklog);
     if (!m_server.listen(address, port))
         return false;
-    qCDebug(lcMcp) << "HTTP server listening on" << m_server.serverAddress()
-                   << m_server.serverPort();
+    qCDebug(lcHttp) << "HTTP server listening on" << m_server.serverAddress()
+                    << m_server.serverPort();
     return true;
 }
 
@@ -93,12 +93,13 @@ bool HttpServer::makeRoomFor(const QByteArray &peer)
     if (!victim)
         return true;
     if (m_clock.elapsed() - m_connections.value(victim).acceptedMs < kMinAgeMs) {
-        qCDebug(lcMcp).noquote() << "HTTP: refusing a connection from" << peer
-                                 << "- the oldest waiting one is too young to close";
+        qCDebug(lcHttp).noquote() << "HTTP: refusing a connection from" << peer
+                                  << "- the oldest waiting one is too young to close";
         return false;
     }
-    qCDebug(lcMcp).noquote() << "HTTP:" << unadmitted << "connections without a request let in yet,"
-                             << ofPeer << "from" << peer << "- closing the oldest";
+    qCDebug(lcHttp).noquote() << "HTTP:" << unadmitted
+                              << "connections without a request let in yet," << ofPeer << "from"
+                              << peer << "- closing the oldest";
     victim->drop(); // gone() takes it off the list
     return true;
 }
@@ -143,8 +144,8 @@ HttpConnection::Verdict HttpServer::checkHead(HttpConnection *connection, const 
     if (it == m_connections.end() || it->admitted)
         return {};
     if (m_admitted >= m_connectionLimits.maxAdmitted) {
-        qCWarning(lcMcp) << "HTTP: refusing a connection from" << head.peer << "- already"
-                         << m_admitted << "open";
+        qCWarning(lcHttp) << "HTTP: refusing a connection from" << head.peer << "- already"
+                          << m_admitted << "open";
         return {503,
                 {{"Content-Type", "text/plain; charset=utf-8"}, {"Retry-After", "5"}},
                 "too many connections (" + QByteArray::number(m_connectionLimits.maxAdmitted) +

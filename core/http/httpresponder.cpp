@@ -1,7 +1,7 @@
 #include "httpresponder.h"
 
 #include "httpconnection.h"
-#include "mcplog.h"
+#include "httplog.h"
 
 #include <QDateTime>
 #include <QLocale>
@@ -55,10 +55,10 @@ HttpResponder::~HttpResponder()
     // Dropped unanswered, the client still gets an answer and the connection moves on; dropped
     // mid-stream, the body can only be cut off.
     if (m_phase == Phase::Waiting) {
-        qCWarning(lcMcp) << "HTTP request dropped without an answer";
+        qCWarning(lcHttp) << "HTTP request dropped without an answer";
         send(500, {}, {});
     } else if (m_phase == Phase::Streaming) {
-        qCWarning(lcMcp) << "HTTP response stream dropped before its end";
+        qCWarning(lcHttp) << "HTTP response stream dropped before its end";
         HttpConnection *connection = m_connection;
         m_connection = nullptr;
         m_phase = Phase::Done;
@@ -70,7 +70,7 @@ void HttpResponder::respond(int status, const Headers &headers, const QByteArray
 {
     if (m_phase != Phase::Waiting) {
         if (m_phase != Phase::Lost)
-            qCWarning(lcMcp) << "HTTP response already under way; respond() ignored";
+            qCWarning(lcHttp) << "HTTP response already under way; respond() ignored";
         return;
     }
     send(status, headers, body);
@@ -81,7 +81,7 @@ void HttpResponder::beginStream(int status, const Headers &headers)
 {
     if (m_phase != Phase::Waiting) {
         if (m_phase != Phase::Lost)
-            qCWarning(lcMcp) << "HTTP response already under way; beginStream() ignored";
+            qCWarning(lcHttp) << "HTTP response already under way; beginStream() ignored";
         return;
     }
     if (!statusHasBody(status)) {
@@ -101,7 +101,7 @@ void HttpResponder::writeChunk(const QByteArray &data)
 {
     if (m_phase != Phase::Streaming) {
         if (m_phase == Phase::Waiting)
-            qCWarning(lcMcp) << "HTTP writeChunk() before beginStream() ignored";
+            qCWarning(lcHttp) << "HTTP writeChunk() before beginStream() ignored";
         return;
     }
     if (data.isEmpty() || m_headRequest)
@@ -116,7 +116,7 @@ void HttpResponder::endStream()
 {
     if (m_phase != Phase::Streaming) {
         if (m_phase == Phase::Waiting)
-            qCWarning(lcMcp) << "HTTP endStream() before beginStream() ignored";
+            qCWarning(lcHttp) << "HTTP endStream() before beginStream() ignored";
         return;
     }
     if (m_chunked && !m_headRequest)
@@ -137,7 +137,7 @@ void HttpResponder::send(int status, const Headers &headers, const QByteArray &b
 {
     if (status < 200 || status > 999) {
         // An interim or invalid status would leave the client waiting for the real answer.
-        qCWarning(lcMcp) << "HTTP status" << status << "cannot end a request; sending 500";
+        qCWarning(lcHttp) << "HTTP status" << status << "cannot end a request; sending 500";
         status = 500;
     }
     const bool keepAlive = keepAliveAfter(headers);
@@ -149,7 +149,7 @@ void HttpResponder::send(int status, const Headers &headers, const QByteArray &b
             out += body;
     } else {
         if (!body.isEmpty())
-            qCWarning(lcMcp) << "HTTP status" << status << "has no body; body dropped";
+            qCWarning(lcHttp) << "HTTP status" << status << "has no body; body dropped";
         out = head(status, headers, {}, keepAlive);
     }
     m_connection->write(out);
@@ -173,7 +173,7 @@ QByteArray HttpResponder::head(int status, const Headers &headers, const QByteAr
         if (isFramingHeader(name))
             continue;
         if (!isValidField(name, value)) {
-            qCWarning(lcMcp) << "invalid HTTP response header dropped:" << name;
+            qCWarning(lcHttp) << "invalid HTTP response header dropped:" << name;
             continue;
         }
         hasDate = hasDate || name.compare("date", Qt::CaseInsensitive) == 0;

@@ -1,7 +1,7 @@
 #include "httpconnection.h"
 
+#include "httplog.h"
 #include "httpresponder.h"
-#include "mcplog.h"
 
 #include <QTcpSocket>
 #include <sys/socket.h>
@@ -30,7 +30,7 @@ HttpConnection::HttpConnection(QTcpSocket *socket, const Limits &limits, const H
     m_idleTimer.setSingleShot(true);
     m_idleTimer.setInterval(qMax(0, limits.idleTimeoutMs));
     connect(&m_idleTimer, &QTimer::timeout, this, [this] {
-        qCDebug(lcMcp) << "HTTP connection from" << m_peer << "idle, closing";
+        qCDebug(lcHttp) << "HTTP connection from" << m_peer << "idle, closing";
         closeGracefully();
     });
     m_deadline.setSingleShot(true);
@@ -107,7 +107,7 @@ void HttpConnection::abandon(HttpResponder *responder)
 
 void HttpConnection::drop()
 {
-    qCDebug(lcMcp) << "HTTP connection from" << m_peer << "dropped";
+    qCDebug(lcHttp) << "HTTP connection from" << m_peer << "dropped";
     m_socket->abort();
     onGone();
 }
@@ -126,8 +126,8 @@ void HttpConnection::onDeadline()
         return;
     const bool head = m_phase == Phase::Head;
     const int ms = head ? m_limits.headTimeoutMs : m_limits.bodyTimeoutMs;
-    qCDebug(lcMcp) << "HTTP connection from" << m_peer << "too slow with the request"
-                   << (head ? "head" : "body");
+    qCDebug(lcHttp) << "HTTP connection from" << m_peer << "too slow with the request"
+                    << (head ? "head" : "body");
     reject(408, QByteArray("request ") + (head ? "head" : "body") + " not complete within " +
                     QByteArray::number(ms / 1000.0) + " s");
 }
@@ -209,8 +209,8 @@ bool HttpConnection::checkHead()
         head.peer = m_peer;
         const Verdict verdict = m_check(head);
         if (verdict.status != 0) {
-            qCDebug(lcMcp) << "HTTP" << head.method << head.path << "from" << m_peer
-                           << "refused with" << verdict.status << "before its body";
+            qCDebug(lcHttp) << "HTTP" << head.method << head.path << "from" << m_peer
+                            << "refused with" << verdict.status << "before its body";
             rejectWith(verdict);
             return false;
         }
@@ -237,13 +237,13 @@ void HttpConnection::dispatch()
     m_phase = Phase::Handling;
     m_deadline.stop();
     m_idleTimer.stop(); // however long the handler or its stream takes
-    qCDebug(lcMcp) << "HTTP" << request.method << request.path << "from" << request.peer;
+    qCDebug(lcHttp) << "HTTP" << request.method << request.path << "from" << request.peer;
     Q_EMIT requestReceived(request, responder);
 }
 
 void HttpConnection::reject(int status, const QByteArray &why)
 {
-    qCDebug(lcMcp) << "HTTP request from" << m_peer << "refused with" << status << why;
+    qCDebug(lcHttp) << "HTTP request from" << m_peer << "refused with" << status << why;
     rejectWith({status, {{"Content-Type", "text/plain; charset=utf-8"}}, why + '\n'});
 }
 
@@ -301,7 +301,7 @@ void HttpConnection::onGone()
     m_idleTimer.stop();
     m_deadline.stop();
     m_lingerTimer.stop();
-    qCDebug(lcMcp) << "HTTP connection closed";
+    qCDebug(lcHttp) << "HTTP connection closed";
     if (HttpResponder *responder = m_current) {
         m_current = nullptr;
         responder->connectionLost();

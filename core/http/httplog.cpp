@@ -1,0 +1,3 @@
+#include "httplog.h"
+
+Q_LOGGING_CATEGORY(lcHttp, "sandbox.http", QtInfoMsg)
