@@ -3,11 +3,12 @@
 #include "execution.h"
 #include "language.h"
 #include "sandboxlog.h"
-#include "sandboxservice.h"
 
 #include <QCryptographicHash>
 
-LibraryCache::LibraryCache(SandboxService *service) : QObject(service), m_service(service) {}
+LibraryCache::LibraryCache(Installer installer, QObject *parent)
+    : QObject(parent), m_installer(std::move(installer))
+{}
 
 QString LibraryCache::validate(const QStringList &libraries)
 {
@@ -77,8 +78,7 @@ void LibraryCache::ensure(const Language &language, const QStringList &libraries
     }
     progress(QStringLiteral("installing %1 with %2 (cached for later runs)")
                  .arg(libraries.join(QStringLiteral(", ")), language.packageManager));
-    Execution *install =
-        m_service->runInstall(language, volume, installScript(language, libraries));
+    Execution *install = m_installer.run(language, volume, installScript(language, libraries));
     connect(install, &Execution::output, this, [progress](int, const QByteArray &bytes) {
         const QString text = QString::fromUtf8(bytes).trimmed();
         if (!text.isEmpty())
@@ -110,7 +110,7 @@ void LibraryCache::finished(const QString &volume, const QString &error)
         // A half-written volume would be taken for a good one by a later install's marker check
         // only if the marker were there; removing it keeps the next attempt clean anyway.
         qCWarning(lcSandbox).noquote() << "library install into" << volume << "failed";
-        m_service->removeVolume(volume);
+        m_installer.removeVolume(volume);
     }
     const QList<Done> waiting = m_waiting.take(volume);
     for (const Done &done : waiting)

@@ -6,7 +6,7 @@
 #include <QStringList>
 #include <functional>
 
-class SandboxService;
+class Execution;
 struct Language;
 
 // Libraries requested with a run are installed once per language, image and set of packages
@@ -19,8 +19,17 @@ class LibraryCache : public QObject
 public:
     using Done = std::function<void(const QString &volume, const QString &error)>;
     using Progress = std::function<void(const QString &message)>;
+    // What the cache needs of whoever runs containers, and no more: run an install script in a
+    // container with network that writes into `volume`, and remove a volume.
+    struct Installer
+    {
+        std::function<Execution *(const Language &language, const QString &volume,
+                                  const QString &script)>
+            run;
+        std::function<void(const QString &volume)> removeVolume;
+    };
 
-    explicit LibraryCache(SandboxService *service);
+    LibraryCache(Installer installer, QObject *parent = nullptr);
 
     // Empty when the names are acceptable; they are passed to a shell, single-quoted, so quotes,
     // control characters and leading dashes (options) are refused.
@@ -35,7 +44,7 @@ public:
 private:
     void finished(const QString &volume, const QString &error);
 
-    SandboxService *m_service;
+    Installer m_installer;
     QSet<QString> m_ready;
     QHash<QString, QList<Done>> m_waiting;
 };

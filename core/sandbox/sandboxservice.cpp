@@ -35,7 +35,12 @@ QString missingImageHint(const Language &language)
 SandboxService::SandboxService(EngineClient *engine, const LanguageRegistry &languages,
                                const SandboxConfig &config, QObject *parent)
     : QObject(parent), m_engine(engine), m_languages(languages), m_config(config),
-      m_libraries(new LibraryCache(this))
+      m_libraries(new LibraryCache(
+          {[this](const Language &language, const QString &volume, const QString &script) {
+               return runInstall(language, volume, script);
+           },
+           [this](const QString &volume) { removeVolume(volume); }},
+          this))
 {
     m_maxConcurrent = config.maxConcurrent > 0
                           ? config.maxConcurrent
