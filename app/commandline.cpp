@@ -1,8 +1,16 @@
 #include "commandline.h"
 
+#include "applog.h"
+#include "appsettings.h"
+#include "calltimeout.h"
+#include "languageregistry.h"
+#include "passthroughenv.h"
+
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <climits>
+#include <functional>
 
 qint64 CommandLine::parseSize(const QString &text)
 {
@@ -24,163 +32,465 @@ qint64 CommandLine::parseSize(const QString &text)
     return qint64(value);
 }
 
+namespace {
+const QString kDescription = QStringLiteral(
+    "Code Sandbox: an MCP server that runs code from AI assistants in hardened, single-use "
+    "containers (Docker or Podman).\n\n"
+    "Without a mode it opens the window, which shows every run live (its own, and those of "
+    "the instances assistants launched), lets you run code by hand, and serves MCP over HTTP "
+    "in the background (it keeps serving from the tray when the window is closed).\n"
+    "MCP clients start it as 'code-sandbox --stdio' (or 'code-sandbox-mcp').\n"
+    "Every run: no network, capped memory/CPU/processes, read-only system files, no "
+    "capabilities, a non-root user, a timeout, capped output; only the host variables named "
+    "by --pass-through-env enter the sandbox.\n\n"
+    "Environment: DOCKER_HOST / CONTAINER_HOST (engine socket), CONTAINER_IMAGE + "
+    "CONTAINER_LANGUAGE (one custom image), SANDBOX_MEMORY, SANDBOX_CPUS, "
+    "SANDBOX_NETWORK_MODE, CODE_SANDBOX_TIMEOUT, CODE_SANDBOX_PASS_THROUGH_ENV.");
+
+// When an option is read. --help and --version answer before anything else is checked,
+// --print-token needs only the HTTP options, so a mistake in a later one does not stop them.
+enum class Stage
+{
+    BeforeHelp,
+    Mode, // read by name where the mode is chosen
+    Http,
+    Sandbox
+};
+
+// Reads an option's values (every one of a repeated option; the environment variable's when the
+// option is not given; none for a flag) into the command line. Returns an error, or nothing.
+using Apply =
+    std::function<QString(CommandLine &, const QStringList &, const QProcessEnvironment &)>;
+
+struct Option
+{
+    QCommandLineOption option;
+    Stage stage;
+    Apply apply;
+    const char *env = nullptr; // read when the option is not given; empty is not set
+    bool blankIsUnset = false; // `--option ''` is as if it were not given
+};
+
+// A field of the command line or of its sandbox configuration, where an option's value goes.
+template <class T> class Field
+{
+public:
+    Field(T CommandLine::*member) : m_member(member) {}
+    Field(T SandboxConfig::*member) : m_configMember(member) {}
+    T &of(CommandLine &cl) const { return m_member ? cl.*m_member : cl.config.*m_configMember; }
+
+private:
+    T CommandLine::*m_member = nullptr;
+    T SandboxConfig::*m_configMember = nullptr;
+};
+
+QString mustBe(const QString &name, const QString &what, const QString &value)
+{
+    return QStringLiteral("--%1 must be %2, not '%3'").arg(name, what, value);
+}
+
+// One helper per kind of option.
+
+// Chooses the mode; read by name, nothing to store.
+Option mode(const QStringList &names, const QString &help)
+{
+    return {QCommandLineOption(names, help), Stage::Mode, nullptr};
+}
+
+// Sets `target` to `value`. From an environment variable, any value but "none" counts as given.
+Option flag(const QString &name, const QString &help, Stage stage, Field<bool> target,
+            bool value = true, const char *env = nullptr)
+{
+    return {
+        QCommandLineOption(name, help), stage,
+        [target, value](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+            const bool on = values.isEmpty() || values.last() != u"none";
+            target.of(cl) = on ? value : !value;
+            return QString();
+        },
+        env};
+}
+
+Option text(const QString &name, const QString &valueName, const QString &help, Stage stage,
+            Field<QString> target)
+{
+    return {QCommandLineOption(name, help, valueName), stage,
+            [target](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                target.of(cl) = values.last();
+                return QString();
+            }};
+}
+
+// A whole number from `min` to `max`; `what` describes it in the error.
+template <class T>
+Option integer(const QString &name, const QString &valueName, const QString &help, Stage stage,
+               int min, int max, const QString &what, Field<T> target, const char *env = nullptr,
+               bool blankIsUnset = false)
+{
+    return {QCommandLineOption(name, help, valueName), stage,
+            [=](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                bool ok = false;
+                const int n = values.last().toInt(&ok);
+                if (!ok || n < min || n > max)
+                    return mustBe(name, what, values.last());
+                target.of(cl) = T(n);
+                return QString();
+            },
+            env, blankIsUnset};
+}
+
+// A number from `min` to `max`, possibly with a fraction.
+Option real(const QString &name, const QString &valueName, const QString &help, double min,
+            double max, const QString &what, Field<double> target, const char *env)
+{
+    return {QCommandLineOption(name, help, valueName), Stage::Sandbox,
+            [=](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                bool ok = false;
+                const double n = values.last().toDouble(&ok);
+                if (!ok || n < min || n > max)
+                    return mustBe(name, what, values.last());
+                target.of(cl) = n;
+                return QString();
+            },
+            env, true};
+}
+
+// Seconds from `min` to `max`, possibly with a fraction, kept in milliseconds.
+Option seconds(const QString &name, const QString &help, double min, double max,
+               Field<int> targetMs)
+{
+    return {QCommandLineOption(name, help, QStringLiteral("seconds")), Stage::Http,
+            [=](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                bool ok = false;
+                const double n = values.last().toDouble(&ok);
+                if (!ok || !(n >= min && n <= max))
+                    return mustBe(
+                        name, QStringLiteral("a number of seconds from %1 to %2").arg(min).arg(max),
+                        values.last());
+                targetMs.of(cl) = int(n * 1000);
+                return QString();
+            }};
+}
+
+// A size like 512m (CommandLine::parseSize) of at least `min` bytes.
+Option size(const QString &name, const QString &help, qint64 min, const QString &what,
+            Field<qint64> target, const char *env = nullptr)
+{
+    return {QCommandLineOption(name, help, QStringLiteral("size")), Stage::Sandbox,
+            [=](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                const qint64 bytes = CommandLine::parseSize(values.last());
+                if (bytes < min)
+                    return mustBe(name, what, values.last());
+                target.of(cl) = bytes;
+                return QString();
+            },
+            env, true};
+}
+
+// Repeatable: names accepted in the Host and Origin headers, lower case, without brackets.
+Option hostNames(const QString &name, const QString &help)
+{
+    return {QCommandLineOption(name, help, QStringLiteral("name")), Stage::Http,
+            [name](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                static const QRegularExpression hostName(QStringLiteral(
+                    "^(\\[[0-9A-Fa-f:.]+\\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*|[A-Za-z0-9_.-]+)$"));
+                for (const QString &value : values) {
+                    if (!hostName.match(value.trimmed()).hasMatch())
+                        return QStringLiteral(
+                                   "--%1 takes a host name or an address without a port or "
+                                   "scheme, like sandbox.lan or 192.168.1.5, not '%2'")
+                            .arg(name, value);
+                    QString n = value.trimmed().toLower();
+                    if (n.startsWith(u'['))
+                        n = n.mid(1, n.size() - 2);
+                    cl.allowHosts.append(n);
+                }
+                return QString();
+            }};
+}
+
+// The image of one language.
+Option languageImage(const QString &name, const QString &help, const QString &language)
+{
+    return {QCommandLineOption(name, help, QStringLiteral("image")), Stage::Sandbox,
+            [language](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                cl.images.insert(language, values.last());
+                return QString();
+            }};
+}
+
+// Repeatable language=image pairs.
+Option languageImages(const QString &name, const QString &help)
+{
+    return {QCommandLineOption(name, help, QStringLiteral("lang=image")), Stage::Sandbox,
+            [name](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                for (const QString &pair : values) {
+                    const qsizetype eq = pair.indexOf(u'=');
+                    if (eq <= 0 || eq == pair.size() - 1)
+                        return QStringLiteral(
+                                   "--%1 takes language=image, e.g. ruby=myorg/ruby:3, not '%2'")
+                            .arg(name, pair);
+                    cl.images.insert(pair.left(eq).trimmed().toLower(), pair.mid(eq + 1).trimmed());
+                }
+                return QString();
+            }};
+}
+
+// A comma-separated list of host variables whose values enter the sandbox.
+Option variableNames(const QString &name, const QString &help, const char *env)
+{
+    return {
+        QCommandLineOption(name, help, QStringLiteral("A,B")), Stage::Sandbox,
+        [name](CommandLine &cl, const QStringList &values, const QProcessEnvironment &env) {
+            QStringList names;
+            for (const QString &n : values.last().split(u',', Qt::SkipEmptyParts)) {
+                const QString trimmed = n.trimmed();
+                if (trimmed.isEmpty())
+                    continue;
+                if (!AppSettings::isValidEnvName(trimmed))
+                    return QStringLiteral("--%1: '%2' is not a variable name").arg(name, trimmed);
+                names.append(trimmed);
+            }
+            const PassThroughEnv resolved = PassThroughEnv::resolve(names, env);
+            cl.config.passThroughEnv = resolved.values;
+            cl.missingPassThrough = resolved.missing;
+            return QString();
+        },
+        env, true};
+}
+
+// Every option once, in the order --help lists them: how runs are made, ...
+QList<Option> sandboxOptions()
+{
+    const auto s = [](const char *text) { return QString::fromUtf8(text); };
+    return {
+        mode({s("stdio")}, s("Serve MCP on stdin/stdout (for MCP clients).")),
+        variableNames(s("pass-through-env"),
+                      s("Comma-separated host variables whose values enter the sandbox."),
+                      "CODE_SANDBOX_PASS_THROUGH_ENV"),
+        languageImage(s("python-image"),
+                      s("Image for Python (default code-sandbox/python:latest)."), s("python")),
+        languageImage(s("js-image"), s("Image for JavaScript (default code-sandbox/node:latest)."),
+                      s("javascript")),
+        languageImages(s("image"), s("Image for one language, e.g. --image ruby=myorg/ruby:3 "
+                                     "(repeatable).")),
+        flag(s("allow-network-for-install"),
+             s("Let execute_code install its 'libraries' (pip, npm, gem, R) in a separate install "
+               "container that has network; the programs themselves still run without network. "
+               "Installed sets are cached in volumes labelled code-sandbox.libraries."),
+             Stage::Sandbox, &SandboxConfig::allowInstall),
+        text(s("install-ca-file"), s("file"),
+             s("Trust store mounted into install containers, for networks that inspect TLS "
+               "(default /etc/ssl/certs/ca-certificates.crt when it exists; 'none' keeps the "
+               "image's own)."),
+             Stage::Sandbox, &SandboxConfig::installCaBundle),
+        text(s("engine"), s("url"),
+             s("Engine socket, e.g. unix:///run/podman/podman.sock (default: DOCKER_HOST, "
+               "CONTAINER_HOST, Podman, then Docker)."),
+             Stage::Sandbox, &CommandLine::engine),
+        integer<int>(s("timeout"), s("seconds"), s("Default per-call timeout in seconds (30)."),
+                     Stage::Sandbox, 1, INT_MAX, s("a whole number of seconds ≥ 1"),
+                     &CommandLine::askedTimeoutSec, "CODE_SANDBOX_TIMEOUT", true),
+        integer<int>(s("max-timeout"), s("seconds"), s("Largest timeout a call may ask for (300)."),
+                     Stage::Sandbox, 1, INT_MAX, s("a whole number of seconds ≥ 1"),
+                     &CommandLine::askedMaxTimeoutSec, nullptr, true),
+        size(s("memory"), s("Memory per sandbox, e.g. 512m, 1g (512m)."), 6 * 1024 * 1024,
+             s("a size of at least 6m, like 512m or 1g"), &SandboxConfig::memoryBytes,
+             "SANDBOX_MEMORY"),
+        real(s("cpus"), s("n"), s("CPUs per sandbox, e.g. 0.5, 2 (1)."), 0.01, 1024,
+             s("a number like 0.5 or 2"), &SandboxConfig::cpus, "SANDBOX_CPUS"),
+        size(s("output-limit"), s("Cap per output stream, e.g. 1m (1m)."), 1024,
+             s("a size of at least 1k"), &SandboxConfig::outputCapBytes),
+        integer<int>(s("pool"), s("n"),
+                     s("Sandboxes kept started ahead of time per language, for fast calls; 0 "
+                       "disables (2)."),
+                     Stage::Sandbox, 0, 64, s("a whole number from 0 to 64"),
+                     &SandboxConfig::poolSize, "CODE_SANDBOX_POOL", true),
+        integer<int>(s("max-concurrent"), s("n"),
+                     s("Programs running at once; more calls wait in a queue (twice the cores, "
+                       "at least 4)."),
+                     Stage::Sandbox, 1, 1024, s("a whole number from 1 to 1024"),
+                     &SandboxConfig::maxConcurrent, nullptr, true),
+        flag(s("network"), s("Give sandboxes network access (off by default)."), Stage::Sandbox,
+             &SandboxConfig::network, true, "SANDBOX_NETWORK_MODE"),
+    };
+}
+
+// ... the HTTP server and the modes, ...
+QList<Option> serverOptions()
+{
+    const auto s = [](const char *text) { return QString::fromUtf8(text); };
+    return {
+        mode({s("http")}, s("Serve MCP over Streamable HTTP at http://HOST:PORT/mcp (headless).")),
+        integer<quint16>(s("port"), s("n"), s("HTTP port (8765; 0 picks a free one)."), Stage::Http,
+                         0, 65535, s("a number from 0 to 65535"), &CommandLine::httpPort),
+        text(s("host"), s("addr"),
+             s("HTTP address to bind (127.0.0.1). Anything but loopback exposes the sandbox to "
+               "the network."),
+             Stage::Http, &CommandLine::httpHost),
+        text(s("token"), s("t"),
+             s("Bearer token HTTP clients must send. Kept for compatibility: a value on the "
+               "command line is visible to every local user (ps, /proc); use --token-file or "
+               "CODE_SANDBOX_TOKEN instead. Without any of them, a token generated once and "
+               "stored in ~/.config/code-sandbox/http-token (mode 0600) is used."),
+             Stage::Http, &CommandLine::token),
+        flag(s("no-auth"), s("HTTP without a token (loopback only)."), Stage::Http,
+             &CommandLine::noAuth),
+        mode({s("print-token")}, s("Print the HTTP token the server would use with the same "
+                                   "options and environment, and exit.")),
+        mode({s("h"), s("help")}, s("Show this help.")),
+        mode({s("v"), s("version")}, s("Show the version.")),
+    };
+}
+
+// ... and this instance: history, window, sessions, HTTP limits.
+QList<Option> instanceOptions()
+{
+    const auto s = [](const char *text) { return QString::fromUtf8(text); };
+    return {
+        flag(s("no-history"),
+             s("Do not keep runs in the history (by default every run is stored in "
+               "~/.local/share/code-sandbox/history.sqlite; CODE_SANDBOX_HISTORY names another "
+               "file)."),
+             Stage::BeforeHelp, &CommandLine::history, false),
+        flag(s("no-monitor"),
+             s("Do not show this instance's runs in the Code Sandbox window (by default a "
+               "headless instance sends them there when the window is open)."),
+             Stage::BeforeHelp, &CommandLine::monitor, false),
+        flag(s("hidden"),
+             s("Start the window hidden, in the tray (for starting with the desktop session)."),
+             Stage::BeforeHelp, &CommandLine::startHidden),
+        integer<int>(s("session-idle"), s("seconds"),
+                     s("A session (create_session) ends after this many seconds without a call "
+                       "(600)."),
+                     Stage::Sandbox, 5, 7 * 24 * 3600, s("a number of seconds from 5 to 604800"),
+                     &CommandLine::sessionIdleSec),
+        integer<int>(s("max-sessions"), s("n"),
+                     s("Sessions open at once, all clients together (8)."), Stage::Sandbox, 0, 256,
+                     s("a whole number from 0 to 256"), &CommandLine::maxSessions),
+        hostNames(s("allow-host"),
+                  s("Accept this name (or address) in the Host and Origin headers of HTTP "
+                    "requests, besides localhost, 127.0.0.1, ::1 and the --host address; for "
+                    "clients that reach the server by another name (repeatable). Others are "
+                    "refused, against DNS rebinding.")),
+        text(s("token-file"), s("path"),
+             s("Read the bearer token HTTP clients must send from the first line of this file."),
+             Stage::Http, &CommandLine::tokenFile),
+        seconds(s("http-head-timeout"),
+                s("Seconds an HTTP client has to send a request's head, from its first byte (10)."),
+                0.1, 3600, &CommandLine::httpHeadTimeoutMs),
+        seconds(s("http-body-timeout"),
+                s("Seconds an HTTP client has to send a request's body, after its head (30)."), 0.1,
+                3600, &CommandLine::httpBodyTimeoutMs),
+    };
+}
+
+// Reads the options of one stage, in the table's order; the first error ends it.
+QString applyStage(Stage stage, const QList<Option> &options, const QCommandLineParser &p,
+                   const QProcessEnvironment &env, CommandLine &cl)
+{
+    for (const Option &o : options) {
+        if (o.stage != stage)
+            continue;
+        QStringList values;
+        if (p.isSet(o.option))
+            values = p.values(o.option);
+        else if (o.env && !env.value(QString::fromLatin1(o.env)).isEmpty())
+            values = {env.value(QString::fromLatin1(o.env))};
+        else
+            continue;
+        if (o.blankIsUnset && values.last().isEmpty())
+            continue;
+        const QString error = o.apply(cl, values, env);
+        if (!error.isEmpty())
+            return error;
+    }
+    return {};
+}
+
+// Where the HTTP token comes from: one of --token, --token-file and --no-auth, else
+// CODE_SANDBOX_TOKEN, else the store (HttpToken).
+QString tokenChoice(const QCommandLineParser &p)
+{
+    const bool token = p.isSet(QStringLiteral("token"));
+    const bool file = p.isSet(QStringLiteral("token-file"));
+    if (token && file)
+        return QStringLiteral("choose one of --token and --token-file");
+    if (p.isSet(QStringLiteral("no-auth")) && (token || file))
+        return QStringLiteral("choose one of --token/--token-file and --no-auth");
+    if (file && p.value(QStringLiteral("token-file")).isEmpty())
+        return QStringLiteral("--token-file needs a path");
+    return {};
+}
+
+// code-sandbox-mcp's single custom image: both variables or neither. Before the image options,
+// which win over it.
+QString customImage(const QProcessEnvironment &env, CommandLine &cl)
+{
+    const QString image = env.value(QStringLiteral("CONTAINER_IMAGE"));
+    const QString language = env.value(QStringLiteral("CONTAINER_LANGUAGE"));
+    if (image.isEmpty() != language.isEmpty())
+        return QStringLiteral("CONTAINER_IMAGE and CONTAINER_LANGUAGE must be set together");
+    if (!image.isEmpty())
+        cl.images.insert(language.toLower(), image);
+    return {};
+}
+
+// The trust store for install containers: the one named, or the system's when it exists.
+QString trustStore(bool given, SandboxConfig &c)
+{
+    const QString ca =
+        given ? c.installCaBundle : QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
+    c.installCaBundle.clear();
+    if (given && ca != u"none" && !QFileInfo(ca).isFile())
+        return QStringLiteral("--install-ca-file: '%1' is not a file").arg(ca);
+    if (ca != u"none" && QFileInfo(ca).isFile())
+        c.installCaBundle = QFileInfo(ca).absoluteFilePath();
+    return {};
+}
+
+// Proxy settings reach install containers only (runs have no network to use them with).
+QStringList proxySettings(const QProcessEnvironment &env)
+{
+    QStringList settings;
+    for (const char *name :
+         {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"})
+        if (env.contains(QString::fromLatin1(name)))
+            settings.append(QString::fromLatin1(name) + u'=' +
+                            env.value(QString::fromLatin1(name)));
+    return settings;
+}
+
+// The sandbox's options, after the mode is known and --print-token has answered.
+QString applySandbox(const QList<Option> &options, const QCommandLineParser &p,
+                     const QProcessEnvironment &env, CommandLine &cl)
+{
+    QString error = customImage(env, cl);
+    if (error.isEmpty())
+        error = applyStage(Stage::Sandbox, options, p, env, cl);
+    SandboxConfig &c = cl.config;
+    CallTimeout timeout;
+    if (error.isEmpty() &&
+        CallTimeout::resolve(cl.askedTimeoutSec, cl.askedMaxTimeoutSec,
+                             {c.defaultTimeoutSec, c.maxTimeoutSec}, &timeout, &error)) {
+        c.defaultTimeoutSec = timeout.defaultSec;
+        c.maxTimeoutSec = timeout.maxSec;
+    }
+    if (error.isEmpty())
+        error = trustStore(p.isSet(QStringLiteral("install-ca-file")), c);
+    c.installEnv = proxySettings(env);
+    return error;
+}
+} // namespace
+
 CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvironment &env)
 {
     CommandLine cl;
+    const QList<Option> options = sandboxOptions() + serverOptions() + instanceOptions();
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
-        "Code Sandbox: an MCP server that runs code from AI assistants in hardened, single-use "
-        "containers (Docker or Podman).\n\n"
-        "Without a mode it opens the window, which shows every run live (its own, and those of "
-        "the instances assistants launched), lets you run code by hand, and serves MCP over HTTP "
-        "in the background (it keeps serving from the tray when the window is closed).\n"
-        "MCP clients start it as 'code-sandbox --stdio' (or 'code-sandbox-mcp').\n"
-        "Every run: no network, capped memory/CPU/processes, read-only system files, no "
-        "capabilities, a non-root user, a timeout, capped output; only the host variables named "
-        "by --pass-through-env enter the sandbox.\n\n"
-        "Environment: DOCKER_HOST / CONTAINER_HOST (engine socket), CONTAINER_IMAGE + "
-        "CONTAINER_LANGUAGE (one custom image), SANDBOX_MEMORY, SANDBOX_CPUS, "
-        "SANDBOX_NETWORK_MODE, CODE_SANDBOX_TIMEOUT, CODE_SANDBOX_PASS_THROUGH_ENV."));
-    const QCommandLineOption stdio(QStringLiteral("stdio"),
-                                   QStringLiteral("Serve MCP on stdin/stdout (for MCP clients)."));
-    const QCommandLineOption passEnv(
-        QStringLiteral("pass-through-env"),
-        QStringLiteral("Comma-separated host variables whose values enter the sandbox."),
-        QStringLiteral("A,B"));
-    const QCommandLineOption pyImage(
-        QStringLiteral("python-image"),
-        QStringLiteral("Image for Python (default code-sandbox/python:latest)."),
-        QStringLiteral("image"));
-    const QCommandLineOption jsImage(
-        QStringLiteral("js-image"),
-        QStringLiteral("Image for JavaScript (default code-sandbox/node:latest)."),
-        QStringLiteral("image"));
-    const QCommandLineOption image(
-        QStringLiteral("image"),
-        QStringLiteral("Image for one language, e.g. --image ruby=myorg/ruby:3 (repeatable)."),
-        QStringLiteral("lang=image"));
-    const QCommandLineOption allowInstall(
-        QStringLiteral("allow-network-for-install"),
-        QStringLiteral("Let execute_code install its 'libraries' (pip, npm, gem, R) in a separate "
-                       "install container that has network; the programs themselves still run "
-                       "without network. Installed sets are cached in volumes labelled "
-                       "code-sandbox.libraries."));
-    const QCommandLineOption caFile(
-        QStringLiteral("install-ca-file"),
-        QStringLiteral("Trust store mounted into install containers, for networks that inspect "
-                       "TLS (default /etc/ssl/certs/ca-certificates.crt when it exists; 'none' "
-                       "keeps the image's own)."),
-        QStringLiteral("file"));
-    const QCommandLineOption engine(
-        QStringLiteral("engine"),
-        QStringLiteral("Engine socket, e.g. unix:///run/podman/podman.sock "
-                       "(default: DOCKER_HOST, CONTAINER_HOST, Podman, then Docker)."),
-        QStringLiteral("url"));
-    const QCommandLineOption timeout(QStringLiteral("timeout"),
-                                     QStringLiteral("Default per-call timeout in seconds (30)."),
-                                     QStringLiteral("seconds"));
-    const QCommandLineOption maxTimeout(QStringLiteral("max-timeout"),
-                                        QStringLiteral("Largest timeout a call may ask for (300)."),
-                                        QStringLiteral("seconds"));
-    const QCommandLineOption memory(QStringLiteral("memory"),
-                                    QStringLiteral("Memory per sandbox, e.g. 512m, 1g (512m)."),
-                                    QStringLiteral("size"));
-    const QCommandLineOption cpus(QStringLiteral("cpus"),
-                                  QStringLiteral("CPUs per sandbox, e.g. 0.5, 2 (1)."),
-                                  QStringLiteral("n"));
-    const QCommandLineOption outputLimit(QStringLiteral("output-limit"),
-                                         QStringLiteral("Cap per output stream, e.g. 1m (1m)."),
-                                         QStringLiteral("size"));
-    const QCommandLineOption pool(
-        QStringLiteral("pool"),
-        QStringLiteral("Sandboxes kept started ahead of time per language, "
-                       "for fast calls; 0 disables (2)."),
-        QStringLiteral("n"));
-    const QCommandLineOption maxConcurrent(
-        QStringLiteral("max-concurrent"),
-        QStringLiteral("Programs running at once; more calls wait in a queue (twice the cores, "
-                       "at least 4)."),
-        QStringLiteral("n"));
-    const QCommandLineOption network(
-        QStringLiteral("network"),
-        QStringLiteral("Give sandboxes network access (off by default)."));
-    const QCommandLineOption http(QStringLiteral("http"),
-                                  QStringLiteral("Serve MCP over Streamable HTTP at "
-                                                 "http://HOST:PORT/mcp (headless)."));
-    const QCommandLineOption port(QStringLiteral("port"),
-                                  QStringLiteral("HTTP port (8765; 0 picks a free one)."),
-                                  QStringLiteral("n"));
-    const QCommandLineOption host(QStringLiteral("host"),
-                                  QStringLiteral("HTTP address to bind (127.0.0.1). Anything but "
-                                                 "loopback exposes the sandbox to the network."),
-                                  QStringLiteral("addr"));
-    const QCommandLineOption allowHost(
-        QStringLiteral("allow-host"),
-        QStringLiteral("Accept this name (or address) in the Host and Origin headers of HTTP "
-                       "requests, besides localhost, 127.0.0.1, ::1 and the --host address; for "
-                       "clients that reach the server by another name (repeatable). Others are "
-                       "refused, against DNS rebinding."),
-        QStringLiteral("name"));
-    const QCommandLineOption tokenFile(
-        QStringLiteral("token-file"),
-        QStringLiteral("Read the bearer token HTTP clients must send from the first line of "
-                       "this file."),
-        QStringLiteral("path"));
-    const QCommandLineOption token(
-        QStringLiteral("token"),
-        QStringLiteral("Bearer token HTTP clients must send. Kept for compatibility: a value on "
-                       "the command line is visible to every local user (ps, /proc); use "
-                       "--token-file or CODE_SANDBOX_TOKEN instead. Without any of them, a token "
-                       "generated once and stored in ~/.config/code-sandbox/http-token (mode "
-                       "0600) is used."),
-        QStringLiteral("t"));
-    const QCommandLineOption noAuth(QStringLiteral("no-auth"),
-                                    QStringLiteral("HTTP without a token (loopback only)."));
-    const QCommandLineOption printToken(
-        QStringLiteral("print-token"),
-        QStringLiteral("Print the HTTP token the server would use with the same options and "
-                       "environment, and exit."));
-    const QCommandLineOption headTimeout(
-        QStringLiteral("http-head-timeout"),
-        QStringLiteral("Seconds an HTTP client has to send a request's head, from its first "
-                       "byte (10)."),
-        QStringLiteral("seconds"));
-    const QCommandLineOption bodyTimeout(
-        QStringLiteral("http-body-timeout"),
-        QStringLiteral("Seconds an HTTP client has to send a request's body, after its head "
-                       "(30)."),
-        QStringLiteral("seconds"));
-    const QCommandLineOption noHistory(
-        QStringLiteral("no-history"),
-        QStringLiteral("Do not keep runs in the history (by default every run is stored in "
-                       "~/.local/share/code-sandbox/history.sqlite; CODE_SANDBOX_HISTORY names "
-                       "another file)."));
-    const QCommandLineOption noMonitor(
-        QStringLiteral("no-monitor"),
-        QStringLiteral("Do not show this instance's runs in the Code Sandbox window (by default a "
-                       "headless instance sends them there when the window is open)."));
-    const QCommandLineOption sessionIdle(
-        QStringLiteral("session-idle"),
-        QStringLiteral("A session (create_session) ends after this many seconds without a call "
-                       "(600)."),
-        QStringLiteral("seconds"));
-    const QCommandLineOption maxSessions(
-        QStringLiteral("max-sessions"),
-        QStringLiteral("Sessions open at once, all clients together (8)."), QStringLiteral("n"));
-    const QCommandLineOption hidden(QStringLiteral("hidden"),
-                                    QStringLiteral("Start the window hidden, in the tray (for "
-                                                   "starting with the desktop session)."));
-    const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")},
-                                  QStringLiteral("Show this help."));
-    const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")},
-                                     QStringLiteral("Show the version."));
-    p.addOptions({stdio,       passEnv,     pyImage,       jsImage,     image,       allowInstall,
-                  caFile,      engine,      timeout,       maxTimeout,  memory,      cpus,
-                  outputLimit, pool,        maxConcurrent, network,     http,        port,
-                  host,        token,       noAuth,        printToken,  help,        version,
-                  noHistory,   noMonitor,   hidden,        sessionIdle, maxSessions, allowHost,
-                  tokenFile,   headTimeout, bodyTimeout});
-
+    p.setApplicationDescription(kDescription);
+    for (const Option &o : options)
+        p.addOption(o.option);
     const auto fail = [&cl](const QString &message) {
         cl.mode = Mode::Error;
         cl.message = message;
@@ -189,15 +499,13 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     if (!p.parse(arguments))
         return fail(p.errorText() + QStringLiteral("\nTry --help."));
     cl.given = p.optionNames();
-    cl.history = !p.isSet(noHistory);
-    cl.monitor = !p.isSet(noMonitor);
-    cl.startHidden = p.isSet(hidden);
-    if (p.isSet(help)) {
+    applyStage(Stage::BeforeHelp, options, p, env, cl);
+    if (p.isSet(QStringLiteral("help"))) {
         cl.mode = Mode::Help;
         cl.message = p.helpText();
         return cl;
     }
-    if (p.isSet(version)) {
+    if (p.isSet(QStringLiteral("version"))) {
         cl.mode = Mode::Version;
         cl.message = QStringLiteral("code-sandbox %1").arg(QStringLiteral(CODE_SANDBOX_VERSION));
         return cl;
@@ -206,213 +514,76 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
         return fail(QStringLiteral("unexpected argument '%1'. Try --help.")
                         .arg(p.positionalArguments().first()));
 
-    const QString program = QFileInfo(arguments.value(0)).fileName();
-    if (p.isSet(stdio) && p.isSet(http))
+    const bool stdio = p.isSet(QStringLiteral("stdio"));
+    const bool http = p.isSet(QStringLiteral("http"));
+    if (stdio && http)
         return fail(QStringLiteral("choose one of --stdio and --http"));
-    if (p.isSet(http))
+    if (http)
         cl.mode = Mode::Http;
-    else if (p.isSet(stdio) || program == u"code-sandbox-mcp")
+    else if (stdio || QFileInfo(arguments.value(0)).fileName() == u"code-sandbox-mcp")
         cl.mode = Mode::Stdio;
-    if (p.isSet(port)) {
-        bool ok = false;
-        const uint n = p.value(port).toUInt(&ok);
-        if (!ok || n > 65535)
-            return fail(QStringLiteral("--port must be a number from 0 to 65535, not '%1'")
-                            .arg(p.value(port)));
-        cl.httpPort = quint16(n);
-    }
-    if (p.isSet(host))
-        cl.httpHost = p.value(host);
-    static const QRegularExpression hostName(
-        QStringLiteral("^(\\[[0-9A-Fa-f:.]+\\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*|[A-Za-z0-9_.-]+)$"));
-    for (const QString &name : p.values(allowHost)) {
-        if (!hostName.match(name.trimmed()).hasMatch())
-            return fail(QStringLiteral("--allow-host takes a host name or an address without a "
-                                       "port or scheme, like sandbox.lan or 192.168.1.5, not '%1'")
-                            .arg(name));
-        QString n = name.trimmed().toLower();
-        if (n.startsWith(u'['))
-            n = n.mid(1, n.size() - 2);
-        cl.allowHosts.append(n);
-    }
-    cl.noAuth = p.isSet(noAuth);
-    if (p.isSet(token) && p.isSet(tokenFile))
-        return fail(QStringLiteral("choose one of --token and --token-file"));
-    if (cl.noAuth && (p.isSet(token) || p.isSet(tokenFile)))
-        return fail(QStringLiteral("choose one of --token/--token-file and --no-auth"));
-    cl.tokenFile = p.value(tokenFile);
-    if (p.isSet(tokenFile) && cl.tokenFile.isEmpty())
-        return fail(QStringLiteral("--token-file needs a path"));
-    cl.tokenFromEnvironment = !p.isSet(token) && !p.isSet(tokenFile) && !cl.noAuth &&
-                              !env.value(QStringLiteral("CODE_SANDBOX_TOKEN")).isEmpty();
-    if (p.isSet(token))
-        cl.token = p.value(token);
-    else if (cl.tokenFromEnvironment)
-        cl.token = env.value(QStringLiteral("CODE_SANDBOX_TOKEN"));
-    const auto seconds = [&](const QCommandLineOption &o, double min, double max, int &ms) {
-        if (!p.isSet(o))
-            return true;
-        bool ok = false;
-        const double value = p.value(o).toDouble(&ok);
-        if (!ok || !(value >= min && value <= max))
-            return false;
-        ms = int(value * 1000);
-        return true;
-    };
-    if (!seconds(headTimeout, 0.1, 3600, cl.httpHeadTimeoutMs))
-        return fail(QStringLiteral("--http-head-timeout must be a number of seconds from 0.1 to "
-                                   "3600, not '%1'")
-                        .arg(p.value(headTimeout)));
-    if (!seconds(bodyTimeout, 0.1, 3600, cl.httpBodyTimeoutMs))
-        return fail(QStringLiteral("--http-body-timeout must be a number of seconds from 0.1 to "
-                                   "3600, not '%1'")
-                        .arg(p.value(bodyTimeout)));
-    if (p.isSet(printToken)) {
+
+    QString error = tokenChoice(p);
+    if (error.isEmpty())
+        error = applyStage(Stage::Http, options, p, env, cl);
+    if (!error.isEmpty())
+        return fail(error);
+    const QString envToken = env.value(QStringLiteral("CODE_SANDBOX_TOKEN"));
+    cl.tokenFromEnvironment = !p.isSet(QStringLiteral("token")) && cl.tokenFile.isEmpty() &&
+                              !cl.noAuth && !envToken.isEmpty();
+    if (cl.tokenFromEnvironment)
+        cl.token = envToken;
+    if (p.isSet(QStringLiteral("print-token"))) {
         if (cl.noAuth)
             return fail(QStringLiteral("--print-token: no token is used with --no-auth"));
         cl.mode = Mode::PrintToken;
         return cl;
     }
-    const auto value = [&](const QCommandLineOption &o, const char *envName) {
-        if (p.isSet(o))
-            return p.value(o);
-        return envName ? env.value(QString::fromLatin1(envName)) : QString();
+    error = applySandbox(options, p, env, cl);
+    return error.isEmpty() ? cl : fail(error);
+}
+
+CommandLine CommandLine::withSettings(const AppSettings &settings,
+                                      const QProcessEnvironment &env) const
+{
+    CommandLine cl = *this;
+    const auto given = [&cl](const char *option) {
+        return cl.given.contains(QLatin1String(option));
     };
-
-    cl.engine = p.value(engine);
-
-    SandboxConfig &c = cl.config;
-    const QString t = value(timeout, "CODE_SANDBOX_TIMEOUT");
-    const QString mt = value(maxTimeout, nullptr);
-    if (!mt.isEmpty()) {
-        bool ok = false;
-        c.maxTimeoutSec = mt.toInt(&ok);
-        if (!ok || c.maxTimeoutSec < 1)
-            return fail(
-                QStringLiteral("--max-timeout must be a whole number of seconds ≥ 1, not '%1'")
-                    .arg(mt));
-    }
-    if (!t.isEmpty()) {
-        bool ok = false;
-        c.defaultTimeoutSec = t.toInt(&ok);
-        if (!ok || c.defaultTimeoutSec < 1)
-            return fail(
-                QStringLiteral("--timeout must be a whole number of seconds ≥ 1, not '%1'").arg(t));
-    }
-    if (t.isEmpty())
-        c.defaultTimeoutSec = qMin(c.defaultTimeoutSec, c.maxTimeoutSec);
-    else if (!mt.isEmpty() && c.defaultTimeoutSec > c.maxTimeoutSec)
-        return fail(QStringLiteral("--timeout %1 is above --max-timeout %2")
-                        .arg(c.defaultTimeoutSec)
-                        .arg(c.maxTimeoutSec));
-    else
-        c.maxTimeoutSec = qMax(c.maxTimeoutSec, c.defaultTimeoutSec);
-
-    const QString mem = value(memory, "SANDBOX_MEMORY");
-    if (!mem.isEmpty()) {
-        c.memoryBytes = parseSize(mem);
-        if (c.memoryBytes < 6 * 1024 * 1024)
-            return fail(
-                QStringLiteral("--memory must be a size of at least 6m, like 512m or 1g, not '%1'")
-                    .arg(mem));
-    }
-    const QString cpu = value(cpus, "SANDBOX_CPUS");
-    if (!cpu.isEmpty()) {
-        bool ok = false;
-        c.cpus = cpu.toDouble(&ok);
-        if (!ok || c.cpus < 0.01 || c.cpus > 1024)
-            return fail(QStringLiteral("--cpus must be a number like 0.5 or 2, not '%1'").arg(cpu));
-    }
-    const QString out = value(outputLimit, nullptr);
-    if (!out.isEmpty()) {
-        c.outputCapBytes = parseSize(out);
-        if (c.outputCapBytes < 1024)
-            return fail(
-                QStringLiteral("--output-limit must be a size of at least 1k, not '%1'").arg(out));
-    }
-    const QString poolSize = value(pool, "CODE_SANDBOX_POOL");
-    if (!poolSize.isEmpty()) {
-        bool ok = false;
-        c.poolSize = poolSize.toInt(&ok);
-        if (!ok || c.poolSize < 0 || c.poolSize > 64)
-            return fail(QStringLiteral("--pool must be a whole number from 0 to 64, not '%1'")
-                            .arg(poolSize));
-    }
-    const QString concurrent = value(maxConcurrent, nullptr);
-    if (!concurrent.isEmpty()) {
-        bool ok = false;
-        c.maxConcurrent = concurrent.toInt(&ok);
-        if (!ok || c.maxConcurrent < 1 || c.maxConcurrent > 1024)
-            return fail(QStringLiteral("--max-concurrent must be a whole number from 1 to 1024, "
-                                       "not '%1'")
-                            .arg(concurrent));
-    }
-    if (p.isSet(sessionIdle)) {
-        bool ok = false;
-        cl.sessionIdleSec = p.value(sessionIdle).toInt(&ok);
-        if (!ok || cl.sessionIdleSec < 5 || cl.sessionIdleSec > 7 * 24 * 3600)
-            return fail(QStringLiteral("--session-idle must be a number of seconds from 5 to "
-                                       "604800, not '%1'")
-                            .arg(p.value(sessionIdle)));
-    }
-    if (p.isSet(maxSessions)) {
-        bool ok = false;
-        cl.maxSessions = p.value(maxSessions).toInt(&ok);
-        if (!ok || cl.maxSessions < 0 || cl.maxSessions > 256)
-            return fail(QStringLiteral("--max-sessions must be a whole number from 0 to 256, "
-                                       "not '%1'")
-                            .arg(p.value(maxSessions)));
-    }
-    const QString netMode = env.value(QStringLiteral("SANDBOX_NETWORK_MODE"));
-    c.network = p.isSet(network) || (!netMode.isEmpty() && netMode != u"none");
-
-    QString names = value(passEnv, "CODE_SANDBOX_PASS_THROUGH_ENV");
-    static const QRegularExpression validName(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
-    for (QString name : names.split(u',', Qt::SkipEmptyParts)) {
-        name = name.trimmed();
-        if (name.isEmpty())
+    if (!given("engine") && !settings.engineSocket.isEmpty())
+        cl.engine = settings.engineSocket;
+    const LanguageRegistry languages = LanguageRegistry::builtIn();
+    for (auto it = settings.images.begin(); it != settings.images.end(); ++it) {
+        if (!languages.find(it.key())) {
+            // Saved by a build that knew more languages: not a reason to refuse to start.
+            qCWarning(lcApp).noquote()
+                << "settings: ignoring the image for unknown language" << it.key();
             continue;
-        if (!validName.match(name).hasMatch())
-            return fail(
-                QStringLiteral("--pass-through-env: '%1' is not a variable name").arg(name));
-        if (env.contains(name))
-            c.passThroughEnv.append({name, env.value(name)});
-        else
-            cl.missingPassThrough.append(name);
+        }
+        if (!cl.images.contains(it.key()) && !it.value().isEmpty())
+            cl.images.insert(it.key(), it.value());
     }
-
-    // code-sandbox-mcp's single custom image: both variables or neither.
-    const QString customImage = env.value(QStringLiteral("CONTAINER_IMAGE"));
-    const QString customLanguage = env.value(QStringLiteral("CONTAINER_LANGUAGE"));
-    if (customImage.isEmpty() != customLanguage.isEmpty())
-        return fail(QStringLiteral("CONTAINER_IMAGE and CONTAINER_LANGUAGE must be set together"));
-    if (!customImage.isEmpty())
-        cl.images.insert(customLanguage.toLower(), customImage);
-    if (p.isSet(pyImage))
-        cl.images.insert(QStringLiteral("python"), p.value(pyImage));
-    if (p.isSet(jsImage))
-        cl.images.insert(QStringLiteral("javascript"), p.value(jsImage));
-    for (const QString &pair : p.values(image)) {
-        const qsizetype eq = pair.indexOf(u'=');
-        if (eq <= 0 || eq == pair.size() - 1)
-            return fail(
-                QStringLiteral("--image takes language=image, e.g. ruby=myorg/ruby:3, not '%1'")
-                    .arg(pair));
-        cl.images.insert(pair.left(eq).trimmed().toLower(), pair.mid(eq + 1).trimmed());
+    SandboxConfig &c = cl.config;
+    if (!given("timeout")) {
+        // The settings' default, within the maximum the command line resolved.
+        CallTimeout timeout;
+        QString error;
+        CallTimeout::resolve(0, 0, {settings.defaultTimeoutSec, c.maxTimeoutSec}, &timeout, &error);
+        c.defaultTimeoutSec = timeout.defaultSec;
     }
-
-    c.allowInstall = p.isSet(allowInstall);
-    const QString ca =
-        p.isSet(caFile) ? p.value(caFile) : QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
-    if (p.isSet(caFile) && ca != u"none" && !QFileInfo(ca).isFile())
-        return fail(QStringLiteral("--install-ca-file: '%1' is not a file").arg(ca));
-    if (ca != u"none" && QFileInfo(ca).isFile())
-        c.installCaBundle = QFileInfo(ca).absoluteFilePath();
-    // Proxy settings reach install containers only (runs have no network to use them with).
-    for (const char *name :
-         {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"})
-        if (env.contains(QString::fromLatin1(name)))
-            c.installEnv.append(QString::fromLatin1(name) + u'=' +
-                                env.value(QString::fromLatin1(name)));
+    if (!given("memory"))
+        c.memoryBytes = qint64(settings.memoryMiB) * 1024 * 1024;
+    if (!given("cpus"))
+        c.cpus = settings.cpus;
+    c.pidsLimit = settings.pidsLimit;
+    // AppSettings::load() kept only valid names.
+    if (!given("pass-through-env") && c.passThroughEnv.isEmpty()) {
+        const PassThroughEnv resolved = PassThroughEnv::resolve(settings.passThroughEnv, env);
+        c.passThroughEnv = resolved.values;
+        cl.missingPassThrough += resolved.missing;
+    }
+    if (!given("port"))
+        cl.httpPort = settings.httpPort;
+    // The token: Settings keeps it in the token store, where HttpToken::resolve() finds it.
     return cl;
 }

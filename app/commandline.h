@@ -2,6 +2,8 @@
 
 #include "sandboxconfig.h"
 
+struct AppSettings;
+
 #include <QMap>
 #include <QProcessEnvironment>
 #include <QString>
@@ -45,9 +47,16 @@ struct CommandLine
     bool startHidden = false; // --hidden: the window starts in the tray
     int sessionIdleSec = 600; // a session without a call for this long ends
     int maxSessions = 8;
+    // What --timeout (or CODE_SANDBOX_TIMEOUT) and --max-timeout asked for, 0 when nothing:
+    // config's two timeouts are resolved from them (CallTimeout).
+    int askedTimeoutSec = 0;
+    int askedMaxTimeoutSec = 0;
     QStringList given; // the long names of the options on the command line
 
     static CommandLine parse(const QStringList &arguments, const QProcessEnvironment &env);
+    // The window's launch: the command line wins, the window's settings fill in what it leaves
+    // open.
+    CommandLine withSettings(const AppSettings &settings, const QProcessEnvironment &env) const;
     // "512m", "1g", "256MiB", "1073741824" → bytes; -1 when unreadable.
     static qint64 parseSize(const QString &text);
 };

@@ -2,23 +2,17 @@
 // launch it and on Streamable HTTP for local assistants that connect to it.
 
 #include "appcontroller.h"
+#include "applog.h"
 #include "appsettings.h"
 #include "commandline.h"
-#include "engineclient.h"
-#include "enginelocator.h"
-#include "enginereply.h"
-#include "historystore.h"
 #include "httptoken.h"
-#include "journal.h"
 #include "mainwindow.h"
 #include "mcpserver.h"
 #include "mcpsession.h"
-#include "monitorpublisher.h"
 #include "monitorserver.h"
 #include "monitorsocket.h"
 #include "sandboxservice.h"
-#include "sandboxtools.h"
-#include "sessionmanager.h"
+#include "services.h"
 #include "signalwatcher.h"
 #include "stdiotransport.h"
 #include "streamablehttpserver.h"
@@ -28,8 +22,6 @@
 #include <QHostAddress>
 #include <QJsonDocument>
 #include <QLocalSocket>
-#include <QLoggingCategory>
-#include <QUuid>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -39,102 +31,13 @@
 #include <unistd.h>
 
 namespace {
-Q_LOGGING_CATEGORY(lcApp, "sandbox.app", QtInfoMsg)
-
-// The engine, the sandbox service and the MCP server with the product's tools: the same for
-// every transport.
-// Declared first so it is destroyed last: the journal and the publisher refer to the sandbox.
-struct Services
-{
-    std::unique_ptr<EngineClient> engine;
-    std::unique_ptr<SandboxService> sandbox;
-    std::unique_ptr<McpServer> server;
-    std::unique_ptr<SessionManager> sessions;
-    std::unique_ptr<HistoryStore> history;
-    std::unique_ptr<Journal> journal;
-    std::unique_ptr<MonitorPublisher> publisher;
-};
-
-// `mode`: "stdio" and "http" publish their runs to the window when one runs; "window" is it.
-bool makeServices(const CommandLine &cl, Services &s, const QString &mode)
-{
-    EngineLocator::Result where = EngineLocator::locate(cl.engine);
-    if (!where.error.isEmpty()) {
-        std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(where.error));
-        // The window still opens, and says what is wrong with the engine.
-        if (mode != u"window")
-            return false;
-        where.socketPath = QStringLiteral("/var/run/docker.sock");
-    }
-    LanguageRegistry languages = LanguageRegistry::builtIn();
-    for (auto it = cl.images.begin(); it != cl.images.end(); ++it) {
-        if (!languages.setImage(it.key(), it.value())) {
-            std::fprintf(stderr,
-                         "code-sandbox: unknown language '%s' for a custom image; known: %s\n",
-                         qPrintable(it.key()), qPrintable(languages.names().join(u", ")));
-            return false;
-        }
-    }
-    SandboxConfig config = cl.config;
-    config.instanceId = QUuid::createUuid().toString(QUuid::WithoutBraces);
-    for (const QString &name : cl.missingPassThrough)
-        qCWarning(lcApp).noquote()
-            << "--pass-through-env:" << name << "is not set here; it will not be passed";
-    s.engine = std::make_unique<EngineClient>(where.socketPath);
-    // A hung engine must not hang the server: no answer (or no progress in one) for this long
-    // fails the request. Long runs are not affected: their output streams on an upgraded
-    // connection, and /wait is only asked of containers that already ended.
-    s.engine->setRequestTimeout(120000);
-    s.sandbox = std::make_unique<SandboxService>(s.engine.get(), languages, config);
-    s.server = std::make_unique<McpServer>(ServerInfo{
-        QStringLiteral("code-sandbox"), QStringLiteral("Code Sandbox"),
-        QStringLiteral(CODE_SANDBOX_VERSION),
-        QStringLiteral("Run code in hardened, single-use containers. Use run_python_code or "
-                       "run_javascript_code for quick programs, execute_code for other languages "
-                       "and options; print what you want to see.")});
-    s.sessions = std::make_unique<SessionManager>(
-        s.sandbox.get(), SessionManager::Limits{cl.sessionIdleSec, cl.maxSessions});
-    SandboxTools::registerAll(*s.server, *s.sandbox, s.sessions.get());
-    s.journal = std::make_unique<Journal>(s.sandbox.get());
-    s.journal->watchSessions(s.sessions.get());
-    if (cl.history) {
-        s.history = std::make_unique<HistoryStore>();
-        // Headless instances keep the history as long as the window's setting says, unless the
-        // environment names a retention (the window applies its own setting itself).
-        if (mode != u"window" && !qEnvironmentVariableIsSet("CODE_SANDBOX_HISTORY_DAYS")) {
-            HistoryStore::Retention keep = s.history->retention();
-            keep.days = AppSettings::load().historyRetentionDays;
-            s.history->setRetention(keep);
-        }
-        QString error;
-        if (s.history->open(HistoryStore::defaultPath(), &error)) {
-            s.journal->setHistory(s.history.get());
-        } else {
-            qCWarning(lcApp).noquote() << "runs are not kept in the history:" << error;
-            s.history.reset();
-        }
-    }
-    const QString monitorPath = MonitorSocket::path();
-    if (mode != u"window" && cl.monitor && !monitorPath.isEmpty()) {
-        s.publisher = std::make_unique<MonitorPublisher>(monitorPath, config.instanceId, mode);
-        s.journal->setPublisher(s.publisher.get());
-    }
-    qCInfo(lcApp).noquote() << "engine" << where.socketPath << "(" << where.source << "), instance"
-                            << config.instanceId.left(8);
-    // Reap what dead instances left, then warm the pool (this also finds the engine, so a
-    // problem shows in the log before the first call).
-    s.sandbox->reapOrphans();
-    s.sandbox->warmUp();
-    return true;
-}
-
 int runStdio(QCoreApplication &app, const CommandLine &cl)
 {
-    Services s;
-    if (!makeServices(cl, s, QStringLiteral("stdio")))
+    const std::unique_ptr<Services> s = Services::create(cl, Services::Mode::Stdio);
+    if (!s)
         return 2;
     auto *transport = new StdioTransport(STDIN_FILENO, STDOUT_FILENO);
-    McpSession *session = s.server->openSession(transport);
+    McpSession *session = s->server()->openSession(transport);
     qCInfo(lcApp) << "serving MCP on stdio";
 
     bool stopping = false;
@@ -145,12 +48,11 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
         qCInfo(lcApp) << "stopping:" << why;
         // Running programs are stopped by the shutdown; their calls are still answered (as
         // cancelled) so a client that is still reading learns what happened.
-        QObject::connect(s.sandbox.get(), &SandboxService::shutdownFinished, &app,
-                         [&app, transport] {
-                             transport->flushBlocking();
-                             app.quit();
-                         });
-        s.sandbox->shutdown();
+        QObject::connect(s->sandbox(), &SandboxService::shutdownFinished, &app, [&app, transport] {
+            transport->flushBlocking();
+            app.quit();
+        });
+        s->sandbox()->shutdown();
     };
     // End of input: answer what is still running (each call is bounded by its timeout), then go.
     // A signal stops at once.
@@ -183,28 +85,22 @@ int runHttp(QCoreApplication &app, const CommandLine &cl)
         std::fprintf(stderr, "code-sandbox: --no-auth is only allowed on a loopback address\n");
         return 2;
     }
-    StreamableHttpServer::Config http;
-    http.headTimeoutMs = cl.httpHeadTimeoutMs;
-    http.bodyTimeoutMs = cl.httpBodyTimeoutMs;
-    http.allowedHosts = cl.allowHosts;
     const HttpToken::Resolved token = HttpToken::resolve(cl, TokenStore::defaultPath());
-    if (!cl.noAuth) {
-        if (token.token.isEmpty()) {
-            std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(token.error));
-            return 2;
-        }
-        http.token = token.token.toUtf8();
-    }
-    // The address bound is a name clients may use too (as before: --host 10.0.0.5).
-    if (!address.isLoopback() && !http.allowedHosts.contains(cl.httpHost))
-        http.allowedHosts.append(cl.httpHost);
-    Services s;
-    if (!makeServices(cl, s, QStringLiteral("http")))
+    if (!cl.noAuth && token.token.isEmpty()) {
+        std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(token.error));
         return 2;
-    StreamableHttpServer endpoint(s.server.get(), http);
-    if (!endpoint.listen(address, cl.httpPort)) {
+    }
+    const StreamableHttpServer::Config http =
+        Services::httpConfig(cl, address, cl.noAuth ? QByteArray() : token.token.toUtf8());
+    const std::unique_ptr<Services> s = Services::create(cl, Services::Mode::Http);
+    if (!s)
+        return 2;
+    QString error;
+    const std::unique_ptr<StreamableHttpServer> endpoint =
+        s->startHttp(http, address, cl.httpPort, &error);
+    if (!endpoint) {
         std::fprintf(stderr, "code-sandbox: cannot listen on %s:%u: %s\n", qPrintable(cl.httpHost),
-                     cl.httpPort, qPrintable(endpoint.errorString()));
+                     cl.httpPort, qPrintable(error));
         return 2;
     }
     const QString host = address.protocol() == QAbstractSocket::IPv6Protocol
@@ -232,61 +128,19 @@ int runHttp(QCoreApplication &app, const CommandLine &cl)
                              "CODE_SANDBOX_TOKEN\n");
     // Last: whoever waits for this line (a test, a script) has the others already.
     std::fprintf(stderr, "code-sandbox: MCP endpoint http://%s:%u/mcp\n", qPrintable(host),
-                 endpoint.port());
+                 endpoint->port());
 
     SignalWatcher watcher;
     QObject::connect(&watcher, &SignalWatcher::terminationRequested, &app, [&](int) {
         qCInfo(lcApp) << "stopping";
-        QObject::connect(s.sandbox.get(), &SandboxService::shutdownFinished, &app,
+        QObject::connect(s->sandbox(), &SandboxService::shutdownFinished, &app,
                          &QCoreApplication::quit);
-        s.sandbox->shutdown();
+        s->sandbox()->shutdown();
     });
     const int rc = app.exec();
-    endpoint.closeAll();
+    endpoint->closeAll();
     return rc;
 }
-// The command line wins; the window's settings fill in what it leaves open.
-CommandLine withSettings(CommandLine cl, const AppSettings &settings,
-                         const QProcessEnvironment &env)
-{
-    const auto given = [&cl](const char *option) {
-        return cl.given.contains(QLatin1String(option));
-    };
-    if (!given("engine") && !settings.engineSocket.isEmpty())
-        cl.engine = settings.engineSocket;
-    const LanguageRegistry languages = LanguageRegistry::builtIn();
-    for (auto it = settings.images.begin(); it != settings.images.end(); ++it) {
-        if (!languages.find(it.key())) {
-            // Saved by a build that knew more languages: not a reason to refuse to start.
-            qCWarning(lcApp).noquote()
-                << "settings: ignoring the image for unknown language" << it.key();
-            continue;
-        }
-        if (!cl.images.contains(it.key()) && !it.value().isEmpty())
-            cl.images.insert(it.key(), it.value());
-    }
-    SandboxConfig &c = cl.config;
-    if (!given("timeout"))
-        c.defaultTimeoutSec = qMin(settings.defaultTimeoutSec, c.maxTimeoutSec);
-    if (!given("memory"))
-        c.memoryBytes = qint64(settings.memoryMiB) * 1024 * 1024;
-    if (!given("cpus"))
-        c.cpus = settings.cpus;
-    c.pidsLimit = settings.pidsLimit;
-    if (!given("pass-through-env") && c.passThroughEnv.isEmpty()) {
-        for (const QString &name : settings.passThroughEnv) {
-            if (env.contains(name))
-                c.passThroughEnv.append({name, env.value(name)});
-            else
-                cl.missingPassThrough.append(name);
-        }
-    }
-    if (!given("port"))
-        cl.httpPort = settings.httpPort;
-    // The token: Settings keeps it in the token store, where HttpToken::resolve() finds it.
-    return cl;
-}
-
 // A window already runs for this user: it is asked to show itself, and this launch ends.
 bool showRunningWindow(const QString &socketPath)
 {
@@ -313,9 +167,9 @@ int runWindow(QApplication &app, const CommandLine &given)
         return 0;
     }
     AppSettings settings = AppSettings::load();
-    const CommandLine cl = withSettings(given, settings, QProcessEnvironment::systemEnvironment());
-    Services s;
-    if (!makeServices(cl, s, QStringLiteral("window")))
+    const CommandLine cl = given.withSettings(settings, QProcessEnvironment::systemEnvironment());
+    const std::unique_ptr<Services> s = Services::create(cl, Services::Mode::Window);
+    if (!s)
         return 2;
 
     MonitorServer monitor;
@@ -330,10 +184,6 @@ int runWindow(QApplication &app, const CommandLine &given)
     server.httpEnabled = settings.httpEnabled;
     std::unique_ptr<StreamableHttpServer> endpoint;
     if (settings.httpEnabled) {
-        StreamableHttpServer::Config http;
-        http.headTimeoutMs = cl.httpHeadTimeoutMs;
-        http.bodyTimeoutMs = cl.httpBodyTimeoutMs;
-        http.allowedHosts = cl.allowHosts;
         // The same token as --print-token shows: options and environment first, else the store
         // (where Settings keeps it too).
         CommandLine withAuth = cl;
@@ -344,10 +194,12 @@ int runWindow(QApplication &app, const CommandLine &given)
         if (token.isEmpty()) {
             server.error = resolved.error;
         } else {
-            http.token = token.toUtf8();
             server.token = token;
-            endpoint = std::make_unique<StreamableHttpServer>(s.server.get(), http);
-            if (endpoint->listen(QHostAddress::LocalHost, cl.httpPort)) {
+            QString error;
+            endpoint = s->startHttp(
+                Services::httpConfig(cl, QHostAddress(QHostAddress::LocalHost), token.toUtf8()),
+                QHostAddress::LocalHost, cl.httpPort, &error);
+            if (endpoint) {
                 server.listening = true;
                 server.url = QStringLiteral("http://127.0.0.1:%1/mcp").arg(endpoint->port());
                 qCInfo(lcApp).noquote() << "MCP endpoint" << server.url;
@@ -355,13 +207,12 @@ int runWindow(QApplication &app, const CommandLine &given)
                 server.error = QStringLiteral("cannot listen on 127.0.0.1:%1 (%2); choose another "
                                               "port in Settings → Server")
                                    .arg(cl.httpPort)
-                                   .arg(endpoint->errorString());
-                endpoint.reset();
+                                   .arg(error);
             }
         }
     }
 
-    AppController controller(s.sandbox.get(), s.journal.get(), s.history.get(), &monitor);
+    AppController controller(s->sandbox(), s->journal(), s->history(), &monitor);
     controller.setHttpServer(endpoint.get(), server);
     controller.pruneHistory(settings.historyRetentionDays);
     controller.loadHistory();
@@ -382,9 +233,9 @@ int runWindow(QApplication &app, const CommandLine &given)
         window.hide();
         if (endpoint)
             endpoint->closeAll();
-        QObject::connect(s.sandbox.get(), &SandboxService::shutdownFinished, &app,
+        QObject::connect(s->sandbox(), &SandboxService::shutdownFinished, &app,
                          &QCoreApplication::quit);
-        s.sandbox->shutdown();
+        s->sandbox()->shutdown();
     };
     QObject::connect(&window, &MainWindow::quitRequested, &app, stop);
     SignalWatcher watcher;

@@ -6,12 +6,12 @@
 #include "../integration/leftoversweeper.h"
 #include "appcontroller.h"
 #include "appsettings.h"
+#include "commandline.h"
 #include "engineclient.h"
 #include "enginelocator.h"
 #include "envvarsview.h"
 #include "historystore.h"
 #include "imagestrip.h"
-#include "journal.h"
 #include "mainwindow.h"
 #include "monitorserver.h"
 #include "outputview.h"
@@ -19,6 +19,7 @@
 #include "runeditor.h"
 #include "runlistmodel.h"
 #include "sandboxservice.h"
+#include "services.h"
 
 #include <QComboBox>
 #include <QLabel>
@@ -37,30 +38,25 @@ namespace {
 constexpr int kRunMs = 90000; // a cold image start on a loaded CI machine
 const QString kSecret = QStringLiteral("s3cr3t-value-for-the-gui-test");
 
-// One window with everything behind it, as `code-sandbox` with no arguments builds it.
+// One window with everything behind it, on the composition root `code-sandbox` with no
+// arguments builds (Services), with the history and the instance id of this test.
 struct Desk
 {
     explicit Desk(const QString &dir, const QString &instance)
     {
-        const EngineLocator::Result where = EngineLocator::locate(QString());
-        engine = std::make_unique<EngineClient>(where.socketPath);
-        SandboxConfig config;
-        config.instanceId = instance;
-        config.poolSize = 1;
-        config.passThroughEnv = {{QStringLiteral("CS_GUI_SECRET"), kSecret}};
-        sandbox =
-            std::make_unique<SandboxService>(engine.get(), LanguageRegistry::builtIn(), config);
-        journal = std::make_unique<Journal>(sandbox.get());
-        history = std::make_unique<HistoryStore>();
-        QString error;
-        if (!history->open(dir + QStringLiteral("/history.sqlite"), &error))
-            qFatal("history: %s", qPrintable(error));
-        journal->setHistory(history.get());
+        CommandLine cl;
+        cl.config.poolSize = 1;
+        cl.config.passThroughEnv = {{QStringLiteral("CS_GUI_SECRET"), kSecret}};
+        services = Services::create(cl, Services::Mode::Window,
+                                    {instance, dir + QStringLiteral("/history.sqlite")});
+        if (!services || !services->history())
+            qFatal("the services did not start with a history");
         monitor = std::make_unique<MonitorServer>();
+        QString error;
         if (!monitor->listen(dir + QStringLiteral("/monitor.sock"), &error))
             qFatal("monitor: %s", qPrintable(error));
-        controller = std::make_unique<AppController>(sandbox.get(), journal.get(), history.get(),
-                                                     monitor.get());
+        controller = std::make_unique<AppController>(services->sandbox(), services->journal(),
+                                                     services->history(), monitor.get());
         controller->loadHistory();
         AppSettings settings;
         settings.keepRunningInBackground = true;
@@ -70,16 +66,14 @@ struct Desk
     ~Desk()
     {
         window.reset();
-        QSignalSpy done(sandbox.get(), &SandboxService::shutdownFinished);
-        sandbox->shutdown();
+        QSignalSpy done(services->sandbox(), &SandboxService::shutdownFinished);
+        services->sandbox()->shutdown();
         done.wait(20000);
     }
     RunListModel *model() const { return controller->model(); }
+    HistoryStore *history() const { return services->history(); }
 
-    std::unique_ptr<EngineClient> engine;
-    std::unique_ptr<SandboxService> sandbox;
-    std::unique_ptr<Journal> journal;
-    std::unique_ptr<HistoryStore> history;
+    std::unique_ptr<Services> services; // first: the others refer to it
     std::unique_ptr<MonitorServer> monitor;
     std::unique_ptr<AppController> controller;
     std::unique_ptr<MainWindow> window;
@@ -176,8 +170,8 @@ void MainFlowsTest::manualRunShowsOutputAndPlot()
     for (QLabel *label : m_desk->window->findChildren<QLabel *>())
         QVERIFY(!label->text().contains(kSecret));
     // And never stored. (The run is saved once its answer is out: soon after, not at once.)
-    QTRY_VERIFY(m_desk->history->contains(m_manualId));
-    const std::optional<RunRecord> stored = m_desk->history->load(m_manualId);
+    QTRY_VERIFY(m_desk->history()->contains(m_manualId));
+    const std::optional<RunRecord> stored = m_desk->history()->load(m_manualId);
     QVERIFY(stored);
     QCOMPARE(stored->envNames, QStringList{QStringLiteral("CS_GUI_SECRET")});
     QVERIFY(stored->envValues.isEmpty());
@@ -249,7 +243,7 @@ void MainFlowsTest::runOfASeparateStdioInstanceAppearsLive()
     QCOMPARE(server.exitCode(), 0);
     QTRY_COMPARE(m_desk->controller->serverStatus().instances, 0);
     // The instance kept its own run in the shared history.
-    QVERIFY(m_desk->history->contains(id));
+    QVERIFY(m_desk->history()->contains(id));
 }
 
 void MainFlowsTest::historySurvivesARestart()

@@ -1,3 +1,5 @@
+#include "appsettings.h"
+#include "calltimeout.h"
 #include "commandline.h"
 #include "httptoken.h"
 
@@ -80,6 +82,9 @@ private Q_SLOTS:
     void tokenResolution_data();
     void tokenResolution();
     void storedTokenIsPrivateAndStable();
+    void windowSettings();
+    void callTimeout_data();
+    void callTimeout();
 };
 
 void tst_CommandLine::mode_data()
@@ -702,6 +707,96 @@ void tst_CommandLine::storedTokenIsPrivateAndStable()
                                      QFileDevice::ReadGroup | QFileDevice::ReadOther);
     QCOMPARE(HttpToken::resolve(parse({"--http"}), store).token, first);
     QCOMPARE(QFile::permissions(store) & 0x7077, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+}
+
+// The window's settings fill in what the command line leaves open, through the same timeout
+// rule and pass-through resolver as the command line.
+void tst_CommandLine::windowSettings()
+{
+    AppSettings settings;
+    settings.defaultTimeoutSec = 120;
+    settings.memoryMiB = 256;
+    settings.cpus = 2;
+    settings.pidsLimit = 64;
+    settings.passThroughEnv = {QStringLiteral("HAVE"), QStringLiteral("LACK")};
+    settings.httpPort = 9000;
+    settings.engineSocket = QStringLiteral("unix:///from/settings.sock");
+    settings.images.insert(QStringLiteral("python"), QStringLiteral("settings/python:1"));
+    settings.images.insert(QStringLiteral("cobol"), QStringLiteral("settings/cobol:1"));
+    const QProcessEnvironment env = environment({"HAVE=yes", "OTHER=x"});
+
+    CommandLine cl = parse({}, {"HAVE=yes"}).withSettings(settings, env);
+    QCOMPARE(cl.config.defaultTimeoutSec, 120);
+    QCOMPARE(cl.config.maxTimeoutSec, 300);
+    QCOMPARE(cl.config.memoryBytes, 256LL * 1024 * 1024);
+    QCOMPARE(cl.config.cpus, 2.0);
+    QCOMPARE(cl.config.pidsLimit, 64);
+    QCOMPARE(assignments(cl.config.passThroughEnv), QStringList{"HAVE=yes"});
+    QCOMPARE(cl.missingPassThrough, QStringList{"LACK"});
+    QCOMPARE(cl.httpPort, quint16(9000));
+    QCOMPARE(cl.engine, QStringLiteral("unix:///from/settings.sock"));
+    // A language this build does not know is skipped, not a reason to refuse to start.
+    QCOMPARE(assignments(cl.images), QStringList{"python=settings/python:1"});
+
+    // The settings' default stays within the maximum the command line set.
+    cl = parse({"--max-timeout", "60"}).withSettings(settings, env);
+    QCOMPARE(cl.config.defaultTimeoutSec, 60);
+    QCOMPARE(cl.config.maxTimeoutSec, 60);
+
+    // What the command line says wins.
+    cl = parse({"--timeout", "20", "--memory", "1g", "--cpus", "0.5", "--port", "0",
+                "--pass-through-env", "OTHER", "--engine", "unix:///given.sock", "--python-image",
+                "given/python:2"},
+               {"OTHER=x"})
+             .withSettings(settings, env);
+    QCOMPARE(cl.config.defaultTimeoutSec, 20);
+    QCOMPARE(cl.config.memoryBytes, 1024LL * 1024 * 1024);
+    QCOMPARE(cl.config.cpus, 0.5);
+    QCOMPARE(assignments(cl.config.passThroughEnv), QStringList{"OTHER=x"});
+    QVERIFY(cl.missingPassThrough.isEmpty());
+    QCOMPARE(cl.httpPort, quint16(0));
+    QCOMPARE(cl.engine, QStringLiteral("unix:///given.sock"));
+    QCOMPARE(assignments(cl.images), QStringList{"python=given/python:2"});
+}
+
+void tst_CommandLine::callTimeout_data()
+{
+    QTest::addColumn<int>("askedDefault");
+    QTest::addColumn<int>("askedMax");
+    QTest::addColumn<int>("defaultSec");
+    QTest::addColumn<int>("maxSec");
+    QTest::addColumn<QString>("error");
+
+    QTest::newRow("nothing asked") << 0 << 0 << 30 << 300 << QString();
+    QTest::newRow("a default") << 60 << 0 << 60 << 300 << QString();
+    QTest::newRow("a default above the maximum raises it") << 600 << 0 << 600 << 600 << QString();
+    QTest::newRow("a lower maximum lowers the default") << 0 << 10 << 10 << 10 << QString();
+    QTest::newRow("both") << 5 << 10 << 5 << 10 << QString();
+    QTest::newRow("a default above an asked maximum")
+        << 20 << 10 << 0 << 0 << QStringLiteral("--timeout 20 is above --max-timeout 10");
+}
+
+void tst_CommandLine::callTimeout()
+{
+    QFETCH(int, askedDefault);
+    QFETCH(int, askedMax);
+    QFETCH(int, defaultSec);
+    QFETCH(int, maxSec);
+    QFETCH(QString, error);
+
+    CallTimeout t;
+    QString message;
+    QCOMPARE(CallTimeout::resolve(askedDefault, askedMax, {30, 300}, &t, &message),
+             error.isEmpty());
+    QCOMPARE(message, error);
+    if (!error.isEmpty())
+        return;
+    QCOMPARE(t.defaultSec, defaultSec);
+    QCOMPARE(t.maxSec, maxSec);
+    // A call: its own timeout within the maximum, else the default.
+    QCOMPARE(t.forCall(0), defaultSec);
+    QCOMPARE(t.forCall(1), 1);
+    QCOMPARE(t.forCall(maxSec + 1), maxSec);
 }
 
 QTEST_GUILESS_MAIN(tst_CommandLine)

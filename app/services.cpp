@@ -1,0 +1,138 @@
+#include "services.h"
+
+#include "applog.h"
+#include "appsettings.h"
+#include "commandline.h"
+#include "engineclient.h"
+#include "enginelocator.h"
+#include "historystore.h"
+#include "journal.h"
+#include "mcpserver.h"
+#include "monitorpublisher.h"
+#include "monitorsocket.h"
+#include "sandboxservice.h"
+#include "sandboxtools.h"
+#include "sessionmanager.h"
+
+#include <QHostAddress>
+#include <QUuid>
+#include <cstdio>
+
+Services::~Services() = default;
+
+std::unique_ptr<Services> Services::create(const CommandLine &cl, Mode mode,
+                                           const Placement &placement)
+{
+    std::unique_ptr<Services> s(new Services);
+    if (!s->build(cl, mode, placement))
+        return nullptr;
+    return s;
+}
+
+bool Services::build(const CommandLine &cl, Mode mode, const Placement &placement)
+{
+    EngineLocator::Result where = EngineLocator::locate(cl.engine);
+    if (!where.error.isEmpty()) {
+        std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(where.error));
+        // The window still opens, and says what is wrong with the engine.
+        if (mode != Mode::Window)
+            return false;
+        where.socketPath = QStringLiteral("/var/run/docker.sock");
+    }
+    LanguageRegistry languages = LanguageRegistry::builtIn();
+    for (auto it = cl.images.begin(); it != cl.images.end(); ++it) {
+        if (!languages.setImage(it.key(), it.value())) {
+            std::fprintf(stderr,
+                         "code-sandbox: unknown language '%s' for a custom image; known: %s\n",
+                         qPrintable(it.key()), qPrintable(languages.names().join(u", ")));
+            return false;
+        }
+    }
+    SandboxConfig config = cl.config;
+    config.instanceId = placement.instanceId.isEmpty()
+                            ? QUuid::createUuid().toString(QUuid::WithoutBraces)
+                            : placement.instanceId;
+    m_instanceId = config.instanceId;
+    for (const QString &name : cl.missingPassThrough)
+        qCWarning(lcApp).noquote()
+            << "--pass-through-env:" << name << "is not set here; it will not be passed";
+    m_engine = std::make_unique<EngineClient>(where.socketPath);
+    // A hung engine must not hang the server: no answer (or no progress in one) for this long
+    // fails the request. Long runs are not affected: their output streams on an upgraded
+    // connection, and /wait is only asked of containers that already ended.
+    m_engine->setRequestTimeout(120000);
+    m_sandbox = std::make_unique<SandboxService>(m_engine.get(), languages, config);
+    m_server = std::make_unique<McpServer>(ServerInfo{
+        QStringLiteral("code-sandbox"), QStringLiteral("Code Sandbox"),
+        QStringLiteral(CODE_SANDBOX_VERSION),
+        QStringLiteral("Run code in hardened, single-use containers. Use run_python_code or "
+                       "run_javascript_code for quick programs, execute_code for other languages "
+                       "and options; print what you want to see.")});
+    m_sessions = std::make_unique<SessionManager>(
+        m_sandbox.get(), SessionManager::Limits{cl.sessionIdleSec, cl.maxSessions});
+    SandboxTools::registerAll(*m_server, *m_sandbox, m_sessions.get());
+    m_journal = std::make_unique<Journal>(m_sandbox.get());
+    m_journal->watchSessions(m_sessions.get());
+    if (cl.history)
+        openHistory(mode, placement.historyPath.isEmpty() ? HistoryStore::defaultPath()
+                                                          : placement.historyPath);
+    const QString monitorPath = MonitorSocket::path();
+    if (mode != Mode::Window && cl.monitor && !monitorPath.isEmpty()) {
+        m_publisher = std::make_unique<MonitorPublisher>(
+            monitorPath, config.instanceId,
+            mode == Mode::Http ? QStringLiteral("http") : QStringLiteral("stdio"));
+        m_journal->setPublisher(m_publisher.get());
+    }
+    qCInfo(lcApp).noquote() << "engine" << where.socketPath << "(" << where.source << "), instance"
+                            << config.instanceId.left(8);
+    // Reap what dead instances left, then warm the pool (this also finds the engine, so a
+    // problem shows in the log before the first call).
+    m_sandbox->reapOrphans();
+    m_sandbox->warmUp();
+    return true;
+}
+
+void Services::openHistory(Mode mode, const QString &path)
+{
+    m_history = std::make_unique<HistoryStore>();
+    // Headless instances keep the history as long as the window's setting says, unless the
+    // environment names a retention (the window applies its own setting itself).
+    if (mode != Mode::Window && !qEnvironmentVariableIsSet("CODE_SANDBOX_HISTORY_DAYS")) {
+        HistoryStore::Retention keep = m_history->retention();
+        keep.days = AppSettings::load().historyRetentionDays;
+        m_history->setRetention(keep);
+    }
+    QString error;
+    if (m_history->open(path, &error)) {
+        m_journal->setHistory(m_history.get());
+    } else {
+        qCWarning(lcApp).noquote() << "runs are not kept in the history:" << error;
+        m_history.reset();
+    }
+}
+
+StreamableHttpServer::Config
+Services::httpConfig(const CommandLine &cl, const QHostAddress &address, const QByteArray &token)
+{
+    StreamableHttpServer::Config http;
+    http.headTimeoutMs = cl.httpHeadTimeoutMs;
+    http.bodyTimeoutMs = cl.httpBodyTimeoutMs;
+    http.allowedHosts = cl.allowHosts;
+    http.token = token;
+    // The address bound is a name clients may use too (as before: --host 10.0.0.5).
+    if (!address.isLoopback() && !http.allowedHosts.contains(cl.httpHost))
+        http.allowedHosts.append(cl.httpHost);
+    return http;
+}
+
+std::unique_ptr<StreamableHttpServer>
+Services::startHttp(const StreamableHttpServer::Config &config, const QHostAddress &address,
+                    quint16 port, QString *error) const
+{
+    auto endpoint = std::make_unique<StreamableHttpServer>(m_server.get(), config);
+    if (!endpoint->listen(address, port)) {
+        *error = endpoint->errorString();
+        return nullptr;
+    }
+    return endpoint;
+}

@@ -1,0 +1,80 @@
+#pragma once
+
+#include "streamablehttpserver.h"
+
+#include <QString>
+#include <memory>
+
+class EngineClient;
+class HistoryStore;
+class Journal;
+class McpServer;
+class MonitorPublisher;
+class QHostAddress;
+class SandboxService;
+class SessionManager;
+struct CommandLine;
+
+// The composition root: the engine, the sandbox service, the MCP server with the product's
+// tools, the sessions, the journal with the history and, for a headless instance, the publisher
+// that shows its runs in the window. Built the same way for every run mode (stdio, HTTP, the
+// window) and for the GUI tests, which use this class rather than a copy of it.
+class Services
+{
+public:
+    // Stdio and Http publish their runs to the window when one runs; Window is it.
+    enum class Mode
+    {
+        Stdio,
+        Http,
+        Window
+    };
+    // What an instance keeps outside itself; empty: a fresh instance id, the user's history.
+    struct Placement
+    {
+        QString instanceId;
+        QString historyPath;
+    };
+
+    ~Services();
+    Services(const Services &) = delete;
+    Services &operator=(const Services &) = delete;
+
+    // Null when the instance cannot start; why is said on stderr (exit code 2 for the caller).
+    static std::unique_ptr<Services> create(const CommandLine &cl, Mode mode,
+                                            const Placement &placement = {});
+
+    EngineClient *engine() const { return m_engine.get(); }
+    SandboxService *sandbox() const { return m_sandbox.get(); }
+    McpServer *server() const { return m_server.get(); }
+    SessionManager *sessions() const { return m_sessions.get(); }
+    HistoryStore *history() const { return m_history.get(); }
+    Journal *journal() const { return m_journal.get(); }
+    const QString &instanceId() const { return m_instanceId; }
+
+    // The MCP endpoint over HTTP, configured from the command line: its deadlines and the host
+    // names it accepts (the bound address's too when it is not loopback). `token` empty: none.
+    static StreamableHttpServer::Config
+    httpConfig(const CommandLine &cl, const QHostAddress &address, const QByteArray &token);
+    // The one place it starts, for --http and for the window alike. Null when it cannot listen
+    // (`error` says why).
+    std::unique_ptr<StreamableHttpServer> startHttp(const StreamableHttpServer::Config &config,
+                                                    const QHostAddress &address, quint16 port,
+                                                    QString *error) const;
+
+private:
+    Services() = default;
+    bool build(const CommandLine &cl, Mode mode, const Placement &placement);
+    void openHistory(Mode mode, const QString &path);
+
+    QString m_instanceId;
+    // In the order they are built: each is destroyed before what it refers to (the journal and
+    // the publisher refer to the sandbox).
+    std::unique_ptr<EngineClient> m_engine;
+    std::unique_ptr<SandboxService> m_sandbox;
+    std::unique_ptr<McpServer> m_server;
+    std::unique_ptr<SessionManager> m_sessions;
+    std::unique_ptr<HistoryStore> m_history;
+    std::unique_ptr<Journal> m_journal;
+    std::unique_ptr<MonitorPublisher> m_publisher;
+};
