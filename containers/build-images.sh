@@ -8,14 +8,59 @@
 # machines that do reach a registry.
 set -euo pipefail
 
-ALL_IMAGES=(python node bash gcc go java ruby r rust)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The images, their Debian packages and environment, and which language names and aliases pick
+# them, come from the server's language table (which is also compiled into the server).
+LANGUAGES_JSON=${CODE_SANDBOX_LANGUAGES:-$HERE/../resources/languages.json}
+
+# Answers QUERY from the language table: images | usage | packages IMAGE | env IMAGE |
+# image-of NAME (an image, language or alias; fails for an unknown one).
+table() { # QUERY [ARG]
+    python3 - "$LANGUAGES_JSON" "$@" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    table = json.load(f)
+query, args = sys.argv[2], sys.argv[3:]
+images = table["images"]
+def names_of(image):
+    names = []
+    for lang in table["languages"]:
+        if lang["image"] == image["name"]:
+            names += [n for n in [lang["name"]] + lang.get("aliases", []) if n != image["name"]]
+    return names + image.get("aliases", [])
+def find(name):
+    return next((i for i in images if i["name"] == name), None)
+if query == "images":
+    print(" ".join(i["name"] for i in images))
+elif query == "usage":
+    print(", ".join(i["name"] + (" (" + ", ".join(names_of(i)) + ")" if names_of(i) else "")
+                    for i in images))
+elif query in ("packages", "env"):
+    image = find(args[0])
+    if image is None:
+        sys.exit(1)
+    print(" ".join(image.get(query, [])))
+elif query == "image-of":
+    word = args[0].lower()
+    image = next((i for i in images if word == i["name"] or word in names_of(i)), None)
+    if image is None:
+        sys.exit(1)
+    print(image["name"])
+else:
+    sys.exit(2)
+PY
+}
+
+command -v python3 > /dev/null || { echo "build-images.sh: python3 is needed" >&2; exit 1; }
+read -r -a ALL_IMAGES <<< "$(table images)"
 
 usage() {
-    cat <<'EOF'
+    cat <<EOF
 usage: build-images.sh [--force] [--refresh-base] [--jobs N] [image...]
 
-images (aliases): python, node (javascript, typescript, js, ts), bash (shell, sh),
-                  gcc (c, cpp, c++), go (golang), java, ruby, r, rust; none = all
+images (aliases; none = all):
+$(table usage | fold -s -w 94 | sed 's/ *$//; s/^/  /')
+
   --force         rebuild images that already exist
   --refresh-base  debootstrap the cached base rootfs again
   --jobs N        build N images at a time (default 1; dpkg is single-threaded, so up to the
@@ -25,8 +70,9 @@ environment:
   CODE_SANDBOX_CACHE            cache and log directory (default /var/cache/code-sandbox)
   CODE_SANDBOX_MIRROR           Debian mirror (default http://deb.debian.org/debian)
   CODE_SANDBOX_SECURITY_MIRROR  (default http://deb.debian.org/debian-security)
-  CODE_SANDBOX_USE_DOCKERFILES  1 = try `docker build` with the Dockerfiles first
+  CODE_SANDBOX_USE_DOCKERFILES  1 = try \`docker build\` with the Dockerfiles first
   CODE_SANDBOX_JOBS             default for --jobs
+  CODE_SANDBOX_LANGUAGES        the language table (default ../resources/languages.json)
   DOCKER                        docker client to use (default docker)
 EOF
 }
@@ -36,44 +82,18 @@ MIRROR=${CODE_SANDBOX_MIRROR:-http://deb.debian.org/debian}
 SECURITY_MIRROR=${CODE_SANDBOX_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 CACHE=${CODE_SANDBOX_CACHE:-/var/cache/code-sandbox}
 DOCKER=${DOCKER:-docker}
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BASE_TAR=$CACHE/$SUITE-minbase.tar
 CHROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Read-only data the images carry for the server (e.g. matplotlib's font list).
 SHARE=/usr/local/share/code-sandbox
 
-packages_for() {
-    case $1 in
-        # python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"; without
-        # it apt picks scipy, whose pythran pulls in gcc, g++ and boost (about 1 GB).
-        python) echo python3 python3-numpy python3-pandas python3-matplotlib python3-pil \
-                     python3-munkres fonts-dejavu-core python3-pip ;;
-        # Debian's npm depends on each of its modules as a package (~390 packages in all).
-        node) echo nodejs npm node-typescript ;;
-        # minbase already has coreutils, grep, sed, mawk, findutils, diffutils, tar, gzip.
-        bash) echo jq bc gawk ;;
-        gcc) echo gcc g++ libc6-dev ;;
-        # ca-certificates: the package managers (go get, gem, install.packages) fetch over TLS.
-        go) echo golang-go ca-certificates ;;
-        java) echo default-jdk-headless ;;
-        ruby) echo ruby ca-certificates ;;
-        r) echo r-base-core ca-certificates ;;
-        # rustc depends on gcc, binutils and libc6-dev: it links through cc.
-        rust) echo rustc ;;
-    esac
+packages_for() { # IMAGE
+    table packages "$1"
 }
 
-env_for() {
+env_for() { # IMAGE
     echo "PATH=$CHROOT_PATH" HOME=/sandbox LANG=C.UTF-8
-    case $1 in
-        # Each run gets a fresh tmpfs on /tmp, so matplotlib's cache dir must live there; the
-        # image carries a prebuilt font list in $SHARE/matplotlib to copy into it.
-        python) echo PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg \
-                     MPLCONFIGDIR=/tmp/matplotlib ;;
-        # go needs a writable build cache even for the standard library; the image has no C
-        # compiler, so no cgo.
-        go) echo GOCACHE=/tmp/go-cache GOPATH=/tmp/go CGO_ENABLED=0 GOFLAGS=-buildvcs=false ;;
-    esac
+    table env "$1"
 }
 
 # Runs in the chroot (with /proc) after the packages are installed; output goes to the log.
@@ -444,16 +464,8 @@ while [ "$#" -gt 0 ]; do
         --jobs | -j) [ "$#" -ge 2 ] || { usage >&2; exit 2; }; JOBS=$2; shift ;;
         --jobs=*) JOBS=${1#--jobs=} ;;
         -h | --help) usage; exit 0 ;;
-        python | py | python3) IMAGES+=(python) ;;
-        node | nodejs | javascript | js | typescript | ts) IMAGES+=(node) ;;
-        bash | shell | sh) IMAGES+=(bash) ;;
-        gcc | c | cpp | c++ | g++) IMAGES+=(gcc) ;;
-        go | golang) IMAGES+=(go) ;;
-        java | jdk) IMAGES+=(java) ;;
-        ruby | rb) IMAGES+=(ruby) ;;
-        r | rscript) IMAGES+=(r) ;;
-        rust | rs | rustc) IMAGES+=(rust) ;;
-        *) usage >&2; exit 2 ;;
+        -*) usage >&2; exit 2 ;;
+        *) image=$(table image-of "$1") || { usage >&2; exit 2; }; IMAGES+=("$image") ;;
     esac
     shift
 done

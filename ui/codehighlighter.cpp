@@ -1,5 +1,7 @@
 #include "codehighlighter.h"
 
+#include "languageregistry.h"
+
 #include <QGuiApplication>
 #include <QPalette>
 
@@ -39,7 +41,10 @@ void CodeHighlighter::setLanguage(const QString &language)
     if (name == m_language)
         return;
     m_language = name;
-    m_syntax = syntaxFor(name);
+    // Names and aliases are the language table's (resources/languages.json).
+    static const LanguageRegistry languages = LanguageRegistry::builtIn();
+    const Language *known = languages.find(name);
+    m_syntax = syntaxFor(known ? known->name : QString());
     m_enabled = !m_syntax.keywords.isEmpty();
     rehighlight();
 }
@@ -67,7 +72,7 @@ void CodeHighlighter::updateColors()
 CodeHighlighter::Syntax CodeHighlighter::syntaxFor(const QString &language)
 {
     Syntax s;
-    if (language == u"python" || language == u"py") {
+    if (language == u"python") {
         s.keywords = words(
             {"False",   "None",     "True",     "and",    "as",   "assert", "async",  "await",
              "break",   "class",    "continue", "def",    "del",  "elif",   "else",   "except",
@@ -77,8 +82,7 @@ CodeHighlighter::Syntax CodeHighlighter::syntaxFor(const QString &language)
         s.hashComments = true;
         s.tripleQuotes = true;
         s.annotations = true;
-    } else if (language == u"javascript" || language == u"js" || language == u"typescript" ||
-               language == u"ts") {
+    } else if (language == u"javascript" || language == u"typescript") {
         s.keywords =
             words({"async",    "await",      "break",   "case",   "catch",    "class", "const",
                    "continue", "debugger",   "default", "delete", "do",       "else",  "export",
@@ -97,7 +101,7 @@ CodeHighlighter::Syntax CodeHighlighter::syntaxFor(const QString &language)
         s.slashComments = true;
         s.backtickStrings = true;
         s.backtickEscapes = true;
-    } else if (language == u"bash" || language == u"sh") {
+    } else if (language == u"bash") {
         s.keywords =
             words({"if",     "then",     "else",    "elif",  "fi",    "case",     "esac",
                    "for",    "while",    "until",   "do",    "done",  "in",       "function",
@@ -111,7 +115,7 @@ CodeHighlighter::Syntax CodeHighlighter::syntaxFor(const QString &language)
         s.slashComments = true;
         s.quoteIsChar = true;
         s.preprocessor = true;
-    } else if (language == u"cpp" || language == u"c++") {
+    } else if (language == u"cpp") {
         s.keywords = cKeywords();
         s.keywords.unite(words({"alignas",
                                 "alignof",
@@ -168,7 +172,7 @@ CodeHighlighter::Syntax CodeHighlighter::syntaxFor(const QString &language)
         s.slashComments = true;
         s.quoteIsChar = true;
         s.preprocessor = true;
-    } else if (language == u"go" || language == u"golang") {
+    } else if (language == u"go") {
         s.keywords =
             words({"break",  "case",        "chan",   "const",   "continue", "default", "defer",
                    "else",   "fallthrough", "for",    "func",    "go",       "goto",    "if",
@@ -195,7 +199,7 @@ CodeHighlighter::Syntax CodeHighlighter::syntaxFor(const QString &language)
         s.slashComments = true;
         s.quoteIsChar = true;
         s.annotations = true;
-    } else if (language == u"ruby" || language == u"rb") {
+    } else if (language == u"ruby") {
         s.keywords = words({"BEGIN",  "END",   "alias",  "and",     "begin",
                             "break",  "case",  "class",  "def",     "defined",
                             "do",     "else",  "elsif",  "end",     "ensure",
@@ -212,7 +216,7 @@ CodeHighlighter::Syntax CodeHighlighter::syntaxFor(const QString &language)
              "NA",   "NA_integer_", "NA_real_", "NA_character_", "library",  "require", "return"});
         s.hashComments = true;
         s.dotInIdentifiers = true;
-    } else if (language == u"rust" || language == u"rs") {
+    } else if (language == u"rust") {
         s.keywords =
             words({"as",   "async",  "await",  "break", "const",  "continue", "crate", "dyn",
                    "else", "enum",   "extern", "false", "fn",     "for",      "if",    "impl",

@@ -15,8 +15,9 @@ class CodeHighlighter : public QSyntaxHighlighter
 public:
     explicit CodeHighlighter(QTextDocument *document);
 
-    // python, javascript, typescript, bash, c, cpp, go, java, ruby, r, rust and a few common
-    // aliases (py, js, ts, sh, c++, golang, rb, rs); anything else is shown plain.
+    // python, javascript, typescript, bash, c, cpp, go, java, ruby, r, rust, by name or by an
+    // alias of LanguageRegistry (py, js, ts, sh, c++, golang, rb, rs, ...); anything else is
+    // shown plain.
     void setLanguage(const QString &language);
     QString language() const { return m_language; }
 

@@ -1,6 +1,7 @@
 #include "runeditor.h"
 
 #include "codehighlighter.h"
+#include "languageregistry.h"
 
 #include <QComboBox>
 #include <QFontDatabase>
@@ -145,50 +146,8 @@ void RunEditor::requestRun()
 
 QString RunEditor::example(const QString &language)
 {
-    if (language == u"python")
-        return QStringLiteral("import matplotlib.pyplot as plt\n"
-                              "import numpy as np\n"
-                              "\n"
-                              "x = np.linspace(0, 4 * np.pi, 400)\n"
-                              "plt.figure(figsize=(6, 3.5))\n"
-                              "plt.plot(x, np.sin(x), label=\"sin x\")\n"
-                              "plt.plot(x, np.cos(x) * np.exp(-x / 8), label=\"damped cos x\")\n"
-                              "plt.legend()\n"
-                              "plt.title(\"Plotted in a sandbox\")\n"
-                              "plt.show()\n"
-                              "\n"
-                              "print(\"peak of sin:\", np.sin(x).max().round(3))\n");
-    if (language == u"javascript")
-        return QStringLiteral("const primes = [];\n"
-                              "for (let n = 2; primes.length < 10; n++)\n"
-                              "  if (primes.every(p => n % p)) primes.push(n);\n"
-                              "console.log(primes.join(\", \"));\n");
-    if (language == u"typescript")
-        return QStringLiteral("const greet = (name: string): string => `Hello, ${name}!`;\n"
-                              "console.log(greet(\"sandbox\"));\n");
-    if (language == u"bash")
-        return QStringLiteral("echo \"Running as $(id -un) on $(uname -sr)\"\n"
-                              "ls -la /sandbox\n");
-    if (language == u"c")
-        return QStringLiteral("#include <stdio.h>\n\nint main(void)\n{\n"
-                              "    printf(\"Hello from C\\n\");\n    return 0;\n}\n");
-    if (language == u"cpp")
-        return QStringLiteral("#include <iostream>\n\nint main()\n{\n"
-                              "    std::cout << \"Hello from C++\" << std::endl;\n}\n");
-    if (language == u"go")
-        return QStringLiteral("package main\n\nimport \"fmt\"\n\nfunc main() {\n"
-                              "\tfmt.Println(\"Hello from Go\")\n}\n");
-    if (language == u"java")
-        return QStringLiteral("public class Main {\n"
-                              "    public static void main(String[] args) {\n"
-                              "        System.out.println(\"Hello from Java\");\n    }\n}\n");
-    if (language == u"ruby")
-        return QStringLiteral("puts (1..5).map { |n| n * n }.join(\", \")\n");
-    if (language == u"r")
-        return QStringLiteral("x <- c(3, 1, 4, 1, 5, 9, 2, 6)\nprint(summary(x))\n");
-    if (language == u"rust")
-        return QStringLiteral(
-            "fn main() {\n    let v: Vec<u32> = (1..=5).map(|n| n * n).collect();\n"
-            "    println!(\"{:?}\", v);\n}\n");
-    return QString();
+    // The examples are the language table's (resources/languages.json, "editor_example").
+    static const LanguageRegistry languages = LanguageRegistry::builtIn();
+    const Language *known = languages.find(language);
+    return known ? known->editorExample : QString();
 }

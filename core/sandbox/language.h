@@ -31,13 +31,14 @@ struct Language
     QStringList versionCommand;
     QStringList preinstalled;
     QStringList useCases;
-    QString example;
-    QString printHint; // what to call to produce output, for the empty-output message
+    QString example;       // a short program, for get_language_details
+    QString editorExample; // a longer one for a first run in the window (RunEditor)
+    QString printHint;     // what to call to produce output, for the empty-output message
     bool visualization = false;
     // In a session: variables, imports and functions persist between calls (a live interpreter);
     // otherwise a session keeps the workdir's files and installed packages. `interruptible`: a
     // call past its timeout gets SIGINT and the session goes on (every kernel in containers/ and
-    // resources/loaders handles it); otherwise a timeout ends the session.
+    // containers/loaders handles it); otherwise a timeout ends the session.
     bool liveSession = false;
     bool interruptible = true;
 

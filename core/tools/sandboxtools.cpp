@@ -8,6 +8,7 @@
 #include "sessionmanager.h"
 #include "sessiontools.h"
 #include "toolcall.h"
+#include "toolschemas.h"
 #include "workdirpath.h"
 
 #include <QJsonArray>
@@ -18,38 +19,6 @@
 #include <QUrl>
 
 namespace {
-QJsonObject sessionIdProperty()
-{
-    return ToolDefinition::property(
-        QStringLiteral("string"),
-        QStringLiteral("Run in this session (from create_session): its variables and "
-                       "files from earlier calls are there. Leave out for a fresh "
-                       "sandbox."));
-}
-
-QJsonObject codeOnlySchema(const QString &what, bool sessions)
-{
-    QJsonObject properties{
-        {QStringLiteral("code"), ToolDefinition::property(QStringLiteral("string"), what)}};
-    if (sessions)
-        properties.insert(QStringLiteral("session_id"), sessionIdProperty());
-    return {{QStringLiteral("type"), QStringLiteral("object")},
-            {QStringLiteral("properties"), properties},
-            {QStringLiteral("required"), QJsonArray{QStringLiteral("code")}},
-            {QStringLiteral("additionalProperties"), false}};
-}
-
-// Code runs in a throwaway container without network: nothing outside is touched.
-QJsonObject runAnnotations(const QString &title)
-{
-    return ToolDefinition::localAnnotations(title, false);
-}
-
-QJsonObject infoAnnotations(const QString &title)
-{
-    return ToolDefinition::localAnnotations(title, true);
-}
-
 QString describeLimits(const SandboxConfig &c)
 {
     return QStringLiteral("Each run gets a fresh container: no network%1, %2 MiB memory, %3 CPU, "
@@ -82,61 +51,7 @@ QString firstLine(const QByteArray &bytes)
 
 QJsonObject SandboxTools::executionOutputSchema()
 {
-    const auto t = [](const QString &type) { return QJsonObject{{QStringLiteral("type"), type}}; };
-    return {
-        {QStringLiteral("type"), QStringLiteral("object")},
-        {QStringLiteral("properties"),
-         QJsonObject{
-             {QStringLiteral("exit_code"),
-              QJsonObject{{QStringLiteral("type"),
-                           QJsonArray{QStringLiteral("integer"), QStringLiteral("null")}},
-                          {QStringLiteral("description"),
-                           QStringLiteral("the program's exit status; null if it never "
-                                          "reported one (timeout, sandbox failure)")}}},
-             {QStringLiteral("stdout"), t(QStringLiteral("string"))},
-             {QStringLiteral("stderr"), t(QStringLiteral("string"))},
-             {QStringLiteral("duration_ms"), t(QStringLiteral("integer"))},
-             {QStringLiteral("timed_out"), t(QStringLiteral("boolean"))},
-             {QStringLiteral("out_of_memory"), t(QStringLiteral("boolean"))},
-             {QStringLiteral("truncated"), t(QStringLiteral("boolean"))},
-             {QStringLiteral("compile_error"),
-              QJsonObject{{QStringLiteral("type"), QStringLiteral("boolean")},
-                          {QStringLiteral("description"),
-                           QStringLiteral("the build step of a compiled language failed; "
-                                          "stderr has the compiler's message")}}},
-             {QStringLiteral("files"),
-              QJsonObject{
-                  {QStringLiteral("type"), QStringLiteral("array")},
-                  {QStringLiteral("description"),
-                   QStringLiteral("figures and files the run produced, returned as image and "
-                                  "resource content")},
-                  {QStringLiteral("items"),
-                   QJsonObject{
-                       {QStringLiteral("type"), QStringLiteral("object")},
-                       {QStringLiteral("properties"),
-                        QJsonObject{{QStringLiteral("name"), t(QStringLiteral("string"))},
-                                    {QStringLiteral("kind"),
-                                     QJsonObject{{QStringLiteral("enum"),
-                                                  QJsonArray{QStringLiteral("plot"),
-                                                             QStringLiteral("output")}}}},
-                                    {QStringLiteral("size"), t(QStringLiteral("integer"))},
-                                    {QStringLiteral("mime_type"), t(QStringLiteral("string"))},
-                                    {QStringLiteral("included"), t(QStringLiteral("boolean"))}}},
-                       {QStringLiteral("required"),
-                        QJsonArray{QStringLiteral("name"), QStringLiteral("kind"),
-                                   QStringLiteral("size"), QStringLiteral("included")}}}}}},
-             {QStringLiteral("notes"),
-              QJsonObject{{QStringLiteral("type"), QStringLiteral("array")},
-                          {QStringLiteral("items"), t(QStringLiteral("string"))}}},
-             {QStringLiteral("language"), t(QStringLiteral("string"))},
-             {QStringLiteral("image"), t(QStringLiteral("string"))},
-         }},
-        {QStringLiteral("required"),
-         QJsonArray{QStringLiteral("exit_code"), QStringLiteral("stdout"), QStringLiteral("stderr"),
-                    QStringLiteral("duration_ms"), QStringLiteral("timed_out"),
-                    QStringLiteral("out_of_memory"), QStringLiteral("truncated"),
-                    QStringLiteral("compile_error"), QStringLiteral("files"),
-                    QStringLiteral("language"), QStringLiteral("image")}}};
+    return ToolSchemas::fragment(QStringLiteral("execution_output"));
 }
 
 QString SandboxTools::formatText(const ExecutionResult &r, const QString &printHint)
@@ -337,109 +252,47 @@ void SandboxTools::runCode(SandboxService &sandbox, SessionManager *sessions, To
 
 void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, SessionManager *sessions)
 {
-    const bool withSessions = sessions != nullptr;
-    SandboxService *sb = &sandbox;
-    const QString limits = describeLimits(sandbox.config());
-    const QJsonObject outputSchema = executionOutputSchema();
+    const SandboxConfig &config = sandbox.config();
+    const ToolSchemas::Values values{
+        {QStringLiteral("limits"), describeLimits(config)},
+        {QStringLiteral("execution_output"), executionOutputSchema()},
+        {QStringLiteral("session_id"),
+         sessions ? QJsonValue(ToolSchemas::fragment(QStringLiteral("session_id")))
+                  : QJsonValue(QJsonValue::Undefined)},
+        {QStringLiteral("languages"), sandbox.languages().names().join(QStringLiteral(", "))},
+        {QStringLiteral("max_timeout"), config.maxTimeoutSec},
+        {QStringLiteral("default_timeout"), config.defaultTimeoutSec},
+        {QStringLiteral("libraries_description"),
+         ToolSchemas::file(QStringLiteral("execute_code"))
+             .value(u"librariesDescription")
+             .toObject()
+             .value(config.allowInstall ? QStringLiteral("installAllowed")
+                                        : QStringLiteral("installRefused"))}};
+    registerRunTools(server, sandbox, sessions, values);
+    registerLanguageTools(server, sandbox, values);
+    registerResources(server, sandbox);
+    if (sessions)
+        SessionTools::registerAll(server, *sessions);
+}
 
-    ToolDefinition py;
-    py.name = QStringLiteral("run_python_code");
-    py.title = QStringLiteral("Run Python code");
-    py.description = QStringLiteral("Run a Python 3 program in a sandbox and return its output. "
-                                    "Print what you want to see. numpy, pandas, matplotlib and "
-                                    "pillow are available. ") +
-                     limits;
-    py.inputSchema = codeOnlySchema(QStringLiteral("Python source code to run"), withSessions);
-    py.outputSchema = outputSchema;
-    py.annotations = runAnnotations(py.title);
+void SandboxTools::registerRunTools(McpServer &server, SandboxService &sandbox,
+                                    SessionManager *sessions, const ToolSchemas::Values &values)
+{
+    SandboxService *sb = &sandbox;
+    ToolDefinition py = ToolSchemas::tool(QStringLiteral("run_python_code"), values);
     py.handler = [sb, sessions](ToolCall *call) {
         runCode(*sb, sessions, call, request(QStringLiteral("python"), call->arguments()), false);
     };
     server.tools().add(py);
 
-    ToolDefinition js;
-    js.name = QStringLiteral("run_javascript_code");
-    js.title = QStringLiteral("Run JavaScript code");
-    js.description = QStringLiteral("Run a JavaScript program with Node.js in a sandbox and "
-                                    "return its output. Use console.log to print. ") +
-                     limits;
-    js.inputSchema =
-        codeOnlySchema(QStringLiteral("JavaScript source code to run with Node.js"), withSessions);
-    js.outputSchema = outputSchema;
-    js.annotations = runAnnotations(js.title);
+    ToolDefinition js = ToolSchemas::tool(QStringLiteral("run_javascript_code"), values);
     js.handler = [sb, sessions](ToolCall *call) {
         runCode(*sb, sessions, call, request(QStringLiteral("javascript"), call->arguments()),
                 false);
     };
     server.tools().add(js);
 
-    const QJsonArray languageNames = QJsonArray::fromStringList(sandbox.languages().names());
-    ToolDefinition exec;
-    exec.name = QStringLiteral("execute_code");
-    exec.title = QStringLiteral("Execute code");
-    exec.description =
-        QStringLiteral("Run code in a sandbox in one of the supported languages (%1) and return "
-                       "{exit_code, stdout, stderr} as JSON. ")
-            .arg(sandbox.languages().names().join(QStringLiteral(", "))) +
-        limits;
-    QJsonObject language = ToolDefinition::property(
-        QStringLiteral("string"), QStringLiteral("Language of the code (default python)"));
-    language.insert(QStringLiteral("default"), QStringLiteral("python"));
-    QJsonObject libraries = ToolDefinition::property(
-        QStringLiteral("array"),
-        sandbox.config().allowInstall
-            ? QStringLiteral("Packages to install with the language's package manager before "
-                             "the run (pip, npm, gem, install.packages); cached between runs")
-            : QStringLiteral("Packages to install first: refused, because this server does not "
-                             "allow network access for installs; use the preinstalled "
-                             "libraries"));
-    libraries.insert(QStringLiteral("items"),
-                     QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}});
-    libraries.insert(QStringLiteral("maxItems"), 50);
-    QJsonObject timeout = ToolDefinition::property(
-        QStringLiteral("integer"), QStringLiteral("Seconds before the program is stopped"));
-    timeout.insert(QStringLiteral("minimum"), 1);
-    timeout.insert(QStringLiteral("maximum"), sandbox.config().maxTimeoutSec);
-    timeout.insert(QStringLiteral("default"), sandbox.config().defaultTimeoutSec);
-    QJsonObject encoding = ToolDefinition::property(
-        QStringLiteral("string"), QStringLiteral("How content is encoded (default utf-8)"));
-    encoding.insert(QStringLiteral("enum"),
-                    QJsonArray{QStringLiteral("utf-8"), QStringLiteral("base64")});
-    QJsonObject files = ToolDefinition::property(
-        QStringLiteral("array"),
-        QStringLiteral("Files placed in the working directory /sandbox before the program "
-                       "starts. Files the program writes to $OUTPUT_DIR (/sandbox/outputs) come "
-                       "back with the result."));
-    files.insert(
-        QStringLiteral("items"),
-        QJsonObject{{QStringLiteral("type"), QStringLiteral("object")},
-                    {QStringLiteral("properties"),
-                     QJsonObject{{QStringLiteral("path"),
-                                  ToolDefinition::property(
-                                      QStringLiteral("string"),
-                                      QStringLiteral("Relative to /sandbox, e.g. data/input.csv"))},
-                                 {QStringLiteral("content"),
-                                  ToolDefinition::property(QStringLiteral("string"),
-                                                           QStringLiteral("The file's content"))},
-                                 {QStringLiteral("encoding"), encoding}}},
-                    {QStringLiteral("required"),
-                     QJsonArray{QStringLiteral("path"), QStringLiteral("content")}},
-                    {QStringLiteral("additionalProperties"), false}});
-    QJsonObject execProperties{
-        {QStringLiteral("code"),
-         ToolDefinition::property(QStringLiteral("string"), QStringLiteral("Source code to run"))},
-        {QStringLiteral("language"), language},
-        {QStringLiteral("libraries"), libraries},
-        {QStringLiteral("timeout"), timeout},
-        {QStringLiteral("files"), files}};
-    if (withSessions)
-        execProperties.insert(QStringLiteral("session_id"), sessionIdProperty());
-    exec.inputSchema = {{QStringLiteral("type"), QStringLiteral("object")},
-                        {QStringLiteral("properties"), execProperties},
-                        {QStringLiteral("required"), QJsonArray{QStringLiteral("code")}},
-                        {QStringLiteral("additionalProperties"), false}};
-    exec.outputSchema = outputSchema;
-    exec.annotations = runAnnotations(exec.title);
+    ToolDefinition exec = ToolSchemas::tool(QStringLiteral("execute_code"), values);
     exec.handler = [sb, sessions](ToolCall *call) {
         const QJsonObject args = call->arguments();
         // In a session the language is the session's unless the call says otherwise.
@@ -468,23 +321,14 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
         runCode(*sb, sessions, call, r, true);
     };
     server.tools().add(exec);
+}
 
-    ToolDefinition list;
-    list.name = QStringLiteral("get_supported_languages");
-    list.title = QStringLiteral("List supported languages");
-    list.description = QStringLiteral("List the languages execute_code accepts.");
-    list.inputSchema = {{QStringLiteral("type"), QStringLiteral("object")},
-                        {QStringLiteral("properties"), QJsonObject()}};
-    list.outputSchema = {
-        {QStringLiteral("type"), QStringLiteral("object")},
-        {QStringLiteral("properties"),
-         QJsonObject{
-             {QStringLiteral("languages"),
-              QJsonObject{{QStringLiteral("type"), QStringLiteral("array")},
-                          {QStringLiteral("items"),
-                           QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}}}}}}},
-        {QStringLiteral("required"), QJsonArray{QStringLiteral("languages")}}};
-    list.annotations = infoAnnotations(list.title);
+void SandboxTools::registerLanguageTools(McpServer &server, SandboxService &sandbox,
+                                         const ToolSchemas::Values &values)
+{
+    SandboxService *sb = &sandbox;
+    const QJsonArray languageNames = QJsonArray::fromStringList(sandbox.languages().names());
+    ToolDefinition list = ToolSchemas::tool(QStringLiteral("get_supported_languages"), values);
     list.handler = [languageNames](ToolCall *call) {
         call->finish({{QStringLiteral("content"),
                        QJsonArray{ToolCall::textContent(QString::fromUtf8(
@@ -494,21 +338,7 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
     };
     server.tools().add(list);
 
-    ToolDefinition details;
-    details.name = QStringLiteral("get_language_details");
-    details.title = QStringLiteral("Describe a language");
-    details.description = QStringLiteral("Version, package manager, preinstalled libraries, use "
-                                         "cases and an example for one supported language.");
-    details.inputSchema = {
-        {QStringLiteral("type"), QStringLiteral("object")},
-        {QStringLiteral("properties"),
-         QJsonObject{
-             {QStringLiteral("language"),
-              ToolDefinition::property(QStringLiteral("string"),
-                                       QStringLiteral("A name from get_supported_languages"))}}},
-        {QStringLiteral("required"), QJsonArray{QStringLiteral("language")}},
-        {QStringLiteral("additionalProperties"), false}};
-    details.annotations = infoAnnotations(details.title);
+    ToolDefinition details = ToolSchemas::tool(QStringLiteral("get_language_details"), values);
     details.handler = [sb](ToolCall *call) {
         const QString name = call->arguments().value(u"language").toString();
         const Language *l = sb->languages().find(name);
@@ -544,6 +374,11 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
         });
     };
     server.tools().add(details);
+}
+
+void SandboxTools::registerResources(McpServer &server, SandboxService &sandbox)
+{
+    SandboxService *sb = &sandbox;
 
     ResourceDefinition langs;
     langs.uri = QStringLiteral("sandbox://languages");
@@ -574,7 +409,4 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
         return QString::fromUtf8(QJsonDocument(map).toJson(QJsonDocument::Indented));
     };
     server.resources().add(envs);
-
-    if (sessions)
-        SessionTools::registerAll(server, *sessions);
 }

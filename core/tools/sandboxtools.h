@@ -1,5 +1,7 @@
 #pragma once
 
+#include "toolschemas.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
@@ -34,6 +36,12 @@ public:
                            ExecutionRequest *request, QString *error);
 
 private:
+    // registerAll's parts; `values` fills the schema files' placeholders.
+    static void registerRunTools(McpServer &server, SandboxService &sandbox,
+                                 SessionManager *sessions, const ToolSchemas::Values &values);
+    static void registerLanguageTools(McpServer &server, SandboxService &sandbox,
+                                      const ToolSchemas::Values &values);
+    static void registerResources(McpServer &server, SandboxService &sandbox);
     static void runCode(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
                         const ExecutionRequest &request, bool jsonText);
 };

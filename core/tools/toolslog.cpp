@@ -1,0 +1,3 @@
+#include "toolslog.h"
+
+Q_LOGGING_CATEGORY(lcTools, "sandbox.tools", QtInfoMsg)
