@@ -25,13 +25,6 @@ constexpr int kWriterBusyTimeoutMs = 30000;
 constexpr qint64 kJournalSizeLimit = 64LL * 1024 * 1024;
 constexpr qint64 kMsPerDay = 24 * 60 * 60 * 1000;
 
-// Every column but output, in the order readScalars expects them.
-const char kScalarColumns[] =
-    "id, instance_id, instance_pid, source, tool, language, code, status, created_at, "
-    "finished_at, duration_ms, exit_code, timeout_sec, out_of_memory, compile_error, truncated, "
-    "error, notes, image, container_id, memory_bytes, cpus, pids_limit, network, "
-    "peak_memory_bytes, cpu_time_ms, env_names, session_id";
-
 const char *const kSchema[] = {
     "CREATE TABLE IF NOT EXISTS runs ("
     " id TEXT PRIMARY KEY,"
@@ -132,89 +125,121 @@ QString likePattern(const QString &text)
     return u'%' + escaped + u'%';
 }
 
-// Reads the columns of kScalarColumns, in that order, from the current row.
+QVariant sqlValue(const QString &v)
+{
+    return v;
+}
+QVariant sqlValue(qint64 v)
+{
+    return v;
+}
+QVariant sqlValue(int v)
+{
+    return v;
+}
+QVariant sqlValue(double v)
+{
+    return v;
+}
+QVariant sqlValue(bool v)
+{
+    return int(v);
+}
+QVariant sqlValue(const QDateTime &v)
+{
+    return msSinceEpoch(v);
+}
+QVariant sqlValue(const QStringList &v)
+{
+    return toJsonText(v);
+}
+QVariant sqlValue(RunRecord::Status v)
+{
+    return RunRecord::statusName(v);
+}
+
+// A NULL or unreadable number keeps the default record's value.
+void readSql(const QVariant &v, QString *out)
+{
+    *out = v.toString();
+}
+void readSql(const QVariant &v, qint64 *out)
+{
+    *out = int64Or(v, *out);
+}
+void readSql(const QVariant &v, int *out)
+{
+    *out = intOr(v, *out);
+}
+void readSql(const QVariant &v, double *out)
+{
+    if (!v.isNull())
+        *out = v.toDouble();
+}
+void readSql(const QVariant &v, bool *out)
+{
+    *out = v.toBool();
+}
+void readSql(const QVariant &v, QDateTime *out)
+{
+    *out = dateFromMs(v);
+}
+void readSql(const QVariant &v, QStringList *out)
+{
+    *out = fromJsonText(v.toString());
+}
+void readSql(const QVariant &v, RunRecord::Status *out)
+{
+    *out = RunRecord::statusFromName(v.toString());
+}
+
+// Every column but output, in RunRecord::fields()' order, the order readScalars expects.
+QString scalarColumns()
+{
+    QStringList names;
+    for (const RunRecordField &field : RunRecord::fields())
+        names.append(QString::fromLatin1(field.column));
+    return names.join(QLatin1String(", "));
+}
+
+// Reads the columns of scalarColumns(), in that order, from the current row.
 RunRecord readScalars(const QSqlQuery &q)
 {
-    const RunRecord defaults;
     RunRecord r;
-    r.id = q.value(0).toString();
-    r.instanceId = q.value(1).toString();
-    r.instancePid = int64Or(q.value(2), defaults.instancePid);
-    r.source = q.value(3).toString();
-    r.tool = q.value(4).toString();
-    r.language = q.value(5).toString();
-    r.code = q.value(6).toString();
-    r.status = RunRecord::statusFromName(q.value(7).toString());
-    r.createdAt = dateFromMs(q.value(8));
-    r.finishedAt = dateFromMs(q.value(9));
-    r.durationMs = int64Or(q.value(10), defaults.durationMs);
-    r.exitCode = intOr(q.value(11), defaults.exitCode);
-    r.timeoutSec = intOr(q.value(12), defaults.timeoutSec);
-    r.outOfMemory = q.value(13).toBool();
-    r.compileError = q.value(14).toBool();
-    r.truncated = q.value(15).toBool();
-    r.error = q.value(16).toString();
-    r.notes = fromJsonText(q.value(17).toString());
-    r.image = q.value(18).toString();
-    r.containerId = q.value(19).toString();
-    r.memoryBytes = int64Or(q.value(20), defaults.memoryBytes);
-    r.cpus = q.value(21).isNull() ? defaults.cpus : q.value(21).toDouble();
-    r.pidsLimit = intOr(q.value(22), defaults.pidsLimit);
-    r.network = q.value(23).toBool();
-    r.peakMemoryBytes = int64Or(q.value(24), defaults.peakMemoryBytes);
-    r.cpuTimeMs = int64Or(q.value(25), defaults.cpuTimeMs);
-    r.envNames = fromJsonText(q.value(26).toString());
-    r.sessionId = q.value(27).toString();
+    int i = 0;
+    for (const RunRecordField &field : RunRecord::fields()) {
+        const QVariant v = q.value(i++);
+        std::visit([&](auto member) { readSql(v, &(r.*member)); }, field.member);
+    }
     return r;
 }
 
 void bindScalars(QSqlQuery &q, const RunRecord &run)
 {
+    for (const RunRecordField &field : RunRecord::fields())
+        std::visit(
+            [&](auto member) {
+                q.bindValue(u':' + QString::fromLatin1(field.column), sqlValue(run.*member));
+            },
+            field.member);
     // A record without a creation time still needs a place in the order; "now" is where the
     // caller is.
-    const QDateTime created =
-        run.createdAt.isValid() ? run.createdAt : QDateTime::currentDateTimeUtc();
-    q.bindValue(QStringLiteral(":id"), run.id);
-    q.bindValue(QStringLiteral(":instance_id"), run.instanceId);
-    q.bindValue(QStringLiteral(":instance_pid"), run.instancePid);
-    q.bindValue(QStringLiteral(":source"), run.source);
-    q.bindValue(QStringLiteral(":tool"), run.tool);
-    q.bindValue(QStringLiteral(":language"), run.language);
-    q.bindValue(QStringLiteral(":code"), run.code);
-    q.bindValue(QStringLiteral(":status"), RunRecord::statusName(run.status));
-    q.bindValue(QStringLiteral(":created_at"), created.toMSecsSinceEpoch());
-    q.bindValue(QStringLiteral(":finished_at"), msSinceEpoch(run.finishedAt));
-    q.bindValue(QStringLiteral(":duration_ms"), run.durationMs);
-    q.bindValue(QStringLiteral(":exit_code"), run.exitCode);
-    q.bindValue(QStringLiteral(":timeout_sec"), run.timeoutSec);
-    q.bindValue(QStringLiteral(":out_of_memory"), int(run.outOfMemory));
-    q.bindValue(QStringLiteral(":compile_error"), int(run.compileError));
-    q.bindValue(QStringLiteral(":truncated"), int(run.truncated));
-    q.bindValue(QStringLiteral(":error"), run.error);
-    q.bindValue(QStringLiteral(":notes"), toJsonText(run.notes));
-    q.bindValue(QStringLiteral(":image"), run.image);
-    q.bindValue(QStringLiteral(":container_id"), run.containerId);
-    q.bindValue(QStringLiteral(":memory_bytes"), run.memoryBytes);
-    q.bindValue(QStringLiteral(":cpus"), run.cpus);
-    q.bindValue(QStringLiteral(":pids_limit"), run.pidsLimit);
-    q.bindValue(QStringLiteral(":network"), int(run.network));
-    q.bindValue(QStringLiteral(":peak_memory_bytes"), run.peakMemoryBytes);
-    q.bindValue(QStringLiteral(":cpu_time_ms"), run.cpuTimeMs);
-    q.bindValue(QStringLiteral(":env_names"), toJsonText(run.envNames));
-    q.bindValue(QStringLiteral(":session_id"), run.sessionId);
+    if (!run.createdAt.isValid())
+        q.bindValue(QStringLiteral(":created_at"),
+                    QDateTime::currentDateTimeUtc().toMSecsSinceEpoch());
 }
 
-QString placeholders(const char *columns)
+QString placeholders(const QString &columns)
 {
-    QStringList names = QString::fromLatin1(columns).split(QLatin1String(", "));
+    QStringList names = columns.split(QLatin1String(", "));
     for (QString &name : names)
         name.prepend(u':');
     return names.join(QLatin1String(", "));
 }
 
-QString assignments(const char *columns)
+QString assignments(const QString &columns)
 {
-    QStringList names = QString::fromLatin1(columns).split(QLatin1String(", "));
+    QStringList names = columns.split(QLatin1String(", "));
     for (QString &name : names)
         name = name + QLatin1String(" = :") + name;
     return names.join(QLatin1String(", "));
@@ -386,7 +411,7 @@ bool saveRun(const QSqlDatabase &db, const QString &path, const RunRecord &run)
             // A record from recent() lacks its output and files: replacing the row would erase
             // them, so only the scalar fields change (or the row is inserted without them).
             q.prepare(QStringLiteral("UPDATE runs SET %1 WHERE id = :id")
-                          .arg(assignments(kScalarColumns)));
+                          .arg(assignments(scalarColumns())));
             bindScalars(q, run);
             if (!exec(q, &sqlError))
                 return false;
@@ -395,7 +420,7 @@ bool saveRun(const QSqlDatabase &db, const QString &path, const RunRecord &run)
         }
         q.prepare(QStringLiteral("INSERT OR REPLACE INTO runs (%1, output, size_bytes) VALUES "
                                  "(%2, :output, :size_bytes)")
-                      .arg(QString::fromLatin1(kScalarColumns), placeholders(kScalarColumns)));
+                      .arg(scalarColumns(), placeholders(scalarColumns())));
         bindScalars(q, run);
         q.bindValue(QStringLiteral(":output"), RunRecord::packOutput(run.output));
         q.bindValue(QStringLiteral(":size_bytes"), storedBytes(run));
@@ -443,7 +468,7 @@ QList<RunRecord> readRecent(const QSqlDatabase &db, const QString &path, int lim
     QList<RunRecord> runs;
     QSqlQuery q(db);
     q.setForwardOnly(true);
-    QString sql = QStringLiteral("SELECT %1 FROM runs").arg(QString::fromLatin1(kScalarColumns));
+    QString sql = QStringLiteral("SELECT %1 FROM runs").arg(scalarColumns());
     if (!text.isEmpty()) {
         // The output blob holds binary chunk headers (a length starts with a NUL byte), and LIKE
         // stops at the first NUL; instr() compares the whole of it. lower() on both sides: the
@@ -487,8 +512,7 @@ std::optional<RunRecord> loadRun(const QSqlDatabase &db, const QString &path, co
         return fail(q);
     const std::optional<RunRecord> run = [&]() -> std::optional<RunRecord> {
         q.setForwardOnly(true);
-        q.prepare(QStringLiteral("SELECT %1, output FROM runs WHERE id = ?")
-                      .arg(QString::fromLatin1(kScalarColumns)));
+        q.prepare(QStringLiteral("SELECT %1, output FROM runs WHERE id = ?").arg(scalarColumns()));
         q.addBindValue(id);
         if (!q.exec())
             return fail(q);
@@ -496,7 +520,7 @@ std::optional<RunRecord> loadRun(const QSqlDatabase &db, const QString &path, co
             return std::nullopt;
         RunRecord r = readScalars(q);
         // Output comes after the scalar columns.
-        const int outputColumn = int(QByteArray(kScalarColumns).count(',')) + 1;
+        const int outputColumn = int(RunRecord::fields().size());
         r.output = RunRecord::unpackOutput(q.value(outputColumn).toByteArray());
         q.finish();
 

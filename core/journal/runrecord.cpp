@@ -105,7 +105,110 @@ QByteArray streamText(const QList<OutputChunk> &chunks, int stream)
 }
 
 constexpr qsizetype kChunkHeaderSize = 5;
+
+QJsonValue jsonValue(const QString &v)
+{
+    return v;
+}
+QJsonValue jsonValue(qint64 v)
+{
+    return v;
+}
+QJsonValue jsonValue(int v)
+{
+    return v;
+}
+QJsonValue jsonValue(double v)
+{
+    return v;
+}
+QJsonValue jsonValue(bool v)
+{
+    return v;
+}
+QJsonValue jsonValue(const QDateTime &v)
+{
+    return dateValue(v);
+}
+QJsonValue jsonValue(const QStringList &v)
+{
+    return QJsonArray::fromStringList(v);
+}
+QJsonValue jsonValue(RunRecord::Status v)
+{
+    return RunRecord::statusName(v);
+}
+
+// Each reader falls back to the default record's value (see the readers above).
+void readJson(const QJsonObject &json, QLatin1StringView key, QString *v)
+{
+    *v = readString(json, key, *v);
+}
+void readJson(const QJsonObject &json, QLatin1StringView key, qint64 *v)
+{
+    *v = readInt64(json, key, *v);
+}
+void readJson(const QJsonObject &json, QLatin1StringView key, int *v)
+{
+    *v = readInt(json, key, *v);
+}
+void readJson(const QJsonObject &json, QLatin1StringView key, double *v)
+{
+    *v = readDouble(json, key, *v);
+}
+void readJson(const QJsonObject &json, QLatin1StringView key, bool *v)
+{
+    *v = readBool(json, key, *v);
+}
+void readJson(const QJsonObject &json, QLatin1StringView key, QDateTime *v)
+{
+    *v = readDate(json, key);
+}
+void readJson(const QJsonObject &json, QLatin1StringView key, QStringList *v)
+{
+    *v = readStringList(json, key);
+}
+void readJson(const QJsonObject &json, QLatin1StringView key, RunRecord::Status *v)
+{
+    *v = RunRecord::statusFromName(readString(json, key));
+}
 } // namespace
+
+const std::vector<RunRecordField> &RunRecord::fields()
+{
+    // The order is the history's column order in its SELECT and INSERT statements.
+    static const std::vector<RunRecordField> all = {
+        {"id", "id", &RunRecord::id},
+        {"instanceId", "instance_id", &RunRecord::instanceId},
+        {"instancePid", "instance_pid", &RunRecord::instancePid},
+        {"source", "source", &RunRecord::source},
+        {"tool", "tool", &RunRecord::tool},
+        {"language", "language", &RunRecord::language},
+        {"code", "code", &RunRecord::code},
+        {"status", "status", &RunRecord::status},
+        {"createdAt", "created_at", &RunRecord::createdAt},
+        {"finishedAt", "finished_at", &RunRecord::finishedAt},
+        {"durationMs", "duration_ms", &RunRecord::durationMs},
+        {"exitCode", "exit_code", &RunRecord::exitCode},
+        {"timeoutSec", "timeout_sec", &RunRecord::timeoutSec},
+        {"outOfMemory", "out_of_memory", &RunRecord::outOfMemory},
+        {"compileError", "compile_error", &RunRecord::compileError},
+        {"truncated", "truncated", &RunRecord::truncated},
+        {"error", "error", &RunRecord::error},
+        {"notes", "notes", &RunRecord::notes},
+        {"image", "image", &RunRecord::image},
+        {"containerId", "container_id", &RunRecord::containerId},
+        {"memoryBytes", "memory_bytes", &RunRecord::memoryBytes},
+        {"cpus", "cpus", &RunRecord::cpus},
+        {"pidsLimit", "pids_limit", &RunRecord::pidsLimit},
+        {"network", "network", &RunRecord::network},
+        {"peakMemoryBytes", "peak_memory_bytes", &RunRecord::peakMemoryBytes},
+        {"cpuTimeMs", "cpu_time_ms", &RunRecord::cpuTimeMs},
+        {"envNames", "env_names", &RunRecord::envNames},
+        {"sessionId", "session_id", &RunRecord::sessionId},
+    };
+    return all;
+}
 
 QByteArray RunRecord::stdoutText() const
 {
@@ -213,37 +316,15 @@ QJsonObject RunRecord::toJson(bool withEnvValues) const
                                     {QStringLiteral("included"), f.included},
                                     {QStringLiteral("data"), base64(f.data)}});
 
-    QJsonObject json{{QStringLiteral("id"), id},
-                     {QStringLiteral("instanceId"), instanceId},
-                     {QStringLiteral("instancePid"), instancePid},
-                     {QStringLiteral("source"), source},
-                     {QStringLiteral("tool"), tool},
-                     {QStringLiteral("sessionId"), sessionId},
-                     {QStringLiteral("language"), language},
-                     {QStringLiteral("code"), code},
-                     {QStringLiteral("status"), statusName(status)},
-                     {QStringLiteral("createdAt"), dateValue(createdAt)},
-                     {QStringLiteral("finishedAt"), dateValue(finishedAt)},
-                     {QStringLiteral("durationMs"), durationMs},
-                     {QStringLiteral("exitCode"), exitCode},
-                     {QStringLiteral("timeoutSec"), timeoutSec},
-                     {QStringLiteral("outOfMemory"), outOfMemory},
-                     {QStringLiteral("compileError"), compileError},
-                     {QStringLiteral("truncated"), truncated},
-                     {QStringLiteral("error"), error},
-                     {QStringLiteral("notes"), QJsonArray::fromStringList(notes)},
-                     {QStringLiteral("image"), image},
-                     {QStringLiteral("containerId"), containerId},
-                     {QStringLiteral("memoryBytes"), memoryBytes},
-                     {QStringLiteral("cpus"), cpus},
-                     {QStringLiteral("pidsLimit"), pidsLimit},
-                     {QStringLiteral("network"), network},
-                     {QStringLiteral("peakMemoryBytes"), peakMemoryBytes},
-                     {QStringLiteral("cpuTimeMs"), cpuTimeMs},
-                     {QStringLiteral("envNames"), QJsonArray::fromStringList(envNames)},
-                     {QStringLiteral("output"), outputList},
+    QJsonObject json{{QStringLiteral("output"), outputList},
                      {QStringLiteral("files"), fileList},
                      {QStringLiteral("complete"), complete}};
+    for (const RunRecordField &field : fields())
+        std::visit(
+            [&](auto member) {
+                json.insert(QLatin1StringView(field.jsonKey), jsonValue(this->*member));
+            },
+            field.member);
     if (withEnvValues) {
         QJsonArray values;
         for (const auto &[name, value] : envValues)
@@ -257,35 +338,10 @@ RunRecord RunRecord::fromJson(const QJsonObject &json)
 {
     const RunRecord defaults;
     RunRecord r;
-    r.id = readString(json, QLatin1StringView("id"));
-    r.instanceId = readString(json, QLatin1StringView("instanceId"));
-    r.instancePid = readInt64(json, QLatin1StringView("instancePid"), defaults.instancePid);
-    r.source = readString(json, QLatin1StringView("source"));
-    r.tool = readString(json, QLatin1StringView("tool"));
-    r.sessionId = readString(json, QLatin1StringView("sessionId"));
-    r.language = readString(json, QLatin1StringView("language"));
-    r.code = readString(json, QLatin1StringView("code"));
-    r.status = statusFromName(readString(json, QLatin1StringView("status")));
-    r.createdAt = readDate(json, QLatin1StringView("createdAt"));
-    r.finishedAt = readDate(json, QLatin1StringView("finishedAt"));
-    r.durationMs = readInt64(json, QLatin1StringView("durationMs"), defaults.durationMs);
-    r.exitCode = readInt(json, QLatin1StringView("exitCode"), defaults.exitCode);
-    r.timeoutSec = readInt(json, QLatin1StringView("timeoutSec"), defaults.timeoutSec);
-    r.outOfMemory = readBool(json, QLatin1StringView("outOfMemory"), defaults.outOfMemory);
-    r.compileError = readBool(json, QLatin1StringView("compileError"), defaults.compileError);
-    r.truncated = readBool(json, QLatin1StringView("truncated"), defaults.truncated);
-    r.error = readString(json, QLatin1StringView("error"));
-    r.notes = readStringList(json, QLatin1StringView("notes"));
-    r.image = readString(json, QLatin1StringView("image"));
-    r.containerId = readString(json, QLatin1StringView("containerId"));
-    r.memoryBytes = readInt64(json, QLatin1StringView("memoryBytes"), defaults.memoryBytes);
-    r.cpus = readDouble(json, QLatin1StringView("cpus"), defaults.cpus);
-    r.pidsLimit = readInt(json, QLatin1StringView("pidsLimit"), defaults.pidsLimit);
-    r.network = readBool(json, QLatin1StringView("network"), defaults.network);
-    r.peakMemoryBytes =
-        readInt64(json, QLatin1StringView("peakMemoryBytes"), defaults.peakMemoryBytes);
-    r.cpuTimeMs = readInt64(json, QLatin1StringView("cpuTimeMs"), defaults.cpuTimeMs);
-    r.envNames = readStringList(json, QLatin1StringView("envNames"));
+    for (const RunRecordField &field : fields())
+        std::visit(
+            [&](auto member) { readJson(json, QLatin1StringView(field.jsonKey), &(r.*member)); },
+            field.member);
     r.complete = readBool(json, QLatin1StringView("complete"), defaults.complete);
 
     for (const QJsonValue item : json.value(QLatin1StringView("envValues")).toArray()) {

@@ -9,6 +9,8 @@
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
+#include <variant>
+#include <vector>
 
 // A piece of a run's output, in the order the program wrote it.
 struct OutputChunk
@@ -16,6 +18,8 @@ struct OutputChunk
     int stream = 1; // 1 stdout, 2 stderr
     QByteArray data;
 };
+
+struct RunRecordField;
 
 // One execution as the journal, the history and the window see it: who asked, what ran, what
 // came out. Plain data, the same in every process (it crosses the monitor socket as JSON).
@@ -81,6 +85,10 @@ struct RunRecord
     static QString statusName(Status status); // "queued", "running", "ok", "error", ...
     static Status statusFromName(const QString &name, bool *ok = nullptr);
 
+    // The scalar fields, each listed once (RunRecordField); output, files, environment values and
+    // `complete` are not scalars and are written out by hand.
+    static const std::vector<RunRecordField> &fields();
+
     // JSON for the monitor socket. `withEnvValues` is false for anything that is stored.
     QJsonObject toJson(bool withEnvValues = true) const;
     static RunRecord fromJson(const QJsonObject &json);
@@ -90,3 +98,16 @@ struct RunRecord
     static QList<OutputChunk> unpackOutput(const QByteArray &blob);
 };
 Q_DECLARE_METATYPE(RunRecord)
+
+// One scalar field of a run: its key in JSON (the monitor socket), its column in the history
+// (HistoryStore) and where it lives in the record. Both encodings go through RunRecord::fields(),
+// so a new field is one line there (and a column in the history's schema).
+struct RunRecordField
+{
+    using Member = std::variant<QString RunRecord::*, qint64 RunRecord::*, int RunRecord::*,
+                                double RunRecord::*, bool RunRecord::*, QDateTime RunRecord::*,
+                                QStringList RunRecord::*, RunRecord::Status RunRecord::*>;
+    const char *jsonKey;
+    const char *column;
+    Member member;
+};
