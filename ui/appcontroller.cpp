@@ -85,9 +85,6 @@ QString AppController::runManual(const QString &language, const QString &code, i
     ExecutionRequest request(language, code, timeoutSec);
     request.source = QStringLiteral("manual");
     request.tool = QStringLiteral("manual");
-    m_lastCreated.clear();
-    // The journal reports the new run while execute() returns (executionCreated), so its id is
-    // known right after.
     Execution *execution = m_sandbox->execute(request);
     m_manual = execution;
     connect(execution, &Execution::finished, this, [this] {
@@ -95,7 +92,7 @@ QString AppController::runManual(const QString &language, const QString &code, i
         Q_EMIT manualRunningChanged(false);
     });
     Q_EMIT manualRunningChanged(true);
-    return m_lastCreated;
+    return execution->runId();
 }
 
 void AppController::stopManual()
@@ -184,9 +181,6 @@ void AppController::refreshEngine()
 
 void AppController::onEvent(const JournalEvent &event)
 {
-    if (event.type == JournalEvent::Type::Created && event.run.source == u"manual" &&
-        event.run.instanceId == m_sandbox->config().instanceId)
-        m_lastCreated = event.run.id;
     const bool remote = event.run.instanceId != m_sandbox->config().instanceId;
     if (remote && event.type == JournalEvent::Type::Finished)
         qCInfo(lcUi).noquote() << "run" << event.run.id.left(8) << "of instance pid"

@@ -72,7 +72,6 @@ private:
     QPointer<StreamableHttpServer> m_http;
     RunListModel *m_model;
     QPointer<Execution> m_manual;
-    QString m_lastCreated;
     EngineStatus m_engine;
     ServerStatus m_server;
     QTimer m_poll;

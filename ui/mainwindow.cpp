@@ -72,7 +72,21 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::buildUi()
 {
-    // Menus and toolbar.
+    buildMenus();
+    auto *split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("mainSplitter"));
+    split->addWidget(buildRunsList());
+    split->addWidget(buildRunPane());
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    split->setSizes({580, 700});
+    setCentralWidget(split);
+    buildStatusBar();
+}
+
+// Menus and toolbar.
+void MainWindow::buildMenus()
+{
     QMenu *file = menuBar()->addMenu(QStringLiteral("&File"));
     QAction *newRun =
         file->addAction(QStringLiteral("&New run"), this, [this] { m_editor->focusEditor(); });
@@ -106,8 +120,11 @@ void MainWindow::buildUi()
     toolbar->addAction(newRun);
     toolbar->addAction(connectAction);
     toolbar->addAction(settings);
+}
 
-    // Runs list with its filters.
+// The runs list with its filters.
+QWidget *MainWindow::buildRunsList()
+{
     auto *left = new QWidget(this);
     m_search = new QLineEdit(left);
     m_search->setObjectName(QStringLiteral("searchEdit"));
@@ -173,8 +190,12 @@ void MainWindow::buildUi()
     connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
     connect(m_statusFilter, &QComboBox::currentIndexChanged, this, &MainWindow::applyFilters);
     connect(m_languageFilter, &QComboBox::currentIndexChanged, this, &MainWindow::applyFilters);
+    return left;
+}
 
-    // Editor above the selected run's details.
+// The editor above the selected run's details.
+QWidget *MainWindow::buildRunPane()
+{
     auto *right = new QSplitter(Qt::Vertical, this);
     right->setObjectName(QStringLiteral("rightSplitter"));
     auto *editorBox = new QWidget(right);
@@ -193,17 +214,12 @@ void MainWindow::buildUi()
     right->setStretchFactor(1, 3);
     // The run's details are what one mostly looks at; the editor gets what a short program needs.
     right->setSizes({250, 570});
+    return right;
+}
 
-    auto *split = new QSplitter(Qt::Horizontal, this);
-    split->setObjectName(QStringLiteral("mainSplitter"));
-    split->addWidget(left);
-    split->addWidget(right);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
-    split->setSizes({580, 700});
-    setCentralWidget(split);
-
-    // Status bar: the engine, the servers.
+// The status bar: the engine, the servers.
+void MainWindow::buildStatusBar()
+{
     m_engineLabel = new QLabel(this);
     m_engineLabel->setObjectName(QStringLiteral("engineStatus"));
     m_engineLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);

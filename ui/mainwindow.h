@@ -47,6 +47,10 @@ protected:
 
 private:
     void buildUi();
+    void buildMenus();
+    QWidget *buildRunsList();
+    QWidget *buildRunPane();
+    void buildStatusBar();
     void buildTray();
     void onCurrentChanged();
     void onRunChanged(const QString &id);

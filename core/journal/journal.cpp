@@ -35,7 +35,7 @@ void Journal::track(Execution *execution)
     const SandboxConfig &config = m_sandbox->config();
     const ExecutionRequest &request = execution->request();
     RunRecord run;
-    run.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    run.id = execution->runId();
     run.instanceId = config.instanceId;
     run.instancePid = ::getpid();
     run.source = request.source.isEmpty() ? QStringLiteral("unknown") : request.source;

@@ -7,6 +7,7 @@
 #include "schemavalidator.h"
 #include "toolcall.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QUuid>
@@ -120,32 +121,28 @@ void McpSession::handle(const QByteArray &bytes)
 
 void McpSession::handleRequest(const JsonRpcMessage &m)
 {
+    using Handler = void (McpSession::*)(const JsonRpcMessage &, const QJsonObject &);
+    // Methods a client may call before it is initialized, then the others.
+    static const QHash<QString, Handler> early{
+        {QStringLiteral("initialize"), &McpSession::onInitialize},
+        {QStringLiteral("ping"), &McpSession::onPing},
+    };
+    static const QHash<QString, Handler> methods{
+        {QStringLiteral("tools/list"), &McpSession::onToolsList},
+        {QStringLiteral("tools/call"), &McpSession::onToolsCall},
+        {QStringLiteral("resources/list"), &McpSession::onResourcesList},
+        {QStringLiteral("resources/templates/list"), &McpSession::onResourceTemplatesList},
+        {QStringLiteral("resources/read"), &McpSession::onResourcesRead},
+        {QStringLiteral("resources/subscribe"), &McpSession::onResourcesSubscribe},
+        {QStringLiteral("resources/unsubscribe"), &McpSession::onResourcesSubscribe},
+        {QStringLiteral("prompts/list"), &McpSession::onPromptsList},
+        {QStringLiteral("prompts/get"), &McpSession::onPromptsGet},
+        {QStringLiteral("completion/complete"), &McpSession::onComplete},
+        {QStringLiteral("logging/setLevel"), &McpSession::onSetLevel},
+    };
     const QJsonObject params = m.params.toObject();
-    if (m.method == u"initialize") {
-        const QString requested = params.value(u"protocolVersion").toString();
-        m_protocolVersion = ProtocolVersion::negotiate(requested);
-        m_clientInfo = params.value(u"clientInfo").toObject();
-        m_clientCapabilities = params.value(u"capabilities").toObject();
-        m_initialized = true;
-        qCInfo(lcMcp).noquote() << "client" << m_clientInfo.value(u"name").toString()
-                                << m_clientInfo.value(u"version").toString() << "speaks"
-                                << (requested.isEmpty() ? QStringLiteral("?") : requested)
-                                << "→ using" << m_protocolVersion;
-        const ServerInfo &info = m_server->info();
-        QJsonObject serverInfo{{QStringLiteral("name"), info.name},
-                               {QStringLiteral("version"), info.version}};
-        if (!info.title.isEmpty())
-            serverInfo.insert(QStringLiteral("title"), info.title);
-        QJsonObject result{{QStringLiteral("protocolVersion"), m_protocolVersion},
-                           {QStringLiteral("capabilities"), m_server->capabilities()},
-                           {QStringLiteral("serverInfo"), serverInfo}};
-        if (!info.instructions.isEmpty())
-            result.insert(QStringLiteral("instructions"), info.instructions);
-        send(JsonRpcMessage::makeResult(m.id, result));
-        return;
-    }
-    if (m.method == u"ping") {
-        send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
+    if (const Handler h = early.value(m.method)) {
+        (this->*h)(m, params);
         return;
     }
     if (!m_initialized) {
@@ -153,105 +150,181 @@ void McpSession::handleRequest(const JsonRpcMessage &m)
                    QStringLiteral("the session is not initialized: send initialize first"));
         return;
     }
-    if (m.method == u"tools/list") {
-        QJsonArray tools;
-        for (const ToolDefinition &t : m_server->tools().all())
-            tools.append(t.toJson());
-        send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("tools"), tools}}));
-    } else if (m.method == u"tools/call") {
-        callTool(m);
-    } else if (m.method == u"resources/list") {
-        QJsonArray list;
-        for (const ResourceDefinition &r : m_server->resources().all())
-            list.append(r.toJson());
-        send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("resources"), list}}));
-    } else if (m.method == u"resources/templates/list") {
-        QJsonArray list;
-        for (const ResourceTemplateDefinition &t : m_server->resources().templates())
-            list.append(t.toJson());
-        send(JsonRpcMessage::makeResult(m.id,
-                                        QJsonObject{{QStringLiteral("resourceTemplates"), list}}));
-    } else if (m.method == u"resources/read") {
-        if (!params.value(u"uri").isString()) {
-            replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("uri must be a string"));
-            return;
-        }
-        const QString uri = params.value(u"uri").toString();
-        const QJsonObject contents = m_server->resources().read(uri);
-        if (contents.isEmpty()) {
-            send(JsonRpcMessage::makeError(m.id, JsonRpcMessage::ResourceNotFound,
-                                           QStringLiteral("Resource not found"),
-                                           QJsonObject{{QStringLiteral("uri"), uri}}));
-            return;
-        }
-        send(JsonRpcMessage::makeResult(
-            m.id, QJsonObject{{QStringLiteral("contents"), QJsonArray{contents}}}));
-    } else if (m.method == u"resources/subscribe" || m.method == u"resources/unsubscribe") {
-        if (!m_server->resourceSubscriptions()) {
-            replyError(m.id, JsonRpcMessage::MethodNotFound,
-                       QStringLiteral("Method not found: %1").arg(m.method));
-            return;
-        }
-        if (!params.value(u"uri").isString()) {
-            replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("uri must be a string"));
-            return;
-        }
-        if (m.method == u"resources/subscribe")
-            m_subscriptions.insert(params.value(u"uri").toString());
-        else
-            m_subscriptions.remove(params.value(u"uri").toString());
-        send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
-    } else if (m.method == u"prompts/list" && !m_server->prompts().all().isEmpty()) {
-        QJsonArray list;
-        for (const PromptDefinition &p : m_server->prompts().all())
-            list.append(p.toJson());
-        send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("prompts"), list}}));
-    } else if (m.method == u"prompts/get" && !m_server->prompts().all().isEmpty()) {
-        const QString name = params.value(u"name").toString();
-        const PromptDefinition *prompt = m_server->prompts().find(name);
-        if (!prompt) {
-            replyError(m.id, JsonRpcMessage::InvalidParams,
-                       QStringLiteral("Unknown prompt: %1").arg(name));
-            return;
-        }
-        const QJsonObject args = params.value(u"arguments").toObject();
-        const QString missing = prompt->missingArgument(args);
-        if (!missing.isEmpty()) {
-            replyError(m.id, JsonRpcMessage::InvalidParams, missing);
-            return;
-        }
-        send(JsonRpcMessage::makeResult(m.id, prompt->get(args)));
-    } else if (m.method == u"completion/complete" && m_server->completionHandler()) {
-        const QJsonObject ref = params.value(u"ref").toObject();
-        const QJsonObject argument = params.value(u"argument").toObject();
-        if (!ref.value(u"type").isString() || !argument.value(u"name").isString()) {
-            replyError(m.id, JsonRpcMessage::InvalidParams,
-                       QStringLiteral("ref.type and argument.name are required"));
-            return;
-        }
-        QStringList values =
-            m_server->completionHandler()(ref, argument, params.value(u"context").toObject());
-        const qsizetype total = values.size();
-        values = values.mid(0, 100); // the spec caps one answer at 100 values
-        send(JsonRpcMessage::makeResult(
-            m.id,
-            QJsonObject{{QStringLiteral("completion"),
-                         QJsonObject{{QStringLiteral("values"), QJsonArray::fromStringList(values)},
-                                     {QStringLiteral("total"), total},
-                                     {QStringLiteral("hasMore"), total > values.size()}}}}));
-    } else if (m.method == u"logging/setLevel") {
-        const int rank = levelRank(params.value(u"level").toString());
-        if (rank < 0) {
-            replyError(m.id, JsonRpcMessage::InvalidParams,
-                       QStringLiteral("level must be one of: %1").arg(kLevels.join(u", ")));
-            return;
-        }
-        m_logThreshold = rank;
-        send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
-    } else {
-        replyError(m.id, JsonRpcMessage::MethodNotFound,
-                   QStringLiteral("Method not found: %1").arg(m.method));
+    if (const Handler h = methods.value(m.method))
+        (this->*h)(m, params);
+    else
+        methodNotFound(m);
+}
+
+void McpSession::methodNotFound(const JsonRpcMessage &m)
+{
+    replyError(m.id, JsonRpcMessage::MethodNotFound,
+               QStringLiteral("Method not found: %1").arg(m.method));
+}
+
+void McpSession::onInitialize(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    const QString requested = params.value(u"protocolVersion").toString();
+    m_protocolVersion = ProtocolVersion::negotiate(requested);
+    m_clientInfo = params.value(u"clientInfo").toObject();
+    m_clientCapabilities = params.value(u"capabilities").toObject();
+    m_initialized = true;
+    qCInfo(lcMcp).noquote() << "client" << m_clientInfo.value(u"name").toString()
+                            << m_clientInfo.value(u"version").toString() << "speaks"
+                            << (requested.isEmpty() ? QStringLiteral("?") : requested) << "→ using"
+                            << m_protocolVersion;
+    const ServerInfo &info = m_server->info();
+    QJsonObject serverInfo{{QStringLiteral("name"), info.name},
+                           {QStringLiteral("version"), info.version}};
+    if (!info.title.isEmpty())
+        serverInfo.insert(QStringLiteral("title"), info.title);
+    QJsonObject result{{QStringLiteral("protocolVersion"), m_protocolVersion},
+                       {QStringLiteral("capabilities"), m_server->capabilities()},
+                       {QStringLiteral("serverInfo"), serverInfo}};
+    if (!info.instructions.isEmpty())
+        result.insert(QStringLiteral("instructions"), info.instructions);
+    send(JsonRpcMessage::makeResult(m.id, result));
+}
+
+void McpSession::onPing(const JsonRpcMessage &m, const QJsonObject &)
+{
+    send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
+}
+
+void McpSession::onToolsList(const JsonRpcMessage &m, const QJsonObject &)
+{
+    QJsonArray tools;
+    for (const ToolDefinition &t : m_server->tools().all())
+        tools.append(t.toJson());
+    send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("tools"), tools}}));
+}
+
+void McpSession::onToolsCall(const JsonRpcMessage &m, const QJsonObject &)
+{
+    callTool(m);
+}
+
+void McpSession::onResourcesList(const JsonRpcMessage &m, const QJsonObject &)
+{
+    QJsonArray list;
+    for (const ResourceDefinition &r : m_server->resources().all())
+        list.append(r.toJson());
+    send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("resources"), list}}));
+}
+
+void McpSession::onResourceTemplatesList(const JsonRpcMessage &m, const QJsonObject &)
+{
+    QJsonArray list;
+    for (const ResourceTemplateDefinition &t : m_server->resources().templates())
+        list.append(t.toJson());
+    send(
+        JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("resourceTemplates"), list}}));
+}
+
+void McpSession::onResourcesRead(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    if (!params.value(u"uri").isString()) {
+        replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("uri must be a string"));
+        return;
     }
+    const QString uri = params.value(u"uri").toString();
+    const QJsonObject contents = m_server->resources().read(uri);
+    if (contents.isEmpty()) {
+        send(JsonRpcMessage::makeError(m.id, JsonRpcMessage::ResourceNotFound,
+                                       QStringLiteral("Resource not found"),
+                                       QJsonObject{{QStringLiteral("uri"), uri}}));
+        return;
+    }
+    send(JsonRpcMessage::makeResult(
+        m.id, QJsonObject{{QStringLiteral("contents"), QJsonArray{contents}}}));
+}
+
+void McpSession::onResourcesSubscribe(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    if (!m_server->resourceSubscriptions()) {
+        methodNotFound(m);
+        return;
+    }
+    if (!params.value(u"uri").isString()) {
+        replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("uri must be a string"));
+        return;
+    }
+    if (m.method == u"resources/subscribe")
+        m_subscriptions.insert(params.value(u"uri").toString());
+    else
+        m_subscriptions.remove(params.value(u"uri").toString());
+    send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
+}
+
+void McpSession::onPromptsList(const JsonRpcMessage &m, const QJsonObject &)
+{
+    if (m_server->prompts().all().isEmpty()) {
+        methodNotFound(m);
+        return;
+    }
+    QJsonArray list;
+    for (const PromptDefinition &p : m_server->prompts().all())
+        list.append(p.toJson());
+    send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("prompts"), list}}));
+}
+
+void McpSession::onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    if (m_server->prompts().all().isEmpty()) {
+        methodNotFound(m);
+        return;
+    }
+    const QString name = params.value(u"name").toString();
+    const PromptDefinition *prompt = m_server->prompts().find(name);
+    if (!prompt) {
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("Unknown prompt: %1").arg(name));
+        return;
+    }
+    const QJsonObject args = params.value(u"arguments").toObject();
+    const QString missing = prompt->missingArgument(args);
+    if (!missing.isEmpty()) {
+        replyError(m.id, JsonRpcMessage::InvalidParams, missing);
+        return;
+    }
+    send(JsonRpcMessage::makeResult(m.id, prompt->get(args)));
+}
+
+void McpSession::onComplete(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    if (!m_server->completionHandler()) {
+        methodNotFound(m);
+        return;
+    }
+    const QJsonObject ref = params.value(u"ref").toObject();
+    const QJsonObject argument = params.value(u"argument").toObject();
+    if (!ref.value(u"type").isString() || !argument.value(u"name").isString()) {
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("ref.type and argument.name are required"));
+        return;
+    }
+    QStringList values =
+        m_server->completionHandler()(ref, argument, params.value(u"context").toObject());
+    const qsizetype total = values.size();
+    values = values.mid(0, 100); // the spec caps one answer at 100 values
+    send(JsonRpcMessage::makeResult(
+        m.id,
+        QJsonObject{{QStringLiteral("completion"),
+                     QJsonObject{{QStringLiteral("values"), QJsonArray::fromStringList(values)},
+                                 {QStringLiteral("total"), total},
+                                 {QStringLiteral("hasMore"), total > values.size()}}}}));
+}
+
+void McpSession::onSetLevel(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    const int rank = levelRank(params.value(u"level").toString());
+    if (rank < 0) {
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("level must be one of: %1").arg(kLevels.join(u", ")));
+        return;
+    }
+    m_logThreshold = rank;
+    send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
 }
 
 void McpSession::callTool(const JsonRpcMessage &m)

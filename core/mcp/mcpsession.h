@@ -53,6 +53,20 @@ Q_SIGNALS:
 
 private:
     void handleRequest(const JsonRpcMessage &m);
+    // One per method (see handleRequest's table).
+    void methodNotFound(const JsonRpcMessage &m);
+    void onInitialize(const JsonRpcMessage &m, const QJsonObject &params);
+    void onPing(const JsonRpcMessage &m, const QJsonObject &params);
+    void onToolsList(const JsonRpcMessage &m, const QJsonObject &params);
+    void onToolsCall(const JsonRpcMessage &m, const QJsonObject &params);
+    void onResourcesList(const JsonRpcMessage &m, const QJsonObject &params);
+    void onResourceTemplatesList(const JsonRpcMessage &m, const QJsonObject &params);
+    void onResourcesRead(const JsonRpcMessage &m, const QJsonObject &params);
+    void onResourcesSubscribe(const JsonRpcMessage &m, const QJsonObject &params);
+    void onPromptsList(const JsonRpcMessage &m, const QJsonObject &params);
+    void onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params);
+    void onComplete(const JsonRpcMessage &m, const QJsonObject &params);
+    void onSetLevel(const JsonRpcMessage &m, const QJsonObject &params);
     void handleNotification(const JsonRpcMessage &m);
     void callTool(const JsonRpcMessage &m);
     void send(const QJsonObject &message, const QJsonValue &relatedId = QJsonValue::Undefined);

@@ -12,6 +12,7 @@
 #include <QAtomicInteger>
 #include <QRandomGenerator>
 #include <QSet>
+#include <QUuid>
 
 namespace {
 QAtomicInteger<quint64> g_nextId{1};
@@ -29,8 +30,9 @@ QByteArray makeNonce()
 
 Execution::Execution(const ExecutionRequest &request, const QString &language, int timeoutSec,
                      qint64 outputCap, QObject *parent)
-    : QObject(parent), m_id(g_nextId.fetchAndAddRelaxed(1)), m_request(request), m_cap(outputCap),
-      m_nonce(makeNonce()), m_outScanner(m_nonce), m_errScanner(m_nonce)
+    : QObject(parent), m_id(g_nextId.fetchAndAddRelaxed(1)),
+      m_runId(QUuid::createUuid().toString(QUuid::WithoutBraces)), m_request(request),
+      m_cap(outputCap), m_nonce(makeNonce()), m_outScanner(m_nonce), m_errScanner(m_nonce)
 {
     m_result.language = language;
     m_result.timeoutSec = timeoutSec;
@@ -56,6 +58,7 @@ void Execution::run(SandboxContainer *container)
     connect(container, &SandboxContainer::failed, this, &Execution::fail);
     // Until the program starts, a generous bound guards against an engine that never answers;
     // the caller's timeout then applies to the program alone.
+    m_phase = Phase::Preparing;
     m_clock.start();
     m_timer.start(qMax(kStartupTimeoutMs, m_result.timeoutSec * 1000));
     if (container->state() == SandboxContainer::State::Ready) {
@@ -69,7 +72,7 @@ void Execution::run(SandboxContainer *container)
 
 void Execution::onReady()
 {
-    if (m_finished)
+    if (m_phase == Phase::Finished)
         return;
     m_result.containerId = m_container->id();
     if (m_request.files.isEmpty()) {
@@ -101,7 +104,7 @@ void Execution::onReady()
         m_container->id(), QString::fromLatin1(ContainerSpec::kWorkdir), tar);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
-        if (m_finished)
+        if (m_phase == Phase::Finished)
             return;
         if (!reply->ok()) {
             fail(QStringLiteral("could not place the input files in the sandbox: %1")
@@ -115,7 +118,7 @@ void Execution::onReady()
 void Execution::sendProgram()
 {
     const QByteArray code = m_request.code.toUtf8();
-    m_running = true;
+    m_phase = Phase::Running;
     m_clock.restart();
     m_timer.start(m_result.timeoutSec * 1000);
     m_container->write(m_nonce + ' ' + QByteArray::number(code.size()) + '\n' + code);
@@ -124,13 +127,13 @@ void Execution::sendProgram()
 
 void Execution::onOutput(int stream, const QByteArray &bytes)
 {
-    if (m_finished)
+    if (m_phase == Phase::Finished)
         return;
     ExitMarkerScanner &scanner = stream == 2 ? m_errScanner : m_outScanner;
     const QByteArray visible = scanner.feed(bytes);
     if (!visible.isEmpty())
         append(stream, visible);
-    if (m_outScanner.found() && m_errScanner.found() && !m_collecting) {
+    if (m_outScanner.found() && m_errScanner.found() && m_phase != Phase::Collecting) {
         m_result.exitCode = m_outScanner.status();
         m_result.outOfMemory = m_outScanner.outOfMemory();
         m_result.compileError = m_outScanner.hasFlag("compile");
@@ -148,7 +151,7 @@ void Execution::collectFiles()
     // The program has ended, so its time is taken now; fetching is bounded separately. The
     // supervisor keeps the container up until the files are read (the workdir volume goes when
     // the container stops).
-    m_collecting = true;
+    m_phase = Phase::Collecting;
     m_result.durationMs = m_clock.elapsed();
     m_timer.start(kCollectTimeoutMs);
     auto *collector =
@@ -156,7 +159,7 @@ void Execution::collectFiles()
     connect(collector, &OutputCollector::finished, this,
             [this, collector](const QList<OutputFile> &files, const QStringList &notes) {
                 collector->deleteLater();
-                if (m_finished)
+                if (m_phase == Phase::Finished)
                     return;
                 m_result.files = files;
                 m_result.notes += notes;
@@ -172,13 +175,13 @@ void Execution::setFileLimits(const OutputManifest::Limits &limits)
 
 void Execution::reportProgress(const QString &message)
 {
-    if (!m_finished)
+    if (m_phase != Phase::Finished)
         Q_EMIT progress(message);
 }
 
 void Execution::fail(const QString &message)
 {
-    if (m_finished)
+    if (m_phase == Phase::Finished)
         return;
     m_result.error = message;
     finish();
@@ -202,13 +205,13 @@ void Execution::append(int stream, const QByteArray &bytes)
 
 void Execution::onStreamEnded()
 {
-    if (m_finished || m_collecting)
+    if (m_phase == Phase::Finished || m_phase == Phase::Collecting)
         return;
     // The stream closed without the supervisor's end line: the container died (killed, or the
     // program took the supervisor down). Keep what was printed and say what we know.
     append(1, m_outScanner.flush());
     append(2, m_errScanner.flush());
-    if (!m_running || !m_container || m_container->id().isEmpty()) {
+    if (!programSent() || !m_container || m_container->id().isEmpty()) {
         if (m_result.error.isEmpty())
             m_result.error =
                 QStringLiteral("the sandbox container stopped before the program started");
@@ -226,13 +229,13 @@ void Execution::onStreamEnded()
     }
     // The program ran but its result line never came (it killed its supervisor, or deleted the
     // file the status goes through): the engine still knows how the container ended.
-    if (m_waitingForEngine)
+    if (m_phase == Phase::AskingEngine)
         return;
-    m_waitingForEngine = true;
+    m_phase = Phase::AskingEngine;
     EngineReply *reply = m_container->engine()->containers().wait(m_container->id());
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
-        if (m_finished)
+        if (m_phase == Phase::Finished)
             return;
         if (reply->ok())
             m_result.exitCode = reply->json().value(u"StatusCode").toInt(-1);
@@ -252,14 +255,14 @@ void Execution::setSession(bool interruptible)
 
 void Execution::onTimeout()
 {
-    if (m_finished)
+    if (m_phase == Phase::Finished)
         return;
-    if (m_session && m_running && !m_collecting) {
+    if (m_session && programSent() && m_phase != Phase::Collecting) {
         m_result.timedOut = true;
-        if (m_interruptible && !m_interrupting && m_container) {
+        if (m_interruptible && !m_interrupted && m_container) {
             // The session's interpreter turns SIGINT into KeyboardInterrupt in the running
             // program and reports; its state survives.
-            m_interrupting = true;
+            m_interrupted = true;
             qCInfo(lcSandbox) << "execution" << m_id << "timed out after" << m_result.timeoutSec
                               << "s; interrupting it";
             m_container->engine()->containers().kill(m_container->id(), "SIGINT");
@@ -267,21 +270,22 @@ void Execution::onTimeout()
             return;
         }
         m_endSession = true;
+        m_sessionEndTold = true;
         m_result.notes.append(
-            m_interrupting
+            m_interrupted
                 ? QStringLiteral("the session ended: the program did not stop when interrupted")
                 : QStringLiteral("the session ended: a call past its timeout ends a session of "
                                  "this language (its interpreter cannot be interrupted)"));
         finish();
         return;
     }
-    if (m_collecting) {
+    if (m_phase == Phase::Collecting) {
         m_result.notes.append(QStringLiteral("the output files could not be fetched within %1 s")
                                   .arg(kCollectTimeoutMs / 1000));
         finish();
         return;
     }
-    if (!m_running) {
+    if (!programSent()) {
         m_result.error =
             QStringLiteral("the container engine did not start the sandbox within %1 s")
                 .arg(m_timer.interval() / 1000);
@@ -295,13 +299,13 @@ void Execution::onTimeout()
 
 void Execution::setQueuePosition(int position)
 {
-    if (!m_finished)
+    if (m_phase != Phase::Finished)
         Q_EMIT queued(position);
 }
 
 void Execution::cancel()
 {
-    if (m_finished)
+    if (m_phase == Phase::Finished)
         return;
     m_result.cancelled = true;
     finish();
@@ -309,7 +313,7 @@ void Execution::cancel()
 
 void Execution::failEarly(const QString &message, const QString &image)
 {
-    if (m_finished)
+    if (m_phase == Phase::Finished)
         return;
     m_result.image = image;
     m_result.error = message;
@@ -318,11 +322,12 @@ void Execution::failEarly(const QString &message, const QString &image)
 
 void Execution::finish()
 {
-    if (m_finished)
+    if (m_phase == Phase::Finished)
         return;
-    m_finished = true;
+    const Phase last = m_phase;
+    m_phase = Phase::Finished;
     m_timer.stop();
-    if (!m_collecting)
+    if (last != Phase::Collecting)
         m_result.durationMs = m_clock.isValid() ? m_clock.elapsed() : 0;
     // A session's container that came through the run serves the next one: it is handed back
     // untouched. Anything that went wrong mid-run (no result line, a lost stream, a timeout that
@@ -337,7 +342,7 @@ void Execution::finish()
             m_endSession = true;
         }
     }
-    if (m_endSession && !m_result.notes.join(u' ').contains(u"the session ended")) {
+    if (m_endSession && !m_sessionEndTold) {
         m_result.notes.append(m_result.cancelled
                                   ? QStringLiteral("the session ended: the call was cancelled "
                                                    "while it ran")

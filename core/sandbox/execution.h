@@ -31,8 +31,11 @@ public:
     void failEarly(const QString &message, const QString &image);
 
     quint64 id() const { return m_id; }
+    // The run's id everywhere outside this process (journal, history, window, monitor): a UUID
+    // fixed at creation, so whoever holds the execution knows it without waiting for an event.
+    const QString &runId() const { return m_runId; }
     const ExecutionRequest &request() const { return m_request; }
-    bool isFinished() const { return m_finished; }
+    bool isFinished() const { return m_phase == Phase::Finished; }
     const ExecutionResult &result() const { return m_result; }
 
     // Used by the service while the execution waits for a free slot (1 = next).
@@ -73,6 +76,7 @@ private:
     static constexpr int kCollectTimeoutMs = 30000;
 
     quint64 m_id;
+    QString m_runId;
     ExecutionRequest m_request;
     qint64 m_cap;
     QByteArray m_nonce;
@@ -82,14 +86,28 @@ private:
     QTimer m_timer;
     QElapsedTimer m_clock;
     ExecutionResult m_result;
-    bool m_finished = false;
-    bool m_running = false;
-    bool m_waitingForEngine = false;
-    bool m_collecting = false;
+    // Where the run is; one at a time, in this order (a run may skip some).
+    enum class Phase
+    {
+        Waiting,      // for a free slot: no container yet
+        Preparing,    // the container is made ready, input files go in
+        Running,      // the program was handed over
+        AskingEngine, // the result line never came: the engine says how the container ended
+        Collecting,   // the program ended; its files are fetched
+        Finished
+    };
+    bool programSent() const
+    {
+        return m_phase == Phase::Running || m_phase == Phase::AskingEngine ||
+               m_phase == Phase::Collecting;
+    }
+    Phase m_phase = Phase::Waiting;
+    // How a session's run went (the container serves the next call only if it came through).
     bool m_session = false;
     bool m_interruptible = false;
-    bool m_interrupting = false;
+    bool m_interrupted = false; // SIGINT was sent on timeout
     bool m_endSession = false;
+    bool m_sessionEndTold = false; // a note already says why the session ended
     static constexpr int kInterruptGraceMs = 3000;
     OutputManifest::Limits m_fileLimits;
 };

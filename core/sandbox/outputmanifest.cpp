@@ -22,6 +22,24 @@ int folderIndex(OutputFile::Kind kind)
 OutputManifest OutputManifest::parse(const QByteArray &listing, const Limits &limits)
 {
     OutputManifest m;
+    const int records = m.read(listing);
+    std::sort(m.m_files.begin(), m.m_files.end(), [](const Entry &a, const Entry &b) {
+        if (a.kind != b.kind)
+            return a.kind == OutputFile::Kind::Plot;
+        return a.path < b.path;
+    });
+
+    const QList<bool> byCount = m.choose(limits);
+    m.chooseListed(limits, byCount);
+    if (records >= kMaxRecords)
+        m.m_notes.append(QStringLiteral("the output folders hold more than %1 entries; only the "
+                                        "first %1 were looked at")
+                             .arg(kMaxRecords));
+    return m;
+}
+
+int OutputManifest::read(const QByteArray &listing)
+{
     int records = 0;
     // Walked in place, not split: a listing of 4 MiB of empty records must not cost a hundred
     // times that; and no further than a supervisor writes.
@@ -52,97 +70,106 @@ OutputManifest OutputManifest::parse(const QByteArray &listing, const Limits &li
         else
             continue;
         if (record.at(0) != 'f') {
-            ++m.m_otherEntries[folderIndex(e.kind)];
+            ++m_otherEntries[folderIndex(e.kind)];
             continue;
         }
         e.path = path;
         e.name = path.section(u'/', 1);
         e.size = size;
-        m.m_files.append(e);
+        m_files.append(e);
     }
-    std::sort(m.m_files.begin(), m.m_files.end(), [](const Entry &a, const Entry &b) {
-        if (a.kind != b.kind)
-            return a.kind == OutputFile::Kind::Plot;
-        return a.path < b.path;
-    });
+    return records;
+}
 
-    QStringList perFile, overTotal;
-    int perFileMore = 0, overTotalMore = 0, overCount = 0, selected = 0;
+// One reason a file is left out: the first few files are named in a note each, the rest counted.
+class OutputManifest::Reason
+{
+public:
+    Reason(QString one, QString more) : m_one(std::move(one)), m_more(std::move(more)) {}
+    void add(const Entry &e)
+    {
+        if (m_named.size() < kNamedPerReason)
+            // (In one pass: a name holding "%2" must stay as it is.)
+            m_named.append(m_one.arg(e.name, QString::number(e.size)));
+        else
+            ++m_others;
+    }
+    QStringList notes() const
+    {
+        return m_others > 0 ? m_named + QStringList{m_more.arg(m_others)} : m_named;
+    }
+
+private:
+    QString m_one, m_more;
+    QStringList m_named;
+    int m_others = 0;
+};
+
+QList<bool> OutputManifest::choose(const Limits &limits)
+{
+    Reason perFile(QStringLiteral("%1 (%2 bytes) was not returned: over the limit of %3 bytes per "
+                                  "file")
+                       .replace(QLatin1String("%3"), QString::number(limits.perFile)),
+                   QStringLiteral("%1 more files were not returned: over the limit of %2 bytes per "
+                                  "file")
+                       .replace(QLatin1String("%2"), QString::number(limits.perFile)));
+    Reason overTotal(QStringLiteral("%1 (%2 bytes) was not returned: over the limit of %3 bytes "
+                                    "for all files of a run")
+                         .replace(QLatin1String("%3"), QString::number(limits.total)),
+                     QStringLiteral("%1 more files were not returned: over the limit of %2 bytes "
+                                    "for all files of a run")
+                         .replace(QLatin1String("%2"), QString::number(limits.total)));
+    int overCount = 0;
     qint64 total = 0;
+    m_selected = 0;
     // Left out by the count alone, rather than by size.
-    QList<bool> byCount(m.m_files.size(), false);
-    for (qsizetype i = 0; i < m.m_files.size(); ++i) {
-        Entry &e = m.m_files[i];
+    QList<bool> byCount(m_files.size(), false);
+    for (qsizetype i = 0; i < m_files.size(); ++i) {
+        Entry &e = m_files[i];
         if (e.size > limits.perFile) {
-            if (perFile.size() < kNamedPerReason)
-                perFile.append(QStringLiteral("%1 (%2 bytes) was not returned: over the limit of "
-                                              "%3 bytes per file")
-                                   .arg(e.name)
-                                   .arg(e.size)
-                                   .arg(limits.perFile));
-            else
-                ++perFileMore;
+            perFile.add(e);
         } else if (total + e.size > limits.total) {
-            if (overTotal.size() < kNamedPerReason)
-                overTotal.append(QStringLiteral("%1 (%2 bytes) was not returned: over the limit "
-                                                "of %3 bytes for all files of a run")
-                                     .arg(e.name)
-                                     .arg(e.size)
-                                     .arg(limits.total));
-            else
-                ++overTotalMore;
-        } else if (selected >= limits.maxFiles) {
+            overTotal.add(e);
+        } else if (m_selected >= limits.maxFiles) {
             byCount[i] = true;
             ++overCount;
         } else {
             e.selected = true;
             total += e.size;
-            ++selected;
+            ++m_selected;
         }
     }
-    m.m_notes = perFile;
-    if (perFileMore > 0)
-        m.m_notes.append(QStringLiteral("%1 more files were not returned: over the limit of %2 "
-                                        "bytes per file")
-                             .arg(perFileMore)
-                             .arg(limits.perFile));
-    m.m_notes += overTotal;
-    if (overTotalMore > 0)
-        m.m_notes.append(QStringLiteral("%1 more files were not returned: over the limit of %2 "
-                                        "bytes for all files of a run")
-                             .arg(overTotalMore)
-                             .arg(limits.total));
+    m_notes = perFile.notes() + overTotal.notes();
     if (overCount > 0)
-        m.m_notes.append(QStringLiteral("%1 files were not returned: over the limit of %2 files "
-                                        "per run")
-                             .arg(overCount)
-                             .arg(limits.maxFiles));
+        m_notes.append(QStringLiteral("%1 files were not returned: over the limit of %2 files "
+                                      "per run")
+                           .arg(overCount)
+                           .arg(limits.maxFiles));
+    return byCount;
+}
 
+void OutputManifest::chooseListed(const Limits &limits, const QList<bool> &byCount)
+{
     // Every returned file is named; then those left out for their size (what a caller most
     // needs to hear of), then those over the count, up to the listing's limit, in result order.
-    int room = qMax(0, limits.maxListed - selected);
+    int room = qMax(0, limits.maxListed - m_selected);
     for (const bool countOnly : {false, true}) {
-        for (int i = 0; i < m.m_files.size() && room > 0; ++i) {
-            if (!m.m_files.at(i).selected && byCount.at(i) == countOnly) {
-                m.m_listed.append(i);
+        for (int i = 0; i < m_files.size() && room > 0; ++i) {
+            if (!m_files.at(i).selected && byCount.at(i) == countOnly) {
+                m_listed.append(i);
                 --room;
             }
         }
     }
-    for (int i = 0; i < m.m_files.size(); ++i)
-        if (m.m_files.at(i).selected)
-            m.m_listed.append(i);
-    std::sort(m.m_listed.begin(), m.m_listed.end());
-    const int unlisted = int(m.m_files.size() - m.m_listed.size());
+    for (int i = 0; i < m_files.size(); ++i)
+        if (m_files.at(i).selected)
+            m_listed.append(i);
+    std::sort(m_listed.begin(), m_listed.end());
+    const int unlisted = int(m_files.size() - m_listed.size());
     if (unlisted > 0)
-        m.m_notes.append(QStringLiteral("%1 more files are not listed (a run lists at most %2)")
-                             .arg(unlisted)
-                             .arg(limits.maxListed));
-    if (records >= kMaxRecords)
-        m.m_notes.append(QStringLiteral("the output folders hold more than %1 entries; only the "
-                                        "first %1 were looked at")
-                             .arg(kMaxRecords));
-    return m;
+        m_notes.append(QStringLiteral("%1 more files are not listed (a run lists at most %2)")
+                           .arg(unlisted)
+                           .arg(limits.maxListed));
 }
 
 bool OutputManifest::wholeFolder(OutputFile::Kind kind) const

@@ -71,7 +71,17 @@ public:
     QStringList notes() const { return m_notes; }
 
 private:
+    class Reason;
+
+    // Reads the records into m_files (up to kMaxRecords); returns how many there were.
+    int read(const QByteArray &listing);
+    // Selects what fits, notes why the rest does not; true for those left out by count alone.
+    QList<bool> choose(const Limits &limits);
+    // Which files the result names (m_listed), and a note for those it does not.
+    void chooseListed(const Limits &limits, const QList<bool> &byCount);
+
     QList<Entry> m_files;
+    int m_selected = 0;
     QStringList m_notes;
     QList<int> m_listed;            // indexes into m_files
     int m_otherEntries[2] = {0, 0}; // directories and links per folder (they cost tar headers)

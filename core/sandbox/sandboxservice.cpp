@@ -6,18 +6,15 @@
 #include "engineclient.h"
 #include "enginereply.h"
 #include "execution.h"
+#include "janitor.h"
 #include "librarycache.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
 #include "volumesapi.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
-#include <cerrno>
-#include <csignal>
 #include <thread>
 
 namespace {
@@ -40,8 +37,19 @@ SandboxService::SandboxService(EngineClient *engine, const LanguageRegistry &lan
                return runInstall(language, volume, script);
            },
            [this](const QString &volume) { removeVolume(volume); }},
+          this)),
+      m_janitor(new Janitor(
+          engine, config.instanceId,
+          [this] {
+              QSet<QString> names;
+              for (SandboxContainer *c : std::as_const(m_containers))
+                  names.insert(c->name());
+              return names;
+          },
           this))
 {
+    connect(m_janitor, &Janitor::orphansReaped, this, &SandboxService::orphansReaped);
+    connect(m_janitor, &Janitor::idle, this, &SandboxService::checkShutdownDone);
     m_maxConcurrent = config.maxConcurrent > 0
                           ? config.maxConcurrent
                           : qMax(4, 2 * int(std::thread::hardware_concurrency()));
@@ -112,7 +120,7 @@ Execution *SandboxService::create(const Language &language, const ExecutionReque
         m_executions.remove(execution);
         const bool wasQueued =
             m_queue.removeIf([execution](const Queued &q) { return q.execution == execution; }) > 0;
-        if (!wasQueued && execution->property("launched").toBool())
+        if (!wasQueued && m_launched.remove(execution))
             --m_running;
         execution->deleteLater();
         launchQueued();
@@ -276,7 +284,7 @@ void SandboxService::launch(const Queued &next)
     ++m_running;
     if (m_pool)
         m_pool->setBusy(true);
-    next.execution->setProperty("launched", true);
+    m_launched.insert(next.execution);
     SandboxContainer *container = m_pool ? m_pool->take(next.spec) : nullptr;
     if (!container)
         container = makeContainer(next.spec, next.image);
@@ -314,38 +322,7 @@ SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const Q
 
 void SandboxService::reapOrphans()
 {
-    EngineReply *list = m_engine->containers().list(
-        {QString::fromLatin1(ContainerSpec::kLabelHost) + u'=' + ContainerSpec::hostId()});
-    connect(list, &EngineReply::finished, this, [this, list] {
-        list->deleteLater();
-        int reaped = 0;
-        for (const QJsonValue &v : QJsonDocument::fromJson(list->body()).array()) {
-            const QJsonObject c = v.toObject();
-            const QJsonObject labels = c.value(u"Labels").toObject();
-            if (labels.value(QLatin1String(ContainerSpec::kLabelOwner)).toString() ==
-                m_config.instanceId)
-                continue;
-            bool ok = false;
-            const qint64 pid =
-                labels.value(QLatin1String(ContainerSpec::kLabelPid)).toString().toLongLong(&ok);
-            // Alive (or not ours to judge): leave it. kill(pid, 0) fails with ESRCH only when
-            // no such process exists.
-            if (!ok || pid <= 0 || ::kill(pid_t(pid), 0) == 0 || errno != ESRCH)
-                continue;
-            ++reaped;
-            EngineReply *del = m_engine->containers().remove(c.value(u"Id").toString());
-            ++m_pendingReaps; // shutdown waits for these too
-            connect(del, &EngineReply::finished, this, [this, del] {
-                del->deleteLater();
-                --m_pendingReaps;
-                checkShutdownDone();
-            });
-        }
-        if (reaped > 0)
-            qCInfo(lcSandbox) << "removed" << reaped
-                              << "container(s) left behind by instances that no longer run";
-        Q_EMIT orphansReaped(reaped);
-    });
+    m_janitor->reapOrphans();
 }
 
 void SandboxService::warmUp()
@@ -384,55 +361,7 @@ void SandboxService::track(SandboxContainer *container)
             Qt::QueuedConnection);
     connect(container, &SandboxContainer::failed, this, [this, container] {
         if (container->createOutcomeUnknown())
-            scheduleStraySweeps();
-    });
-}
-
-void SandboxService::scheduleStraySweeps()
-{
-    // The engine may finish a create it was slow to answer seconds or minutes later; each sweep
-    // removes what it finds by then.
-    ++m_strayCreates;
-    for (const int delayMs : {3000, 30000, 120000})
-        QTimer::singleShot(delayMs, this, [this] {
-            if (!m_shuttingDown)
-                sweepStrays();
-        });
-}
-
-void SandboxService::sweepStrays()
-{
-    EngineReply *list = m_engine->containers().list(
-        {QString::fromLatin1(ContainerSpec::kLabelOwner) + u'=' + m_config.instanceId});
-    ++m_pendingReaps;
-    connect(list, &EngineReply::finished, this, [this, list] {
-        list->deleteLater();
-        --m_pendingReaps;
-        QSet<QString> known;
-        for (SandboxContainer *c : std::as_const(m_containers))
-            known.insert(c->name());
-        int strays = 0;
-        for (const QJsonValue &v : QJsonDocument::fromJson(list->body()).array()) {
-            const QJsonObject c = v.toObject();
-            // Docker and Podman list names with a leading slash.
-            QString name = c.value(u"Names").toArray().at(0).toString();
-            if (name.startsWith(u'/'))
-                name.remove(0, 1);
-            if (known.contains(name))
-                continue;
-            ++strays;
-            EngineReply *del = m_engine->containers().remove(c.value(u"Id").toString());
-            ++m_pendingReaps;
-            connect(del, &EngineReply::finished, this, [this, del] {
-                del->deleteLater();
-                --m_pendingReaps;
-                checkShutdownDone();
-            });
-        }
-        if (strays > 0)
-            qCInfo(lcSandbox) << "removed" << strays
-                              << "container(s) the engine created after their request was given up";
-        checkShutdownDone();
+            m_janitor->createOutcomeUnknown();
     });
 }
 
@@ -483,8 +412,8 @@ void SandboxService::shutdown(int graceMs)
     for (SandboxContainer *c : containers)
         c->remove();
     // A create whose answer never came may have made a container nobody knows the id of.
-    if (m_strayCreates > 0)
-        sweepStrays();
+    m_janitor->stop();
+    m_janitor->finalSweep();
     QTimer::singleShot(graceMs, this, [this] {
         if (m_shutdownSignalled)
             return;
@@ -498,7 +427,8 @@ void SandboxService::shutdown(int graceMs)
 
 void SandboxService::checkShutdownDone()
 {
-    if (m_shuttingDown && !m_shutdownSignalled && m_containers.isEmpty() && m_pendingReaps == 0) {
+    if (m_shuttingDown && !m_shutdownSignalled && m_containers.isEmpty() &&
+        m_janitor->pending() == 0) {
         m_shutdownSignalled = true;
         QMetaObject::invokeMethod(this, &SandboxService::shutdownFinished, Qt::QueuedConnection);
     }

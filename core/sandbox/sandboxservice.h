@@ -11,6 +11,7 @@
 #include <functional>
 
 class ContainerPool;
+class Janitor;
 class LibraryCache;
 class EngineClient;
 class Execution;
@@ -97,10 +98,6 @@ private:
     void launchQueued();
     SandboxContainer *makeContainer(const QJsonObject &spec, const QString &image);
     void track(SandboxContainer *container);
-    void scheduleStraySweeps();
-    // Removes this instance's containers that no SandboxContainer stands for: created by the
-    // engine after their create request failed without an answer.
-    void sweepStrays();
     void checkShutdownDone();
 
     EngineClient *m_engine;
@@ -111,9 +108,10 @@ private:
     QQueue<Queued> m_queue;
     ContainerPool *m_pool = nullptr;
     LibraryCache *m_libraries = nullptr;
+    Janitor *m_janitor = nullptr;
+    // Executions handed to a container (counted in m_running until they finish).
+    QSet<Execution *> m_launched;
     int m_running = 0;
-    int m_pendingReaps = 0;
-    int m_strayCreates = 0;
     quint64 m_containerSeq = 0;
     int m_maxConcurrent = 4;
     QHash<QString, QString> m_versions;

@@ -105,6 +105,16 @@ private Q_SLOTS:
                                               "limit of 20971520 bytes for all files of a run")));
     }
 
+    // A file's name is data, never part of the note's template.
+    void namesWithPlaceholdersStayAsTheyAre()
+    {
+        const OutputManifest m =
+            OutputManifest::parse(record('f', 6LL * 1024 * 1024, "outputs/%2 %1.bin"), limits());
+        QCOMPARE(m.notes(), QStringList{QStringLiteral("%2 %1.bin (6291456 bytes) was not "
+                                                       "returned: over the limit of 5242880 bytes "
+                                                       "per file")});
+    }
+
     void namedReasonsAreCounted()
     {
         QByteArray listing;
