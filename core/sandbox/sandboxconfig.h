@@ -1,5 +1,7 @@
 #pragma once
 
+#include "calltimeout.h"
+
 #include <QList>
 #include <QPair>
 #include <QString>
@@ -25,6 +27,8 @@ struct SandboxConfig
     QStringList installEnv;
     int defaultTimeoutSec = 30;
     int maxTimeoutSec = 300;
+    // The two above as the one rule every call's timeout goes through.
+    CallTimeout callTimeout() const { return {defaultTimeoutSec, maxTimeoutSec}; }
     qint64 outputCapBytes = 1024 * 1024; // per stream
     // Output files and figures returned with a result: each, and all of a run together.
     qint64 fileCapBytes = 5LL * 1024 * 1024;

@@ -104,8 +104,7 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
 
 int SandboxService::timeoutFor(const ExecutionRequest &request) const
 {
-    const int asked = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
-    return qMin(asked, m_config.maxTimeoutSec);
+    return m_config.callTimeout().forCall(request.timeoutSec);
 }
 
 Execution *SandboxService::create(const Language &language, const ExecutionRequest &request,

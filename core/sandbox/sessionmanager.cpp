@@ -51,8 +51,7 @@ void SessionManager::create(const QString &owner, const QString &languageName,
         }
     }
     const QString id = QStringLiteral("s-") + QUuid::createUuid().toString(QUuid::Id128).left(12);
-    const int timeout = timeoutSec > 0 ? qMin(timeoutSec, m_sandbox->config().maxTimeoutSec)
-                                       : m_sandbox->config().defaultTimeoutSec;
+    const int timeout = m_sandbox->config().callTimeout().forCall(timeoutSec);
     auto *session = new SandboxSession(id, owner, *language, timeout, this);
     session->setLibraries(libraries);
     m_sessions.insert(id, session);
