@@ -105,9 +105,14 @@ QStringList LanguageRegistry::names() const
 
 bool LanguageRegistry::setImage(const QString &nameOrAlias, const QString &image)
 {
+    // By name, not by address: the list is shared with the table until it is written to, and
+    // writing detaches it, so an address found before would no longer be in it.
     const Language *found = find(nameOrAlias);
+    if (!found)
+        return false;
+    const QString name = found->name;
     for (Language &l : m_languages) {
-        if (&l == found) {
+        if (l.name == name) {
             l.image = image;
             return true;
         }

@@ -75,6 +75,7 @@ private Q_SLOTS:
     void limits();
     void librariesVolume();
     void installContainer();
+    void customImage();
 };
 
 void tst_ContainerSpec::hardenedDefaults_data()
@@ -349,6 +350,17 @@ void tst_ContainerSpec::installContainer()
     QCOMPARE(at(spec, {"HostConfig", "CapDrop"}), QJsonValue(QJsonArray{"ALL"}));
     QCOMPARE(at(spec, {"HostConfig", "ReadonlyRootfs"}), QJsonValue(true));
     QCOMPARE(spec.value("User"), QJsonValue("1000:1000"));
+}
+
+// --python-image and friends: the image is set on this registry's copy only, by name or alias.
+void tst_ContainerSpec::customImage()
+{
+    LanguageRegistry custom = LanguageRegistry::builtIn();
+    QVERIFY(custom.setImage(QStringLiteral("py"), QStringLiteral("example/python:1")));
+    QCOMPARE(custom.find(QStringLiteral("python"))->image, QStringLiteral("example/python:1"));
+    QVERIFY(!custom.setImage(QStringLiteral("cobol"), QStringLiteral("x")));
+    QCOMPARE(LanguageRegistry::builtIn().find(QStringLiteral("python"))->image,
+             QStringLiteral("code-sandbox/python:latest"));
 }
 
 QTEST_GUILESS_MAIN(tst_ContainerSpec)
