@@ -3,6 +3,7 @@
 #include "applog.h"
 #include "appsettings.h"
 #include "commandline.h"
+#include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginelocator.h"
 #include "historystore.h"
@@ -61,7 +62,8 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     // fails the request. Long runs are not affected: their output streams on an upgraded
     // connection, and /wait is only asked of containers that already ended.
     m_engine->setRequestTimeout(120000);
-    m_sandbox = std::make_unique<SandboxService>(m_engine.get(), languages, config);
+    m_backend = std::make_unique<DockerBackend>(m_engine.get());
+    m_sandbox = std::make_unique<SandboxService>(m_backend.get(), languages, config);
     m_server = std::make_unique<McpServer>(ServerInfo{
         QStringLiteral("code-sandbox"), QStringLiteral("Code Sandbox"),
         QStringLiteral(CODE_SANDBOX_VERSION),

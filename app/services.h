@@ -5,6 +5,7 @@
 #include <QString>
 #include <memory>
 
+class DockerBackend;
 class EngineClient;
 class HistoryStore;
 class Journal;
@@ -71,6 +72,7 @@ private:
     // In the order they are built: each is destroyed before what it refers to (the journal and
     // the publisher refer to the sandbox).
     std::unique_ptr<EngineClient> m_engine;
+    std::unique_ptr<DockerBackend> m_backend;
     std::unique_ptr<SandboxService> m_sandbox;
     std::unique_ptr<McpServer> m_server;
     std::unique_ptr<SessionManager> m_sessions;

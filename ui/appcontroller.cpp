@@ -1,17 +1,14 @@
 #include "appcontroller.h"
 
-#include "engineclient.h"
-#include "enginedialect.h"
-#include "enginereply.h"
 #include "execution.h"
 #include "historystore.h"
 #include "journal.h"
 #include "mcpsession.h"
 #include "monitorserver.h"
 #include "runlistmodel.h"
+#include "sandboxbackend.h"
 #include "sandboxservice.h"
 #include "streamablehttpserver.h"
-#include "systemapi.h"
 #include "uilog.h"
 
 #include <QJsonArray>
@@ -37,7 +34,7 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
                     Q_EMIT serverStatusChanged(serverStatus());
                 });
     }
-    m_engine.socket = sandbox->engine()->socketPath();
+    m_engine.socket = sandbox->backend()->endpoint();
     // The engine can stop or come back at any time; the HTTP sessions come and go.
     m_poll.setInterval(5000);
     connect(&m_poll, &QTimer::timeout, this, [this] {
@@ -147,26 +144,20 @@ void AppController::refreshEngine()
     // Once the engine is known to answer, a ping tells that it still does: Podman takes about a
     // second to answer /version, which every five seconds would cost it a fifth of a core.
     const bool pingOnly = m_engine.known && m_engine.reachable && !m_engine.version.isEmpty();
-    SystemApi engine = m_sandbox->engine()->system();
-    EngineReply *reply = pingOnly ? engine.ping() : engine.version();
-    connect(reply, &EngineReply::finished, this, [this, reply, pingOnly] {
-        reply->deleteLater();
+    m_sandbox->backend()->health(pingOnly, this, [this, pingOnly](const SandboxBackend::Health &h) {
         m_asking = false;
         EngineStatus s;
         s.known = true;
-        s.socket = m_sandbox->engine()->socketPath();
-        if (reply->ok() && pingOnly) {
+        s.socket = m_sandbox->backend()->endpoint();
+        if (h.reachable && pingOnly) {
             s = m_engine;
-        } else if (reply->ok()) {
-            const QJsonObject v = reply->json();
+        } else if (h.reachable) {
             s.reachable = true;
-            s.version = v.value(u"Version").toString();
-            s.apiVersion = v.value(u"ApiVersion").toString();
-            s.product = EngineDialect::fromVersion(v).kind() == EngineDialect::Kind::Podman
-                            ? QStringLiteral("Podman")
-                            : QStringLiteral("Docker Engine");
+            s.version = h.version;
+            s.apiVersion = h.apiVersion;
+            s.product = h.product;
         } else {
-            s.error = reply->error().toString();
+            s.error = h.error;
             s.fix = QStringLiteral("Start the engine (sudo systemctl start docker, or dockerd), "
                                    "make sure you may use its socket (the docker group), or "
                                    "choose another socket in Settings → Engine.");

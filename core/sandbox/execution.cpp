@@ -1,11 +1,8 @@
 #include "execution.h"
 
-#include "containersapi.h"
-#include "containerspec.h"
-#include "engineclient.h"
-#include "enginereply.h"
 #include "outputcollector.h"
 #include "sandboxcontainer.h"
+#include "sandboxlayout.h"
 #include "sandboxlog.h"
 #include "tararchive.h"
 
@@ -100,19 +97,18 @@ void Execution::onReady()
         fail(QStringLiteral("could not pack the input files: %1").arg(error));
         return;
     }
-    EngineReply *reply = m_container->engine()->containers().putArchive(
-        m_container->id(), QString::fromLatin1(ContainerSpec::kWorkdir), tar);
-    connect(reply, &EngineReply::finished, this, [this, reply] {
-        reply->deleteLater();
-        if (m_phase == Phase::Finished)
-            return;
-        if (!reply->ok()) {
-            fail(QStringLiteral("could not place the input files in the sandbox: %1")
-                     .arg(reply->error().toString()));
-            return;
-        }
-        sendProgram();
-    });
+    m_container->putFiles(QString::fromLatin1(SandboxLayout::kWorkdir), tar, this,
+                          [this](const QString &error) {
+                              if (m_phase == Phase::Finished)
+                                  return;
+                              if (!error.isEmpty()) {
+                                  fail(QStringLiteral("could not place the input files in the "
+                                                      "sandbox: %1")
+                                           .arg(error));
+                                  return;
+                              }
+                              sendProgram();
+                          });
 }
 
 void Execution::sendProgram()
@@ -154,8 +150,7 @@ void Execution::collectFiles()
     m_phase = Phase::Collecting;
     m_result.durationMs = m_clock.elapsed();
     m_timer.start(kCollectTimeoutMs);
-    auto *collector =
-        new OutputCollector(m_container->engine(), m_container->id(), m_fileLimits, this);
+    auto *collector = new OutputCollector(m_container, m_fileLimits, this);
     connect(collector, &OutputCollector::finished, this,
             [this, collector](const QList<OutputFile> &files, const QStringList &notes) {
                 collector->deleteLater();
@@ -232,17 +227,15 @@ void Execution::onStreamEnded()
     if (m_phase == Phase::AskingEngine)
         return;
     m_phase = Phase::AskingEngine;
-    EngineReply *reply = m_container->engine()->containers().wait(m_container->id());
-    connect(reply, &EngineReply::finished, this, [this, reply] {
-        reply->deleteLater();
+    m_container->exitStatus(this, [this](int status, const QString &error) {
         if (m_phase == Phase::Finished)
             return;
-        if (reply->ok())
-            m_result.exitCode = reply->json().value(u"StatusCode").toInt(-1);
+        if (error.isEmpty())
+            m_result.exitCode = status;
         else
             m_result.error = QStringLiteral("the program's result line never came, and the "
                                             "container engine could not say how it ended: %1")
-                                 .arg(reply->error().toString());
+                                 .arg(error);
         finish();
     });
 }
@@ -265,7 +258,7 @@ void Execution::onTimeout()
             m_interrupted = true;
             qCInfo(lcSandbox) << "execution" << m_id << "timed out after" << m_result.timeoutSec
                               << "s; interrupting it";
-            m_container->engine()->containers().kill(m_container->id(), "SIGINT");
+            m_container->interrupt();
             m_timer.start(kInterruptGraceMs);
             return;
         }

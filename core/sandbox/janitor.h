@@ -5,8 +5,7 @@
 #include <QString>
 #include <functional>
 
-class EngineClient;
-class EngineReply;
+class SandboxBackend;
 
 // Removes the containers nobody stands for any more: those of instances on this machine that
 // died (kill -9, a crash), found by the pid in their labels; and this instance's own that the
@@ -19,8 +18,8 @@ class Janitor : public QObject
 public:
     // `known`: the names of this instance's containers that are accounted for (tracked, being
     // created or removed).
-    Janitor(EngineClient *engine, const QString &instanceId, std::function<QSet<QString>()> known,
-            QObject *parent = nullptr);
+    Janitor(SandboxBackend *backend, const QString &instanceId,
+            std::function<QSet<QString>()> known, QObject *parent = nullptr);
 
     void reapOrphans();
     // A create's outcome is unknown: sweeps follow a few seconds, half a minute and two minutes
@@ -42,7 +41,7 @@ private:
     void remove(const QString &id);
     void settle();
 
-    EngineClient *m_engine;
+    SandboxBackend *m_backend;
     QString m_instanceId;
     std::function<QSet<QString>()> m_known;
     int m_pending = 0;

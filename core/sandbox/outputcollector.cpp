@@ -1,9 +1,6 @@
 #include "outputcollector.h"
 
-#include "containersapi.h"
-#include "containerspec.h"
-#include "engineclient.h"
-#include "enginereply.h"
+#include "sandboxlayout.h"
 #include "sandboxlog.h"
 #include "tararchive.h"
 
@@ -13,8 +10,8 @@
 namespace {
 QString folderOf(OutputFile::Kind kind)
 {
-    return QString::fromLatin1(kind == OutputFile::Kind::Plot ? ContainerSpec::kPlotsDir
-                                                              : ContainerSpec::kOutputDir);
+    return QString::fromLatin1(kind == OutputFile::Kind::Plot ? SandboxLayout::kPlotsDir
+                                                              : SandboxLayout::kOutputDir);
 }
 
 QString listedPath(const OutputFile &f)
@@ -25,32 +22,46 @@ QString listedPath(const OutputFile &f)
 }
 } // namespace
 
-OutputCollector::OutputCollector(EngineClient *engine, const QString &containerId,
-                                 const OutputManifest::Limits &limits, QObject *parent)
-    : QObject(parent), m_engine(engine), m_containerId(containerId), m_limits(limits)
+OutputCollector::OutputCollector(SandboxContainer *container, const OutputManifest::Limits &limits,
+                                 QObject *parent)
+    : QObject(parent), m_container(container), m_limits(limits)
 {}
 
 void OutputCollector::start(bool plots, bool outputs)
 {
     m_plots = plots;
     m_outputs = outputs;
-    EngineReply *reply = m_engine->containers().getArchive(
-        m_containerId, QString::fromLatin1(OutputManifest::kPath), OutputManifest::kMaxBytes);
-    connect(reply, &EngineReply::finished, this, [this, reply] {
-        reply->deleteLater();
-        onListing(reply);
-    });
+    get(QString::fromLatin1(OutputManifest::kPath), OutputManifest::kMaxBytes,
+        [this](const SandboxContainer::Archive &a) { onListing(a); });
 }
 
-void OutputCollector::onListing(EngineReply *reply)
+void OutputCollector::get(const QString &path, qint64 maxBytes,
+                          const SandboxContainer::Fetched &done)
+{
+    if (!m_container) {
+        // (From the event loop, as an answer would come.)
+        QMetaObject::invokeMethod(
+            this,
+            [done] {
+                SandboxContainer::Archive gone;
+                gone.error = QStringLiteral("the sandbox is gone");
+                done(gone);
+            },
+            Qt::QueuedConnection);
+        return;
+    }
+    m_container->fetchFiles(path, maxBytes, this, done);
+}
+
+void OutputCollector::onListing(const SandboxContainer::Archive &listing)
 {
     QList<TarArchive::Entry> entries;
-    if (reply->ok())
-        entries = TarArchive::unpack(reply->body(), OutputManifest::kMaxBytes);
+    if (listing.error.isEmpty())
+        entries = TarArchive::unpack(listing.tar, OutputManifest::kMaxBytes);
     if (entries.isEmpty() || entries.first().isDirectory) {
         // No listing: an image whose supervisor could not write one (a find without -printf).
         qCDebug(lcSandbox).noquote()
-            << "no listing of the output files; fetching them capped:" << reply->error().toString();
+            << "no listing of the output files; fetching them capped:" << listing.error;
         fetchUnlisted();
         return;
     }
@@ -82,7 +93,7 @@ void OutputCollector::fetchListed()
         }
         for (const OutputManifest::Entry &e : m_manifest.files())
             if (e.kind == kind && e.selected)
-                fetch(QString::fromLatin1(ContainerSpec::kWorkdir) + u'/' + e.path,
+                fetch(QString::fromLatin1(SandboxLayout::kWorkdir) + u'/' + e.path,
                       OutputManifest::fileArchiveBytes(e.size), e.path.section(u'/', -1), e.path);
     }
     if (m_pending == 0)
@@ -93,23 +104,21 @@ void OutputCollector::fetch(const QString &path, qint64 maxBytes, const QString 
                             const QString &listedAs)
 {
     ++m_pending;
-    EngineReply *reply = m_engine->containers().getArchive(m_containerId, path, maxBytes);
-    connect(reply, &EngineReply::finished, this, [this, reply, archivedAs, listedAs] {
-        reply->deleteLater();
-        onArchive(reply, archivedAs, listedAs);
+    get(path, maxBytes, [this, archivedAs, listedAs](const SandboxContainer::Archive &a) {
+        onArchive(a, archivedAs, listedAs);
     });
 }
 
-void OutputCollector::onArchive(EngineReply *reply, const QString &archivedAs,
+void OutputCollector::onArchive(const SandboxContainer::Archive &archive, const QString &archivedAs,
                                 const QString &listedAs)
 {
     // A folder's archive names its entries as listed ("outputs/a.csv"); one file's archive names
     // it by its base name.
     const bool folder = listedAs.isEmpty();
-    QString error = reply->ok() ? QString() : reply->error().toString();
-    if (reply->ok()) {
+    QString error = archive.error;
+    if (error.isEmpty()) {
         const QList<TarArchive::Entry> entries =
-            TarArchive::unpack(reply->body(), m_limits.total, &error, m_limits.perFile);
+            TarArchive::unpack(archive.tar, m_limits.total, &error, m_limits.perFile);
         for (const TarArchive::Entry &e : entries) {
             if (e.isDirectory || (!folder && e.path != archivedAs))
                 continue;
@@ -141,30 +150,26 @@ void OutputCollector::fetchUnlisted()
         ++m_pending;
         // Cut off at the run's budget: without a listing, a folder whose archive is larger
         // cannot be told apart from a sparse file that only claims its size.
-        EngineReply *reply = m_engine->containers().getArchive(
-            m_containerId, folderOf(kind), OutputManifest::fileArchiveBytes(m_limits.total));
-        connect(reply, &EngineReply::finished, this, [this, reply, kind] {
-            reply->deleteLater();
-            onUnlisted(reply, kind);
-        });
+        get(folderOf(kind), OutputManifest::fileArchiveBytes(m_limits.total),
+            [this, kind](const SandboxContainer::Archive &a) { onUnlisted(a, kind); });
     }
     if (m_pending == 0)
         done();
 }
 
-void OutputCollector::onUnlisted(EngineReply *reply, OutputFile::Kind kind)
+void OutputCollector::onUnlisted(const SandboxContainer::Archive &archive, OutputFile::Kind kind)
 {
     const QString what =
         kind == OutputFile::Kind::Plot ? QStringLiteral("figures") : QStringLiteral("output files");
-    QString error = reply->ok() ? QString() : reply->error().toString();
-    if (reply->error().kind == EngineError::Kind::TooLarge)
+    QString error = archive.error;
+    if (archive.tooLarge)
         error = QStringLiteral("together they are larger than the limit of %1 bytes for all files "
                                "of a run, and the sandbox could not list them")
                     .arg(m_limits.total);
-    if (reply->ok()) {
+    if (archive.error.isEmpty()) {
         // The archive itself stands in for the listing, so the same limits choose.
         const QList<TarArchive::Entry> entries =
-            TarArchive::unpack(reply->body(), m_limits.total, &error, m_limits.perFile);
+            TarArchive::unpack(archive.tar, m_limits.total, &error, m_limits.perFile);
         for (const TarArchive::Entry &e : entries) {
             if (e.isDirectory)
                 continue;

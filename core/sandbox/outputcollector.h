@@ -2,13 +2,12 @@
 
 #include "executionresult.h"
 #include "outputmanifest.h"
+#include "sandboxcontainer.h"
 
 #include <QHash>
 #include <QObject>
+#include <QPointer>
 #include <QString>
-
-class EngineClient;
-class EngineReply;
 
 // Fetches what a finished program left for the caller — figures and output files — from its
 // still running container, within the run's limits, holding no more than those limits in memory
@@ -18,8 +17,8 @@ class OutputCollector : public QObject
 {
     Q_OBJECT
 public:
-    OutputCollector(EngineClient *engine, const QString &containerId,
-                    const OutputManifest::Limits &limits, QObject *parent = nullptr);
+    OutputCollector(SandboxContainer *container, const OutputManifest::Limits &limits,
+                    QObject *parent = nullptr);
 
     // `plots`, `outputs`: the folders the supervisor said hold something.
     void start(bool plots, bool outputs);
@@ -28,17 +27,18 @@ Q_SIGNALS:
     void finished(const QList<OutputFile> &files, const QStringList &notes);
 
 private:
-    void onListing(EngineReply *reply);
+    void get(const QString &path, qint64 maxBytes, const SandboxContainer::Fetched &done);
+    void onListing(const SandboxContainer::Archive &listing);
     void fetchListed();
     void fetch(const QString &path, qint64 maxBytes, const QString &archivedAs,
                const QString &listedAs);
-    void onArchive(EngineReply *reply, const QString &archivedAs, const QString &listedAs);
+    void onArchive(const SandboxContainer::Archive &archive, const QString &archivedAs,
+                   const QString &listedAs);
     void fetchUnlisted();
-    void onUnlisted(EngineReply *reply, OutputFile::Kind kind);
+    void onUnlisted(const SandboxContainer::Archive &archive, OutputFile::Kind kind);
     void done();
 
-    EngineClient *m_engine;
-    QString m_containerId;
+    QPointer<SandboxContainer> m_container;
     OutputManifest::Limits m_limits;
     OutputManifest m_manifest;
     bool m_plots = false;

@@ -1,17 +1,15 @@
 #pragma once
 
-#include <QJsonObject>
+#include <QByteArray>
 #include <QObject>
-#include <QPointer>
 #include <QString>
+#include <functional>
 
-class AttachStream;
-class EngineClient;
-struct EngineError;
-
-// One single-use container: created, attached and started, then waiting for its program on
-// stdin. Preparing can happen ahead of time; whatever happens, remove() takes it away and
-// removed() is emitted exactly once.
+// One single-use sandbox, as a backend provides it (the Docker API: a container; Kubernetes: a
+// pod): created, attached and started, then waiting for its program on stdin. Preparing can
+// happen ahead of time; whatever happens, remove() takes it away and removed() is emitted
+// exactly once. Every call returns at once; answers come from the event loop, and a callback
+// whose `context` is gone is not called.
 class SandboxContainer : public QObject
 {
     Q_OBJECT
@@ -28,29 +26,48 @@ public:
         Removed
     };
 
-    // `name`: unique on the engine, so that a container the engine creates after its create
-    // request was given up on can still be found and removed (see SandboxService::sweepStrays).
-    SandboxContainer(EngineClient *engine, const QJsonObject &spec, const QString &image,
-                     const QString &name, QObject *parent = nullptr);
-    ~SandboxContainer() override;
+    // A tar archive fetched out of the sandbox.
+    struct Archive
+    {
+        QByteArray tar;
+        QString error;         // empty when it came
+        bool tooLarge = false; // cut off at the asked-for size (error says so too)
+    };
 
-    void prepare();
-    void write(const QByteArray &bytes);
-    void remove();
+    using Done = std::function<void(const QString &error)>;
+    using Fetched = std::function<void(const Archive &archive)>;
+    using Exited = std::function<void(int status, const QString &error)>;
 
-    State state() const { return m_state; }
-    QString id() const { return m_id; }
-    QString image() const { return m_image; }
-    QString name() const { return m_name; }
-    // The create request failed without an answer (timed out, connection lost): the engine may
-    // still create the container, later, without anyone knowing its id.
-    bool createOutcomeUnknown() const { return m_createOutcomeUnknown; }
-    EngineClient *engine() const { return m_engine; }
-    bool imageMissing() const { return m_imageMissing; }
+    using QObject::QObject;
+
+    virtual void prepare() = 0;
+    // Bytes for the supervisor's stdin.
+    virtual void write(const QByteArray &bytes) = 0;
+    virtual void remove() = 0;
+
+    virtual State state() const = 0;
+    virtual QString id() const = 0;   // the backend's id; empty until created
+    virtual QString name() const = 0; // unique on the backend, known before creation
+    virtual QString image() const = 0;
+    virtual bool imageMissing() const = 0;
     // Why the attached stream ended early (connection lost, frame cut); empty if it just ended.
-    QString streamError() const { return m_streamError; }
+    virtual QString streamError() const = 0;
+    // The create request failed without an answer: the backend may still create the sandbox,
+    // later, without anyone knowing its id (see Janitor).
+    virtual bool createOutcomeUnknown() const = 0;
     // Appended to the error when the image does not exist, to tell the user how to get it.
-    void setMissingImageHint(const QString &hint) { m_missingImageHint = hint; }
+    virtual void setMissingImageHint(const QString &hint) = 0;
+
+    // Unpacks `tar` into the folder `dir` of the running sandbox.
+    virtual void putFiles(const QString &dir, const QByteArray &tar, QObject *context,
+                          const Done &done) = 0;
+    // A tar of `path`, cut off (tooLarge) past `maxBytes` without being held.
+    virtual void fetchFiles(const QString &path, qint64 maxBytes, QObject *context,
+                            const Fetched &done) = 0;
+    // How the sandbox ended (its init's exit status), once it has.
+    virtual void exitStatus(QObject *context, const Exited &done) = 0;
+    // SIGINT to the supervisor, which passes it on to the running program.
+    virtual void interrupt() = 0;
 
 Q_SIGNALS:
     void ready();
@@ -58,24 +75,4 @@ Q_SIGNALS:
     void output(int stream, const QByteArray &bytes);
     void streamEnded();
     void removed();
-
-private:
-    void fail(const EngineError &error, const QString &what);
-    void attach();
-    void start();
-    void sendRemove();
-
-    EngineClient *m_engine;
-    QJsonObject m_spec;
-    QString m_image;
-    QString m_name;
-    QString m_id;
-    QPointer<AttachStream> m_stream;
-    State m_state = State::New;
-    bool m_removeWhenCreated = false;
-    bool m_imageMissing = false;
-    bool m_createOutcomeUnknown = false;
-    QString m_missingImageHint;
-    QString m_streamError;
-    int m_removeAttempts = 0;
 };

@@ -1,16 +1,12 @@
 #include "sandboxservice.h"
 
 #include "containerpool.h"
-#include "containersapi.h"
-#include "containerspec.h"
-#include "engineclient.h"
-#include "enginereply.h"
 #include "execution.h"
 #include "janitor.h"
 #include "librarycache.h"
+#include "sandboxbackend.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
-#include "volumesapi.h"
 
 #include <QPointer>
 #include <QSet>
@@ -29,9 +25,9 @@ QString missingImageHint(const Language &language)
 }
 } // namespace
 
-SandboxService::SandboxService(EngineClient *engine, const LanguageRegistry &languages,
+SandboxService::SandboxService(SandboxBackend *backend, const LanguageRegistry &languages,
                                const SandboxConfig &config, QObject *parent)
-    : QObject(parent), m_engine(engine), m_languages(languages), m_config(config),
+    : QObject(parent), m_backend(backend), m_languages(languages), m_config(config),
       m_libraries(new LibraryCache(
           {[this](const Language &language, const QString &volume, const QString &script) {
                return runInstall(language, volume, script);
@@ -39,7 +35,7 @@ SandboxService::SandboxService(EngineClient *engine, const LanguageRegistry &lan
            [this](const QString &volume) { removeVolume(volume); }},
           this)),
       m_janitor(new Janitor(
-          engine, config.instanceId,
+          backend, config.instanceId,
           [this] {
               QSet<QString> names;
               for (SandboxContainer *c : std::as_const(m_containers))
@@ -98,7 +94,8 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
-    submit(execution, ContainerSpec::build(language, language.image, m_config), language.image);
+    submit(execution, m_backend->runSpec(language, language.image, m_config, {}, false),
+           language.image);
     return execution;
 }
 
@@ -182,7 +179,7 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                 guard->fail(error);
                 return;
             }
-            submit(guard, ContainerSpec::build(language, language.image, m_config, volume),
+            submit(guard, m_backend->runSpec(language, language.image, m_config, volume, false),
                    language.image);
         });
     return execution;
@@ -218,9 +215,9 @@ void SandboxService::ensureLibraries(
 SandboxContainer *SandboxService::createSessionContainer(const Language &language,
                                                          const QString &librariesVolume)
 {
-    SandboxContainer *container = makeContainer(
-        ContainerSpec::build(language, language.image, m_config, librariesVolume, true),
-        language.image);
+    SandboxContainer *container =
+        makeContainer(m_backend->runSpec(language, language.image, m_config, librariesVolume, true),
+                      language.image);
     container->prepare();
     return container;
 }
@@ -253,29 +250,24 @@ Execution *SandboxService::runInstall(const Language &language, const QString &v
     const QJsonObject labels{{QStringLiteral("code-sandbox"), QStringLiteral("1")},
                              {QStringLiteral("code-sandbox.libraries"), language.name}};
     // Created with labels first, so the cache can be listed and pruned.
-    EngineReply *create = m_engine->volumes().create(volume, labels);
     QPointer<Execution> guard(execution);
-    connect(create, &EngineReply::finished, this, [this, create, guard, language, volume, config] {
-        create->deleteLater();
-        if (!guard)
-            return;
-        if (!create->ok()) {
-            guard->fail(QStringLiteral("could not create the library volume: %1")
-                            .arg(create->error().toString()));
-            return;
-        }
-        submit(guard,
-               ContainerSpec::buildInstall(language, language.image, config, volume,
-                                           m_config.installEnv, m_config.installCaBundle),
-               language.image);
-    });
+    m_backend->createVolume(
+        volume, labels, this, [this, guard, language, volume, config](const QString &error) {
+            if (!guard)
+                return;
+            if (!error.isEmpty()) {
+                guard->fail(QStringLiteral("could not create the library volume: %1").arg(error));
+                return;
+            }
+            submit(guard, m_backend->installSpec(language, language.image, config, volume),
+                   language.image);
+        });
     return execution;
 }
 
 void SandboxService::removeVolume(const QString &volume)
 {
-    EngineReply *reply = m_engine->volumes().remove(volume);
-    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+    m_backend->removeVolume(volume);
 }
 
 void SandboxService::launch(const Queued &next)
@@ -310,7 +302,7 @@ SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const Q
         QStringLiteral("code-sandbox-%1-%2")
             .arg(m_config.instanceId.isEmpty() ? QStringLiteral("anonymous") : m_config.instanceId)
             .arg(++m_containerSeq);
-    auto *container = new SandboxContainer(m_engine, spec, image, containerName, this);
+    SandboxContainer *container = m_backend->createSandbox(spec, image, containerName, this);
     const QString name =
         spec.value(u"Labels").toObject().value(u"code-sandbox.language").toString();
     if (const Language *language = m_languages.find(name))
@@ -341,7 +333,7 @@ void SandboxService::warm(const Language &language)
     if (!m_pool || m_shuttingDown || m_warming.contains(language.name))
         return;
     m_warming.insert(language.name);
-    m_pool->warm(ContainerSpec::build(language, language.image, m_config), language.image,
+    m_pool->warm(m_backend->runSpec(language, language.image, m_config, {}, false), language.image,
                  language.name);
 }
 
@@ -385,7 +377,7 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
     request.language = language->name;
     request.timeoutSec = 20;
     Execution *e = create(probe, request, request.timeoutSec);
-    submit(e, ContainerSpec::build(probe, probe.image, m_config), probe.image);
+    submit(e, m_backend->runSpec(probe, probe.image, m_config, {}, false), probe.image);
     const QString key = language->name;
     connect(e, &Execution::finished, this, [this, key, done](const ExecutionResult &r) {
         QString version;

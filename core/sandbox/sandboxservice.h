@@ -13,7 +13,7 @@
 class ContainerPool;
 class Janitor;
 class LibraryCache;
-class EngineClient;
+class SandboxBackend;
 class Execution;
 class SandboxContainer;
 struct ExecutionRequest;
@@ -24,13 +24,13 @@ class SandboxService : public QObject
 {
     Q_OBJECT
 public:
-    SandboxService(EngineClient *engine, const LanguageRegistry &languages,
+    SandboxService(SandboxBackend *backend, const LanguageRegistry &languages,
                    const SandboxConfig &config, QObject *parent = nullptr);
     ~SandboxService() override;
 
     const LanguageRegistry &languages() const { return m_languages; }
     const SandboxConfig &config() const { return m_config; }
-    EngineClient *engine() const { return m_engine; }
+    SandboxBackend *backend() const { return m_backend; }
 
     // The returned object belongs to the service and is deleted after finished() was delivered.
     Execution *execute(const ExecutionRequest &request);
@@ -100,7 +100,7 @@ private:
     void track(SandboxContainer *container);
     void checkShutdownDone();
 
-    EngineClient *m_engine;
+    SandboxBackend *m_backend;
     LanguageRegistry m_languages;
     SandboxConfig m_config;
     QSet<SandboxContainer *> m_containers;

@@ -1,12 +1,12 @@
 #include "workdirpath.h"
 
-#include "containerspec.h"
+#include "sandboxlayout.h"
 
 #include <QDir>
 
 QString WorkdirPath::normalize(const QString &path, QString *error)
 {
-    const QString workdir = QString::fromLatin1(ContainerSpec::kWorkdir);
+    const QString workdir = QString::fromLatin1(SandboxLayout::kWorkdir);
     const auto fail = [&](const QString &why) {
         if (error)
             *error = QStringLiteral("file path '%1' %2").arg(path.left(200), why);

@@ -5,6 +5,7 @@
 // work.
 
 #include "attachstream.h"
+#include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginefakes.h"
 #include "enginereply.h"
@@ -396,7 +397,8 @@ private Q_SLOTS:
         FakeEngine fake;
         QVERIFY(fake.listen(m_path));
         EngineClient engine(m_path);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), config());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config());
         const ExecutionResult r = run(service, QStringLiteral("print(1)"));
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QCOMPARE(r.exitCode, 0);
@@ -448,7 +450,8 @@ private Q_SLOTS:
         FakeEngine fake;
         QVERIFY(fake.listen(m_path));
         EngineClient engine(m_path);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), config());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config());
         fake.injectOnce(where, fault);
         qint64 ms = 0;
         const ExecutionResult r = run(service, QStringLiteral("print(1)"), &ms);
@@ -476,7 +479,8 @@ private Q_SLOTS:
         FakeEngine fake;
         QVERIFY(fake.listen(m_path));
         EngineClient engine(m_path);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), config());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config());
         fake.setProgram([](QLocalSocket *s, const QByteArray &) {
             FakeEngine::sendAndClose(s, FakeEngine::frame(1, "partial output\n") +
                                             QByteArray("\x01\0\0\0\0", 5));

@@ -4,6 +4,7 @@
 
 #include "containerpool.h"
 #include "containerspec.h"
+#include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginefakes.h"
 #include "enginelocator.h"
@@ -145,7 +146,8 @@ private Q_SLOTS:
         });
 
         EngineClient engine(socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(2));
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2));
         service.reapOrphans();
         service.warmUp();
 
@@ -198,7 +200,8 @@ private Q_SLOTS:
     {
         EngineProxy proxy(m_dir.filePath(QStringLiteral("late.sock")), m_real);
         EngineClient engine(proxy.path());
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         qint64 ms = 0;
         ExecutionResult r = python(service, QStringLiteral("print(1)"), &ms);
         expectUnreachable(r, ms, proxy.path());
@@ -220,7 +223,8 @@ private Q_SLOTS:
         QVERIFY(proxy.start());
         EngineClient engine(proxy.path());
         engine.setRequestTimeout(2000);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         proxy.setDropCreateAnswers(true);
         const ExecutionResult r = python(service, QStringLiteral("print(1)"));
         QVERIFY(!r.succeeded());
@@ -245,7 +249,8 @@ private Q_SLOTS:
         EngineProxy proxy(m_dir.filePath(QStringLiteral("engine.sock")), m_real);
         QVERIFY(proxy.start());
         EngineClient engine(proxy.path());
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
 
         // Up and negotiated, with kept-alive connections to lose.
         ExecutionResult r = python(service, QStringLiteral("print('before')"));
@@ -312,7 +317,8 @@ private Q_SLOTS:
         EngineProxy proxy(m_dir.filePath(QStringLiteral("pooled.sock")), m_real);
         QVERIFY(proxy.start());
         EngineClient engine(proxy.path());
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(1));
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(1));
         QVERIFY(service.pool());
         service.pool()->setRetryDelayMs(200);
         const Language &py = *service.languages().find(QStringLiteral("python"));

@@ -2,6 +2,7 @@
 // or outlive the sandbox. Each case must end with a clear result, leave the same service able to
 // run the next program, and leave no container behind.
 
+#include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginereply.h"
 #include "enginetestcase.h"
@@ -148,7 +149,8 @@ private Q_SLOTS:
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const int timeoutSec = 4;
         QElapsedTimer clock;
         clock.start();
@@ -182,7 +184,8 @@ private Q_SLOTS:
     void forkedChildDoesNotEndTheRun()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral(R"py(
 import os, sys, time
 pid = os.fork()
@@ -216,7 +219,8 @@ print("parent done")
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, language, code, 30);
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QCOMPARE(r.exitCode, 137);
@@ -243,7 +247,8 @@ print("parent done")
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const int timeoutSec = 3;
         QElapsedTimer clock;
         clock.start();
@@ -294,7 +299,8 @@ print("parent done")
         EngineClient engine(m_socket);
         SandboxConfig config = makeConfig();
         config.outputCapBytes = 1024 * 1024;
-        SandboxService service(&engine, LanguageRegistry::builtIn(), config);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
         // One ordinary call first, so one-time allocations are not counted as growth.
         expectStillServes(service);
         const qint64 before = residentKiB();
@@ -363,7 +369,8 @@ print("parent done")
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         expectStillServes(service);
         QVERIFY(resetPeak());
         const qint64 before = residentKiB();
@@ -408,7 +415,8 @@ print("parent done")
     void sleepForeverIsCancelled()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         Execution *e = service.execute(
             {QStringLiteral("python"),
              QStringLiteral("import time\nprint('up', flush=True)\nwhile True: time.sleep(3600)"),
@@ -446,7 +454,8 @@ print("parent done")
     void filesystemIsReadOnlyAndBounded()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral(R"py(
 import errno, json, os
 out = {}
@@ -519,7 +528,8 @@ print(json.dumps(out))
     {
         qputenv("CS_ABUSE_HOST_SECRET", "must-not-leak");
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         // A neighbour runs at the same time; the probe must not see its processes.
         Execution *neighbour = service.execute(
             {QStringLiteral("bash"), QStringLiteral("echo up\nexec sleep 600\n"), 60});
@@ -655,7 +665,8 @@ print("alive", open("/proc/1/comm").read().strip())
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, language, code, 10);
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QVERIFY(!r.timedOut);
@@ -691,7 +702,8 @@ print("alive", open("/proc/1/comm").read().strip())
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const int timeoutSec = 20;
         QElapsedTimer clock;
         clock.start();
@@ -739,7 +751,8 @@ sys.stderr.write("bye\n")
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, language, code, 15);
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QVERIFY(!r.timedOut);
@@ -757,7 +770,8 @@ sys.stderr.write("bye\n")
         EngineClient engine(m_socket);
         SandboxConfig config = makeConfig();
         config.maxConcurrent = 12;
-        SandboxService service(&engine, LanguageRegistry::builtIn(), config);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
         const int calls = 100;
         QList<ExecutionResult> results(calls);
         QList<bool> done(calls, false);
@@ -832,7 +846,8 @@ sys.exit(3)
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, language, code);
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QCOMPARE(r.exitCode, 3);
@@ -880,7 +895,8 @@ sys.exit(3)
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, language, code);
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         // With a preloaded interpreter the nonce lives in the program's own process (and in a

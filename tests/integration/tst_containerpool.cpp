@@ -3,6 +3,7 @@
 
 #include "containerpool.h"
 #include "containerspec.h"
+#include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginereply.h"
 #include "enginetestcase.h"
@@ -56,7 +57,8 @@ private Q_SLOTS:
     void pooledRunSeesNothingOfAnEarlierOne()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(1));
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(1));
         service.warmUp();
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 1, 30000);
         const ExecutionResult first = run(service, QStringLiteral(R"py(
@@ -86,7 +88,8 @@ print(socket.gethostname())
     void burstBeyondPoolAndLimit()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(2, 4));
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2, 4));
         service.warmUp();
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 2, 30000);
         QList<Execution *> executions;
@@ -119,7 +122,8 @@ print(socket.gethostname())
     void killedPooledContainerIsReplaced()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(2));
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2));
         service.warmUp();
         const QJsonObject spec = pythonSpec(service);
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 2, 30000);
@@ -143,7 +147,8 @@ print(socket.gethostname())
         EngineClient engine(m_socket);
         LanguageRegistry languages = LanguageRegistry::builtIn();
         languages.setImage(QStringLiteral("python"), QStringLiteral("code-sandbox/missing:latest"));
-        SandboxService service(&engine, languages, makeConfig(2));
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, languages, makeConfig(2));
         service.pool()->setRetryDelayMs(200);
         service.warmUp();
         // Failed attempts back off (0.2 s, 0.4 s, 0.8 s …) and stop after a few.
@@ -157,7 +162,8 @@ print(socket.gethostname())
     void poolZeroCreatesPerCall()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig(0));
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(0));
         QVERIFY(service.pool() == nullptr);
         service.warmUp();
         QCOMPARE(engineContainers(engine, service.config().instanceId), QStringList());

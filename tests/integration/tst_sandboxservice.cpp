@@ -1,6 +1,7 @@
 // Integration tests against the real container engine: hardening read back from inside the
 // container, timeouts, output caps, environment, archive transfer, and cleanup on every path.
 
+#include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginereply.h"
 #include "enginetestcase.h"
@@ -47,7 +48,8 @@ private Q_SLOTS:
     void hardeningIsInForce()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral(R"py(
 import os, json, pathlib
 out = {"uid": os.getuid(), "gid": os.getgid()}
@@ -90,7 +92,8 @@ print(json.dumps(out))
     {
         qputenv("CS_TEST_HOST_ONLY", "must-not-leak");
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, QStringLiteral("javascript"),
                                       QStringLiteral("console.log(JSON.stringify(process.env))"));
         QCOMPARE(r.exitCode, 0);
@@ -161,7 +164,8 @@ print(json.dumps(out))
             if (qEnvironmentVariableIsSet(name))
                 config.installEnv.append(QString::fromLatin1(name) + u'=' +
                                          qEnvironmentVariable(name));
-        SandboxService service(&engine, LanguageRegistry::builtIn(), config);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
         const Language *js = service.languages().find(QStringLiteral("javascript"));
         QVERIFY(js);
         const QStringList libraries{QStringLiteral("left-pad@1.3.0")};
@@ -224,7 +228,8 @@ print(json.dumps(out))
         SandboxConfig config = makeConfig();
         config.maxConcurrent = 1;
         config.maxQueued = 2;
-        SandboxService service(&engine, LanguageRegistry::builtIn(), config);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
         // (Results are taken as they come: a finished execution is deleted soon after.)
         QMap<int, ExecutionResult> results;
         for (int i = 0; i < 4; ++i) {
@@ -255,7 +260,8 @@ print(json.dumps(out))
         QFETCH(QString, stdoutHas);
         QFETCH(QString, stderrHas);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, language, code);
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QCOMPARE(r.exitCode, exitCode);
@@ -288,7 +294,8 @@ print(json.dumps(out))
         QFETCH(QString, language);
         QFETCH(QString, code);
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         QElapsedTimer clock;
         clock.start();
         const ExecutionResult r = run(service, language, code, 2);
@@ -303,7 +310,8 @@ print(json.dumps(out))
     void outputIsCapped()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r =
             run(service, QStringLiteral("python"),
                 QStringLiteral(
@@ -319,7 +327,8 @@ print(json.dumps(out))
     void endlessOutputIsStoppedByTimeout()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r = run(service, QStringLiteral("python"),
                                       QStringLiteral("while True: print('y' * 1000)"), 3);
         QVERIFY(r.timedOut);
@@ -331,7 +340,8 @@ print(json.dumps(out))
     void memoryBombIsReportedAsOutOfMemory()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r =
             run(service, QStringLiteral("python"),
                 QStringLiteral("print('allocating', flush=True)\nx = bytearray(2 * 1024**3)\n"
@@ -354,7 +364,8 @@ print(json.dumps(out))
         LanguageRegistry languages = LanguageRegistry::builtIn();
         languages.setImage(QStringLiteral("python"),
                            QStringLiteral("code-sandbox/does-not-exist:latest"));
-        SandboxService service(&engine, languages, makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, languages, makeConfig());
         const ExecutionResult r =
             run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
         QVERIFY(r.error.contains(u"code-sandbox/does-not-exist:latest"));
@@ -365,7 +376,8 @@ print(json.dumps(out))
     void unreachableEngineIsExplained()
     {
         EngineClient engine(QStringLiteral("/nonexistent/engine.sock"));
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         const ExecutionResult r =
             run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
         QVERIFY2(r.error.contains(u"cannot reach the container engine at /nonexistent/engine.sock"),
@@ -380,7 +392,8 @@ print(json.dumps(out))
     void cancelRemovesTheContainer()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         Execution *e = service.execute(
             {QStringLiteral("python"),
              QStringLiteral("import time; print('up', flush=True); time.sleep(600)"), 60});
@@ -396,7 +409,8 @@ print(json.dumps(out))
     void shutdownRemovesEverything()
     {
         EngineClient engine(m_socket);
-        SandboxService service(&engine, LanguageRegistry::builtIn(), makeConfig());
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
         QList<Execution *> running;
         for (int i = 0; i < 3; ++i)
             running.append(service.execute(

@@ -6,20 +6,12 @@
 
 #include <QCoreApplication>
 #include <QJsonArray>
-#include <QSysInfo>
 
 const char *ContainerSpec::supervisorScript()
 {
     // containers/cs-run, compiled in: the images carry the same file for manual use, but passing
     // it inline keeps any image with a POSIX shell usable (CONTAINER_IMAGE, --python-image).
     return kSupervisorScript;
-}
-
-QString ContainerSpec::hostId()
-{
-    static const QString id = QString::fromLatin1(QSysInfo::machineUniqueId().toHex().left(16)) +
-                              u'-' + QSysInfo::machineHostName();
-    return id;
 }
 
 QJsonObject ContainerSpec::build(const Language &language, const QString &image,

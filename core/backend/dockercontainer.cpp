@@ -1,25 +1,25 @@
-#include "sandboxcontainer.h"
+#include "dockercontainer.h"
 
 #include "attachstream.h"
+#include "backendlog.h"
 #include "containersapi.h"
 #include "engineclient.h"
 #include "enginereply.h"
-#include "sandboxlog.h"
 
 #include <QTimer>
 
-SandboxContainer::SandboxContainer(EngineClient *engine, const QJsonObject &spec,
-                                   const QString &image, const QString &name, QObject *parent)
-    : QObject(parent), m_engine(engine), m_spec(spec), m_image(image), m_name(name)
+DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &spec,
+                                 const QString &image, const QString &name, QObject *parent)
+    : SandboxContainer(parent), m_engine(engine), m_spec(spec), m_image(image), m_name(name)
 {}
 
-SandboxContainer::~SandboxContainer()
+DockerContainer::~DockerContainer()
 {
     if (m_stream)
         m_stream->deleteLater();
 }
 
-void SandboxContainer::prepare()
+void DockerContainer::prepare()
 {
     if (m_state != State::New)
         return;
@@ -39,7 +39,7 @@ void SandboxContainer::prepare()
             return;
         }
         m_id = reply->json().value(u"Id").toString();
-        qCDebug(lcSandbox) << "created" << m_id.left(12);
+        qCDebug(lcBackend) << "created" << m_id.left(12);
         if (m_removeWhenCreated) {
             m_removeWhenCreated = false;
             m_state = State::Failed;
@@ -50,7 +50,7 @@ void SandboxContainer::prepare()
     });
 }
 
-void SandboxContainer::attach()
+void DockerContainer::attach()
 {
     m_state = State::Attaching;
     m_stream = m_engine->containers().attach(m_id);
@@ -68,10 +68,10 @@ void SandboxContainer::attach()
             Q_EMIT streamEnded();
         }
     });
-    connect(m_stream, &AttachStream::established, this, &SandboxContainer::start);
+    connect(m_stream, &AttachStream::established, this, &DockerContainer::start);
 }
 
-void SandboxContainer::start()
+void DockerContainer::start()
 {
     if (m_state != State::Attaching)
         return;
@@ -90,13 +90,13 @@ void SandboxContainer::start()
     });
 }
 
-void SandboxContainer::write(const QByteArray &bytes)
+void DockerContainer::write(const QByteArray &bytes)
 {
     if (m_stream)
         m_stream->write(bytes);
 }
 
-void SandboxContainer::fail(const EngineError &error, const QString &what)
+void DockerContainer::fail(const EngineError &error, const QString &what)
 {
     if (m_state == State::Removing || m_state == State::Removed)
         return; // already on its way out; nothing to report
@@ -111,11 +111,11 @@ void SandboxContainer::fail(const EngineError &error, const QString &what)
         message =
             QStringLiteral("could not %1 the sandbox container: %2").arg(what, error.toString());
     m_state = State::Failed;
-    qCWarning(lcSandbox).noquote() << message;
+    qCWarning(lcBackend).noquote() << message;
     Q_EMIT failed(message);
 }
 
-void SandboxContainer::remove()
+void DockerContainer::remove()
 {
     if (m_state == State::Removing || m_state == State::Removed || m_removeWhenCreated)
         return;
@@ -138,7 +138,7 @@ void SandboxContainer::remove()
     sendRemove();
 }
 
-void SandboxContainer::sendRemove()
+void DockerContainer::sendRemove()
 {
     // force kills a running program; v drops anonymous volumes.
     EngineReply *reply = m_engine->containers().remove(m_id);
@@ -149,13 +149,56 @@ void SandboxContainer::sendRemove()
             // off to a minute) rather than forget it. removed() comes once it is really gone.
             const int delayMs = qMin(60000, 500 << qMin(m_removeAttempts, 7));
             if (m_removeAttempts++ == 0)
-                qCWarning(lcSandbox).noquote() << "could not remove container" << m_id.left(12)
+                qCWarning(lcBackend).noquote() << "could not remove container" << m_id.left(12)
                                                << ":" << reply->error().toString() << "- retrying";
-            QTimer::singleShot(delayMs, this, &SandboxContainer::sendRemove);
+            QTimer::singleShot(delayMs, this, &DockerContainer::sendRemove);
             return;
         }
-        qCDebug(lcSandbox) << "removed" << m_id.left(12);
+        qCDebug(lcBackend) << "removed" << m_id.left(12);
         m_state = State::Removed;
         Q_EMIT removed();
     });
+}
+
+void DockerContainer::putFiles(const QString &dir, const QByteArray &tar, QObject *context,
+                               const Done &done)
+{
+    EngineReply *reply = m_engine->containers().putArchive(m_id, dir, tar);
+    connect(reply, &EngineReply::finished, context,
+            [reply, done] { done(reply->ok() ? QString() : reply->error().toString()); });
+    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+}
+
+void DockerContainer::fetchFiles(const QString &path, qint64 maxBytes, QObject *context,
+                                 const Fetched &done)
+{
+    EngineReply *reply = m_engine->containers().getArchive(m_id, path, maxBytes);
+    connect(reply, &EngineReply::finished, context, [reply, done] {
+        Archive a;
+        if (reply->ok())
+            a.tar = reply->body();
+        else
+            a.error = reply->error().toString();
+        a.tooLarge = reply->error().kind == EngineError::Kind::TooLarge;
+        done(a);
+    });
+    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+}
+
+void DockerContainer::exitStatus(QObject *context, const Exited &done)
+{
+    EngineReply *reply = m_engine->containers().wait(m_id);
+    connect(reply, &EngineReply::finished, context, [reply, done] {
+        if (reply->ok())
+            done(reply->json().value(u"StatusCode").toInt(-1), QString());
+        else
+            done(-1, reply->error().toString());
+    });
+    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+}
+
+void DockerContainer::interrupt()
+{
+    EngineReply *reply = m_engine->containers().kill(m_id, "SIGINT");
+    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
 }

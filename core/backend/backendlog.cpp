@@ -1,0 +1,3 @@
+#include "backendlog.h"
+
+Q_LOGGING_CATEGORY(lcBackend, "sandbox.backend", QtInfoMsg)

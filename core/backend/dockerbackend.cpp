@@ -1,0 +1,118 @@
+#include "dockerbackend.h"
+
+#include "containersapi.h"
+#include "containerspec.h"
+#include "dockercontainer.h"
+#include "engineclient.h"
+#include "enginedialect.h"
+#include "enginereply.h"
+#include "sandboxconfig.h"
+#include "systemapi.h"
+#include "volumesapi.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace {
+// The reply's answer goes to `done` while `context` lives; the reply goes either way.
+template <typename F> void whenFinished(EngineReply *reply, QObject *context, F &&done)
+{
+    QObject::connect(reply, &EngineReply::finished, context, std::forward<F>(done));
+    QObject::connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+}
+
+QString errorOf(const EngineReply *reply)
+{
+    return reply->ok() ? QString() : reply->error().toString();
+}
+} // namespace
+
+DockerBackend::DockerBackend(EngineClient *engine, QObject *parent)
+    : SandboxBackend(parent), m_engine(engine)
+{}
+
+QString DockerBackend::endpoint() const
+{
+    return m_engine->socketPath();
+}
+
+QJsonObject DockerBackend::runSpec(const Language &language, const QString &image,
+                                   const SandboxConfig &config, const QString &librariesVolume,
+                                   bool session) const
+{
+    return ContainerSpec::build(language, image, config, librariesVolume, session);
+}
+
+QJsonObject DockerBackend::installSpec(const Language &language, const QString &image,
+                                       const SandboxConfig &config, const QString &volume) const
+{
+    return ContainerSpec::buildInstall(language, image, config, volume, config.installEnv,
+                                       config.installCaBundle);
+}
+
+SandboxContainer *DockerBackend::createSandbox(const QJsonObject &spec, const QString &image,
+                                               const QString &name, QObject *parent)
+{
+    return new DockerContainer(m_engine, spec, image, name, parent);
+}
+
+void DockerBackend::createVolume(const QString &name, const QJsonObject &labels, QObject *context,
+                                 const SandboxContainer::Done &done)
+{
+    EngineReply *reply = m_engine->volumes().create(name, labels);
+    whenFinished(reply, context, [reply, done] { done(errorOf(reply)); });
+}
+
+void DockerBackend::removeVolume(const QString &name)
+{
+    EngineReply *reply = m_engine->volumes().remove(name);
+    QObject::connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+}
+
+void DockerBackend::list(
+    const QStringList &labels, QObject *context,
+    const std::function<void(const QList<Listed> &, const QString &error)> &done)
+{
+    EngineReply *reply = m_engine->containers().list(labels);
+    whenFinished(reply, context, [reply, done] {
+        QList<Listed> found;
+        for (const QJsonValue &v : QJsonDocument::fromJson(reply->body()).array()) {
+            const QJsonObject c = v.toObject();
+            // Docker and Podman list names with a leading slash.
+            QString name = c.value(u"Names").toArray().at(0).toString();
+            if (name.startsWith(u'/'))
+                name.remove(0, 1);
+            found.append({c.value(u"Id").toString(), name, c.value(u"Labels").toObject()});
+        }
+        done(found, errorOf(reply));
+    });
+}
+
+void DockerBackend::removeById(const QString &id, QObject *context,
+                               const SandboxContainer::Done &done)
+{
+    EngineReply *reply = m_engine->containers().remove(id);
+    whenFinished(reply, context, [reply, done] { done(errorOf(reply)); });
+}
+
+void DockerBackend::health(bool cheap, QObject *context,
+                           const std::function<void(const Health &)> &done)
+{
+    SystemApi system = m_engine->system();
+    EngineReply *reply = cheap ? system.ping() : system.version();
+    whenFinished(reply, context, [reply, cheap, done] {
+        Health h;
+        h.reachable = reply->ok();
+        if (!reply->ok()) {
+            h.error = reply->error().toString();
+        } else if (!cheap) {
+            const QJsonObject v = reply->json();
+            h.version = v.value(u"Version").toString();
+            h.apiVersion = v.value(u"ApiVersion").toString();
+            h.product = EngineDialect::fromVersion(v).kind() == EngineDialect::Kind::Podman
+                            ? QStringLiteral("Podman")
+                            : QStringLiteral("Docker Engine");
+        }
+        done(h);
+    });
+}

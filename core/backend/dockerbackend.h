@@ -1,0 +1,38 @@
+#pragma once
+
+#include "sandboxbackend.h"
+
+class EngineClient;
+
+// Sandboxes on the Docker Engine API: Docker, and Podman's compatible socket (the engine client
+// adapts requests to the engine it finds). Containers are made from ContainerSpec's create
+// bodies and driven by DockerContainer.
+class DockerBackend : public SandboxBackend
+{
+    Q_OBJECT
+public:
+    explicit DockerBackend(EngineClient *engine, QObject *parent = nullptr);
+
+    EngineClient *engine() const { return m_engine; }
+
+    QString endpoint() const override;
+    QJsonObject runSpec(const Language &language, const QString &image, const SandboxConfig &config,
+                        const QString &librariesVolume, bool session) const override;
+    QJsonObject installSpec(const Language &language, const QString &image,
+                            const SandboxConfig &config, const QString &volume) const override;
+    SandboxContainer *createSandbox(const QJsonObject &spec, const QString &image,
+                                    const QString &name, QObject *parent) override;
+    void createVolume(const QString &name, const QJsonObject &labels, QObject *context,
+                      const SandboxContainer::Done &done) override;
+    void removeVolume(const QString &name) override;
+    void
+    list(const QStringList &labels, QObject *context,
+         const std::function<void(const QList<Listed> &, const QString &error)> &done) override;
+    void removeById(const QString &id, QObject *context,
+                    const SandboxContainer::Done &done) override;
+    void health(bool cheap, QObject *context,
+                const std::function<void(const Health &)> &done) override;
+
+private:
+    EngineClient *m_engine;
+};
