@@ -86,6 +86,14 @@ class OutputManifest::Reason
 {
 public:
     Reason(QString one, QString more) : m_one(std::move(one)), m_more(std::move(more)) {}
+    // Files over a byte limit: "over the limit of N bytes per file".
+    static Reason over(qint64 limit, const char *scope)
+    {
+        const QString why =
+            QStringLiteral("over the limit of %1 bytes %2").arg(limit).arg(QLatin1String(scope));
+        return Reason(QStringLiteral("%1 (%2 bytes) was not returned: ") + why,
+                      QStringLiteral("%1 more files were not returned: ") + why);
+    }
     void add(const Entry &e)
     {
         if (m_named.size() < kNamedPerReason)
@@ -107,18 +115,8 @@ private:
 
 QList<bool> OutputManifest::choose(const Limits &limits)
 {
-    Reason perFile(QStringLiteral("%1 (%2 bytes) was not returned: over the limit of %3 bytes per "
-                                  "file")
-                       .replace(QLatin1String("%3"), QString::number(limits.perFile)),
-                   QStringLiteral("%1 more files were not returned: over the limit of %2 bytes per "
-                                  "file")
-                       .replace(QLatin1String("%2"), QString::number(limits.perFile)));
-    Reason overTotal(QStringLiteral("%1 (%2 bytes) was not returned: over the limit of %3 bytes "
-                                    "for all files of a run")
-                         .replace(QLatin1String("%3"), QString::number(limits.total)),
-                     QStringLiteral("%1 more files were not returned: over the limit of %2 bytes "
-                                    "for all files of a run")
-                         .replace(QLatin1String("%2"), QString::number(limits.total)));
+    Reason perFile = Reason::over(limits.perFile, "per file");
+    Reason overTotal = Reason::over(limits.total, "for all files of a run");
     int overCount = 0;
     qint64 total = 0;
     m_selected = 0;

@@ -100,34 +100,26 @@ private:
         return r->json().value(u"pids_stats").toObject().value(u"current").toInt(-1);
     }
 
-    // The peak resident size since the last resetPeak() (VmHWM): what a spike freed again by the
-    // end of a call would cost, which the resident size after the call does not show.
-    static qint64 peakResidentKiB()
+    // A size from /proc/self/status in KiB: VmRSS, the resident size now; VmHWM, its peak since
+    // the last resetPeak() (what a spike freed again by the end of a call cost, which the size
+    // after the call does not show).
+    static qint64 statusKiB(const QByteArray &field)
     {
         QFile status(QStringLiteral("/proc/self/status"));
         if (!status.open(QIODevice::ReadOnly))
             return -1;
         for (const QByteArray &line : status.readAll().split('\n'))
-            if (line.startsWith("VmHWM:"))
-                return line.mid(6).trimmed().split(' ').first().toLongLong();
+            if (line.startsWith(field + ':'))
+                return line.mid(field.size() + 1).trimmed().split(' ').first().toLongLong();
         return -1;
     }
+    static qint64 peakResidentKiB() { return statusKiB("VmHWM"); }
+    static qint64 residentKiB() { return statusKiB("VmRSS"); }
 
     static bool resetPeak()
     {
         QFile refs(QStringLiteral("/proc/self/clear_refs"));
         return refs.open(QIODevice::WriteOnly) && refs.write("5") == 1;
-    }
-
-    static qint64 residentKiB()
-    {
-        QFile status(QStringLiteral("/proc/self/status"));
-        if (!status.open(QIODevice::ReadOnly))
-            return -1;
-        for (const QByteArray &line : status.readAll().split('\n'))
-            if (line.startsWith("VmRSS:"))
-                return line.mid(6).trimmed().split(' ').first().toLongLong();
-        return -1;
     }
 
 private Q_SLOTS:
