@@ -2,6 +2,7 @@
 
 #include "httprequest.h"
 #include "httprequestparser.h"
+#include "httpresponsesink.h"
 
 #include <QHostAddress>
 #include <QObject>
@@ -22,7 +23,7 @@ class QTcpSocket;
 // restarts when a byte arrives, so a client dripping bytes cannot hold the connection. A kept
 // connection may wait idleTimeoutMs between requests. Each request's head is shown to the head
 // check before a byte of its body is read (or "100 Continue" is sent).
-class HttpConnection : public QObject
+class HttpConnection : public QObject, private HttpResponseSink
 {
     Q_OBJECT
 public:
@@ -62,11 +63,10 @@ Q_SIGNALS:
     void gone();
 
 private:
-    friend class HttpResponder;
     // For the current responder.
-    void write(const QByteArray &bytes);
-    void responseFinished(HttpResponder *responder, bool keepAlive);
-    void abandon(HttpResponder *responder);
+    void write(const QByteArray &bytes) override;
+    void responseFinished(HttpResponder *responder, bool keepAlive) override;
+    void abandon(HttpResponder *responder) override;
 
     void onReadyRead();
     void scheduleProcessing();

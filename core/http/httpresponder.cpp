@@ -1,7 +1,7 @@
 #include "httpresponder.h"
 
-#include "httpconnection.h"
 #include "httplog.h"
+#include "httpresponsesink.h"
 
 #include <QDateTime>
 #include <QLocale>
@@ -42,7 +42,7 @@ QByteArray httpDate()
 }
 } // namespace
 
-HttpResponder::HttpResponder(HttpConnection *connection, bool headRequest, bool http11,
+HttpResponder::HttpResponder(HttpResponseSink *connection, bool headRequest, bool http11,
                              bool keepAlive, QObject *parent)
     : QObject(parent), m_connection(connection), m_headRequest(headRequest), m_http11(http11),
       m_keepAlive(keepAlive)
@@ -59,7 +59,7 @@ HttpResponder::~HttpResponder()
         send(500, {}, {});
     } else if (m_phase == Phase::Streaming) {
         qCWarning(lcHttp) << "HTTP response stream dropped before its end";
-        HttpConnection *connection = m_connection;
+        HttpResponseSink *connection = m_connection;
         m_connection = nullptr;
         m_phase = Phase::Done;
         connection->abandon(this);
@@ -159,7 +159,7 @@ void HttpResponder::send(int status, const Headers &headers, const QByteArray &b
 void HttpResponder::finish(bool keepAlive)
 {
     m_phase = Phase::Done;
-    HttpConnection *connection = m_connection;
+    HttpResponseSink *connection = m_connection;
     m_connection = nullptr;
     connection->responseFinished(this, keepAlive);
 }

@@ -5,7 +5,7 @@
 #include <QObject>
 #include <QPair>
 
-class HttpConnection;
+class HttpResponseSink;
 
 // The answering side of one request, handed out by HttpServer::requestReceived. The handler
 // answers through it at once or later, either whole (respond) or as a chunked stream
@@ -47,7 +47,7 @@ Q_SIGNALS:
     void closed();
 
 private:
-    friend class HttpConnection;
+    friend class HttpConnection; // creates responders for the requests it receives
 
     enum class Phase
     {
@@ -57,7 +57,7 @@ private:
         Lost
     };
 
-    HttpResponder(HttpConnection *connection, bool headRequest, bool http11, bool keepAlive,
+    HttpResponder(HttpResponseSink *connection, bool headRequest, bool http11, bool keepAlive,
                   QObject *parent);
     void send(int status, const Headers &headers, const QByteArray &body);
     void finish(bool keepAlive);
@@ -67,7 +67,7 @@ private:
     // Called by the connection when its socket is gone.
     void connectionLost();
 
-    HttpConnection *m_connection;
+    HttpResponseSink *m_connection;
     Phase m_phase = Phase::Waiting;
     bool m_headRequest;
     bool m_http11;

@@ -1,8 +1,6 @@
 #pragma once
 
-#include "promptregistry.h"
-#include "resourceregistry.h"
-#include "toolregistry.h"
+#include "mcpcatalog.h"
 
 #include <QJsonObject>
 #include <QList>
@@ -14,39 +12,33 @@
 class McpSession;
 class McpTransport;
 
-struct ServerInfo
-{
-    QString name;
-    QString title;
-    QString version;
-    QString instructions;
-};
-
 // What all sessions share: identity, tools, resources, prompts. Each client connection (stdio)
 // or HTTP session is a McpSession.
 class McpServer : public QObject
 {
     Q_OBJECT
 public:
-    // completion/complete: (ref, argument {name, value}, context) → values to offer.
-    using CompletionHandler = std::function<QStringList(
-        const QJsonObject &ref, const QJsonObject &argument, const QJsonObject &context)>;
+    using CompletionHandler = McpCatalog::CompletionHandler;
 
     explicit McpServer(const ServerInfo &info, QObject *parent = nullptr);
 
-    const ServerInfo &info() const { return m_info; }
-    ToolRegistry &tools() { return m_tools; }
-    const ToolRegistry &tools() const { return m_tools; }
-    ResourceRegistry &resources() { return m_resources; }
-    const ResourceRegistry &resources() const { return m_resources; }
-    PromptRegistry &prompts() { return m_prompts; }
-    const PromptRegistry &prompts() const { return m_prompts; }
-    void setCompletionHandler(const CompletionHandler &handler) { m_completion = handler; }
-    const CompletionHandler &completionHandler() const { return m_completion; }
+    const McpCatalog &catalog() const { return m_catalog; }
+    const ServerInfo &info() const { return m_catalog.info(); }
+    ToolRegistry &tools() { return m_catalog.tools(); }
+    const ToolRegistry &tools() const { return m_catalog.tools(); }
+    ResourceRegistry &resources() { return m_catalog.resources(); }
+    const ResourceRegistry &resources() const { return m_catalog.resources(); }
+    PromptRegistry &prompts() { return m_catalog.prompts(); }
+    const PromptRegistry &prompts() const { return m_catalog.prompts(); }
+    void setCompletionHandler(const CompletionHandler &handler)
+    {
+        m_catalog.setCompletionHandler(handler);
+    }
+    const CompletionHandler &completionHandler() const { return m_catalog.completionHandler(); }
     // Lets clients subscribe to resources; updates are announced with notifyResourceUpdated().
-    void setResourceSubscriptions(bool enabled) { m_subscriptions = enabled; }
-    bool resourceSubscriptions() const { return m_subscriptions; }
-    QJsonObject capabilities() const;
+    void setResourceSubscriptions(bool enabled) { m_catalog.setResourceSubscriptions(enabled); }
+    bool resourceSubscriptions() const { return m_catalog.resourceSubscriptions(); }
+    QJsonObject capabilities() const { return m_catalog.capabilities(); }
 
     // The session serves the transport until it closes; both are then deleted.
     McpSession *openSession(McpTransport *transport);
@@ -58,11 +50,6 @@ Q_SIGNALS:
     void sessionOpened(McpSession *session);
 
 private:
-    ServerInfo m_info;
-    ToolRegistry m_tools;
-    ResourceRegistry m_resources;
-    PromptRegistry m_prompts;
-    CompletionHandler m_completion;
-    bool m_subscriptions = false;
+    McpCatalog m_catalog;
     QList<QPointer<McpSession>> m_sessions;
 };

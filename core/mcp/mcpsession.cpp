@@ -1,7 +1,7 @@
 #include "mcpsession.h"
 
+#include "mcpcatalog.h"
 #include "mcplog.h"
-#include "mcpserver.h"
 #include "mcptransport.h"
 #include "protocolversion.h"
 #include "schemavalidator.h"
@@ -19,8 +19,8 @@ const QStringList kLevels = {QStringLiteral("debug"),  QStringLiteral("info"),
                              QStringLiteral("alert"),  QStringLiteral("emergency")};
 }
 
-McpSession::McpSession(McpServer *server, McpTransport *transport, QObject *parent)
-    : QObject(parent), m_server(server), m_transport(transport),
+McpSession::McpSession(const McpCatalog *catalog, McpTransport *transport, QObject *parent)
+    : QObject(parent), m_catalog(catalog), m_transport(transport),
       m_id(QUuid::createUuid().toString(QUuid::WithoutBraces))
 {
     transport->setParent(this);
@@ -173,13 +173,13 @@ void McpSession::onInitialize(const JsonRpcMessage &m, const QJsonObject &params
                             << m_clientInfo.value(u"version").toString() << "speaks"
                             << (requested.isEmpty() ? QStringLiteral("?") : requested) << "→ using"
                             << m_protocolVersion;
-    const ServerInfo &info = m_server->info();
+    const ServerInfo &info = m_catalog->info();
     QJsonObject serverInfo{{QStringLiteral("name"), info.name},
                            {QStringLiteral("version"), info.version}};
     if (!info.title.isEmpty())
         serverInfo.insert(QStringLiteral("title"), info.title);
     QJsonObject result{{QStringLiteral("protocolVersion"), m_protocolVersion},
-                       {QStringLiteral("capabilities"), m_server->capabilities()},
+                       {QStringLiteral("capabilities"), m_catalog->capabilities()},
                        {QStringLiteral("serverInfo"), serverInfo}};
     if (!info.instructions.isEmpty())
         result.insert(QStringLiteral("instructions"), info.instructions);
@@ -194,7 +194,7 @@ void McpSession::onPing(const JsonRpcMessage &m, const QJsonObject &)
 void McpSession::onToolsList(const JsonRpcMessage &m, const QJsonObject &)
 {
     QJsonArray tools;
-    for (const ToolDefinition &t : m_server->tools().all())
+    for (const ToolDefinition &t : m_catalog->tools().all())
         tools.append(t.toJson());
     send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("tools"), tools}}));
 }
@@ -207,7 +207,7 @@ void McpSession::onToolsCall(const JsonRpcMessage &m, const QJsonObject &)
 void McpSession::onResourcesList(const JsonRpcMessage &m, const QJsonObject &)
 {
     QJsonArray list;
-    for (const ResourceDefinition &r : m_server->resources().all())
+    for (const ResourceDefinition &r : m_catalog->resources().all())
         list.append(r.toJson());
     send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("resources"), list}}));
 }
@@ -215,7 +215,7 @@ void McpSession::onResourcesList(const JsonRpcMessage &m, const QJsonObject &)
 void McpSession::onResourceTemplatesList(const JsonRpcMessage &m, const QJsonObject &)
 {
     QJsonArray list;
-    for (const ResourceTemplateDefinition &t : m_server->resources().templates())
+    for (const ResourceTemplateDefinition &t : m_catalog->resources().templates())
         list.append(t.toJson());
     send(
         JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("resourceTemplates"), list}}));
@@ -228,7 +228,7 @@ void McpSession::onResourcesRead(const JsonRpcMessage &m, const QJsonObject &par
         return;
     }
     const QString uri = params.value(u"uri").toString();
-    const QJsonObject contents = m_server->resources().read(uri);
+    const QJsonObject contents = m_catalog->resources().read(uri);
     if (contents.isEmpty()) {
         send(JsonRpcMessage::makeError(m.id, JsonRpcMessage::ResourceNotFound,
                                        QStringLiteral("Resource not found"),
@@ -241,7 +241,7 @@ void McpSession::onResourcesRead(const JsonRpcMessage &m, const QJsonObject &par
 
 void McpSession::onResourcesSubscribe(const JsonRpcMessage &m, const QJsonObject &params)
 {
-    if (!m_server->resourceSubscriptions()) {
+    if (!m_catalog->resourceSubscriptions()) {
         methodNotFound(m);
         return;
     }
@@ -258,24 +258,24 @@ void McpSession::onResourcesSubscribe(const JsonRpcMessage &m, const QJsonObject
 
 void McpSession::onPromptsList(const JsonRpcMessage &m, const QJsonObject &)
 {
-    if (m_server->prompts().all().isEmpty()) {
+    if (m_catalog->prompts().all().isEmpty()) {
         methodNotFound(m);
         return;
     }
     QJsonArray list;
-    for (const PromptDefinition &p : m_server->prompts().all())
+    for (const PromptDefinition &p : m_catalog->prompts().all())
         list.append(p.toJson());
     send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("prompts"), list}}));
 }
 
 void McpSession::onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params)
 {
-    if (m_server->prompts().all().isEmpty()) {
+    if (m_catalog->prompts().all().isEmpty()) {
         methodNotFound(m);
         return;
     }
     const QString name = params.value(u"name").toString();
-    const PromptDefinition *prompt = m_server->prompts().find(name);
+    const PromptDefinition *prompt = m_catalog->prompts().find(name);
     if (!prompt) {
         replyError(m.id, JsonRpcMessage::InvalidParams,
                    QStringLiteral("Unknown prompt: %1").arg(name));
@@ -292,7 +292,7 @@ void McpSession::onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params
 
 void McpSession::onComplete(const JsonRpcMessage &m, const QJsonObject &params)
 {
-    if (!m_server->completionHandler()) {
+    if (!m_catalog->completionHandler()) {
         methodNotFound(m);
         return;
     }
@@ -304,7 +304,7 @@ void McpSession::onComplete(const JsonRpcMessage &m, const QJsonObject &params)
         return;
     }
     QStringList values =
-        m_server->completionHandler()(ref, argument, params.value(u"context").toObject());
+        m_catalog->completionHandler()(ref, argument, params.value(u"context").toObject());
     const qsizetype total = values.size();
     values = values.mid(0, 100); // the spec caps one answer at 100 values
     send(JsonRpcMessage::makeResult(
@@ -344,7 +344,7 @@ void McpSession::callTool(const JsonRpcMessage &m)
         return;
     }
     const QString name = params.value(u"name").toString();
-    const ToolDefinition *tool = m_server->tools().find(name);
+    const ToolDefinition *tool = m_catalog->tools().find(name);
     if (!tool) {
         replyError(m.id, JsonRpcMessage::InvalidParams,
                    QStringLiteral("Unknown tool: %1").arg(name));

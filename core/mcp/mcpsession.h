@@ -9,7 +9,7 @@
 #include <QSet>
 #include <functional>
 
-class McpServer;
+class McpCatalog;
 class McpTransport;
 class ToolCall;
 
@@ -19,7 +19,8 @@ class McpSession : public QObject
 {
     Q_OBJECT
 public:
-    McpSession(McpServer *server, McpTransport *transport, QObject *parent = nullptr);
+    // `catalog`: what the server offers; it outlives the session (the server owns both).
+    McpSession(const McpCatalog *catalog, McpTransport *transport, QObject *parent = nullptr);
     ~McpSession() override;
 
     bool isInitialized() const { return m_initialized; }
@@ -77,7 +78,7 @@ private:
     void onTransportClosed();
     void failOutgoing();
 
-    McpServer *m_server;
+    const McpCatalog *m_catalog;
     QPointer<McpTransport> m_transport;
     bool m_initialized = false;
     QString m_protocolVersion;
