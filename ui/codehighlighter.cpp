@@ -3,6 +3,7 @@
 #include "languageregistry.h"
 
 #include <QGuiApplication>
+#include <QHash>
 #include <QPalette>
 
 namespace {
@@ -71,163 +72,220 @@ void CodeHighlighter::updateColors()
 
 CodeHighlighter::Syntax CodeHighlighter::syntaxFor(const QString &language)
 {
+    using Maker = Syntax (*)(const QString &);
+    static const QHash<QString, Maker> makers{
+        {QStringLiteral("python"), &CodeHighlighter::pythonSyntax},
+        {QStringLiteral("javascript"), &CodeHighlighter::scriptSyntax},
+        {QStringLiteral("typescript"), &CodeHighlighter::scriptSyntax},
+        {QStringLiteral("bash"), &CodeHighlighter::bashSyntax},
+        {QStringLiteral("c"), &CodeHighlighter::cSyntax},
+        {QStringLiteral("cpp"), &CodeHighlighter::cppSyntax},
+        {QStringLiteral("go"), &CodeHighlighter::goSyntax},
+        {QStringLiteral("java"), &CodeHighlighter::javaSyntax},
+        {QStringLiteral("ruby"), &CodeHighlighter::rubySyntax},
+        {QStringLiteral("r"), &CodeHighlighter::rSyntax},
+        {QStringLiteral("rust"), &CodeHighlighter::rustSyntax},
+    };
+    const Maker make = makers.value(language);
+    return make ? make(language) : Syntax();
+}
+
+CodeHighlighter::Syntax CodeHighlighter::pythonSyntax(const QString &)
+{
     Syntax s;
-    if (language == u"python") {
-        s.keywords = words(
-            {"False",   "None",     "True",     "and",    "as",   "assert", "async",  "await",
-             "break",   "class",    "continue", "def",    "del",  "elif",   "else",   "except",
-             "finally", "for",      "from",     "global", "if",   "import", "in",     "is",
-             "lambda",  "nonlocal", "not",      "or",     "pass", "raise",  "return", "try",
-             "while",   "with",     "yield",    "match",  "case", "self"});
-        s.hashComments = true;
-        s.tripleQuotes = true;
+    s.keywords =
+        words({"False",   "None",     "True",     "and",    "as",   "assert", "async",  "await",
+               "break",   "class",    "continue", "def",    "del",  "elif",   "else",   "except",
+               "finally", "for",      "from",     "global", "if",   "import", "in",     "is",
+               "lambda",  "nonlocal", "not",      "or",     "pass", "raise",  "return", "try",
+               "while",   "with",     "yield",    "match",  "case", "self"});
+    s.hashComments = true;
+    s.tripleQuotes = true;
+    s.annotations = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::scriptSyntax(const QString &language)
+{
+    Syntax s;
+    s.keywords =
+        words({"async",    "await",      "break",   "case",   "catch",    "class", "const",
+               "continue", "debugger",   "default", "delete", "do",       "else",  "export",
+               "extends",  "false",      "finally", "for",    "function", "if",    "import",
+               "in",       "instanceof", "let",     "new",    "null",     "of",    "return",
+               "static",   "super",      "switch",  "this",   "throw",    "true",  "try",
+               "typeof",   "undefined",  "var",     "void",   "while",    "with",  "yield"});
+    if (language.startsWith(u't')) {
+        s.keywords.unite(
+            words({"abstract",   "any",    "as",        "boolean",   "declare", "enum",
+                   "implements", "infer",  "interface", "is",        "keyof",   "namespace",
+                   "never",      "number", "private",   "protected", "public",  "readonly",
+                   "satisfies",  "string", "type",      "unknown"}));
         s.annotations = true;
-    } else if (language == u"javascript" || language == u"typescript") {
-        s.keywords =
-            words({"async",    "await",      "break",   "case",   "catch",    "class", "const",
-                   "continue", "debugger",   "default", "delete", "do",       "else",  "export",
-                   "extends",  "false",      "finally", "for",    "function", "if",    "import",
-                   "in",       "instanceof", "let",     "new",    "null",     "of",    "return",
-                   "static",   "super",      "switch",  "this",   "throw",    "true",  "try",
-                   "typeof",   "undefined",  "var",     "void",   "while",    "with",  "yield"});
-        if (language.startsWith(u't')) {
-            s.keywords.unite(
-                words({"abstract",   "any",    "as",        "boolean",   "declare", "enum",
-                       "implements", "infer",  "interface", "is",        "keyof",   "namespace",
-                       "never",      "number", "private",   "protected", "public",  "readonly",
-                       "satisfies",  "string", "type",      "unknown"}));
-            s.annotations = true;
-        }
-        s.slashComments = true;
-        s.backtickStrings = true;
-        s.backtickEscapes = true;
-    } else if (language == u"bash") {
-        s.keywords =
-            words({"if",     "then",     "else",    "elif",  "fi",    "case",     "esac",
-                   "for",    "while",    "until",   "do",    "done",  "in",       "function",
-                   "select", "time",     "return",  "exit",  "break", "continue", "local",
-                   "export", "readonly", "declare", "unset", "shift", "source",   "trap",
-                   "eval",   "exec",     "set",     "true",  "false"});
-        s.hashComments = true;
-        s.hashAfterSpaceOnly = true;
-    } else if (language == u"c") {
-        s.keywords = cKeywords();
-        s.slashComments = true;
-        s.quoteIsChar = true;
-        s.preprocessor = true;
-    } else if (language == u"cpp") {
-        s.keywords = cKeywords();
-        s.keywords.unite(words({"alignas",
-                                "alignof",
-                                "and",
-                                "asm",
-                                "catch",
-                                "char8_t",
-                                "char16_t",
-                                "char32_t",
-                                "class",
-                                "co_await",
-                                "co_return",
-                                "co_yield",
-                                "concept",
-                                "consteval",
-                                "constexpr",
-                                "constinit",
-                                "const_cast",
-                                "decltype",
-                                "delete",
-                                "dynamic_cast",
-                                "explicit",
-                                "export",
-                                "final",
-                                "friend",
-                                "mutable",
-                                "namespace",
-                                "new",
-                                "noexcept",
-                                "not",
-                                "nullptr",
-                                "operator",
-                                "or",
-                                "override",
-                                "private",
-                                "protected",
-                                "public",
-                                "reinterpret_cast",
-                                "requires",
-                                "static_assert",
-                                "static_cast",
-                                "template",
-                                "this",
-                                "thread_local",
-                                "throw",
-                                "try",
-                                "typeid",
-                                "typename",
-                                "using",
-                                "virtual",
-                                "wchar_t",
-                                "xor",
-                                "std"}));
-        s.slashComments = true;
-        s.quoteIsChar = true;
-        s.preprocessor = true;
-    } else if (language == u"go") {
-        s.keywords =
-            words({"break",  "case",        "chan",   "const",   "continue", "default", "defer",
-                   "else",   "fallthrough", "for",    "func",    "go",       "goto",    "if",
-                   "import", "interface",   "map",    "package", "range",    "return",  "select",
-                   "struct", "switch",      "type",   "var",     "true",     "false",   "nil",
-                   "iota",   "bool",        "byte",   "error",   "float32",  "float64", "int",
-                   "int8",   "int16",       "int32",  "int64",   "rune",     "string",  "uint",
-                   "uint8",  "uint16",      "uint32", "uint64",  "uintptr",  "any"});
-        s.slashComments = true;
-        s.quoteIsChar = true;
-        s.backtickStrings = true;
-    } else if (language == u"java") {
-        s.keywords =
-            words({"abstract", "assert",     "boolean",  "break",     "byte",     "case",
-                   "catch",    "char",       "class",    "const",     "continue", "default",
-                   "do",       "double",     "else",     "enum",      "extends",  "final",
-                   "finally",  "float",      "for",      "goto",      "if",       "implements",
-                   "import",   "instanceof", "int",      "interface", "long",     "native",
-                   "new",      "package",    "private",  "protected", "public",   "return",
-                   "short",    "static",     "strictfp", "super",     "switch",   "synchronized",
-                   "this",     "throw",      "throws",   "transient", "try",      "void",
-                   "volatile", "while",      "var",      "record",    "sealed",   "permits",
-                   "yield",    "true",       "false",    "null"});
-        s.slashComments = true;
-        s.quoteIsChar = true;
-        s.annotations = true;
-    } else if (language == u"ruby") {
-        s.keywords = words({"BEGIN",  "END",   "alias",  "and",     "begin",
-                            "break",  "case",  "class",  "def",     "defined",
-                            "do",     "else",  "elsif",  "end",     "ensure",
-                            "false",  "for",   "if",     "in",      "module",
-                            "next",   "nil",   "not",    "or",      "redo",
-                            "rescue", "retry", "return", "self",    "super",
-                            "then",   "true",  "undef",  "unless",  "until",
-                            "when",   "while", "yield",  "require", "require_relative"});
-        s.hashComments = true;
-    } else if (language == u"r") {
-        s.keywords = words(
-            {"if",   "else",        "repeat",   "while",         "function", "for",     "in",
-             "next", "break",       "TRUE",     "FALSE",         "NULL",     "Inf",     "NaN",
-             "NA",   "NA_integer_", "NA_real_", "NA_character_", "library",  "require", "return"});
-        s.hashComments = true;
-        s.dotInIdentifiers = true;
-    } else if (language == u"rust") {
-        s.keywords =
-            words({"as",   "async",  "await",  "break", "const",  "continue", "crate", "dyn",
-                   "else", "enum",   "extern", "false", "fn",     "for",      "if",    "impl",
-                   "in",   "let",    "loop",   "match", "mod",    "move",     "mut",   "pub",
-                   "ref",  "return", "self",   "Self",  "static", "struct",   "super", "trait",
-                   "true", "type",   "unsafe", "use",   "where",  "while",    "i8",    "i16",
-                   "i32",  "i64",    "i128",   "isize", "u8",     "u16",      "u32",   "u64",
-                   "u128", "usize",  "f32",    "f64",   "bool",   "char",     "str"});
-        s.slashComments = true;
-        s.quoteIsChar = true;
     }
+    s.slashComments = true;
+    s.backtickStrings = true;
+    s.backtickEscapes = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::bashSyntax(const QString &)
+{
+    Syntax s;
+    s.keywords = words({"if",     "then",     "else",    "elif",  "fi",    "case",     "esac",
+                        "for",    "while",    "until",   "do",    "done",  "in",       "function",
+                        "select", "time",     "return",  "exit",  "break", "continue", "local",
+                        "export", "readonly", "declare", "unset", "shift", "source",   "trap",
+                        "eval",   "exec",     "set",     "true",  "false"});
+    s.hashComments = true;
+    s.hashAfterSpaceOnly = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::cSyntax(const QString &)
+{
+    Syntax s;
+    s.keywords = cKeywords();
+    s.slashComments = true;
+    s.quoteIsChar = true;
+    s.preprocessor = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::cppSyntax(const QString &)
+{
+    Syntax s;
+    s.keywords = cKeywords();
+    s.keywords.unite(words({"alignas",
+                            "alignof",
+                            "and",
+                            "asm",
+                            "catch",
+                            "char8_t",
+                            "char16_t",
+                            "char32_t",
+                            "class",
+                            "co_await",
+                            "co_return",
+                            "co_yield",
+                            "concept",
+                            "consteval",
+                            "constexpr",
+                            "constinit",
+                            "const_cast",
+                            "decltype",
+                            "delete",
+                            "dynamic_cast",
+                            "explicit",
+                            "export",
+                            "final",
+                            "friend",
+                            "mutable",
+                            "namespace",
+                            "new",
+                            "noexcept",
+                            "not",
+                            "nullptr",
+                            "operator",
+                            "or",
+                            "override",
+                            "private",
+                            "protected",
+                            "public",
+                            "reinterpret_cast",
+                            "requires",
+                            "static_assert",
+                            "static_cast",
+                            "template",
+                            "this",
+                            "thread_local",
+                            "throw",
+                            "try",
+                            "typeid",
+                            "typename",
+                            "using",
+                            "virtual",
+                            "wchar_t",
+                            "xor",
+                            "std"}));
+    s.slashComments = true;
+    s.quoteIsChar = true;
+    s.preprocessor = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::goSyntax(const QString &)
+{
+    Syntax s;
+    s.keywords = words(
+        {"break",       "case",    "chan",  "const",  "continue", "default", "defer",   "else",
+         "fallthrough", "for",     "func",  "go",     "goto",     "if",      "import",  "interface",
+         "map",         "package", "range", "return", "select",   "struct",  "switch",  "type",
+         "var",         "true",    "false", "nil",    "iota",     "bool",    "byte",    "error",
+         "float32",     "float64", "int",   "int8",   "int16",    "int32",   "int64",   "rune",
+         "string",      "uint",    "uint8", "uint16", "uint32",   "uint64",  "uintptr", "any"});
+    s.slashComments = true;
+    s.quoteIsChar = true;
+    s.backtickStrings = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::javaSyntax(const QString &)
+{
+    Syntax s;
+    s.keywords = words(
+        {"abstract", "assert", "boolean",    "break",     "byte",       "case",      "catch",
+         "char",     "class",  "const",      "continue",  "default",    "do",        "double",
+         "else",     "enum",   "extends",    "final",     "finally",    "float",     "for",
+         "goto",     "if",     "implements", "import",    "instanceof", "int",       "interface",
+         "long",     "native", "new",        "package",   "private",    "protected", "public",
+         "return",   "short",  "static",     "strictfp",  "super",      "switch",    "synchronized",
+         "this",     "throw",  "throws",     "transient", "try",        "void",      "volatile",
+         "while",    "var",    "record",     "sealed",    "permits",    "yield",     "true",
+         "false",    "null"});
+    s.slashComments = true;
+    s.quoteIsChar = true;
+    s.annotations = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::rubySyntax(const QString &)
+{
+    Syntax s;
+    s.keywords = words(
+        {"BEGIN", "END",     "alias", "and",    "begin", "break", "case",    "class",
+         "def",   "defined", "do",    "else",   "elsif", "end",   "ensure",  "false",
+         "for",   "if",      "in",    "module", "next",  "nil",   "not",     "or",
+         "redo",  "rescue",  "retry", "return", "self",  "super", "then",    "true",
+         "undef", "unless",  "until", "when",   "while", "yield", "require", "require_relative"});
+    s.hashComments = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::rSyntax(const QString &)
+{
+    Syntax s;
+    s.keywords = words({"if",      "else",    "repeat", "while",       "function", "for",
+                        "in",      "next",    "break",  "TRUE",        "FALSE",    "NULL",
+                        "Inf",     "NaN",     "NA",     "NA_integer_", "NA_real_", "NA_character_",
+                        "library", "require", "return"});
+    s.hashComments = true;
+    s.dotInIdentifiers = true;
+    return s;
+}
+
+CodeHighlighter::Syntax CodeHighlighter::rustSyntax(const QString &)
+{
+    Syntax s;
+    s.keywords = words({"as",   "async",  "await",  "break", "const",  "continue", "crate", "dyn",
+                        "else", "enum",   "extern", "false", "fn",     "for",      "if",    "impl",
+                        "in",   "let",    "loop",   "match", "mod",    "move",     "mut",   "pub",
+                        "ref",  "return", "self",   "Self",  "static", "struct",   "super", "trait",
+                        "true", "type",   "unsafe", "use",   "where",  "while",    "i8",    "i16",
+                        "i32",  "i64",    "i128",   "isize", "u8",     "u16",      "u32",   "u64",
+                        "u128", "usize",  "f32",    "f64",   "bool",   "char",     "str"});
+    s.slashComments = true;
+    s.quoteIsChar = true;
     return s;
 }
 

@@ -53,6 +53,17 @@ private:
     };
 
     static Syntax syntaxFor(const QString &language);
+    // One per language family (syntaxFor's table).
+    static Syntax pythonSyntax(const QString &language);
+    static Syntax scriptSyntax(const QString &language);
+    static Syntax bashSyntax(const QString &language);
+    static Syntax cSyntax(const QString &language);
+    static Syntax cppSyntax(const QString &language);
+    static Syntax goSyntax(const QString &language);
+    static Syntax javaSyntax(const QString &language);
+    static Syntax rubySyntax(const QString &language);
+    static Syntax rSyntax(const QString &language);
+    static Syntax rustSyntax(const QString &language);
     int scanString(const QString &text, int start, QChar quote) const;
     int scanCharLiteral(const QString &text, int start) const;
     int scanNumber(const QString &text, int start) const;

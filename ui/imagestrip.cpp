@@ -108,7 +108,7 @@ ImageStrip::ImageStrip(QWidget *parent) : QWidget(parent)
         const int index = indexOf(item);
         // A copy: the dialog runs an event loop in which the strip may be given other files.
         if (index >= 0 && m_files.at(index).included)
-            saveFile(OutputFile(m_files.at(index)), this);
+            ImageViewerDialog::saveFile(OutputFile(m_files.at(index)), this);
     });
     connect(m_saveButton, &QPushButton::clicked, this, &ImageStrip::saveCurrent);
 
@@ -207,37 +207,6 @@ int ImageStrip::listedFileCount() const
     return m_fileList->count();
 }
 
-bool ImageStrip::saveFile(const OutputFile &file, QWidget *parent)
-{
-    if (!file.included)
-        return false;
-    // The last folder used, for the next figure of the same session.
-    static QString lastDir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    const QString fileName = QFileInfo(file.name).fileName();
-
-    QStringList filters;
-    const QMimeType mime = QMimeDatabase().mimeTypeForName(file.mimeType);
-    if (mime.isValid() && !mime.globPatterns().isEmpty())
-        filters.append(mime.filterString());
-    filters.append(tr("All files (*)"));
-
-    const QString path = QFileDialog::getSaveFileName(parent, tr("Save %1").arg(fileName),
-                                                      QDir(lastDir).filePath(fileName),
-                                                      filters.join(QStringLiteral(";;")));
-    if (path.isEmpty())
-        return false;
-    lastDir = QFileInfo(path).absolutePath();
-
-    QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly) || out.write(file.data) != file.data.size() ||
-        !out.commit()) {
-        QMessageBox::warning(parent, tr("Save"),
-                             tr("Could not save %1:\n%2").arg(path, out.errorString()));
-        return false;
-    }
-    return true;
-}
-
 void ImageStrip::openImage(int index)
 {
     if (index < 0 || index >= m_files.size())
@@ -252,7 +221,7 @@ void ImageStrip::saveCurrent()
 {
     const int index = currentIndex();
     if (index >= 0)
-        saveFile(OutputFile(m_files.at(index)), this);
+        ImageViewerDialog::saveFile(OutputFile(m_files.at(index)), this);
 }
 
 void ImageStrip::showContextMenu(QListWidget *list, const QPoint &pos)
@@ -275,7 +244,8 @@ void ImageStrip::showContextMenu(QListWidget *list, const QPoint &pos)
             viewer->setAttribute(Qt::WA_DeleteOnClose);
             viewer->show();
         });
-    QAction *save = menu.addAction(tr("Save…"), this, [this, file] { saveFile(file, this); });
+    QAction *save = menu.addAction(tr("Save…"), this,
+                                   [this, file] { ImageViewerDialog::saveFile(file, this); });
     save->setEnabled(file.included);
     menu.exec(list->viewport()->mapToGlobal(pos));
 }

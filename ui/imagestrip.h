@@ -25,10 +25,6 @@ public:
     int imageCount() const;
     int listedFileCount() const; // the files that are not thumbnails
 
-    // Asks where to put `file` (its own name proposed) and writes it; false when the user
-    // cancelled, or the write failed and the user was told.
-    static bool saveFile(const OutputFile &file, QWidget *parent);
-
 protected:
     void resizeEvent(QResizeEvent *event) override;
 

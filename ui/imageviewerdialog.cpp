@@ -1,19 +1,25 @@
 #include "imageviewerdialog.h"
 
-#include "imagestrip.h"
 #include "safeimage.h"
 
 #include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QImage>
 #include <QLabel>
 #include <QLocale>
+#include <QMessageBox>
+#include <QMimeDatabase>
 #include <QPixmap>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QStandardPaths>
 #include <QVBoxLayout>
 
 ImageViewerDialog::ImageViewerDialog(const OutputFile &file, QWidget *parent)
@@ -51,7 +57,7 @@ ImageViewerDialog::ImageViewerDialog(const OutputFile &file, QWidget *parent)
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
     QPushButton *save = buttons->addButton(tr("Save…"), QDialogButtonBox::ActionRole);
     save->setObjectName(QStringLiteral("saveButton"));
-    connect(save, &QPushButton::clicked, this, [this] { ImageStrip::saveFile(m_file, this); });
+    connect(save, &QPushButton::clicked, this, [this] { saveFile(m_file, this); });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
     auto *bottom = new QHBoxLayout;
@@ -74,4 +80,35 @@ ImageViewerDialog::ImageViewerDialog(const OutputFile &file, QWidget *parent)
             scroll->horizontalScrollBar()->sizeHint().height());
     const QSize wanted = (image.isNull() ? QSize(320, 160) : image.size()) + chrome;
     resize(wanted.expandedTo(QSize(360, 240)).boundedTo(available));
+}
+
+bool ImageViewerDialog::saveFile(const OutputFile &file, QWidget *parent)
+{
+    if (!file.included)
+        return false;
+    // The last folder used, for the next figure of the same session.
+    static QString lastDir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    const QString fileName = QFileInfo(file.name).fileName();
+
+    QStringList filters;
+    const QMimeType mime = QMimeDatabase().mimeTypeForName(file.mimeType);
+    if (mime.isValid() && !mime.globPatterns().isEmpty())
+        filters.append(mime.filterString());
+    filters.append(QObject::tr("All files (*)"));
+
+    const QString path = QFileDialog::getSaveFileName(parent, QObject::tr("Save %1").arg(fileName),
+                                                      QDir(lastDir).filePath(fileName),
+                                                      filters.join(QStringLiteral(";;")));
+    if (path.isEmpty())
+        return false;
+    lastDir = QFileInfo(path).absolutePath();
+
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(file.data) != file.data.size() ||
+        !out.commit()) {
+        QMessageBox::warning(parent, QObject::tr("Save"),
+                             QObject::tr("Could not save %1:\n%2").arg(path, out.errorString()));
+        return false;
+    }
+    return true;
 }

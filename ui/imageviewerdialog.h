@@ -11,6 +11,10 @@ class ImageViewerDialog : public QDialog
 public:
     explicit ImageViewerDialog(const OutputFile &file, QWidget *parent = nullptr);
 
+    // Asks where to put `file` (its own name proposed) and writes it; false when the user
+    // cancelled, or the write failed and the user was told.
+    static bool saveFile(const OutputFile &file, QWidget *parent);
+
 private:
     OutputFile m_file;
 };

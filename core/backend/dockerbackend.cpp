@@ -59,13 +59,13 @@ SandboxContainer *DockerBackend::createSandbox(const QJsonObject &spec, const QS
 void DockerBackend::createVolume(const QString &name, const QJsonObject &labels, QObject *context,
                                  const SandboxContainer::Done &done)
 {
-    EngineReply *reply = m_engine->volumes().create(name, labels);
+    EngineReply *reply = VolumesApi(m_engine).create(name, labels);
     whenFinished(reply, context, [reply, done] { done(errorOf(reply)); });
 }
 
 void DockerBackend::removeVolume(const QString &name)
 {
-    EngineReply *reply = m_engine->volumes().remove(name);
+    EngineReply *reply = VolumesApi(m_engine).remove(name);
     QObject::connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
 }
 
@@ -73,7 +73,7 @@ void DockerBackend::list(
     const QStringList &labels, QObject *context,
     const std::function<void(const QList<Listed> &, const QString &error)> &done)
 {
-    EngineReply *reply = m_engine->containers().list(labels);
+    EngineReply *reply = ContainersApi(m_engine).list(labels);
     whenFinished(reply, context, [reply, done] {
         QList<Listed> found;
         for (const QJsonValue &v : QJsonDocument::fromJson(reply->body()).array()) {
@@ -91,14 +91,14 @@ void DockerBackend::list(
 void DockerBackend::removeById(const QString &id, QObject *context,
                                const SandboxContainer::Done &done)
 {
-    EngineReply *reply = m_engine->containers().remove(id);
+    EngineReply *reply = ContainersApi(m_engine).remove(id);
     whenFinished(reply, context, [reply, done] { done(errorOf(reply)); });
 }
 
 void DockerBackend::health(bool cheap, QObject *context,
                            const std::function<void(const Health &)> &done)
 {
-    SystemApi system = m_engine->system();
+    SystemApi system(m_engine);
     EngineReply *reply = cheap ? system.ping() : system.version();
     whenFinished(reply, context, [reply, cheap, done] {
         Health h;

@@ -24,7 +24,7 @@ void DockerContainer::prepare()
     if (m_state != State::New)
         return;
     m_state = State::Creating;
-    EngineReply *reply = m_engine->containers().create(m_spec, m_name);
+    EngineReply *reply = ContainersApi(m_engine).create(m_spec, m_name);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok()) {
@@ -53,7 +53,7 @@ void DockerContainer::prepare()
 void DockerContainer::attach()
 {
     m_state = State::Attaching;
-    m_stream = m_engine->containers().attach(m_id);
+    m_stream = ContainersApi(m_engine).attach(m_id);
     connect(m_stream, &AttachStream::output, this, &SandboxContainer::output);
     connect(m_stream, &AttachStream::ended, this, &SandboxContainer::streamEnded);
     connect(m_stream, &AttachStream::failed, this, [this](const EngineError &e) {
@@ -76,7 +76,7 @@ void DockerContainer::start()
     if (m_state != State::Attaching)
         return;
     m_state = State::Starting;
-    EngineReply *reply = m_engine->containers().start(m_id);
+    EngineReply *reply = ContainersApi(m_engine).start(m_id);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (m_state != State::Starting)
@@ -141,7 +141,7 @@ void DockerContainer::remove()
 void DockerContainer::sendRemove()
 {
     // force kills a running program; v drops anonymous volumes.
-    EngineReply *reply = m_engine->containers().remove(m_id);
+    EngineReply *reply = ContainersApi(m_engine).remove(m_id);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok() && !reply->error().isNotFound()) {
@@ -163,7 +163,7 @@ void DockerContainer::sendRemove()
 void DockerContainer::putFiles(const QString &dir, const QByteArray &tar, QObject *context,
                                const Done &done)
 {
-    EngineReply *reply = m_engine->containers().putArchive(m_id, dir, tar);
+    EngineReply *reply = ContainersApi(m_engine).putArchive(m_id, dir, tar);
     connect(reply, &EngineReply::finished, context,
             [reply, done] { done(reply->ok() ? QString() : reply->error().toString()); });
     connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
@@ -172,7 +172,7 @@ void DockerContainer::putFiles(const QString &dir, const QByteArray &tar, QObjec
 void DockerContainer::fetchFiles(const QString &path, qint64 maxBytes, QObject *context,
                                  const Fetched &done)
 {
-    EngineReply *reply = m_engine->containers().getArchive(m_id, path, maxBytes);
+    EngineReply *reply = ContainersApi(m_engine).getArchive(m_id, path, maxBytes);
     connect(reply, &EngineReply::finished, context, [reply, done] {
         Archive a;
         if (reply->ok())
@@ -187,7 +187,7 @@ void DockerContainer::fetchFiles(const QString &path, qint64 maxBytes, QObject *
 
 void DockerContainer::exitStatus(QObject *context, const Exited &done)
 {
-    EngineReply *reply = m_engine->containers().wait(m_id);
+    EngineReply *reply = ContainersApi(m_engine).wait(m_id);
     connect(reply, &EngineReply::finished, context, [reply, done] {
         if (reply->ok())
             done(reply->json().value(u"StatusCode").toInt(-1), QString());
@@ -199,6 +199,6 @@ void DockerContainer::exitStatus(QObject *context, const Exited &done)
 
 void DockerContainer::interrupt()
 {
-    EngineReply *reply = m_engine->containers().kill(m_id, "SIGINT");
+    EngineReply *reply = ContainersApi(m_engine).kill(m_id, "SIGINT");
     connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
 }

@@ -12,7 +12,7 @@ class EngineClient;
 class EngineReply;
 
 // The engine's containers (/containers/...): every call returns its reply at once (see
-// EngineReply). A value to use on the spot: engine.containers().start(id).
+// EngineReply). A value to use on the spot: ContainersApi(engine).start(id).
 class ContainersApi
 {
 public:

@@ -1,13 +1,9 @@
 #include "engineclient.h"
 
 #include "attachstream.h"
-#include "containersapi.h"
 #include "engineconnection.h"
 #include "enginelog.h"
 #include "enginereply.h"
-#include "imagesapi.h"
-#include "systemapi.h"
-#include "volumesapi.h"
 
 #include <QJsonDocument>
 #include <QUrl>
@@ -27,26 +23,6 @@ EngineClient::~EngineClient()
 QByteArray EngineClient::encode(const QString &pathSegment)
 {
     return QUrl::toPercentEncoding(pathSegment);
-}
-
-ContainersApi EngineClient::containers()
-{
-    return ContainersApi(this);
-}
-
-VolumesApi EngineClient::volumes()
-{
-    return VolumesApi(this);
-}
-
-ImagesApi EngineClient::images()
-{
-    return ImagesApi(this);
-}
-
-SystemApi EngineClient::system()
-{
-    return SystemApi(this);
 }
 
 EngineReply *EngineClient::createContainer(const QJsonObject &spec, const QString &name)

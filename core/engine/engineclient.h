@@ -11,12 +11,8 @@
 #include <QString>
 
 class AttachStream;
-class ContainersApi;
 class EngineConnection;
 class EngineReply;
-class ImagesApi;
-class SystemApi;
-class VolumesApi;
 
 // Docker Engine API client (also Podman's compatible socket) over a local socket. Fully
 // asynchronous: every call returns a reply object at once. The API version is negotiated on first
@@ -43,14 +39,10 @@ public:
     void setRequestTimeout(int ms) { m_requestTimeoutMs = ms; }
     int requestTimeout() const { return m_requestTimeoutMs; }
 
-    // The engine's resources, as the well-known Docker clients organise them: the rest of the
-    // program asks these, and no REST path is written outside this folder.
-    ContainersApi containers();
-    VolumesApi volumes();
-    ImagesApi images();
-    SystemApi system();
-
-    // Raw requests, for the resource classes above (and tests).
+    // The engine's resources are asked through ContainersApi, VolumesApi, ImagesApi and SystemApi
+    // (made on the spot: ContainersApi(engine).start(id)), as the well-known Docker clients
+    // organise them; no REST path is written outside this folder. Raw requests, for those
+    // classes (and tests):
     EngineReply *get(const QByteArray &path);
     EngineReply *post(const QByteArray &path, const QJsonObject &body = {});
     EngineReply *del(const QByteArray &path);
