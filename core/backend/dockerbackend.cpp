@@ -12,6 +12,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <thread>
 
 namespace {
 // The reply's answer goes to `done` while `context` lives; the reply goes either way.
@@ -34,6 +35,11 @@ DockerBackend::DockerBackend(EngineClient *engine, QObject *parent)
 QString DockerBackend::endpoint() const
 {
     return m_engine->socketPath();
+}
+
+int DockerBackend::capacity() const
+{
+    return qMax(4, 2 * int(std::thread::hardware_concurrency()));
 }
 
 QJsonObject DockerBackend::runSpec(const Language &language, const QString &image,

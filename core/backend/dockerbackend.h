@@ -16,6 +16,8 @@ public:
     EngineClient *engine() const { return m_engine; }
 
     QString endpoint() const override;
+    // The engine on this machine: two per core, at least four (programs mostly wait).
+    int capacity() const override;
     QJsonObject runSpec(const Language &language, const QString &image, const SandboxConfig &config,
                         const QString &librariesVolume, bool session) const override;
     QJsonObject installSpec(const Language &language, const QString &image,

@@ -49,6 +49,8 @@ public:
 
     // Where the backend is (a socket path, a URL), for messages.
     virtual QString endpoint() const = 0;
+    // How many sandboxes it runs well at once: what the service lets run when not told.
+    virtual int capacity() const = 0;
 
     // The creation spec of a sandbox for one program of `language` (or a session's, serving
     // programs one after another), with `librariesVolume` mounted read-only when given. Opaque to

@@ -2,6 +2,7 @@
 
 #include "containerpool.h"
 #include "execution.h"
+#include "executionqueue.h"
 #include "janitor.h"
 #include "librarycache.h"
 #include "sandboxbackend.h"
@@ -11,7 +12,6 @@
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
-#include <thread>
 
 namespace {
 QString missingImageHint(const Language &language)
@@ -46,9 +46,10 @@ SandboxService::SandboxService(SandboxBackend *backend, const LanguageRegistry &
 {
     connect(m_janitor, &Janitor::orphansReaped, this, &SandboxService::orphansReaped);
     connect(m_janitor, &Janitor::idle, this, &SandboxService::checkShutdownDone);
-    m_maxConcurrent = config.maxConcurrent > 0
-                          ? config.maxConcurrent
-                          : qMax(4, 2 * int(std::thread::hardware_concurrency()));
+    // As many at once as asked for, else as the backend runs well.
+    m_queue = new ExecutionQueue(
+        config.maxConcurrent > 0 ? config.maxConcurrent : backend->capacity(), config.maxQueued,
+        [this](const ExecutionQueue::Job &job) { launch(job); }, this);
     if (config.poolSize > 0) {
         m_pool = new ContainerPool(
             config.poolSize,
@@ -61,6 +62,8 @@ SandboxService::SandboxService(SandboxBackend *backend, const LanguageRegistry &
                     qCInfo(lcSandbox).noquote()
                         << "pool:" << count << label << "sandbox(es) warm after" << ms << "ms";
                 });
+        // Refills wait while programs run (see ContainerPool::setBusy).
+        connect(m_queue, &ExecutionQueue::idle, m_pool, [this] { m_pool->setBusy(false); });
     }
 }
 
@@ -114,14 +117,8 @@ Execution *SandboxService::create(const Language &language, const ExecutionReque
     m_executions.insert(execution);
     connect(execution, &Execution::finished, this, [this, execution] {
         m_executions.remove(execution);
-        const bool wasQueued =
-            m_queue.removeIf([execution](const Queued &q) { return q.execution == execution; }) > 0;
-        if (!wasQueued && m_launched.remove(execution))
-            --m_running;
         execution->deleteLater();
-        launchQueued();
-        if (m_pool && m_running == 0)
-            m_pool->setBusy(false);
+        m_queue->finished(execution);
     });
     return execution;
 }
@@ -135,25 +132,7 @@ void SandboxService::submit(Execution *execution, const QJsonObject &spec, const
         return;
     }
     Q_EMIT executionStarted(execution);
-    if (m_running >= m_maxConcurrent) {
-        if (m_queue.size() >= m_config.maxQueued) {
-            execution->failEarly(QStringLiteral("the server is busy: %1 runs are running and %2 "
-                                                "more are waiting, as many as it queues; try "
-                                                "again when some have finished")
-                                     .arg(m_running)
-                                     .arg(m_queue.size()),
-                                 image);
-            return;
-        }
-        m_queue.enqueue({execution, spec, image});
-        // Reported once the caller had a chance to connect.
-        const int position = int(m_queue.size());
-        QMetaObject::invokeMethod(
-            execution, [execution, position] { execution->setQueuePosition(position); },
-            Qt::QueuedConnection);
-        return;
-    }
-    launch({execution, spec, image});
+    m_queue->submit({execution, spec, image});
 }
 
 Execution *SandboxService::executeWithLibraries(const Language &language,
@@ -270,28 +249,14 @@ void SandboxService::removeVolume(const QString &volume)
     m_backend->removeVolume(volume);
 }
 
-void SandboxService::launch(const Queued &next)
+void SandboxService::launch(const ExecutionQueue::Job &next)
 {
-    ++m_running;
     if (m_pool)
         m_pool->setBusy(true);
-    m_launched.insert(next.execution);
     SandboxContainer *container = m_pool ? m_pool->take(next.spec) : nullptr;
     if (!container)
         container = makeContainer(next.spec, next.image);
     next.execution->run(container);
-}
-
-void SandboxService::launchQueued()
-{
-    bool moved = false;
-    while (!m_queue.isEmpty() && m_running < m_maxConcurrent && !m_shuttingDown) {
-        launch(m_queue.dequeue());
-        moved = true;
-    }
-    if (moved)
-        for (int i = 0; i < m_queue.size(); ++i)
-            m_queue.at(i).execution->setQueuePosition(i + 1);
 }
 
 SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const QString &image)
@@ -392,6 +357,7 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
 void SandboxService::shutdown(int graceMs)
 {
     m_shuttingDown = true;
+    m_queue->stop();
     if (m_pool)
         m_pool->clear();
     qCInfo(lcSandbox) << "shutting down:" << m_executions.size() << "running,"

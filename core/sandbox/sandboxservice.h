@@ -1,5 +1,6 @@
 #pragma once
 
+#include "executionqueue.h"
 #include "languageregistry.h"
 #include "sandboxconfig.h"
 
@@ -62,9 +63,9 @@ public:
     void reapOrphans();
 
     int activeContainers() const { return int(m_containers.size()); }
-    int runningExecutions() const { return m_running; }
-    int queuedExecutions() const { return int(m_queue.size()); }
-    int maxConcurrent() const { return m_maxConcurrent; }
+    int runningExecutions() const { return m_queue->running(); }
+    int queuedExecutions() const { return m_queue->waiting(); }
+    int maxConcurrent() const { return m_queue->maxRunning(); }
     ContainerPool *pool() const { return m_pool; }
     // Cancels what runs, removes every container, then emits shutdownFinished() (at most after
     // `graceMs`, even if the engine does not answer).
@@ -79,13 +80,6 @@ Q_SIGNALS:
     void orphansReaped(int count);
 
 private:
-    struct Queued
-    {
-        Execution *execution;
-        QJsonObject spec;
-        QString image;
-    };
-
     Execution *start(const Language &language, const ExecutionRequest &request);
     // A new execution, tracked until it finishes; submit() then runs or queues it.
     Execution *create(const Language &language, const ExecutionRequest &request, int timeoutSec);
@@ -93,9 +87,8 @@ private:
     // The request's timeout, or the default, capped at the configured maximum.
     int timeoutFor(const ExecutionRequest &request) const;
     Execution *executeWithLibraries(const Language &language, const ExecutionRequest &request);
-    void launch(const Queued &next);
+    void launch(const ExecutionQueue::Job &next);
     void warm(const Language &language);
-    void launchQueued();
     SandboxContainer *makeContainer(const QJsonObject &spec, const QString &image);
     void track(SandboxContainer *container);
     void checkShutdownDone();
@@ -105,15 +98,11 @@ private:
     SandboxConfig m_config;
     QSet<SandboxContainer *> m_containers;
     QSet<Execution *> m_executions;
-    QQueue<Queued> m_queue;
+    ExecutionQueue *m_queue = nullptr;
     ContainerPool *m_pool = nullptr;
     LibraryCache *m_libraries = nullptr;
     Janitor *m_janitor = nullptr;
-    // Executions handed to a container (counted in m_running until they finish).
-    QSet<Execution *> m_launched;
-    int m_running = 0;
     quint64 m_containerSeq = 0;
-    int m_maxConcurrent = 4;
     QHash<QString, QString> m_versions;
     QSet<QString> m_warming; // languages whose pool was started
     bool m_warmOnFirstUse = false;

@@ -17,6 +17,7 @@
 #include <QSet>
 #include <QStringDecoder>
 #include <QUrl>
+#include <functional>
 
 namespace {
 QString describeLimits(const SandboxConfig &c)
@@ -379,34 +380,32 @@ void SandboxTools::registerLanguageTools(McpServer &server, SandboxService &sand
 void SandboxTools::registerResources(McpServer &server, SandboxService &sandbox)
 {
     SandboxService *sb = &sandbox;
-
-    ResourceDefinition langs;
-    langs.uri = QStringLiteral("sandbox://languages");
-    langs.name = QStringLiteral("languages");
-    langs.title = QStringLiteral("Supported languages");
-    langs.description = QStringLiteral("Every language with its image, run command and libraries");
-    langs.mimeType = QStringLiteral("application/json");
-    langs.read = [sb] {
-        QJsonArray arr;
-        for (const Language &l : sb->languages().all())
-            arr.append(l.toJson());
-        return QString::fromUtf8(QJsonDocument(arr).toJson(QJsonDocument::Indented));
+    // A JSON document about the languages, made anew each time it is read.
+    const auto add = [&server](const char *name, const QString &title, const QString &description,
+                               const std::function<QJsonDocument()> &make) {
+        ResourceDefinition r;
+        r.uri = QStringLiteral("sandbox://") + QLatin1String(name);
+        r.name = QLatin1String(name);
+        r.title = title;
+        r.description = description;
+        r.mimeType = QStringLiteral("application/json");
+        r.read = [make] { return QString::fromUtf8(make().toJson(QJsonDocument::Indented)); };
+        server.resources().add(r);
     };
-    server.resources().add(langs);
-
-    ResourceDefinition envs;
-    envs.uri = QStringLiteral("sandbox://environments");
-    envs.name = QStringLiteral("environments");
-    envs.title = QStringLiteral("Sandbox environments");
-    envs.description = QStringLiteral("Language → image and preinstalled libraries");
-    envs.mimeType = QStringLiteral("application/json");
-    envs.read = [sb] {
-        QJsonObject map;
-        for (const Language &l : sb->languages().all())
-            map.insert(l.name, QJsonObject{{QStringLiteral("image"), l.image},
-                                           {QStringLiteral("libraries"),
-                                            QJsonArray::fromStringList(l.preinstalled)}});
-        return QString::fromUtf8(QJsonDocument(map).toJson(QJsonDocument::Indented));
-    };
-    server.resources().add(envs);
+    add("languages", QStringLiteral("Supported languages"),
+        QStringLiteral("Every language with its image, run command and libraries"), [sb] {
+            QJsonArray arr;
+            for (const Language &l : sb->languages().all())
+                arr.append(l.toJson());
+            return QJsonDocument(arr);
+        });
+    add("environments", QStringLiteral("Sandbox environments"),
+        QStringLiteral("Language → image and preinstalled libraries"), [sb] {
+            QJsonObject map;
+            for (const Language &l : sb->languages().all())
+                map.insert(l.name, QJsonObject{{QStringLiteral("image"), l.image},
+                                               {QStringLiteral("libraries"),
+                                                QJsonArray::fromStringList(l.preinstalled)}});
+            return QJsonDocument(map);
+        });
 }
