@@ -19,14 +19,15 @@ ROOT=$PWD
 BUILD=${BUILD_DIR:-$ROOT/build}
 SOCKET=/var/run/docker.sock
 
-# Build tools, Qt 6.4 and the two C libraries, the engine, the image builder, what the GUI
+# Build tools, Qt 6.4 and the two C libraries, the engine, the image builder (debootstrap, and
+# python3 to read resources/languages.json), what the GUI
 # tests need (Xvfb, a tray, xdotool to type, ImageMagick's import for screenshots, a font), the
 # package checks (dpkg-dev, desktop-file-utils, appstream), and the hardening tests: clang with
 # libFuzzer and the sanitizer runtimes (llvm-14 for symbolised stacks), Podman with the init it
 # needs for HostConfig.Init. Node.js comes from Debian only where no node is installed.
 PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
           qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev
-          shared-mime-info docker.io debootstrap
+          shared-mime-info docker.io debootstrap python3
           xvfb trayer xdotool imagemagick fonts-dejavu-core
           dpkg-dev desktop-file-utils appstream
           clang-14 libclang-rt-14-dev llvm-14 podman catatonit)
