@@ -3,6 +3,7 @@
 #include "embeddedscripts.h"
 #include "language.h"
 #include "sandboxconfig.h"
+#include "sandboxlayout.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -35,10 +36,11 @@ QJsonObject ContainerSpec::build(const Language &language, const QString &image,
     if (!librariesVolume.isEmpty()) {
         QJsonObject host = spec.value(u"HostConfig").toObject();
         QJsonArray mounts = host.value(u"Mounts").toArray();
-        mounts.append(QJsonObject{{QStringLiteral("Type"), QStringLiteral("volume")},
-                                  {QStringLiteral("Source"), librariesVolume},
-                                  {QStringLiteral("Target"), QString::fromLatin1(kLibrariesDir)},
-                                  {QStringLiteral("ReadOnly"), true}});
+        mounts.append(QJsonObject{
+            {QStringLiteral("Type"), QStringLiteral("volume")},
+            {QStringLiteral("Source"), librariesVolume},
+            {QStringLiteral("Target"), QString::fromLatin1(SandboxLayout::kLibrariesDir)},
+            {QStringLiteral("ReadOnly"), true}});
         host.insert(QStringLiteral("Mounts"), mounts);
         spec.insert(QStringLiteral("HostConfig"), host);
     }
@@ -66,9 +68,10 @@ QJsonObject ContainerSpec::buildInstall(const Language &language, const QString 
                             {QStringLiteral("sh"), QStringLiteral("install.sh")}, env);
     QJsonObject host = spec.value(u"HostConfig").toObject();
     QJsonArray mounts = host.value(u"Mounts").toArray();
-    mounts.append(QJsonObject{{QStringLiteral("Type"), QStringLiteral("volume")},
-                              {QStringLiteral("Source"), volume},
-                              {QStringLiteral("Target"), QString::fromLatin1(kLibrariesDir)}});
+    mounts.append(
+        QJsonObject{{QStringLiteral("Type"), QStringLiteral("volume")},
+                    {QStringLiteral("Source"), volume},
+                    {QStringLiteral("Target"), QString::fromLatin1(SandboxLayout::kLibrariesDir)}});
     if (!caBundleHostPath.isEmpty()) {
         // The host's trust store, so installs work behind a TLS-inspecting proxy too.
         mounts.append(QJsonObject{{QStringLiteral("Type"), QStringLiteral("bind")},
@@ -98,7 +101,7 @@ QJsonObject ContainerSpec::base(const Language &language, const QString &image,
     QJsonArray env{
         QStringLiteral("HOME=/sandbox"), QStringLiteral("LANG=C.UTF-8"),
         QStringLiteral("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
-        QStringLiteral("OUTPUT_DIR=") + QString::fromLatin1(kOutputDir)};
+        QStringLiteral("OUTPUT_DIR=") + QString::fromLatin1(SandboxLayout::kOutputDir)};
     for (const QString &e : language.env + extraEnv)
         env.append(e);
     // Last, so nothing of ours can override what the operator passes through.
@@ -106,10 +109,11 @@ QJsonObject ContainerSpec::base(const Language &language, const QString &image,
         env.append(var.first + u'=' + var.second);
 
     QJsonObject labels{
-        {QString::fromLatin1(kLabelApp), QStringLiteral("1")},
-        {QString::fromLatin1(kLabelOwner), config.instanceId},
-        {QString::fromLatin1(kLabelPid), QString::number(QCoreApplication::applicationPid())},
-        {QString::fromLatin1(kLabelHost), hostId()},
+        {QString::fromLatin1(SandboxLayout::kLabelApp), QStringLiteral("1")},
+        {QString::fromLatin1(SandboxLayout::kLabelOwner), config.instanceId},
+        {QString::fromLatin1(SandboxLayout::kLabelPid),
+         QString::number(QCoreApplication::applicationPid())},
+        {QString::fromLatin1(SandboxLayout::kLabelHost), SandboxLayout::hostId()},
         {QStringLiteral("code-sandbox.language"), language.name},
     };
 
@@ -119,7 +123,7 @@ QJsonObject ContainerSpec::base(const Language &language, const QString &image,
     // the volume goes with the container (removal with v=1).
     const QJsonObject workdir{
         {QStringLiteral("Type"), QStringLiteral("volume")},
-        {QStringLiteral("Target"), QString::fromLatin1(kWorkdir)},
+        {QStringLiteral("Target"), QString::fromLatin1(SandboxLayout::kWorkdir)},
         {QStringLiteral("VolumeOptions"),
          QJsonObject{
              {QStringLiteral("Labels"), labels},
@@ -161,7 +165,7 @@ QJsonObject ContainerSpec::base(const Language &language, const QString &image,
         {QStringLiteral("Entrypoint"), QJsonArray{}},
         {QStringLiteral("Env"), env},
         {QStringLiteral("User"), QStringLiteral("1000:1000")},
-        {QStringLiteral("WorkingDir"), QString::fromLatin1(kWorkdir)},
+        {QStringLiteral("WorkingDir"), QString::fromLatin1(SandboxLayout::kWorkdir)},
         {QStringLiteral("Labels"), labels},
         {QStringLiteral("NetworkDisabled"), !config.network},
         {QStringLiteral("AttachStdin"), true},

@@ -1,7 +1,5 @@
 #pragma once
 
-#include "sandboxlayout.h"
-
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
@@ -14,20 +12,6 @@ struct SandboxConfig;
 class ContainerSpec
 {
 public:
-    static constexpr const char *kWorkdir = SandboxLayout::kWorkdir;
-    // OUTPUT_DIR: files left here come back with the result.
-    static constexpr const char *kOutputDir = SandboxLayout::kOutputDir;
-    // Matplotlib figures saved by the Python entry point.
-    static constexpr const char *kPlotsDir = SandboxLayout::kPlotsDir;
-    static constexpr const char *kLibrariesDir = SandboxLayout::kLibrariesDir;
-    static constexpr const char *kLabelOwner = SandboxLayout::kLabelOwner;
-    static constexpr const char *kLabelPid = SandboxLayout::kLabelPid;
-    static constexpr const char *kLabelHost = SandboxLayout::kLabelHost;
-    // Identifies this machine in labels, so a reaper never touches another host's containers
-    // on a shared engine.
-    static QString hostId() { return SandboxLayout::hostId(); }
-    static constexpr const char *kLabelApp = SandboxLayout::kLabelApp;
-
     // The supervisor reads "<nonce> <size>\n" and then exactly <size> bytes of program from stdin,
     // runs it with stdin closed, and reports "<nonce> <status>\n" on stdout and stderr. It is
     // passed to `sh -c`, so any image with a POSIX shell and coreutils' head works — including

@@ -15,13 +15,6 @@
 #include <thread>
 
 namespace {
-// The reply's answer goes to `done` while `context` lives; the reply goes either way.
-template <typename F> void whenFinished(EngineReply *reply, QObject *context, F &&done)
-{
-    QObject::connect(reply, &EngineReply::finished, context, std::forward<F>(done));
-    QObject::connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
-}
-
 QString errorOf(const EngineReply *reply)
 {
     return reply->ok() ? QString() : reply->error().toString();
@@ -66,7 +59,7 @@ void DockerBackend::createVolume(const QString &name, const QJsonObject &labels,
                                  const SandboxContainer::Done &done)
 {
     EngineReply *reply = VolumesApi(m_engine).create(name, labels);
-    whenFinished(reply, context, [reply, done] { done(errorOf(reply)); });
+    reply->then(context, [reply, done] { done(errorOf(reply)); });
 }
 
 void DockerBackend::removeVolume(const QString &name)
@@ -80,7 +73,7 @@ void DockerBackend::list(
     const std::function<void(const QList<Listed> &, const QString &error)> &done)
 {
     EngineReply *reply = ContainersApi(m_engine).list(labels);
-    whenFinished(reply, context, [reply, done] {
+    reply->then(context, [reply, done] {
         QList<Listed> found;
         for (const QJsonValue &v : QJsonDocument::fromJson(reply->body()).array()) {
             const QJsonObject c = v.toObject();
@@ -98,7 +91,7 @@ void DockerBackend::removeById(const QString &id, QObject *context,
                                const SandboxContainer::Done &done)
 {
     EngineReply *reply = ContainersApi(m_engine).remove(id);
-    whenFinished(reply, context, [reply, done] { done(errorOf(reply)); });
+    reply->then(context, [reply, done] { done(errorOf(reply)); });
 }
 
 void DockerBackend::health(bool cheap, QObject *context,
@@ -106,7 +99,7 @@ void DockerBackend::health(bool cheap, QObject *context,
 {
     SystemApi system(m_engine);
     EngineReply *reply = cheap ? system.ping() : system.version();
-    whenFinished(reply, context, [reply, cheap, done] {
+    reply->then(context, [reply, cheap, done] {
         Health h;
         h.reachable = reply->ok();
         if (!reply->ok()) {

@@ -164,16 +164,15 @@ void DockerContainer::putFiles(const QString &dir, const QByteArray &tar, QObjec
                                const Done &done)
 {
     EngineReply *reply = ContainersApi(m_engine).putArchive(m_id, dir, tar);
-    connect(reply, &EngineReply::finished, context,
-            [reply, done] { done(reply->ok() ? QString() : reply->error().toString()); });
-    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+    reply->then(context,
+                [reply, done] { done(reply->ok() ? QString() : reply->error().toString()); });
 }
 
 void DockerContainer::fetchFiles(const QString &path, qint64 maxBytes, QObject *context,
                                  const Fetched &done)
 {
     EngineReply *reply = ContainersApi(m_engine).getArchive(m_id, path, maxBytes);
-    connect(reply, &EngineReply::finished, context, [reply, done] {
+    reply->then(context, [reply, done] {
         Archive a;
         if (reply->ok())
             a.tar = reply->body();
@@ -182,19 +181,17 @@ void DockerContainer::fetchFiles(const QString &path, qint64 maxBytes, QObject *
         a.tooLarge = reply->error().kind == EngineError::Kind::TooLarge;
         done(a);
     });
-    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
 }
 
 void DockerContainer::exitStatus(QObject *context, const Exited &done)
 {
     EngineReply *reply = ContainersApi(m_engine).wait(m_id);
-    connect(reply, &EngineReply::finished, context, [reply, done] {
+    reply->then(context, [reply, done] {
         if (reply->ok())
             done(reply->json().value(u"StatusCode").toInt(-1), QString());
         else
             done(-1, reply->error().toString());
     });
-    connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
 }
 
 void DockerContainer::interrupt()

@@ -51,12 +51,16 @@ EngineReply *ContainersApi::list(const QStringList &labels)
 
 EngineReply *ContainersApi::getArchive(const QString &id, const QString &path, qint64 maxBytes)
 {
-    return m_engine->getArchive(id, path, maxBytes);
+    EngineRequest request{
+        "GET", this->path(id, "/archive?path=") + EngineClient::encode(path), {}, {}, false};
+    request.maxBodyBytes = maxBytes;
+    return m_engine->send(request);
 }
 
 EngineReply *ContainersApi::putArchive(const QString &id, const QString &dir, const QByteArray &tar)
 {
-    return m_engine->putArchive(id, dir, tar);
+    return m_engine->request("PUT", path(id, "/archive?path=") + EngineClient::encode(dir), tar,
+                             "application/x-tar");
 }
 
 QByteArray ContainersApi::path(const QString &id, const char *tail) const

@@ -52,23 +52,9 @@ EngineReply *EngineClient::del(const QByteArray &path)
     return request("DELETE", path);
 }
 
-EngineReply *EngineClient::putArchive(const QString &containerId, const QString &dir,
-                                      const QByteArray &tar)
-{
-    return request("PUT", "/containers/" + encode(containerId) + "/archive?path=" + encode(dir),
-                   tar, "application/x-tar");
-}
-
-EngineReply *EngineClient::getArchive(const QString &containerId, const QString &path,
-                                      qint64 maxBytes)
+EngineReply *EngineClient::send(const EngineRequest &request)
 {
     auto *reply = new EngineReply(this);
-    EngineRequest request{"GET",
-                          "/containers/" + encode(containerId) + "/archive?path=" + encode(path),
-                          {},
-                          {},
-                          false};
-    request.maxBodyBytes = maxBytes;
     enqueue({request, reply, nullptr, {}});
     return reply;
 }
@@ -76,9 +62,7 @@ EngineReply *EngineClient::getArchive(const QString &containerId, const QString 
 EngineReply *EngineClient::request(const QByteArray &method, const QByteArray &path,
                                    const QByteArray &body, const QByteArray &contentType)
 {
-    auto *reply = new EngineReply(this);
-    enqueue({EngineRequest{method, path, body, contentType, false}, reply, nullptr, {}});
-    return reply;
+    return send(EngineRequest{method, path, body, contentType, false});
 }
 
 EngineReply *EngineClient::ping()

@@ -46,11 +46,8 @@ public:
     EngineReply *get(const QByteArray &path);
     EngineReply *post(const QByteArray &path, const QJsonObject &body = {});
     EngineReply *del(const QByteArray &path);
-    EngineReply *putArchive(const QString &containerId, const QString &dir, const QByteArray &tar);
-    // A tar of `path` in the container; an archive longer than `maxBytes` fails with
-    // EngineError::Kind::TooLarge without being held.
-    EngineReply *getArchive(const QString &containerId, const QString &path,
-                            qint64 maxBytes = EngineRequest::kDefaultMaxBodyBytes);
+    // Any request as it is (a body cap of its own, say).
+    EngineReply *send(const EngineRequest &request);
     EngineReply *request(const QByteArray &method, const QByteArray &path,
                          const QByteArray &body = {}, const QByteArray &contentType = {});
     // GET /_ping (also negotiates the version, as the first request of any kind does).

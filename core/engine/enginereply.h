@@ -21,6 +21,14 @@ public:
     const EngineError &error() const { return m_error; }
     bool ok() const { return m_finished && !m_error.isError(); }
 
+    // Calls `done` when the answer is in, while `context` lives; the reply deletes itself after,
+    // either way. For callers that only want the answer.
+    template <typename F> void then(QObject *context, F &&done)
+    {
+        connect(this, &EngineReply::finished, context, std::forward<F>(done));
+        connect(this, &EngineReply::finished, this, &QObject::deleteLater);
+    }
+
     // Used by the connection that carries the request.
     void complete(int status, QByteArray body);
     void fail(const EngineError &error);

@@ -1,6 +1,7 @@
 // Integration tests against the real container engine: hardening read back from inside the
 // container, timeouts, output caps, environment, archive transfer, and cleanup on every path.
 
+#include "containersapi.h"
 #include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginereply.h"
@@ -444,11 +445,11 @@ print(json.dumps(out))
         const QString id = created->json().value(u"Id").toString();
         const QByteArray payload("binary\0data\n", 12);
         const QByteArray tar = TarArchive::pack({{QStringLiteral("in.bin"), payload, 0644, false}});
-        EngineReply *put = engine.putArchive(id, QStringLiteral("/tmp"), tar);
+        EngineReply *put = ContainersApi(&engine).putArchive(id, QStringLiteral("/tmp"), tar);
         QSignalSpy p(put, &EngineReply::finished);
         QVERIFY(p.wait(10000));
         QVERIFY2(put->ok(), qPrintable(put->error().toString()));
-        EngineReply *got = engine.getArchive(id, QStringLiteral("/tmp/in.bin"));
+        EngineReply *got = ContainersApi(&engine).getArchive(id, QStringLiteral("/tmp/in.bin"));
         QSignalSpy g(got, &EngineReply::finished);
         QVERIFY(g.wait(10000));
         QVERIFY2(got->ok(), qPrintable(got->error().toString()));
