@@ -7,9 +7,12 @@
 #include "enginereply.h"
 #include "enginetestcase.h"
 #include "execution.h"
+#include "imagesapi.h"
 #include "librarycache.h"
 #include "sandboxservice.h"
+#include "systemapi.h"
 #include "tararchive.h"
+#include "volumesapi.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -171,7 +174,7 @@ print(json.dumps(out))
         QVERIFY(js);
         const QStringList libraries{QStringLiteral("left-pad@1.3.0")};
         const QString volume = LibraryCache::volumeName(*js, libraries);
-        EngineReply *before = engine.get("/volumes/" + EngineClient::encode(volume));
+        EngineReply *before = VolumesApi(&engine).inspect(volume);
         QSignalSpy beforeDone(before, &EngineReply::finished);
         QVERIFY(beforeDone.wait(10000));
         const bool cached = before->ok();
@@ -181,7 +184,7 @@ print(json.dumps(out))
                 return;
             for (int i = 0; i < 150 && service.activeContainers() > 0; ++i)
                 QTest::qWait(100);
-            EngineReply *del = engine.del("/volumes/" + EngineClient::encode(volume));
+            EngineReply *del = VolumesApi(&engine).remove(volume);
             QSignalSpy delDone(del, &EngineReply::finished);
             if (!delDone.wait(10000) || !del->ok())
                 qWarning() << "could not remove" << volume << del->error().toString();
@@ -192,10 +195,8 @@ print(json.dumps(out))
         connect(&service, &SandboxService::executionStarted, this, [&](Execution *e) {
             if (!e->request().code.contains(QStringLiteral("/opt/cs-libs/.complete")))
                 return;
-            connect(e, &Execution::started, this, [&, e] {
-                inspect = engine.get("/containers/" +
-                                     EngineClient::encode(e->result().containerId) + "/json");
-            });
+            connect(e, &Execution::started, this,
+                    [&, e] { inspect = ContainersApi(&engine).inspect(e->result().containerId); });
         });
         ExecutionRequest request(QStringLiteral("javascript"),
                                  QStringLiteral("console.log(process.env.CS_TEST_PASSED, "
@@ -468,13 +469,35 @@ print(json.dumps(out))
     void notFoundCarriesTheEngineMessage()
     {
         EngineClient engine(m_socket);
-        EngineReply *r = engine.get("/containers/no-such-container-xyz/json");
+        EngineReply *r = ContainersApi(&engine).inspect(QStringLiteral("no-such-container-xyz"));
         QSignalSpy spy(r, &EngineReply::finished);
         QVERIFY(spy.wait(10000));
         QCOMPARE(r->status(), 404);
         QVERIFY(r->error().isNotFound());
         QVERIFY2(r->error().message.contains(u"no-such-container-xyz"),
                  qPrintable(r->error().message));
+    }
+
+    // The engine's other resources, as the typed API asks them: the image a language runs (and
+    // one that does not exist), and what the engine says of itself.
+    void imagesAndSystem()
+    {
+        EngineClient engine(m_socket);
+        const auto answer = [](EngineReply *r) {
+            QSignalSpy spy(r, &EngineReply::finished);
+            spy.wait(10000);
+            return r;
+        };
+        EngineReply *python = answer(ImagesApi(&engine).inspect(
+            LanguageRegistry::builtIn().find(QStringLiteral("python"))->image));
+        QVERIFY2(python->ok(), qPrintable(python->error().toString()));
+        QVERIFY(!python->json().value(u"Id").toString().isEmpty());
+        EngineReply *missing =
+            answer(ImagesApi(&engine).inspect(QStringLiteral("code-sandbox/does-not-exist:0")));
+        QVERIFY(missing->error().isNotFound());
+        EngineReply *info = answer(SystemApi(&engine).info());
+        QVERIFY2(info->ok(), qPrintable(info->error().toString()));
+        QVERIFY(!info->json().value(u"ServerVersion").toString().isEmpty());
     }
 
     void connectionsAreReused()
