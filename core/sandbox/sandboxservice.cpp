@@ -112,8 +112,11 @@ Execution *SandboxService::create(const Language &language, const ExecutionReque
 {
     auto *execution =
         new Execution(request, language.name, timeoutSec, m_config.outputCapBytes, this);
-    execution->setFileLimits(
-        {m_config.fileCapBytes, m_config.filesTotalCapBytes, m_config.maxFilesPerRun, 1000});
+    OutputManifest::Limits files; // (how many a result names: the manifest's own default)
+    files.perFile = m_config.fileCapBytes;
+    files.total = m_config.filesTotalCapBytes;
+    files.maxFiles = m_config.maxFilesPerRun;
+    execution->setFileLimits(files);
     m_executions.insert(execution);
     connect(execution, &Execution::finished, this, [this, execution] {
         m_executions.remove(execution);
