@@ -8,8 +8,14 @@
 #include <QJsonDocument>
 #include <QUrl>
 
+EngineClient::EngineClient(const EngineAddress &address, QObject *parent)
+    : QObject(parent), m_address(address)
+{}
+
 EngineClient::EngineClient(const QString &socketPath, QObject *parent)
-    : QObject(parent), m_socketPath(socketPath)
+    : EngineClient(EngineAddress::unixSocket(socketPath.startsWith(u"unix://") ? socketPath.mid(7)
+                                                                               : socketPath),
+                   parent)
 {}
 
 EngineClient::~EngineClient()
@@ -74,7 +80,7 @@ EngineReply *EngineClient::ping()
 
 AttachStream *EngineClient::attach(const QString &containerId, bool tty)
 {
-    auto *conn = new EngineConnection(m_socketPath);
+    auto *conn = new EngineConnection(m_address);
     auto *stream = new AttachStream(conn, tty, this);
     auto *reply = new EngineReply(stream);
     stream->watch(reply);
@@ -129,7 +135,7 @@ void EngineClient::negotiate()
         m_dialect = EngineDialect::fromVersion(m_versionInfo);
         qCInfo(lcEngine).noquote()
             << m_dialect.name() << m_versionInfo.value(u"Version").toString() << "API" << offered
-            << "at" << m_socketPath << "— using" << m_apiVersion;
+            << "at" << m_address.display() << "— using" << m_apiVersion;
         dispatch();
     });
     auto *conn = takeConnection();
@@ -181,7 +187,7 @@ EngineConnection *EngineClient::takeConnection()
         }
     }
     if (!c) {
-        c = new EngineConnection(m_socketPath, this);
+        c = new EngineConnection(m_address, this);
         connect(c, &EngineConnection::idle, this, [this](EngineConnection *conn) {
             release(conn);
             m_idle.append(conn);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engineaddress.h"
 #include "enginedialect.h"
 #include "engineerror.h"
 #include "enginerequest.h"
@@ -14,7 +15,8 @@ class AttachStream;
 class EngineConnection;
 class EngineReply;
 
-// Docker Engine API client (also Podman's compatible socket) over a local socket. Fully
+// Docker Engine API client (also Podman's compatible socket) over a local socket, TCP (plain or
+// TLS) or ssh, as its EngineAddress says. Fully
 // asynchronous: every call returns a reply object at once. The API version is negotiated on first
 // use (GET /version, capped at what this code speaks), idle connections are reused, and when the
 // engine is unreachable the next call tries again, so a restarted engine is picked up.
@@ -24,10 +26,19 @@ class EngineClient : public QObject
 public:
     static constexpr int kMaxApiMinor = 41; // 1.41: Docker 20.10, Podman 4
 
+    explicit EngineClient(const EngineAddress &address, QObject *parent = nullptr);
+    // A local socket (unix:///path, or the path).
     explicit EngineClient(const QString &socketPath, QObject *parent = nullptr);
     ~EngineClient() override;
 
-    QString socketPath() const { return m_socketPath; }
+    const EngineAddress &address() const { return m_address; }
+    // Where the engine is, for messages and the window (EngineAddress::display).
+    QString endpoint() const { return m_address.display(); }
+    // The local socket's path; empty for an engine reached over TCP or ssh.
+    QString socketPath() const
+    {
+        return m_address.scheme == EngineAddress::Scheme::Unix ? m_address.socketPath : QString();
+    }
     QString apiVersion() const { return m_apiVersion; }
     QJsonObject versionInfo() const { return m_versionInfo; }
     // Docker or Podman, known once negotiated; requests are adapted to it as they are sent.
@@ -76,7 +87,7 @@ private:
     EngineConnection *takeConnection();
     void release(EngineConnection *c);
 
-    QString m_socketPath;
+    EngineAddress m_address;
     QString m_apiVersion; // "1.41"; empty until negotiated
     QJsonObject m_versionInfo;
     EngineDialect m_dialect;

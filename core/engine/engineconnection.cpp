@@ -2,26 +2,24 @@
 
 #include "enginelog.h"
 #include "enginereply.h"
+#include "enginetransport.h"
 
-#include <cerrno>
-#include <sys/socket.h>
-
-EngineConnection::EngineConnection(const QString &socketPath, QObject *parent)
-    : QObject(parent), m_socketPath(socketPath)
+EngineConnection::EngineConnection(const EngineAddress &address, QObject *parent)
+    : QObject(parent), m_address(address), m_transport(EngineTransport::create(address, this))
 {
-    connect(&m_socket, &QLocalSocket::connected, this, &EngineConnection::onConnected);
-    connect(&m_socket, &QLocalSocket::readyRead, this, &EngineConnection::onReadyRead);
-    connect(&m_socket, &QLocalSocket::disconnected, this, &EngineConnection::onDisconnected);
-    connect(&m_socket, &QLocalSocket::errorOccurred, this, &EngineConnection::onError);
+    connect(m_transport, &EngineTransport::opened, this, &EngineConnection::onOpened);
+    connect(m_transport, &EngineTransport::readyRead, this, &EngineConnection::onReadyRead);
+    connect(m_transport, &EngineTransport::closed, this, [this] { onClosed(); });
+    connect(m_transport, &EngineTransport::failed, this, &EngineConnection::onFailed);
     m_answerTimer.setSingleShot(true);
     connect(&m_answerTimer, &QTimer::timeout, this, &EngineConnection::onAnswerTimeout);
 }
 
 EngineConnection::~EngineConnection()
 {
-    // Closing the socket emits signals; none may reach this half-destroyed object.
-    m_socket.disconnect(this);
-    m_socket.abort();
+    // Closing the stream emits signals; none may reach this half-destroyed object.
+    m_transport->disconnect(this);
+    m_transport->abort();
 }
 
 void EngineConnection::send(const EngineRequest &request, EngineReply *reply)
@@ -36,43 +34,35 @@ void EngineConnection::send(const EngineRequest &request, EngineReply *reply)
         m_answerTimer.start(m_answerTimeoutMs);
     qCDebug(lcEngine) << request.method << request.path;
     const QByteArray bytes = request.serialize();
-    if (m_socket.state() == QLocalSocket::ConnectedState) {
-        m_socket.write(bytes);
+    if (m_transport->state() == EngineTransport::State::Open) {
+        m_transport->write(bytes);
     } else {
         m_pendingWrite = bytes;
-        if (m_socket.state() == QLocalSocket::UnconnectedState)
-            m_socket.connectToServer(m_socketPath);
+        if (m_transport->state() == EngineTransport::State::Closed)
+            m_transport->open();
     }
 }
 
 bool EngineConnection::isReusable() const
 {
-    if (m_busy || m_raw || m_socket.state() != QLocalSocket::ConnectedState ||
-        m_socket.bytesAvailable() > 0)
-        return false;
-    // Peek without blocking: 0 is the engine's close still queued behind the last answer, data
-    // is bytes nobody asked for; only "nothing yet" means the engine still expects a request.
-    char byte;
-    const auto n = ::recv(int(m_socket.socketDescriptor()), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+    return !m_busy && !m_raw && m_transport->isReusable();
 }
 
 void EngineConnection::writeRaw(const QByteArray &bytes)
 {
-    if (m_raw && m_socket.state() == QLocalSocket::ConnectedState)
-        m_socket.write(bytes);
+    if (m_raw && m_transport->state() == EngineTransport::State::Open)
+        m_transport->write(bytes);
 }
 
 void EngineConnection::closeRaw()
 {
-    if (m_socket.state() != QLocalSocket::UnconnectedState)
-        m_socket.abort();
+    m_transport->abort();
 }
 
-void EngineConnection::onConnected()
+void EngineConnection::onOpened()
 {
     if (!m_pendingWrite.isEmpty()) {
-        m_socket.write(m_pendingWrite);
+        m_transport->write(m_pendingWrite);
         m_pendingWrite.clear();
     }
 }
@@ -80,7 +70,7 @@ void EngineConnection::onConnected()
 void EngineConnection::onReadyRead()
 {
     if (m_raw) {
-        const QByteArray bytes = m_socket.readAll();
+        const QByteArray bytes = m_transport->readAll();
         if (!bytes.isEmpty())
             Q_EMIT rawData(bytes);
         return;
@@ -90,7 +80,7 @@ void EngineConnection::onReadyRead()
 
 void EngineConnection::processBuffer()
 {
-    const QByteArray bytes = m_socket.readAll();
+    const QByteArray bytes = m_transport->readAll();
     if (bytes.isEmpty())
         return;
     m_gotBytes = true;
@@ -99,7 +89,7 @@ void EngineConnection::processBuffer()
     if (!m_busy) {
         // Bytes nobody asked for: the connection can no longer be trusted.
         qCWarning(lcEngine) << "unexpected bytes on an idle engine connection";
-        m_socket.abort();
+        m_transport->abort();
         return;
     }
     const qsizetype used = m_parser.feed(bytes);
@@ -120,7 +110,7 @@ void EngineConnection::processBuffer()
                 EngineError::of(EngineError::Kind::Protocol,
                                 QStringLiteral("malformed answer from the container engine: %1")
                                     .arg(QString::fromLatin1(m_parser.errorString()))));
-        m_socket.abort();
+        m_transport->abort();
         return;
     case HttpResponseParser::State::Upgraded: {
         m_raw = true;
@@ -143,21 +133,28 @@ void EngineConnection::processBuffer()
         if (keep) {
             Q_EMIT idle(this);
         } else {
-            m_socket.abort();
+            m_transport->abort();
         }
         return;
     }
     }
 }
 
-void EngineConnection::onDisconnected()
+void EngineConnection::onClosed(const QString &reason)
 {
+    const QString because = reason.isEmpty() ? QString() : QStringLiteral(": ") + reason;
+    // An answer that arrived together with the close is read before the close counts.
+    if (!m_raw && m_busy && m_transport->bytesAvailable() > 0)
+        processBuffer();
     if (m_raw) {
         // Drain what arrived together with the close before reporting the end.
-        if (m_socket.bytesAvailable() > 0) {
-            const QByteArray bytes = m_socket.readAll();
+        if (m_transport->bytesAvailable() > 0) {
+            const QByteArray bytes = m_transport->readAll();
             Q_EMIT rawData(bytes);
         }
+        if (!reason.isEmpty())
+            qCInfo(lcEngine).noquote()
+                << "attached stream to" << m_address.display() << "ended" << because;
         Q_EMIT rawClosed();
     } else if (m_busy) {
         m_parser.finishOnEof();
@@ -169,44 +166,40 @@ void EngineConnection::onDisconnected()
         } else {
             failCurrent(EngineError::of(
                 EngineError::Kind::Closed,
-                QStringLiteral("the container engine closed the connection mid-answer (%1)")
-                    .arg(QString::fromLatin1(m_parser.errorString()))));
+                QStringLiteral("the container engine closed the connection mid-answer (%1)%2")
+                    .arg(QString::fromLatin1(m_parser.errorString()),
+                         reason.isEmpty()
+                             ? QString()
+                             : QStringLiteral("; %1: %2").arg(m_address.display(), reason))));
         }
     }
     Q_EMIT gone(this);
 }
 
-QString EngineConnection::describe(QLocalSocket::LocalSocketError error) const
+EngineError EngineConnection::unreachable(const QString &reason) const
 {
-    switch (error) {
-    case QLocalSocket::ServerNotFoundError:
-        return QStringLiteral("no socket there");
-    case QLocalSocket::ConnectionRefusedError:
-        return QStringLiteral("connection refused");
-    case QLocalSocket::SocketAccessError:
-        return QStringLiteral("permission denied: is your user in the docker group?");
-    case QLocalSocket::SocketTimeoutError:
-        return QStringLiteral("timed out");
-    default:
-        return m_socket.errorString();
-    }
-}
-
-void EngineConnection::onError(QLocalSocket::LocalSocketError error)
-{
-    if (error == QLocalSocket::PeerClosedError || m_raw)
-        return; // the end of a connection is handled by onDisconnected
-    // A failed connect is reported while the socket still says "connecting", and no
-    // disconnected() follows: fail the request here.
-    if (m_busy && !m_gotBytes && m_socket.state() != QLocalSocket::ConnectedState) {
-        failCurrent(EngineError::of(
+    if (m_address.scheme == EngineAddress::Scheme::Unix)
+        return EngineError::of(
             EngineError::Kind::Unreachable,
             QStringLiteral("cannot reach the container engine at %1 (%2). Is Docker running? "
                            "Start it (e.g. 'sudo systemctl start docker', or 'dockerd &') or "
                            "point --engine at its socket.")
-                .arg(m_socketPath, describe(error))));
+                .arg(m_address.display(), reason));
+    return EngineError::of(EngineError::Kind::Unreachable,
+                           QStringLiteral("cannot reach the container engine at %1: %2")
+                               .arg(m_address.display(), reason));
+}
+
+void EngineConnection::onFailed(const QString &reason)
+{
+    // Nothing of the answer yet: the engine was never reached (or refused us, as a TLS engine
+    // that wants a client certificate does after the handshake).
+    if (m_busy && !m_gotBytes && !m_raw && m_transport->bytesAvailable() == 0) {
+        failCurrent(unreachable(reason));
         Q_EMIT gone(this);
+        return;
     }
+    onClosed(reason);
 }
 
 void EngineConnection::onAnswerTimeout()
@@ -217,12 +210,12 @@ void EngineConnection::onAnswerTimeout()
         EngineError::Kind::Timeout,
         QStringLiteral("the container engine at %1 did not answer %2 within %3 s; it may be "
                        "overloaded or hung (try 'docker info', or restart it)")
-            .arg(m_socketPath, QString::fromLatin1(m_what))
+            .arg(m_address.display(), QString::fromLatin1(m_what))
             .arg(m_answerTimeoutMs / 1000.0)));
     // A late answer must not be taken for the next request's: the connection goes.
-    const bool connected = m_socket.state() == QLocalSocket::ConnectedState;
-    m_socket.abort();
-    if (!connected) // no disconnected() follows to report it
+    const bool open = m_transport->state() == EngineTransport::State::Open;
+    m_transport->abort();
+    if (!open) // no closed() follows to report it
         Q_EMIT gone(this);
 }
 

@@ -1,24 +1,26 @@
 #pragma once
 
+#include "engineaddress.h"
 #include "engineerror.h"
 #include "enginerequest.h"
 #include "httpresponseparser.h"
 
-#include <QLocalSocket>
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
 
 class EngineReply;
+class EngineTransport;
 
-// One connection to the engine's socket carrying one request at a time. After a kept-alive
-// response it reports itself idle for reuse; after a 101 it turns into a raw byte pipe for
-// attach (the engine has hijacked it).
+// One connection to an engine carrying one request at a time, over whichever byte stream the
+// address calls for (EngineTransport: a local socket, TCP, TLS, ssh). After a kept-alive response
+// it reports itself idle for reuse; after a 101 it turns into a raw byte pipe for attach (the
+// engine has hijacked it).
 class EngineConnection : public QObject
 {
     Q_OBJECT
 public:
-    EngineConnection(const QString &socketPath, QObject *parent = nullptr);
+    EngineConnection(const EngineAddress &address, QObject *parent = nullptr);
     ~EngineConnection() override;
 
     void send(const EngineRequest &request, EngineReply *reply);
@@ -39,17 +41,17 @@ Q_SIGNALS:
     void rawClosed();
 
 private:
-    void onConnected();
+    void onOpened();
     void onReadyRead();
-    void onDisconnected();
-    void onError(QLocalSocket::LocalSocketError error);
+    void onClosed(const QString &reason = {});
+    void onFailed(const QString &reason);
     void onAnswerTimeout();
     void failCurrent(const EngineError &error);
-    QString describe(QLocalSocket::LocalSocketError error) const;
     void processBuffer();
+    EngineError unreachable(const QString &reason) const;
 
-    QString m_socketPath;
-    QLocalSocket m_socket;
+    EngineAddress m_address;
+    EngineTransport *m_transport;
     HttpResponseParser m_parser;
     QPointer<EngineReply> m_reply;
     QByteArray m_pendingWrite;

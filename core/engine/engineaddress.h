@@ -1,0 +1,51 @@
+#pragma once
+
+#include <QString>
+
+// Where an engine is, as the Docker CLI writes it: a local socket (unix:///path, or a bare
+// absolute path), a TCP port (tcp://host:port, with or without TLS), or a host reached through
+// ssh (ssh://[user@]host[:port][/socket/path], where the engine is spoken to through
+// `docker system dial-stdio` run there). A plain value: parsing checks the form only; whether an
+// address may be used (plain TCP off loopback, say) is EngineLocator's rule.
+struct EngineAddress
+{
+    enum class Scheme
+    {
+        None, // not an address (parse failed, or never set)
+        Unix,
+        Tcp,
+        Ssh
+    };
+
+    // Docker's defaults for tcp:// without a port.
+    static constexpr int kDefaultTcpPort = 2375;
+    static constexpr int kDefaultTlsPort = 2376;
+
+    Scheme scheme = Scheme::None;
+    QString socketPath; // Unix: the local socket; Ssh: the socket on the remote host (may be empty)
+    QString host;       // Tcp, Ssh (IPv6 without brackets)
+    int port = 0;       // Tcp, Ssh; 0: the default (2375/2376 for tcp, ssh's own for ssh)
+    QString user;       // Ssh; empty: ssh's own choice
+    bool tls = false;   // Tcp
+    QString caFile;     // Tcp+TLS: the only trust root; empty: the system's
+    QString certFile;   // Tcp+TLS: the client certificate (with keyFile), optional
+    QString keyFile;
+    QString context; // the Docker context it came from, if any
+
+    bool isValid() const { return scheme != Scheme::None; }
+    // The port a TCP connection goes to (the default filled in).
+    int tcpPort() const;
+    bool isLoopback() const;
+    // Canonical, without secrets: unix:///p, tcp://host:port, ssh://user@host:port/p.
+    QString url() const;
+    // For messages and the window: the socket's path for a local engine (as it always was),
+    // "tcp://127.0.0.1:2376 (TLS)", "ssh://root@host:2222", "context ci → tcp://…".
+    QString display() const;
+
+    bool operator==(const EngineAddress &o) const;
+    bool operator!=(const EngineAddress &o) const { return !(*this == o); }
+
+    // Any of the forms above; on failure an invalid address and `*error` says why.
+    static EngineAddress parse(const QString &text, QString *error = nullptr);
+    static EngineAddress unixSocket(const QString &path);
+};

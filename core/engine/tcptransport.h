@@ -1,0 +1,40 @@
+#pragma once
+
+#include "enginetransport.h"
+
+#include <QSslConfiguration>
+#include <QSslSocket>
+
+// An engine on a TCP port: plain (only where EngineLocator allowed it), or TLS with the
+// address's CA as the only trust root, its client certificate and key, and the peer's name
+// checked against the host, through Qt's TLS backend.
+class TcpTransport : public EngineTransport
+{
+    Q_OBJECT
+public:
+    TcpTransport(const EngineAddress &address, QObject *parent = nullptr);
+    ~TcpTransport() override;
+
+    void write(const QByteArray &bytes) override;
+    QByteArray readAll() override { return m_socket.readAll(); }
+    qint64 bytesAvailable() const override { return m_socket.bytesAvailable(); }
+    bool isReusable() const override;
+
+    // The TLS settings for an address: its CA as the only root (the system's when it names
+    // none), its client certificate and key, TLS 1.2 or later, the peer verified. Empty `error`
+    // when they could be read.
+    static QSslConfiguration tlsConfiguration(const EngineAddress &address, QString *error);
+
+protected:
+    void doOpen() override;
+    void doAbort() override;
+
+private:
+    void onConnected();
+    void onError(QAbstractSocket::SocketError error);
+    void onDisconnected();
+
+    QSslSocket m_socket;
+    QString m_sslErrors;    // why the handshake failed, in Qt's words
+    QString m_brokenReason; // an error while open, reported with the close that follows
+};
