@@ -43,7 +43,9 @@ const QString kDescription = QStringLiteral(
     "Every run: no network, capped memory/CPU/processes, read-only system files, no "
     "capabilities, a non-root user, a timeout, capped output; only the host variables named "
     "by --pass-through-env enter the sandbox.\n\n"
-    "Environment: DOCKER_HOST / CONTAINER_HOST (engine socket), CONTAINER_IMAGE + "
+    "Environment: DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, DOCKER_CONTEXT, "
+    "DOCKER_CONFIG, CONTAINER_HOST (the engine, as the Docker CLI and Podman read them; see "
+    "--engine), CODE_SANDBOX_SSH_CONFIG (an ssh config file for ssh:// engines), CONTAINER_IMAGE + "
     "CONTAINER_LANGUAGE (one custom image), SANDBOX_MEMORY, SANDBOX_CPUS, "
     "SANDBOX_NETWORK_MODE, CODE_SANDBOX_TIMEOUT, CODE_SANDBOX_PASS_THROUGH_ENV.");
 
@@ -117,6 +119,33 @@ Option text(const QString &name, const QString &valueName, const QString &help, 
     return {QCommandLineOption(name, help, valueName), stage,
             [target](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
                 target.of(cl) = values.last();
+                return QString();
+            }};
+}
+
+// Repeatable: where the engines are. Each value is checked for its form here (an address, or
+// context:NAME); EngineLocator resolves them when the engines are opened.
+Option engineAddresses(const QString &name, const QString &help)
+{
+    return {QCommandLineOption(name, help, QStringLiteral("address")), Stage::Sandbox,
+            [name](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                QStringList engines;
+                for (const QString &raw : values) {
+                    const QString value = raw.trimmed();
+                    if (value.startsWith(u"context:")) {
+                        const QString context = value.mid(8);
+                        if (context != u"default" && !EngineLocator::isValidContextName(context))
+                            return QStringLiteral("--%1: '%2' is not a Docker context name")
+                                .arg(name, context);
+                    } else {
+                        QString error;
+                        if (!EngineAddress::parse(value, &error).isValid())
+                            return QStringLiteral("--%1: %2").arg(name, error);
+                    }
+                    engines.append(value);
+                }
+                cl.engines = engines;
+                cl.engine = engines.value(0);
                 return QString();
             }};
 }
@@ -284,10 +313,30 @@ QList<Option> sandboxOptions()
                "(default /etc/ssl/certs/ca-certificates.crt when it exists; 'none' keeps the "
                "image's own)."),
              Stage::Sandbox, &SandboxConfig::installCaBundle),
-        text(s("engine"), s("url"),
-             s("Engine socket, e.g. unix:///run/podman/podman.sock (default: DOCKER_HOST, "
-               "CONTAINER_HOST, Podman, then Docker)."),
-             Stage::Sandbox, &CommandLine::engine),
+        engineAddresses(
+            s("engine"),
+            s("Where the container engine is (repeatable, for several engines): "
+              "unix:///path (or /path) for a local socket, e.g. unix:///run/podman/podman.sock; "
+              "tcp://host:port, with TLS from --tls-ca/--tls-cert/--tls-key or "
+              "DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH (plain TCP only to this machine unless "
+              "--insecure-tcp); ssh://[user@]host[:port][/socket], which runs 'docker system "
+              "dial-stdio' there through ssh with your keys and agent (never a password; "
+              "CODE_SANDBOX_SSH_CONFIG names another ssh config file); or context:NAME, a Docker "
+              "context ('docker context ls'). Default: DOCKER_HOST, DOCKER_CONTEXT, the Docker "
+              "CLI's current context, CONTAINER_HOST, Podman, then Docker.")),
+        text(s("tls-ca"), s("file"),
+             s("CA certificate that signed the engine's: the only one trusted for the tcp:// "
+               "engines of --engine (default: DOCKER_CERT_PATH/ca.pem with DOCKER_TLS_VERIFY)."),
+             Stage::Sandbox, &CommandLine::tlsCa),
+        text(s("tls-cert"), s("file"),
+             s("Client certificate for the tcp:// engines of --engine (with --tls-key)."),
+             Stage::Sandbox, &CommandLine::tlsCert),
+        text(s("tls-key"), s("file"), s("Private key of --tls-cert (PEM, not encrypted)."),
+             Stage::Sandbox, &CommandLine::tlsKey),
+        flag(s("insecure-tcp"),
+             s("Allow plain tcp:// (no TLS) to an engine on another host. Anyone who can reach "
+               "that port controls the engine and its host: only on a network you trust."),
+             Stage::Sandbox, &CommandLine::insecureTcp),
         integer<int>(s("timeout"), s("seconds"), s("Default per-call timeout in seconds (30)."),
                      Stage::Sandbox, 1, INT_MAX, s("a whole number of seconds ≥ 1"),
                      &CommandLine::askedTimeoutSec, "CODE_SANDBOX_TIMEOUT", true),
@@ -449,6 +498,29 @@ QString trustStore(bool given, SandboxConfig &c)
     return {};
 }
 
+// --tls-ca/--tls-cert/--tls-key: files that exist, a certificate with its key, and a tcp://
+// engine on the command line to use them for.
+QString engineTls(CommandLine &cl)
+{
+    if (cl.tlsCa.isEmpty() && cl.tlsCert.isEmpty() && cl.tlsKey.isEmpty())
+        return {};
+    if (cl.tlsCert.isEmpty() != cl.tlsKey.isEmpty())
+        return QStringLiteral("--tls-cert and --tls-key go together");
+    for (QString *file : {&cl.tlsCa, &cl.tlsCert, &cl.tlsKey}) {
+        if (file->isEmpty())
+            continue;
+        if (!QFileInfo(*file).isFile())
+            return QStringLiteral("--tls-ca/--tls-cert/--tls-key: '%1' is not a file").arg(*file);
+        *file = QFileInfo(*file).absoluteFilePath();
+    }
+    for (const QString &engine : std::as_const(cl.engines))
+        if (EngineAddress::parse(engine).scheme == EngineAddress::Scheme::Tcp)
+            return {};
+    return QStringLiteral("--tls-ca, --tls-cert and --tls-key are for tcp:// engines given with "
+                          "--engine (a Docker context brings its own; DOCKER_HOST uses "
+                          "DOCKER_CERT_PATH)");
+}
+
 // Proxy settings reach install containers only (runs have no network to use them with).
 QStringList proxySettings(const QProcessEnvironment &env)
 {
@@ -476,6 +548,8 @@ QString applySandbox(const QList<Option> &options, const QCommandLineParser &p,
         c.defaultTimeoutSec = timeout.defaultSec;
         c.maxTimeoutSec = timeout.maxSec;
     }
+    if (error.isEmpty())
+        error = engineTls(cl);
     if (error.isEmpty())
         error = trustStore(p.isSet(QStringLiteral("install-ca-file")), c);
     c.installEnv = proxySettings(env);
@@ -543,6 +617,17 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     return error.isEmpty() ? cl : fail(error);
 }
 
+EngineLocator::Options CommandLine::engineOptions() const
+{
+    EngineLocator::Options o;
+    o.engines = engines;
+    o.tlsCa = tlsCa;
+    o.tlsCert = tlsCert;
+    o.tlsKey = tlsKey;
+    o.insecureTcp = insecureTcp;
+    return o;
+}
+
 CommandLine CommandLine::withSettings(const AppSettings &settings,
                                       const QProcessEnvironment &env) const
 {
@@ -550,8 +635,10 @@ CommandLine CommandLine::withSettings(const AppSettings &settings,
     const auto given = [&cl](const char *option) {
         return cl.given.contains(QLatin1String(option));
     };
-    if (!given("engine") && !settings.engineSocket.isEmpty())
+    if (!given("engine") && !settings.engineSocket.isEmpty()) {
         cl.engine = settings.engineSocket;
+        cl.engines = {settings.engineSocket};
+    }
     const LanguageRegistry languages = LanguageRegistry::builtIn();
     for (auto it = settings.images.begin(); it != settings.images.end(); ++it) {
         if (!languages.find(it.key())) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "enginelocator.h"
 #include "sandboxconfig.h"
 
 struct AppSettings;
@@ -25,8 +26,13 @@ struct CommandLine
     };
 
     Mode mode = Mode::NoMode;
-    QString message; // help text, version line, or the error
-    QString engine;  // --engine
+    QString message;     // help text, version line, or the error
+    QString engine;      // the first --engine, for callers that use one engine
+    QStringList engines; // every --engine, in order: an address or context:NAME
+    QString tlsCa;       // --tls-ca, --tls-cert, --tls-key: for the tcp:// engines of --engine
+    QString tlsCert;
+    QString tlsKey;
+    bool insecureTcp = false; // --insecure-tcp: plain tcp:// to another host is allowed
     SandboxConfig config;
     QMap<QString, QString> images;  // language → image overrides
     QStringList missingPassThrough; // named in --pass-through-env but not set on the host
@@ -54,6 +60,8 @@ struct CommandLine
     QStringList given; // the long names of the options on the command line
 
     static CommandLine parse(const QStringList &arguments, const QProcessEnvironment &env);
+    // What EngineLocator::locateAll needs from the command line.
+    EngineLocator::Options engineOptions() const;
     // The window's launch: the command line wins, the window's settings fill in what it leaves
     // open.
     CommandLine withSettings(const AppSettings &settings, const QProcessEnvironment &env) const;

@@ -129,8 +129,13 @@ void tst_CommandLine::helpText()
     QCOMPARE(int(cl.mode), int(Mode::Help));
     for (const char *option :
          {"--stdio", "--pass-through-env", "--python-image", "--js-image", "--engine", "--timeout",
-          "--max-timeout", "--memory", "--cpus", "--output-limit", "--network", "--version"})
+          "--max-timeout", "--memory", "--cpus", "--output-limit", "--network", "--version",
+          "--tls-ca", "--tls-cert", "--tls-key", "--insecure-tcp"})
         QVERIFY2(cl.message.contains(QLatin1String(option)), option);
+    // --engine explains every form it takes.
+    for (const char *form : {"unix:///path", "tcp://host:port", "ssh://[user@]host[:port][/socket]",
+                             "context:NAME", "DOCKER_CONTEXT", "CODE_SANDBOX_SSH_CONFIG"})
+        QVERIFY2(cl.message.contains(QLatin1String(form)), form);
 }
 
 void tst_CommandLine::versionText()
@@ -479,6 +484,55 @@ void tst_CommandLine::engine()
              QStringLiteral("unix:///run/podman/podman.sock"));
     // The locator reads DOCKER_HOST itself; the command line only carries the option.
     QCOMPARE(parse({}, {"DOCKER_HOST=unix:///d.sock"}).engine, QString());
+    QCOMPARE(parse({}).engines, QStringList());
+
+    // Repeatable, in order; `engine` is the first.
+    const CommandLine many =
+        parse({"--engine", "unix:///a.sock", "--engine", "ssh://me@build:2222/run/docker.sock",
+               "--engine", "context:ci", "--engine", "tcp://127.0.0.1:2375"});
+    QCOMPARE(many.message, QString());
+    QCOMPARE(many.engines, QStringList({"unix:///a.sock", "ssh://me@build:2222/run/docker.sock",
+                                        "context:ci", "tcp://127.0.0.1:2375"}));
+    QCOMPARE(many.engine, QStringLiteral("unix:///a.sock"));
+    QCOMPARE(many.engineOptions().engines, many.engines);
+    QVERIFY(!many.insecureTcp);
+
+    // A value that is no address is refused at once, with the reason.
+    const auto error = [](const QStringList &args) {
+        const CommandLine cl = parse(args);
+        return cl.mode == Mode::Error ? cl.message : QString();
+    };
+    QVERIFY(error({"--engine", "docker.sock"})
+                .contains(u"--engine: 'docker.sock' is not an engine address"));
+    QVERIFY(error({"--engine", "npipe:////./pipe/x"}).contains(u"npipe:// is not supported"));
+    QVERIFY(error({"--engine", "ssh://u:secret@h"}).contains(u"no password"));
+    QVERIFY(!error({"--engine", "ssh://u:secret@h"}).contains(u"secret"));
+    QVERIFY(error({"--engine", "context:bad name"}).contains(u"not a Docker context name"));
+    QVERIFY(error({"--engine", "tcp://h:99999"}).contains(u"tcp://h:99999"));
+
+    // TLS files: for a tcp:// engine of the command line, existing, certificate with key.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    for (const char *name : {"ca.pem", "cert.pem", "key.pem"}) {
+        QFile f(dir.filePath(QLatin1String(name)));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+    }
+    const QString ca = dir.filePath("ca.pem"), cert = dir.filePath("cert.pem"),
+                  key = dir.filePath("key.pem");
+    const CommandLine tls = parse({"--engine", "tcp://build:2376", "--tls-ca", ca, "--tls-cert",
+                                   cert, "--tls-key", key, "--insecure-tcp"});
+    QCOMPARE(tls.message, QString());
+    QCOMPARE(tls.tlsCa, ca);
+    QCOMPARE(tls.engineOptions().tlsCert, cert);
+    QCOMPARE(tls.engineOptions().tlsKey, key);
+    QVERIFY(tls.engineOptions().insecureTcp);
+    QVERIFY(error({"--engine", "tcp://build:2376", "--tls-cert", cert})
+                .contains(u"--tls-cert and --tls-key go together"));
+    QVERIFY(error({"--engine", "tcp://build:2376", "--tls-ca", dir.filePath("none.pem")})
+                .contains(u"is not a file"));
+    QVERIFY(error({"--tls-ca", ca}).contains(u"are for tcp:// engines given with --engine"));
+    QVERIFY(error({"--engine", "ssh://h", "--tls-ca", ca})
+                .contains(u"are for tcp:// engines given with --engine"));
 }
 
 void tst_CommandLine::windowAndJournalFlags_data()
@@ -735,6 +789,7 @@ void tst_CommandLine::windowSettings()
     QCOMPARE(cl.missingPassThrough, QStringList{"LACK"});
     QCOMPARE(cl.httpPort, quint16(9000));
     QCOMPARE(cl.engine, QStringLiteral("unix:///from/settings.sock"));
+    QCOMPARE(cl.engines, QStringList{QStringLiteral("unix:///from/settings.sock")});
     // A language this build does not know is skipped, not a reason to refuse to start.
     QCOMPARE(assignments(cl.images), QStringList{"python=settings/python:1"});
 
