@@ -32,7 +32,8 @@ QString DockerBackend::endpoint() const
 
 int DockerBackend::capacity() const
 {
-    return qMax(4, 2 * int(std::thread::hardware_concurrency()));
+    const int cpus = m_cpus > 0 ? m_cpus : int(std::thread::hardware_concurrency());
+    return qMax(4, 2 * cpus);
 }
 
 QJsonObject DockerBackend::runSpec(const Language &language, const QString &image,
@@ -99,7 +100,7 @@ void DockerBackend::health(bool cheap, QObject *context,
 {
     SystemApi system(m_engine);
     EngineReply *reply = cheap ? system.ping() : system.version();
-    reply->then(context, [reply, cheap, done] {
+    reply->then(context, [this, reply, cheap, context, done] {
         Health h;
         h.reachable = reply->ok();
         if (!reply->ok()) {
@@ -111,6 +112,20 @@ void DockerBackend::health(bool cheap, QObject *context,
             h.product = EngineDialect::fromVersion(v).kind() == EngineDialect::Kind::Podman
                             ? QStringLiteral("Podman")
                             : QStringLiteral("Docker Engine");
+            // The machine behind the engine (a remote one is not this one): its CPUs set the
+            // capacity placement weighs it by.
+            EngineReply *info = SystemApi(m_engine).info();
+            info->then(context, [this, info, h, done]() mutable {
+                if (info->ok()) {
+                    const QJsonObject i = info->json();
+                    h.cpus = i.value(u"NCPU").toInt();
+                    h.memoryBytes = qint64(i.value(u"MemTotal").toDouble());
+                    if (h.cpus > 0)
+                        m_cpus = h.cpus;
+                }
+                done(h);
+            });
+            return;
         }
         done(h);
     });

@@ -16,7 +16,8 @@ public:
     EngineClient *engine() const { return m_engine; }
 
     QString endpoint() const override;
-    // The engine on this machine: two per core, at least four (programs mostly wait).
+    // Two sandboxes per core of the engine's machine, at least four (programs mostly wait): this
+    // machine's cores until health(false) has read the engine's own figure from /info.
     int capacity() const override;
     QJsonObject runSpec(const Language &language, const QString &image, const SandboxConfig &config,
                         const QString &librariesVolume, bool session) const override;
@@ -37,4 +38,5 @@ public:
 
 private:
     EngineClient *m_engine;
+    int m_cpus = 0; // from /info, once read
 };

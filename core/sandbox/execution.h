@@ -45,6 +45,9 @@ public:
     void setFileLimits(const OutputManifest::Limits &limits);
     // Ends with an error, as if the sandbox had failed (used while libraries are installed).
     void fail(const QString &message);
+    // The engine the run was placed on (with several), for its result and the journal.
+    void setEngine(const QString &engine) { m_result.engine = engine; }
+    const QString &engine() const { return m_result.engine; }
     // Work done for this run before it starts (installing libraries), for the caller to show.
     void reportProgress(const QString &message);
     // A run in a session's container: the container stays after the run, unless the run ended

@@ -34,6 +34,12 @@ void ExecutionQueue::submit(const Job &job)
         Qt::QueuedConnection);
 }
 
+void ExecutionQueue::setMaxRunning(int maxRunning)
+{
+    m_maxRunning = qMax(1, maxRunning);
+    launchWaiting();
+}
+
 void ExecutionQueue::finished(Execution *execution)
 {
     const auto it = m_states.constFind(execution);

@@ -8,6 +8,8 @@
 #include <functional>
 
 class Execution;
+class SandboxBackend;
+class SandboxSite;
 
 // At most maxRunning executions run at once; the next ones wait here, in order, and each
 // waiting one is told its place as it moves up; at most maxWaiting wait, and one more is refused
@@ -19,8 +21,12 @@ public:
     struct Job
     {
         Execution *execution;
-        QJsonObject spec; // the sandbox it runs in (see SandboxBackend::runSpec)
+        // The sandbox it runs in, made for the backend the run is placed on when it leaves the
+        // queue (see SandboxBackend::runSpec).
+        std::function<QJsonObject(const SandboxBackend &)> spec;
         QString image;
+        // Where it must run (its libraries' volume is there); null: wherever placement says.
+        SandboxSite *site = nullptr;
     };
     using Launcher = std::function<void(const Job &job)>;
 
@@ -36,6 +42,8 @@ public:
     int running() const { return m_running; }
     int waiting() const { return int(m_waiting.size()); }
     int maxRunning() const { return m_maxRunning; }
+    // As engines come and go (placement over several), so does how many may run at once.
+    void setMaxRunning(int maxRunning);
 
 Q_SIGNALS:
     // Nothing runs any more: work held back while programs ran (the pool's refill) may go on.

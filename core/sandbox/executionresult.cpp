@@ -24,6 +24,8 @@ QJsonObject ExecutionResult::toJson() const
                   {QStringLiteral("files"), fileList},
                   {QStringLiteral("language"), language},
                   {QStringLiteral("image"), image}};
+    if (!engine.isEmpty())
+        o.insert(QStringLiteral("engine"), engine);
     if (!notes.isEmpty())
         o.insert(QStringLiteral("notes"), QJsonArray::fromStringList(notes));
     return o;

@@ -44,6 +44,8 @@ struct ExecutionResult
     QString language;
     QString image;
     QString containerId;
+    // The engine that ran it, when the server has several ("" with one).
+    QString engine;
     // Things the caller should know that are not output (files left out, libraries used).
     QStringList notes;
     // Set when the sandbox itself failed (engine down, image missing): no program ran.

@@ -42,14 +42,18 @@ public:
         QString product; // "Docker Engine", "Podman"
         QString version;
         QString apiVersion;
-        QString error; // why it does not answer, and what to try
+        int cpus = 0;           // what the engine's machine has (0: not known)
+        qint64 memoryBytes = 0; // likewise
+        QString error;          // why it does not answer, and what to try
     };
 
     using QObject::QObject;
 
     // Where the backend is (a socket path, a URL), for messages.
     virtual QString endpoint() const = 0;
-    // How many sandboxes it runs well at once: what the service lets run when not told.
+    // How many sandboxes it runs well at once: what the service lets run when not told, and what
+    // placement weighs a backend's running sandboxes against. It may grow once health(false)
+    // has learnt the engine's machine.
     virtual int capacity() const = 0;
 
     // The creation spec of a sandbox for one program of `language` (or a session's, serving
@@ -79,7 +83,8 @@ public:
     virtual void removeById(const QString &id, QObject *context,
                             const SandboxContainer::Done &done) = 0;
 
-    // Whether it answers; `cheap`: only that (a full answer can cost the engine a second).
+    // Whether it answers; `cheap`: only that (a full answer can cost the engine a second, and
+    // includes the machine's CPUs and memory).
     virtual void health(bool cheap, QObject *context,
                         const std::function<void(const Health &)> &done) = 0;
 };

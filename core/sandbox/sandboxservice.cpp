@@ -8,63 +8,164 @@
 #include "sandboxbackend.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
+#include "sandboxsite.h"
 
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
 
 namespace {
-QString missingImageHint(const Language &language)
+QString missingImageHint(const Language &language, const SandboxSite *site, bool several)
 {
     if (language.buildName.isEmpty())
         return {};
+    const QString lang = language.buildName == u"node" ? QStringLiteral("js") : language.buildName;
+    // With several engines, the image is missing on this one: build (or copy) it there.
+    if (several)
+        return QStringLiteral("The engine %1 does not have it. Build or copy it there with: "
+                              "containers/build-images.sh --engine %1 %2 (from the Code Sandbox "
+                              "source tree), or name another image with --%3-image.")
+            .arg(site->endpoint(), language.buildName, lang);
     return QStringLiteral("Build it with: containers/build-images.sh %1 (from the Code Sandbox "
                           "source tree), or name another image with --%2-image.")
-        .arg(language.buildName,
-             language.buildName == u"node" ? QStringLiteral("js") : language.buildName);
+        .arg(language.buildName, lang);
 }
 } // namespace
 
 SandboxService::SandboxService(SandboxBackend *backend, const LanguageRegistry &languages,
                                const SandboxConfig &config, QObject *parent)
-    : QObject(parent), m_backend(backend), m_languages(languages), m_config(config),
-      m_libraries(new LibraryCache(
-          {[this](const Language &language, const QString &volume, const QString &script) {
-               return runInstall(language, volume, script);
-           },
-           [this](const QString &volume) { removeVolume(volume); }},
-          this)),
-      m_janitor(new Janitor(
-          backend, config.instanceId,
-          [this] {
-              QSet<QString> names;
-              for (SandboxContainer *c : std::as_const(m_containers))
-                  names.insert(c->name());
-              return names;
-          },
-          this))
+    : SandboxService(QList<SandboxBackend *>{backend}, languages, config, parent)
+{}
+
+SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
+                               const LanguageRegistry &languages, const SandboxConfig &config,
+                               QObject *parent)
+    : QObject(parent), m_languages(languages), m_config(config)
 {
-    connect(m_janitor, &Janitor::orphansReaped, this, &SandboxService::orphansReaped);
-    connect(m_janitor, &Janitor::idle, this, &SandboxService::checkShutdownDone);
-    // As many at once as asked for, else as the backend runs well.
+    Q_ASSERT(!backends.isEmpty());
+    for (SandboxBackend *backend : backends)
+        m_sites.append(new SandboxSite(backend, int(m_sites.size()), this));
+    int capacity = 0;
+    for (SandboxSite *site : std::as_const(m_sites))
+        capacity += site->capacity();
+    // As many at once as asked for, else as the backends run well.
     m_queue = new ExecutionQueue(
-        config.maxConcurrent > 0 ? config.maxConcurrent : backend->capacity(), config.maxQueued,
+        config.maxConcurrent > 0 ? config.maxConcurrent : capacity, config.maxQueued,
         [this](const ExecutionQueue::Job &job) { launch(job); }, this);
-    if (config.poolSize > 0) {
-        m_pool = new ContainerPool(
-            config.poolSize,
-            [this](const QJsonObject &spec, const QString &image) {
-                return makeContainer(spec, image);
-            },
-            this);
-        connect(m_pool, &ContainerPool::warmed, this,
-                [](const QString &label, int count, qint64 ms) {
-                    qCInfo(lcSandbox).noquote()
-                        << "pool:" << count << label << "sandbox(es) warm after" << ms << "ms";
-                });
-        // Refills wait while programs run (see ContainerPool::setBusy).
-        connect(m_queue, &ExecutionQueue::idle, m_pool, [this] { m_pool->setBusy(false); });
+    for (SandboxSite *site : std::as_const(m_sites))
+        setUpSite(site);
+    // One engine is not watched: a call finds out what is wrong with it and says so, as ever.
+    // With several, a call must never wait for one that is gone.
+    if (m_sites.size() > 1)
+        for (SandboxSite *site : std::as_const(m_sites))
+            site->watch();
+}
+
+void SandboxService::setUpSite(SandboxSite *site)
+{
+    site->setLibraries(new LibraryCache(
+        {[this, site](const Language &language, const QString &volume, const QString &script) {
+             return runInstall(site, language, volume, script);
+         },
+         [site](const QString &volume) { site->backend()->removeVolume(volume); }},
+        site));
+    auto *janitor = new Janitor(
+        site->backend(), m_config.instanceId,
+        [this] {
+            QSet<QString> names;
+            for (auto it = m_containers.cbegin(); it != m_containers.cend(); ++it)
+                names.insert(it.key()->name());
+            return names;
+        },
+        site);
+    site->setJanitor(janitor);
+    connect(janitor, &Janitor::orphansReaped, this, &SandboxService::orphansReaped);
+    connect(janitor, &Janitor::idle, this, &SandboxService::checkShutdownDone);
+    site->setPool(makePool(site));
+    connect(site, &SandboxSite::stateChanged, this,
+            [this](SandboxSite *s, SandboxSite::State) { siteStateChanged(s); });
+    connect(site, &SandboxSite::described, this, [this] {
+        updateCapacity();
+        Q_EMIT sitesChanged();
+    });
+}
+
+ContainerPool *SandboxService::makePool(SandboxSite *site)
+{
+    if (m_config.poolSize <= 0)
+        return nullptr;
+    auto *pool = new ContainerPool(
+        m_config.poolSize,
+        [this, site](const QJsonObject &spec, const QString &image) {
+            return makeContainer(site, spec, image);
+        },
+        site);
+    const QString where =
+        m_sites.size() > 1 ? QStringLiteral(" on ") + site->endpoint() : QString();
+    connect(pool, &ContainerPool::warmed, this,
+            [where](const QString &label, int count, qint64 ms) {
+                qCInfo(lcSandbox).noquote() << "pool:" << count << label << "sandbox(es) warm"
+                                            << "after" << ms << "ms" + where;
+            });
+    return pool;
+}
+
+void SandboxService::updateCapacity()
+{
+    if (m_config.maxConcurrent > 0)
+        return;
+    int capacity = 0;
+    for (SandboxSite *site : std::as_const(m_sites))
+        if (site->isUsable())
+            capacity += site->capacity();
+    m_queue->setMaxRunning(capacity);
+}
+
+void SandboxService::siteStateChanged(SandboxSite *site)
+{
+    updateCapacity();
+    if (site->state() == SandboxSite::State::Down) {
+        // Its warm sandboxes are out of reach; the ones it runs are lost to their callers.
+        if (ContainerPool *pool = site->pool()) {
+            pool->clear();
+            pool->deleteLater();
+            site->setPool(nullptr);
+        }
+        const QString message =
+            QStringLiteral("the container engine %1 stopped answering while this ran (%2); "
+                           "new calls go to the other engines")
+                .arg(site->endpoint(), site->error());
+        const auto placed = m_placed;
+        for (auto it = placed.cbegin(); it != placed.cend(); ++it)
+            if (it.value() == site)
+                it.key()->fail(message);
+    } else if (site->state() == SandboxSite::State::Up && !m_shuttingDown) {
+        // Back: what it still holds of this instance's (runs failed while it was away) goes,
+        // and its pools fill again.
+        site->janitor()->createOutcomeUnknown();
+        if (!site->pool())
+            site->setPool(makePool(site));
+        site->warming().clear();
+        for (const Language &language : m_languages.all())
+            if (m_warmed.contains(language.name))
+                warmOn(site, language);
     }
+    Q_EMIT sitesChanged();
+}
+
+SandboxBackend *SandboxService::backend() const
+{
+    return m_sites.first()->backend();
+}
+
+ContainerPool *SandboxService::pool() const
+{
+    return m_sites.first()->pool();
+}
+
+SandboxSite *SandboxService::siteOf(SandboxContainer *container) const
+{
+    return m_containers.value(container);
 }
 
 SandboxService::~SandboxService() = default;
@@ -97,9 +198,18 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
-    submit(execution, m_backend->runSpec(language, language.image, m_config, {}, false),
-           language.image);
+    submit(execution, runSpecFor(language), language.image);
     return execution;
+}
+
+SandboxService::SpecFor SandboxService::runSpecFor(const Language &language,
+                                                   const QString &librariesVolume,
+                                                   bool session) const
+{
+    const SandboxConfig config = m_config;
+    return [language, config, librariesVolume, session](const SandboxBackend &backend) {
+        return backend.runSpec(language, language.image, config, librariesVolume, session);
+    };
 }
 
 int SandboxService::timeoutFor(const ExecutionRequest &request) const
@@ -126,7 +236,8 @@ Execution *SandboxService::create(const Language &language, const ExecutionReque
     return execution;
 }
 
-void SandboxService::submit(Execution *execution, const QJsonObject &spec, const QString &image)
+void SandboxService::submit(Execution *execution, const SpecFor &spec, const QString &image,
+                            SandboxSite *site)
 {
     if (execution->isFinished())
         return;
@@ -134,8 +245,54 @@ void SandboxService::submit(Execution *execution, const QJsonObject &spec, const
         execution->failEarly(QStringLiteral("the server is shutting down"), image);
         return;
     }
+    // Never queued behind engines that are all gone: said at once.
+    if (!site && !place(spec)) {
+        execution->failEarly(noSiteMessage(), image);
+        return;
+    }
     Q_EMIT executionStarted(execution);
-    m_queue->submit({execution, spec, image});
+    m_queue->submit({execution, spec, image, site});
+}
+
+SandboxSite *SandboxService::place(const SpecFor &spec, const QList<SandboxSite *> &among) const
+{
+    const QList<SandboxSite *> &candidates = among.isEmpty() ? m_sites : among;
+    // One engine takes every run, answering or not: the run then says what is wrong with it.
+    if (m_sites.size() == 1)
+        return candidates.isEmpty() ? nullptr : candidates.first();
+    SandboxSite *best = nullptr;
+    int bestWarm = 0;
+    for (SandboxSite *site : candidates) {
+        if (!site->isUsable())
+            continue;
+        const int warm = site->pool() ? site->pool()->warmCount(spec(*site->backend())) : 0;
+        if (!best) {
+            best = site;
+            bestWarm = warm;
+            continue;
+        }
+        // Lowest load first; then a warm sandbox; then whoever was given fewest (spreads a burst
+        // evenly while loads are equal).
+        const double a = site->load();
+        const double b = best->load();
+        if (a < b - 1e-9 ||
+            (qAbs(a - b) <= 1e-9 &&
+             (warm > bestWarm || (warm == bestWarm && site->placed() < best->placed())))) {
+            best = site;
+            bestWarm = warm;
+        }
+    }
+    return best;
+}
+
+QString SandboxService::noSiteMessage() const
+{
+    QStringList why;
+    for (SandboxSite *site : m_sites)
+        why.append(QStringLiteral("%1: %2").arg(site->endpoint(), site->error()));
+    return QStringLiteral("no container engine answers, so nothing can run now (%1); calls run "
+                          "again as soon as one of them is back")
+        .arg(why.join(QStringLiteral("; ")));
 }
 
 Execution *SandboxService::executeWithLibraries(const Language &language,
@@ -148,7 +305,7 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
         return execution;
     }
     QPointer<Execution> guard(execution);
-    m_libraries->ensure(
+    ensureLibraries(
         language, request.libraries,
         [guard](const QString &message) {
             if (guard)
@@ -161,8 +318,13 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                 guard->fail(error);
                 return;
             }
-            submit(guard, m_backend->runSpec(language, language.image, m_config, volume, false),
-                   language.image);
+            // Where the volume is (the least loaded of them, if several have it).
+            SandboxSite *site = place(runSpecFor(language, volume), m_volumeSites.value(volume));
+            if (!site) {
+                guard->fail(noSiteMessage());
+                return;
+            }
+            submit(guard, runSpecFor(language, volume), language.image, site);
         });
     return execution;
 }
@@ -191,15 +353,39 @@ void SandboxService::ensureLibraries(
     const std::function<void(const QString &)> &progress,
     const std::function<void(const QString &, const QString &)> &done)
 {
-    m_libraries->ensure(language, libraries, progress, done);
+    // Libraries live in a volume on one engine: where one already has them, else where a run
+    // would go now.
+    const QString volume = LibraryCache::volumeName(language, libraries);
+    SandboxSite *site = place(runSpecFor(language, volume), m_volumeSites.value(volume));
+    if (!site)
+        site = place(runSpecFor(language, volume));
+    if (!site) {
+        done(QString(), noSiteMessage());
+        return;
+    }
+    QPointer<SandboxSite> where(site);
+    site->libraries()->ensure(
+        language, libraries, progress, [this, where, done](const QString &v, const QString &error) {
+            if (error.isEmpty() && where && !m_volumeSites.value(v).contains(where))
+                m_volumeSites[v].append(where);
+            done(v, error);
+        });
 }
 
 SandboxContainer *SandboxService::createSessionContainer(const Language &language,
-                                                         const QString &librariesVolume)
+                                                         const QString &librariesVolume,
+                                                         QString *error)
 {
-    SandboxContainer *container =
-        makeContainer(m_backend->runSpec(language, language.image, m_config, librariesVolume, true),
-                      language.image);
+    const SpecFor spec = runSpecFor(language, librariesVolume, true);
+    SandboxSite *site =
+        librariesVolume.isEmpty() ? place(spec) : place(spec, m_volumeSites.value(librariesVolume));
+    if (!site) {
+        if (error)
+            *error = noSiteMessage();
+        return nullptr;
+    }
+    site->countPlaced();
+    SandboxContainer *container = makeContainer(site, spec(*site->backend()), language.image);
     container->prepare();
     return container;
 }
@@ -209,6 +395,8 @@ Execution *SandboxService::executeIn(SandboxContainer *container, const Language
 {
     Execution *execution = create(language, request, timeoutFor(request));
     execution->setSession(language.interruptible);
+    if (SandboxSite *site = siteOf(container))
+        placeOn(execution, site);
     Q_EMIT executionCreated(execution);
     // Not through the queue: the session's container is already running, and its calls come one
     // at a time.
@@ -216,8 +404,8 @@ Execution *SandboxService::executeIn(SandboxContainer *container, const Language
     return execution;
 }
 
-Execution *SandboxService::runInstall(const Language &language, const QString &volume,
-                                      const QString &script)
+Execution *SandboxService::runInstall(SandboxSite *site, const Language &language,
+                                      const QString &volume, const QString &script)
 {
     // Package managers download and unpack into /tmp: more room than a run gets.
     SandboxConfig config = m_config;
@@ -233,36 +421,70 @@ Execution *SandboxService::runInstall(const Language &language, const QString &v
                              {QStringLiteral("code-sandbox.libraries"), language.name}};
     // Created with labels first, so the cache can be listed and pruned.
     QPointer<Execution> guard(execution);
-    m_backend->createVolume(
-        volume, labels, this, [this, guard, language, volume, config](const QString &error) {
+    QPointer<SandboxSite> where(site);
+    site->backend()->createVolume(
+        volume, labels, this, [this, guard, where, language, volume, config](const QString &error) {
             if (!guard)
                 return;
+            if (!where) {
+                guard->fail(QStringLiteral("the engine went away"));
+                return;
+            }
             if (!error.isEmpty()) {
                 guard->fail(QStringLiteral("could not create the library volume: %1").arg(error));
                 return;
             }
-            submit(guard, m_backend->installSpec(language, language.image, config, volume),
-                   language.image);
+            submit(
+                guard,
+                [language, config, volume](const SandboxBackend &backend) {
+                    return backend.installSpec(language, language.image, config, volume);
+                },
+                language.image, where);
         });
     return execution;
 }
 
-void SandboxService::removeVolume(const QString &volume)
-{
-    m_backend->removeVolume(volume);
-}
-
 void SandboxService::launch(const ExecutionQueue::Job &next)
 {
-    if (m_pool)
-        m_pool->setBusy(true);
-    SandboxContainer *container = m_pool ? m_pool->take(next.spec) : nullptr;
+    SandboxSite *site = next.site ? next.site : place(next.spec);
+    if (!site || !site->isUsable()) {
+        next.execution->fail(site ? QStringLiteral("the container engine %1 does not answer: %2")
+                                        .arg(site->endpoint(), site->error())
+                                  : noSiteMessage());
+        return;
+    }
+    const QJsonObject spec = next.spec(*site->backend());
+    ContainerPool *pool = site->pool();
+    if (pool)
+        pool->setBusy(true);
+    SandboxContainer *container = pool ? pool->take(spec) : nullptr;
     if (!container)
-        container = makeContainer(next.spec, next.image);
+        container = makeContainer(site, spec, next.image);
+    site->countPlaced();
+    placeOn(next.execution, site);
     next.execution->run(container);
 }
 
-SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const QString &image)
+void SandboxService::placeOn(Execution *execution, SandboxSite *site)
+{
+    m_placed.insert(execution, site);
+    site->addRunning(1);
+    if (m_sites.size() > 1)
+        execution->setEngine(site->endpoint());
+    QPointer<SandboxSite> where(site);
+    connect(execution, &Execution::finished, this, [this, execution, where] {
+        m_placed.remove(execution);
+        if (!where)
+            return;
+        where->addRunning(-1);
+        // Refills wait while programs run there (see ContainerPool::setBusy).
+        if (where->running() == 0 && where->pool())
+            where->pool()->setBusy(false);
+    });
+}
+
+SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const QJsonObject &spec,
+                                                const QString &image)
 {
     // Named after the instance, so that the engine's own listing shows whose it is, and so that
     // one created after its request was given up on is recognised as a stray.
@@ -270,23 +492,24 @@ SandboxContainer *SandboxService::makeContainer(const QJsonObject &spec, const Q
         QStringLiteral("code-sandbox-%1-%2")
             .arg(m_config.instanceId.isEmpty() ? QStringLiteral("anonymous") : m_config.instanceId)
             .arg(++m_containerSeq);
-    SandboxContainer *container = m_backend->createSandbox(spec, image, containerName, this);
+    SandboxContainer *container = site->backend()->createSandbox(spec, image, containerName, this);
     const QString name =
         spec.value(u"Labels").toObject().value(u"code-sandbox.language").toString();
     if (const Language *language = m_languages.find(name))
-        container->setMissingImageHint(missingImageHint(*language));
-    track(container);
+        container->setMissingImageHint(missingImageHint(*language, site, m_sites.size() > 1));
+    track(container, site);
     return container;
 }
 
 void SandboxService::reapOrphans()
 {
-    m_janitor->reapOrphans();
+    for (SandboxSite *site : std::as_const(m_sites))
+        site->janitor()->reapOrphans();
 }
 
 void SandboxService::warmUp()
 {
-    if (!m_pool || m_shuttingDown)
+    if (m_config.poolSize <= 0 || m_shuttingDown)
         return;
     m_warmOnFirstUse = true;
     // The most used languages at once; the others once they are first asked for (eleven pools
@@ -298,16 +521,25 @@ void SandboxService::warmUp()
 
 void SandboxService::warm(const Language &language)
 {
-    if (!m_pool || m_shuttingDown || m_warming.contains(language.name))
+    if (m_config.poolSize <= 0 || m_shuttingDown || m_warmed.contains(language.name))
         return;
-    m_warming.insert(language.name);
-    m_pool->warm(m_backend->runSpec(language, language.image, m_config, {}, false), language.image,
-                 language.name);
+    m_warmed.insert(language.name);
+    for (SandboxSite *site : std::as_const(m_sites))
+        if (site->isUsable())
+            warmOn(site, language);
 }
 
-void SandboxService::track(SandboxContainer *container)
+void SandboxService::warmOn(SandboxSite *site, const Language &language)
 {
-    m_containers.insert(container);
+    if (!site->pool() || site->warming().contains(language.name))
+        return;
+    site->warming().insert(language.name);
+    site->pool()->warm(runSpecFor(language)(*site->backend()), language.image, language.name);
+}
+
+void SandboxService::track(SandboxContainer *container, SandboxSite *site)
+{
+    m_containers.insert(container, site);
     connect(container, &SandboxContainer::removed, this, [this, container] {
         m_containers.remove(container);
         container->deleteLater();
@@ -318,9 +550,14 @@ void SandboxService::track(SandboxContainer *container)
     // of the stream that removal brings.
     connect(container, &SandboxContainer::failed, container, &SandboxContainer::remove,
             Qt::QueuedConnection);
-    connect(container, &SandboxContainer::failed, this, [this, container] {
+    QPointer<SandboxSite> where(site);
+    connect(container, &SandboxContainer::failed, this, [container, where] {
+        if (!where)
+            return;
         if (container->createOutcomeUnknown())
-            m_janitor->createOutcomeUnknown();
+            where->janitor()->createOutcomeUnknown();
+        // A failure may be the engine going away: ask now rather than at the next round.
+        where->checkNow();
     });
 }
 
@@ -345,7 +582,7 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
     request.language = language->name;
     request.timeoutSec = 20;
     Execution *e = create(probe, request, request.timeoutSec);
-    submit(e, m_backend->runSpec(probe, probe.image, m_config, {}, false), probe.image);
+    submit(e, runSpecFor(probe), probe.image);
     const QString key = language->name;
     connect(e, &Execution::finished, this, [this, key, done](const ExecutionResult &r) {
         QString version;
@@ -361,19 +598,24 @@ void SandboxService::shutdown(int graceMs)
 {
     m_shuttingDown = true;
     m_queue->stop();
-    if (m_pool)
-        m_pool->clear();
+    for (SandboxSite *site : std::as_const(m_sites)) {
+        site->stopWatching();
+        if (site->pool())
+            site->pool()->clear();
+    }
     qCInfo(lcSandbox) << "shutting down:" << m_executions.size() << "running,"
                       << m_containers.size() << "containers to remove";
     const auto executions = m_executions;
     for (Execution *e : executions)
         e->cancel();
-    const auto containers = m_containers;
+    const auto containers = m_containers.keys();
     for (SandboxContainer *c : containers)
         c->remove();
     // A create whose answer never came may have made a container nobody knows the id of.
-    m_janitor->stop();
-    m_janitor->finalSweep();
+    for (SandboxSite *site : std::as_const(m_sites)) {
+        site->janitor()->stop();
+        site->janitor()->finalSweep();
+    }
     QTimer::singleShot(graceMs, this, [this] {
         if (m_shutdownSignalled)
             return;
@@ -385,10 +627,18 @@ void SandboxService::shutdown(int graceMs)
     checkShutdownDone();
 }
 
+int SandboxService::janitorsPending() const
+{
+    int pending = 0;
+    for (SandboxSite *site : m_sites)
+        pending += site->janitor()->pending();
+    return pending;
+}
+
 void SandboxService::checkShutdownDone()
 {
     if (m_shuttingDown && !m_shutdownSignalled && m_containers.isEmpty() &&
-        m_janitor->pending() == 0) {
+        janitorsPending() == 0) {
         m_shutdownSignalled = true;
         QMetaObject::invokeMethod(this, &SandboxService::shutdownFinished, Qt::QueuedConnection);
     }

@@ -15,30 +15,48 @@ class ContainerPool;
 class Janitor;
 class LibraryCache;
 class SandboxBackend;
+class SandboxSite;
 class Execution;
 class SandboxContainer;
 struct ExecutionRequest;
 
 // Runs programs in fresh hardened containers and guarantees their removal. Everything happens on
 // the event loop; executions report through their own signals.
+//
+// It may run them on several backends (engines), each a SandboxSite with its own warm pool,
+// janitor and library volumes. A run is placed when it leaves the queue: on the usable site
+// with the lowest load (running sandboxes against its capacity), then the one with a warm
+// sandbox for it, then the one given fewest runs so far. A session stays on the site its
+// container is on; a run with libraries goes where they were installed. With several sites,
+// each is watched: one that stops answering has its runs failed with its name, gets no new
+// ones, and is taken back once it answers (what it still holds of ours is removed then).
 class SandboxService : public QObject
 {
     Q_OBJECT
 public:
     SandboxService(SandboxBackend *backend, const LanguageRegistry &languages,
                    const SandboxConfig &config, QObject *parent = nullptr);
+    // `backends` in the order given (at least one); the first is the default one for messages.
+    SandboxService(const QList<SandboxBackend *> &backends, const LanguageRegistry &languages,
+                   const SandboxConfig &config, QObject *parent = nullptr);
     ~SandboxService() override;
 
     const LanguageRegistry &languages() const { return m_languages; }
     const SandboxConfig &config() const { return m_config; }
-    SandboxBackend *backend() const { return m_backend; }
+    // The first backend (the only one, usually).
+    SandboxBackend *backend() const;
+    const QList<SandboxSite *> &sites() const { return m_sites; }
+    // Where a container runs (null for one this service does not know).
+    SandboxSite *siteOf(SandboxContainer *container) const;
 
     // The returned object belongs to the service and is deleted after finished() was delivered.
     Execution *execute(const ExecutionRequest &request);
     // A session's container (see SessionManager): prepared now, serving one program after another
-    // until removed; tracked like any other, so shutdown removes it.
+    // until removed; tracked like any other, so shutdown removes it. Placed like a run (where
+    // `librariesVolume` was installed, when given); null when no engine answers (`error` says).
     SandboxContainer *createSessionContainer(const Language &language,
-                                             const QString &librariesVolume = {});
+                                             const QString &librariesVolume = {},
+                                             QString *error = nullptr);
     // Runs the request's program in a session's container that is ready and idle; the container
     // stays unless the run ended it (Execution::endedSession()).
     Execution *executeIn(SandboxContainer *container, const Language &language,
@@ -49,9 +67,10 @@ public:
     void ensureLibraries(const Language &language, const QStringList &libraries,
                          const std::function<void(const QString &)> &progress,
                          const std::function<void(const QString &, const QString &)> &done);
-    // Runs `script` with sh in an install container that writes into `volume` (see LibraryCache).
-    Execution *runInstall(const Language &language, const QString &volume, const QString &script);
-    void removeVolume(const QString &volume);
+    // Runs `script` with sh in an install container on `site` that writes into `volume` there
+    // (see LibraryCache).
+    Execution *runInstall(SandboxSite *site, const Language &language, const QString &volume,
+                          const QString &script);
     // Runs the language's version command once and caches the answer ("" when it failed).
     void languageVersion(const QString &language, const std::function<void(QString)> &done);
 
@@ -66,7 +85,8 @@ public:
     int runningExecutions() const { return m_queue->running(); }
     int queuedExecutions() const { return m_queue->waiting(); }
     int maxConcurrent() const { return m_queue->maxRunning(); }
-    ContainerPool *pool() const { return m_pool; }
+    // The first site's warm pool (null with a pool size of 0).
+    ContainerPool *pool() const;
     // Cancels what runs, removes every container, then emits shutdownFinished() (at most after
     // `graceMs`, even if the engine does not answer).
     void shutdown(int graceMs = 10000);
@@ -78,33 +98,53 @@ Q_SIGNALS:
     void executionStarted(Execution *execution);
     void shutdownFinished();
     void orphansReaped(int count);
+    // A site went down or came back, or its description (version, CPUs) arrived.
+    void sitesChanged();
 
 private:
+    using SpecFor = std::function<QJsonObject(const SandboxBackend &)>;
+
     Execution *start(const Language &language, const ExecutionRequest &request);
     // A new execution, tracked until it finishes; submit() then runs or queues it.
     Execution *create(const Language &language, const ExecutionRequest &request, int timeoutSec);
-    void submit(Execution *execution, const QJsonObject &spec, const QString &image);
+    void submit(Execution *execution, const SpecFor &spec, const QString &image,
+                SandboxSite *site = nullptr);
+    SpecFor runSpecFor(const Language &language, const QString &librariesVolume = {},
+                       bool session = false) const;
+    // The usable site a new sandbox of `spec` goes to; null when none answers.
+    SandboxSite *place(const SpecFor &spec, const QList<SandboxSite *> &among = {}) const;
+    // Why no site can take a run: each engine and what is wrong with it.
+    QString noSiteMessage() const;
+    void setUpSite(SandboxSite *site);
+    ContainerPool *makePool(SandboxSite *site);
+    void siteStateChanged(SandboxSite *site);
+    void updateCapacity();
     // The request's timeout, or the default, capped at the configured maximum.
     int timeoutFor(const ExecutionRequest &request) const;
     Execution *executeWithLibraries(const Language &language, const ExecutionRequest &request);
     void launch(const ExecutionQueue::Job &next);
+    // Binds the execution to the site until it finishes (load, and failing it if the site dies).
+    void placeOn(Execution *execution, SandboxSite *site);
     void warm(const Language &language);
-    SandboxContainer *makeContainer(const QJsonObject &spec, const QString &image);
-    void track(SandboxContainer *container);
+    void warmOn(SandboxSite *site, const Language &language);
+    SandboxContainer *makeContainer(SandboxSite *site, const QJsonObject &spec,
+                                    const QString &image);
+    void track(SandboxContainer *container, SandboxSite *site);
     void checkShutdownDone();
+    int janitorsPending() const;
 
-    SandboxBackend *m_backend;
+    QList<SandboxSite *> m_sites;
     LanguageRegistry m_languages;
     SandboxConfig m_config;
-    QSet<SandboxContainer *> m_containers;
+    QHash<SandboxContainer *, SandboxSite *> m_containers;
     QSet<Execution *> m_executions;
+    QHash<Execution *, SandboxSite *> m_placed;
+    // Where each library volume was installed (a volume is on one engine).
+    QHash<QString, QList<SandboxSite *>> m_volumeSites;
     ExecutionQueue *m_queue = nullptr;
-    ContainerPool *m_pool = nullptr;
-    LibraryCache *m_libraries = nullptr;
-    Janitor *m_janitor = nullptr;
     quint64 m_containerSeq = 0;
     QHash<QString, QString> m_versions;
-    QSet<QString> m_warming; // languages whose pool was started
+    QSet<QString> m_warmed; // languages whose pools were started (on every site)
     bool m_warmOnFirstUse = false;
     bool m_shuttingDown = false;
     bool m_shutdownSignalled = false;

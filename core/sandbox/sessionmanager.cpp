@@ -79,7 +79,12 @@ void SessionManager::create(const QString &owner, const QString &languageName,
     const auto start = [this, guard, lang](const QString &volume) {
         if (!guard || guard->state() == SandboxSession::State::Ended)
             return;
-        guard->attach(m_sandbox->createSessionContainer(lang, volume));
+        QString error;
+        SandboxContainer *container = m_sandbox->createSessionContainer(lang, volume, &error);
+        if (container)
+            guard->attach(container);
+        else
+            guard->end(error);
     };
     if (libraries.isEmpty()) {
         start(QString());

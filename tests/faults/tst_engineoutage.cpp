@@ -13,6 +13,7 @@
 #include "executionrequest.h"
 #include "leftoversweeper.h"
 #include "sandboxservice.h"
+#include "sandboxsite.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -169,9 +170,9 @@ private Q_SLOTS:
         // The same engine error for library installs.
         QElapsedTimer clock;
         clock.start();
-        Execution *install =
-            service.runInstall(*service.languages().find(QStringLiteral("python")),
-                               QStringLiteral("cs-faults-never-created"), QStringLiteral("true"));
+        Execution *install = service.runInstall(
+            service.sites().first(), *service.languages().find(QStringLiteral("python")),
+            QStringLiteral("cs-faults-never-created"), QStringLiteral("true"));
         QSignalSpy installed(install, &Execution::finished);
         QVERIFY(installed.wait(kFastMs));
         const auto ir = installed.first().first().value<ExecutionResult>();

@@ -1,0 +1,120 @@
+#include "sandboxsite.h"
+
+#include "sandboxlog.h"
+
+SandboxSite::SandboxSite(SandboxBackend *backend, int index, QObject *parent)
+    : QObject(parent), m_backend(backend), m_index(index)
+{
+    m_next.setSingleShot(true);
+    connect(&m_next, &QTimer::timeout, this, &SandboxSite::check);
+    m_deadline.setSingleShot(true);
+    connect(&m_deadline, &QTimer::timeout, this, [this] {
+        markDown(QStringLiteral("it did not answer within %1 s").arg(kAnswerTimeoutMs / 1000));
+        schedule(1000);
+    });
+}
+
+SandboxSite::~SandboxSite() = default;
+
+QString SandboxSite::stateName(State state)
+{
+    switch (state) {
+    case State::Up:
+        return QStringLiteral("up");
+    case State::Down:
+        return QStringLiteral("down");
+    case State::Unknown:
+        break;
+    }
+    return QStringLiteral("unknown");
+}
+
+void SandboxSite::watch()
+{
+    m_watching = true;
+    check();
+}
+
+void SandboxSite::stopWatching()
+{
+    m_watching = false;
+    m_next.stop();
+    m_deadline.stop();
+}
+
+void SandboxSite::checkNow()
+{
+    if (m_watching && !m_asking)
+        check();
+}
+
+void SandboxSite::schedule(int delayMs)
+{
+    if (m_watching)
+        m_next.start(delayMs);
+}
+
+void SandboxSite::check()
+{
+    if (!m_watching)
+        return;
+    // One question at a time: an engine that hangs is not sent a pile of them. One that has hung
+    // for half a minute is asked on a new connection anyway (a dropped ssh link, say).
+    if (m_asking && m_askedAt.elapsed() < 30000) {
+        schedule(qMin(kMaxBackoffMs, 1000 << qMin(m_failures, 4)));
+        return;
+    }
+    m_asking = true;
+    m_askedAt.start();
+    m_deadline.start(kAnswerTimeoutMs);
+    m_backend->health(true, this, [this](const SandboxBackend::Health &h) { answered(h); });
+}
+
+void SandboxSite::answered(const SandboxBackend::Health &health)
+{
+    m_asking = false;
+    m_deadline.stop();
+    if (!health.reachable) {
+        markDown(health.error);
+        schedule(qMin(kMaxBackoffMs, 1000 << qMin(m_failures, 4)));
+        return;
+    }
+    m_failures = 0;
+    const State previous = m_state;
+    if (m_state != State::Up) {
+        m_state = State::Up;
+        m_error.clear();
+        if (previous == State::Down) {
+            qCInfo(lcSandbox).noquote() << "engine" << endpoint() << "answers again";
+            Q_EMIT stateChanged(this, previous);
+        }
+    }
+    if (!m_described)
+        describe();
+    schedule(kCheckIntervalMs);
+}
+
+void SandboxSite::markDown(const QString &error)
+{
+    ++m_failures;
+    m_error = error.isEmpty() ? QStringLiteral("it does not answer") : error;
+    if (m_state == State::Down)
+        return;
+    const State previous = m_state;
+    m_state = State::Down;
+    qCWarning(lcSandbox).noquote() << "engine" << endpoint() << "is down:" << m_error;
+    Q_EMIT stateChanged(this, previous);
+}
+
+void SandboxSite::describe()
+{
+    m_described = true;
+    m_backend->health(false, this, [this](const SandboxBackend::Health &h) {
+        if (!h.reachable) {
+            m_described = false; // asked again once it answers
+            return;
+        }
+        m_health = h;
+        Q_EMIT described(this);
+    });
+}

@@ -1,0 +1,111 @@
+#pragma once
+
+#include "sandboxbackend.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QSet>
+#include <QString>
+#include <QTimer>
+
+class ContainerPool;
+class Janitor;
+class LibraryCache;
+
+// One backend the service places sandboxes on (one engine), with what belongs to it alone: its
+// warm pool, its janitor, its library volumes, the runs placed there, and whether it answers.
+//
+// When the service has several sites it watches each: a cheap health question every couple of
+// seconds. One that fails, or gets no answer within a few seconds, is Down: the service fails
+// the runs placed there (naming the engine) and places new ones elsewhere. A Down site is asked
+// again with back-off and is Up again with the first answer.
+class SandboxSite : public QObject
+{
+    Q_OBJECT
+public:
+    enum class State
+    {
+        Unknown, // not asked yet: usable (the first call says what is wrong, as with one engine)
+        Up,
+        Down
+    };
+
+    // A health question without an answer for this long marks the site Down.
+    static constexpr int kAnswerTimeoutMs = 3000;
+    // How often an Up site is asked; a Down one is asked after 1, 2, 4 … up to kMaxBackoffMs.
+    static constexpr int kCheckIntervalMs = 2000;
+    static constexpr int kMaxBackoffMs = 15000;
+
+    SandboxSite(SandboxBackend *backend, int index, QObject *parent = nullptr);
+    ~SandboxSite() override;
+
+    SandboxBackend *backend() const { return m_backend; }
+    // Its position in the service's list (0: the first engine named).
+    int index() const { return m_index; }
+    QString endpoint() const { return m_backend->endpoint(); }
+    State state() const { return m_state; }
+    bool isUsable() const { return m_state != State::Down; }
+    static QString stateName(State state);
+    // Why it is Down ("" otherwise).
+    QString error() const { return m_error; }
+    // The last full answer (product, version, CPUs), once it was Up.
+    const SandboxBackend::Health &health() const { return m_health; }
+    // How many sandboxes it runs well at once (the backend's figure).
+    int capacity() const { return m_backend->capacity(); }
+
+    // Runs placed here that have not finished.
+    int running() const { return m_running; }
+    void addRunning(int delta) { m_running += delta; }
+    // How many runs were ever placed here.
+    quint64 placed() const { return m_placed; }
+    void countPlaced() { ++m_placed; }
+    // Running sandboxes against capacity: what placement compares.
+    double load() const { return double(m_running) / double(qMax(1, capacity())); }
+
+    ContainerPool *pool() const { return m_pool; }
+    void setPool(ContainerPool *pool) { m_pool = pool; }
+    Janitor *janitor() const { return m_janitor; }
+    void setJanitor(Janitor *janitor) { m_janitor = janitor; }
+    LibraryCache *libraries() const { return m_libraries; }
+    void setLibraries(LibraryCache *libraries) { m_libraries = libraries; }
+    // Languages whose warm pool was started here.
+    QSet<QString> &warming() { return m_warming; }
+
+    // Starts the health questions (the service does so when it has more than one site).
+    void watch();
+    void stopWatching();
+    // Asks once now, whatever the schedule (e.g. after a call failed there).
+    void checkNow();
+
+Q_SIGNALS:
+    // Up → Down or Down → Up (Unknown → Up is not reported: nothing changes for callers).
+    void stateChanged(SandboxSite *site, SandboxSite::State previous);
+    // The full answer arrived (version, CPUs): capacity may have changed.
+    void described(SandboxSite *site);
+
+private:
+    void check();
+    void answered(const SandboxBackend::Health &health);
+    void markDown(const QString &error);
+    void describe();
+    void schedule(int delayMs);
+
+    SandboxBackend *m_backend;
+    int m_index;
+    State m_state = State::Unknown;
+    QString m_error;
+    SandboxBackend::Health m_health;
+    int m_running = 0;
+    quint64 m_placed = 0;
+    ContainerPool *m_pool = nullptr;
+    Janitor *m_janitor = nullptr;
+    LibraryCache *m_libraries = nullptr;
+    QSet<QString> m_warming;
+    QTimer m_next;
+    QTimer m_deadline;
+    bool m_watching = false;
+    bool m_asking = false;   // a health question is out
+    QElapsedTimer m_askedAt; // when it went out
+    int m_failures = 0;
+    bool m_described = false;
+};
