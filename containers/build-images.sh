@@ -56,7 +56,7 @@ read -r -a ALL_IMAGES <<< "$(table images)"
 
 usage() {
     cat <<EOF
-usage: build-images.sh [--force] [--refresh-base] [--jobs N] [image...]
+usage: build-images.sh [--force] [--refresh-base] [--jobs N] [--engine ADDRESS] [image...]
 
 images (aliases; none = all):
 $(table usage | fold -s -w 94 | sed 's/ *$//; s/^/  /')
@@ -65,6 +65,18 @@ $(table usage | fold -s -w 94 | sed 's/ *$//; s/^/  /')
   --refresh-base  debootstrap the cached base rootfs again
   --jobs N        build N images at a time (default 1; dpkg is single-threaded, so up to the
                   number of CPUs helps)
+  --engine ADDRESS
+                  put the images on that engine instead of the local one: an image the local
+                  engine already has is copied (docker save | docker load, much faster than a
+                  build; not with --force), any other is built there. ADDRESS is
+                    unix:///PATH        a local socket
+                    tcp://HOST:PORT     with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH as the
+                                        docker CLI reads them
+                    ssh://[USER@]HOST[:PORT][/SOCKET]
+                                        ssh HOST docker [--host unix://SOCKET] ..., with
+                                        CODE_SANDBOX_SSH_CONFIG as the ssh client's config
+                    context:NAME        a docker CLI context
+                  Through ssh, HOST needs the docker CLI. Building (not copying) needs root.
 
 environment:
   CODE_SANDBOX_CACHE            cache and log directory (default /var/cache/code-sandbox)
@@ -73,6 +85,7 @@ environment:
   CODE_SANDBOX_USE_DOCKERFILES  1 = try \`docker build\` with the Dockerfiles first
   CODE_SANDBOX_JOBS             default for --jobs
   CODE_SANDBOX_LANGUAGES        the language table (default ../resources/languages.json)
+  CODE_SANDBOX_SSH_CONFIG       ssh client config for --engine ssh://... (default: ssh's own)
   DOCKER                        docker client to use (default docker)
 EOF
 }
@@ -173,6 +186,69 @@ step_end() {
 die() {
     echo "build-images.sh: $*" >&2
     exit 1
+}
+
+# --- the engine the images go to ------------------------------------------------------------
+
+ENGINE=
+ENGINE_ARGS=()   # docker CLI options that pick the engine (none: the local one, as ever)
+ENGINE_SSH=()    # ssh … HOST, when the engine is reached through ssh
+ENGINE_REMOTE=() # the docker command run on that host
+
+# Docker's own ssh:// support cannot name a socket or an ssh config; the server's engine client
+# reaches such an engine the same way as here (ssh HOST docker --host unix://SOCKET ...).
+parse_engine() { # ADDRESS
+    local address=$1 rest hostport host user='' port='' path=''
+    case $address in
+        unix:///* | tcp://?*) ENGINE_ARGS=(--host "$address") ;;
+        context:?*) ENGINE_ARGS=(--context "${address#context:}") ;;
+        ssh://?*)
+            rest=${address#ssh://}
+            hostport=${rest%%/*}
+            [ "$hostport" = "$rest" ] || path=/${rest#*/}
+            if [[ $hostport == *@* ]]; then
+                user=${hostport%%@*}
+                hostport=${hostport#*@}
+            fi
+            if [[ $hostport =~ ^\[([^]]+)\](:([0-9]+))?$ ]]; then
+                host=${BASH_REMATCH[1]}
+                port=${BASH_REMATCH[3]}
+            elif [[ $hostport =~ ^([^:]+)(:([0-9]+))?$ ]]; then
+                host=${BASH_REMATCH[1]}
+                port=${BASH_REMATCH[3]}
+            else
+                die "--engine $address: cannot read the host and port"
+            fi
+            ENGINE_SSH=(ssh -T -o BatchMode=yes -o ConnectTimeout=10)
+            [ -z "${CODE_SANDBOX_SSH_CONFIG:-}" ] || ENGINE_SSH+=(-F "$CODE_SANDBOX_SSH_CONFIG")
+            [ -z "$user" ] || ENGINE_SSH+=(-l "$user")
+            [ -z "$port" ] || ENGINE_SSH+=(-p "$port")
+            ENGINE_SSH+=(-- "$host")
+            ENGINE_REMOTE=(docker)
+            [ -z "$path" ] || ENGINE_REMOTE+=(--host "unix://$path")
+            ;;
+        *) die "--engine wants unix:///PATH, tcp://HOST:PORT, ssh://[USER@]HOST[:PORT][/SOCKET] or context:NAME, not '$address'" ;;
+    esac
+    ENGINE=$address
+}
+
+# The docker CLI against the engine the images go to.
+engine() { # ARG...
+    if [ "${#ENGINE_SSH[@]}" -gt 0 ]; then
+        # ssh hands the remote shell one string; each word is quoted for it.
+        "${ENGINE_SSH[@]}" "$(printf '%q ' "${ENGINE_REMOTE[@]}" "$@")"
+    else
+        "$DOCKER" "${ENGINE_ARGS[@]+"${ENGINE_ARGS[@]}"}" "$@"
+    fi
+}
+
+# The docker CLI against the local engine, where copies come from. DOCKER_TLS_VERIFY and
+# DOCKER_CERT_PATH are meant for a tcp:// --engine; the CLI would apply them to a local socket too.
+local_docker() { # ARG...
+    case ${DOCKER_HOST:-unix://} in
+        unix://*) env -u DOCKER_TLS_VERIFY -u DOCKER_CERT_PATH "$DOCKER" "$@" ;;
+        *) "$DOCKER" "$@" ;;
+    esac
 }
 
 # Removes a temporary tree; a mount left inside it (e.g. the chroot's /proc after a failed step)
@@ -340,7 +416,7 @@ import_rootfs() { # ROOT IMAGE TAG
         changes+=(--change "ENV $var")
     done
     tar --numeric-owner -C "$root" -c . \
-        | "$DOCKER" import -m "code-sandbox $image image" "${changes[@]}" - "$tag"
+        | engine import -m "code-sandbox $image image" "${changes[@]}" - "$tag"
 }
 
 # --- driver -------------------------------------------------------------------------------
@@ -382,7 +458,14 @@ ensure_run_base() {
 build_with_dockerfile() { # IMAGE TAG; returns non-zero so the caller can fall back
     local image=$1 tag=$2
     step_begin 1 1 "$image: docker build -f $image.Dockerfile"
-    if "$DOCKER" build -f "$HERE/$image.Dockerfile" -t "$tag" "$HERE" >> "$LOG" 2>&1; then
+    if [ "${#ENGINE_SSH[@]}" -gt 0 ]; then
+        # The build context cannot be a path on this machine: it goes as a tar on stdin.
+        if tar -C "$HERE" -c . | engine build -f "$image.Dockerfile" -t "$tag" - >> "$LOG" 2>&1
+        then
+            step_end
+            return 0
+        fi
+    elif engine build -f "$HERE/$image.Dockerfile" -t "$tag" "$HERE" >> "$LOG" 2>&1; then
         step_end
         return 0
     fi
@@ -420,18 +503,18 @@ build_offline() { # IMAGE TAG
 # Builds one image and reports it; output of the build goes to $LOG.
 build_image() { # IMAGE
     local image=$1 tag=code-sandbox/$1:latest old_id new_id size t0=$SECONDS
-    old_id=$("$DOCKER" image inspect --format '{{.Id}}' "$tag" 2> /dev/null || true)
+    old_id=$(engine image inspect --format '{{.Id}}' "$tag" 2> /dev/null || true)
     if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$image" "$tag"; then
         :
     else
         build_offline "$image" "$tag"
     fi
     # A rebuild leaves the previous image untagged; drop it unless a container still uses it.
-    new_id=$("$DOCKER" image inspect --format '{{.Id}}' "$tag")
+    new_id=$(engine image inspect --format '{{.Id}}' "$tag")
     if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
-        "$DOCKER" rmi "$old_id" > /dev/null 2>&1 || true
+        engine rmi "$old_id" > /dev/null 2>&1 || true
     fi
-    size=$("$DOCKER" image inspect --format '{{.Size}}' "$tag")
+    size=$(engine image inspect --format '{{.Size}}' "$tag")
     echo "built $tag ($((size / 1000000)) MB) in $((SECONDS - t0)) s" >&2
 }
 
@@ -463,6 +546,8 @@ while [ "$#" -gt 0 ]; do
         --refresh-base) REFRESH_BASE=1 ;;
         --jobs | -j) [ "$#" -ge 2 ] || { usage >&2; exit 2; }; JOBS=$2; shift ;;
         --jobs=*) JOBS=${1#--jobs=} ;;
+        --engine) [ "$#" -ge 2 ] || { usage >&2; exit 2; }; parse_engine "$2"; shift ;;
+        --engine=*) parse_engine "${1#--engine=}" ;;
         -h | --help) usage; exit 0 ;;
         -*) usage >&2; exit 2 ;;
         *) image=$(table image-of "$1") || { usage >&2; exit 2; }; IMAGES+=("$image") ;;
@@ -472,31 +557,62 @@ done
 [ "${#IMAGES[@]}" -gt 0 ] || IMAGES=("${ALL_IMAGES[@]}")
 case $JOBS in '' | *[!0-9]* | 0) die "--jobs wants a positive number, not '$JOBS'" ;; esac
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap and chroot need it)"
-"$DOCKER" version --format '{{.Server.Version}}' > /dev/null 2>&1 \
-    || die "'$DOCKER version' got no answer from the engine; is dockerd running?"
+# Root, the cache and its lock are for building; copies onto an --engine need none of them.
+prepare_build() {
+    [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap and chroot need it)"
+    mkdir -p "$CACHE/tmp" "$CACHE/logs"
+    # One build at a time, so leftovers in tmp/ can only be from a build that was killed.
+    exec 9> "$CACHE/lock"
+    flock -n 9 || die "another build is running (lock $CACHE/lock)"
+    local stale
+    for stale in "$CACHE"/tmp/*; do
+        remove_tree "$stale"
+    done
+}
 
-mkdir -p "$CACHE/tmp" "$CACHE/logs"
-# One build at a time, so leftovers in tmp/ can only be from a build that was killed.
-exec 9> "$CACHE/lock"
-flock -n 9 || die "another build is running (lock $CACHE/lock)"
-for stale in "$CACHE"/tmp/*; do
-    remove_tree "$stale"
-done
+# Copies an image the local engine has onto the --engine; fails if the copy is not the same image.
+copy_image() { # IMAGE
+    local tag=code-sandbox/$1:latest id copied t0=$SECONDS
+    id=$(local_docker image inspect --format '{{.Id}}' "$tag")
+    local_docker save "$tag" | engine load -q > /dev/null
+    copied=$(engine image inspect --format '{{.Id}}' "$tag") \
+        || die "$tag is not on $ENGINE after docker load"
+    [ "$copied" = "$id" ] || die "$tag on $ENGINE is $copied, not the local $id"
+    echo "copied $tag onto $ENGINE in $((SECONDS - t0)) s" >&2
+}
+
+if [ -z "$ENGINE" ]; then
+    prepare_build
+    "$DOCKER" version --format '{{.Server.Version}}' > /dev/null 2>&1 \
+        || die "'$DOCKER version' got no answer from the engine; is dockerd running?"
+else
+    engine version --format '{{.Server.Version}}' > /dev/null \
+        || die "the engine $ENGINE got no answer (docker version above)"
+fi
 
 declare -A seen=()
 TODO=()
+COPY=()
 for image in "${IMAGES[@]}"; do
     [ -z "${seen[$image]:-}" ] || continue
     seen[$image]=1
-    if [ "$FORCE" = 0 ] && "$DOCKER" image inspect "code-sandbox/$image:latest" > /dev/null 2>&1
+    if [ "$FORCE" = 0 ] && engine image inspect "code-sandbox/$image:latest" > /dev/null 2>&1
     then
-        echo "code-sandbox/$image:latest already exists; skipping (use --force to rebuild)" >&2
+        echo "code-sandbox/$image:latest already exists${ENGINE:+ on $ENGINE}; skipping (use --force to rebuild)" >&2
+        continue
+    fi
+    if [ -n "$ENGINE" ] && [ "$FORCE" = 0 ] \
+        && local_docker image inspect "code-sandbox/$image:latest" > /dev/null 2>&1; then
+        COPY+=("$image")
         continue
     fi
     TODO+=("$image")
 done
+for image in "${COPY[@]+"${COPY[@]}"}"; do
+    copy_image "$image"
+done
 [ "${#TODO[@]}" -gt 0 ] || exit 0
+[ -z "$ENGINE" ] || prepare_build
 # With Dockerfiles a job may fall back to the offline build, and two jobs must not both create
 # the base rootfs; docker build is not dpkg-bound in the same way anyway.
 [ "${#TODO[@]}" -gt 1 ] && [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" != 1 ] || JOBS=1
