@@ -142,8 +142,11 @@ log_tail() { # FILE
 launch_dockerd() { # NAME
     local name=$1 args pid i
     mapfile -t args < "$DAEMON_DIR/dockerd.args"
-    # A pid file left by a SIGKILLed daemon would stop the new one ("pid file found").
+    # A pid file left by a SIGKILLed daemon would stop the new one ("pid file found"); one of
+    # its containerd that is gone (or a zombie) would make it wait for that containerd in vain.
     [ -n "$(dockerd_pid)" ] || rm -f "$DAEMON_DIR/dockerd.pid"
+    pid_is "$(cat "$EXEC/containerd/containerd.pid" 2> /dev/null)" "$EXEC/" \
+        || rm -f "$EXEC/containerd/containerd.pid"
     # Its own session, and no descriptor of ours: ctest waits for the pipes it gave this script.
     setsid dockerd "${args[@]}" < /dev/null >> "$DAEMON_DIR/dockerd.log" 2>&1 &
     echo "$!" > "$DAEMON_DIR/launch.pid"
@@ -571,7 +574,7 @@ load_state() { # NAME
 }
 
 kill_dockerd() { # NAME
-    local name=$1 pid i
+    local name=$1 pid cpid i
     load_state "$name"
     pid=$(dockerd_pid)
     [ -n "$pid" ] || die "dockerd '$name' is not running"
@@ -581,6 +584,13 @@ kill_dockerd() { # NAME
         sleep 0.1
     done
     ! pid_is "$pid" "--data-root $DAEMON_DIR/data" || die "dockerd '$name' (pid $pid) survived SIGKILL"
+    # Its containerd dies with it (dockerd starts it with a parent-death signal); a revive right
+    # after must not find it still exiting and try to reuse it.
+    cpid=$(cat "$EXEC/containerd/containerd.pid" 2> /dev/null || true)
+    for ((i = 0; i < 50; i++)); do
+        pid_is "$cpid" "$EXEC/" || break
+        sleep 0.1
+    done
     say "killed dockerd '$name' (pid $pid)"
 }
 
