@@ -24,13 +24,16 @@ SOCKET=/var/run/docker.sock
 # tests need (Xvfb, a tray, xdotool to type, ImageMagick's import for screenshots, a font), the
 # package checks (dpkg-dev, desktop-file-utils, appstream), and the hardening tests: clang with
 # libFuzzer and the sanitizer runtimes (llvm-14 for symbolised stacks), Podman with the init it
-# needs for HostConfig.Init. Node.js comes from Debian only where no node is installed.
+# needs for HostConfig.Init, and the extra engines of tests/engines (a private sshd, bridges made
+# with ip, certificates made with openssl). Node.js comes from Debian only where no node is
+# installed.
 PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
           qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev
           shared-mime-info docker.io debootstrap python3
           xvfb trayer xdotool imagemagick fonts-dejavu-core
           dpkg-dev desktop-file-utils appstream
-          clang-14 libclang-rt-14-dev llvm-14 podman catatonit)
+          clang-14 libclang-rt-14-dev llvm-14 podman catatonit
+          openssh-server openssh-client iproute2 openssl)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
