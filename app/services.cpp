@@ -32,13 +32,15 @@ std::unique_ptr<Services> Services::create(const CommandLine &cl, Mode mode,
 
 bool Services::build(const CommandLine &cl, Mode mode, const Placement &placement)
 {
-    EngineLocator::Result where = EngineLocator::locate(cl.engine);
-    if (!where.error.isEmpty()) {
+    QList<EngineLocator::Result> engines = EngineLocator::locateAll(cl.engineOptions());
+    for (EngineLocator::Result &where : engines) {
+        if (where.error.isEmpty())
+            continue;
         std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(where.error));
         // The window still opens, and says what is wrong with the engine.
         if (mode != Mode::Window)
             return false;
-        where.socketPath = QStringLiteral("/var/run/docker.sock");
+        where.address = EngineAddress::unixSocket(QStringLiteral("/var/run/docker.sock"));
     }
     LanguageRegistry languages = LanguageRegistry::builtIn();
     for (auto it = cl.images.begin(); it != cl.images.end(); ++it) {
@@ -57,13 +59,21 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     for (const QString &name : cl.missingPassThrough)
         qCWarning(lcApp).noquote()
             << "--pass-through-env:" << name << "is not set here; it will not be passed";
-    m_engine = std::make_unique<EngineClient>(where.socketPath);
-    // A hung engine must not hang the server: no answer (or no progress in one) for this long
-    // fails the request. Long runs are not affected: their output streams on an upgraded
-    // connection, and /wait is only asked of containers that already ended.
-    m_engine->setRequestTimeout(120000);
-    m_backend = std::make_unique<DockerBackend>(m_engine.get());
-    m_sandbox = std::make_unique<SandboxService>(m_backend.get(), languages, config);
+    QList<SandboxBackend *> backends;
+    for (const EngineLocator::Result &where : std::as_const(engines)) {
+        auto engine = std::make_unique<EngineClient>(where.address);
+        // A hung engine must not hang the server: no answer (or no progress in one) for this
+        // long fails the request. Long runs are not affected: their output streams on an
+        // upgraded connection, and /wait is only asked of containers that already ended.
+        engine->setRequestTimeout(120000);
+        auto backend = std::make_unique<DockerBackend>(engine.get());
+        backends.append(backend.get());
+        qCInfo(lcApp).noquote() << "engine" << where.address.display()
+                                << QStringLiteral("(%1)").arg(where.source);
+        m_engines.push_back(std::move(engine));
+        m_backends.push_back(std::move(backend));
+    }
+    m_sandbox = std::make_unique<SandboxService>(backends, languages, config);
     m_server = std::make_unique<McpServer>(ServerInfo{
         QStringLiteral("code-sandbox"), QStringLiteral("Code Sandbox"),
         QStringLiteral(CODE_SANDBOX_VERSION),
@@ -85,8 +95,7 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
             mode == Mode::Http ? QStringLiteral("http") : QStringLiteral("stdio"));
         m_journal->setPublisher(m_publisher.get());
     }
-    qCInfo(lcApp).noquote() << "engine" << where.socketPath << "(" << where.source << "), instance"
-                            << config.instanceId.left(8);
+    qCInfo(lcApp).noquote() << "instance" << config.instanceId.left(8);
     // Reap what dead instances left, then warm the pool (this also finds the engine, so a
     // problem shows in the log before the first call).
     m_sandbox->reapOrphans();

@@ -4,6 +4,7 @@
 
 #include <QString>
 #include <memory>
+#include <vector>
 
 class DockerBackend;
 class EngineClient;
@@ -45,7 +46,9 @@ public:
     static std::unique_ptr<Services> create(const CommandLine &cl, Mode mode,
                                             const Placement &placement = {});
 
-    EngineClient *engine() const { return m_engine.get(); }
+    // The first engine (the only one unless --engine was given several times).
+    EngineClient *engine() const { return m_engines.front().get(); }
+    const std::vector<std::unique_ptr<EngineClient>> &engines() const { return m_engines; }
     SandboxService *sandbox() const { return m_sandbox.get(); }
     McpServer *server() const { return m_server.get(); }
     SessionManager *sessions() const { return m_sessions.get(); }
@@ -71,8 +74,8 @@ private:
     QString m_instanceId;
     // In the order they are built: each is destroyed before what it refers to (the journal and
     // the publisher refer to the sandbox).
-    std::unique_ptr<EngineClient> m_engine;
-    std::unique_ptr<DockerBackend> m_backend;
+    std::vector<std::unique_ptr<EngineClient>> m_engines;
+    std::vector<std::unique_ptr<DockerBackend>> m_backends;
     std::unique_ptr<SandboxService> m_sandbox;
     std::unique_ptr<McpServer> m_server;
     std::unique_ptr<SessionManager> m_sessions;

@@ -27,7 +27,7 @@ DockerBackend::DockerBackend(EngineClient *engine, QObject *parent)
 
 QString DockerBackend::endpoint() const
 {
-    return m_engine->socketPath();
+    return m_engine->endpoint();
 }
 
 int DockerBackend::capacity() const

@@ -101,6 +101,7 @@ void DockerContainer::fail(const EngineError &error, const QString &what)
     if (m_state == State::Removing || m_state == State::Removed)
         return; // already on its way out; nothing to report
     m_imageMissing = what == u"create" && error.isNotFound();
+    m_backendLost = error.kind != EngineError::Kind::Http;
     QString message;
     if (m_imageMissing)
         message =

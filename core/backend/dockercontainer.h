@@ -33,6 +33,7 @@ public:
     bool imageMissing() const override { return m_imageMissing; }
     QString streamError() const override { return m_streamError; }
     bool createOutcomeUnknown() const override { return m_createOutcomeUnknown; }
+    bool backendLost() const override { return m_backendLost; }
     void setMissingImageHint(const QString &hint) override { m_missingImageHint = hint; }
 
     void putFiles(const QString &dir, const QByteArray &tar, QObject *context,
@@ -58,6 +59,7 @@ private:
     bool m_removeWhenCreated = false;
     bool m_imageMissing = false;
     bool m_createOutcomeUnknown = false;
+    bool m_backendLost = false;
     QString m_missingImageHint;
     QString m_streamError;
     int m_removeAttempts = 0;

@@ -319,6 +319,11 @@ void Execution::finish()
         return;
     const Phase last = m_phase;
     m_phase = Phase::Finished;
+    // With several engines, a failure says which one it happened on (unless it already does).
+    if (!m_result.error.isEmpty() && !m_result.engine.isEmpty() &&
+        !m_result.error.contains(m_result.engine))
+        m_result.error =
+            QStringLiteral("on the engine %1: %2").arg(m_result.engine, m_result.error);
     m_timer.stop();
     if (last != Phase::Collecting)
         m_result.durationMs = m_clock.isValid() ? m_clock.elapsed() : 0;

@@ -55,6 +55,9 @@ public:
     // The create request failed without an answer: the backend may still create the sandbox,
     // later, without anyone knowing its id (see Janitor).
     virtual bool createOutcomeUnknown() const = 0;
+    // The last failure was the backend not answering (unreachable, connection lost, no answer in
+    // time), not a refusal: placement stops sending sandboxes there until it answers again.
+    virtual bool backendLost() const = 0;
     // Appended to the error when the image does not exist, to tell the user how to get it.
     virtual void setMissingImageHint(const QString &hint) = 0;
 

@@ -84,6 +84,7 @@ void SandboxService::setUpSite(SandboxSite *site)
     site->setPool(makePool(site));
     connect(site, &SandboxSite::stateChanged, this,
             [this](SandboxSite *s, SandboxSite::State) { siteStateChanged(s); });
+    connect(site, &SandboxSite::unreachable, this, [this](SandboxSite *s) { failRunsOn(s); });
     connect(site, &SandboxSite::described, this, [this] {
         updateCapacity();
         Q_EMIT sitesChanged();
@@ -131,14 +132,6 @@ void SandboxService::siteStateChanged(SandboxSite *site)
             pool->deleteLater();
             site->setPool(nullptr);
         }
-        const QString message =
-            QStringLiteral("the container engine %1 stopped answering while this ran (%2); "
-                           "new calls go to the other engines")
-                .arg(site->endpoint(), site->error());
-        const auto placed = m_placed;
-        for (auto it = placed.cbegin(); it != placed.cend(); ++it)
-            if (it.value() == site)
-                it.key()->fail(message);
     } else if (site->state() == SandboxSite::State::Up && !m_shuttingDown) {
         // Back: what it still holds of this instance's (runs failed while it was away) goes,
         // and its pools fill again.
@@ -151,6 +144,20 @@ void SandboxService::siteStateChanged(SandboxSite *site)
                 warmOn(site, language);
     }
     Q_EMIT sitesChanged();
+}
+
+void SandboxService::failRunsOn(SandboxSite *site)
+{
+    // A run whose engine died usually fails by itself (its stream ends); one on an engine that
+    // hangs or whose link is cut would wait for its timeout. Neither waits longer than this.
+    const QString message =
+        QStringLiteral("the container engine %1 stopped answering while this ran (%2); new calls "
+                       "go to the other engines")
+            .arg(site->endpoint(), site->error());
+    const auto placed = m_placed;
+    for (auto it = placed.cbegin(); it != placed.cend(); ++it)
+        if (it.value() == site)
+            it.key()->fail(message);
 }
 
 SandboxBackend *SandboxService::backend() const
@@ -551,13 +558,14 @@ void SandboxService::track(SandboxContainer *container, SandboxSite *site)
     connect(container, &SandboxContainer::failed, container, &SandboxContainer::remove,
             Qt::QueuedConnection);
     QPointer<SandboxSite> where(site);
-    connect(container, &SandboxContainer::failed, this, [container, where] {
+    connect(container, &SandboxContainer::failed, this, [container, where](const QString &why) {
         if (!where)
             return;
         if (container->createOutcomeUnknown())
             where->janitor()->createOutcomeUnknown();
-        // A failure may be the engine going away: ask now rather than at the next round.
-        where->checkNow();
+        // The engine going away: no more runs there until it answers again.
+        if (container->backendLost())
+            where->reportLost(why);
     });
 }
 

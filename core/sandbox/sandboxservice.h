@@ -118,6 +118,7 @@ private:
     void setUpSite(SandboxSite *site);
     ContainerPool *makePool(SandboxSite *site);
     void siteStateChanged(SandboxSite *site);
+    void failRunsOn(SandboxSite *site);
     void updateCapacity();
     // The request's timeout, or the default, capped at the configured maximum.
     int timeoutFor(const ExecutionRequest &request) const;

@@ -9,7 +9,8 @@ SandboxSite::SandboxSite(SandboxBackend *backend, int index, QObject *parent)
     connect(&m_next, &QTimer::timeout, this, &SandboxSite::check);
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, [this] {
-        markDown(QStringLiteral("it did not answer within %1 s").arg(kAnswerTimeoutMs / 1000));
+        markDown(QStringLiteral("it did not answer within %1 s").arg(kAnswerTimeoutMs / 1000),
+                 true);
         schedule(1000);
     });
 }
@@ -48,6 +49,15 @@ void SandboxSite::checkNow()
         check();
 }
 
+void SandboxSite::reportLost(const QString &error)
+{
+    if (!m_watching)
+        return;
+    markDown(error, false);
+    if (!m_asking)
+        schedule(200);
+}
+
 void SandboxSite::schedule(int delayMs)
 {
     if (m_watching)
@@ -75,7 +85,7 @@ void SandboxSite::answered(const SandboxBackend::Health &health)
     m_asking = false;
     m_deadline.stop();
     if (!health.reachable) {
-        markDown(health.error);
+        markDown(health.error, true);
         schedule(qMin(kMaxBackoffMs, 1000 << qMin(m_failures, 4)));
         return;
     }
@@ -83,6 +93,7 @@ void SandboxSite::answered(const SandboxBackend::Health &health)
     const State previous = m_state;
     if (m_state != State::Up) {
         m_state = State::Up;
+        m_confirmed = false;
         m_error.clear();
         if (previous == State::Down) {
             qCInfo(lcSandbox).noquote() << "engine" << endpoint() << "answers again";
@@ -94,16 +105,22 @@ void SandboxSite::answered(const SandboxBackend::Health &health)
     schedule(kCheckIntervalMs);
 }
 
-void SandboxSite::markDown(const QString &error)
+void SandboxSite::markDown(const QString &error, bool confirmed)
 {
-    ++m_failures;
+    if (confirmed)
+        ++m_failures;
     m_error = error.isEmpty() ? QStringLiteral("it does not answer") : error;
-    if (m_state == State::Down)
-        return;
-    const State previous = m_state;
-    m_state = State::Down;
-    qCWarning(lcSandbox).noquote() << "engine" << endpoint() << "is down:" << m_error;
-    Q_EMIT stateChanged(this, previous);
+    if (m_state != State::Down) {
+        const State previous = m_state;
+        m_state = State::Down;
+        m_confirmed = false;
+        qCWarning(lcSandbox).noquote() << "engine" << endpoint() << "is down:" << m_error;
+        Q_EMIT stateChanged(this, previous);
+    }
+    if (confirmed && !m_confirmed) {
+        m_confirmed = true;
+        Q_EMIT unreachable(this);
+    }
 }
 
 void SandboxSite::describe()

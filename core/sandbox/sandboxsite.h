@@ -76,17 +76,24 @@ public:
     void stopWatching();
     // Asks once now, whatever the schedule (e.g. after a call failed there).
     void checkNow();
+    // A sandbox there found the backend not answering: Down at once (so that no more runs are
+    // placed there in the seconds a health question takes), and asked again right away.
+    void reportLost(const QString &error);
 
 Q_SIGNALS:
     // Up → Down or Down → Up (Unknown → Up is not reported: nothing changes for callers).
     void stateChanged(SandboxSite *site, SandboxSite::State previous);
+    // Its own health question failed (not just a sandbox's request): whatever runs there cannot
+    // be reached. Once per time it goes down.
+    void unreachable(SandboxSite *site);
     // The full answer arrived (version, CPUs): capacity may have changed.
     void described(SandboxSite *site);
 
 private:
     void check();
     void answered(const SandboxBackend::Health &health);
-    void markDown(const QString &error);
+    // `confirmed`: by a health question of its own, not a sandbox's failure.
+    void markDown(const QString &error, bool confirmed);
     void describe();
     void schedule(int delayMs);
 
@@ -108,4 +115,5 @@ private:
     QElapsedTimer m_askedAt; // when it went out
     int m_failures = 0;
     bool m_described = false;
+    bool m_confirmed = false; // Down, and its health question said so
 };
