@@ -44,6 +44,7 @@ SshTransport::~SshTransport()
 
 void SshTransport::doOpen()
 {
+    doAbort(); // a process of an earlier opening, if any
     m_stderr.clear();
     m_gotBytes = false;
     auto *p = new QProcess(this);
