@@ -465,7 +465,7 @@ start_failed() {
 # Processes the fixture started that are still there: SIGKILLed, children (container
 # processes under a shim) first.
 sweep_processes() { # PATTERN
-    local pattern=$1 pid comm child socket i
+    local pattern=$1 pid comm child socket i id cids=()
     for pid in $(pgrep -f -- "$pattern" || true); do
         [ "$pid" != "$$" ] || continue
         comm=$(cat "/proc/$pid/comm" 2> /dev/null) || continue
@@ -477,6 +477,11 @@ sweep_processes() { # PATTERN
         # A shim's socket (/run/containerd/s/HASH) is its to remove, which it cannot after SIGKILL.
         socket=$(ss -xlpn 2> /dev/null | awk -v p="pid=$pid," 'index($0, p) { print $5 }' \
             | grep '^/run/containerd/s/' || true)
+        # So are its container's cgroups (/sys/fs/cgroup/*/docker/ID, …/docker-ID.scope).
+        if [[ $comm == containerd-shim* ]]; then
+            id=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2> /dev/null | grep -A1 -x -- -id | tail -n 1 || true)
+            cids+=("$id")
+        fi
         for child in $(pgrep -P "$pid" || true); do
             kill -KILL "$child" 2> /dev/null || true
         done
@@ -488,6 +493,10 @@ sweep_processes() { # PATTERN
         done
         # shellcheck disable=SC2086 # one path a word
         [ -z "$socket" ] || rm -f $socket
+    done
+    for id in "${cids[@]+"${cids[@]}"}"; do
+        [[ $id =~ ^[0-9a-f]{64}$ ]] || continue
+        find /sys/fs/cgroup -maxdepth 4 -depth -type d -name "*$id*" -exec rmdir {} \; 2> /dev/null || true
     done
 }
 
