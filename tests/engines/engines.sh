@@ -92,7 +92,7 @@ pid_is() { # PID PATTERN
     local pid=$1 pattern=$2 cmd
     case $pid in '' | *[!0-9]*) return 1 ;; esac
     [ -r "/proc/$pid/cmdline" ] || return 1
-    cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null) || return 1
+    cmd=$(tr '\0' ' ' 2> /dev/null < "/proc/$pid/cmdline") || return 1
     [ -n "$cmd" ] && [[ $cmd == *"$pattern"* ]]
 }
 
@@ -479,7 +479,7 @@ sweep_processes() { # PATTERN
             | grep '^/run/containerd/s/' || true)
         # So are its container's cgroups (/sys/fs/cgroup/*/docker/ID, …/docker-ID.scope).
         if [[ $comm == containerd-shim* ]]; then
-            id=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2> /dev/null | grep -A1 -x -- -id | tail -n 1 || true)
+            id=$(tr '\0' '\n' 2> /dev/null < "/proc/$pid/cmdline" | grep -A1 -x -- -id | tail -n 1 || true)
             cids+=("$id")
         fi
         for child in $(pgrep -P "$pid" || true); do
