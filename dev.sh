@@ -49,6 +49,10 @@ install_packages() {
         as_root apt-get update -qq
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
             "${missing[@]}" >/dev/null
+        # tests/engines runs an sshd of its own; the system one the package enables is not wanted
+        if printf '%s\n' "${missing[@]}" | grep -qx openssh-server && command -v systemctl >/dev/null; then
+            as_root systemctl disable --now ssh.service >/dev/null 2>&1 || true
+        fi
     fi
 }
 
