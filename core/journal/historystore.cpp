@@ -16,7 +16,7 @@
 #include <future>
 
 namespace {
-constexpr int kSchemaVersion = 3; // 2: session_id; 3: size_bytes
+constexpr int kSchemaVersion = 4; // 2: session_id; 3: size_bytes; 4: engine
 // Readers on the owner's thread: in WAL mode they wait only in rare cases (recovery).
 constexpr int kBusyTimeoutMs = 5000;
 // The worker may wait long for another process's write lock: nothing waits on it but the queue.
@@ -56,7 +56,8 @@ const char *const kSchema[] = {
     " env_names TEXT," // JSON array; the values are never stored
     " output BLOB,"    // RunRecord::packOutput
     " session_id TEXT,"
-    " size_bytes INTEGER" // code, output and files: what the size cap counts
+    " size_bytes INTEGER," // code, output and files: what the size cap counts
+    " engine TEXT"         // the engine that ran it, with several; NULL/'' with one
     ")",
     // Covers the size cap's queries (sum and running total, newest first) without reading the
     // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.
@@ -341,7 +342,7 @@ QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
             .arg(kSchemaVersion);
     }
     // Schema 1 had no session_id (runs in sessions came later), 1 and 2 no size_bytes (the size
-    // cap came later; the first retention pass fills it in, off the opening).
+    // cap came later; the first retention pass fills it in, off the opening), 1 to 3 no engine.
     if (version == 1 &&
         !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN session_id TEXT"), &sqlError)) {
         rollback(db);
@@ -349,6 +350,12 @@ QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
     }
     if (version >= 1 && version <= 2 &&
         !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN size_bytes INTEGER"), &sqlError)) {
+        rollback(db);
+        return sqlError;
+    }
+    // 1 to 3 did not know which engine ran a run (there was one); their runs read as "".
+    if (version >= 1 && version <= 3 &&
+        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN engine TEXT"), &sqlError)) {
         rollback(db);
         return sqlError;
     }
@@ -475,6 +482,7 @@ QList<RunRecord> readRecent(const QSqlDatabase &db, const QString &path, int lim
         // same ASCII-only case folding as LIKE.
         sql += QStringLiteral(" WHERE code LIKE :like ESCAPE '\\' OR source LIKE :like ESCAPE '\\'"
                               " OR language LIKE :like ESCAPE '\\' OR tool LIKE :like ESCAPE '\\'"
+                              " OR engine LIKE :like ESCAPE '\\'"
                               " OR instr(lower(CAST(output AS TEXT)), lower(:text)) > 0");
     }
     // rowid breaks ties between runs of the same millisecond: the later save is the newer.

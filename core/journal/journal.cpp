@@ -46,6 +46,8 @@ void Journal::track(Execution *execution)
     run.status = RunRecord::Status::Queued;
     run.createdAt = QDateTime::currentDateTimeUtc();
     run.timeoutSec = execution->result().timeoutSec;
+    // Known here for a session's run (its container's engine); other runs learn it at start.
+    run.engine = execution->engine();
     run.memoryBytes = config.memoryBytes;
     run.cpus = config.cpus;
     run.pidsLimit = config.pidsLimit;
@@ -58,15 +60,18 @@ void Journal::track(Execution *execution)
     m_inFlight.insert(id, run);
     publish({JournalEvent::Type::Created, run, 1, {}, {}});
 
-    connect(execution, &Execution::started, this, [this, id] {
+    connect(execution, &Execution::started, this, [this, id, execution] {
         auto it = m_inFlight.find(id);
         if (it == m_inFlight.end())
             return;
         it->status = RunRecord::Status::Running;
+        // Placed when it left the queue, just before it started.
+        it->engine = execution->engine();
         JournalEvent e;
         e.type = JournalEvent::Type::Started;
         e.run.id = id;
         e.run.status = RunRecord::Status::Running;
+        e.run.engine = it->engine;
         publish(e);
     });
     connect(execution, &Execution::output, this, [this, id](int stream, const QByteArray &bytes) {

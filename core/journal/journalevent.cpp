@@ -14,6 +14,8 @@ QJsonObject JournalEvent::toJson() const
         break;
     case Type::Started:
         json.insert(QStringLiteral("id"), run.id);
+        if (!run.engine.isEmpty())
+            json.insert(QStringLiteral("engine"), run.engine);
         break;
     case Type::Session:
         json.insert(QStringLiteral("session"), run.sessionId);
@@ -58,8 +60,10 @@ std::optional<JournalEvent> JournalEvent::fromJson(const QJsonObject &json)
     }
     if (event.run.id.isEmpty())
         return std::nullopt;
-    if (event.type == Type::Started)
+    if (event.type == Type::Started) {
         event.run.status = RunRecord::Status::Running;
+        event.run.engine = json.value(u"engine").toString();
+    }
     if (event.type == Type::Output) {
         event.stream = json.value(u"stream").toInt(1) == 2 ? 2 : 1;
         event.data = QByteArray::fromBase64(json.value(u"data").toString().toLatin1());

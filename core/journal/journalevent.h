@@ -8,7 +8,8 @@
 
 // What happens to a run (or a sandbox session), as the window and the monitor socket see it. `run`
 // always carries the id; Created and Finished carry the whole record (Finished with all output and
-// files, so a window that connected mid-run still gets everything), Started only the id and status.
+// files, so a window that connected mid-run still gets everything), Started the id, the status and
+// the engine the run was placed on (known only then, and only with several engines).
 struct JournalEvent
 {
     enum class Type

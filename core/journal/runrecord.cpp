@@ -206,6 +206,7 @@ const std::vector<RunRecordField> &RunRecord::fields()
         {"cpuTimeMs", "cpu_time_ms", &RunRecord::cpuTimeMs},
         {"envNames", "env_names", &RunRecord::envNames},
         {"sessionId", "session_id", &RunRecord::sessionId},
+        {"engine", "engine", &RunRecord::engine},
     };
     return all;
 }
@@ -254,6 +255,8 @@ void RunRecord::applyResult(const ExecutionResult &result)
         image = result.image;
     if (!result.containerId.isEmpty())
         containerId = result.containerId;
+    if (!result.engine.isEmpty())
+        engine = result.engine;
     files = result.files;
     if (result.peakMemoryBytes >= 0)
         peakMemoryBytes = result.peakMemoryBytes;

@@ -56,6 +56,9 @@ struct RunRecord
     QStringList notes;
     QString image;
     QString containerId;
+    // The engine the run was placed on, when the server has several ("" with one, and in runs
+    // recorded before engines were named).
+    QString engine;
     // Limits the container had.
     qint64 memoryBytes = 0;
     double cpus = 0;

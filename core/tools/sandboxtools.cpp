@@ -3,8 +3,10 @@
 #include "execution.h"
 #include "executionrequest.h"
 #include "mcpserver.h"
+#include "sandboxbackend.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
+#include "sandboxsite.h"
 #include "sessionmanager.h"
 #include "sessiontools.h"
 #include "toolcall.h"
@@ -16,8 +18,10 @@
 #include <QPointer>
 #include <QSet>
 #include <QStringDecoder>
+#include <QTimer>
 #include <QUrl>
 #include <functional>
+#include <memory>
 
 namespace {
 QString describeLimits(const SandboxConfig &c)
@@ -47,6 +51,138 @@ QString firstLine(const QByteArray &bytes)
     if (nl >= 0)
         s = s.left(nl);
     return s.left(200);
+}
+
+} // namespace
+
+// The service watches its engines (SandboxSite) only when it has several. A lone one is asked
+// here, for get_supported_languages and sandbox://environments, and its last answer kept for the
+// resource, which is read without waiting.
+struct LoneEngine
+{
+    bool answered = false;            // an answer (or a timeout) came
+    bool reachable = false;           // in the last answer
+    QString error;                    // of the last answer
+    SandboxBackend::Health described; // the last full answer (product, version, CPUs)
+    bool asking = false;
+    QList<std::function<void()>> waiting;
+};
+
+namespace {
+
+// Asks the lone engine, if the service has one; `done` (unless `context` went away) once it
+// answered, or after SandboxSite::kAnswerTimeoutMs with it marked as not answering. With several
+// engines the service's own watch is current: `done` at once.
+void askEngines(SandboxService &sandbox, const std::shared_ptr<LoneEngine> &lone, QObject *context,
+                const std::function<void()> &done)
+{
+    if (sandbox.sites().size() != 1) {
+        if (done)
+            done();
+        return;
+    }
+    if (done) {
+        auto fired = std::make_shared<bool>(false);
+        QPointer<QObject> guard(context);
+        const auto fire = [fired, guard, done] {
+            if (*fired || !guard)
+                return;
+            *fired = true;
+            done();
+        };
+        lone->waiting.append(fire);
+        QTimer::singleShot(SandboxSite::kAnswerTimeoutMs, context, [lone, fire] {
+            if (lone->asking) {
+                lone->answered = true;
+                lone->reachable = false;
+                lone->error = QStringLiteral("it did not answer within %1 s")
+                                  .arg(SandboxSite::kAnswerTimeoutMs / 1000);
+            }
+            fire();
+        });
+    }
+    if (lone->asking)
+        return;
+    lone->asking = true;
+    // Once described, a ping tells that it still answers: Podman takes about a second for a
+    // full answer.
+    const bool pingOnly = lone->reachable && !lone->described.version.isEmpty();
+    sandbox.sites().constFirst()->backend()->health(
+        pingOnly, &sandbox, [lone, pingOnly](const SandboxBackend::Health &h) {
+            lone->asking = false;
+            lone->answered = true;
+            lone->reachable = h.reachable;
+            lone->error = h.reachable ? QString() : h.error;
+            if (h.reachable && !pingOnly)
+                lone->described = h;
+            const QList<std::function<void()>> waiting = std::exchange(lone->waiting, {});
+            for (const auto &fire : waiting)
+                fire();
+        });
+}
+
+// One engine as the tools describe it (schemas/engine.json).
+QJsonObject engineJson(const SandboxSite &site, const LoneEngine *lone)
+{
+    SandboxSite::State state = site.state();
+    QString error = site.error();
+    SandboxBackend::Health described = site.health();
+    if (lone) {
+        state = !lone->answered   ? SandboxSite::State::Unknown
+                : lone->reachable ? SandboxSite::State::Up
+                                  : SandboxSite::State::Down;
+        error = lone->error;
+        described = lone->described;
+    }
+    QJsonObject o{{QStringLiteral("address"), site.endpoint()},
+                  {QStringLiteral("state"), SandboxSite::stateName(state)},
+                  {QStringLiteral("running"), site.running()},
+                  {QStringLiteral("capacity"), site.capacity()},
+                  {QStringLiteral("placed"), qint64(site.placed())}};
+    if (!described.product.isEmpty())
+        o.insert(QStringLiteral("product"), described.product);
+    if (!described.version.isEmpty())
+        o.insert(QStringLiteral("version"), described.version);
+    if (!described.apiVersion.isEmpty())
+        o.insert(QStringLiteral("api_version"), described.apiVersion);
+    if (described.cpus > 0)
+        o.insert(QStringLiteral("cpus"), described.cpus);
+    if (described.memoryBytes > 0)
+        o.insert(QStringLiteral("memory_bytes"), described.memoryBytes);
+    if (state == SandboxSite::State::Down)
+        o.insert(QStringLiteral("error"), error);
+    return o;
+}
+
+QJsonArray enginesJson(const SandboxService &sandbox, const LoneEngine &lone)
+{
+    QJsonArray engines;
+    const bool alone = sandbox.sites().size() == 1;
+    for (const SandboxSite *site : sandbox.sites())
+        engines.append(engineJson(*site, alone ? &lone : nullptr));
+    return engines;
+}
+
+// For a model that reads the text only: one line per engine.
+QString enginesText(const QJsonArray &engines)
+{
+    QStringList lines;
+    for (const QJsonValue &v : engines) {
+        const QJsonObject e = v.toObject();
+        QString line = QStringLiteral("- %1: %2")
+                           .arg(e.value(u"address").toString(), e.value(u"state").toString());
+        if (e.contains(u"product"))
+            line += QStringLiteral(", %1 %2").arg(e.value(u"product").toString(),
+                                                  e.value(u"version").toString());
+        line += QStringLiteral(", %1 of %2 running")
+                    .arg(e.value(u"running").toInt())
+                    .arg(e.value(u"capacity").toInt());
+        if (e.contains(u"error"))
+            line += QStringLiteral(" (%1)").arg(e.value(u"error").toString());
+        lines.append(line);
+    }
+    return QStringLiteral("Container engine%1:\n%2")
+        .arg(engines.size() == 1 ? QString() : QStringLiteral("s"), lines.join(u'\n'));
 }
 } // namespace
 
@@ -263,15 +399,19 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
         {QStringLiteral("languages"), sandbox.languages().names().join(QStringLiteral(", "))},
         {QStringLiteral("max_timeout"), config.maxTimeoutSec},
         {QStringLiteral("default_timeout"), config.defaultTimeoutSec},
+        {QStringLiteral("engine"), ToolSchemas::fragment(QStringLiteral("engine"))},
         {QStringLiteral("libraries_description"),
          ToolSchemas::file(QStringLiteral("execute_code"))
              .value(u"librariesDescription")
              .toObject()
              .value(config.allowInstall ? QStringLiteral("installAllowed")
                                         : QStringLiteral("installRefused"))}};
+    // A lone engine is asked once now, so the first read of sandbox://environments knows it.
+    const auto lone = std::make_shared<LoneEngine>();
+    askEngines(sandbox, lone, nullptr, {});
     registerRunTools(server, sandbox, sessions, values);
-    registerLanguageTools(server, sandbox, values);
-    registerResources(server, sandbox);
+    registerLanguageTools(server, sandbox, lone, values);
+    registerResources(server, sandbox, lone);
     if (sessions)
         SessionTools::registerAll(server, *sessions);
 }
@@ -325,17 +465,25 @@ void SandboxTools::registerRunTools(McpServer &server, SandboxService &sandbox,
 }
 
 void SandboxTools::registerLanguageTools(McpServer &server, SandboxService &sandbox,
+                                         const std::shared_ptr<LoneEngine> &lone,
                                          const ToolSchemas::Values &values)
 {
     SandboxService *sb = &sandbox;
     const QJsonArray languageNames = QJsonArray::fromStringList(sandbox.languages().names());
     ToolDefinition list = ToolSchemas::tool(QStringLiteral("get_supported_languages"), values);
-    list.handler = [languageNames](ToolCall *call) {
-        call->finish({{QStringLiteral("content"),
-                       QJsonArray{ToolCall::textContent(QString::fromUtf8(
-                           QJsonDocument(languageNames).toJson(QJsonDocument::Compact)))}},
-                      {QStringLiteral("structuredContent"),
-                       QJsonObject{{QStringLiteral("languages"), languageNames}}}});
+    list.handler = [sb, lone, languageNames](ToolCall *call) {
+        askEngines(*sb, lone, call, [sb, lone, languageNames, call] {
+            const QJsonArray engines = enginesJson(*sb, *lone);
+            // The first text is the list alone, as llm-sandbox answered; the engines follow.
+            call->finish(
+                {{QStringLiteral("content"),
+                  QJsonArray{ToolCall::textContent(QString::fromUtf8(
+                                 QJsonDocument(languageNames).toJson(QJsonDocument::Compact))),
+                             ToolCall::textContent(enginesText(engines))}},
+                 {QStringLiteral("structuredContent"),
+                  QJsonObject{{QStringLiteral("languages"), languageNames},
+                              {QStringLiteral("engines"), engines}}}});
+        });
     };
     server.tools().add(list);
 
@@ -377,7 +525,8 @@ void SandboxTools::registerLanguageTools(McpServer &server, SandboxService &sand
     server.tools().add(details);
 }
 
-void SandboxTools::registerResources(McpServer &server, SandboxService &sandbox)
+void SandboxTools::registerResources(McpServer &server, SandboxService &sandbox,
+                                     const std::shared_ptr<LoneEngine> &lone)
 {
     SandboxService *sb = &sandbox;
     // A JSON document about the languages, made anew each time it is read.
@@ -400,12 +549,19 @@ void SandboxTools::registerResources(McpServer &server, SandboxService &sandbox)
             return QJsonDocument(arr);
         });
     add("environments", QStringLiteral("Sandbox environments"),
-        QStringLiteral("Language → image and preinstalled libraries"), [sb] {
+        QStringLiteral("Language → image and preinstalled libraries; \"engines\": the container "
+                       "engines the sandboxes run on (address, product, version, state, running "
+                       "and capacity, why one is down)"),
+        [sb, lone] {
             QJsonObject map;
             for (const Language &l : sb->languages().all())
                 map.insert(l.name, QJsonObject{{QStringLiteral("image"), l.image},
                                                {QStringLiteral("libraries"),
                                                 QJsonArray::fromStringList(l.preinstalled)}});
+            map.insert(QStringLiteral("engines"), enginesJson(*sb, *lone));
+            // Read without waiting: what the lone engine said last, and a fresh question for the
+            // next read.
+            askEngines(*sb, lone, nullptr, {});
             return QJsonDocument(map);
         });
 }

@@ -5,8 +5,10 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
+#include <memory>
 
 class McpServer;
+struct LoneEngine;
 class SandboxService;
 class SessionManager;
 class ToolCall;
@@ -40,8 +42,10 @@ private:
     static void registerRunTools(McpServer &server, SandboxService &sandbox,
                                  SessionManager *sessions, const ToolSchemas::Values &values);
     static void registerLanguageTools(McpServer &server, SandboxService &sandbox,
+                                      const std::shared_ptr<LoneEngine> &lone,
                                       const ToolSchemas::Values &values);
-    static void registerResources(McpServer &server, SandboxService &sandbox);
+    static void registerResources(McpServer &server, SandboxService &sandbox,
+                                  const std::shared_ptr<LoneEngine> &lone);
     static void runCode(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
                         const ExecutionRequest &request, bool jsonText);
 };

@@ -176,6 +176,12 @@ test('get_supported_languages lists every language', async () => {
     assert.notEqual(r.isError, true);
     assert.deepEqual(r.structuredContent.languages, ALL_LANGUAGES);
     assert.deepEqual(JSON.parse(textOf(r)), ALL_LANGUAGES);
+    // Then the engine, in the structured answer and in words.
+    const [engine] = r.structuredContent.engines;
+    assert.equal(r.structuredContent.engines.length, 1);
+    assert.equal(engine.state, 'up', JSON.stringify(engine));
+    assert.ok(engine.address.length > 0);
+    assert.match(r.content[1].text, /^Container engine:\n- .+: up, (Docker Engine|Podman) /);
 });
 
 test('get_language_details describes python', { timeout: 60_000 }, async () => {
@@ -258,10 +264,16 @@ test('resources are listed and readable as JSON', { timeout: 60_000 }, async () 
 
     const environments = await client.readResource({ uri: 'sandbox://environments' });
     assert.equal(environments.contents[0].uri, 'sandbox://environments');
-    const envs = JSON.parse(environments.contents[0].text);
+    const { engines, ...envs } = JSON.parse(environments.contents[0].text);
     assert.deepEqual(Object.keys(envs).sort(), [...ALL_LANGUAGES].sort());
     assert.equal(envs.python.image, 'code-sandbox/python:latest');
     assert.equal(envs.javascript.image, 'code-sandbox/node:latest');
+    // The one engine this server runs on, and that it answers.
+    assert.equal(engines.length, 1);
+    assert.equal(engines[0].state, 'up', JSON.stringify(engines[0]));
+    assert.match(engines[0].product, /^(Docker Engine|Podman)$/);
+    assert.match(engines[0].version, /^\d+\./);
+    assert.ok(engines[0].capacity >= 1);
 });
 
 test('the server still works after all the errors', { timeout: 60_000 }, async () => {

@@ -45,6 +45,7 @@ inline RunRecord everyFieldSet()
     r.notes = QStringList{QStringLiteral("numpy 1.26"), QString(), QStringLiteral("ß")};
     r.image = QStringLiteral("code-sandbox/python:3.12");
     r.containerId = QStringLiteral("0123456789abcdef");
+    r.engine = QStringLiteral("ssh://builder@gpu-box:2222");
     r.memoryBytes = 512LL * 1024 * 1024 * 1024;
     r.cpus = 1.5;
     r.pidsLimit = 64;
@@ -95,6 +96,7 @@ inline void compareRecords(const RunRecord &actual, const RunRecord &expected)
     QCOMPARE(actual.notes, expected.notes);
     QCOMPARE(actual.image, expected.image);
     QCOMPARE(actual.containerId, expected.containerId);
+    QCOMPARE(actual.engine, expected.engine);
     QCOMPARE(actual.memoryBytes, expected.memoryBytes);
     QCOMPARE(actual.cpus, expected.cpus);
     QCOMPARE(actual.pidsLimit, expected.pidsLimit);

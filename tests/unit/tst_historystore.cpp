@@ -234,6 +234,7 @@ private Q_SLOTS:
     void defaultPath();
     void openCreatesFolderAndSchema();
     void openMigratesSchemaOne();
+    void openMigratesSchemaThree();
     void openUnusable_data();
     void openUnusable();
     void notOpen();
@@ -291,7 +292,8 @@ void tst_HistoryStore::defaultPath()
 
 void tst_HistoryStore::openMigratesSchemaOne()
 {
-    // A file of the first schema (no session_id, no size_bytes, the old index), with a run in it.
+    // A file of the first schema (no session_id, no size_bytes, no engine, the old index), with
+    // a run in it.
     const QString path = newPath();
     const RunRecord old = [&] {
         HistoryStore store;
@@ -308,6 +310,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     queryValue(path, QStringLiteral("DROP INDEX runs_created_size"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN session_id"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN size_bytes"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN engine"));
     queryValue(path, QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
     QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
@@ -317,7 +320,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 3);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 4);
     QVERIFY(store.load(QStringLiteral("old")).has_value());
     QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
     RunRecord fresh = makeRun(QStringLiteral("new"));
@@ -338,6 +341,43 @@ void tst_HistoryStore::openMigratesSchemaOne()
              qint64(old.code.toUtf8().size() + RunRecord::packOutput(old.output).size() + 1000));
 }
 
+void tst_HistoryStore::openMigratesSchemaThree()
+{
+    // A file of schema 3, before runs named their engine: a run in it, then the column removed.
+    const QString path = newPath();
+    {
+        HistoryStore store;
+        QVERIFY(openStore(store, path));
+        QVERIFY(put(store, makeRun(QStringLiteral("before"))));
+    }
+    const QString hasEngine =
+        QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'engine'");
+    QVERIFY(queryValue(path, hasEngine).isValid());
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN engine"));
+    queryValue(path, QStringLiteral("PRAGMA user_version = 3"));
+    QVERIFY(!queryValue(path, hasEngine).isValid());
+
+    HistoryStore store;
+    QString error;
+    QVERIFY2(openStore(store, path, &error), qPrintable(error));
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 4);
+    QVERIFY(queryValue(path, hasEngine).isValid());
+    // The old run is all there, without an engine.
+    const std::optional<RunRecord> before = store.load(QStringLiteral("before"));
+    QVERIFY(before.has_value());
+    QCOMPARE(before->engine, QString());
+    QCOMPARE(before->stdoutText(), QByteArray("before\n"));
+    // A new one keeps its engine, in the whole record and in the list.
+    RunRecord after = makeRun(QStringLiteral("after"), at(-10));
+    after.engine = QStringLiteral("tcp://10.0.0.7:2376 (TLS)");
+    QVERIFY(put(store, after));
+    QCOMPARE(store.load(QStringLiteral("after"))->engine, after.engine);
+    const QList<RunRecord> runs = recentOf(store, 10);
+    QCOMPARE(runs.size(), 2);
+    QCOMPARE(runs.at(0).engine, after.engine);
+    QCOMPARE(runs.at(1).engine, QString());
+}
+
 void tst_HistoryStore::openCreatesFolderAndSchema()
 {
     const QString path = newPath();
@@ -355,7 +395,7 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 3);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 4);
     // A new file gives pruned space back to the file system.
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA auto_vacuum")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "
@@ -607,6 +647,7 @@ void tst_HistoryStore::search_data()
     QTest::newRow("backslash and percent") << QStringLiteral("\\%") << list({});
     QTest::newRow("quote") << QStringLiteral("'") << list({"r1"});
     QTest::newRow("non-ascii") << QStringLiteral("Grüße") << list({"r3"});
+    QTest::newRow("engine") << QStringLiteral("BUILD-HOST") << list({"r4"});
     QTest::newRow("not the error") << QStringLiteral("kaboom") << list({});
     QTest::newRow("not the env names") << QStringLiteral("SOME_NAME") << list({});
     QTest::newRow("nothing") << QStringLiteral("no such text anywhere") << list({});
@@ -648,6 +689,7 @@ void tst_HistoryStore::search()
     r4.code = QStringLiteral("x = 50 # percent");
     r4.source = QStringLiteral("claude");
     r4.tool = QStringLiteral("manual");
+    r4.engine = QStringLiteral("ssh://build-host");
     r4.output.clear();
     for (const RunRecord &r : {r1, r2, r3, r4})
         QVERIFY(put(store, r));

@@ -393,6 +393,7 @@ void tst_RunRecord::applyResultFields()
     result.notes = QStringList{QStringLiteral("a note")};
     result.image = QStringLiteral("img:1");
     result.containerId = QStringLiteral("c0ffee");
+    result.engine = QStringLiteral("tcp://127.0.0.1:23760 (TLS)");
     result.timeoutSec = 45;
     OutputFile f;
     f.name = QStringLiteral("out.csv");
@@ -416,6 +417,7 @@ void tst_RunRecord::applyResultFields()
     QCOMPARE(r.notes, result.notes);
     QCOMPARE(r.image, QStringLiteral("img:1"));
     QCOMPARE(r.containerId, QStringLiteral("c0ffee"));
+    QCOMPARE(r.engine, QStringLiteral("tcp://127.0.0.1:23760 (TLS)"));
     QCOMPARE(r.timeoutSec, 45);
     QCOMPARE(r.files.size(), 1);
     QCOMPARE(r.files.at(0).data, QByteArray("x,y\n"));
@@ -444,12 +446,14 @@ void tst_RunRecord::applyResultKeepsImageAndContainer()
     RunRecord r;
     r.image = QStringLiteral("img:2");
     r.containerId = QStringLiteral("abc");
+    r.engine = QStringLiteral("ssh://gpu-box");
     r.notes = QStringList{QStringLiteral("old")};
     ExecutionResult result;
     result.error = QStringLiteral("engine down");
     r.applyResult(result);
     QCOMPARE(r.image, QStringLiteral("img:2"));
     QCOMPARE(r.containerId, QStringLiteral("abc"));
+    QCOMPARE(r.engine, QStringLiteral("ssh://gpu-box"));
     QVERIFY(r.notes.isEmpty());
     QCOMPARE(r.error, QStringLiteral("engine down"));
 }
