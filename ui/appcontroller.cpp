@@ -8,6 +8,7 @@
 #include "runlistmodel.h"
 #include "sandboxbackend.h"
 #include "sandboxservice.h"
+#include "sandboxsite.h"
 #include "streamablehttpserver.h"
 #include "uilog.h"
 
@@ -18,7 +19,12 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
     : QObject(parent), m_sandbox(sandbox), m_journal(journal), m_history(history),
       m_monitor(monitor), m_model(new RunListModel(this))
 {
-    connect(journal, &Journal::recorded, this, &AppController::onEvent);
+    connect(journal, &Journal::recorded, this, [this](const JournalEvent &event) {
+        onEvent(event);
+        // A run of this process started or ended: its engine's running count moved.
+        if (event.type == JournalEvent::Type::Started || event.type == JournalEvent::Type::Finished)
+            m_engineUpdate.start();
+    });
     if (m_history) {
         m_model->setLoader(
             [this](const QString &id) -> std::optional<RunRecord> { return m_history->load(id); },
@@ -34,7 +40,13 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
                     Q_EMIT serverStatusChanged(serverStatus());
                 });
     }
-    m_engine.socket = sandbox->backend()->endpoint();
+    // Several engines are watched by the sandbox, which says when one goes or comes back.
+    connect(m_sandbox, &SandboxService::sitesChanged, this, &AppController::updateEngines);
+    // After the sandbox's own bookkeeping of a run that started or ended (its running counts).
+    m_engineUpdate.setSingleShot(true);
+    m_engineUpdate.setInterval(0);
+    connect(&m_engineUpdate, &QTimer::timeout, this, &AppController::updateEngines);
+    updateEngines();
     // The engine can stop or come back at any time; the HTTP sessions come and go.
     m_poll.setInterval(5000);
     connect(&m_poll, &QTimer::timeout, this, [this] {
@@ -138,36 +150,74 @@ void AppController::pruneHistory(int retentionDays)
 
 void AppController::refreshEngine()
 {
+    if (m_sandbox->sites().size() != 1) {
+        updateEngines();
+        return;
+    }
     if (m_asking)
         return;
     m_asking = true;
     // Once the engine is known to answer, a ping tells that it still does: Podman takes about a
     // second to answer /version, which every five seconds would cost it a fifth of a core.
-    const bool pingOnly = m_engine.known && m_engine.reachable && !m_engine.version.isEmpty();
+    const bool pingOnly = m_lone.known && m_lone.reachable && !m_lone.version.isEmpty();
     m_sandbox->backend()->health(pingOnly, this, [this, pingOnly](const SandboxBackend::Health &h) {
         m_asking = false;
         EngineStatus s;
         s.known = true;
-        s.socket = m_sandbox->backend()->endpoint();
         if (h.reachable && pingOnly) {
-            s = m_engine;
+            s = m_lone;
         } else if (h.reachable) {
             s.reachable = true;
             s.version = h.version;
             s.apiVersion = h.apiVersion;
             s.product = h.product;
+            s.cpus = h.cpus;
+            s.memoryBytes = h.memoryBytes;
         } else {
             s.error = h.error;
             s.fix = QStringLiteral("Start the engine (sudo systemctl start docker, or dockerd), "
                                    "make sure you may use its socket (the docker group), or "
-                                   "choose another socket in Settings → Engine.");
+                                   "choose another engine in Settings → Engines.");
         }
-        const bool changed = s.reachable != m_engine.reachable || !m_engine.known ||
-                             s.version != m_engine.version || s.error != m_engine.error;
-        m_engine = s;
-        if (changed)
-            Q_EMIT engineStatusChanged(m_engine);
+        m_lone = s;
+        updateEngines();
     });
+}
+
+void AppController::updateEngines()
+{
+    const QList<SandboxSite *> &sites = m_sandbox->sites();
+    QList<EngineStatus> engines;
+    for (const SandboxSite *site : sites) {
+        EngineStatus s;
+        if (sites.size() == 1) {
+            s = m_lone;
+        } else {
+            s.known = site->state() != SandboxSite::State::Unknown;
+            s.reachable = site->state() == SandboxSite::State::Up;
+            const SandboxBackend::Health &h = site->health();
+            s.product = h.product;
+            s.version = h.version;
+            s.apiVersion = h.apiVersion;
+            s.cpus = h.cpus;
+            s.memoryBytes = h.memoryBytes;
+            if (site->state() == SandboxSite::State::Down) {
+                s.error = site->error();
+                s.fix = QStringLiteral("New runs go to the other engines meanwhile; it is asked "
+                                       "again every few seconds. Start it, or change the list in "
+                                       "Settings → Engines.");
+            }
+        }
+        s.address = site->endpoint();
+        s.running = site->running();
+        s.capacity = site->capacity();
+        s.placed = site->placed();
+        engines.append(s);
+    }
+    if (engines == m_engines)
+        return;
+    m_engines = engines;
+    Q_EMIT enginesChanged(m_engines);
 }
 
 void AppController::onEvent(const JournalEvent &event)

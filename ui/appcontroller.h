@@ -4,6 +4,7 @@
 #include "journalevent.h"
 #include "serverstatus.h"
 
+#include <QList>
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
@@ -35,7 +36,8 @@ public:
     // The HTTP endpoint this window serves (null: none) and what to show about it.
     void setHttpServer(StreamableHttpServer *server, const ServerStatus &status);
     ServerStatus serverStatus() const;
-    EngineStatus engineStatus() const { return m_engine; }
+    // Every engine the sandbox runs on, in the order given (one, usually).
+    QList<EngineStatus> engines() const { return m_engines; }
     bool hasHistory() const { return m_history != nullptr; }
 
     // Starts a run by hand; returns its id (the run is in the model already).
@@ -52,18 +54,22 @@ public:
     // The window's retention setting (0: no age limit; the size cap stays), applied at once and
     // from then on by the history's worker.
     void pruneHistory(int retentionDays);
-    // Asks the engine now (also done every few seconds).
+    // Asks a lone engine now (also done every few seconds); several are watched by the sandbox
+    // itself, and this reads what it knows.
     void refreshEngine();
 
 Q_SIGNALS:
     void manualRunningChanged(bool running);
-    void engineStatusChanged(const EngineStatus &status);
+    // Something the window shows about them changed (state, version, running sandboxes).
+    void enginesChanged(const QList<EngineStatus> &engines);
     void serverStatusChanged(const ServerStatus &status);
     void historyLoaded(int runs);
     void historySearched(const QString &text, int runs);
 
 private:
     void onEvent(const JournalEvent &event);
+    // Rebuilds engines() from the sandbox's engines (and the lone engine's last answer).
+    void updateEngines();
 
     SandboxService *m_sandbox;
     Journal *m_journal;
@@ -72,7 +78,9 @@ private:
     QPointer<StreamableHttpServer> m_http;
     RunListModel *m_model;
     QPointer<Execution> m_manual;
-    EngineStatus m_engine;
+    EngineStatus m_lone; // the last answer of a lone engine (the sandbox watches only several)
+    QList<EngineStatus> m_engines;
+    QTimer m_engineUpdate; // coalesces updates after runs start and end
     ServerStatus m_server;
     QTimer m_poll;
     bool m_asking = false;

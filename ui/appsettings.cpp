@@ -11,7 +11,9 @@
 namespace {
 
 // Keys are spelled once, here, so load() and save() cannot drift apart.
+// The first engine stays under the key of versions with one, so they keep finding it.
 const QString kEngineSocket = QStringLiteral("engine/socket");
+const QString kMoreEngines = QStringLiteral("engine/more");
 const QString kImagesGroup = QStringLiteral("images");
 const QString kTimeout = QStringLiteral("limits/timeoutSec");
 const QString kMemory = QStringLiteral("limits/memoryMiB");
@@ -79,9 +81,16 @@ AppSettings AppSettings::load(QSettings &s)
 {
     const AppSettings d;
     AppSettings a;
-    // The engine address is kept as written: the locator reports a wrong one by name, which
-    // beats silently falling back to another engine.
-    a.engineSocket = s.value(kEngineSocket).toString().trimmed();
+    // Engine addresses are kept as written: the locator reports a wrong one by name, which
+    // beats silently falling back to another engine. Only blanks and repeats are dropped.
+    QStringList engines{s.value(kEngineSocket).toString()};
+    engines += s.value(kMoreEngines).toStringList();
+    for (const QString &engine : std::as_const(engines)) {
+        const QString trimmed = engine.trimmed();
+        if (!trimmed.isEmpty() && !a.engines.contains(trimmed))
+            a.engines.append(trimmed);
+    }
+    a.engineSocket = a.engines.value(0);
 
     s.beginGroup(kImagesGroup);
     for (const QString &language : s.childKeys()) {
@@ -131,7 +140,12 @@ AppSettings AppSettings::load(QSettings &s)
 
 void AppSettings::save(QSettings &s) const
 {
-    s.setValue(kEngineSocket, engineSocket);
+    const QStringList engines = engineList();
+    s.setValue(kEngineSocket, engines.value(0));
+    if (engines.size() > 1)
+        s.setValue(kMoreEngines, engines.mid(1));
+    else
+        s.remove(kMoreEngines);
 
     // Rewritten as a whole so an override the user cleared does not survive in the file.
     s.remove(kImagesGroup);
@@ -173,9 +187,16 @@ bool AppSettings::isValidEnvName(const QString &name)
     return re.match(name).hasMatch();
 }
 
+QStringList AppSettings::engineList() const
+{
+    if (!engines.isEmpty() || engineSocket.trimmed().isEmpty())
+        return engines;
+    return {engineSocket.trimmed()};
+}
+
 bool AppSettings::operator==(const AppSettings &o) const
 {
-    return engineSocket == o.engineSocket && images == o.images &&
+    return engineList() == o.engineList() && images == o.images &&
            defaultTimeoutSec == o.defaultTimeoutSec && memoryMiB == o.memoryMiB &&
            qFuzzyCompare(cpus, o.cpus) && pidsLimit == o.pidsLimit &&
            passThroughEnv == o.passThroughEnv && httpEnabled == o.httpEnabled &&

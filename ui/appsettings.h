@@ -11,7 +11,13 @@ class QSettings;
 // the app from starting.
 struct AppSettings
 {
-    QString engineSocket;          // unix:///path or /path; empty: auto-detect
+    // Where the container engines are, as --engine takes them (unix:///path or /path, tcp://,
+    // ssh://, context:NAME), the first one first; empty: auto-detect. Kept as "engine/socket"
+    // (the first, the key of versions with one engine, which still read it) and "engine/more".
+    QStringList engines;
+    // The first of `engines`, for readers that know one engine only. load() sets it; save() uses
+    // it when `engines` is empty (a caller that set only this).
+    QString engineSocket;
     QMap<QString, QString> images; // language → image; a language not listed uses its built-in
     int defaultTimeoutSec = 30;
     int memoryMiB = 512;
@@ -53,6 +59,8 @@ struct AppSettings
 
     // A name a POSIX shell would accept: [A-Za-z_][A-Za-z0-9_]*.
     static bool isValidEnvName(const QString &name);
+    // `engines`, or engineSocket alone when only that was set.
+    QStringList engineList() const;
 
     bool operator==(const AppSettings &other) const;
     bool operator!=(const AppSettings &other) const { return !(*this == other); }

@@ -50,7 +50,7 @@ MainWindow::MainWindow(AppController *controller, const AppSettings &settings, Q
             selectRun(m_details->runId());
     });
     connect(controller, &AppController::manualRunningChanged, m_editor, &RunEditor::setRunning);
-    connect(controller, &AppController::engineStatusChanged, this, &MainWindow::onEngineStatus);
+    connect(controller, &AppController::enginesChanged, this, &MainWindow::onEngines);
     connect(controller, &AppController::serverStatusChanged, this, &MainWindow::onServerStatus);
     connect(m_editor, &RunEditor::runRequested, this,
             [this](const QString &language, const QString &code, int timeoutSec) {
@@ -62,7 +62,7 @@ MainWindow::MainWindow(AppController *controller, const AppSettings &settings, Q
 
     m_editor->setLanguages(controller->languages());
     m_editor->setTimeoutSec(controller->defaultTimeoutSec());
-    onEngineStatus(controller->engineStatus());
+    onEngines(controller->engines());
     onServerStatus(controller->serverStatus());
     controller->refreshEngine();
     resize(1280, 820);
@@ -364,26 +364,104 @@ void MainWindow::applyFilters()
     m_filter->setText(m_search->text());
 }
 
-void MainWindow::onEngineStatus(const EngineStatus &status)
+void MainWindow::onEngines(const QList<EngineStatus> &engines)
 {
-    if (!status.known) {
-        m_engineLabel->setText(QStringLiteral("Engine: asking %1…").arg(status.socket));
+    const auto color = [](const EngineStatus &e) {
+        if (!e.known)
+            return QStringLiteral("#8a8a8a");
+        return StatusIcons::color(e.reachable ? RunRecord::Status::Ok : RunRecord::Status::Error)
+            .name();
+    };
+    const auto dot = [&color](const EngineStatus &e) {
+        return QStringLiteral("<span style='color:%1'>●</span>").arg(color(e));
+    };
+    QStringList details;
+    for (const EngineStatus &e : engines)
+        details << engineDetails(e);
+    m_engineLabel->setToolTip(details.join(QStringLiteral("<hr>")));
+
+    if (engines.size() == 1) {
+        // One engine, as it always showed: what it is and where, or why it does not answer.
+        const EngineStatus &e = engines.constFirst();
+        if (!e.known)
+            m_engineLabel->setText(
+                QStringLiteral("Engine: asking %1…").arg(e.address.toHtmlEscaped()));
+        else if (e.reachable)
+            m_engineLabel->setText(
+                dot(e) + QStringLiteral(" %1 %2 (API %3) · %4")
+                             .arg(e.product, e.version, e.apiVersion, e.address.toHtmlEscaped()));
+        else
+            m_engineLabel->setText(dot(e) + QStringLiteral(" Engine not reachable at %1 — %2")
+                                                .arg(e.address.toHtmlEscaped(), e.fix));
         return;
     }
-    const QString dot = QStringLiteral("<span style='color:%1'>●</span> ")
-                            .arg(StatusIcons::color(status.reachable ? RunRecord::Status::Ok
-                                                                     : RunRecord::Status::Error)
-                                     .name());
-    if (status.reachable) {
-        m_engineLabel->setText(
-            dot + QStringLiteral("%1 %2 (API %3) · %4")
-                      .arg(status.product, status.version, status.apiVersion, status.socket));
-        m_engineLabel->setToolTip(QString());
-    } else {
-        m_engineLabel->setText(
-            dot + QStringLiteral("Engine not reachable at %1 — %2").arg(status.socket, status.fix));
-        m_engineLabel->setToolTip(status.error);
+    // Several: each in a few words (the tooltip has the rest), or a count when they are many.
+    int up = 0;
+    int running = 0;
+    int capacity = 0;
+    for (const EngineStatus &e : engines) {
+        up += e.known && e.reachable ? 1 : 0;
+        running += e.running;
+        capacity += e.reachable ? e.capacity : 0;
     }
+    if (engines.size() > kMaxEnginesListed) {
+        const int down = int(engines.size()) - up;
+        EngineStatus worst;
+        worst.known = true;
+        worst.reachable = down == 0;
+        m_engineLabel->setText(
+            dot(worst) + QStringLiteral(" %1 engines: %2 up%3 · %4/%5 running")
+                             .arg(engines.size())
+                             .arg(up)
+                             .arg(down > 0 ? QStringLiteral(", %1 down").arg(down) : QString())
+                             .arg(running)
+                             .arg(capacity));
+        return;
+    }
+    QStringList parts;
+    for (const EngineStatus &e : engines) {
+        QString state;
+        if (!e.known)
+            state = QStringLiteral("asking…");
+        else if (e.reachable)
+            state = QStringLiteral("%1/%2").arg(e.running).arg(e.capacity);
+        else
+            state = QStringLiteral("<span style='color:%1'>down</span>").arg(color(e));
+        parts << QStringLiteral("%1 %2 %3").arg(dot(e), e.address.toHtmlEscaped(), state);
+    }
+    m_engineLabel->setText(QStringLiteral("Engines: ") +
+                           parts.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+}
+
+// One engine's tooltip: everything the status bar leaves out.
+QString MainWindow::engineDetails(const EngineStatus &e)
+{
+    QStringList lines;
+    QString state = !e.known      ? QStringLiteral("not asked yet")
+                    : e.reachable ? QStringLiteral("up")
+                                  : QStringLiteral("<b>down</b>");
+    lines << QStringLiteral("<b>%1</b> — %2").arg(e.address.toHtmlEscaped(), state);
+    if (!e.product.isEmpty())
+        lines << QStringLiteral("%1 %2 (API %3)")
+                     .arg(e.product.toHtmlEscaped(), e.version.toHtmlEscaped(),
+                          e.apiVersion.toHtmlEscaped());
+    if (e.known && !e.reachable) {
+        lines << e.error.toHtmlEscaped();
+        if (!e.fix.isEmpty())
+            lines << e.fix.toHtmlEscaped();
+    }
+    QString load = QStringLiteral("%1 of %2 sandboxes running").arg(e.running).arg(e.capacity);
+    if (e.placed > 0)
+        load += QStringLiteral(" · %1 run%2 placed here")
+                    .arg(e.placed)
+                    .arg(e.placed == 1 ? QString() : QStringLiteral("s"));
+    lines << load;
+    if (e.cpus > 0)
+        lines << QStringLiteral("%1 CPU%2 · %3 GiB memory")
+                     .arg(e.cpus)
+                     .arg(e.cpus == 1 ? QString() : QStringLiteral("s"))
+                     .arg(double(e.memoryBytes) / (1024.0 * 1024 * 1024), 0, 'f', 1);
+    return lines.join(QStringLiteral("<br>"));
 }
 
 void MainWindow::onServerStatus(const ServerStatus &status)

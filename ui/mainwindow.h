@@ -25,6 +25,9 @@ class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
+    // Up to this many engines are named in the status bar; more are counted.
+    static constexpr int kMaxEnginesListed = 3;
+
     MainWindow(AppController *controller, const AppSettings &settings, QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -55,7 +58,8 @@ private:
     void onCurrentChanged();
     void onRunChanged(const QString &id);
     void onRowsInserted();
-    void onEngineStatus(const EngineStatus &status);
+    void onEngines(const QList<EngineStatus> &engines);
+    static QString engineDetails(const EngineStatus &engine);
     void onServerStatus(const ServerStatus &status);
     void applyFilters();
     void openSettings();

@@ -194,6 +194,9 @@ void RunDetailsPane::refreshSummary(bool files)
         sub << m_run.tool;
     if (!m_run.sessionId.isEmpty())
         sub << QStringLiteral("session %1").arg(m_run.sessionId);
+    // Named only when the server has several engines.
+    if (!m_run.engine.isEmpty())
+        sub << QStringLiteral("on %1").arg(m_run.engine);
     sub << m_run.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
     if (m_run.isFinished()) {
         sub << durationText(m_run.durationMs);
@@ -231,6 +234,8 @@ void RunDetailsPane::refreshDetails()
     add(QStringLiteral("Duration"), durationText(m_run.durationMs));
     add(QStringLiteral("Image"), m_run.image);
     add(QStringLiteral("Container"), m_run.containerId.left(12));
+    if (!m_run.engine.isEmpty())
+        add(QStringLiteral("Engine"), m_run.engine);
     add(QStringLiteral("Memory limit"),
         m_run.memoryBytes > 0 ? bytesText(m_run.memoryBytes) : QString());
     add(QStringLiteral("CPUs"), m_run.cpus > 0 ? QString::number(m_run.cpus) : QString());

@@ -52,6 +52,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
                            r->sessionId,
                            r->language,
                            r->tool,
+                           r->engine,
                            QString::fromUtf8(r->stdoutText()),
                            QString::fromUtf8(r->stderrText()),
                            r->error}
@@ -178,6 +179,8 @@ void RunListModel::apply(const JournalEvent &event)
     case JournalEvent::Type::Started:
         if (!run.isFinished())
             run.status = RunRecord::Status::Running;
+        if (!event.run.engine.isEmpty())
+            run.engine = event.run.engine;
         break;
     case JournalEvent::Type::Output: {
         qint64 &received = m_outputBytes[id];

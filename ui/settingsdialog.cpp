@@ -1,5 +1,8 @@
 #include "settingsdialog.h"
 
+#include "engineaddress.h"
+#include "enginelocator.h"
+
 #include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -32,10 +35,19 @@ QLabel *noteLabel(const QString &text, QWidget *parent)
     return label;
 }
 
-// The same rule EngineLocator applies, checked here so a typo is caught before the restart.
-bool isUsableSocket(const QString &text)
+// Why `text` is not an engine --engine would take ("" when it is): the forms EngineAddress
+// parses, or context:NAME. Checked here so a typo is caught before the restart; whether the
+// engine answers is the locator's business then.
+QString engineError(const QString &text)
 {
-    return text.isEmpty() || text.startsWith(u"unix:///") || text.startsWith(u'/');
+    if (text.startsWith(u"context:")) {
+        const QString name = text.mid(8);
+        return name == u"default" || EngineLocator::isValidContextName(name)
+                   ? QString()
+                   : SettingsDialog::tr("'%1' is not a Docker context name").arg(name);
+    }
+    QString error;
+    return EngineAddress::parse(text, &error).isValid() ? QString() : error;
 }
 
 } // namespace
@@ -49,7 +61,7 @@ SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &la
 
     auto *tabs = new QTabWidget(this);
     tabs->setObjectName(QStringLiteral("settingsTabs"));
-    tabs->addTab(createEngineTab(), tr("Engine"));
+    tabs->addTab(createEngineTab(), tr("Engines"));
     tabs->addTab(createImagesTab(languages), tr("Images"));
     tabs->addTab(createLimitsTab(), tr("Limits"));
     tabs->addTab(createEnvironmentTab(), tr("Environment"));
@@ -57,7 +69,7 @@ SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &la
     tabs->addTab(createHistoryTab(), tr("History"));
 
     auto *restartNote = new QLabel(
-        tr("Changes to the engine, images, limits and server apply after a restart."), this);
+        tr("Changes to the engines, images, limits and server apply after a restart."), this);
     restartNote->setObjectName(QStringLiteral("restartNote"));
     restartNote->setWordWrap(true);
 
@@ -78,41 +90,85 @@ SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &la
 QWidget *SettingsDialog::createEngineTab()
 {
     auto *page = new QWidget;
-    m_socketEdit = new QLineEdit(m_initial.engineSocket, page);
-    m_socketEdit->setObjectName(QStringLiteral("socketEdit"));
-    m_socketEdit->setPlaceholderText(tr("auto-detect (DOCKER_HOST, Podman, /var/run/docker.sock)"));
-    m_socketEdit->setClearButtonEnabled(true);
+    m_engineList = new QListWidget(page);
+    m_engineList->setObjectName(QStringLiteral("engineList"));
+    m_engineList->setSelectionMode(QAbstractItemView::SingleSelection);
+    for (const QString &engine : m_initial.engineList())
+        m_engineList->addItem(engine);
+
+    m_engineEdit = new QLineEdit(page);
+    m_engineEdit->setObjectName(QStringLiteral("engineEdit"));
+    m_engineEdit->setPlaceholderText(tr("/path/to/docker.sock, tcp://host:2376, ssh://user@host or "
+                                        "context:NAME"));
+    m_engineEdit->setClearButtonEnabled(true);
+    // Enter adds the engine instead of closing the dialog through its default button.
+    m_engineEdit->installEventFilter(this);
     auto *browse = new QPushButton(tr("Browse…"), page);
     browse->setObjectName(QStringLiteral("browseSocketButton"));
+    browse->setToolTip(tr("Choose a local engine socket"));
     browse->setAutoDefault(false);
+    m_addEngineButton = new QPushButton(tr("Add"), page);
+    m_addEngineButton->setObjectName(QStringLiteral("addEngineButton"));
+    m_addEngineButton->setAutoDefault(false);
+    m_removeEngineButton = new QPushButton(tr("Remove"), page);
+    m_removeEngineButton->setObjectName(QStringLiteral("removeEngineButton"));
+    m_removeEngineButton->setAutoDefault(false);
+    m_firstEngineButton = new QPushButton(tr("Make first"), page);
+    m_firstEngineButton->setObjectName(QStringLiteral("firstEngineButton"));
+    m_firstEngineButton->setToolTip(tr("The first engine is the one messages name by default"));
+    m_firstEngineButton->setAutoDefault(false);
     connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseForSocket);
-    connect(m_socketEdit, &QLineEdit::textChanged, this, &SettingsDialog::updateEngineState);
+    connect(m_engineEdit, &QLineEdit::textChanged, this, &SettingsDialog::updateEngineState);
+    connect(m_engineList, &QListWidget::itemSelectionChanged, this,
+            &SettingsDialog::updateEngineState);
+    connect(m_addEngineButton, &QPushButton::clicked, this, [this] {
+        if (addEngine(m_engineEdit->text()))
+            m_engineEdit->clear();
+    });
+    connect(m_removeEngineButton, &QPushButton::clicked, this, [this] {
+        qDeleteAll(m_engineList->selectedItems());
+        updateEngineState();
+    });
+    connect(m_firstEngineButton, &QPushButton::clicked, this, [this] {
+        const int row = m_engineList->currentRow();
+        if (row <= 0)
+            return;
+        m_engineList->insertItem(0, m_engineList->takeItem(row));
+        m_engineList->setCurrentRow(0);
+    });
 
-    auto *row = new QHBoxLayout;
-    row->addWidget(m_socketEdit, 1);
-    row->addWidget(browse);
-
-    m_socketError = new QLabel(tr("Give an absolute path or a unix:// URL."), page);
-    m_socketError->setObjectName(QStringLiteral("socketError"));
-    QPalette errorPalette = m_socketError->palette();
+    m_engineError = new QLabel(page);
+    m_engineError->setObjectName(QStringLiteral("engineError"));
+    m_engineError->setWordWrap(true);
+    QPalette errorPalette = m_engineError->palette();
     errorPalette.setColor(QPalette::WindowText, QColor(0xc6, 0x28, 0x28));
-    m_socketError->setPalette(errorPalette);
+    m_engineError->setPalette(errorPalette);
 
-    // The error sits under the field, inside the same form row, so hiding it leaves no gap.
-    auto *field = new QVBoxLayout;
-    field->setSpacing(2);
-    field->addLayout(row);
-    field->addWidget(m_socketError);
-    auto *form = new QFormLayout;
-    form->addRow(tr("Engine socket:"), field);
+    auto *listButtons = new QVBoxLayout;
+    listButtons->addWidget(m_firstEngineButton);
+    listButtons->addWidget(m_removeEngineButton);
+    listButtons->addStretch(1);
+    auto *listRow = new QHBoxLayout;
+    listRow->addWidget(m_engineList, 1);
+    listRow->addLayout(listButtons);
+    auto *addRow = new QHBoxLayout;
+    addRow->addWidget(m_engineEdit, 1);
+    addRow->addWidget(browse);
+    addRow->addWidget(m_addEngineButton);
 
     auto *layout = new QVBoxLayout(page);
-    layout->addLayout(form);
-    layout->addWidget(noteLabel(tr("The Docker or Podman API socket. Leave it empty to use "
-                                   "DOCKER_HOST or CONTAINER_HOST if set, else rootless Podman, "
-                                   "rootful Podman, then Docker, whichever is found first."),
+    layout->addWidget(noteLabel(tr("The Docker or Podman engines sandboxes run on. With several, "
+                                   "each call goes to the one with the most room, a session "
+                                   "stays on its engine, and one that stops answering gets no "
+                                   "calls until it is back. Leave the list empty to use "
+                                   "DOCKER_HOST, the Docker context, CONTAINER_HOST, rootless "
+                                   "Podman, rootful Podman, then Docker, whichever is found "
+                                   "first."),
                                 page));
-    layout->addStretch(1);
+    layout->addLayout(listRow, 1);
+    layout->addLayout(addRow);
+    // Under the field; hidden, it leaves no gap.
+    layout->addWidget(m_engineError);
     return page;
 }
 
@@ -351,7 +407,14 @@ QWidget *SettingsDialog::createHistoryTab()
 AppSettings SettingsDialog::settings() const
 {
     AppSettings s = m_initial;
-    s.engineSocket = m_socketEdit->text().trimmed();
+    s.engines.clear();
+    for (int i = 0; i < m_engineList->count(); ++i)
+        s.engines.append(m_engineList->item(i)->text());
+    // An address typed but not added is meant: OK is only enabled when it is a valid one.
+    const QString pending = m_engineEdit->text().trimmed();
+    if (!pending.isEmpty() && engineError(pending).isEmpty() && !s.engines.contains(pending))
+        s.engines.append(pending);
+    s.engineSocket = s.engines.value(0);
 
     s.images.clear();
     for (int row = 0; row < m_imagesTable->rowCount(); ++row) {
@@ -391,13 +454,30 @@ bool SettingsDialog::addPassThroughName(const QString &name)
     return true;
 }
 
+bool SettingsDialog::addEngine(const QString &address)
+{
+    const QString trimmed = address.trimmed();
+    if (trimmed.isEmpty() || !engineError(trimmed).isEmpty() ||
+        !m_engineList->findItems(trimmed, Qt::MatchExactly).isEmpty())
+        return false;
+    m_engineList->addItem(trimmed);
+    m_engineList->scrollToBottom();
+    updateEngineState();
+    return true;
+}
+
 bool SettingsDialog::eventFilter(QObject *watched, QEvent *event)
 {
-    if (watched == m_envNameEdit && event->type() == QEvent::KeyPress) {
+    if ((watched == m_envNameEdit || watched == m_engineEdit) &&
+        event->type() == QEvent::KeyPress) {
         const int key = static_cast<QKeyEvent *>(event)->key();
         if (key == Qt::Key_Return || key == Qt::Key_Enter) {
-            if (addPassThroughName(m_envNameEdit->text()))
+            if (watched == m_engineEdit) {
+                if (addEngine(m_engineEdit->text()))
+                    m_engineEdit->clear();
+            } else if (addPassThroughName(m_envNameEdit->text())) {
                 m_envNameEdit->clear();
+            }
             return true;
         }
     }
@@ -412,7 +492,7 @@ void SettingsDialog::browseForSocket()
     dialog.setOption(QFileDialog::DontUseNativeDialog);
     dialog.setFileMode(QFileDialog::ExistingFile);
     dialog.setFilter(QDir::AllEntries | QDir::System | QDir::Hidden | QDir::NoDotAndDotDot);
-    const QString current = m_socketEdit->text().trimmed();
+    const QString current = m_engineEdit->text().trimmed();
     const QString path = current.startsWith(u"unix://") ? current.mid(7) : current;
     QString start = QFileInfo(path).absolutePath();
     if (path.isEmpty() || !QFileInfo(start).isDir()) {
@@ -422,15 +502,24 @@ void SettingsDialog::browseForSocket()
     dialog.setDirectory(start);
     if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
         return;
-    m_socketEdit->setText(dialog.selectedFiles().constFirst());
+    m_engineEdit->setText(dialog.selectedFiles().constFirst());
+    m_engineEdit->setFocus();
 }
 
 void SettingsDialog::updateEngineState()
 {
-    const bool ok = isUsableSocket(m_socketEdit->text().trimmed());
-    m_socketError->setVisible(!ok);
+    const QString text = m_engineEdit->text().trimmed();
+    const QString error = text.isEmpty() ? QString() : engineError(text);
+    const bool listed = !m_engineList->findItems(text, Qt::MatchExactly).isEmpty();
+    m_engineError->setText(error);
+    m_engineError->setVisible(!error.isEmpty());
+    m_addEngineButton->setEnabled(!text.isEmpty() && error.isEmpty() && !listed);
+    const int row = m_engineList->currentRow();
+    const bool selected = !m_engineList->selectedItems().isEmpty();
+    m_removeEngineButton->setEnabled(selected);
+    m_firstEngineButton->setEnabled(selected && row > 0);
     if (m_buttons)
-        m_buttons->button(QDialogButtonBox::Ok)->setEnabled(ok);
+        m_buttons->button(QDialogButtonBox::Ok)->setEnabled(error.isEmpty());
 }
 
 void SettingsDialog::updateEnvButtons()

@@ -29,6 +29,8 @@ public:
 
     // What the Add button does; false, with nothing added, for an invalid or listed name.
     bool addPassThroughName(const QString &name);
+    // Likewise for an engine address (as --engine takes it).
+    bool addEngine(const QString &address);
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -46,8 +48,12 @@ private:
 
     AppSettings m_initial;
 
-    QLineEdit *m_socketEdit = nullptr;
-    QLabel *m_socketError = nullptr;
+    QListWidget *m_engineList = nullptr;
+    QLineEdit *m_engineEdit = nullptr;
+    QLabel *m_engineError = nullptr;
+    QPushButton *m_addEngineButton = nullptr;
+    QPushButton *m_removeEngineButton = nullptr;
+    QPushButton *m_firstEngineButton = nullptr;
     QTableWidget *m_imagesTable = nullptr;
     QSpinBox *m_timeoutSpin = nullptr;
     QSpinBox *m_memorySpin = nullptr;

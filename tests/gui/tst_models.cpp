@@ -94,6 +94,7 @@ class ModelsTest : public QObject
 private Q_SLOTS:
     void newestFirstAndLive();
     void finishedKeepsLiveOnlyValues();
+    void startedNamesTheEngine();
     void eventsForUnknownRuns();
     void historyIsMergedInTimeOrder();
     void instanceGoneEndsItsRuns();
@@ -162,6 +163,33 @@ void ModelsTest::finishedKeepsLiveOnlyValues()
     model.apply(finished(end, RunRecord::Status::Error, 3));
     QCOMPARE(model.run(QStringLiteral("a"))->envValues.size(), 1);
     QCOMPARE(model.run(QStringLiteral("a"))->exitCode, 3);
+}
+
+void ModelsTest::startedNamesTheEngine()
+{
+    // With several engines a run learns its engine when it starts (it is placed then), from this
+    // process or from a headless instance; a start without one (one engine) changes nothing.
+    RunListModel model;
+    const QDateTime t0 = QDateTime::currentDateTimeUtc();
+    model.apply(created(makeRun(QStringLiteral("a"), QStringLiteral("python"), t0)));
+    model.apply(created(makeRun(QStringLiteral("b"), QStringLiteral("python"), t0.addSecs(1))));
+    JournalEvent started;
+    started.type = JournalEvent::Type::Started;
+    started.run.id = QStringLiteral("a");
+    started.run.engine = QStringLiteral("ssh://ci@build-host");
+    model.apply(started);
+    started.run.id = QStringLiteral("b");
+    started.run.engine.clear();
+    model.apply(started);
+    QCOMPARE(model.run(QStringLiteral("a"))->engine, QStringLiteral("ssh://ci@build-host"));
+    QCOMPARE(model.run(QStringLiteral("b"))->engine, QString());
+    QCOMPARE(model.run(QStringLiteral("b"))->status, RunRecord::Status::Running);
+    // The search finds runs by their engine.
+    RunFilterModel filter;
+    filter.setSourceModel(&model);
+    filter.setText(QStringLiteral("build-host"));
+    QCOMPARE(filter.rowCount(), 1);
+    QCOMPARE(filter.index(0, 0).data(RunListModel::RunIdRole).toString(), QStringLiteral("a"));
 }
 
 void ModelsTest::eventsForUnknownRuns()

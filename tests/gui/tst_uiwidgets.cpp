@@ -130,11 +130,12 @@ class TestUiWidgets : public QObject
 
 private Q_SLOTS:
     void settingsRoundTrip();
+    void settingsEnginesOfOlderVersions();
     void settingsDefaultsWhenMissing();
     void settingsOutOfRangeFallBack();
     void settingsDialogShowsAndReturnsValues();
     void settingsDialogRejectsInvalidEnvNames();
-    void settingsDialogRejectsBadSocket();
+    void settingsDialogEngineList();
     void connectDialogTexts();
     void connectDialogMasksToken();
     void connectDialogCopiesRealToken();
@@ -160,7 +161,8 @@ void TestUiWidgets::settingsRoundTrip()
     const QString path = dir.filePath(QStringLiteral("settings.ini"));
 
     AppSettings a;
-    a.engineSocket = QStringLiteral("unix:///run/user/1000/podman/podman.sock");
+    a.engines = {QStringLiteral("unix:///run/user/1000/podman/podman.sock"),
+                 QStringLiteral("ssh://ci@build-host"), QStringLiteral("context:lab")};
     a.images = {{QStringLiteral("python"), QStringLiteral("registry.example/py:3.12")},
                 {QStringLiteral("rust"), QStringLiteral("rust:1-slim")}};
     a.defaultTimeoutSec = 120;
@@ -180,7 +182,11 @@ void TestUiWidgets::settingsRoundTrip()
     }
     QSettings s(path, QSettings::IniFormat);
     const AppSettings b = AppSettings::load(s);
-    QCOMPARE(b.engineSocket, a.engineSocket);
+    QCOMPARE(b.engines, a.engines);
+    QCOMPARE(b.engineSocket, a.engines.first());
+    // The first under the key versions with one engine read, the others beside it.
+    QCOMPARE(s.value(QStringLiteral("engine/socket")).toString(), a.engines.first());
+    QCOMPARE(s.value(QStringLiteral("engine/more")).toStringList(), a.engines.mid(1));
     QCOMPARE(b.images, a.images);
     QCOMPARE(b.defaultTimeoutSec, 120);
     QCOMPARE(b.memoryMiB, 2048);
@@ -207,6 +213,50 @@ void TestUiWidgets::settingsRoundTrip()
     c.save(s);
     QVERIFY(AppSettings::load(s).passThroughEnv.isEmpty());
     QVERIFY(AppSettings::load(s) == c);
+    // Back to one engine, then to auto-detection: nothing of the others is left.
+    c.engines = {QStringLiteral("/var/run/docker.sock")};
+    c.save(s);
+    QVERIFY(!s.contains(QStringLiteral("engine/more")));
+    QCOMPARE(AppSettings::load(s).engines, c.engines);
+    c.engines.clear();
+    c.engineSocket.clear();
+    c.save(s);
+    QVERIFY(AppSettings::load(s).engines.isEmpty());
+    QVERIFY(AppSettings::load(s).engineSocket.isEmpty());
+}
+
+void TestUiWidgets::settingsEnginesOfOlderVersions()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("old.ini"));
+    {
+        // As a version with one engine wrote it.
+        QSettings s(path, QSettings::IniFormat);
+        s.setValue(QStringLiteral("engine/socket"), QStringLiteral(" unix:///run/podman.sock "));
+    }
+    QSettings s(path, QSettings::IniFormat);
+    AppSettings a = AppSettings::load(s);
+    QCOMPARE(a.engines, QStringList{QStringLiteral("unix:///run/podman.sock")});
+    QCOMPARE(a.engineSocket, QStringLiteral("unix:///run/podman.sock"));
+
+    // Several, then an older version changes the one it knows: that one is replaced, the others
+    // stay, and blanks and repeats are dropped.
+    a.engines.append(QStringLiteral("tcp://10.0.0.7:2376"));
+    a.save(s);
+    s.setValue(QStringLiteral("engine/socket"), QStringLiteral("/var/run/docker.sock"));
+    s.setValue(QStringLiteral("engine/more"),
+               QStringList{QStringLiteral("tcp://10.0.0.7:2376"), QStringLiteral(" "),
+                           QStringLiteral("/var/run/docker.sock")});
+    QCOMPARE(AppSettings::load(s).engines, (QStringList{QStringLiteral("/var/run/docker.sock"),
+                                                        QStringLiteral("tcp://10.0.0.7:2376")}));
+
+    // A caller that knows only the single field is saved as before.
+    AppSettings single;
+    single.engineSocket = QStringLiteral("/run/user/1000/podman/podman.sock");
+    single.save(s);
+    QCOMPARE(s.value(QStringLiteral("engine/socket")).toString(), single.engineSocket);
+    QVERIFY(!s.contains(QStringLiteral("engine/more")));
+    QCOMPARE(AppSettings::load(s).engines, QStringList{single.engineSocket});
 }
 
 void TestUiWidgets::settingsDefaultsWhenMissing()
@@ -262,7 +312,8 @@ void TestUiWidgets::settingsOutOfRangeFallBack()
 void TestUiWidgets::settingsDialogShowsAndReturnsValues()
 {
     AppSettings current;
-    current.engineSocket = QStringLiteral("/var/run/docker.sock");
+    current.engines = {QStringLiteral("/var/run/docker.sock"), QStringLiteral("ssh://ci@gpu-box")};
+    current.engineSocket = current.engines.first();
     current.images = {{QStringLiteral("go"), QStringLiteral("golang:1.22")},
                       {QStringLiteral("cobol"), QStringLiteral("gnucobol:3")}};
     current.defaultTimeoutSec = 45;
@@ -285,12 +336,13 @@ void TestUiWidgets::settingsDialogShowsAndReturnsValues()
     auto *retention = dialog.findChild<QSpinBox *>(QStringLiteral("retentionSpin"));
     auto *env = dialog.findChild<QListWidget *>(QStringLiteral("passThroughList"));
     auto *images = dialog.findChild<QTableWidget *>(QStringLiteral("imagesTable"));
-    auto *socket = dialog.findChild<QLineEdit *>(QStringLiteral("socketEdit"));
+    auto *engines = dialog.findChild<QListWidget *>(QStringLiteral("engineList"));
+    auto *engineEdit = dialog.findChild<QLineEdit *>(QStringLiteral("engineEdit"));
     auto *token = dialog.findChild<QLineEdit *>(QStringLiteral("tokenEdit"));
     auto *http = dialog.findChild<QCheckBox *>(QStringLiteral("httpEnabledCheck"));
     auto *keep = dialog.findChild<QCheckBox *>(QStringLiteral("keepRunningCheck"));
-    QVERIFY(timeout && memory && cpus && pids && port && retention && env && images && socket &&
-            token && http && keep);
+    QVERIFY(timeout && memory && cpus && pids && port && retention && env && images && engines &&
+            engineEdit && token && http && keep);
     QVERIFY(dialog.findChild<QObject *>(QStringLiteral("restartNote")));
 
     QCOMPARE(timeout->value(), 45);
@@ -300,7 +352,9 @@ void TestUiWidgets::settingsDialogShowsAndReturnsValues()
     QCOMPARE(port->value(), 9000);
     QCOMPARE(retention->value(), 7);
     QCOMPARE(env->count(), 1);
-    QCOMPARE(socket->text(), current.engineSocket);
+    QCOMPARE(engines->count(), 2);
+    QCOMPARE(engines->item(0)->text(), QStringLiteral("/var/run/docker.sock"));
+    QCOMPARE(engines->item(1)->text(), QStringLiteral("ssh://ci@gpu-box"));
     QCOMPARE(token->echoMode(), QLineEdit::Password);
     QCOMPARE(token->placeholderText(), QStringLiteral("stored token"));
     // The languages given, then a saved override for one not in the list.
@@ -320,7 +374,7 @@ void TestUiWidgets::settingsDialogShowsAndReturnsValues()
     http->setChecked(false);
     QVERIFY(!port->isEnabled());
     keep->setChecked(false);
-    socket->setText(QStringLiteral("  unix:///tmp/engine.sock "));
+    QVERIFY(dialog.addEngine(QStringLiteral("  unix:///tmp/engine.sock ")));
     token->clear();
     images->item(0, 1)->setText(QStringLiteral("python:3.12-slim"));
     images->item(1, 1)->setText(QString());
@@ -335,7 +389,10 @@ void TestUiWidgets::settingsDialogShowsAndReturnsValues()
     QCOMPARE(edited.historyRetentionDays, 0);
     QCOMPARE(edited.httpEnabled, false);
     QCOMPARE(edited.keepRunningInBackground, false);
-    QCOMPARE(edited.engineSocket, QStringLiteral("unix:///tmp/engine.sock"));
+    QCOMPARE(edited.engines, (QStringList{QStringLiteral("/var/run/docker.sock"),
+                                          QStringLiteral("ssh://ci@gpu-box"),
+                                          QStringLiteral("unix:///tmp/engine.sock")}));
+    QCOMPARE(edited.engineSocket, QStringLiteral("/var/run/docker.sock"));
     QVERIFY(edited.httpToken.isEmpty());
     QCOMPARE(edited.passThroughEnv,
              (QStringList{QStringLiteral("HTTPS_PROXY"), QStringLiteral("NO_PROXY")}));
@@ -390,18 +447,70 @@ void TestUiWidgets::settingsDialogRejectsInvalidEnvNames()
     QVERIFY(dialog.isVisible());
 }
 
-void TestUiWidgets::settingsDialogRejectsBadSocket()
+void TestUiWidgets::settingsDialogEngineList()
 {
     SettingsDialog dialog(AppSettings(), {});
-    auto *socket = dialog.findChild<QLineEdit *>(QStringLiteral("socketEdit"));
-    QVERIFY(socket);
-    QVERIFY(socket->placeholderText().contains(QStringLiteral("auto-detect")));
+    auto *list = dialog.findChild<QListWidget *>(QStringLiteral("engineList"));
+    auto *edit = dialog.findChild<QLineEdit *>(QStringLiteral("engineEdit"));
+    auto *add = dialog.findChild<QPushButton *>(QStringLiteral("addEngineButton"));
+    auto *remove = dialog.findChild<QPushButton *>(QStringLiteral("removeEngineButton"));
+    auto *first = dialog.findChild<QPushButton *>(QStringLiteral("firstEngineButton"));
+    auto *error = dialog.findChild<QLabel *>(QStringLiteral("engineError"));
+    QVERIFY(list && edit && add && remove && first && error);
     auto *ok = dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    // Empty: auto-detect.
+    QCOMPARE(list->count(), 0);
     QVERIFY(ok->isEnabled());
-    socket->setText(QStringLiteral("tcp://localhost:2375"));
-    QVERIFY(!ok->isEnabled());
-    socket->setText(QStringLiteral("/run/podman/podman.sock"));
-    QVERIFY(ok->isEnabled());
+    QVERIFY(!add->isEnabled());
+    QVERIFY(dialog.settings().engines.isEmpty());
+
+    // What --engine takes, and nothing else.
+    for (const QString &bad :
+         {QStringLiteral("relative/docker.sock"), QStringLiteral("http://host:2375"),
+          QStringLiteral("tcp://"), QStringLiteral("ssh://user:pw@host"),
+          QStringLiteral("context:no spaces")}) {
+        QVERIFY2(!dialog.addEngine(bad), qPrintable(bad));
+        edit->setText(bad);
+        QVERIFY2(!add->isEnabled(), qPrintable(bad));
+        QVERIFY2(!error->isHidden() && !error->text().isEmpty(), qPrintable(bad));
+        // OK would drop what was typed: it waits for a valid address or an empty field.
+        QVERIFY2(!ok->isEnabled(), qPrintable(bad));
+    }
+    QCOMPARE(list->count(), 0);
+    for (const QString &good :
+         {QStringLiteral("/run/podman/podman.sock"), QStringLiteral("unix:///var/run/docker.sock"),
+          QStringLiteral("tcp://127.0.0.1:2375"), QStringLiteral("ssh://ci@build-host:2222"),
+          QStringLiteral("context:lab")}) {
+        edit->setText(good);
+        QVERIFY2(add->isEnabled(), qPrintable(good));
+        QVERIFY2(error->isHidden(), qPrintable(good));
+        QVERIFY2(ok->isEnabled(), qPrintable(good));
+        add->click();
+        QVERIFY2(edit->text().isEmpty(), qPrintable(good));
+    }
+    QCOMPARE(list->count(), 5);
+    // Listed once.
+    QVERIFY(!dialog.addEngine(QStringLiteral("context:lab")));
+    edit->setText(QStringLiteral("context:lab"));
+    QVERIFY(!add->isEnabled());
+    edit->clear();
+
+    // The selected one first; another removed.
+    QVERIFY(!first->isEnabled() && !remove->isEnabled());
+    list->setCurrentRow(3);
+    QVERIFY(first->isEnabled() && remove->isEnabled());
+    first->click();
+    list->setCurrentRow(4);
+    remove->click();
+    const QStringList expected{
+        QStringLiteral("ssh://ci@build-host:2222"), QStringLiteral("/run/podman/podman.sock"),
+        QStringLiteral("unix:///var/run/docker.sock"), QStringLiteral("tcp://127.0.0.1:2375")};
+    QCOMPARE(dialog.settings().engines, expected);
+    QCOMPARE(dialog.settings().engineSocket, expected.first());
+
+    // One typed and not added counts as added when the dialog is accepted.
+    edit->setText(QStringLiteral("ssh://other-host"));
+    QCOMPARE(dialog.settings().engines, expected + QStringList{QStringLiteral("ssh://other-host")});
 }
 
 void TestUiWidgets::connectDialogTexts()
