@@ -351,10 +351,17 @@ QList<Option> sandboxOptions()
         size(s("output-limit"), s("Cap per output stream, e.g. 1m (1m)."), 1024,
              s("a size of at least 1k"), &SandboxConfig::outputCapBytes),
         integer<int>(s("pool"), s("n"),
-                     s("Sandboxes kept started ahead of time per language, for fast calls; 0 "
+                     s("Sandboxes kept started ahead of time per language, for fast calls: the "
+                       "base the pool starts from and returns to after a quiet spell; 0 "
                        "disables (2)."),
                      Stage::Sandbox, 0, 64, s("a whole number from 0 to 64"),
                      &SandboxConfig::poolSize, "CODE_SANDBOX_POOL", true),
+        integer<int>(s("pool-max"), s("n"),
+                     s("The most a language's pool grows to when calls come in bursts, so that "
+                       "the next such burst finds them all warm (one per 512 MiB of the "
+                       "engine's memory, at most 32)."),
+                     Stage::Sandbox, 1, 256, s("a whole number from 1 to 256"),
+                     &SandboxConfig::poolMax, "CODE_SANDBOX_POOL_MAX", true),
         integer<int>(s("max-concurrent"), s("n"),
                      s("Programs running at once; more calls wait in a queue (twice the cores, "
                        "at least 4)."),

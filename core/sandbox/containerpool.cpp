@@ -7,10 +7,13 @@
 #include <QJsonDocument>
 
 ContainerPool::ContainerPool(int sizePerSpec, const Factory &factory, QObject *parent)
-    : QObject(parent), m_size(qMax(0, sizePerSpec)), m_factory(factory)
+    : QObject(parent), m_size(qMax(0, sizePerSpec)), m_maxSize(m_size), m_factory(factory)
 {
+    m_clock.start();
     m_ageTimer.setInterval(30000);
     connect(&m_ageTimer, &QTimer::timeout, this, &ContainerPool::expireOld);
+    m_shrinkTimer.setInterval(30000);
+    connect(&m_shrinkTimer, &QTimer::timeout, this, &ContainerPool::shrinkIdle);
     m_deferTimer.setSingleShot(true);
     m_deferTimer.setInterval(2000);
     connect(&m_deferTimer, &QTimer::timeout, this, [this] { setBusy(false); });
@@ -69,6 +72,11 @@ SandboxContainer *ContainerPool::take(const QJsonObject &spec)
         taken = slot.entries.takeAt(best).container;
         disconnect(taken, nullptr, this, nullptr);
     }
+    if (taken && taken->state() == SandboxContainer::State::Ready)
+        ++m_warmTakes;
+    else
+        ++m_coldTakes;
+    noteDemand(slot);
     // Someone wants this spec again: after giving up, allow one more (slow) retry.
     slot.failures = qMin(slot.failures, kMaxFailures - 1);
     bool anyReady = false;
@@ -108,7 +116,7 @@ void ContainerPool::refill(const QString &key, bool retrying)
         }
         return;
     }
-    while (slot.entries.size() < m_size) {
+    while (slot.entries.size() < targetOf(slot)) {
         SandboxContainer *c = m_factory(slot.spec, slot.image);
         Entry entry;
         entry.container = c;
@@ -131,7 +139,7 @@ void ContainerPool::adopt(const QString &key, SandboxContainer *c)
         int ready = 0;
         for (const Entry &e : std::as_const(it->entries))
             ready += e.container && e.container->state() == SandboxContainer::State::Ready;
-        if (ready == m_size) {
+        if (ready == targetOf(*it)) {
             it->reportedFull = true;
             Q_EMIT warmed(it->label, ready, it->fillClock.elapsed());
         }
@@ -177,6 +185,62 @@ void ContainerPool::expireOld()
     }
 }
 
+void ContainerPool::noteDemand(Slot &slot)
+{
+    const qint64 now = m_clock.elapsed();
+    slot.takes.append(now);
+    while (!slot.takes.isEmpty() && slot.takes.first() < now - kBurstWindowMs)
+        slot.takes.removeFirst();
+    const int demand = int(slot.takes.size());
+    if (demand <= m_size)
+        return;
+    slot.grown.start();
+    const int target = qMin(m_maxSize, demand);
+    if (target > targetOf(slot)) {
+        qCInfo(lcSandbox).noquote()
+            << "pool:" << slot.label << "grows to" << target
+            << "(" + QString::number(demand) + " calls within" << kBurstWindowMs / 1000 << "s)";
+        slot.target = target;
+        slot.reportedFull = false;
+        slot.fillClock.start();
+        if (!m_shrinkTimer.isActive())
+            m_shrinkTimer.start();
+    }
+}
+
+void ContainerPool::shrinkIdle()
+{
+    for (auto it = m_slots.begin(); it != m_slots.end(); ++it) {
+        Slot &slot = *it;
+        if (slot.target <= m_size || !slot.grown.isValid() ||
+            slot.grown.elapsed() < m_shrinkAfterMs)
+            continue;
+        qCInfo(lcSandbox).noquote()
+            << "pool:" << slot.label << "back to" << m_size << "after a quiet spell";
+        slot.target = 0;
+        // The surplus goes, ready ones last (they are what a call would get).
+        QList<SandboxContainer *> surplus;
+        for (int i = int(slot.entries.size()) - 1;
+             i >= 0 && int(slot.entries.size()) - int(surplus.size()) > m_size; --i)
+            if (slot.entries[i].container)
+                surplus.append(slot.entries[i].container);
+        for (SandboxContainer *c : surplus)
+            drop(it.key(), c);
+    }
+}
+
+void ContainerPool::setShrinkAfterMs(qint64 ms)
+{
+    m_shrinkAfterMs = ms;
+    m_shrinkTimer.setInterval(int(qBound(qint64(100), ms / 2, qint64(30000))));
+}
+
+int ContainerPool::targetSize(const QJsonObject &spec) const
+{
+    const auto it = m_slots.constFind(keyOf(spec));
+    return it == m_slots.cend() ? m_size : targetOf(*it);
+}
+
 void ContainerPool::setBusy(bool busy)
 {
     m_busy = busy;
@@ -195,6 +259,7 @@ void ContainerPool::clear()
 {
     m_cleared = true;
     m_ageTimer.stop();
+    m_shrinkTimer.stop();
     for (auto it = m_slots.begin(); it != m_slots.end(); ++it) {
         const auto entries = it->entries;
         it->entries.clear();

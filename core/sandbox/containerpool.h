@@ -15,6 +15,11 @@ class SandboxContainer;
 // program. Each container still serves exactly one execution and is then removed: the pool moves
 // work earlier, it never reuses a container. Containers are kept per creation spec (image,
 // limits, environment), so a call only ever gets one made exactly for what it asks.
+//
+// How many it keeps per spec follows demand: it starts at the base size; when more calls take
+// containers within a few seconds than it holds (a burst of parallel calls, a quick run of
+// back-to-back ones), it grows to that many, up to its cap, so that the next such burst finds
+// them all warm; after a quiet spell without such a burst it shrinks back to the base.
 class ContainerPool : public QObject
 {
     Q_OBJECT
@@ -22,9 +27,24 @@ public:
     using Factory =
         std::function<SandboxContainer *(const QJsonObject &spec, const QString &image)>;
 
+    // Calls taken within this window count as one burst.
+    static constexpr int kBurstWindowMs = 3000;
+    // A grown pool goes back to its base after this long without a burst beyond the base.
+    static constexpr qint64 kShrinkAfterMs = 10 * 60 * 1000;
+
     ContainerPool(int sizePerSpec, const Factory &factory, QObject *parent = nullptr);
 
+    // The base size per spec.
     int size() const { return m_size; }
+    // The most it grows to per spec (at least the base).
+    void setMaxSize(int maxSize) { m_maxSize = qMax(m_size, maxSize); }
+    int maxSize() const { return m_maxSize; }
+    void setShrinkAfterMs(qint64 ms);
+    // What it keeps for this spec now (base, or what demand grew it to).
+    int targetSize(const QJsonObject &spec) const;
+    // Containers handed out ready (the call only handed over its program), and the others.
+    int warmTakes() const { return m_warmTakes; }
+    int coldTakes() const { return m_coldTakes; }
     void setMaxAgeMs(qint64 ms) { m_maxAgeMs = ms; }
     void setRetryDelayMs(int ms) { m_retryDelayMs = ms; }
 
@@ -59,6 +79,9 @@ private:
         QString image;
         QString label;
         QList<Entry> entries;
+        int target = 0;      // 0: the base
+        QList<qint64> takes; // when containers were taken, within the burst window
+        QElapsedTimer grown; // since demand last went beyond the base
         QElapsedTimer fillClock;
         bool reportedFull = false;
         int failures = 0;
@@ -71,10 +94,18 @@ private:
     void adopt(const QString &key, SandboxContainer *container);
     void drop(const QString &key, SandboxContainer *container);
     void expireOld();
+    void noteDemand(Slot &slot);
+    void shrinkIdle();
+    int targetOf(const Slot &slot) const { return slot.target > 0 ? slot.target : m_size; }
 
     static constexpr int kMaxFailures = 6;
 
     int m_size;
+    int m_maxSize;
+    qint64 m_shrinkAfterMs = kShrinkAfterMs;
+    int m_warmTakes = 0;
+    int m_coldTakes = 0;
+    QElapsedTimer m_clock;
     Factory m_factory;
     QHash<QString, Slot> m_slots;
     QTimer m_ageTimer;
@@ -83,4 +114,5 @@ private:
     bool m_cleared = false;
     bool m_busy = false;
     QTimer m_deferTimer; // bounds how long a refill may wait for quiet
+    QTimer m_shrinkTimer;
 };

@@ -39,8 +39,12 @@ struct SandboxConfig
     // logged.
     QList<QPair<QString, QString>> passThroughEnv;
     QString instanceId; // labels our containers so leftovers can be found
-    // Containers kept started ahead of time per language (0: create one per call).
+    // Containers kept started ahead of time per language (0: create one per call): the base the
+    // pool starts from and returns to.
     int poolSize = 2;
+    // The most a language's pool grows to when calls come in bursts (0: from the engine's
+    // memory, one per 512 MiB, at most 32; never below poolSize).
+    int poolMax = 0;
     // Languages warmed at start; the others are warmed at their first call.
     QStringList warmLanguages = {QStringLiteral("python"), QStringLiteral("javascript")};
     // Executions running at once; more wait in a queue. 0: twice the cores, at least 4.

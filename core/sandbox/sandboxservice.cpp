@@ -13,6 +13,7 @@
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
+#include <unistd.h>
 
 namespace {
 QString missingImageHint(const Language &language, const SandboxSite *site, bool several)
@@ -85,7 +86,9 @@ void SandboxService::setUpSite(SandboxSite *site)
     connect(site, &SandboxSite::stateChanged, this,
             [this](SandboxSite *s, SandboxSite::State) { siteStateChanged(s); });
     connect(site, &SandboxSite::unreachable, this, [this](SandboxSite *s) { failRunsOn(s); });
-    connect(site, &SandboxSite::described, this, [this] {
+    connect(site, &SandboxSite::described, this, [this, site] {
+        if (site->pool())
+            site->pool()->setMaxSize(poolMaxFor(site));
         updateCapacity();
         Q_EMIT sitesChanged();
     });
@@ -101,6 +104,7 @@ ContainerPool *SandboxService::makePool(SandboxSite *site)
             return makeContainer(site, spec, image);
         },
         site);
+    pool->setMaxSize(poolMaxFor(site));
     const QString where =
         m_sites.size() > 1 ? QStringLiteral(" on ") + site->endpoint() : QString();
     connect(pool, &ContainerPool::warmed, this,
@@ -109,6 +113,19 @@ ContainerPool *SandboxService::makePool(SandboxSite *site)
                                             << "after" << ms << "ms" + where;
             });
     return pool;
+}
+
+int SandboxService::poolMaxFor(const SandboxSite *site) const
+{
+    if (m_config.poolMax > 0)
+        return qMax(m_config.poolSize, m_config.poolMax);
+    // A warm sandbox holds little (an idle interpreter, its shim), but a burst's worth of them
+    // must fit beside the runs: one per 512 MiB of the engine's machine, at most 32.
+    qint64 memory = site->health().memoryBytes;
+    if (memory <= 0)
+        memory = qint64(::sysconf(_SC_PHYS_PAGES)) * qint64(::sysconf(_SC_PAGESIZE));
+    const int byMemory = int(qMin<qint64>(32, memory / (qint64(512) << 20)));
+    return qMax(m_config.poolSize, byMemory);
 }
 
 void SandboxService::updateCapacity()

@@ -120,6 +120,7 @@ private:
     void siteStateChanged(SandboxSite *site);
     void failRunsOn(SandboxSite *site);
     void updateCapacity();
+    int poolMaxFor(const SandboxSite *site) const;
     // The request's timeout, or the default, capped at the configured maximum.
     int timeoutFor(const ExecutionRequest &request) const;
     Execution *executeWithLibraries(const Language &language, const ExecutionRequest &request);

@@ -20,12 +20,34 @@ class TestContainerPool : public EngineTestCase
     Q_OBJECT
 
 private:
-    SandboxConfig makeConfig(int poolSize, int maxConcurrent = 0)
+    SandboxConfig makeConfig(int poolSize, int maxConcurrent = 0, int poolMax = 0)
     {
         SandboxConfig c = newConfig();
         c.poolSize = poolSize;
         c.maxConcurrent = maxConcurrent;
+        c.poolMax = poolMax;
         return c;
+    }
+
+    // `count` programs at once; every answer checked. Returns how many got a warm container.
+    int burst(SandboxService &service, int count, const QString &tag)
+    {
+        const int warmBefore = service.pool()->warmTakes();
+        QList<QSharedPointer<QSignalSpy>> spies;
+        for (int i = 0; i < count; ++i) {
+            Execution *e = service.execute(
+                {QStringLiteral("python"), QStringLiteral("print('%1', %2)").arg(tag).arg(i), 60});
+            spies.append(QSharedPointer<QSignalSpy>::create(e, &Execution::finished));
+        }
+        for (int i = 0; i < count; ++i) {
+            if (spies[i]->count() == 0 && !spies[i]->wait(120000))
+                return -1;
+            const auto r = spies[i]->first().first().value<ExecutionResult>();
+            if (!r.error.isEmpty() || r.exitCode != 0 ||
+                QString::fromUtf8(r.stdoutData) != QStringLiteral("%1 %2\n").arg(tag).arg(i))
+                return -1;
+        }
+        return service.pool()->warmTakes() - warmBefore;
     }
 
     QJsonObject pythonSpec(const SandboxService &service)
@@ -89,7 +111,8 @@ print(socket.gethostname())
     {
         EngineClient engine(m_socket);
         DockerBackend backend(&engine);
-        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2, 4));
+        // The pool may not grow here (--pool-max 2): the burst is beyond pool and limit.
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2, 4, 2));
         service.warmUp();
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 2, 30000);
         QList<Execution *> executions;
@@ -113,9 +136,41 @@ print(socket.gethostname())
             QCOMPARE(QString::fromUtf8(r.stdoutData), QString::number(i * 7) + u'\n');
         }
         QVERIFY(queuedSignals >= 8); // each queued call heard its place at least once
-        // Never more pooled containers than configured, even after the burst.
+        // Never more pooled containers than its cap, even after the burst.
         QVERIFY(service.pool()->pooledCount(pythonSpec(service)) <= 2);
         QVERIFY(service.pool()->totalCount() <= 4); // two languages
+        shutDownClean(service, engine);
+    }
+
+    void poolFollowsDemand()
+    {
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        // Base 2, at most 6, four programs at once (the other two of a burst of 6 queue).
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2, 4, 6));
+        service.pool()->setShrinkAfterMs(4000);
+        service.warmUp();
+        const QJsonObject spec = pythonSpec(service);
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 2, 30000);
+        QCOMPARE(service.pool()->targetSize(spec), 2);
+
+        // The first burst of 6 finds 2 warm; the pool learns it and grows to 6.
+        const int firstWarm = burst(service, 6, QStringLiteral("first"));
+        QVERIFY(firstWarm >= 0);
+        QVERIFY2(firstWarm < 6, qPrintable(QString::number(firstWarm)));
+        QCOMPARE(service.pool()->targetSize(spec), 6);
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 6, 60000);
+
+        // The next burst of 6 is served warm, every call of it.
+        QCOMPARE(burst(service, 6, QStringLiteral("second")), 6);
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 6, 60000);
+
+        // A quiet spell: back to the base, the surplus removed from the engine.
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->targetSize(spec), 2, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->pooledCount(spec), 2, 20000);
+        // (two python, two javascript)
+        QTRY_COMPARE_WITH_TIMEOUT(engineContainers(engine, service.config().instanceId).size(), 4,
+                                  30000);
         shutDownClean(service, engine);
     }
 
