@@ -31,18 +31,24 @@ const now = () => performance.now();
 // ---------------------------------------------------------------- options
 
 function usage() {
-    return `Usage: bench/run.sh [--calls N] [--out FILE] [--bin PATH] [--smoke]
+    return `Usage: bench/run.sh [--calls N] [--out FILE] [--bin PATH] [--smoke] [--engines]
 
   --calls N   latency sample per variant (default 100)
   --out FILE  Markdown report (default docs/benchmarks.md; with --smoke a temp file)
   --bin PATH  the code-sandbox binary (default build/bin/code-sandbox in the repo)
   --smoke     tiny counts, for CI: checks that every variant runs and answers correctly
+  --engines   (run.sh) also start the engines fixture (tests/engines/engines.sh) and measure
+              sustained calls/s with the main engine only and with three engines
+  --engines-env FILE
+              (bench.mjs) the fixture's env file: measure that section against it
+  --check     (bench.mjs) only check the arguments, the binary and the image, and exit
 Exit status is non-zero when any call answered wrongly, a container was left behind or a
 step failed. Targets that are missed do not change the exit status.`;
 }
 
 function parseArgs(argv) {
-    const o = { calls: 100, out: null, bin: path.join(ROOT, 'build/bin/code-sandbox'), smoke: false };
+    const o = { calls: 100, out: null, bin: path.join(ROOT, 'build/bin/code-sandbox'), smoke: false,
+        enginesEnv: null, check: false };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const value = () => {
@@ -53,6 +59,8 @@ function parseArgs(argv) {
         else if (a === '--out') o.out = value();
         else if (a === '--bin') o.bin = value();
         else if (a === '--smoke') o.smoke = true;
+        else if (a === '--engines-env') o.enginesEnv = path.resolve(value());
+        else if (a === '--check') o.check = true;
         else if (a === '-h' || a === '--help') { console.log(usage()); process.exit(0); }
         else throw new Error(`unknown argument ${a}\n${usage()}`);
     }
@@ -62,10 +70,14 @@ function parseArgs(argv) {
         o.warmup = 1;
         o.throughputCalls = 8;
         o.initLaunches = 2;
+        o.enginesCalls = 8;
+        o.enginesConcurrency = [8];
     } else {
         o.warmup = 5;
         o.throughputCalls = 60;
         o.initLaunches = 10;
+        o.enginesCalls = 60;
+        o.enginesConcurrency = [8, 12];
     }
     o.bin = path.resolve(o.bin);
     if (!o.out) {
@@ -118,8 +130,9 @@ async function docker(args, { timeout = 60_000 } = {}) {
     return stdout;
 }
 
-async function containersWithLabel(label) {
-    const out = await docker(['ps', '-a', '--filter', `label=${label}`,
+/** Containers with `label` on the default engine, or on the engine at `host` (docker -H). */
+async function containersWithLabel(label, host) {
+    const out = await docker([...(host ? ['-H', host] : []), 'ps', '-a', '--filter', `label=${label}`,
         '--format', '{{.ID}} {{.State}} {{.Label "code-sandbox.language"}}']);
     return out.split('\n').filter(Boolean).map((line) => {
         const [id, state, language] = line.split(' ');
@@ -127,39 +140,51 @@ async function containersWithLabel(label) {
     });
 }
 
-/** Waits until no container with `label` exists; removes and reports any that stay. */
-async function ensureNoContainers(label, what, timeoutMs = 30_000) {
+/**
+ * Waits until no container with `label` exists (on the engine at `host`, default: the default
+ * engine); removes and reports any that stay.
+ */
+async function ensureNoContainers(label, what, timeoutMs = 30_000, host = undefined) {
     const deadline = Date.now() + timeoutMs;
     let left = [];
     for (;;) {
-        left = await containersWithLabel(label);
+        left = await containersWithLabel(label, host);
         if (left.length === 0) return;
         if (Date.now() >= deadline) break;
         await sleep(250);
     }
     problem(`${what}: ${left.length} container(s) left ${timeoutMs / 1000} s after the end ` +
         `(${left.map((c) => c.id).join(' ')}); removing them`);
-    await docker(['rm', '-f', ...left.map((c) => c.id)]).catch(() => {});
+    await docker([...(host ? ['-H', host] : []), 'rm', '-f', ...left.map((c) => c.id)]).catch(() => {});
 }
 
 // ---------------------------------------------------------------- our server
 
-function serverEnv() {
+function serverEnv(extra = {}) {
     const env = { PATH: SERVER_PATH };
     for (const k of ['DOCKER_HOST', 'CONTAINER_HOST']) if (process.env[k]) env[k] = process.env[k];
-    return env;
+    return { ...env, ...extra };
 }
 
-/** Spawns the server and connects the SDK client; returns timings and handles. */
-async function startServer(bin, extraArgs) {
+/**
+ * Spawns the server and connects the SDK client; returns timings and handles. `hosts`: the
+ * engines (docker -H addresses) its containers are looked for on; default: the default engine.
+ */
+async function startServer(bin, extraArgs, { env = {}, hosts = [undefined] } = {}) {
     const transport = new StdioClientTransport({
-        command: bin, args: ['--stdio', ...extraArgs], env: serverEnv(), stderr: 'pipe',
+        command: bin, args: ['--stdio', ...extraArgs], env: serverEnv(env), stderr: 'pipe',
     });
     let stderr = '';
     const warm = new Map();   // language -> size announced by the "pool: N <lang> ... warm" line
+    // "<language> <engine>" -> size: with several engines each pool announces itself, ending
+    // its line with " on <engine>".
+    const warmAt = new Map();
     transport.stderr.on('data', (chunk) => {
         stderr += chunk.toString();
-        for (const m of stderr.matchAll(/pool: (\d+) (\w+) sandbox\(es\) warm/g)) warm.set(m[2], Number(m[1]));
+        for (const m of stderr.matchAll(/pool: (\d+) (\w+) sandbox\(es\) warm after \d+ ms(?: on (\S+))?[^\n]*\n/g)) {
+            warm.set(m[2], Number(m[1]));
+            warmAt.set(`${m[2]} ${m[3] ?? ''}`, Number(m[1]));
+        }
     });
     const client = new Client({ name: 'code-sandbox-bench', version: '1.0.0' });
     const t0 = now();
@@ -168,7 +193,7 @@ async function startServer(bin, extraArgs) {
     const pid = transport.pid;
     let closed = false;
     const server = {
-        client, pid, initMs, warm,
+        client, pid, initMs, warm, warmAt, hosts,
         label: `code-sandbox.pid=${pid}`,
         stderr: () => stderr,
         async close() {
@@ -202,15 +227,17 @@ function rssKb(pid) {
  */
 async function settle(server, { pooled, quick = false, timeoutMs = 60_000 }) {
     const deadline = Date.now() + timeoutMs;
+    const engines = server.hosts.length;
+    const pythonWarm = () => [...server.warmAt.keys()].filter((k) => k.startsWith('python ')).length;
     if (pooled) {
-        while (!server.warm.has('python') && Date.now() < deadline) await sleep(50);
-        if (!server.warm.has('python')) log('no "pool ... warm" line seen for python; continuing');
+        while (pythonWarm() < engines && Date.now() < deadline) await sleep(50);
+        if (pythonWarm() < engines) log(`"pool ... warm" seen for python on ${pythonWarm()} of ${engines} engine(s); continuing`);
     }
-    const expected = [...server.warm.values()].reduce((a, b) => a + b, 0);
+    const expected = [...server.warmAt.values()].reduce((a, b) => a + b, 0);
     let previous = '';
     let stable = 0;
     while (Date.now() < deadline) {
-        const cs = await containersWithLabel(server.label);
+        const cs = (await Promise.all(server.hosts.map((h) => containersWithLabel(server.label, h)))).flat();
         const key = cs.map((c) => `${c.id}:${c.state}`).sort().join(',');
         const quiet = cs.every((c) => c.state === 'running') && (!pooled || cs.length >= expected);
         stable = quiet && key === previous ? stable + 1 : 0;
@@ -236,7 +263,8 @@ async function callOurs(client, sessionId) {
         const sc = r.structuredContent ?? {};
         const text = r.content?.[0]?.text;
         const ok = r.isError !== true && sc.stdout === EXPECTED && sc.exit_code === 0 && text === EXPECTED;
-        return { ok, ms: elapsed, serverMs: sc.duration_ms, detail: ok ? '' : JSON.stringify(r).slice(0, 300) };
+        return { ok, ms: elapsed, serverMs: sc.duration_ms, engine: sc.engine,
+            detail: ok ? '' : JSON.stringify(r).slice(0, 300) };
     } catch (e) {
         return { ok: false, ms: now() - t0, detail: String(e.message ?? e).slice(0, 300) };
     }
@@ -408,10 +436,11 @@ function finishVariant(v, a, calls, warmup) {
 }
 
 /** `total` calls with `concurrency` in flight on one client. */
-async function throughput(client, concurrency, total, pid, sampleRss) {
+async function throughput(client, concurrency, total, pid, sampleRss, what = `concurrency ${concurrency}`) {
     let next = 0;
     let ok = 0;
     let failures = 0;
+    const engines = new Map();   // structuredContent.engine of the correct answers -> count
     let peakKb = 0;
     const timer = sampleRss ? setInterval(() => {
         try { peakKb = Math.max(peakKb, rssKb(pid)); } catch { /* process gone */ }
@@ -422,20 +451,123 @@ async function throughput(client, concurrency, total, pid, sampleRss) {
         while (next < total) {
             next++;
             const r = await callOurs(client);
-            if (r.ok) ok++;
-            else {
+            if (r.ok) {
+                ok++;
+                engines.set(r.engine, (engines.get(r.engine) ?? 0) + 1);
+            } else {
                 failures++;
-                if (failures <= 3) log(`concurrency ${concurrency}: a call failed: ${r.detail}`);
+                if (failures <= 3) log(`${what}: a call failed: ${r.detail}`);
             }
         }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
     const wallMs = now() - t0;
     if (timer) { clearInterval(timer); peakKb = Math.max(peakKb, rssKb(pid)); }
-    if (failures) problem(`throughput at concurrency ${concurrency}: ${failures} of ${total} calls answered wrongly`);
+    if (failures) problem(`throughput, ${what}: ${failures} of ${total} calls answered wrongly`);
     const perSec = (ok / wallMs) * 1000;
-    log(`concurrency ${concurrency}: ${total} calls in ${ms(wallMs)} ms = ${perSec.toFixed(2)} calls/s, ${failures} failed`);
-    return { concurrency, total, ok, failures, wallMs, perSec, peakKb: sampleRss ? peakKb : null };
+    log(`${what}: ${total} calls in ${ms(wallMs)} ms = ${perSec.toFixed(2)} calls/s, ${failures} failed`);
+    return { concurrency, total, ok, failures, wallMs, perSec, engines, peakKb: sampleRss ? peakKb : null };
+}
+
+// ---------------------------------------------------------------- several engines
+
+/** The engines fixture's env file (tests/engines/engines.sh start DIR writes DIR/env). */
+function readEnginesEnv(file) {
+    const env = {};
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+        const eq = line.indexOf('=');
+        if (eq > 0) env[line.slice(0, eq).trim()] = line.slice(eq + 1).trim();
+    }
+    for (const k of ['CS_MAIN_ENGINE', 'CS_TLS_ENGINE', 'CS_TLS_CERT_PATH', 'CS_TLS_UNIX',
+        'CS_SSH_ENGINE', 'CS_SSH_CONFIG', 'CS_SSH_UNIX']) {
+        if (!env[k]) throw new Error(`${file} has no ${k}: not an engines fixture's env file`);
+    }
+    return env;
+}
+
+const ENGINE_KEYS = ['main', 'tls', 'ssh'];
+const load1 = () => os.loadavg()[0];
+
+/**
+ * Sustained calls/s with the main engine only and with three engines (the main one, dockerd #2
+ * over TCP with TLS, dockerd #3 through ssh), `opts.enginesCalls` calls per row at each of
+ * `opts.enginesConcurrency` in flight. Both servers are up side by side; at each concurrency the
+ * two rows run one right after the other, the first of them alternating, so that both see the
+ * same moment of the machine. Every answer is checked, the engine that ran each call counted, and
+ * afterwards nothing may be left on any of the three engines.
+ */
+async function severalEngines(opts) {
+    const t0 = now();
+    const F = readEnginesEnv(opts.enginesEnv);
+    // Where each engine is reached directly, to look at what is on it.
+    const sockets = { main: F.CS_MAIN_ENGINE, tls: F.CS_TLS_UNIX, ssh: F.CS_SSH_UNIX };
+    const hostPort = (url) => new URL(url.replace(/^(tcp|ssh):/, 'http:')).host;
+    const tlsId = hostPort(F.CS_TLS_ENGINE);
+    const sshId = hostPort(F.CS_SSH_ENGINE);
+    // Which of the three an engine string from a result (or get_supported_languages) names.
+    const keyOf = (engine) => {
+        if (!engine) return null;
+        if (engine.includes(tlsId)) return 'tls';
+        if (engine.includes(sshId)) return 'ssh';
+        if (engine.includes(sockets.main.replace(/^unix:\/\//, ''))) return 'main';
+        return null;
+    };
+    const tlsArgs = ['--tls-ca', `${F.CS_TLS_CERT_PATH}/ca.pem`, '--tls-cert', `${F.CS_TLS_CERT_PATH}/cert.pem`,
+        '--tls-key', `${F.CS_TLS_CERT_PATH}/key.pem`];
+    const env = { CODE_SANDBOX_SSH_CONFIG: F.CS_SSH_CONFIG };
+    const cpus = {};
+    for (const k of ENGINE_KEYS) {
+        cpus[k] = Number((await docker(['-H', sockets[k], 'info', '--format', '{{.NCPU}}'])).trim());
+    }
+    log(`several engines: CPUs in /info: ${ENGINE_KEYS.map((k) => `${k} ${cpus[k]}`).join(', ')}`);
+
+    const setups = [
+        { key: 'one', name: '1 engine (main)', args: ['--engine', F.CS_MAIN_ENGINE], hosts: [sockets.main] },
+        { key: 'three', name: '3 engines (main, tcp+TLS, ssh)',
+            args: ['--engine', F.CS_MAIN_ENGINE, '--engine', F.CS_TLS_ENGINE, ...tlsArgs, '--engine', F.CS_SSH_ENGINE],
+            hosts: ENGINE_KEYS.map((k) => sockets[k]) },
+    ];
+    const rows = [];
+    const seen = {};   // setup key -> the engines its server reports (get_supported_languages)
+    const loadStart = load1();
+    try {
+        for (const s of setups) s.server = await startServer(opts.bin, s.args, { env, hosts: s.hosts });
+        for (const s of setups) {
+            await settle(s.server, { pooled: true });
+            const r = await s.server.client.callTool({ name: 'get_supported_languages', arguments: {} })
+                .catch(() => null);
+            seen[s.key] = (r?.structuredContent?.engines ?? []).map((e) => ({ ...e, key: keyOf(e.address) }));
+        }
+        for (const [i, c] of opts.enginesConcurrency.entries()) {
+            for (const s of i % 2 === 0 ? setups : [...setups].reverse()) {
+                await settle(s.server, { pooled: true });
+                const before = load1();
+                const t = await throughput(s.server.client, c, opts.enginesCalls, s.server.pid, false,
+                    `${s.name}, ${c} in flight`);
+                const spread = Object.fromEntries(ENGINE_KEYS.map((k) => [k, 0]));
+                for (const [engine, n] of t.engines) {
+                    // A lone engine is not named in results: every call ran on it.
+                    const k = s.key === 'one' && engine === undefined ? 'main' : keyOf(engine);
+                    if (k) spread[k] += n;
+                    else problem(`${s.name}, ${c} in flight: ${n} correct answer(s) name no engine of the ` +
+                        `fixture (structuredContent.engine ${JSON.stringify(engine)})`);
+                }
+                log(`${s.name}, ${c} in flight: calls per engine ${JSON.stringify(spread)}`);
+                rows.push({ ...t, setup: s.key, name: s.name, spread, loadBefore: before, loadAfter: load1() });
+            }
+        }
+    } finally {
+        for (const s of setups) await s.server?.close();
+    }
+    // Nothing left: on the main engine, the two servers' containers (by their pid label: other
+    // servers may run there); on the fixture's own engines, any sandbox at all.
+    for (const s of setups) {
+        if (s.server) await ensureNoContainers(s.server.label, `several engines, ${s.name}, main engine`, 30_000, sockets.main);
+    }
+    for (const k of ['tls', 'ssh']) {
+        await ensureNoContainers('code-sandbox', `several engines, engine ${k}`, 30_000, sockets[k]);
+    }
+    return { rows, cpus, seen, loadStart, loadEnd: load1(), elapsedS: (now() - t0) / 1000 };
 }
 
 // ---------------------------------------------------------------- the machine
@@ -461,7 +593,7 @@ async function machine(bin) {
 
 // ---------------------------------------------------------------- report
 
-function report({ opts, m, lat, thr, init, idleKb, busyKb, elapsedS, command }) {
+function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, elapsedS, command }) {
     const byName = Object.fromEntries(lat.map((l) => [l.key, l]));
     const { pooled, paced, unpooled, flow, exec } = byName;
     const r = {
@@ -545,10 +677,49 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, elapsedS, command }) 
     L.push(`| initialize ≤ ${TARGETS.initMs} ms after launch (default, pooled) | ${ms(initPooled.p50)} ms | ${mark(initPooled.p50 <= TARGETS.initMs)} |`);
     L.push(`| idle RSS ≤ ${TARGETS.idleRssMb} MB | ${(idleKb * 1024 / 1e6).toFixed(1)} MB | ${mark(idleKb * 1024 / 1e6 <= TARGETS.idleRssMb)} |`, '');
 
+    if (eng) L.push(...enginesReport(opts, m, eng));
+
     if (problems.length) {
         L.push('## Problems in this run', '', ...problems.map((p) => `- ${p}`), '');
     }
     return { text: L.join('\n'), ratios: r };
+}
+
+/** The "Several engines" section of the report. */
+function enginesReport(opts, m, eng) {
+    const L = [];
+    const spread = (r) => ENGINE_KEYS.map((k) => r.spread[k]).join(' / ');
+    L.push(`## Several engines (${opts.enginesCalls} calls per row)`, '');
+    L.push('Sustained `run_python_code` with `print(1)`, one SDK client, against a server with the main engine',
+        'only and one with three: the main engine, a second dockerd reached over TCP with TLS and a third',
+        'reached through ssh (`tests/engines/engines.sh`). Both servers ran side by side with the default pool',
+        '(2 per language on each engine) and default `--max-concurrent`; at each number in flight the two rows',
+        `ran one right after the other. calls/s = correct answers / wall time. ${eng.elapsedS.toFixed(0)} s for this section.`, '');
+    L.push('| Server | Calls in flight | ok | failed | wall time | calls/s | calls per engine (main / tls / ssh) | load (1 min) before → after |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of eng.rows) {
+        L.push(`| ${r.name} | ${r.concurrency} | ${r.ok} | ${r.failures} | ${ms(r.wallMs)} | **${r.perSec.toFixed(2)}** | ` +
+            `${spread(r)} | ${r.loadBefore.toFixed(2)} → ${r.loadAfter.toFixed(2)} |`);
+    }
+    L.push('');
+    // How many calls each server runs at once is the sum of its engines' capacities (from their
+    // CPUs), the rest wait in its queue: worth seeing beside the rates.
+    const seen = (key) => (eng.seen[key] ?? [])
+        .map((e) => `${e.key ?? e.address} ${e.cpus ?? '?'} CPUs, capacity ${e.capacity}`).join('; ');
+    if (seen('one') || seen('three')) {
+        L.push(`The engines as each server saw them (\`get_supported_languages\`): 1 engine: ${seen('one') || '–'}. ` +
+            `3 engines: ${seen('three') || '–'}.`, '');
+    }
+    const sameCpus = ENGINE_KEYS.every((k) => eng.cpus[k] === m.cores);
+    L.push(`**Note.** This machine has ${m.cores} cores, and the three engines are three daemons on it` +
+        (sameCpus ? `, each reporting these ${m.cores} CPUs in \`/info\`` : '') + ': they share the same',
+    'CPUs, with the server and the client, so the 3-engine row is CPU-bound: it shows that the calls are',
+    'spread and what placement over several engines costs, not what three machines give. On machines with',
+    'their own cores each engine adds its own capacity: the server places each call by load against each',
+    'engine\'s CPUs from `/info`, so with the engines on separate machines the sustained rate is expected to',
+    'grow with the number of engines (up to about 3× the 1-engine row with three, while the server and the',
+    'client keep up). That is an expectation, not a measurement of this report.', '');
+    return L;
 }
 
 // ---------------------------------------------------------------- main
@@ -557,9 +728,11 @@ async function main() {
     const opts = parseArgs(process.argv.slice(2));
     const command = ['bench/run.sh', ...process.argv.slice(2)].map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`)).join(' ');
     if (!existsSync(opts.bin)) throw new Error(`no server binary at ${opts.bin} (build it, or pass --bin)`);
+    if (opts.enginesEnv) readEnginesEnv(opts.enginesEnv);   // a wrong file fails now, not at the end
+    await docker(['image', 'inspect', IMAGE]).catch(() => { throw new Error(`image ${IMAGE} is missing`); });
+    if (opts.check) return;
     const started = now();
     const m = await machine(opts.bin);
-    await docker(['image', 'inspect', IMAGE]).catch(() => { throw new Error(`image ${IMAGE} is missing`); });
     log(`server ${opts.bin}, ${opts.calls} calls per latency variant, report to ${opts.out}`);
 
     const lat = [];
@@ -639,8 +812,13 @@ async function main() {
         init.push({ key, label, ...st });
     }
 
+    // Several engines: after everything else, which it does not change (the fixture's daemons
+    // are idle until now).
+    let eng = null;
+    if (opts.enginesEnv) eng = await severalEngines(opts);
+
     m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
-    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, elapsedS: (now() - started) / 1000, command });
+    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, elapsedS: (now() - started) / 1000, command });
     writeFileSync(opts.out, text);
     console.log(text);
     log(`report written to ${opts.out}`);
@@ -648,6 +826,16 @@ async function main() {
         log(`${problems.length} problem(s): the run is not valid`);
         process.exitCode = 1;
     }
+}
+
+// Stopped from outside (run.sh's trap passes on Ctrl-C as SIGTERM): the servers are closed
+// first, so that they remove their sandboxes.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+    process.once(signal, async () => {
+        console.error(`bench: ${signal}: closing the servers`);
+        for (const server of [...openServers]) await server.close().catch(() => {});
+        process.exit(code);
+    });
 }
 
 main().catch(async (e) => {
