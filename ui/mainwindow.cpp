@@ -450,12 +450,16 @@ QString MainWindow::engineDetails(const EngineStatus &e)
         if (!e.fix.isEmpty())
             lines << e.fix.toHtmlEscaped();
     }
-    QString load = QStringLiteral("%1 of %2 sandboxes running").arg(e.running).arg(e.capacity);
+    QStringList load;
+    // Nothing runs on one that is down, unless it went down under them.
+    if (e.reachable || !e.known || e.running > 0)
+        load << QStringLiteral("%1 of %2 sandboxes running").arg(e.running).arg(e.capacity);
     if (e.placed > 0)
-        load += QStringLiteral(" · %1 run%2 placed here")
+        load << QStringLiteral("%1 run%2 placed here")
                     .arg(e.placed)
                     .arg(e.placed == 1 ? QString() : QStringLiteral("s"));
-    lines << load;
+    if (!load.isEmpty())
+        lines << load.join(QStringLiteral(" · "));
     if (e.cpus > 0)
         lines << QStringLiteral("%1 CPU%2 · %3 GiB memory")
                      .arg(e.cpus)

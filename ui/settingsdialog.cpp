@@ -98,8 +98,8 @@ QWidget *SettingsDialog::createEngineTab()
 
     m_engineEdit = new QLineEdit(page);
     m_engineEdit->setObjectName(QStringLiteral("engineEdit"));
-    m_engineEdit->setPlaceholderText(tr("/path/to/docker.sock, tcp://host:2376, ssh://user@host or "
-                                        "context:NAME"));
+    m_engineEdit->setPlaceholderText(
+        tr("socket path, tcp://host:port, ssh://user@host, context:NAME"));
     m_engineEdit->setClearButtonEnabled(true);
     // Enter adds the engine instead of closing the dialog through its default button.
     m_engineEdit->installEventFilter(this);

@@ -174,9 +174,11 @@ QString enginesText(const QJsonArray &engines)
         if (e.contains(u"product"))
             line += QStringLiteral(", %1 %2").arg(e.value(u"product").toString(),
                                                   e.value(u"version").toString());
-        line += QStringLiteral(", %1 of %2 running")
-                    .arg(e.value(u"running").toInt())
-                    .arg(e.value(u"capacity").toInt());
+        // Nothing runs on one that is down, unless it went down under them.
+        if (!e.contains(u"error") || e.value(u"running").toInt() > 0)
+            line += QStringLiteral(", %1 of %2 running")
+                        .arg(e.value(u"running").toInt())
+                        .arg(e.value(u"capacity").toInt());
         if (e.contains(u"error"))
             line += QStringLiteral(" (%1)").arg(e.value(u"error").toString());
         lines.append(line);

@@ -245,6 +245,10 @@ void tst_EngineTools::loneEngineDown()
              QStringLiteral("cannot connect to /run/user/1000/podman/podman.sock: Connection "
                             "refused"));
     QVERIFY(!e.contains(u"version"));
+    QCOMPARE(s.languagesTool().value(u"content").toArray().at(1).toObject().value(u"text"),
+             QStringLiteral("Container engine:\n- /run/user/1000/podman/podman.sock: down "
+                            "(cannot connect to /run/user/1000/podman/podman.sock: Connection "
+                            "refused)"));
     const QString invalid = SchemaValidator::validate(
         s.outputSchema(QStringLiteral("get_supported_languages")), structured);
     QVERIFY2(invalid.isEmpty(), qPrintable(invalid));
