@@ -1,6 +1,9 @@
-// Latency, throughput, start-up time and memory of code-sandbox against the docker CLI
-// alternatives, measured in one run by one clock. Usage: see README.md or `bench/run.sh --help`.
-import { execFile } from 'node:child_process';
+// Latency, bursts, throughput, start-up time and memory of code-sandbox against the per-call flow
+// of the projects users move from (reproduced through the Engine API by peers.py) and against the
+// engine's own create+start+wait+remove rate, measured in one run by one clock. Usage: see
+// README.md or `bench/run.sh --help`.
+import { execFile, spawn } from 'node:child_process';
+import readline from 'node:readline';
 import http from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,9 +24,15 @@ const EXPECTED = '1\n';
 const SERVER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const BENCH_LABEL = 'code-sandbox-bench';
 const RUN_ID = `${process.pid}-${Date.now().toString(36)}`;
+const PEERS_PYTHON = '/usr/bin/python3';   // Debian's, with python3-docker
 const TARGETS = {
+    // issue 5
     p50Ms: 25, vsExec: 0.35, vsFlow: 0.06, callsPerSecAt4: 10, initMs: 100, idleRssMb: 40,
+    // issue 19
+    backToBackP50Ms: 30, burstP50Ms: 60, vsCeilingAt4: 1.2,
 };
+const BURST = 8;          // calls sent at once in a burst row
+const B2B_ROUND = 25;     // back-to-back calls per round
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const now = () => performance.now();
@@ -33,7 +42,10 @@ const now = () => performance.now();
 function usage() {
     return `Usage: bench/run.sh [--calls N] [--out FILE] [--bin PATH] [--smoke] [--engines]
 
-  --calls N   latency sample per variant (default 100)
+  --calls N   latency sample per variant (default 100; back-to-back: rounds of 25 up to N)
+  --flow-calls N
+              timed calls of the whole reproduced code-sandbox-mcp flow (default 10; each
+              takes 10+ s: it waits out the stop grace period)
   --out FILE  Markdown report (default docs/benchmarks.md; with --smoke a temp file)
   --bin PATH  the code-sandbox binary (default build/bin/code-sandbox in the repo)
   --smoke     tiny counts, for CI: checks that every variant runs and answers correctly
@@ -48,7 +60,7 @@ step failed. Targets that are missed do not change the exit status.`;
 
 function parseArgs(argv) {
     const o = { calls: 100, out: null, bin: path.join(ROOT, 'build/bin/code-sandbox'), smoke: false,
-        enginesEnv: null, check: false };
+        enginesEnv: null, check: false, flowCalls: null };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const value = () => {
@@ -59,6 +71,7 @@ function parseArgs(argv) {
         else if (a === '--out') o.out = value();
         else if (a === '--bin') o.bin = value();
         else if (a === '--smoke') o.smoke = true;
+        else if (a === '--flow-calls') o.flowCalls = Number(value());
         else if (a === '--engines-env') o.enginesEnv = path.resolve(value());
         else if (a === '--check') o.check = true;
         else if (a === '-h' || a === '--help') { console.log(usage()); process.exit(0); }
@@ -72,13 +85,22 @@ function parseArgs(argv) {
         o.initLaunches = 2;
         o.enginesCalls = 8;
         o.enginesConcurrency = [8];
+        o.flowCalls ??= 1;
+        o.burstServers = 1;      // fresh servers, one first burst each
+        o.burstsAfter = 1;       // bursts per server after its first
     } else {
         o.warmup = 5;
         o.throughputCalls = 60;
         o.initLaunches = 10;
         o.enginesCalls = 60;
         o.enginesConcurrency = [8, 12];
+        o.flowCalls ??= 10;
+        o.burstServers = 3;
+        o.burstsAfter = 3;
     }
+    if (!Number.isInteger(o.flowCalls) || o.flowCalls < 1) throw new Error('--flow-calls needs a positive integer');
+    o.flowCalls = Math.min(o.flowCalls, o.calls);
+    o.b2bRounds = Math.max(1, Math.ceil(o.calls / B2B_ROUND));
     o.bin = path.resolve(o.bin);
     if (!o.out) {
         o.out = o.smoke
@@ -179,12 +201,15 @@ async function startServer(bin, extraArgs, { env = {}, hosts = [undefined] } = {
     // "<language> <engine>" -> size: with several engines each pool announces itself, ending
     // its line with " on <engine>".
     const warmAt = new Map();
+    // language -> size the pool grew to ("pool: <lang> grows to N"): what a refill aims at.
+    const grown = new Map();
     transport.stderr.on('data', (chunk) => {
         stderr += chunk.toString();
         for (const m of stderr.matchAll(/pool: (\d+) (\w+) sandbox\(es\) warm after \d+ ms(?: on (\S+))?[^\n]*\n/g)) {
             warm.set(m[2], Number(m[1]));
             warmAt.set(`${m[2]} ${m[3] ?? ''}`, Number(m[1]));
         }
+        for (const m of stderr.matchAll(/pool: (\w+) grows to (\d+)/g)) grown.set(m[1], Number(m[2]));
     });
     const client = new Client({ name: 'code-sandbox-bench', version: '1.0.0' });
     const t0 = now();
@@ -193,7 +218,7 @@ async function startServer(bin, extraArgs, { env = {}, hosts = [undefined] } = {
     const pid = transport.pid;
     let closed = false;
     const server = {
-        client, pid, initMs, warm, warmAt, hosts,
+        client, pid, initMs, warm, warmAt, grown, hosts,
         label: `code-sandbox.pid=${pid}`,
         stderr: () => stderr,
         async close() {
@@ -225,7 +250,7 @@ function rssKb(pid) {
  * pool is expected), then every container of this server running and the set unchanged for a
  * few polls. Returns the number of warm containers.
  */
-async function settle(server, { pooled, quick = false, timeoutMs = 60_000 }) {
+async function settle(server, { pooled, quick = false, timeoutMs = 180_000 }) {
     const deadline = Date.now() + timeoutMs;
     const engines = server.hosts.length;
     const pythonWarm = () => [...server.warmAt.keys()].filter((k) => k.startsWith('python ')).length;
@@ -233,10 +258,18 @@ async function settle(server, { pooled, quick = false, timeoutMs = 60_000 }) {
         while (pythonWarm() < engines && Date.now() < deadline) await sleep(50);
         if (pythonWarm() < engines) log(`"pool ... warm" seen for python on ${pythonWarm()} of ${engines} engine(s); continuing`);
     }
-    const expected = [...server.warmAt.values()].reduce((a, b) => a + b, 0);
+    // What the pool aims at: what each language announced warm, or what it grew to since
+    // (a grown pool is refilled up to its new size). With several engines, the announcements.
+    const expectedNow = () => {
+        if (engines > 1) return [...server.warmAt.values()].reduce((a, b) => a + b, 0);
+        let n = 0;
+        for (const [k, v] of server.warmAt) n += Math.max(v, server.grown.get(k.split(' ')[0]) ?? 0);
+        return n;
+    };
     let previous = '';
     let stable = 0;
     while (Date.now() < deadline) {
+        const expected = expectedNow();
         const cs = (await Promise.all(server.hosts.map((h) => containersWithLabel(server.label, h)))).flat();
         const key = cs.map((c) => `${c.id}:${c.state}`).sort().join(',');
         const quiet = cs.every((c) => c.state === 'running') && (!pooled || cs.length >= expected);
@@ -270,30 +303,62 @@ async function callOurs(client, sessionId) {
     }
 }
 
-// ---------------------------------------------------------------- docker CLI variants
+// ---------------------------------------------------------------- the peers' flows (peers.py)
 
-/** code-sandbox-mcp's per-call flow: create, start, copy the file in, exec, remove. */
-async function callReproducedFlow(dir) {
+/**
+ * The long-lived Python helper (peers.py, Docker SDK for Python from Debian) that runs the flows
+ * of the projects users move from, one request at a time, answers in order.
+ */
+function startPeers() {
+    const child = spawn(PEERS_PYTHON, [path.join(HERE, 'peers.py')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c) => { stderr += c.toString(); });
+    const waiting = [];
+    const lines = readline.createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+        const w = waiting.shift();
+        if (!w) return;
+        try { w.resolve(JSON.parse(line)); } catch (e) { w.reject(e); }
+    });
+    child.on('exit', (code) => {
+        for (const w of waiting.splice(0)) w.reject(new Error(`peers.py exited (${code}): ${stderr.slice(-400)}`));
+    });
+    let chain = Promise.resolve();
+    const request = (op, extra = {}) => {
+        const next = chain.then(() => new Promise((resolve, reject) => {
+            waiting.push({ resolve, reject });
+            child.stdin.write(`${JSON.stringify({ op, ...extra })}\n`);
+        }));
+        chain = next.catch(() => {});
+        return next;
+    };
+    return {
+        request,
+        async close() {
+            if (child.exitCode !== null) return;
+            child.stdin.write('{"op": "quit"}\n');
+            child.stdin.end();
+            await new Promise((resolve) => {
+                const t = setTimeout(() => { child.kill('SIGTERM'); resolve(); }, 60_000);
+                child.once('exit', () => { clearTimeout(t); resolve(); });
+            });
+        },
+    };
+}
+
+/** One flow of peers.py, timed by this process's clock (the pipe round trip included). */
+async function callPeer(peers, op) {
     const t0 = now();
-    let id = null;
     try {
-        const file = path.join(dir, 'code.py');
-        writeFileSync(file, CODE);
-        id = (await docker(['create', '--label', `${BENCH_LABEL}=${RUN_ID}`, '--network', 'none',
-            IMAGE, 'sleep', 'infinity'])).trim();
-        await docker(['start', id]);
-        await docker(['cp', file, `${id}:/tmp/code.py`]);
-        const out = await docker(['exec', id, 'python3', '-u', '/tmp/code.py']);
-        await docker(['rm', '-f', id]);
-        id = null;
-        const elapsed = now() - t0;
-        return { ok: out === EXPECTED, ms: elapsed, detail: out === EXPECTED ? '' : JSON.stringify(out) };
+        const r = await peers.request(op);
+        return { ok: r.ok === true, ms: now() - t0, parts: r.parts, setup: r.setup,
+            detail: r.ok ? '' : `${r.detail} ${r.trace ?? ''}`.slice(0, 600) };
     } catch (e) {
         return { ok: false, ms: now() - t0, detail: String(e.message ?? e).slice(0, 300) };
-    } finally {
-        if (id) await docker(['rm', '-f', id]).catch(() => {});
     }
 }
+
+// ---------------------------------------------------------------- docker CLI context rows
 
 async function callDockerExec(id) {
     const t0 = now();
@@ -383,10 +448,11 @@ async function callEngineExec(id) {
  * ahead of each of its calls, e.g. to wait until the pool is refilled.
  */
 async function interleavedLatency(variants, { calls, warmup }) {
-    const acc = variants.map(() => ({ samples: [], serverMs: [], failures: 0, warmFailures: 0 }));
+    const acc = variants.map(() => ({ samples: [], serverMs: [], parts: {}, failures: 0, warmFailures: 0, made: 0 }));
     for (const [k, v] of variants.entries()) {
-        log(`${v.name}: ${warmup} warm-up calls`);
-        for (let i = 0; i < warmup; i++) {
+        const n = v.warmup ?? warmup;
+        log(`${v.name}: ${n} warm-up calls`);
+        for (let i = 0; i < n; i++) {
             if (v.before) await v.before();
             if (!(await v.call()).ok) acc[k].warmFailures++;
         }
@@ -396,28 +462,79 @@ async function interleavedLatency(variants, { calls, warmup }) {
         for (let j = 0; j < variants.length; j++) {
             const k = (i + j) % variants.length;
             const v = variants[k];
+            // A slow variant (v.every > 1) takes part in every v.every-th round only.
+            if (v.every && i % v.every !== 0) continue;
             if (v.before) await v.before();
             const r = await v.call();
             record(acc[k], v.name, r, i);
+            acc[k].made++;
         }
         if ((i + 1) % 10 === 0) log(`round ${i + 1} of ${calls}`);
     }
-    return variants.map((v, k) => finishVariant(v, acc[k], calls, warmup));
+    return variants.map((v, k) => finishVariant(v, acc[k], acc[k].made, v.warmup ?? warmup));
 }
 
-/** Untimed warm-up, then `calls` timed calls one right after the other. */
-async function sequentialLatency(v, { calls, warmup }) {
-    const a = { samples: [], serverMs: [], failures: 0, warmFailures: 0 };
-    log(`${v.name}: ${warmup} warm-up + ${calls} timed calls`);
-    for (let i = 0; i < warmup; i++) if (!(await v.call()).ok) a.warmFailures++;
-    for (let i = 0; i < calls; i++) record(a, v.name, await v.call(), i);
-    return finishVariant(v, a, calls, warmup);
+/**
+ * Back-to-back calls in rounds of B2B_ROUND, each call sent as soon as the previous answered,
+ * each round after the pool refilled (untimed wait). The first round is the pool's first such
+ * burst (at its base size) and is reported on its own; `rounds` more rounds follow, which find a
+ * pool that has seen such a burst. Returns [first round, later rounds].
+ */
+async function backToBackRounds(server, rounds) {
+    const first = { key: 'b2bFirst', name: `ours, pooled, ${B2B_ROUND} back-to-back: first round (pool at its base)` };
+    const later = { key: 'pooled', name: `ours, pooled, ${B2B_ROUND} back-to-back: ${rounds} round(s) after the pool has seen one` };
+    const acc = [first, later].map(() => ({ samples: [], serverMs: [], parts: {}, failures: 0, warmFailures: 0 }));
+    const roundP50 = [];
+    for (let r = 0; r <= rounds; r++) {
+        await settle(server, { pooled: true });
+        const a = acc[r === 0 ? 0 : 1];
+        const mine = [];
+        for (let i = 0; i < B2B_ROUND; i++) {
+            const res = await callOurs(server.client);
+            record(a, r === 0 ? first.name : later.name, res, i);
+            if (res.ok) mine.push(res.ms);
+        }
+        if (r > 0) roundP50.push(summarize(mine).p50);
+        log(`back-to-back round ${r} of ${rounds}: p50 ${ms(summarize(mine).p50)} ms, pool now ` +
+            `${server.grown.get('python') ?? 'at its base'}`);
+    }
+    return [finishVariant(first, acc[0], B2B_ROUND, 0),
+        { ...finishVariant(later, acc[1], B2B_ROUND * rounds, 0), roundP50 }];
+}
+
+/**
+ * Bursts of BURST calls sent at once, each after the pool is warm and the engine quiet; each
+ * call's latency from the moment the burst was sent. On each of `servers` fresh servers: one
+ * burst at the base pool, then `after` bursts once the pool has seen one.
+ */
+async function bursts(bin, servers, after) {
+    const first = { key: 'burstFirst', name: `ours, pooled, burst of ${BURST} at once: first burst (pool at its base)` };
+    const later = { key: 'burst', name: `ours, pooled, burst of ${BURST} at once: after the pool has seen one` };
+    const acc = [first, later].map(() => ({ samples: [], serverMs: [], parts: {}, failures: 0, warmFailures: 0 }));
+    for (let s = 0; s < servers; s++) {
+        const server = await startServer(bin, []);
+        try {
+            for (let b = 0; b <= after; b++) {
+                await settle(server, { pooled: true });
+                const a = acc[b === 0 ? 0 : 1];
+                const results = await Promise.all(Array.from({ length: BURST }, () => callOurs(server.client)));
+                results.forEach((res, i) => record(a, b === 0 ? first.name : later.name, res, i));
+                log(`burst ${b} on server ${s}: p50 ${ms(summarize(results.map((x) => x.ms)).p50)} ms, ` +
+                    `max ${ms(Math.max(...results.map((x) => x.ms)))} ms`);
+            }
+        } finally {
+            await server.close();
+        }
+        await ensureNoContainers(server.label, 'ours, bursts');
+    }
+    return [finishVariant(first, acc[0], BURST * servers, 0), finishVariant(later, acc[1], BURST * servers * after, 0)];
 }
 
 function record(a, name, r, i) {
     if (r.ok) {
         a.samples.push(r.ms);
         if (Number.isFinite(r.serverMs)) a.serverMs.push(r.serverMs);
+        for (const [step, v] of Object.entries(r.parts ?? {})) (a.parts[step] ??= []).push(v);
     } else {
         a.failures++;
         if (a.failures <= 3) log(`${name}: call ${i} failed: ${r.detail}`);
@@ -429,9 +546,10 @@ function finishVariant(v, a, calls, warmup) {
     if (a.failures) problem(`${v.name}: ${a.failures} of ${calls} timed calls answered wrongly`);
     const s = summarize(a.samples);
     log(`${v.name}: p50 ${ms(s.p50)} ms, p95 ${ms(s.p95)} ms, ${a.failures} failed`);
+    const parts = Object.entries(a.parts ?? {}).map(([step, xs]) => [step, summarize(xs).p50]);
     return {
-        key: v.key, name: v.name, ...s, failures: a.failures, calls,
-        server: a.serverMs.length ? summarize(a.serverMs) : null,
+        key: v.key, name: v.name, context: v.context ?? false, ...s, failures: a.failures, calls,
+        server: a.serverMs.length ? summarize(a.serverMs) : null, parts,
     };
 }
 
@@ -587,32 +705,35 @@ async function machine(bin) {
         cpu, cores: os.cpus().length, memGiB: (memKb / 1048576).toFixed(1),
         kernel: `${os.type()} ${os.release()}`, dockerVersion, imageId: imageId.replace(/^sha256:/, '').slice(0, 12),
         binVersion, node: process.version, sdk, date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-        loadStart: os.loadavg().map((v) => v.toFixed(2)).join(' '),
+        loadStart: os.loadavg().map((v) => v.toFixed(2)).join(' '), loadStart1: load1(),
     };
 }
 
 // ---------------------------------------------------------------- report
 
-function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, elapsedS, command }) {
-    const byName = Object.fromEntries(lat.map((l) => [l.key, l]));
-    const { pooled, paced, unpooled, flow, exec } = byName;
-    const r = {
-        pacedVsExec: paced.p50 / exec.p50,
-        pooledVsExec: pooled.p50 / exec.p50,
-        pacedVsFlow: paced.p50 / flow.p50,
-        pooledVsFlow: pooled.p50 / flow.p50,
-        unpooledVsFlow: unpooled.p50 / flow.p50,
-    };
+function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRows, peerInfo, sections, elapsedS, command }) {
+    const all = [...lat, ...burstRows];
+    const byName = Object.fromEntries(all.map((l) => [l.key, l]));
+    const { pooled, paced, unpooled, flow, lean, apiExec, session, peerSession, burst } = byName;
     const at4 = thr.find((t) => t.concurrency === 4);
+    const vsCeiling = at4 && ceiling ? at4.perSec / ceiling.perSec : NaN;
     const initPooled = init.find((i) => i.key === 'pooled');
     const mark = (met) => (met ? '**met**' : '**missed**');
     const mb = (kb) => (Number.isFinite(kb) ? (kb / 1024).toFixed(1) : '–');
+    const loads = [m.loadStart1, m.loadEnd1, ...sections.flatMap((s) => [s.before, s.after])];
+    const peak = Math.max(...loads);
+    const busy = peak > m.cores;
     const L = [];
     L.push('# Benchmarks', '');
+    if (busy) {
+        L.push(`> **Busy machine: not suitable for publishing.** The 1-minute load average reached ${peak.toFixed(2)} ` +
+            `during this run, above the machine's ${m.cores} cores (see "Load average" below): other work shared ` +
+            'the CPUs, and every row is inflated by an unknown amount.', '');
+    }
     if (opts.smoke) L.push('> **Smoke run** (tiny counts, for CI): the numbers below are not meaningful.', '');
-    L.push('Latency of `run_python_code` with `print(1)` and the alternatives, measured in one run on one',
-        'machine with one image by `bench/run.sh` (see `bench/README.md` for what each row does and',
-        'how to read it). All times in milliseconds, by the same clock (Node `performance.now()`).', '');
+    L.push('Latency of `run_python_code` with `print(1)` and of the flows users move from, measured in one run on',
+        'one machine with one image by `bench/run.sh` (see `bench/README.md` for exactly what each row includes',
+        'and how to read it). All times in milliseconds, by the same clock (Node `performance.now()`).', '');
     L.push('## Machine', '');
     L.push('| | |', '|---|---|');
     L.push(`| CPU | ${m.cpu}, ${m.cores} cores |`);
@@ -622,19 +743,55 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, elapsedS, comman
     L.push(`| Image | \`${IMAGE}\` (${m.imageId}) |`);
     L.push(`| Server | \`${m.binVersion}\` |`);
     L.push(`| Client | Node ${m.node}, @modelcontextprotocol/sdk ${m.sdk}, StdioClientTransport |`);
+    L.push(`| Peers' flows | Python ${peerInfo?.python ?? '?'}, Docker SDK for Python ${peerInfo?.sdk ?? '?'} (\`bench/peers.py\`), \`--network none\` |`);
     L.push(`| Date | ${m.date} |`);
     L.push(`| Load average (1/5/15 min) | ${m.loadStart} at start, ${m.loadEnd} at end |`);
+    L.push(`| Machine busy (1-min load above ${m.cores}) | ${busy ? `**yes** (peak ${peak.toFixed(2)})` : `no (peak ${peak.toFixed(2)})`} |`);
     L.push(`| Command | \`${command}\` (${elapsedS.toFixed(0)} s) |`, '');
 
-    L.push(`## Latency (${opts.calls} timed calls per variant after ${opts.warmup} untimed)`, '');
-    L.push('Calls are sequential (one in flight). All rows but the first ran interleaved, one call of each per',
-        'round, so they saw the same machine; the back-to-back row ran alone right after.', '');
-    L.push('| Variant | ok | failed | min | p50 | mean | p95 | max |', '|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const l of lat) {
-        L.push(`| ${l.name} | ${l.n} | ${l.failures} | ${ms(l.min)} | **${ms(l.p50)}** | ${ms(l.mean)} | ${ms(l.p95)} | ${ms(l.max)} |`);
+    L.push('## Headline figures (p50 unless said)', '');
+    L.push('| Measure | Value |', '|---|---:|');
+    L.push(`| ${B2B_ROUND} back-to-back calls, after the pool has seen one such round | ${ms(pooled.p50)} ms (p95 ${ms(pooled.p95)}) |`);
+    L.push(`| burst of ${BURST} calls at once, after the pool has seen one | ${ms(burst?.p50)} ms (p95 ${ms(burst?.p95)}) |`);
+    L.push(`| one call, pool refilled before it | ${ms(paced.p50)} ms |`);
+    L.push(`| a call in a live session | ${ms(session.p50)} ms |`);
+    L.push(`| sustained, 4 in flight | ${at4 ? at4.perSec.toFixed(2) : '–'} calls/s = ${ratio(vsCeiling)} the engine's own create+start+wait+remove (${ceiling ? ceiling.perSec.toFixed(2) : '–'}/s) |`);
+    L.push(`| code-sandbox-mcp / llm-sandbox, one call (Engine API reproduction) | ${ms(flow.p50)} ms |`);
+    L.push(`| idle RSS, pool at its base | ${mb(idleKb)} MiB |`, '');
+
+    L.push(`## Latency, interleaved (${opts.calls} rounds, one call of each per round, one in flight)`, '');
+    L.push('All rows of this table ran interleaved, one call of each per round (the whole code-sandbox-mcp flow',
+        `in one round of every ${Math.max(1, Math.floor(opts.calls / opts.flowCalls))} only: it takes over 10 s), so they saw the same machine. ` +
+        `Untimed warm-up: ${opts.warmup} call(s) per row (none for the whole flow).`, '');
+    const table = (rows) => {
+        L.push('| Variant | ok | failed | min | p50 | mean | p95 | max |', '|---|---:|---:|---:|---:|---:|---:|---:|');
+        for (const l of rows) {
+            L.push(`| ${l.name} | ${l.n} | ${l.failures} | ${ms(l.min)} | **${ms(l.p50)}** | ${ms(l.mean)} | ${ms(l.p95)} | ${ms(l.max)} |`);
+        }
+        L.push('');
+    };
+    const interleaved = lat.filter((l) => !['pooled', 'b2bFirst'].includes(l.key));
+    table(interleaved);
+    const withParts = interleaved.filter((l) => l.parts.length);
+    if (withParts.length) {
+        L.push('Steps of the reproduced flows (p50 of each step, ms, timed inside `peers.py`):', '');
+        for (const l of withParts) L.push(`- ${l.name}: ${l.parts.map(([s, v]) => `${s} ${ms(v)}`).join(', ')}`);
+        L.push('');
     }
-    L.push('');
-    const srv = lat.filter((l) => l.server);
+    if (peerInfo?.sessionSetup) {
+        L.push('Exit status of the llm-sandbox environment set-up commands (the open session; each flow does the same): ' +
+            Object.entries(peerInfo.sessionSetup).map(([k, v]) => `${k} ${v}`).join(', ') +
+            '. With no network, the pip upgrade retries 5 times, then finds pip already installed and exits 0.', '');
+    }
+
+    L.push(`## Back-to-back and bursts (pooled server, default \`--pool\` and \`--pool-max\`)`, '');
+    L.push(`Back-to-back: rounds of ${B2B_ROUND} calls, each sent as soon as the previous answered, each round after the`,
+        `pool refilled; the first round is shown on its own, the next ${opts.b2bRounds} together. Bursts: ${BURST} calls sent at`,
+        `once, latency of each from the moment the burst was sent, after the pool is warm and the engine quiet; on`,
+        `${opts.burstServers} fresh server(s), one first burst each, then ${opts.burstsAfter} burst(s) each once the pool has seen one.`, '');
+    table([...lat.filter((l) => ['b2bFirst', 'pooled'].includes(l.key)), ...burstRows]);
+    if (pooled.roundP50?.length) L.push(`p50 of each back-to-back round after the first: ${pooled.roundP50.map(ms).join(', ')}.`, '');
+    const srv = all.filter((l) => l.server);
     if (srv.length) {
         L.push('Server-reported `duration_ms` (program written to the sandbox → exit status read), p50 / p95:',
             srv.map((l) => `${l.name} ${ms(l.server.p50)} / ${ms(l.server.p95)}`).join('; ') + '.', '');
@@ -642,47 +799,65 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, elapsedS, comman
 
     L.push('## Ratios (p50 / p50, same run)', '');
     L.push('| Ratio | Value | Target |', '|---|---:|---:|');
-    L.push(`| ours pooled, refilled / \`docker exec\` into a running container | ${ratio(r.pacedVsExec)} | ≤ ${TARGETS.vsExec}× |`);
-    L.push(`| ours pooled, back-to-back / \`docker exec\` into a running container | ${ratio(r.pooledVsExec)} | ≤ ${TARGETS.vsExec}× |`);
-    L.push(`| ours pooled, refilled / reproduced code-sandbox-mcp flow | ${ratio(r.pacedVsFlow)} | ≤ ${TARGETS.vsFlow}× |`);
-    L.push(`| ours pooled, back-to-back / reproduced code-sandbox-mcp flow | ${ratio(r.pooledVsFlow)} | ≤ ${TARGETS.vsFlow}× |`);
-    L.push(`| ours \`--pool 0\` / reproduced code-sandbox-mcp flow | ${ratio(r.unpooledVsFlow)} | – |`);
-    L.push(`| context: ours pooled, refilled / exec over the Engine API | ${ratio(paced.p50 / byName.apiExec.p50)} | – |`, '');
+    L.push(`| ours pooled, refilled / exec over the Engine API into a running container | ${ratio(paced.p50 / apiExec.p50)} | ≤ ${TARGETS.vsExec}× |`);
+    L.push(`| ours pooled, back-to-back / exec over the Engine API | ${ratio(pooled.p50 / apiExec.p50)} | ≤ ${TARGETS.vsExec}× |`);
+    L.push(`| ours pooled, refilled / code-sandbox-mcp flow (Engine API) | ${ratio(paced.p50 / flow.p50)} | ≤ ${TARGETS.vsFlow}× |`);
+    L.push(`| ours pooled, back-to-back / code-sandbox-mcp flow (Engine API) | ${ratio(pooled.p50 / flow.p50)} | ≤ ${TARGETS.vsFlow}× |`);
+    L.push(`| ours pooled, refilled / lower bound of that flow | ${ratio(paced.p50 / lean.p50)} | – |`);
+    L.push(`| ours \`--pool 0\` / lower bound of that flow | ${ratio(unpooled.p50 / lean.p50)} | – |`);
+    L.push(`| ours, a call in a live session / llm-sandbox, a call in an open session | ${ratio(session.p50 / peerSession.p50)} | – |`, '');
 
-    L.push(`## Throughput (pooled, one client, ${opts.throughputCalls} calls per row)`, '');
+    L.push(`## Sustained calls (pooled, one client, ${opts.throughputCalls} calls per row, each row on a fresh server)`, '');
     L.push('| Calls in flight | ok | failed | wall time | calls/s |', '|---:|---:|---:|---:|---:|');
     for (const t of thr) {
         L.push(`| ${t.concurrency} | ${t.ok} | ${t.failures} | ${ms(t.wallMs)} | **${t.perSec.toFixed(2)}** |`);
     }
     L.push('');
+    if (ceiling) {
+        L.push(`The engine's own ceiling, measured right after the 4-in-flight row: ${ceiling.total} containers made like`,
+            `ours (settings copied from one of the server's sandboxes: ${(ceiling.hostConfig ?? []).join(', ')}; same image, user,`,
+            'work dir, no network), each created, started, waited for and removed (with its volume) through the Engine',
+            `API (Docker SDK for Python), running \`python3 -c 'print(1)'\`, 4 at once: ${ceiling.okCalls} exited 0, ${ceiling.failed} did not,`,
+            `wall ${ms(ceiling.wallMs)} ms = **${ceiling.perSec.toFixed(2)} containers/s**. Ours / ceiling at 4 in flight: **${ratio(vsCeiling)}**.`, '');
+    }
 
     L.push(`## Start-up and memory`, '');
     L.push('| Measure | Value |', '|---|---:|');
     for (const i of init) {
         L.push(`| spawn → initialize answered, ${i.label} (median of ${i.n}; min–max) | **${ms(i.p50)}** (${ms(i.min)}–${ms(i.max)}) |`);
     }
-    L.push(`| idle RSS (initialized, pool warm) | **${mb(idleKb)} MiB** |`);
+    L.push(`| idle RSS (initialized, pool warm at its base) | **${mb(idleKb)} MiB** |`);
     L.push(`| busy RSS (peak during the ${thr.at(-1)?.concurrency ?? '–'}-in-flight run, sampled every 50 ms) | ${mb(busyKb)} MiB |`, '');
 
-    L.push('## Targets (issue 5)', '');
-    L.push('| Target | Measured | |', '|---|---:|---|');
-    for (const [l, label] of [[paced, 'pool refilled before each call'], [pooled, 'back-to-back']]) {
-        const vsExec = l.p50 / exec.p50;
-        const vsFlow = l.p50 / flow.p50;
-        L.push(`| p50 \`print(1)\` ≤ ${TARGETS.p50Ms} ms (pooled, ${label}) | ${ms(l.p50)} ms | ${mark(l.p50 <= TARGETS.p50Ms && l.failures === 0)} |`);
-        L.push(`| ≤ ${TARGETS.vsExec}× \`docker exec\` (pooled, ${label}) | ${ratio(vsExec)} | ${mark(vsExec <= TARGETS.vsExec)} |`);
-        L.push(`| ≤ ${TARGETS.vsFlow}× the reproduced per-call flow (pooled, ${label}) | ${ratio(vsFlow)} | ${mark(vsFlow <= TARGETS.vsFlow)} |`);
+    L.push('## Load average', '');
+    L.push(`1-minute load average before and after each section (${m.cores} cores; above ${m.cores} the machine was busy).`, '');
+    L.push('| Section | seconds | before | after |', '|---|---:|---:|---:|');
+    L.push(`| run start | | ${m.loadStart1.toFixed(2)} | |`);
+    for (const s of sections) {
+        const hot = (v) => (v > m.cores ? `**${v.toFixed(2)}**` : v.toFixed(2));
+        L.push(`| ${s.name} | ${s.seconds.toFixed(0)} | ${hot(s.before)} | ${hot(s.after)} |`);
     }
-    L.push(`| ≥ ${TARGETS.callsPerSecAt4} calls/s at concurrency 4, all correct | ${at4 ? at4.perSec.toFixed(2) : '–'} calls/s, ${at4?.failures ?? '–'} failed | ${mark(at4 && at4.failures === 0 && at4.perSec >= TARGETS.callsPerSecAt4)} |`);
-    L.push(`| initialize ≤ ${TARGETS.initMs} ms after launch (default, pooled) | ${ms(initPooled.p50)} ms | ${mark(initPooled.p50 <= TARGETS.initMs)} |`);
-    L.push(`| idle RSS ≤ ${TARGETS.idleRssMb} MB | ${(idleKb * 1024 / 1e6).toFixed(1)} MB | ${mark(idleKb * 1024 / 1e6 <= TARGETS.idleRssMb)} |`, '');
+    L.push(`| run end | | | ${m.loadEnd1.toFixed(2)} |`, '');
+
+    L.push('## Targets', '');
+    L.push('| Target | Measured | |', '|---|---:|---|');
+    L.push(`| issue 19: ${B2B_ROUND} back-to-back, p50 ≤ ${TARGETS.backToBackP50Ms} ms (after the pool has seen such a round) | ${ms(pooled.p50)} ms | ${mark(pooled.p50 <= TARGETS.backToBackP50Ms && pooled.failures === 0)} |`);
+    L.push(`| issue 19: burst of ${BURST}, p50 ≤ ${TARGETS.burstP50Ms} ms (after the pool has seen one) | ${ms(burst?.p50)} ms | ${mark(burst && burst.p50 <= TARGETS.burstP50Ms && burst.failures === 0)} |`);
+    L.push(`| issue 19: sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the engine's ceiling | ${ratio(vsCeiling)} | ${mark(vsCeiling >= TARGETS.vsCeilingAt4 && at4?.failures === 0)} |`);
+    L.push(`| issue 5: p50 \`print(1)\` ≤ ${TARGETS.p50Ms} ms (pooled, pool refilled before each call) | ${ms(paced.p50)} ms | ${mark(paced.p50 <= TARGETS.p50Ms && paced.failures === 0)} |`);
+    L.push(`| issue 5: ≤ ${TARGETS.vsExec}× exec into a running container (here over the Engine API, not the CLI; refilled) | ${ratio(paced.p50 / apiExec.p50)} | ${mark(paced.p50 / apiExec.p50 <= TARGETS.vsExec)} |`);
+    L.push(`| issue 5: ≤ ${TARGETS.vsFlow}× the reproduced per-call flow (Engine API; refilled) | ${ratio(paced.p50 / flow.p50)} | ${mark(paced.p50 / flow.p50 <= TARGETS.vsFlow)} |`);
+    L.push(`| issue 5: ≥ ${TARGETS.callsPerSecAt4} calls/s at concurrency 4, all correct | ${at4 ? at4.perSec.toFixed(2) : '–'} calls/s, ${at4?.failures ?? '–'} failed | ${mark(at4 && at4.failures === 0 && at4.perSec >= TARGETS.callsPerSecAt4)} |`);
+    L.push(`| issue 5: initialize ≤ ${TARGETS.initMs} ms after launch (default, pooled) | ${ms(initPooled.p50)} ms | ${mark(initPooled.p50 <= TARGETS.initMs)} |`);
+    L.push(`| idle RSS ≤ ${TARGETS.idleRssMb} MB (pool at its base) | ${(idleKb * 1024 / 1e6).toFixed(1)} MB | ${mark(idleKb * 1024 / 1e6 <= TARGETS.idleRssMb)} |`, '');
+    if (busy) L.push(`Targets measured on a busy machine (peak load ${peak.toFixed(2)} on ${m.cores} cores) say little either way.`, '');
 
     if (eng) L.push(...enginesReport(opts, m, eng));
 
     if (problems.length) {
         L.push('## Problems in this run', '', ...problems.map((p) => `- ${p}`), '');
     }
-    return { text: L.join('\n'), ratios: r };
+    return { text: L.join('\n') };
 }
 
 /** The "Several engines" section of the report. */
@@ -730,6 +905,9 @@ async function main() {
     if (!existsSync(opts.bin)) throw new Error(`no server binary at ${opts.bin} (build it, or pass --bin)`);
     if (opts.enginesEnv) readEnginesEnv(opts.enginesEnv);   // a wrong file fails now, not at the end
     await docker(['image', 'inspect', IMAGE]).catch(() => { throw new Error(`image ${IMAGE} is missing`); });
+    await execFileP(PEERS_PYTHON, ['-c', 'import docker']).catch(() => {
+        throw new Error(`${PEERS_PYTHON} cannot import docker: install python3-docker (Debian)`);
+    });
     if (opts.check) return;
     const started = now();
     const m = await machine(opts.bin);
@@ -740,15 +918,30 @@ async function main() {
     const init = [];
     let idleKb = NaN;
     let busyKb = NaN;
+    let ceiling = null;
+    let burstRows = [];
+    let peerInfo = null;
+    const sections = [];   // { name, before, after }: 1-minute load average around each section
+    const section = async (name, f) => {
+        const before = load1();
+        const t0 = now();
+        try { return await f(); } finally {
+            sections.push({ name, before, after: load1(), seconds: (now() - t0) / 1000 });
+        }
+    };
 
-    // Everything that is compared by latency runs side by side: both servers, the container
-    // for docker exec, and the reproduced flow, one call of each per round.
+    // Everything that is compared by latency runs side by side: both servers, the peers' flows
+    // (peers.py), the container for exec, one call of each per round.
     const pooled = await startServer(opts.bin, []);
     const unpooled = await startServer(opts.bin, ['--pool', '0']);
+    const peers = startPeers();
     let execId = null;
     let sessionId = null;
-    const flowDir = mkdtempSync(path.join(os.tmpdir(), 'code-sandbox-bench-flow-'));
+    let peerSessionOpen = false;
     try {
+        const hello = await peers.request('hello', { runId: RUN_ID, network: 'none' });
+        if (!hello.ok) throw new Error(`peers.py: ${hello.detail}`);
+        peerInfo = hello;
         await settle(pooled, { pooled: true });
         await settle(unpooled, { pooled: false });
         idleKb = rssKb(pooled.pid);
@@ -759,45 +952,87 @@ async function main() {
         const created = await pooled.client.callTool({ name: 'create_session', arguments: { language: 'python' } });
         sessionId = created.structuredContent?.session_id;
         if (!sessionId) throw new Error(`create_session failed: ${JSON.stringify(created).slice(0, 300)}`);
+        // An open llm-sandbox session (its set-up untimed), for their per-call cost in a session.
+        const opened = await callPeer(peers, 'open');
+        if (!opened.ok) throw new Error(`llm-sandbox session open failed: ${opened.detail}`);
+        peerSessionOpen = true;
+        peerInfo.sessionSetup = opened.setup;
 
-        lat.push(...await interleavedLatency([
+        const flowEvery = Math.max(1, Math.floor(opts.calls / opts.flowCalls));
+        lat.push(...await section('interleaved latency', () => interleavedLatency([
             { key: 'paced', name: 'ours, pooled (default), pool refilled before each call',
                 call: () => callOurs(pooled.client), before: () => settle(pooled, { pooled: true, quick: true }) },
             { key: 'unpooled', name: 'ours, `--pool 0`', call: () => callOurs(unpooled.client) },
             { key: 'session', name: 'ours, a call in a live Python session (create_session; state kept, not a fresh sandbox)',
                 call: () => callOurs(pooled.client, sessionId) },
-            { key: 'flow', name: 'code-sandbox-mcp flow (create, start, cp, exec, rm)', call: () => callReproducedFlow(flowDir) },
-            { key: 'exec', name: '`docker exec` into a running container', call: () => callDockerExec(execId) },
-            { key: 'apiExec', context: true, name: 'context: the same exec over the Engine API, no CLI', call: () => callEngineExec(execId) },
+            { key: 'flow', name: 'code-sandbox-mcp / llm-sandbox per call, Engine API (SDK): session open, venv, pip upgrade, run, stop (10 s grace), remove',
+                call: () => callPeer(peers, 'flow'), every: flowEvery, warmup: 0 },
+            { key: 'lean', name: 'lower bound of that flow, Engine API (SDK): create, start, put_archive, exec, remove',
+                call: () => callPeer(peers, 'lean') },
+            { key: 'peerSession', name: 'llm-sandbox: a call in an open session, Engine API (SDK): mkdir, put_archive, exec',
+                call: () => callPeer(peers, 'run') },
+            { key: 'apiExec', name: 'exec into a running container over the Engine API (create, start, inspect)', call: () => callEngineExec(execId) },
+            { key: 'exec', context: true, name: 'context: `docker exec` (CLI) into a running container', call: () => callDockerExec(execId) },
             { key: 'cli', context: true, name: 'context: `docker --version` (CLI launch alone)', call: callCliLaunch },
-        ], opts));
+        ], opts)));
     } finally {
-        rmSync(flowDir, { recursive: true, force: true });
+        if (peerSessionOpen) await callPeer(peers, 'close');
         if (sessionId)
             await pooled.client.callTool({ name: 'close_session', arguments: { session_id: sessionId } }).catch(() => {});
         if (execId) await docker(['rm', '-f', execId]).catch(() => {});
         await unpooled.close();
     }
     await ensureNoContainers(unpooled.label, 'ours, --pool 0');
-    await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'docker CLI variants');
+    await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'peers.py flows and the exec container');
 
-    // The pooled server alone: calls back to back (the pool cannot keep up), then throughput.
+    // The pooled server alone: rounds of back-to-back calls.
     try {
-        await settle(pooled, { pooled: true });
-        lat.unshift(await sequentialLatency({ key: 'pooled', name: 'ours, pooled (default), back-to-back',
-            call: () => callOurs(pooled.client) }, opts));
-        for (const c of [1, 4, 8]) {
-            await settle(pooled, { pooled: true });
-            const t = await throughput(pooled.client, c, opts.throughputCalls, pooled.pid, c === 8);
-            thr.push(t);
-            if (c === 8) busyKb = t.peakKb;
-        }
+        lat.unshift(...await section('back-to-back rounds', () => backToBackRounds(pooled, opts.b2bRounds)));
     } finally {
         await pooled.close();
     }
     await ensureNoContainers(pooled.label, 'ours, pooled');
 
+    // Sustained calls, each row on a fresh server (its pool at the base: a pool grown by the rows
+    // before would serve part of the row from containers made before the clock started), and
+    // the engine's own ceiling right after ours at 4 in flight.
+    try {
+        for (const c of [1, 4, 8]) {
+            const server = await startServer(opts.bin, []);
+            try {
+                await settle(server, { pooled: true });
+                const t = await section(`sustained, ${c} in flight`,
+                    () => throughput(server.client, c, opts.throughputCalls, server.pid, c === 8));
+                thr.push(t);
+                if (c === 8) busyKb = t.peakKb;
+                if (c === 4) {
+                    // Containers made like ours: the settings are copied from one of its sandboxes.
+                    await settle(server, { pooled: true });
+                    const mine = (await containersWithLabel(server.label)).find((x) => x.language === 'python');
+                    if (!mine) throw new Error('no python sandbox of the server to copy settings from');
+                    const r = await section('engine ceiling, 4 in flight',
+                        () => peers.request('ceiling', { total: opts.throughputCalls, concurrency: 4, container: mine.id }));
+                    if (!r.ok) problem(`engine ceiling: ${r.okCalls ?? 0} of ${r.total ?? opts.throughputCalls} containers ran correctly: ${r.detail}`);
+                    ceiling = { ...r, concurrency: 4, perSec: ((r.okCalls ?? 0) / r.wallMs) * 1000 };
+                    log(`engine ceiling at 4: ${ceiling.perSec.toFixed(2)} containers/s (${(r.hostConfig ?? []).join(', ')})`);
+                }
+            } finally {
+                await server.close();
+            }
+            await ensureNoContainers(server.label, `ours, sustained ${c}`);
+        }
+    } finally {
+        await peers.close();
+    }
+    await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'engine ceiling');
+
+    // Bursts on fresh servers: the first burst finds the pool at its base, the later ones a pool
+    // that has seen one.
+    burstRows = await section('bursts', () => bursts(opts.bin, opts.burstServers, opts.burstsAfter));
+
     // Start-up: spawn → initialize answered, median of several launches each.
+    const initBefore = load1();
+    const initT0 = now();
     for (const [key, label, args] of [['pooled', 'pooled (default)', []], ['unpooled', '`--pool 0`', ['--pool', '0']]]) {
         const samples = [];
         for (let i = 0; i < opts.initLaunches; i++) {
@@ -811,14 +1046,17 @@ async function main() {
         log(`initialize, ${label}: median ${ms(st.p50)} ms`);
         init.push({ key, label, ...st });
     }
+    sections.push({ name: 'start-up', before: initBefore, after: load1(), seconds: (now() - initT0) / 1000 });
 
     // Several engines: after everything else, which it does not change (the fixture's daemons
     // are idle until now).
     let eng = null;
-    if (opts.enginesEnv) eng = await severalEngines(opts);
+    if (opts.enginesEnv) eng = await section('several engines', () => severalEngines(opts));
 
     m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
-    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, elapsedS: (now() - started) / 1000, command });
+    m.loadEnd1 = load1();
+    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRows, peerInfo, sections,
+        elapsedS: (now() - started) / 1000, command });
     writeFileSync(opts.out, text);
     console.log(text);
     log(`report written to ${opts.out}`);
