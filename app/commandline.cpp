@@ -642,9 +642,9 @@ CommandLine CommandLine::withSettings(const AppSettings &settings,
     const auto given = [&cl](const char *option) {
         return cl.given.contains(QLatin1String(option));
     };
-    if (!given("engine") && !settings.engineSocket.isEmpty()) {
-        cl.engine = settings.engineSocket;
-        cl.engines = {settings.engineSocket};
+    if (!given("engine") && !settings.engineList().isEmpty()) {
+        cl.engines = settings.engineList();
+        cl.engine = cl.engines.constFirst();
     }
     const LanguageRegistry languages = LanguageRegistry::builtIn();
     for (auto it = settings.images.begin(); it != settings.images.end(); ++it) {

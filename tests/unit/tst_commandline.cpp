@@ -793,6 +793,13 @@ void tst_CommandLine::windowSettings()
     // A language this build does not know is skipped, not a reason to refuse to start.
     QCOMPARE(assignments(cl.images), QStringList{"python=settings/python:1"});
 
+    // Several engines listed in Settings are all used, in their order.
+    AppSettings several = settings;
+    several.engines = {QStringLiteral("unix:///first.sock"), QStringLiteral("ssh://me@box")};
+    cl = parse({}).withSettings(several, env);
+    QCOMPARE(cl.engines, several.engines);
+    QCOMPARE(cl.engine, QStringLiteral("unix:///first.sock"));
+
     // The settings' default stays within the maximum the command line set.
     cl = parse({"--max-timeout", "60"}).withSettings(settings, env);
     QCOMPARE(cl.config.defaultTimeoutSec, 60);
