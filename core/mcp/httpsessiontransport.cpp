@@ -3,6 +3,7 @@
 #include "httpresponder.h"
 #include "jsonrpcmessage.h"
 #include "mcplog.h"
+#include "protocolera.h"
 
 #include <QJsonDocument>
 
@@ -26,6 +27,9 @@ HttpSessionTransport::~HttpSessionTransport()
 
 QByteArray HttpSessionTransport::sseEvent(const QJsonObject &message)
 {
+    if (m_modern)
+        return "event: message\ndata: " + QJsonDocument(message).toJson(QJsonDocument::Compact) +
+               "\n\n";
     return "id: " + QByteArray::number(++m_eventId) +
            "\nevent: message\ndata: " + QJsonDocument(message).toJson(QJsonDocument::Compact) +
            "\n\n";
@@ -41,8 +45,10 @@ QByteArray HttpSessionTransport::primingEvent()
 void HttpSessionTransport::expectAnswer(const QJsonValue &id, HttpResponder *responder, bool stream,
                                         const QList<QPair<QByteArray, QByteArray>> &headers)
 {
-    m_posts.insert(JsonRpcMessage::idKey(id), {responder, stream, headers});
-    if (stream) {
+    m_posts.insert(JsonRpcMessage::idKey(id), {responder, stream, !m_modern, headers});
+    // 2026-07-28: the stream starts with the first notification, so an answer that comes first
+    // (an error above all) goes out as JSON with the status the revision gives it.
+    if (stream && !m_modern) {
         responder->beginStream(200, kSseHeaders + headers);
         responder->writeChunk(primingEvent());
     }
@@ -78,7 +84,8 @@ void HttpSessionTransport::send(const QJsonObject &message)
 
 void HttpSessionTransport::writeToGet(const QJsonObject &message)
 {
-    if (m_closed)
+    // 2026-07-28 has no GET stream: what has no request stream to go on is not delivered.
+    if (m_closed || m_modern)
         return;
     if (m_get && m_get->isOpen()) {
         m_get->writeChunk(sseEvent(message));
@@ -103,18 +110,31 @@ void HttpSessionTransport::sendRelated(const QJsonObject &message, const QJsonVa
             writeToGet(message);
         return;
     }
-    if (it->stream) {
+    if (it->stream && !it->started && !isResponse) {
+        it->started = true;
+        it->responder->beginStream(200, kSseHeaders + it->headers +
+                                            HttpResponder::Headers{{"X-Accel-Buffering", "no"}});
+    }
+    if (it->stream && it->started) {
         it->responder->writeChunk(sseEvent(message));
         if (isResponse) {
             it->responder->endStream();
             m_posts.erase(it);
+            if (m_posts.isEmpty())
+                Q_EMIT idle();
         }
         return;
     }
     if (isResponse) {
-        it->responder->respond(200, kJsonHeaders + it->headers,
+        const int status = m_modern && message.contains(u"error")
+                               ? ProtocolEra::httpStatusFor(
+                                     message.value(u"error").toObject().value(u"code").toInt())
+                               : 200;
+        it->responder->respond(status, kJsonHeaders + it->headers,
                                QJsonDocument(message).toJson(QJsonDocument::Compact));
         m_posts.erase(it);
+        if (m_posts.isEmpty())
+            Q_EMIT idle();
     } else {
         // A JSON answer carries nothing but the response; side messages go to GET.
         writeToGet(message);

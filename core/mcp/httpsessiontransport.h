@@ -33,12 +33,21 @@ public:
     bool isAwaiting(const QJsonValue &id) const;
     // The client holds the session's GET stream open.
     bool hasEventStream() const;
+    // Revision 2026-07-28 (one request, no session): events carry no ids and no priming event
+    // (streams are not resumable there), and an error answered as JSON gets the HTTP status the
+    // revision gives it (400 for -32020/-32021/-32022, 404 for -32601).
+    void setModern(bool modern) { m_modern = modern; }
+
+Q_SIGNALS:
+    // The last open request was answered.
+    void idle();
 
 private:
     struct Post
     {
         QPointer<HttpResponder> responder;
         bool stream = false;
+        bool started = false; // 2026-07-28: the stream begins with the first notification
         QList<QPair<QByteArray, QByteArray>> headers;
     };
 
@@ -51,4 +60,5 @@ private:
     QList<QJsonObject> m_queued;
     quint64 m_eventId = 0;
     bool m_closed = false;
+    bool m_modern = false;
 };

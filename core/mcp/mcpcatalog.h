@@ -9,6 +9,8 @@
 #include <QStringList>
 #include <functional>
 
+class TaskStore;
+
 struct ServerInfo
 {
     QString name;
@@ -40,8 +42,16 @@ public:
     const CompletionHandler &completionHandler() const { return m_completion; }
     void setResourceSubscriptions(bool enabled) { m_subscriptions = enabled; }
     bool resourceSubscriptions() const { return m_subscriptions; }
+    // Where tool calls that run as tasks are kept (null: no tasks). Shared by every session.
+    TaskStore *taskStore() const { return m_taskStore; }
+    void setTaskStore(TaskStore *store) { m_taskStore = store; }
+    // Some tool may run as a task, and there is a store for it.
+    bool offersTasks() const;
     // What initialize announces: only what is implemented (the lists never change at run time).
     QJsonObject capabilities() const;
+    // What server/discover announces (2026-07-28): no subscriptions (no subscriptions/listen
+    // here), tasks as the io.modelcontextprotocol/tasks extension.
+    QJsonObject modernCapabilities() const;
 
 private:
     ServerInfo m_info;
@@ -50,4 +60,5 @@ private:
     PromptRegistry m_prompts;
     CompletionHandler m_completion;
     bool m_subscriptions = false;
+    TaskStore *m_taskStore = nullptr;
 };

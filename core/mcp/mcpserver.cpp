@@ -2,8 +2,19 @@
 
 #include "mcpsession.h"
 #include "mcptransport.h"
+#include "taskstore.h"
 
-McpServer::McpServer(const ServerInfo &info, QObject *parent) : QObject(parent), m_catalog(info) {}
+McpServer::McpServer(const ServerInfo &info, QObject *parent) : QObject(parent), m_catalog(info)
+{
+    m_catalog.setTaskStore(new TaskStore(this));
+}
+
+McpSession *McpServer::openRequest(McpTransport *transport, const QString &owner)
+{
+    auto *session = new McpSession(&m_catalog, transport, this);
+    session->setOwner(owner);
+    return session;
+}
 
 McpSession *McpServer::openSession(McpTransport *transport)
 {

@@ -11,6 +11,7 @@
 
 class McpSession;
 class McpTransport;
+class TaskStore;
 
 // What all sessions share: identity, tools, resources, prompts. Each client connection (stdio)
 // or HTTP session is a McpSession.
@@ -42,6 +43,10 @@ public:
 
     // The session serves the transport until it closes; both are then deleted.
     McpSession *openSession(McpTransport *transport);
+    // One request of revision 2026-07-28 over HTTP: a session that lives for that request only,
+    // is not listed in sessions() and not announced; its calls belong to `owner`.
+    McpSession *openRequest(McpTransport *transport, const QString &owner);
+    TaskStore *tasks() const { return m_catalog.taskStore(); }
     QList<McpSession *> sessions() const;
     // Sends notifications/resources/updated to every session subscribed to the URI.
     void notifyResourceUpdated(const QString &uri);

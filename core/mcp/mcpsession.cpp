@@ -5,6 +5,7 @@
 #include "mcptransport.h"
 #include "protocolversion.h"
 #include "schemavalidator.h"
+#include "taskstore.h"
 #include "toolcall.h"
 
 #include <QHash>
@@ -47,10 +48,63 @@ void McpSession::send(const QJsonObject &message, const QJsonValue &relatedId)
     const bool isResponse = message.contains(u"result") || message.contains(u"error");
     const QJsonValue related =
         relatedId.isUndefined() && isResponse ? message.value(u"id") : relatedId;
+    QJsonObject out = message;
+    if (isResponse && !m_modern.isEmpty()) {
+        const auto it = m_modern.constFind(JsonRpcMessage::idKey(message.value(u"id")));
+        if (it != m_modern.cend()) {
+            out = decorateModern(message, *it);
+            m_modern.erase(it);
+        }
+    }
     if (related.isUndefined() || related.isNull())
-        m_transport->send(message);
+        m_transport->send(out);
     else
-        m_transport->sendRelated(message, related);
+        m_transport->sendRelated(out, related);
+}
+
+bool McpSession::isModernId(const QJsonValue &id) const
+{
+    return m_modern.contains(JsonRpcMessage::idKey(id));
+}
+
+QJsonObject McpSession::decorateModern(const QJsonObject &message,
+                                       const ModernRequest &request) const
+{
+    QJsonObject out = message;
+    if (message.contains(u"error")) {
+        QJsonObject error = message.value(u"error").toObject();
+        // 2026-07-28 answers an unknown resource with Invalid Params (data.uri stays).
+        if (error.value(u"code").toInt() == JsonRpcMessage::ResourceNotFound)
+            error.insert(QStringLiteral("code"), JsonRpcMessage::InvalidParams);
+        out.insert(QStringLiteral("error"), error);
+        return out;
+    }
+    QJsonObject result = message.value(u"result").toObject();
+    if (!result.contains(u"resultType"))
+        result.insert(QStringLiteral("resultType"), QStringLiteral("complete"));
+    QJsonObject meta = result.value(u"_meta").toObject();
+    const ServerInfo &info = m_catalog->info();
+    meta.insert(ProtocolEra::kMetaServerInfo,
+                QJsonObject{{QStringLiteral("name"), info.name},
+                            {QStringLiteral("version"), info.version}});
+    result.insert(QStringLiteral("_meta"), meta);
+    // Caching hints (SEP-2549). The lists never change while the server runs and are the same
+    // for every client; resource contents (engine state) may change at any time.
+    static const QSet<QString> lists{QStringLiteral("tools/list"), QStringLiteral("resources/list"),
+                                     QStringLiteral("resources/templates/list"),
+                                     QStringLiteral("prompts/list"),
+                                     QStringLiteral("server/discover")};
+    if (result.value(u"resultType").toString() == u"complete" && !result.contains(u"ttlMs")) {
+        if (lists.contains(request.method)) {
+            result.insert(QStringLiteral("ttlMs"), 60 * 60 * 1000);
+            result.insert(QStringLiteral("cacheScope"), QStringLiteral("public"));
+        } else if (request.method == u"resources/read") {
+            result.insert(QStringLiteral("ttlMs"), 0);
+            result.insert(QStringLiteral("cacheScope"), QStringLiteral("private"));
+        }
+    }
+    out.insert(QStringLiteral("result"), result);
+    return out;
 }
 
 void McpSession::request(const QString &method, const QJsonObject &params,
@@ -90,7 +144,12 @@ void McpSession::logRelated(const QString &level, const QString &logger, const Q
                             const QJsonValue &relatedId)
 {
     const int rank = levelRank(level);
-    if (rank < 0 || rank < m_logThreshold)
+    // A 2026-07-28 request sets its own level in _meta; without one it gets no log messages.
+    const auto modern = relatedId.isUndefined()
+                            ? m_modern.cend()
+                            : m_modern.constFind(JsonRpcMessage::idKey(relatedId));
+    const int threshold = modern != m_modern.cend() ? modern->logThreshold : m_logThreshold;
+    if (rank < 0 || rank < threshold)
         return;
     QJsonObject params{{QStringLiteral("level"), level}, {QStringLiteral("data"), data}};
     if (!logger.isEmpty())
@@ -107,9 +166,18 @@ void McpSession::handle(const QByteArray &bytes)
         qCDebug(lcMcp).noquote() << "rejected message:" << m.errorMessage;
         replyError(m.id, m.errorCode, m.errorMessage);
         return;
-    case JsonRpcMessage::Type::Request:
-        handleRequest(m);
+    case JsonRpcMessage::Type::Request: {
+        const ProtocolEra::Verdict era = ProtocolEra::classify(m);
+        if (era.isError()) {
+            send(JsonRpcMessage::makeError(m.id, era.errorCode, era.errorMessage, era.errorData));
+            return;
+        }
+        if (era.isModern())
+            handleModernRequest(m, era);
+        else
+            handleRequest(m);
         return;
+    }
     case JsonRpcMessage::Type::Notification:
         handleNotification(m);
         return;
@@ -139,6 +207,10 @@ void McpSession::handleRequest(const JsonRpcMessage &m)
         {QStringLiteral("prompts/get"), &McpSession::onPromptsGet},
         {QStringLiteral("completion/complete"), &McpSession::onComplete},
         {QStringLiteral("logging/setLevel"), &McpSession::onSetLevel},
+        {QStringLiteral("tasks/get"), &McpSession::onTasksGet},
+        {QStringLiteral("tasks/result"), &McpSession::onTasksResult},
+        {QStringLiteral("tasks/cancel"), &McpSession::onTasksCancel},
+        {QStringLiteral("tasks/list"), &McpSession::onTasksList},
     };
     const QJsonObject params = m.params.toObject();
     if (const Handler h = early.value(m.method)) {
@@ -154,6 +226,192 @@ void McpSession::handleRequest(const JsonRpcMessage &m)
         (this->*h)(m, params);
     else
         methodNotFound(m);
+}
+
+void McpSession::handleModernRequest(const JsonRpcMessage &m, const ProtocolEra::Verdict &era)
+{
+    using Handler = void (McpSession::*)(const JsonRpcMessage &, const QJsonObject &);
+    // Revision 2026-07-28's methods. initialize, ping, logging/setLevel, resources/subscribe
+    // and the GET stream are gone from it; tasks/result and tasks/list are gone from its tasks.
+    static const QHash<QString, Handler> methods{
+        {QStringLiteral("server/discover"), &McpSession::onDiscover},
+        {QStringLiteral("tools/list"), &McpSession::onToolsList},
+        {QStringLiteral("tools/call"), &McpSession::onToolsCall},
+        {QStringLiteral("resources/list"), &McpSession::onResourcesList},
+        {QStringLiteral("resources/templates/list"), &McpSession::onResourceTemplatesList},
+        {QStringLiteral("resources/read"), &McpSession::onResourcesRead},
+        {QStringLiteral("prompts/list"), &McpSession::onPromptsList},
+        {QStringLiteral("prompts/get"), &McpSession::onPromptsGet},
+        {QStringLiteral("completion/complete"), &McpSession::onComplete},
+        {QStringLiteral("tasks/get"), &McpSession::onTasksGet},
+        {QStringLiteral("tasks/cancel"), &McpSession::onTasksCancel},
+        {QStringLiteral("tasks/update"), &McpSession::onTasksUpdate},
+    };
+    const Handler h = methods.value(m.method);
+    if (!h) {
+        replyError(m.id, JsonRpcMessage::MethodNotFound,
+                   QStringLiteral("Method not found: %1 (not part of revision %2)")
+                       .arg(m.method, era.version));
+        return;
+    }
+    const QString key = JsonRpcMessage::idKey(m.id);
+    if (m_modern.contains(key) || m_calls.contains(key)) {
+        replyError(m.id, JsonRpcMessage::InvalidRequest,
+                   QStringLiteral("request id %1 is already in use by a request in flight")
+                       .arg(JsonRpcMessage::idText(m.id)));
+        return;
+    }
+    ModernRequest request;
+    request.method = m.method;
+    const QJsonValue level = era.envelope.value(ProtocolEra::kMetaLogLevel);
+    if (level.isString() && levelRank(level.toString()) >= 0)
+        request.logThreshold = levelRank(level.toString());
+    m_modern.insert(key, request);
+    if (m.method == u"tools/call")
+        callTool(m, &era);
+    else
+        (this->*h)(m, m.params.toObject());
+}
+
+void McpSession::onDiscover(const JsonRpcMessage &m, const QJsonObject &)
+{
+    QJsonObject result{
+        {QStringLiteral("supportedVersions"), QJsonArray::fromStringList(ProtocolEra::supported())},
+        {QStringLiteral("capabilities"), m_catalog->modernCapabilities()}};
+    if (!m_catalog->info().instructions.isEmpty())
+        result.insert(QStringLiteral("instructions"), m_catalog->info().instructions);
+    send(JsonRpcMessage::makeResult(m.id, result));
+}
+
+void McpSession::onTasksGet(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
+    if (!store) {
+        methodNotFound(m);
+        return;
+    }
+    const TaskStore::Task *task = store->find(params.value(u"taskId").toString());
+    if (!task) {
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("no task '%1' here (finished tasks are kept %2 minutes)")
+                       .arg(params.value(u"taskId").toString())
+                       .arg(TaskStore::kKeepMs / 60000));
+        return;
+    }
+    if (!isModernId(m.id)) {
+        send(JsonRpcMessage::makeResult(m.id, TaskStore::legacyJson(*task)));
+        return;
+    }
+    // 2026-07-28: the final result (or error) is inlined once the task has ended.
+    QJsonObject info = TaskStore::modernJson(*task);
+    if (task->status == TaskStore::Status::Completed) {
+        QJsonObject result = task->result;
+        result.insert(QStringLiteral("resultType"), QStringLiteral("complete"));
+        info.insert(QStringLiteral("result"), result);
+    } else if (task->status == TaskStore::Status::Failed) {
+        info.insert(QStringLiteral("error"), task->error);
+    }
+    send(JsonRpcMessage::makeResult(m.id, info));
+}
+
+void McpSession::onTasksResult(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
+    if (!store) {
+        methodNotFound(m);
+        return;
+    }
+    const QString taskId = params.value(u"taskId").toString();
+    if (!store->find(taskId)) {
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("no task '%1' here").arg(taskId));
+        return;
+    }
+    // 2025-11-25: tasks/result waits for the end and answers what tools/call would have.
+    QPointer<McpSession> self(this);
+    const QJsonValue id = m.id;
+    store->whenEnded(taskId, [self, store, taskId, id] {
+        if (!self)
+            return;
+        const TaskStore::Task *task = store->find(taskId);
+        if (!task) {
+            self->replyError(id, JsonRpcMessage::InvalidParams,
+                             QStringLiteral("task '%1' has expired").arg(taskId));
+            return;
+        }
+        const QJsonObject related{{QStringLiteral("io.modelcontextprotocol/related-task"),
+                                   QJsonObject{{QStringLiteral("taskId"), taskId}}}};
+        if (task->status == TaskStore::Status::Completed) {
+            QJsonObject result = task->result;
+            result.insert(QStringLiteral("_meta"), related);
+            self->send(JsonRpcMessage::makeResult(id, result));
+        } else if (task->status == TaskStore::Status::Failed) {
+            self->send(JsonRpcMessage::makeError(
+                id, task->error.value(u"code").toInt(JsonRpcMessage::InternalError),
+                task->error.value(u"message").toString(), task->error.value(u"data")));
+        } else {
+            self->send(JsonRpcMessage::makeResult(
+                id, ToolCall::errorResult(QStringLiteral("The task was cancelled."))));
+        }
+    });
+}
+
+void McpSession::onTasksCancel(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
+    if (!store) {
+        methodNotFound(m);
+        return;
+    }
+    const QString taskId = params.value(u"taskId").toString();
+    const TaskStore::Task *task = store->find(taskId);
+    if (!task) {
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("no task '%1' here").arg(taskId));
+        return;
+    }
+    if (task->isTerminal() && !isModernId(m.id)) {
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("task '%1' has already ended (%2)")
+                       .arg(taskId, TaskStore::statusName(task->status)));
+        return;
+    }
+    qCInfo(lcMcp) << "client cancelled task" << taskId;
+    store->cancel(taskId);
+    task = store->find(taskId);
+    if (isModernId(m.id))
+        send(JsonRpcMessage::makeResult(m.id, QJsonObject())); // an acknowledgement
+    else
+        send(JsonRpcMessage::makeResult(m.id, TaskStore::legacyJson(*task)));
+}
+
+void McpSession::onTasksList(const JsonRpcMessage &m, const QJsonObject &)
+{
+    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
+    if (!store) {
+        methodNotFound(m);
+        return;
+    }
+    QJsonArray list;
+    for (const TaskStore::Task *t : store->all())
+        list.append(TaskStore::legacyJson(*t));
+    send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("tasks"), list}}));
+}
+
+void McpSession::onTasksUpdate(const JsonRpcMessage &m, const QJsonObject &params)
+{
+    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
+    if (!store) {
+        methodNotFound(m);
+        return;
+    }
+    if (!store->find(params.value(u"taskId").toString())) {
+        replyError(m.id, JsonRpcMessage::InvalidParams,
+                   QStringLiteral("no task '%1' here").arg(params.value(u"taskId").toString()));
+        return;
+    }
+    // Our tasks never wait for input; responses to requests never made are ignored.
+    send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
 }
 
 void McpSession::methodNotFound(const JsonRpcMessage &m)
@@ -194,8 +452,13 @@ void McpSession::onPing(const JsonRpcMessage &m, const QJsonObject &)
 void McpSession::onToolsList(const JsonRpcMessage &m, const QJsonObject &)
 {
     QJsonArray tools;
-    for (const ToolDefinition &t : m_catalog->tools().all())
-        tools.append(t.toJson());
+    const bool modern = isModernId(m.id);
+    for (const ToolDefinition &t : m_catalog->tools().all()) {
+        QJsonObject tool = t.toJson();
+        if (modern) // 2025-11-25 vocabulary; under the tasks extension the server decides
+            tool.remove(QStringLiteral("execution"));
+        tools.append(tool);
+    }
     send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("tools"), tools}}));
 }
 
@@ -258,7 +521,8 @@ void McpSession::onResourcesSubscribe(const JsonRpcMessage &m, const QJsonObject
 
 void McpSession::onPromptsList(const JsonRpcMessage &m, const QJsonObject &)
 {
-    if (m_catalog->prompts().all().isEmpty()) {
+    // 2026-07-28 lists are cacheable answers in their own right: no prompts is an empty list.
+    if (m_catalog->prompts().all().isEmpty() && !isModernId(m.id)) {
         methodNotFound(m);
         return;
     }
@@ -287,7 +551,8 @@ void McpSession::onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params
         replyError(m.id, JsonRpcMessage::InvalidParams, missing);
         return;
     }
-    send(JsonRpcMessage::makeResult(m.id, prompt->get(args)));
+    send(JsonRpcMessage::makeResult(m.id, prompt->getWithParams ? prompt->getWithParams(params)
+                                                                : prompt->get(args)));
 }
 
 void McpSession::onComplete(const JsonRpcMessage &m, const QJsonObject &params)
@@ -327,7 +592,7 @@ void McpSession::onSetLevel(const JsonRpcMessage &m, const QJsonObject &params)
     send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
 }
 
-void McpSession::callTool(const JsonRpcMessage &m)
+void McpSession::callTool(const JsonRpcMessage &m, const ProtocolEra::Verdict *modern)
 {
     // Checked first: whatever else is wrong with it, a second request under the id of one in
     // flight must not be answered as if it were that one.
@@ -350,6 +615,22 @@ void McpSession::callTool(const JsonRpcMessage &m)
                    QStringLiteral("Unknown tool: %1").arg(name));
         return;
     }
+    // A task: 2025-11-25 clients ask with params.task; under 2026-07-28 the server decides,
+    // for clients that declare the tasks extension.
+    const QJsonObject caps = modern ? modern->clientCapabilities() : m_clientCapabilities;
+    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
+    bool asTask = false;
+    if (modern)
+        asTask = store && !tool->taskSupport.isEmpty() &&
+                 caps.value(u"extensions").toObject().contains(ProtocolEra::kTasksExtension);
+    else if (params.value(u"task").isObject()) {
+        if (!store || tool->taskSupport.isEmpty()) {
+            replyError(m.id, JsonRpcMessage::MethodNotFound,
+                       QStringLiteral("%1 does not run as a task").arg(name));
+            return;
+        }
+        asTask = true;
+    }
     const QJsonValue args =
         params.contains(u"arguments") ? params.value(u"arguments") : QJsonValue(QJsonObject());
     const QString invalid = SchemaValidator::validate(tool->inputSchema, args);
@@ -357,6 +638,36 @@ void McpSession::callTool(const JsonRpcMessage &m)
         send(JsonRpcMessage::makeResult(
             m.id, ToolCall::errorResult(
                       QStringLiteral("Invalid arguments for %1: %2").arg(name, invalid))));
+        return;
+    }
+    const QString clientName =
+        (modern ? modern->clientInfo() : m_clientInfo).value(u"name").toString();
+    if (asTask) {
+        // The task's status message follows the call's progress, whoever asked for it.
+        auto *call = new ToolCall(name, args.toObject(), QStringLiteral("task"));
+        call->setClientCapabilities(caps);
+        call->setClientName(clientName);
+        call->setOwner(owner());
+        call->setRequestParams(params);
+        call->setModern(modern != nullptr);
+        QString error;
+        const QString taskId = store->start(call, &error);
+        if (taskId.isEmpty()) {
+            delete call;
+            send(JsonRpcMessage::makeResult(m.id, ToolCall::errorResult(error)));
+            return;
+        }
+        qCInfo(lcMcp) << "tool call" << name << "runs as task" << taskId;
+        const TaskStore::Task *task = store->find(taskId);
+        QJsonObject created;
+        if (modern) {
+            created = TaskStore::modernJson(*task);
+            created.insert(QStringLiteral("resultType"), QStringLiteral("task"));
+        } else {
+            created = QJsonObject{{QStringLiteral("task"), TaskStore::legacyJson(*task)}};
+        }
+        send(JsonRpcMessage::makeResult(m.id, created));
+        tool->handler(call);
         return;
     }
     const QJsonValue token = params.value(u"_meta").toObject().value(u"progressToken");
@@ -370,20 +681,32 @@ void McpSession::callTool(const JsonRpcMessage &m)
             [this, id](const QString &level, const QString &logger, const QJsonValue &data) {
                 logRelated(level, logger, data, id);
             });
-    call->setClientCapabilities(m_clientCapabilities);
-    call->setClientName(m_clientInfo.value(u"name").toString());
-    call->setOwner(m_id);
-    call->setRequester(
-        [this, id](const QString &method, const QJsonObject &p,
-                   const ToolCall::ResponseHandler &done) { request(method, p, id, done); });
+    call->setClientCapabilities(caps);
+    call->setClientName(clientName);
+    call->setOwner(owner());
+    call->setRequestParams(params);
+    call->setModern(modern != nullptr);
+    if (!modern) // 2026-07-28 has no server-to-client requests (input_required instead)
+        call->setRequester(
+            [this, id](const QString &method, const QJsonObject &p,
+                       const ToolCall::ResponseHandler &done) { request(method, p, id, done); });
     connect(call, &ToolCall::finished, this, [this, id, key, call](const QJsonObject &result) {
         m_calls.remove(key);
         call->deleteLater();
         send(JsonRpcMessage::makeResult(id, result), id);
         Q_EMIT callFinished();
     });
+    connect(call, &ToolCall::failed, this, [this, id, key, call](const QJsonObject &error) {
+        m_calls.remove(key);
+        call->deleteLater();
+        send(JsonRpcMessage::makeError(id, error.value(u"code").toInt(),
+                                       error.value(u"message").toString(), error.value(u"data")),
+             id);
+        Q_EMIT callFinished();
+    });
     connect(call, &ToolCall::cancelRequested, this, [this, key, call] {
         m_calls.remove(key);
+        m_modern.remove(key);
         call->deleteLater();
         Q_EMIT callFinished();
     });

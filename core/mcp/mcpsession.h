@@ -1,6 +1,7 @@
 #pragma once
 
 #include "jsonrpcmessage.h"
+#include "protocolera.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -26,8 +27,12 @@ public:
     bool isInitialized() const { return m_initialized; }
     QString protocolVersion() const { return m_protocolVersion; }
     QJsonObject clientInfo() const { return m_clientInfo; }
-    // Unique per session: what the session's sandbox sessions belong to.
+    // Unique per session.
     QString id() const { return m_id; }
+    // What the session's sandbox sessions belong to: its id, unless set (a 2026-07-28 HTTP
+    // request has no session; its calls belong to the credential it came with).
+    QString owner() const { return m_owner.isEmpty() ? m_id : m_owner; }
+    void setOwner(const QString &owner) { m_owner = owner; }
     int callsInFlight() const { return int(m_calls.size()); }
     bool isClosed() const { return m_closed; }
 
@@ -53,7 +58,23 @@ Q_SIGNALS:
     void callFinished();
 
 private:
+    // A request of revision 2026-07-28 in flight: what its response is decorated with.
+    struct ModernRequest
+    {
+        QString method;
+        int logThreshold = 99; // from _meta logLevel; none without it
+    };
+
     void handleRequest(const JsonRpcMessage &m);
+    void handleModernRequest(const JsonRpcMessage &m, const ProtocolEra::Verdict &era);
+    QJsonObject decorateModern(const QJsonObject &message, const ModernRequest &request) const;
+    void onDiscover(const JsonRpcMessage &m, const QJsonObject &params);
+    void onTasksGet(const JsonRpcMessage &m, const QJsonObject &params);
+    void onTasksResult(const JsonRpcMessage &m, const QJsonObject &params);
+    void onTasksCancel(const JsonRpcMessage &m, const QJsonObject &params);
+    void onTasksList(const JsonRpcMessage &m, const QJsonObject &params);
+    void onTasksUpdate(const JsonRpcMessage &m, const QJsonObject &params);
+    bool isModernId(const QJsonValue &id) const;
     // One per method (see handleRequest's table).
     void methodNotFound(const JsonRpcMessage &m);
     void onInitialize(const JsonRpcMessage &m, const QJsonObject &params);
@@ -69,7 +90,7 @@ private:
     void onComplete(const JsonRpcMessage &m, const QJsonObject &params);
     void onSetLevel(const JsonRpcMessage &m, const QJsonObject &params);
     void handleNotification(const JsonRpcMessage &m);
-    void callTool(const JsonRpcMessage &m);
+    void callTool(const JsonRpcMessage &m, const ProtocolEra::Verdict *modern = nullptr);
     void send(const QJsonObject &message, const QJsonValue &relatedId = QJsonValue::Undefined);
     void handleResponse(const JsonRpcMessage &m);
     void logRelated(const QString &level, const QString &logger, const QJsonValue &data,
@@ -84,6 +105,8 @@ private:
     QString m_protocolVersion;
     QJsonObject m_clientInfo;
     QString m_id;
+    QString m_owner;
+    QHash<QString, ModernRequest> m_modern;
     int m_logThreshold = 99; // nothing until logging/setLevel
     QHash<QString, ToolCall *> m_calls;
     QJsonObject m_clientCapabilities;

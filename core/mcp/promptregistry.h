@@ -14,6 +14,9 @@ struct PromptDefinition
     QJsonArray arguments; // [{name, description?, required?}]
     // Returns {description?, messages:[…]} for validated arguments.
     std::function<QJsonObject(const QJsonObject &arguments)> get;
+    // Instead of get, when set: the whole request's params (2026-07-28 multi round-trip
+    // requests carry inputResponses and requestState beside the arguments).
+    std::function<QJsonObject(const QJsonObject &params)> getWithParams;
 
     QJsonObject toJson() const;
     // Empty when every required argument is present, else the message naming the missing one.

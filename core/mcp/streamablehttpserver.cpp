@@ -10,8 +10,10 @@
 #include "mcpsession.h"
 #include "protocolversion.h"
 
+#include <QCryptographicHash>
 #include <QDateTime>
 #include <QJsonDocument>
+#include <QPointer>
 #include <QRandomGenerator>
 #include <QUrl>
 #include <functional>
@@ -29,6 +31,19 @@ void refuse(HttpResponder *r, int status, const QString &message,
             const HttpResponder::Headers &extra = {})
 {
     r->respond(status, kJson + extra, rpcError(JsonRpcMessage::InvalidRequest, message));
+}
+
+// The 2026-07-28 error, which a client of either era can read: it lists what we serve.
+QByteArray unsupportedVersion(const QJsonValue &id, const QString &requested)
+{
+    return QJsonDocument(
+               JsonRpcMessage::makeError(
+                   id, ProtocolEra::UnsupportedProtocolVersion,
+                   QStringLiteral("Bad Request: unsupported MCP-Protocol-Version %1 "
+                                  "(supported: %2)")
+                       .arg(requested, ProtocolEra::supported().join(QStringLiteral(", "))),
+                   ProtocolEra::unsupportedData(requested)))
+        .toJson(QJsonDocument::Compact);
 }
 
 HttpConnection::Verdict refusal(int status, const QString &message,
@@ -129,12 +144,12 @@ HttpConnection::Verdict StreamableHttpServer::checkHead(const HttpRequest &reque
                                           "(code-sandbox --print-token shows it)"),
                            {{"WWW-Authenticate", "Bearer realm=\"code-sandbox\""}});
     }
+    // A POST's version is checked with its body (the error then carries the request's id, and a
+    // header that contradicts a 2026-07-28 body is a HeaderMismatch); other methods here.
     const QByteArray version = request.header("MCP-Protocol-Version");
-    if (!version.isEmpty() && !ProtocolVersion::isSupported(QString::fromUtf8(version)))
-        return refusal(
-            400, QStringLiteral("Bad Request: unsupported MCP-Protocol-Version %1 (supported: %2)")
-                     .arg(QString::fromUtf8(version),
-                          ProtocolVersion::supported().join(QStringLiteral(", "))));
+    if (request.method != "POST" && !version.isEmpty() &&
+        !ProtocolEra::supported().contains(QString::fromUtf8(version)))
+        return {400, kJson, unsupportedVersion(QJsonValue::Null, QString::fromUtf8(version))};
     return {};
 }
 
@@ -262,6 +277,28 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
                 .toJson(QJsonDocument::Compact));
         return;
     }
+    const QByteArray versionHeader = request.header("MCP-Protocol-Version");
+    bool hasName = false;
+    for (const auto &h : request.headers)
+        hasName = hasName || h.first.compare("Mcp-Name", Qt::CaseInsensitive) == 0;
+    const ProtocolEra::Verdict era = ProtocolEra::classifyHttp(
+        versionHeader, request.header("Mcp-Method"), request.header("Mcp-Name"), hasName, m);
+    if (era.isModern()) {
+        handleModernPost(request, responder, m.id, era);
+        return;
+    }
+    if (!versionHeader.isEmpty() &&
+        !ProtocolEra::supported().contains(QString::fromUtf8(versionHeader))) {
+        responder->respond(400, kJson, unsupportedVersion(m.id, QString::fromUtf8(versionHeader)));
+        return;
+    }
+    if (m.type != JsonRpcMessage::Type::Request && request.header("Mcp-Session-Id").isEmpty() &&
+        ProtocolEra::isModern(QString::fromUtf8(versionHeader))) {
+        // A 2026-07-28 notification: nothing belongs to a session there. Cancellation is the
+        // request's stream closing, so there is nothing to act on.
+        responder->respond(202, {}, {});
+        return;
+    }
     Session *session = nullptr;
     if (m.type == JsonRpcMessage::Type::Request && m.method == u"initialize") {
         const QString name =
@@ -304,8 +341,69 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
     session->transport->deliver(request.body);
 }
 
+QString StreamableHttpServer::modernOwner(const HttpRequest &request) const
+{
+    // Every 2026-07-28 request stands alone, so a sandbox session cannot belong to a protocol
+    // session; it belongs to the credential that created it (all who hold the token are the
+    // same user). A digest, so the token itself is never kept as a name.
+    const QByteArray auth = request.header("Authorization");
+    if (auth.isEmpty())
+        return QStringLiteral("http");
+    return QStringLiteral("http-") +
+           QString::fromLatin1(
+               QCryptographicHash::hash(auth, QCryptographicHash::Sha256).toHex().left(16));
+}
+
+void StreamableHttpServer::handleModernPost(const HttpRequest &request, HttpResponder *responder,
+                                            const QJsonValue &id, const ProtocolEra::Verdict &era)
+{
+    const auto answerError = [&](int status, int code, const QString &message,
+                                 const QJsonValue &data) {
+        responder->respond(status, kJson,
+                           QJsonDocument(JsonRpcMessage::makeError(id, code, message, data))
+                               .toJson(QJsonDocument::Compact));
+    };
+    if (era.isError()) {
+        // Malformed or unsupported per the revision's rules: 400, whatever the code.
+        answerError(400, era.errorCode, era.errorMessage, era.errorData);
+        return;
+    }
+    const JsonRpcMessage m = JsonRpcMessage::parse(request.body);
+    auto *transport = new HttpSessionTransport;
+    transport->setModern(true);
+    McpSession *session = m_server->openRequest(transport, modernOwner(request));
+    const bool stream =
+        request.header("Accept").contains("text/event-stream") && m.method == u"tools/call";
+    transport->expectAnswer(m.id, responder, stream);
+    QPointer<McpSession> guard(session);
+    // Answered: the session has done its work (a task goes on in the server's task store).
+    connect(transport, &HttpSessionTransport::idle, session, [guard] {
+        if (guard)
+            guard->deleteLater();
+    });
+    // Closing the request's stream cancels it: the call's container is removed, as with
+    // notifications/cancelled.
+    connect(responder, &HttpResponder::closed, session, [guard] {
+        if (!guard)
+            return;
+        if (guard->callsInFlight() > 0)
+            qCInfo(lcMcp) << "HTTP: the client closed a request's stream; cancelling it";
+        guard->cancelAll();
+        guard->deleteLater();
+    });
+    transport->deliver(request.body);
+}
+
 void StreamableHttpServer::handleGet(const HttpRequest &request, HttpResponder *responder)
 {
+    if (request.header("Mcp-Session-Id").isEmpty() &&
+        ProtocolEra::isModern(QString::fromUtf8(request.header("MCP-Protocol-Version")))) {
+        responder->respond(
+            405, kJson + HttpResponder::Headers{{"Allow", "POST"}},
+            rpcError(JsonRpcMessage::InvalidRequest,
+                     QStringLiteral("Method Not Allowed: revision 2026-07-28 has no GET stream")));
+        return;
+    }
     if (!request.header("Accept").contains("text/event-stream")) {
         responder->respond(406, kJson,
                            rpcError(JsonRpcMessage::InvalidRequest,
@@ -319,6 +417,14 @@ void StreamableHttpServer::handleGet(const HttpRequest &request, HttpResponder *
 
 void StreamableHttpServer::handleDelete(const HttpRequest &request, HttpResponder *responder)
 {
+    if (request.header("Mcp-Session-Id").isEmpty() &&
+        ProtocolEra::isModern(QString::fromUtf8(request.header("MCP-Protocol-Version")))) {
+        responder->respond(
+            405, kJson + HttpResponder::Headers{{"Allow", "POST"}},
+            rpcError(JsonRpcMessage::InvalidRequest,
+                     QStringLiteral("Method Not Allowed: revision 2026-07-28 has no sessions")));
+        return;
+    }
     Session *session = sessionFor(request, responder);
     if (!session)
         return;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "httpconnection.h"
+#include "protocolera.h"
 
 #include <QByteArray>
 #include <QHash>
@@ -17,8 +18,10 @@ class McpServer;
 class McpSession;
 struct HttpRequest;
 
-// MCP "Streamable HTTP" (revision 2025-11-25) on one endpoint path: POST carries one JSON-RPC
-// message, GET opens the server's own event stream, DELETE ends a session. Secure by default:
+// MCP "Streamable HTTP" on one endpoint path, both eras at once. Revision 2025-11-25: POST
+// carries one JSON-RPC message, GET opens the server's own event stream, DELETE ends a session.
+// Revision 2026-07-28 (a request whose MCP-Protocol-Version header or _meta names it): each POST
+// is served on its own with no protocol session, so any instance can answer it. Secure by default:
 // foreign Host and Origin headers are refused (DNS rebinding), a bearer token is required unless
 // disabled, bodies are size-capped, idle sessions expire.
 class StreamableHttpServer : public QObject
@@ -72,6 +75,11 @@ private:
     bool makeRoomForSession(const QByteArray &client, const QJsonValue &id,
                             HttpResponder *responder);
     void handlePost(const HttpRequest &request, HttpResponder *responder);
+    // Revision 2026-07-28: the request is served on its own, by a session that lives for it.
+    void handleModernPost(const HttpRequest &request, HttpResponder *responder,
+                          const QJsonValue &id, const ProtocolEra::Verdict &era);
+    // Whose sandbox sessions a 2026-07-28 request may use: the credential it came with.
+    QString modernOwner(const HttpRequest &request) const;
     void handleGet(const HttpRequest &request, HttpResponder *responder);
     void handleDelete(const HttpRequest &request, HttpResponder *responder);
     Session *sessionFor(const HttpRequest &request, HttpResponder *responder);

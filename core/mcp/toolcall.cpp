@@ -47,6 +47,18 @@ void ToolCall::finish(const QJsonObject &result)
         Q_EMIT finished(result);
 }
 
+void ToolCall::fail(int code, const QString &message, const QJsonValue &data)
+{
+    if (m_finished)
+        return;
+    m_finished = true;
+    QJsonObject error{{QStringLiteral("code"), code}, {QStringLiteral("message"), message}};
+    if (!data.isUndefined())
+        error.insert(QStringLiteral("data"), data);
+    if (!m_cancelled)
+        Q_EMIT failed(error);
+}
+
 void ToolCall::finishWithError(const QString &message)
 {
     finish(errorResult(message));

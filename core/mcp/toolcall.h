@@ -49,9 +49,19 @@ public:
     QString owner() const { return m_owner; }
     void setOwner(const QString &owner) { m_owner = owner; }
 
+    // The request's params beyond name and arguments: 2026-07-28's inputResponses and
+    // requestState (multi round-trip requests) and its _meta.
+    const QJsonObject &requestParams() const { return m_requestParams; }
+    void setRequestParams(const QJsonObject &params) { m_requestParams = params; }
+    // The call speaks revision 2026-07-28 (it may answer with resultType "input_required").
+    bool isModern() const { return m_modern; }
+    void setModern(bool modern) { m_modern = modern; }
+
     void finish(const QJsonObject &result);
     // A failure of the work itself: a result with isError, text a model can act on.
     void finishWithError(const QString &message);
+    // A protocol error instead of a result (e.g. -32021, a capability the client lacks).
+    void fail(int code, const QString &message, const QJsonValue &data = QJsonValue::Undefined);
     void cancel();
 
     static QJsonObject textContent(const QString &text);
@@ -61,6 +71,7 @@ Q_SIGNALS:
     void progressReady(const QJsonObject &params);
     void logReady(const QString &level, const QString &logger, const QJsonValue &data);
     void finished(const QJsonObject &result);
+    void failed(const QJsonObject &error);
     void cancelRequested();
 
 private:
@@ -70,6 +81,8 @@ private:
     QJsonObject m_clientCapabilities;
     QString m_clientName;
     QString m_owner;
+    QJsonObject m_requestParams;
+    bool m_modern = false;
     std::function<void(const QString &, const QJsonObject &, const ResponseHandler &)> m_requester;
     double m_progress = 0;
     bool m_finished = false;

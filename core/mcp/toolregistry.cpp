@@ -27,6 +27,9 @@ QJsonObject ToolDefinition::toJson() const
         o.insert(QStringLiteral("outputSchema"), outputSchema);
     if (!annotations.isEmpty())
         o.insert(QStringLiteral("annotations"), annotations);
+    if (!taskSupport.isEmpty()) // 2025-11-25: how a client learns it may ask for a task
+        o.insert(QStringLiteral("execution"),
+                 QJsonObject{{QStringLiteral("taskSupport"), taskSupport}});
     return o;
 }
 

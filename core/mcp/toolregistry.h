@@ -15,6 +15,9 @@ struct ToolDefinition
     QJsonObject inputSchema;
     QJsonObject outputSchema; // empty: none declared
     QJsonObject annotations;
+    // Whether a call may run as a task (tools/call answered at once with a task handle, the
+    // result polled with tasks/get): empty (never, the default), "optional" or "required".
+    QString taskSupport;
     // Called with arguments already validated against inputSchema.
     std::function<void(ToolCall *)> handler;
 

@@ -426,6 +426,9 @@ void SandboxTools::registerRunTools(McpServer &server, SandboxService &sandbox,
     py.handler = [sb, sessions](ToolCall *call) {
         runCode(*sb, sessions, call, request(QStringLiteral("python"), call->arguments()), false);
     };
+    // A run may outlast what a client waits for one request (often 60 s): these tools may run
+    // as tasks, answered at once with a handle the client polls.
+    py.taskSupport = QStringLiteral("optional");
     server.tools().add(py);
 
     ToolDefinition js = ToolSchemas::tool(QStringLiteral("run_javascript_code"), values);
@@ -433,6 +436,7 @@ void SandboxTools::registerRunTools(McpServer &server, SandboxService &sandbox,
         runCode(*sb, sessions, call, request(QStringLiteral("javascript"), call->arguments()),
                 false);
     };
+    js.taskSupport = QStringLiteral("optional");
     server.tools().add(js);
 
     ToolDefinition exec = ToolSchemas::tool(QStringLiteral("execute_code"), values);
@@ -463,6 +467,7 @@ void SandboxTools::registerRunTools(McpServer &server, SandboxService &sandbox,
             r.libraries.append(v.toString());
         runCode(*sb, sessions, call, r, true);
     };
+    exec.taskSupport = QStringLiteral("optional");
     server.tools().add(exec);
 }
 

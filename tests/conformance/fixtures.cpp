@@ -1,6 +1,7 @@
 #include "fixtures.h"
 
 #include "mcpserver.h"
+#include "modernfixtures.h"
 #include "toolcall.h"
 
 #include <QJsonArray>
@@ -58,6 +59,7 @@ void Fixtures::registerAll(McpServer &server)
     addClientRequestTools(server);
     addResources(server);
     addPrompts(server);
+    ModernFixtures::registerAll(server);
     addCompletions(server);
 }
 

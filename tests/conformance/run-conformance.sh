@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs every 2025-11-25 server scenario of the official MCP conformance suite against the
-# conformance-server given as $1, one suite invocation per scenario so that one scenario's trouble
-# cannot hide another's result. Prints one summary line per scenario, then "N passed, M failed";
-# exits non-zero if any scenario failed.
+# Runs the official MCP conformance suite against the conformance-server given as $1, in both
+# eras the server speaks: every 2025-11-25 server scenario (as before), then the frozen
+# requirement set of 2026-07-28 (its scored server scenarios, each at the 2026-07-28 wire). One
+# suite invocation per scenario, so that one scenario's trouble cannot hide another's result.
+# Prints one summary line per scenario, "REVISION: N passed, M failed" per revision, then the
+# total "N passed, M failed"; exits non-zero if any scenario failed.
 #
 # With --product PATH/TO/code-sandbox it runs the scenarios that need no fixtures against the
-# product itself (code-sandbox --http --no-auth), which must pass them too.
+# product itself (code-sandbox --http --no-auth), in both eras, which must pass them too.
 set -u
 
 product=
@@ -14,7 +16,6 @@ if [[ ${1:-} == --product ]]; then
     shift
 fi
 server_bin=${1:?usage: run-conformance.sh [--product] PATH/TO/conformance-server-or-code-sandbox}
-spec_version=2025-11-25
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here" || exit 2
 
@@ -62,36 +63,59 @@ if [[ $url != http://* ]]; then
 fi
 echo "Server: $url"
 
-if [[ -n $product ]]; then
-    scenarios=(server-initialize ping logging-set-level tools-list resources-list
-               dns-rebinding-protection server-sse-multiple-streams)
-else
-    mapfile -t scenarios < <("$node" "$suite" list --server --spec-version "$spec_version" |
-        sed -n 's/^  - \([^ ]*\) .*/\1/p')
-fi
-if [[ ${#scenarios[@]} -eq 0 ]]; then
-    echo "The suite listed no server scenarios for $spec_version"
-    exit 2
-fi
+# The scored server scenarios of a frozen requirement set.
+required_server_scenarios() {
+    "$node" "$suite" list --server --requirements "$1" |
+        sed -n '/^Server scenarios/,/^$/s/^  - \([^ ]*\).*/\1/p'
+}
 
 passed=0
 failed=0
 failed_names=()
-for scenario in "${scenarios[@]}"; do
-    out="$log_dir/$scenario.log"
-    "$node" "$suite" server --url "$url" --scenario "$scenario" >"$out" 2>&1
-    status=$?
-    # The suite's own summary: "Passed: X/Y, Z failed, W warnings".
-    summary=$(grep -m1 '^Passed: ' "$out" || echo "no summary")
-    if [[ $status -eq 0 ]]; then
-        passed=$((passed + 1))
-        echo "PASS $scenario: $summary"
-    else
-        failed=$((failed + 1))
-        failed_names+=("$scenario")
-        echo "FAIL $scenario: $summary"
+run_revision() {
+    local revision=$1
+    shift
+    local scenarios=("$@") r_passed=0 r_failed=0
+    if [[ ${#scenarios[@]} -eq 0 ]]; then
+        echo "The suite listed no server scenarios for $revision"
+        exit 2
     fi
-done
+    echo "== $revision (${#scenarios[@]} scenarios)"
+    for scenario in "${scenarios[@]}"; do
+        out="$log_dir/$revision-$scenario.log"
+        # --force with --spec-version runs the scenario at that revision's wire, as the frozen
+        # requirement run does.
+        "$node" "$suite" server --url "$url" --scenario "$scenario" --spec-version "$revision" \
+            --force >"$out" 2>&1
+        status=$?
+        # The suite's own summary: "Passed: X/Y, Z failed, W warnings".
+        summary=$(grep -m1 '^Passed: ' "$out" || echo "no summary")
+        if [[ $status -eq 0 ]]; then
+            r_passed=$((r_passed + 1))
+            echo "PASS $revision $scenario: $summary"
+        else
+            r_failed=$((r_failed + 1))
+            failed_names+=("$revision-$scenario")
+            echo "FAIL $revision $scenario: $summary"
+        fi
+    done
+    echo "$revision: $r_passed passed, $r_failed failed"
+    passed=$((passed + r_passed))
+    failed=$((failed + r_failed))
+}
+
+if [[ -n $product ]]; then
+    run_revision 2025-11-25 server-initialize ping logging-set-level tools-list resources-list \
+        dns-rebinding-protection server-sse-multiple-streams
+    run_revision 2026-07-28 tools-list resources-list sep-2164-resource-not-found caching \
+        dns-rebinding-protection server-sse-multiple-streams
+else
+    mapfile -t legacy < <("$node" "$suite" list --server --spec-version 2025-11-25 |
+        sed -n 's/^  - \([^ ]*\) .*/\1/p')
+    run_revision 2025-11-25 "${legacy[@]}"
+    mapfile -t modern < <(required_server_scenarios 2026-07-28)
+    run_revision 2026-07-28 "${modern[@]}"
+fi
 
 for scenario in "${failed_names[@]}"; do
     echo
