@@ -1,10 +1,15 @@
 #!/bin/bash
 # Set up, build, run and test Code Sandbox on Debian 12.
 #
-#   ./dev.sh run [ARGS...]   install what is missing, build, then run code-sandbox ARGS
-#                            (without ARGS: the window where there is a display; elsewhere a
-#                            first call through the MCP server, then --help)
-#   ./dev.sh test            install what is missing, build, run every test (ctest)
+#   ./dev.sh run [ARGS...]   install what is missing, build the app (not the tests) while the
+#                            python and node images build, then run code-sandbox ARGS (without
+#                            ARGS: the window where there is a display; elsewhere a first call
+#                            through the MCP server, then --help). The other images build
+#                            afterwards in the background, at low priority (log:
+#                            BUILD/images-background.log); until one is there, a call for its
+#                            language says that it is being built.
+#   ./dev.sh test            install what is missing, build all images and every target, run
+#                            every test (ctest)
 #   ./dev.sh hardening       only the hardening tests: the fuzz targets, and the unit and engine
 #                            tests under ASan+UBSan with the integration suite on Podman
 #   ./dev.sh screenshots     refresh docs/screenshots (the app under Xvfb, see tests/gui)
@@ -90,14 +95,60 @@ use_engine() {
     export DOCKER_HOST=${DOCKER_HOST:-unix://$SOCKET}
 }
 
-build_images() {
-    local missing=()
-    for lang in python node bash gcc go java ruby r rust; do
-        as_root docker image inspect "code-sandbox/$lang:latest" >/dev/null 2>&1 || missing+=("$lang")
+ALL_IMAGES=(python node bash gcc go java ruby r rust)
+# The images running needs first; the window's examples and the demo use them.
+FIRST_IMAGES=(python node)
+
+missing_images() { # IMAGE... -- prints those the engine does not have
+    local image
+    for image in "$@"; do
+        as_root docker image inspect "code-sandbox/$image:latest" >/dev/null 2>&1 || echo "$image"
     done
+}
+
+# Builds every image that is missing. If another build runs (./dev.sh run's in the background,
+# say), build-images.sh waits for it and skips what it built.
+build_images() {
+    local missing
+    mapfile -t missing < <(missing_images "${ALL_IMAGES[@]}")
     if [ ${#missing[@]} -gt 0 ]; then
         say "building sandbox images: ${missing[*]} (offline from Debian packages, a few minutes once)"
         as_root "$ROOT/containers/build-images.sh" --jobs 2 "${missing[@]}"
+    fi
+}
+
+# ./dev.sh run: the app and the first images at once (the compiler wants the CPUs, dpkg mostly
+# waits for the disk and the mirror), so that the first call is answered as soon as both are
+# there; then the other images in the background at the lowest priority.
+build_for_run() {
+    local first rest pid=
+    mapfile -t first < <(missing_images "${FIRST_IMAGES[@]}")
+    if [ ${#first[@]} -gt 0 ]; then
+        # sudo asks for a password here, not from the background job.
+        [ "$(id -u)" = 0 ] || sudo -v
+        mkdir -p "$BUILD"
+        say "building the ${first[*]} images meanwhile (log: $BUILD/images-first.log)"
+        as_root "$ROOT/containers/build-images.sh" --jobs 2 "${first[@]}" \
+            >"$BUILD/images-first.log" 2>&1 &
+        pid=$!
+    fi
+    build code-sandbox
+    if [ -n "$pid" ]; then
+        say "waiting for the ${first[*]} images"
+        if ! wait "$pid"; then
+            tail -n 25 "$BUILD/images-first.log" >&2
+            echo "dev.sh: building the ${first[*]} images failed (log: $BUILD/images-first.log)" >&2
+            exit 1
+        fi
+        grep -E '^(built|code-sandbox/)' "$BUILD/images-first.log" >&2 || true
+    fi
+    mapfile -t rest < <(missing_images "${ALL_IMAGES[@]}")
+    if [ ${#rest[@]} -gt 0 ]; then
+        say "building the other images in the background: ${rest[*]} (log: $BUILD/images-background.log)"
+        # Detached (setsid, nohup): it outlives this script, which becomes the app.
+        as_root setsid nohup nice -n 19 ionice -c 2 -n 7 \
+            "$ROOT/containers/build-images.sh" "${rest[@]}" \
+            </dev/null >"$BUILD/images-background.log" 2>&1 &
     fi
 }
 
@@ -112,10 +163,10 @@ install_npm() {
     done
 }
 
-build() {
-    say "building in $BUILD"
+build() { # [TARGET] -- everything by default
+    say "building ${1:-everything} in $BUILD"
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-    cmake --build "$BUILD"
+    cmake --build "$BUILD" ${1:+--target "$1"}
 }
 
 demo() {
@@ -141,7 +192,7 @@ cmd=${1:-run}
 [ $# -gt 0 ] && shift
 case $cmd in
     run)
-        install_packages; start_engine; use_engine; build_images; build
+        install_packages; start_engine; use_engine; build_for_run
         if [ $# -gt 0 ]; then exec "$BUILD/bin/code-sandbox" "$@"
         elif [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then exec "$BUILD/bin/code-sandbox"
         else demo; fi ;;
@@ -171,5 +222,5 @@ case $cmd in
     build)
         install_packages; build ;;
     *)
-        sed -n '2,15p' "$0" >&2; exit 2 ;;
+        sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac

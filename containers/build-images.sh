@@ -80,6 +80,8 @@ $(table usage | fold -s -w 94 | sed 's/ *$//; s/^/  /')
 
 environment:
   CODE_SANDBOX_CACHE            cache and log directory (default /var/cache/code-sandbox)
+  CODE_SANDBOX_IMAGE_STATUS     where each image's build status is written for the server
+                                (default /run/code-sandbox-images; see "Build status" below)
   CODE_SANDBOX_MIRROR           Debian mirror (default http://deb.debian.org/debian)
   CODE_SANDBOX_SECURITY_MIRROR  (default http://deb.debian.org/debian-security)
   CODE_SANDBOX_USE_DOCKERFILES  1 = try \`docker build\` with the Dockerfiles first
@@ -87,6 +89,15 @@ environment:
   CODE_SANDBOX_LANGUAGES        the language table (default ../resources/languages.json)
   CODE_SANDBOX_SSH_CONFIG       ssh client config for --engine ssh://... (default: ssh's own)
   DOCKER                        docker client to use (default docker)
+
+One build runs at a time (a lock in the cache directory): a second one waits for it, then
+skips the images the first has built.
+
+Build status: while it builds, IMAGE.status in the status directory holds KEY=VALUE lines,
+  state=queued|building|failed  image=IMAGE  engine=ADDRESS  pid=PID (of this script)
+  started=EPOCH  expected=EPOCH (when it should be done)  log=PATH
+written atomically and removed once the image is there; the server reads it to say that an
+image is being built and when it should be ready.
 EOF
 }
 
@@ -99,6 +110,10 @@ BASE_TAR=$CACHE/$SUITE-minbase.tar
 CHROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Read-only data the images carry for the server (e.g. matplotlib's font list).
 SHARE=/usr/local/share/code-sandbox
+# Where the server looks for the build status of each image. In /run: root's alone to write, so
+# nobody can plant a status (or a symlink) there, and gone after a reboot with the builds it
+# described.
+STATUS_DIR=${CODE_SANDBOX_IMAGE_STATUS:-/run/code-sandbox-images}
 
 packages_for() { # IMAGE
     table packages "$1"
@@ -186,6 +201,68 @@ step_end() {
 die() {
     echo "build-images.sh: $*" >&2
     exit 1
+}
+
+# --- build status for the server ---------------------------------------------------------------
+
+# The images this run builds (empty until the lock is held), with when each should be done.
+STATUS_IMAGES=()
+STATUS_OWNER=$$
+STATUS_ENGINE=
+# Seconds an image took the last time it was built here ($CACHE/durations), else a figure
+# measured on a 2-core machine, for the server's "about N s left".
+estimate_for() { # IMAGE
+    local s
+    s=$(cat "$CACHE/durations/$1" 2> /dev/null || true)
+    case $s in '' | *[!0-9]*) ;; *) echo "$s"; return ;; esac
+    case $1 in
+        python | node | java | r | rust | go) echo 150 ;;
+        gcc) echo 90 ;;
+        *) echo 60 ;;
+    esac
+}
+
+status_write() { # IMAGE STATE STARTED EXPECTED
+    local file=$STATUS_DIR/$1.status
+    [ -d "$STATUS_DIR" ] || return 0
+    if printf 'state=%s\nimage=%s\nengine=%s\npid=%s\nstarted=%s\nexpected=%s\nlog=%s\n' \
+        "$2" "$1" "$STATUS_ENGINE" "$STATUS_OWNER" "$3" "$4" "${LOG:-}" > "$file.new.$BASHPID"
+    then
+        mv -f "$file.new.$BASHPID" "$file" || true
+    fi
+}
+
+status_remove() { # IMAGE
+    rm -f "$STATUS_DIR/$1.status"
+}
+
+# Marks every image of this run queued, each expected after those before it (JOBS at a time).
+status_queue() {
+    local image now total=0
+    now=$(date +%s)
+    mkdir -p "$STATUS_DIR" 2> /dev/null || true
+    chmod 0755 "$STATUS_DIR" 2> /dev/null || true
+    for image in "${STATUS_IMAGES[@]}"; do
+        total=$((total + $(estimate_for "$image")))
+        status_write "$image" queued "$now" $((now + (total + JOBS - 1) / JOBS))
+    done
+}
+
+# A build stopped before its end: what it was building failed, what it had not begun is no
+# longer coming. Files of images already built are gone; those of another run are left alone.
+status_abandon() {
+    local image file
+    for image in "${STATUS_IMAGES[@]+"${STATUS_IMAGES[@]}"}"; do
+        file=$STATUS_DIR/$image.status
+        if ! [ -f "$file" ] || ! grep -qx "pid=$STATUS_OWNER" "$file"; then
+            continue
+        fi
+        if grep -qx 'state=building' "$file"; then
+            sed -i 's/^state=building$/state=failed/' "$file" || true
+        elif grep -qx 'state=queued' "$file"; then
+            rm -f "$file"
+        fi
+    done
 }
 
 # --- the engine the images go to ------------------------------------------------------------
@@ -288,6 +365,7 @@ on_exit() {
     for dir in "${TMPDIRS[@]+"${TMPDIRS[@]}"}"; do
         remove_tree "$dir"
     done
+    [ "$rc" -eq 0 ] || status_abandon
     exit "$rc"
 }
 trap on_exit EXIT
@@ -502,7 +580,9 @@ build_offline() { # IMAGE TAG
 
 # Builds one image and reports it; output of the build goes to $LOG.
 build_image() { # IMAGE
-    local image=$1 tag=code-sandbox/$1:latest old_id new_id size t0=$SECONDS
+    local image=$1 tag=code-sandbox/$1:latest old_id new_id size t0=$SECONDS now
+    now=$(date +%s)
+    status_write "$image" building "$now" $((now + $(estimate_for "$image")))
     old_id=$(engine image inspect --format '{{.Id}}' "$tag" 2> /dev/null || true)
     if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$image" "$tag"; then
         :
@@ -515,6 +595,8 @@ build_image() { # IMAGE
         engine rmi "$old_id" > /dev/null 2>&1 || true
     fi
     size=$(engine image inspect --format '{{.Size}}' "$tag")
+    status_remove "$image"
+    echo $((SECONDS - t0)) > "$CACHE/durations/$image" || true
     echo "built $tag ($((size / 1000000)) MB) in $((SECONDS - t0)) s" >&2
 }
 
@@ -524,6 +606,7 @@ run_job() { # IMAGE
     JOB_PIDS=()
     LOG=${LOG%.log}-$1.log
     : > "$LOG"
+    STATUS_IMAGES=("$1")
     trap on_exit EXIT
     trap 'exit 143' TERM
     build_image "$1"
@@ -560,10 +643,16 @@ case $JOBS in '' | *[!0-9]* | 0) die "--jobs wants a positive number, not '$JOBS
 # Root, the cache and its lock are for building; copies onto an --engine need none of them.
 prepare_build() {
     [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap and chroot need it)"
-    mkdir -p "$CACHE/tmp" "$CACHE/logs"
-    # One build at a time, so leftovers in tmp/ can only be from a build that was killed.
+    mkdir -p "$CACHE/tmp" "$CACHE/logs" "$CACHE/durations"
+    # One build at a time, so leftovers in tmp/ can only be from a build that was killed, and
+    # two builds (say ./dev.sh run's in the background and a ./dev.sh test) never share the
+    # base rootfs, the temporary trees or an image's tag. The later one waits, then skips what
+    # the first built (the caller checks again once this returns).
     exec 9> "$CACHE/lock"
-    flock -n 9 || die "another build is running (lock $CACHE/lock)"
+    if ! flock -n 9; then
+        echo "build-images.sh: another build is running (lock $CACHE/lock); waiting for it" >&2
+        flock 9
+    fi
     local stale
     for stale in "$CACHE"/tmp/*; do
         remove_tree "$stale"
@@ -612,7 +701,22 @@ for image in "${COPY[@]+"${COPY[@]}"}"; do
     copy_image "$image"
 done
 [ "${#TODO[@]}" -gt 0 ] || exit 0
-[ -z "$ENGINE" ] || prepare_build
+if [ -n "$ENGINE" ]; then
+    prepare_build
+    # A build that held the lock may have put some of them there meanwhile.
+    if [ "$FORCE" = 0 ]; then
+        LEFT=()
+        for image in "${TODO[@]}"; do
+            if engine image inspect "code-sandbox/$image:latest" > /dev/null 2>&1; then
+                echo "code-sandbox/$image:latest is now on $ENGINE; skipping" >&2
+            else
+                LEFT+=("$image")
+            fi
+        done
+        [ "${#LEFT[@]}" -gt 0 ] || exit 0
+        TODO=("${LEFT[@]}")
+    fi
+fi
 # With Dockerfiles a job may fall back to the offline build, and two jobs must not both create
 # the base rootfs; docker build is not dpkg-bound in the same way anyway.
 [ "${#TODO[@]}" -gt 1 ] && [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" != 1 ] || JOBS=1
@@ -620,6 +724,10 @@ done
 T_ALL=$SECONDS
 LOG=$CACHE/logs/build-$(date +%Y%m%d-%H%M%S)-$$.log
 : > "$LOG"
+# The server compares this with its engine's address; the docker CLI's default is this socket.
+STATUS_ENGINE=${ENGINE:-${DOCKER_HOST:-unix:///var/run/docker.sock}}
+STATUS_IMAGES=("${TODO[@]}")
+status_queue
 if [ "$JOBS" = 1 ]; then
     echo "log: $LOG" >&2
     for image in "${TODO[@]}"; do

@@ -13,6 +13,7 @@
 #include "uilog.h"
 
 #include <QJsonArray>
+#include <memory>
 
 AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryStore *history,
                              MonitorServer *monitor, QObject *parent)
@@ -52,8 +53,58 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
     connect(&m_poll, &QTimer::timeout, this, [this] {
         refreshEngine();
         Q_EMIT serverStatusChanged(serverStatus());
+        // An image on its way is worth a look each time; ready ones only now and then (they
+        // are rarely removed).
+        bool allReady = !m_images.isEmpty();
+        for (const SandboxBackend::ImageStatus &s : std::as_const(m_images))
+            allReady = allReady && s.state == SandboxBackend::ImageStatus::State::Ready;
+        if (!allReady || ++m_imagePolls % 12 == 0)
+            refreshImages();
     });
     m_poll.start();
+    QTimer::singleShot(0, this, &AppController::refreshImages);
+}
+
+void AppController::refreshImages()
+{
+    if (m_imagesAsking > 0 || m_sandbox->sites().isEmpty())
+        return;
+    SandboxBackend *backend = m_sandbox->sites().first()->backend();
+    const QStringList names = m_sandbox->languages().names();
+    auto answers = std::make_shared<QHash<QString, SandboxBackend::ImageStatus>>();
+    for (const QString &name : names) {
+        const Language *language = m_sandbox->languages().find(name);
+        if (!language)
+            continue;
+        ++m_imagesAsking;
+        backend->imageStatus(language->image, this,
+                             [this, name, answers](const SandboxBackend::ImageStatus &status) {
+                                 answers->insert(name, status);
+                                 if (--m_imagesAsking > 0)
+                                     return;
+                                 m_images = *answers;
+                                 Q_EMIT imagesChanged();
+                             });
+    }
+}
+
+QHash<QString, QString> AppController::imageNotes() const
+{
+    using State = SandboxBackend::ImageStatus::State;
+    QHash<QString, QString> notes;
+    for (auto it = m_images.cbegin(); it != m_images.cend(); ++it) {
+        const Language *language = m_sandbox->languages().find(it.key());
+        if (!language || it->state == State::Ready || it->state == State::Unknown)
+            continue;
+        notes.insert(it.key(),
+                     it->state == State::Missing
+                         ? QStringLiteral("the image %1 is not on the engine; build it with "
+                                          "containers/build-images.sh %2 (Code Sandbox source "
+                                          "tree)")
+                               .arg(language->image, language->buildName)
+                         : it->describe(it.key()));
+    }
+    return notes;
 }
 
 AppController::~AppController() = default;

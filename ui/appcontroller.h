@@ -2,8 +2,10 @@
 
 #include "enginestatus.h"
 #include "journalevent.h"
+#include "sandboxbackend.h"
 #include "serverstatus.h"
 
+#include <QHash>
 #include <QList>
 #include <QObject>
 #include <QPointer>
@@ -58,6 +60,15 @@ public:
     // itself, and this reads what it knows.
     void refreshEngine();
 
+    // Per language, its image on the first engine: ready, being built (containers/
+    // build-images.sh says so), missing... Asked now and then every 5 s while one is not ready
+    // (every minute once all are); imagesChanged when the answers are in.
+    QHash<QString, SandboxBackend::ImageStatus> images() const { return m_images; }
+    void refreshImages();
+    // What the window shows per language whose image is not ready (none for those that are,
+    // nor while the engine does not answer: the status bar says that).
+    QHash<QString, QString> imageNotes() const;
+
 Q_SIGNALS:
     void manualRunningChanged(bool running);
     // Something the window shows about them changed (state, version, running sandboxes).
@@ -65,6 +76,7 @@ Q_SIGNALS:
     void serverStatusChanged(const ServerStatus &status);
     void historyLoaded(int runs);
     void historySearched(const QString &text, int runs);
+    void imagesChanged();
 
 private:
     void onEvent(const JournalEvent &event);
@@ -85,4 +97,7 @@ private:
     QTimer m_poll;
     bool m_asking = false;
     quint64 m_search = 0; // the latest search: answers to older ones are dropped
+    QHash<QString, SandboxBackend::ImageStatus> m_images;
+    int m_imagesAsking = 0; // answers still to come
+    int m_imagePolls = 0;
 };

@@ -52,6 +52,8 @@ MainWindow::MainWindow(AppController *controller, const AppSettings &settings, Q
     connect(controller, &AppController::manualRunningChanged, m_editor, &RunEditor::setRunning);
     connect(controller, &AppController::enginesChanged, this, &MainWindow::onEngines);
     connect(controller, &AppController::serverStatusChanged, this, &MainWindow::onServerStatus);
+    connect(controller, &AppController::imagesChanged, m_editor,
+            [this] { m_editor->setImageNotes(m_controller->imageNotes()); });
     connect(m_editor, &RunEditor::runRequested, this,
             [this](const QString &language, const QString &code, int timeoutSec) {
                 const QString id = m_controller->runManual(language, code, timeoutSec);

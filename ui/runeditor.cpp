@@ -18,13 +18,15 @@
 RunEditor::RunEditor(QWidget *parent)
     : QWidget(parent), m_language(new QComboBox(this)), m_editor(new QPlainTextEdit(this)),
       m_timeout(new QSpinBox(this)), m_run(new QPushButton(QStringLiteral("Run"), this)),
-      m_stop(new QPushButton(QStringLiteral("Stop"), this))
+      m_stop(new QPushButton(QStringLiteral("Stop"), this)), m_imageNote(new QLabel(this))
 {
     m_language->setObjectName(QStringLiteral("languageCombo"));
     m_editor->setObjectName(QStringLiteral("codeEditor"));
     m_timeout->setObjectName(QStringLiteral("timeoutSpin"));
     m_run->setObjectName(QStringLiteral("runButton"));
     m_stop->setObjectName(QStringLiteral("stopButton"));
+    m_imageNote->setObjectName(QStringLiteral("imageNote"));
+    m_imageNote->setVisible(false);
 
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     m_editor->setFont(mono);
@@ -48,6 +50,7 @@ RunEditor::RunEditor(QWidget *parent)
     bar->addWidget(title);
     bar->addSpacing(12);
     bar->addWidget(m_language);
+    bar->addWidget(m_imageNote);
     bar->addStretch(1);
     bar->addWidget(new QLabel(QStringLiteral("Timeout"), this));
     bar->addWidget(m_timeout);
@@ -82,6 +85,37 @@ void RunEditor::setLanguages(const QStringList &languages)
                                                                           : languages.value(0);
     m_language->setCurrentText(wanted);
     onLanguageChanged();
+    setImageNotes(m_imageNotes);
+}
+
+void RunEditor::setImageNotes(const QHash<QString, QString> &notes)
+{
+    m_imageNotes = notes;
+    for (int i = 0; i < m_language->count(); ++i) {
+        const QString note = notes.value(m_language->itemText(i));
+        m_language->setItemIcon(
+            i, note.isEmpty() ? QIcon() : style()->standardIcon(QStyle::SP_MessageBoxWarning));
+        m_language->setItemData(i, note.isEmpty() ? QVariant() : QVariant(note), Qt::ToolTipRole);
+    }
+    showImageNote();
+}
+
+QString RunEditor::imageNote() const
+{
+    return m_imageNotes.value(language());
+}
+
+void RunEditor::showImageNote()
+{
+    const QString note = imageNote();
+    // The note can be long (a log path): elided here, whole in the tooltip.
+    m_imageNote->setText(
+        note.isEmpty()
+            ? QString()
+            : QStringLiteral("<i>%1</i>")
+                  .arg(fontMetrics().elidedText(note, Qt::ElideRight, 420).toHtmlEscaped()));
+    m_imageNote->setToolTip(note);
+    m_imageNote->setVisible(!note.isEmpty());
 }
 
 void RunEditor::setLanguage(const QString &language)
@@ -135,6 +169,7 @@ void RunEditor::onLanguageChanged()
     m_current = next;
     m_highlighter->setLanguage(next);
     m_editor->setPlainText(m_drafts.value(next, example(next)));
+    showImageNote();
 }
 
 void RunEditor::requestRun()

@@ -27,6 +27,10 @@ public:
     int timeoutSec() const;
     // While a manual run is going: Run is off, Stop is on.
     void setRunning(bool running);
+    // Per language, what keeps its image from being ready ("being built, about 40 s left");
+    // languages without a note are ready. Shown on their items and beside the language.
+    void setImageNotes(const QHash<QString, QString> &notes);
+    QString imageNote() const;
     void focusEditor();
 
     // A short program that shows what the sandbox does, for a first run.
@@ -38,6 +42,7 @@ Q_SIGNALS:
 
 private:
     void onLanguageChanged();
+    void showImageNote();
     void requestRun();
 
     QComboBox *m_language;
@@ -46,6 +51,8 @@ private:
     QSpinBox *m_timeout;
     QPushButton *m_run;
     QPushButton *m_stop;
+    QLabel *m_imageNote;
+    QHash<QString, QString> m_imageNotes;
     QString m_current;
     QHash<QString, QString> m_drafts; // per language, so switching does not lose code
 };

@@ -6,12 +6,19 @@
 #include "engineclient.h"
 #include "enginedialect.h"
 #include "enginereply.h"
+#include "imagesapi.h"
 #include "sandboxconfig.h"
 #include "systemapi.h"
 #include "volumesapi.h"
 
+#include <QDateTime>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
+#include <cerrno>
+#include <signal.h>
 #include <thread>
 
 namespace {
@@ -19,7 +26,36 @@ QString errorOf(const EngineReply *reply)
 {
     return reply->ok() ? QString() : reply->error().toString();
 }
+
+// The same engine, however each side wrote its address: /var/run/docker.sock is
+// unix:///run/docker.sock through the /var/run link.
+bool sameEngine(const EngineAddress &ours, const QString &theirs)
+{
+    const EngineAddress other = EngineAddress::parse(theirs);
+    if (!other.isValid() || other.scheme != ours.scheme)
+        return false;
+    if (ours.scheme != EngineAddress::Scheme::Unix)
+        return other.url() == ours.url();
+    const auto canonical = [](const QString &path) {
+        const QString c = QFileInfo(path).canonicalFilePath();
+        return c.isEmpty() ? path : c;
+    };
+    return canonical(other.socketPath) == canonical(ours.socketPath);
+}
+
+// A build killed outright (SIGKILL, a reboot is handled by /run) leaves its "building" behind;
+// its pid tells. EPERM: alive, only not ours to signal.
+bool processAlive(qint64 pid)
+{
+    return pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
+}
 } // namespace
+
+QString DockerBackend::imageStatusDir()
+{
+    const QString dir = qEnvironmentVariable("CODE_SANDBOX_IMAGE_STATUS");
+    return dir.isEmpty() ? QStringLiteral("/run/code-sandbox-images") : dir;
+}
 
 DockerBackend::DockerBackend(EngineClient *engine, QObject *parent)
     : SandboxBackend(parent), m_engine(engine)
@@ -128,5 +164,85 @@ void DockerBackend::health(bool cheap, QObject *context,
             return;
         }
         done(h);
+    });
+}
+
+SandboxBackend::ImageStatus DockerBackend::imageBuild(const QString &image) const
+{
+    ImageStatus status;
+    status.state = ImageStatus::State::Missing;
+    // Only the builder's own images have a status: code-sandbox/NAME[:latest].
+    static const QRegularExpression ours(QStringLiteral("^code-sandbox/([a-z0-9]+)(:latest)?$"));
+    const QRegularExpressionMatch m = ours.match(image);
+    if (!m.hasMatch())
+        return status;
+    QFile file(imageStatusDir() + u'/' + m.captured(1) + QStringLiteral(".status"));
+    if (!file.open(QIODevice::ReadOnly))
+        return status;
+    QHash<QString, QString> fields;
+    // A few short lines; anything longer is not a status file.
+    const QByteArray text = file.read(4096);
+    for (const QByteArray &line : text.split('\n')) {
+        const int eq = line.indexOf('=');
+        if (eq > 0)
+            fields.insert(QString::fromUtf8(line.left(eq)), QString::fromUtf8(line.mid(eq + 1)));
+    }
+    if (fields.value(QStringLiteral("image")) != m.captured(1) ||
+        !sameEngine(m_engine->address(), fields.value(QStringLiteral("engine"))))
+        return status;
+    const QString state = fields.value(QStringLiteral("state"));
+    const bool waiting = state == u"queued" || state == u"building";
+    if (waiting && !processAlive(fields.value(QStringLiteral("pid")).toLongLong()))
+        return status;
+    if (state == u"queued")
+        status.state = ImageStatus::State::Queued;
+    else if (state == u"building")
+        status.state = ImageStatus::State::Building;
+    else if (state == u"failed")
+        status.state = ImageStatus::State::Failed;
+    else
+        return status;
+    const auto epoch = [&fields](const char *key) {
+        bool ok = false;
+        const qint64 s = fields.value(QLatin1String(key)).toLongLong(&ok);
+        return ok && s > 0 ? QDateTime::fromSecsSinceEpoch(s, Qt::UTC) : QDateTime();
+    };
+    status.started = epoch("started");
+    status.expected = epoch("expected");
+    status.log = fields.value(QStringLiteral("log"));
+    return status;
+}
+
+void DockerBackend::imageStatus(const QString &image, QObject *context,
+                                const std::function<void(const ImageStatus &)> &done)
+{
+    const auto answer = [this, image, done](bool present) {
+        if (present) {
+            ImageStatus ready;
+            ready.state = ImageStatus::State::Ready;
+            done(ready);
+        } else {
+            done(imageBuild(image));
+        }
+    };
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const auto cached = m_images.constFind(image);
+    if (cached != m_images.cend() && now - cached->atMs < kImageCacheMs) {
+        // Still from the event loop, as an engine's answer would come.
+        QMetaObject::invokeMethod(
+            context, [answer, present = cached->present] { answer(present); },
+            Qt::QueuedConnection);
+        return;
+    }
+    EngineReply *reply = ImagesApi(m_engine).inspect(image);
+    reply->then(context, [this, reply, image, answer, done] {
+        if (!reply->ok() && !reply->error().isNotFound()) {
+            ImageStatus unknown;
+            unknown.error = reply->error().toString();
+            done(unknown);
+            return;
+        }
+        m_images.insert(image, {QDateTime::currentMSecsSinceEpoch(), reply->ok()});
+        answer(reply->ok());
     });
 }

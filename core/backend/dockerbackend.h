@@ -2,6 +2,8 @@
 
 #include "sandboxbackend.h"
 
+#include <QHash>
+
 class EngineClient;
 
 // Sandboxes on the Docker Engine API: Docker, and Podman's compatible socket (the engine client
@@ -35,8 +37,27 @@ public:
                     const SandboxContainer::Done &done) override;
     void health(bool cheap, QObject *context,
                 const std::function<void(const Health &)> &done) override;
+    // The engine's answer (ImagesApi::inspect, kept kImageCacheMs) and, while it lacks the
+    // image, the status file containers/build-images.sh keeps for it in imageStatusDir().
+    void imageStatus(const QString &image, QObject *context,
+                     const std::function<void(const ImageStatus &)> &done) override;
+    ImageStatus imageBuild(const QString &image) const override;
+
+    // Where build-images.sh writes IMAGE.status: $CODE_SANDBOX_IMAGE_STATUS, else
+    // /run/code-sandbox-images (root's to write, so the files cannot be planted).
+    static QString imageStatusDir();
+    // How long the engine's answer about an image is reused: the window and
+    // get_supported_languages ask for every language at once.
+    static constexpr qint64 kImageCacheMs = 3000;
 
 private:
+    struct Presence
+    {
+        qint64 atMs = 0;
+        bool present = false;
+    };
+
     EngineClient *m_engine;
     int m_cpus = 0; // from /info, once read
+    QHash<QString, Presence> m_images;
 };

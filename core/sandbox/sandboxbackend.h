@@ -2,6 +2,7 @@
 
 #include "sandboxcontainer.h"
 
+#include <QDateTime>
 #include <QJsonObject>
 #include <QList>
 #include <QObject>
@@ -47,6 +48,81 @@ public:
         QString error;          // why it does not answer, and what to try
     };
 
+    // A sandbox image as imageStatus() sees it: the engine's answer first (it has the image or
+    // not), then, while it has not, what an image builder on this machine (containers/
+    // build-images.sh, through its status files) says of it.
+    struct ImageStatus
+    {
+        enum class State
+        {
+            Unknown,  // the engine did not answer
+            Ready,    // the engine has it
+            Queued,   // a build will make it, after others
+            Building, // a build is making it now
+            Failed,   // the last build of it failed
+            Missing   // the engine does not have it and nothing builds it
+        };
+        State state = State::Unknown;
+        QDateTime started;  // Queued: when it was queued; Building: when its build began
+        QDateTime expected; // Queued, Building: when the builder expects it done (may be null)
+        QString log;        // Queued, Building, Failed: the builder's log
+        QString error;      // Unknown: why
+
+        // "ready", "queued", "building", "failed", "missing", "unknown": for JSON.
+        QString stateName() const
+        {
+            switch (state) {
+            case State::Ready:
+                return QStringLiteral("ready");
+            case State::Queued:
+                return QStringLiteral("queued");
+            case State::Building:
+                return QStringLiteral("building");
+            case State::Failed:
+                return QStringLiteral("failed");
+            case State::Missing:
+                return QStringLiteral("missing");
+            case State::Unknown:
+                break;
+            }
+            return QStringLiteral("unknown");
+        }
+        // Whole seconds until `expected` (0 once it has passed), -1 when there is no estimate.
+        qint64 secondsLeft(const QDateTime &now = QDateTime::currentDateTimeUtc()) const
+        {
+            if (!expected.isValid())
+                return -1;
+            return qMax<qint64>(0, now.secsTo(expected));
+        }
+        // A sentence for people and models while the image is on its way or failed, naming
+        // `language`; empty in the other states.
+        QString describe(const QString &language,
+                         const QDateTime &now = QDateTime::currentDateTimeUtc()) const
+        {
+            const qint64 left = secondsLeft(now);
+            const QString when =
+                left < 0 ? QStringLiteral("started at %1")
+                               .arg(started.toLocalTime().toString(QStringLiteral("HH:mm:ss")))
+                : left == 0 ? QStringLiteral("it should be ready any moment")
+                            : QStringLiteral("about %1 s left").arg(left);
+            switch (state) {
+            case State::Building:
+                return QStringLiteral("the image for %1 is being built (%2); try again shortly")
+                    .arg(language, when);
+            case State::Queued:
+                return QStringLiteral("the image for %1 is queued to be built after others (%2); "
+                                      "try again later")
+                    .arg(language, when);
+            case State::Failed:
+                return QStringLiteral("the last build of the image for %1 failed%2")
+                    .arg(language,
+                         log.isEmpty() ? QString() : QStringLiteral(" (log: %1)").arg(log));
+            default:
+                return {};
+            }
+        }
+    };
+
     using QObject::QObject;
 
     // Where the backend is (a socket path, a URL), for messages.
@@ -87,4 +163,25 @@ public:
     // includes the machine's CPUs and memory).
     virtual void health(bool cheap, QObject *context,
                         const std::function<void(const Health &)> &done) = 0;
+
+    // Whether the backend has `image`, and if not, whether it is on its way: for
+    // get_supported_languages and the window. Cheap enough to ask per language and per call
+    // (answers may come from a cache a few seconds old). Backends that cannot tell say Unknown.
+    virtual void imageStatus(const QString &image, QObject *context,
+                             const std::function<void(const ImageStatus &)> &done)
+    {
+        Q_UNUSED(image);
+        Q_UNUSED(context);
+        done(ImageStatus{});
+    }
+    // Only what a builder on this machine reports of `image` for this backend (Queued, Building,
+    // Failed, else Missing), without asking the engine: for the answer of a call whose sandbox
+    // found the image missing.
+    virtual ImageStatus imageBuild(const QString &image) const
+    {
+        Q_UNUSED(image);
+        ImageStatus none;
+        none.state = ImageStatus::State::Missing;
+        return none;
+    }
 };
