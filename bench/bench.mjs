@@ -761,7 +761,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRo
 
     L.push(`## Latency, interleaved (${opts.calls} rounds, one call of each per round, one in flight)`, '');
     L.push('All rows of this table ran interleaved, one call of each per round (the whole code-sandbox-mcp flow',
-        `in one round of every ${Math.max(1, Math.floor(opts.calls / opts.flowCalls))} only: it takes over 10 s), so they saw the same machine. ` +
+        `in one round of every ${Math.max(1, Math.ceil(opts.calls / opts.flowCalls))} only: it takes over 10 s), so they saw the same machine. ` +
         `Untimed warm-up: ${opts.warmup} call(s) per row (none for the whole flow).`, '');
     const table = (rows) => {
         L.push('| Variant | ok | failed | min | p50 | mean | p95 | max |', '|---|---:|---:|---:|---:|---:|---:|---:|');
@@ -814,11 +814,12 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRo
     }
     L.push('');
     if (ceiling) {
-        L.push(`The engine's own ceiling, measured right after the 4-in-flight row: ${ceiling.total} containers made like`,
+        L.push(`The engine's own ceiling, measured right before and right after the 4-in-flight row (half each): ${ceiling.total} containers made like`,
             `ours (settings copied from one of the server's sandboxes: ${(ceiling.hostConfig ?? []).join(', ')}; same image, user,`,
             'work dir, no network), each created, started, waited for and removed (with its volume) through the Engine',
             `API (Docker SDK for Python), running \`python3 -c 'print(1)'\`, 4 at once: ${ceiling.okCalls} exited 0, ${ceiling.failed} did not,`,
-            `wall ${ms(ceiling.wallMs)} ms = **${ceiling.perSec.toFixed(2)} containers/s**. Ours / ceiling at 4 in flight: **${ratio(vsCeiling)}**.`, '');
+            `wall ${ms(ceiling.wallMs)} ms = **${ceiling.perSec.toFixed(2)} containers/s** (before ours ${ceiling.halves.map((v) => v.toFixed(2)).join('/s, after ')}/s). ` +
+            `Ours / ceiling at 4 in flight: **${ratio(vsCeiling)}**.`, '');
     }
 
     L.push(`## Start-up and memory`, '');
@@ -958,7 +959,7 @@ async function main() {
         peerSessionOpen = true;
         peerInfo.sessionSetup = opened.setup;
 
-        const flowEvery = Math.max(1, Math.floor(opts.calls / opts.flowCalls));
+        const flowEvery = Math.max(1, Math.ceil(opts.calls / opts.flowCalls));
         lat.push(...await section('interleaved latency', () => interleavedLatency([
             { key: 'paced', name: 'ours, pooled (default), pool refilled before each call',
                 call: () => callOurs(pooled.client), before: () => settle(pooled, { pooled: true, quick: true }) },
@@ -994,27 +995,40 @@ async function main() {
     await ensureNoContainers(pooled.label, 'ours, pooled');
 
     // Sustained calls, each row on a fresh server (its pool at the base: a pool grown by the rows
-    // before would serve part of the row from containers made before the clock started), and
-    // the engine's own ceiling right after ours at 4 in flight.
+    // before would serve part of the row from containers made before the clock started). At 4 in
+    // flight the engine's own ceiling is measured right before and right after ours, so that a
+    // change of load during the three hits both sides alike; the ceiling is both halves together.
+    const runCeiling = async (server, when) => {
+        await settle(server, { pooled: true });
+        // Containers made like ours: the settings are copied from one of its sandboxes.
+        const mine = (await containersWithLabel(server.label)).find((x) => x.language === 'python');
+        if (!mine) throw new Error('no python sandbox of the server to copy settings from');
+        const r = await section(`engine ceiling, 4 in flight (${when})`,
+            () => peers.request('ceiling', { total: Math.ceil(opts.throughputCalls / 2), concurrency: 4, container: mine.id }));
+        if (!r.ok) problem(`engine ceiling (${when}): ${r.okCalls ?? 0} of ${r.total ?? '?'} containers ran correctly: ${r.detail}`);
+        log(`engine ceiling at 4 (${when}): ${r.okCalls ?? 0} in ${ms(r.wallMs)} ms`);
+        return r;
+    };
     try {
         for (const c of [1, 4, 8]) {
             const server = await startServer(opts.bin, []);
             try {
                 await settle(server, { pooled: true });
+                const before = c === 4 ? await runCeiling(server, 'before ours') : null;
+                if (before) await settle(server, { pooled: true });
                 const t = await section(`sustained, ${c} in flight`,
                     () => throughput(server.client, c, opts.throughputCalls, server.pid, c === 8));
                 thr.push(t);
                 if (c === 8) busyKb = t.peakKb;
                 if (c === 4) {
-                    // Containers made like ours: the settings are copied from one of its sandboxes.
-                    await settle(server, { pooled: true });
-                    const mine = (await containersWithLabel(server.label)).find((x) => x.language === 'python');
-                    if (!mine) throw new Error('no python sandbox of the server to copy settings from');
-                    const r = await section('engine ceiling, 4 in flight',
-                        () => peers.request('ceiling', { total: opts.throughputCalls, concurrency: 4, container: mine.id }));
-                    if (!r.ok) problem(`engine ceiling: ${r.okCalls ?? 0} of ${r.total ?? opts.throughputCalls} containers ran correctly: ${r.detail}`);
-                    ceiling = { ...r, concurrency: 4, perSec: ((r.okCalls ?? 0) / r.wallMs) * 1000 };
-                    log(`engine ceiling at 4: ${ceiling.perSec.toFixed(2)} containers/s (${(r.hostConfig ?? []).join(', ')})`);
+                    const after = await runCeiling(server, 'after ours');
+                    const halves = [before, after];
+                    const okCalls = halves.reduce((a, r) => a + (r.okCalls ?? 0), 0);
+                    const wallMs = halves.reduce((a, r) => a + (r.wallMs ?? NaN), 0);
+                    ceiling = { concurrency: 4, total: halves.reduce((a, r) => a + (r.total ?? 0), 0), okCalls,
+                        failed: halves.reduce((a, r) => a + (r.failed ?? 0), 0), wallMs, perSec: (okCalls / wallMs) * 1000,
+                        halves: halves.map((r) => ((r.okCalls ?? 0) / r.wallMs) * 1000), hostConfig: after.hostConfig ?? before.hostConfig };
+                    log(`engine ceiling at 4: ${ceiling.perSec.toFixed(2)} containers/s (${(ceiling.hostConfig ?? []).join(', ')})`);
                 }
             } finally {
                 await server.close();
