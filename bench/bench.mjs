@@ -40,7 +40,7 @@ const now = () => performance.now();
 // ---------------------------------------------------------------- options
 
 function usage() {
-    return `Usage: bench/run.sh [--calls N] [--out FILE] [--bin PATH] [--smoke] [--engines]
+    return `Usage: bench/run.sh [--calls N] [--flow-calls N] [--out FILE] [--bin PATH] [--smoke] [--engines]
 
   --calls N   latency sample per variant (default 100; back-to-back: rounds of 25 up to N)
   --flow-calls N
