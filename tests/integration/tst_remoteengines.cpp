@@ -69,6 +69,28 @@ private:
 
     QString env(const char *key) const { return m_env.value(QString::fromLatin1(key)); }
 
+    // How ssh fails with a config like the fixture's whose `key` line says `value` instead.
+    EngineError failureWithSshConfig(const QTemporaryDir &dir, const QByteArray &key,
+                                     const QByteArray &value)
+    {
+        QFile fixture(env("CS_SSH_CONFIG"));
+        if (!fixture.open(QIODevice::ReadOnly))
+            return EngineError::of(EngineError::Kind::Protocol, QStringLiteral("no fixture"));
+        QByteArray config;
+        for (const QByteArray &line : fixture.readAll().split('\n'))
+            config +=
+                line.trimmed().startsWith(key) ? "    " + key + ' ' + value + '\n' : line + '\n';
+        QFile bad(dir.filePath(QStringLiteral("ssh_config")));
+        if (!bad.open(QIODevice::WriteOnly))
+            return EngineError::of(EngineError::Kind::Protocol, QStringLiteral("no config"));
+        bad.write(config);
+        bad.close();
+        qputenv("CODE_SANDBOX_SSH_CONFIG", bad.fileName().toLocal8Bit());
+        const EngineError e = failureOf(sshAddress());
+        qputenv("CODE_SANDBOX_SSH_CONFIG", env("CS_SSH_CONFIG").toLocal8Bit());
+        return e;
+    }
+
     // Addresses found the way the app finds them.
     EngineAddress tlsAddress() const
     {
@@ -276,20 +298,8 @@ private Q_SLOTS:
                       dir.filePath("stranger")});
         QVERIFY(keygen.waitForFinished(30000));
         QCOMPARE(keygen.exitCode(), 0);
-        QFile fixture(env("CS_SSH_CONFIG"));
-        QVERIFY(fixture.open(QIODevice::ReadOnly));
-        QByteArray config;
-        for (const QByteArray &line : fixture.readAll().split('\n'))
-            config += line.trimmed().startsWith("IdentityFile")
-                          ? "    IdentityFile " + dir.filePath("stranger").toLocal8Bit() + '\n'
-                          : line + '\n';
-        QFile bad(dir.filePath("ssh_config"));
-        QVERIFY(bad.open(QIODevice::WriteOnly));
-        bad.write(config);
-        bad.close();
-        qputenv("CODE_SANDBOX_SSH_CONFIG", bad.fileName().toLocal8Bit());
-        const EngineError e = failureOf(sshAddress());
-        qputenv("CODE_SANDBOX_SSH_CONFIG", env("CS_SSH_CONFIG").toLocal8Bit());
+        const EngineError e =
+            failureWithSshConfig(dir, "IdentityFile", dir.filePath("stranger").toLocal8Bit());
         QCOMPARE(int(e.kind), int(EngineError::Kind::Unreachable));
         QVERIFY2(e.message.contains(sshAddress().display() + QStringLiteral(": ")),
                  qPrintable(e.message));
@@ -301,20 +311,8 @@ private Q_SLOTS:
         // The right key, but a host key nobody vouched for: BatchMode refuses, no question.
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        QFile fixture(env("CS_SSH_CONFIG"));
-        QVERIFY(fixture.open(QIODevice::ReadOnly));
-        QByteArray config;
-        for (const QByteArray &line : fixture.readAll().split('\n'))
-            config += line.trimmed().startsWith("UserKnownHostsFile")
-                          ? "    UserKnownHostsFile " + dir.filePath("none").toLocal8Bit() + '\n'
-                          : line + '\n';
-        QFile bad(dir.filePath("ssh_config"));
-        QVERIFY(bad.open(QIODevice::WriteOnly));
-        bad.write(config);
-        bad.close();
-        qputenv("CODE_SANDBOX_SSH_CONFIG", bad.fileName().toLocal8Bit());
-        const EngineError e = failureOf(sshAddress());
-        qputenv("CODE_SANDBOX_SSH_CONFIG", env("CS_SSH_CONFIG").toLocal8Bit());
+        const EngineError e =
+            failureWithSshConfig(dir, "UserKnownHostsFile", dir.filePath("none").toLocal8Bit());
         QCOMPARE(int(e.kind), int(EngineError::Kind::Unreachable));
         QVERIFY2(e.message.contains(sshAddress().display()), qPrintable(e.message));
         QVERIFY2(e.message.contains(u"Host key verification failed"), qPrintable(e.message));
