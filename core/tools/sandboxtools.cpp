@@ -163,6 +163,77 @@ QJsonArray enginesJson(const SandboxService &sandbox, const LoneEngine &lone)
     return engines;
 }
 
+// Each language's image on the first engine (several would repeat the list per engine for what is
+// nearly always the same answer): ready, being built (with containers/build-images.sh's
+// estimate), missing... `done` with the schema's "images" once all answered.
+void askImages(SandboxService &sandbox, QObject *context,
+               const std::function<void(const QJsonArray &)> &done)
+{
+    const QStringList names = sandbox.languages().names();
+    auto answers = std::make_shared<QHash<QString, QJsonObject>>();
+    auto left = std::make_shared<int>(int(names.size()));
+    const auto finish = [names, answers, done] {
+        QJsonArray images;
+        for (const QString &name : names)
+            images.append(answers->value(name));
+        done(images);
+    };
+    if (names.isEmpty() || sandbox.sites().isEmpty()) {
+        finish();
+        return;
+    }
+    SandboxBackend *backend = sandbox.sites().constFirst()->backend();
+    for (const QString &name : names) {
+        const Language *language = sandbox.languages().find(name);
+        const QString image = language ? language->image : QString();
+        const QString build = language ? language->buildName : QString();
+        backend->imageStatus(
+            image, context,
+            [name, image, build, answers, left, finish](const SandboxBackend::ImageStatus &s) {
+                using State = SandboxBackend::ImageStatus::State;
+                QJsonObject o{{QStringLiteral("language"), name},
+                              {QStringLiteral("image"), image},
+                              {QStringLiteral("state"), s.stateName()}};
+                if (s.secondsLeft() >= 0 &&
+                    (s.state == State::Building || s.state == State::Queued))
+                    o.insert(QStringLiteral("seconds_left"), s.secondsLeft());
+                QString message = s.describe(name);
+                if (s.state == State::Missing)
+                    message = QStringLiteral("the engine does not have %1; build it with "
+                                             "containers/build-images.sh %2 (from the Code "
+                                             "Sandbox source tree)")
+                                  .arg(image, build);
+                else if (s.state == State::Unknown)
+                    message = QStringLiteral("the engine did not say (%1)").arg(s.error);
+                if (!message.isEmpty())
+                    o.insert(QStringLiteral("message"), message);
+                answers->insert(name, o);
+                if (--*left == 0)
+                    finish();
+            });
+    }
+}
+
+// For a model that reads the text only: which images are not ready, and why.
+QString imagesText(const QJsonArray &images)
+{
+    QStringList ready;
+    QStringList lines;
+    for (const QJsonValue &v : images) {
+        const QJsonObject i = v.toObject();
+        if (i.value(u"state").toString() == u"ready")
+            ready.append(i.value(u"language").toString());
+        else
+            lines.append(QStringLiteral("- %1: %2")
+                             .arg(i.value(u"language").toString(), i.value(u"message").toString()));
+    }
+    if (lines.isEmpty())
+        return QStringLiteral("Images: all ready.");
+    return QStringLiteral("Images ready: %1.\nNot ready:\n%2")
+        .arg(ready.isEmpty() ? QStringLiteral("none") : ready.join(QStringLiteral(", ")),
+             lines.join(u'\n'));
+}
+
 // For a model that reads the text only: one line per engine.
 QString enginesText(const QJsonArray &engines)
 {
@@ -480,16 +551,21 @@ void SandboxTools::registerLanguageTools(McpServer &server, SandboxService &sand
     ToolDefinition list = ToolSchemas::tool(QStringLiteral("get_supported_languages"), values);
     list.handler = [sb, lone, languageNames](ToolCall *call) {
         askEngines(*sb, lone, call, [sb, lone, languageNames, call] {
-            const QJsonArray engines = enginesJson(*sb, *lone);
-            // The first text is the list alone, as llm-sandbox answered; the engines follow.
-            call->finish(
-                {{QStringLiteral("content"),
-                  QJsonArray{ToolCall::textContent(QString::fromUtf8(
-                                 QJsonDocument(languageNames).toJson(QJsonDocument::Compact))),
-                             ToolCall::textContent(enginesText(engines))}},
-                 {QStringLiteral("structuredContent"),
-                  QJsonObject{{QStringLiteral("languages"), languageNames},
-                              {QStringLiteral("engines"), engines}}}});
+            askImages(*sb, call, [sb, lone, languageNames, call](const QJsonArray &images) {
+                const QJsonArray engines = enginesJson(*sb, *lone);
+                // The first text is the list alone, as llm-sandbox answered; the engines and
+                // the images follow.
+                call->finish(
+                    {{QStringLiteral("content"),
+                      QJsonArray{ToolCall::textContent(QString::fromUtf8(
+                                     QJsonDocument(languageNames).toJson(QJsonDocument::Compact))),
+                                 ToolCall::textContent(enginesText(engines)),
+                                 ToolCall::textContent(imagesText(images))}},
+                     {QStringLiteral("structuredContent"),
+                      QJsonObject{{QStringLiteral("languages"), languageNames},
+                                  {QStringLiteral("engines"), engines},
+                                  {QStringLiteral("images"), images}}}});
+            });
         });
     };
     server.tools().add(list);
