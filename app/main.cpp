@@ -160,7 +160,8 @@ int runWindow(QApplication &app, const CommandLine &given)
 {
     QApplication::setApplicationDisplayName(QStringLiteral("Code Sandbox"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/code-sandbox.png")));
-    QApplication::setDesktopFileName(QStringLiteral("io.github.codesandbox.CodeSandbox"));
+    // The desktop entry's name (without .desktop): shells match the window to its entry and icon.
+    QApplication::setDesktopFileName(QStringLiteral(CODE_SANDBOX_APP_ID));
     const QString monitorPath = MonitorSocket::path(true);
     if (!monitorPath.isEmpty() && showRunningWindow(monitorPath)) {
         std::fprintf(stderr, "code-sandbox: the window was already open; it is shown now\n");
@@ -288,6 +289,11 @@ int main(int argc, char *argv[])
     raiseDescriptorLimit();
 
     const auto names = [] {
+        // The application id io.github.codesandbox.CodeSandbox read backwards. Settings and
+        // history name their own paths (~/.config/code-sandbox, ~/.local/share/code-sandbox),
+        // so these do not move them.
+        QCoreApplication::setOrganizationName(QStringLiteral("Code Sandbox"));
+        QCoreApplication::setOrganizationDomain(QStringLiteral("codesandbox.github.io"));
         QCoreApplication::setApplicationName(QStringLiteral("code-sandbox"));
         QCoreApplication::setApplicationVersion(QStringLiteral(CODE_SANDBOX_VERSION));
     };

@@ -35,10 +35,26 @@ done
 
 VERSION=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$BUILD/CPackConfig.cmake")
 [ -n "$VERSION" ] || die "no CPACK_PACKAGE_VERSION in $BUILD/CPackConfig.cmake"
+# The one place the version is written: the top-level project() call. Everything below is
+# checked against it.
+PROJECT_VERSION=$(tr '\n' ' ' <"$SRC/CMakeLists.txt" \
+    | sed -n 's/.*project([[:space:]]*CodeSandbox[[:space:]][^)]*VERSION[[:space:]]\+\([0-9.]\+\).*/\1/p')
+[ -n "$PROJECT_VERSION" ] || die "no project(CodeSandbox VERSION ...) in $SRC/CMakeLists.txt"
+RELEASE_DATE=$(sed -n 's/^set(CODE_SANDBOX_RELEASE_DATE \([0-9-]*\))$/\1/p' "$SRC/CMakeLists.txt")
+SRC_APP_ID=$(sed -n 's/^set(CODE_SANDBOX_APP_ID \(.*\))$/\1/p' "$SRC/CMakeLists.txt")
 
 OUT=$BUILD/packaging/deb
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+
+echo "== one version, one application id"
+check "the package version is the project's ($PROJECT_VERSION)" test "$VERSION" = "$PROJECT_VERSION"
+check "CMakeLists.txt sets the application id $APP_ID" test "$SRC_APP_ID" = "$APP_ID"
+check "LICENSE is the Apache License 2.0 with the project's copyright line" \
+    grep -q '^   Copyright 2026 The Code Sandbox authors$' "$SRC/LICENSE"
+check "LICENSE is otherwise Debian's Apache-2.0 text, word for word" \
+    cmp -s <(grep -v '^   Copyright ' "$SRC/LICENSE") \
+           <(grep -v '^   Copyright ' /usr/share/common-licenses/Apache-2.0)
 
 echo "== cpack -G DEB into $OUT"
 rm -rf "$OUT"
@@ -88,6 +104,7 @@ for icon in scalable/apps/$APP_ID.svg 256x256/apps/$APP_ID.png 128x128/apps/$APP
             64x64/apps/$APP_ID.png 48x48/apps/$APP_ID.png; do
     check "/usr/share/icons/hicolor/$icon" has - "usr/share/icons/hicolor/$icon"
 done
+check "/usr/share/doc/code-sandbox/copyright" has - usr/share/doc/code-sandbox/copyright
 stray=$(awk '$6 !~ /^\.\/usr\/(bin|share)\// && substr($1, 1, 1) != "d" { print $6 }' "$TMP/contents")
 check "nothing outside /usr/bin and /usr/share${stray:+ (found: $stray)}" test -z "$stray"
 
@@ -103,6 +120,7 @@ check "code-sandbox-mcp --version (through the symlink)" \
     test "$("$ROOT/usr/bin/code-sandbox-mcp" --version 2>&1)" = "code-sandbox $VERSION"
 "$BIN" --help >"$TMP/help" 2>&1 || bad "code-sandbox --help exits $?"
 check "code-sandbox --help shows the usage" grep -q '^Usage: ' "$TMP/help"
+check "the packaged copyright file is LICENSE" cmp -s "$SRC/LICENSE" "$ROOT/usr/share/doc/code-sandbox/copyright"
 check "code-sandbox --help names --stdio" grep -q -- '--stdio' "$TMP/help"
 # rcc stores a PNG as it is; a static library's resources are lost unless something links them in.
 contains() { perl -e 'local $/; open my $n, "<:raw", $ARGV[0] or die "$ARGV[0]: $!\n";
@@ -122,6 +140,26 @@ else
     bad "desktop-file-validate"
 fi
 key() { sed -n "s/^$1=//p" "$DESKTOP"; }
+metadata() { # id | license | launchable | release: a field of the installed metadata
+    python3 - "$METAINFO" "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+c = ET.parse(sys.argv[1]).getroot()
+key = sys.argv[2]
+if key == "release":
+    r = c.find("releases/release")
+    print(r.get("version"), r.get("date"))
+else:
+    print(c.findtext({"id": "id", "license": "project_license", "launchable": "launchable"}[key]))
+PY
+}
+check "metainfo <id> is $APP_ID" test "$(metadata id)" = "$APP_ID"
+check "metainfo launches $APP_ID.desktop" test "$(metadata launchable)" = "$APP_ID.desktop"
+check "metainfo project_license is Apache-2.0" test "$(metadata license)" = Apache-2.0
+check "metainfo's newest release is $PROJECT_VERSION of $RELEASE_DATE ($(metadata release))" \
+    test "$(metadata release)" = "$PROJECT_VERSION $RELEASE_DATE"
+# QStringLiteral keeps it as UTF-16.
+printf '%s' "$APP_ID" | iconv -f ascii -t utf-16le >"$TMP/app-id.utf16"
+check "the window's desktop file name is $APP_ID (in the binary)" contains "$TMP/app-id.utf16" "$BIN"
 check "desktop Exec=code-sandbox is in the package" test -x "$ROOT/usr/bin/$(key Exec | cut -d' ' -f1)"
 check "desktop Icon=$(key Icon) is the installed icon" \
     test -f "$ROOT/usr/share/icons/hicolor/scalable/apps/$(key Icon).svg"

@@ -108,7 +108,8 @@ void MainWindow::buildMenus()
         QMessageBox::about(
             this, QStringLiteral("About Code Sandbox"),
             QStringLiteral("<h3>Code Sandbox %1</h3><p>Runs code from AI assistants in hardened, "
-                           "single-use containers and shows you every run.</p>")
+                           "single-use containers and shows you every run.</p>"
+                           "<p>Licensed under the Apache License 2.0.</p>")
                 .arg(QApplication::applicationVersion()));
     });
 
