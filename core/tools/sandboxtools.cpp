@@ -204,7 +204,9 @@ void askImages(SandboxService &sandbox, QObject *context,
                                              "Sandbox source tree)")
                                   .arg(image, build);
                 else if (s.state == State::Unknown)
-                    message = QStringLiteral("the engine did not say (%1)").arg(s.error);
+                    message = s.error.isEmpty()
+                                  ? QStringLiteral("the engine did not say")
+                                  : QStringLiteral("the engine did not say (%1)").arg(s.error);
                 if (!message.isEmpty())
                     o.insert(QStringLiteral("message"), message);
                 answers->insert(name, o);

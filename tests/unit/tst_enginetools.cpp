@@ -215,9 +215,16 @@ void tst_EngineTools::loneEngineUp()
         s.outputSchema(QStringLiteral("get_supported_languages")), structured);
     QVERIFY2(invalid.isEmpty(), qPrintable(invalid));
 
-    // The first text is still the bare list (llm-sandbox's answer); the engines follow in words.
+    // The first text is still the bare list (llm-sandbox's answer); the engines follow in words,
+    // then the images (this stand-in cannot tell: unknown, as SandboxBackend says by default).
     const QJsonArray content = r.value(u"content").toArray();
-    QCOMPARE(content.size(), 2);
+    QCOMPARE(content.size(), 3);
+    QCOMPARE(structured.value(u"images").toArray().size(),
+             structured.value(u"languages").toArray().size());
+    QCOMPARE(structured.value(u"images").toArray().at(0).toObject().value(u"state").toString(),
+             QStringLiteral("unknown"));
+    QVERIFY(content.at(2).toObject().value(u"text").toString().startsWith(
+        QStringLiteral("Images ready: none.\nNot ready:\n- python: the engine did not say\n")));
     QCOMPARE(QJsonDocument::fromJson(content.at(0).toObject().value(u"text").toString().toUtf8())
                  .array(),
              structured.value(u"languages").toArray());
