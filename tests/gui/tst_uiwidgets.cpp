@@ -5,12 +5,14 @@
 #include "connectassistantdialog.h"
 #include "imagestrip.h"
 #include "imageviewerdialog.h"
+#include "runeditor.h"
 #include "safeimage.h"
 #include "settingsdialog.h"
 
 #include <QBuffer>
 #include <QCheckBox>
 #include <QClipboard>
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QGuiApplication>
@@ -152,6 +154,7 @@ private Q_SLOTS:
     void safeImageRefusesHugeHeader();
     void imageStripShowsUnsafeImagesAsFiles();
     void imageViewerRefusesOtherFormats();
+    void runEditorShowsImageNotes();
 };
 
 void TestUiWidgets::settingsRoundTrip()
@@ -905,6 +908,42 @@ void TestUiWidgets::imageViewerRefusesOtherFormats()
     QVERIFY(label);
     QVERIFY(label->pixmap().isNull());
     QVERIFY2(label->text().contains(QStringLiteral("cannot be shown")), qPrintable(label->text()));
+}
+
+// A language whose image is not ready is marked in the list and, once chosen, says why beside it;
+// the language itself stays what it was.
+void TestUiWidgets::runEditorShowsImageNotes()
+{
+    RunEditor editor;
+    editor.setLanguages({QStringLiteral("python"), QStringLiteral("go")});
+    auto *combo = editor.findChild<QComboBox *>(QStringLiteral("languageCombo"));
+    auto *note = editor.findChild<QLabel *>(QStringLiteral("imageNote"));
+    QVERIFY(combo && note);
+    QVERIFY(note->isHidden());
+
+    const QString building =
+        QStringLiteral("the image for go is being built (about 40 s left); try again shortly");
+    editor.setImageNotes({{QStringLiteral("go"), building}});
+    QCOMPARE(editor.language(), QStringLiteral("python"));
+    QVERIFY(note->isHidden()); // python's image is ready
+    QVERIFY(combo->itemIcon(0).isNull());
+    QVERIFY(!combo->itemData(0, Qt::ToolTipRole).isValid());
+    QVERIFY(!combo->itemIcon(1).isNull());
+    QCOMPARE(combo->itemData(1, Qt::ToolTipRole).toString(), building);
+    QCOMPARE(combo->itemText(1), QStringLiteral("go"));
+
+    editor.setLanguage(QStringLiteral("go"));
+    QCOMPARE(editor.language(), QStringLiteral("go"));
+    QVERIFY(!note->isHidden());
+    QVERIFY2(note->text().contains(QStringLiteral("being built")), qPrintable(note->text()));
+    QCOMPARE(note->toolTip(), building);
+    QCOMPARE(editor.imageNote(), building);
+
+    // Built: the mark and the note go.
+    editor.setImageNotes({});
+    QVERIFY(note->isHidden());
+    QVERIFY(combo->itemIcon(1).isNull());
+    QVERIFY(editor.imageNote().isEmpty());
 }
 
 QTEST_MAIN(TestUiWidgets)
