@@ -259,7 +259,7 @@ test('HTTP: the revision\'s errors: unsupported version, header mismatch, remove
     assert.equal(missing.body.error.code, -32602, 'an unknown resource is Invalid Params in 2026-07-28');
 });
 
-test('HTTP: a session handle of another instance is refused, naming that', async () => {
+test('HTTP: a session handle this instance does not hold is an isError result naming the handle', async () => {
     const r = await post('tools/call', { name: 'run_python_code', arguments: { code: 'print(1)', session_id: 's-0123456789ab' }, _meta: envelope() },
         { name: 'run_python_code' });
     assert.equal(r.body.result.isError, true);
