@@ -205,8 +205,10 @@ die() {
 
 # --- build status for the server ---------------------------------------------------------------
 
-# The images this run builds (empty until the lock is held), with when each should be done.
+# The images this run builds (empty until the lock is held), with when each should be done;
+# STATUS_QUEUE keeps them all in order (a parallel job's STATUS_IMAGES is its own image).
 STATUS_IMAGES=()
+STATUS_QUEUE=()
 STATUS_OWNER=$$
 STATUS_ENGINE=
 # Seconds an image took the last time it was built here ($CACHE/durations), else a figure
@@ -216,9 +218,9 @@ estimate_for() { # IMAGE
     s=$(cat "$CACHE/durations/$1" 2> /dev/null || true)
     case $s in '' | *[!0-9]*) ;; *) echo "$s"; return ;; esac
     case $1 in
-        python | node | java | r | rust | go) echo 150 ;;
-        gcc) echo 90 ;;
-        *) echo 60 ;;
+        python | node | java | r | rust) echo 150 ;;
+        go) echo 70 ;;
+        *) echo 30 ;;
     esac
 }
 
@@ -245,6 +247,26 @@ status_queue() {
     for image in "${STATUS_IMAGES[@]}"; do
         total=$((total + $(estimate_for "$image")))
         status_write "$image" queued "$now" $((now + (total + JOBS - 1) / JOBS))
+    done
+}
+
+# Once IMAGE's build begins, those still queued behind it are expected after it.
+status_requeue_after() { # IMAGE NOW
+    local image behind=0 total file started
+    total=$(estimate_for "$1")
+    for image in "${STATUS_QUEUE[@]+"${STATUS_QUEUE[@]}"}"; do
+        if [ "$image" = "$1" ]; then
+            behind=1
+            continue
+        fi
+        file=$STATUS_DIR/$image.status
+        if [ "$behind" = 0 ] || ! [ -f "$file" ] || ! grep -qx 'state=queued' "$file" \
+            || ! grep -qx "pid=$STATUS_OWNER" "$file"; then
+            continue
+        fi
+        total=$((total + $(estimate_for "$image")))
+        started=$(sed -n 's/^started=//p' "$file")
+        status_write "$image" queued "${started:-$2}" $(($2 + (total + JOBS - 1) / JOBS))
     done
 }
 
@@ -583,6 +605,7 @@ build_image() { # IMAGE
     local image=$1 tag=code-sandbox/$1:latest old_id new_id size t0=$SECONDS now
     now=$(date +%s)
     status_write "$image" building "$now" $((now + $(estimate_for "$image")))
+    status_requeue_after "$image" "$now"
     old_id=$(engine image inspect --format '{{.Id}}' "$tag" 2> /dev/null || true)
     if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$image" "$tag"; then
         :
@@ -727,6 +750,7 @@ LOG=$CACHE/logs/build-$(date +%Y%m%d-%H%M%S)-$$.log
 # The server compares this with its engine's address; the docker CLI's default is this socket.
 STATUS_ENGINE=${ENGINE:-${DOCKER_HOST:-unix:///var/run/docker.sock}}
 STATUS_IMAGES=("${TODO[@]}")
+STATUS_QUEUE=("${TODO[@]}")
 status_queue
 if [ "$JOBS" = 1 ]; then
     echo "log: $LOG" >&2
