@@ -211,15 +211,18 @@ STATUS_IMAGES=()
 STATUS_QUEUE=()
 STATUS_OWNER=$$
 STATUS_ENGINE=
-# Seconds an image took the last time it was built here ($CACHE/durations), else a figure
-# measured on a 2-core machine, for the server's "about N s left".
+# Seconds an image took the last time it was built here ($CACHE/durations), else what it took
+# from a fresh cache on a loaded 2-core machine (python and node two at a time), for the
+# server's "about N s left".
 estimate_for() { # IMAGE
     local s
     s=$(cat "$CACHE/durations/$1" 2> /dev/null || true)
     case $s in '' | *[!0-9]*) ;; *) echo "$s"; return ;; esac
     case $1 in
-        python | node | java | r | rust) echo 150 ;;
+        python) echo 140 ;;
+        node) echo 125 ;;
         go) echo 70 ;;
+        r | rust) echo 45 ;;
         *) echo 30 ;;
     esac
 }
