@@ -348,8 +348,15 @@ void Execution::finish()
                                                    "during the call"));
     }
     // Removal (which also kills a program still running) happens after the answer, off the
-    // critical path; the service keeps the container until the engine confirms.
-    if (m_container)
-        m_container->remove();
+    // critical path; the service keeps the container until the engine confirms. A container
+    // whose program reported its end has stopped, so its removal may wait for a quiet moment.
+    if (m_container) {
+        const bool ended = m_outScanner.found() && m_errScanner.found() && !m_result.timedOut &&
+                           !m_result.cancelled && m_result.error.isEmpty();
+        if (m_remover)
+            m_remover(m_container, ended);
+        else
+            m_container->remove();
+    }
     Q_EMIT finished(m_result);
 }

@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
+#include <functional>
 
 class SandboxContainer;
 
@@ -45,6 +46,10 @@ public:
     void setFileLimits(const OutputManifest::Limits &limits);
     // Ends with an error, as if the sandbox had failed (used while libraries are installed).
     void fail(const QString &message);
+    // Who removes the container after the run (default: removed at once). `ended`: the program
+    // reported its end, so the container has stopped and nothing runs in it any more.
+    using Remover = std::function<void(SandboxContainer *container, bool ended)>;
+    void setRemover(Remover remover) { m_remover = std::move(remover); }
     // The engine the run was placed on (with several), for its result and the journal.
     void setEngine(const QString &engine) { m_result.engine = engine; }
     const QString &engine() const { return m_result.engine; }
@@ -113,4 +118,5 @@ private:
     bool m_sessionEndTold = false; // a note already says why the session ended
     static constexpr int kInterruptGraceMs = 3000;
     OutputManifest::Limits m_fileLimits;
+    Remover m_remover;
 };

@@ -493,6 +493,14 @@ void SandboxService::placeOn(Execution *execution, SandboxSite *site)
 {
     m_placed.insert(execution, site);
     site->addRunning(1);
+    site->busy();
+    QPointer<SandboxSite> at(site);
+    execution->setRemover([this, at](SandboxContainer *container, bool ended) {
+        if (ended && at && !m_shuttingDown)
+            at->deferRemoval(container);
+        else
+            container->remove();
+    });
     if (m_sites.size() > 1)
         execution->setEngine(site->endpoint());
     QPointer<SandboxSite> where(site);
@@ -501,9 +509,14 @@ void SandboxService::placeOn(Execution *execution, SandboxSite *site)
         if (!where)
             return;
         where->addRunning(-1);
-        // Refills wait while programs run there (see ContainerPool::setBusy).
-        if (where->running() == 0 && where->pool())
-            where->pool()->setBusy(false);
+        if (where->running() == 0) {
+            // Refills wait while programs run there (see ContainerPool::setBusy); so do the
+            // removals of used containers, while calls wait too.
+            if (where->pool())
+                where->pool()->setBusy(false);
+            if (m_queue->waiting() == 0)
+                where->quiet();
+        }
     });
 }
 
@@ -625,6 +638,7 @@ void SandboxService::shutdown(int graceMs)
     m_queue->stop();
     for (SandboxSite *site : std::as_const(m_sites)) {
         site->stopWatching();
+        site->flushRemovals();
         if (site->pool())
             site->pool()->clear();
     }

@@ -1,5 +1,6 @@
 #include "sandboxsite.h"
 
+#include "sandboxcontainer.h"
 #include "sandboxlog.h"
 
 SandboxSite::SandboxSite(SandboxBackend *backend, int index, QObject *parent)
@@ -7,6 +8,10 @@ SandboxSite::SandboxSite(SandboxBackend *backend, int index, QObject *parent)
 {
     m_next.setSingleShot(true);
     connect(&m_next, &QTimer::timeout, this, &SandboxSite::check);
+    m_quietTimer.setSingleShot(true);
+    connect(&m_quietTimer, &QTimer::timeout, this, &SandboxSite::flushRemovals);
+    m_removalDeadline.setSingleShot(true);
+    connect(&m_removalDeadline, &QTimer::timeout, this, &SandboxSite::flushRemovals);
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, [this] {
         markDown(QStringLiteral("it did not answer within %1 s").arg(kAnswerTimeoutMs / 1000),
@@ -16,6 +21,34 @@ SandboxSite::SandboxSite(SandboxBackend *backend, int index, QObject *parent)
 }
 
 SandboxSite::~SandboxSite() = default;
+
+void SandboxSite::deferRemoval(SandboxContainer *container)
+{
+    m_deferred.append(container);
+    if (!m_removalDeadline.isActive())
+        m_removalDeadline.start(kMaxRemovalDelayMs);
+    while (m_deferred.size() > kMaxDeferredRemovals) {
+        if (SandboxContainer *oldest = m_deferred.takeFirst())
+            oldest->remove();
+    }
+}
+
+void SandboxSite::quiet()
+{
+    if (!m_deferred.isEmpty())
+        m_quietTimer.start(kQuietMs);
+}
+
+void SandboxSite::flushRemovals()
+{
+    m_quietTimer.stop();
+    m_removalDeadline.stop();
+    const auto waiting = m_deferred;
+    m_deferred.clear();
+    for (SandboxContainer *c : waiting)
+        if (c)
+            c->remove();
+}
 
 QString SandboxSite::stateName(State state)
 {

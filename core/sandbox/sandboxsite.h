@@ -4,6 +4,7 @@
 
 #include <QElapsedTimer>
 #include <QObject>
+#include <QPointer>
 #include <QSet>
 #include <QString>
 #include <QTimer>
@@ -71,6 +72,21 @@ public:
     // Languages whose warm pool was started here.
     QSet<QString> &warming() { return m_warming; }
 
+    // Removal of used containers that have stopped waits while runs are placed here or queued,
+    // so that the engine's time goes to the calls; at most this many wait, none longer than
+    // kMaxRemovalDelayMs.
+    static constexpr int kMaxDeferredRemovals = 16;
+    static constexpr int kMaxRemovalDelayMs = 10000;
+    void deferRemoval(SandboxContainer *container);
+    // Removes what waits (at shutdown).
+    void flushRemovals();
+    // Nothing runs or waits: what waits is removed unless a run comes within kQuietMs (the next
+    // of a quick run of back-to-back calls).
+    static constexpr int kQuietMs = 500;
+    void quiet();
+    void busy() { m_quietTimer.stop(); }
+    int deferredRemovals() const { return int(m_deferred.size()); }
+
     // Starts the health questions (the service does so when it has more than one site).
     void watch();
     void stopWatching();
@@ -108,6 +124,9 @@ private:
     Janitor *m_janitor = nullptr;
     LibraryCache *m_libraries = nullptr;
     QSet<QString> m_warming;
+    QList<QPointer<SandboxContainer>> m_deferred;
+    QTimer m_removalDeadline;
+    QTimer m_quietTimer;
     QTimer m_next;
     QTimer m_deadline;
     bool m_watching = false;

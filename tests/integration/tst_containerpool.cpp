@@ -9,6 +9,7 @@
 #include "enginetestcase.h"
 #include "execution.h"
 #include "sandboxservice.h"
+#include "sandboxsite.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -171,6 +172,33 @@ print(socket.gethostname())
         // (two python, two javascript)
         QTRY_COMPARE_WITH_TIMEOUT(engineContainers(engine, service.config().instanceId).size(), 4,
                                   30000);
+        shutDownClean(service, engine);
+    }
+
+    void usedContainersAreRemovedWhenCallsStopWaiting()
+    {
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        // One program at a time: the second and third calls wait while the first runs.
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2, 1, 2));
+        service.warmUp();
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 2, 30000);
+        SandboxSite *site = service.sites().first();
+        QList<QSharedPointer<QSignalSpy>> spies;
+        for (int i = 0; i < 3; ++i)
+            spies.append(QSharedPointer<QSignalSpy>::create(
+                service.execute({QStringLiteral("python"), QStringLiteral("print(%1)").arg(i), 30}),
+                &Execution::finished));
+        for (int i = 0; i < 3; ++i) {
+            QVERIFY(spies[i]->count() == 1 || spies[i]->wait(60000));
+            const auto r = spies[i]->first().first().value<ExecutionResult>();
+            QCOMPARE(QString::fromUtf8(r.stdoutData), QString::number(i) + u'\n');
+        }
+        // While calls waited, no used container was removed: the engine's time went to them.
+        QCOMPARE(site->deferredRemovals(), 3);
+        // Quiet now: they go, and only the pool is left.
+        QTRY_COMPARE_WITH_TIMEOUT(site->deferredRemovals(), 0, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), service.pool()->totalCount(), 15000);
         shutDownClean(service, engine);
     }
 
