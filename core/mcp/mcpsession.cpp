@@ -67,6 +67,27 @@ bool McpSession::isModernId(const QJsonValue &id) const
     return m_modern.contains(JsonRpcMessage::idKey(id));
 }
 
+namespace {
+QJsonObject tasksRequirement()
+{
+    return {{QStringLiteral("requiredCapabilities"),
+             QJsonObject{{QStringLiteral("extensions"),
+                          QJsonObject{{ProtocolEra::kTasksExtension, QJsonObject()}}}}}};
+}
+} // namespace
+
+bool McpSession::modernTasksAllowed(const JsonRpcMessage &m)
+{
+    const auto it = m_modern.constFind(JsonRpcMessage::idKey(m.id));
+    if (it == m_modern.cend() || it->declaresTasks)
+        return true;
+    send(JsonRpcMessage::makeError(m.id, ProtocolEra::MissingRequiredClientCapability,
+                                   QStringLiteral("%1 needs the client capability extensions.%2")
+                                       .arg(m.method, ProtocolEra::kTasksExtension),
+                                   tasksRequirement()));
+    return false;
+}
+
 QJsonObject McpSession::decorateModern(const QJsonObject &message,
                                        const ModernRequest &request) const
 {
@@ -133,6 +154,12 @@ void McpSession::resourceUpdated(const QString &uri)
 void McpSession::replyError(const QJsonValue &id, int code, const QString &message)
 {
     send(JsonRpcMessage::makeError(id, code, message));
+}
+
+void McpSession::replyErrorData(const QJsonValue &id, int code, const QString &message,
+                                const QJsonValue &data)
+{
+    send(JsonRpcMessage::makeError(id, code, message, data));
 }
 
 void McpSession::log(const QString &level, const QString &logger, const QJsonValue &data)
@@ -266,6 +293,10 @@ void McpSession::handleModernRequest(const JsonRpcMessage &m, const ProtocolEra:
     const QJsonValue level = era.envelope.value(ProtocolEra::kMetaLogLevel);
     if (level.isString() && levelRank(level.toString()) >= 0)
         request.logThreshold = levelRank(level.toString());
+    request.declaresTasks = era.clientCapabilities()
+                                .value(u"extensions")
+                                .toObject()
+                                .contains(ProtocolEra::kTasksExtension);
     m_modern.insert(key, request);
     if (m.method == u"tools/call")
         callTool(m, &era);
@@ -290,6 +321,8 @@ void McpSession::onTasksGet(const JsonRpcMessage &m, const QJsonObject &params)
         methodNotFound(m);
         return;
     }
+    if (!modernTasksAllowed(m))
+        return;
     const TaskStore::Task *task = store->find(params.value(u"taskId").toString());
     if (!task) {
         replyError(m.id, JsonRpcMessage::InvalidParams,
@@ -363,6 +396,8 @@ void McpSession::onTasksCancel(const JsonRpcMessage &m, const QJsonObject &param
         methodNotFound(m);
         return;
     }
+    if (!modernTasksAllowed(m))
+        return;
     const QString taskId = params.value(u"taskId").toString();
     const TaskStore::Task *task = store->find(taskId);
     if (!task) {
@@ -405,6 +440,8 @@ void McpSession::onTasksUpdate(const JsonRpcMessage &m, const QJsonObject &param
         methodNotFound(m);
         return;
     }
+    if (!modernTasksAllowed(m))
+        return;
     if (!store->find(params.value(u"taskId").toString())) {
         replyError(m.id, JsonRpcMessage::InvalidParams,
                    QStringLiteral("no task '%1' here").arg(params.value(u"taskId").toString()));
@@ -620,10 +657,23 @@ void McpSession::callTool(const JsonRpcMessage &m, const ProtocolEra::Verdict *m
     const QJsonObject caps = modern ? modern->clientCapabilities() : m_clientCapabilities;
     TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
     bool asTask = false;
-    if (modern)
+    const bool required = tool->taskSupport == u"required";
+    if (modern) {
         asTask = store && !tool->taskSupport.isEmpty() &&
                  caps.value(u"extensions").toObject().contains(ProtocolEra::kTasksExtension);
-    else if (params.value(u"task").isObject()) {
+        if (required && !asTask) {
+            replyErrorData(m.id, ProtocolEra::MissingRequiredClientCapability,
+                           QStringLiteral("%1 runs only as a task: declare the client "
+                                          "capability extensions.%2")
+                               .arg(name, ProtocolEra::kTasksExtension),
+                           tasksRequirement());
+            return;
+        }
+    } else if (required && !params.value(u"task").isObject()) {
+        replyError(m.id, JsonRpcMessage::MethodNotFound,
+                   QStringLiteral("%1 runs only as a task (params.task)").arg(name));
+        return;
+    } else if (params.value(u"task").isObject()) {
         if (!store || tool->taskSupport.isEmpty()) {
             replyError(m.id, JsonRpcMessage::MethodNotFound,
                        QStringLiteral("%1 does not run as a task").arg(name));

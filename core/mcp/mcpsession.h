@@ -62,7 +62,8 @@ private:
     struct ModernRequest
     {
         QString method;
-        int logThreshold = 99; // from _meta logLevel; none without it
+        int logThreshold = 99;      // from _meta logLevel; none without it
+        bool declaresTasks = false; // the client lists io.modelcontextprotocol/tasks
     };
 
     void handleRequest(const JsonRpcMessage &m);
@@ -75,6 +76,9 @@ private:
     void onTasksList(const JsonRpcMessage &m, const QJsonObject &params);
     void onTasksUpdate(const JsonRpcMessage &m, const QJsonObject &params);
     bool isModernId(const QJsonValue &id) const;
+    // tasks/* under 2026-07-28 need the client to declare the tasks extension; false (and the
+    // request answered with -32021) when it did not.
+    bool modernTasksAllowed(const JsonRpcMessage &m);
     // One per method (see handleRequest's table).
     void methodNotFound(const JsonRpcMessage &m);
     void onInitialize(const JsonRpcMessage &m, const QJsonObject &params);
@@ -96,6 +100,8 @@ private:
     void logRelated(const QString &level, const QString &logger, const QJsonValue &data,
                     const QJsonValue &relatedId);
     void replyError(const QJsonValue &id, int code, const QString &message);
+    void replyErrorData(const QJsonValue &id, int code, const QString &message,
+                        const QJsonValue &data);
     void onTransportClosed();
     void failOutgoing();
 

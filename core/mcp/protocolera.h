@@ -158,6 +158,15 @@ public:
             m.method == u"resources/read" ? QStringLiteral("uri") : QStringLiteral("name");
         const bool named = m.method == u"tools/call" || m.method == u"resources/read" ||
                            m.method == u"prompts/get";
+        // The tasks extension names the task in Mcp-Name; when sent, it must agree.
+        if (m.method.startsWith(u"tasks/") && hasNameHeader) {
+            bool ok = true;
+            const QString name = decodeHeaderValue(nameHeader, &ok);
+            if (!ok || name != params.value(u"taskId").toString())
+                return mismatch(v, QStringLiteral("Mcp-Name header value '%1' does not match "
+                                                  "body value '%2'")
+                                       .arg(name, params.value(u"taskId").toString()));
+        }
         if (named) {
             if (!hasNameHeader)
                 return mismatch(v, QStringLiteral("the Mcp-Name header is required"));

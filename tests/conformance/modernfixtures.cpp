@@ -394,7 +394,7 @@ void ModernFixtures::registerAll(McpServer &server)
                      call->finishWithError(QStringLiteral("the job failed"));
                  });
              });
-    failing.taskSupport = QStringLiteral("optional");
+    failing.taskSupport = QStringLiteral("required");
     server.tools().add(failing);
 
     PromptDefinition prompt;

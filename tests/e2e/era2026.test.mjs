@@ -15,7 +15,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 import { BIN, DOCKER, MINIMAL_PATH, sleep, textOf } from './helpers.mjs';
-import { startHttpServer } from './httpserver.mjs';
+import { containersOf, startHttpServer } from './httpserver.mjs';
 
 const MODERN = '2026-07-28';
 const execFileP = promisify(execFile);
@@ -194,11 +194,11 @@ test('HTTP: a 2026 v2 client and a 1.32 client share the endpoint at the same ti
 });
 
 // Raw requests of revision 2026-07-28, as the revision writes them.
-function modernHeaders(method, name, extra = {}) {
+function modernHeaders(method, name, extra = {}, target = server) {
     const h = {
         'Content-Type': 'application/json',
         Accept: 'application/json, text/event-stream',
-        Authorization: 'Bearer ' + server.token,
+        Authorization: 'Bearer ' + target.token,
         'MCP-Protocol-Version': MODERN,
         'Mcp-Method': method,
         ...extra,
@@ -216,11 +216,11 @@ function envelope(capabilities = {}) {
 }
 
 let nextId = 1;
-async function post(method, params, { name, headers = {}, timeoutMs = 60_000 } = {}) {
+async function post(method, params, { name, headers = {}, timeoutMs = 60_000, target = server } = {}) {
     const id = nextId++;
-    const res = await fetch(server.url, {
+    const res = await fetch(target.url, {
         method: 'POST',
-        headers: modernHeaders(method, name, headers),
+        headers: modernHeaders(method, name, headers, target),
         body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
         signal: AbortSignal.timeout(timeoutMs), // what MCP clients commonly allow a request
     });
@@ -268,9 +268,9 @@ test('HTTP: a session handle this instance does not hold is an isError result na
 
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
-async function pollTask(taskId, untilMs) {
+async function pollTask(taskId, untilMs, target = server) {
     for (;;) {
-        const r = await post('tasks/get', { taskId, _meta: envelope(TASKS) });
+        const r = await post('tasks/get', { taskId, _meta: envelope(TASKS) }, { target });
         assert.equal(r.status, 200, JSON.stringify(r.body));
         const task = r.body.result;
         if (['completed', 'failed', 'cancelled'].includes(task.status)) return task;
@@ -280,27 +280,33 @@ async function pollTask(taskId, untilMs) {
 }
 
 test('HTTP tasks: cancelling a task removes its container', async () => {
-    const created = await post('tools/call', {
-        name: 'execute_code', arguments: { language: 'python', code: HOSTNAME_THEN_SLEEP, timeout: 120 }, _meta: envelope(TASKS),
-    }, { name: 'execute_code' });
-    assert.equal(created.body.result.resultType, 'task', JSON.stringify(created.body));
-    const taskId = created.body.result.taskId;
-    // The task's status message follows the run's output: the first line names the container.
-    let hostname;
-    let last;
-    for (let i = 0; i < 150 && !hostname; i++) {
-        await sleep(200);
-        const r = await post('tasks/get', { taskId, _meta: envelope(TASKS) });
-        last = r.body;
-        hostname = /host=(\w+)/.exec(r.body.result?.statusMessage ?? "")?.[1];
+    // Without a warm pool, the only sandbox of this server while the task runs is the task's.
+    const own = await startHttpServer({ args: ['--pool', '0'] });
+    try {
+        const created = await post('tools/call', {
+            name: 'execute_code', arguments: { language: 'python', code: 'import time\nprint("started", flush=True)\ntime.sleep(60)', timeout: 120 }, _meta: envelope(TASKS),
+        }, { name: 'execute_code', target: own });
+        assert.equal(created.body.result.resultType, 'task', JSON.stringify(created.body));
+        const taskId = created.body.result.taskId;
+        let running = [];
+        for (let i = 0; i < 150; i++) {
+            await sleep(200);
+            const r = await post('tasks/get', { taskId, _meta: envelope(TASKS) }, { target: own });
+            // Output has begun (the status message follows the run's output): the program runs.
+            if (/^stdout/.test(r.body.result.statusMessage ?? '')) {
+                running = await containersOf(own.child.pid);
+                break;
+            }
+        }
+        assert.equal(running.length, 1, `the task runs in one container: ${running}`);
+        const cancel = await post('tasks/cancel', { taskId, _meta: envelope(TASKS) }, { target: own });
+        assert.equal(cancel.body.result.resultType, 'complete');
+        const task = await pollTask(taskId, Date.now() + 30_000, own);
+        assert.equal(task.status, 'cancelled');
+        assert.ok(await goneWithin(running[0], 10_000), `container ${running[0]} is gone 10 s after tasks/cancel`);
+    } finally {
+        await own.stop();
     }
-    assert.ok(hostname, `the task reported its output as status: ${JSON.stringify(last)}`);
-    assert.ok(await containerExists(hostname));
-    const cancel = await post('tasks/cancel', { taskId, _meta: envelope(TASKS) });
-    assert.equal(cancel.body.result.resultType, 'complete');
-    const task = await pollTask(taskId, Date.now() + 30_000);
-    assert.equal(task.status, 'cancelled');
-    assert.ok(await goneWithin(hostname, 10_000), `container ${hostname} is gone 10 s after tasks/cancel`);
 });
 
 test('HTTP tasks: a 3-minute run completes through a task while each request may take 60 s', { timeout: 400_000 }, async () => {

@@ -415,13 +415,24 @@ void tst_ProtocolEra::cancellingATaskCancelsTheCall()
     QPointer<ToolCall> call = m_pending.first();
     bool cancelled = false;
     connect(call, &ToolCall::cancelRequested, this, [&] { cancelled = true; });
-    const QJsonObject ack = exchange(
-        req(2, "tasks/cancel", {{"taskId", created.value(u"taskId")}, {"_meta", envelope()}}));
+    // tasks/* need the client to declare the extension (-32021 otherwise).
+    QCOMPARE(exchange(req(2, "tasks/cancel",
+                          {{"taskId", created.value(u"taskId")}, {"_meta", envelope()}}))
+                 .value(u"error")
+                 .toObject()
+                 .value(u"code")
+                 .toInt(),
+             int(ProtocolEra::MissingRequiredClientCapability));
+    QVERIFY(!cancelled);
+    const QJsonObject ack =
+        exchange(req(3, "tasks/cancel",
+                     {{"taskId", created.value(u"taskId")}, {"_meta", envelope(kModern, kTasks)}}));
     QCOMPARE(ack.value(u"result").toObject().value(u"resultType").toString(),
              QStringLiteral("complete"));
     QVERIFY2(cancelled, "the tool's handler is told to stop (the container is removed)");
     QCOMPARE(
-        exchange(req(3, "tasks/get", {{"taskId", created.value(u"taskId")}, {"_meta", envelope()}}))
+        exchange(req(4, "tasks/get",
+                     {{"taskId", created.value(u"taskId")}, {"_meta", envelope(kModern, kTasks)}}))
             .value(u"result")
             .toObject()
             .value(u"status")
