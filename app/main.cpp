@@ -289,10 +289,9 @@ int main(int argc, char *argv[])
     raiseDescriptorLimit();
 
     const auto names = [] {
-        // The application id io.github.codesandbox.CodeSandbox read backwards. Settings and
-        // history name their own paths (~/.config/code-sandbox, ~/.local/share/code-sandbox),
-        // so these do not move them.
-        QCoreApplication::setOrganizationName(QStringLiteral("Code Sandbox"));
+        // The application id io.github.codesandbox.CodeSandbox read backwards. No organisation
+        // name: it would move QStandardPaths' AppConfigLocation, where the HTTP token is kept
+        // (~/.config/code-sandbox), to ~/.config/ORGANISATION/code-sandbox.
         QCoreApplication::setOrganizationDomain(QStringLiteral("codesandbox.github.io"));
         QCoreApplication::setApplicationName(QStringLiteral("code-sandbox"));
         QCoreApplication::setApplicationVersion(QStringLiteral(CODE_SANDBOX_VERSION));
