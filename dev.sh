@@ -6,8 +6,8 @@
 #                            ARGS: the window where there is a display; elsewhere a first call
 #                            through the MCP server, then --help). The other images build
 #                            afterwards in the background, at low priority (log:
-#                            BUILD/images-background.log); until one is there, a call for its
-#                            language says that it is being built.
+#                            BUILD/images-background.log); until one is there,
+#                            get_supported_languages and the window say that it is being built.
 #   ./dev.sh test            install what is missing, build all images and every target, run
 #                            every test (ctest)
 #   ./dev.sh hardening       only the hardening tests: the fuzz targets, and the unit and engine
