@@ -95,6 +95,7 @@ class MainFlowsTest : public QObject
 
 private Q_SLOTS:
     void initTestCase();
+    void imagesOfTheEngineShowAsReady();
     void manualRunShowsOutputAndPlot();
     void stopEndsAManualRun();
     void runOfASeparateStdioInstanceAppearsLive();
@@ -114,6 +115,23 @@ void MainFlowsTest::initTestCase()
 {
     QVERIFY(m_dir.isValid());
     m_desk = std::make_unique<Desk>(m_dir.path(), m_instance);
+}
+
+// The engine has every image (the tests need them): the window asks it for each language's and
+// finds them ready, so the run editor marks none.
+void MainFlowsTest::imagesOfTheEngineShowAsReady()
+{
+    AppController *controller = m_desk->controller.get();
+    QSignalSpy changed(controller, &AppController::imagesChanged);
+    controller->refreshImages();
+    QVERIFY(changed.wait(kRunMs));
+    const QHash<QString, SandboxBackend::ImageStatus> images = controller->images();
+    QCOMPARE(images.size(), controller->languages().size());
+    for (auto it = images.cbegin(); it != images.cend(); ++it)
+        QVERIFY2(it->state == SandboxBackend::ImageStatus::State::Ready,
+                 qPrintable(it.key() + QStringLiteral(": ") + it->stateName()));
+    QVERIFY(controller->imageNotes().isEmpty());
+    QVERIFY(m_desk->window->editor()->imageNote().isEmpty());
 }
 
 void MainFlowsTest::manualRunShowsOutputAndPlot()
