@@ -16,8 +16,16 @@
 #include <unistd.h>
 
 namespace {
-QString missingImageHint(const Language &language, const SandboxSite *site, bool several)
+QString missingImageHint(const Language &language, const QString &image, const SandboxSite *site,
+                         bool several)
 {
+    // While containers/build-images.sh builds the image (or its build failed), that is the
+    // answer: the call only has to be made again once it is there.
+    QString building = site->backend()->imageBuild(image).describe(language.name);
+    if (!building.isEmpty()) {
+        building[0] = building[0].toUpper();
+        return building + u'.';
+    }
     if (language.buildName.isEmpty())
         return {};
     const QString lang = language.buildName == u"node" ? QStringLiteral("js") : language.buildName;
@@ -533,7 +541,8 @@ SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const QJsonOb
     const QString name =
         spec.value(u"Labels").toObject().value(u"code-sandbox.language").toString();
     if (const Language *language = m_languages.find(name))
-        container->setMissingImageHint(missingImageHint(*language, site, m_sites.size() > 1));
+        container->setMissingImageHint(
+            missingImageHint(*language, image, site, m_sites.size() > 1));
     track(container, site);
     return container;
 }

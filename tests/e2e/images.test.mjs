@@ -79,6 +79,15 @@ test('get_supported_languages says which images are ready, being built or missin
     assert.match(text, /\n- rust: the engine does not have code-sandbox\/cse2emissing:latest/);
 });
 
+test('a call for a language whose image is being built says so', async () => {
+    writeStatus('cse2ebuilding', {});
+    const r = await server.client.callTool({ name: 'execute_code',
+        arguments: { language: 'go', code: 'package main\nfunc main() {}' } });
+    assert.equal(r.isError, true, JSON.stringify(r));
+    assert.match(r.content[0].text,
+        /The image for go is being built \(about \d+ s left\); try again shortly\./);
+});
+
 test('a failed build is reported with its log', async () => {
     writeStatus('cse2ebuilding', { state: 'failed' });
     // The engine's answer is kept 3 s; the builder's status is read afresh each time.
