@@ -34,7 +34,7 @@ SOCKET=/var/run/docker.sock
 # installed.
 PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
           qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev
-          shared-mime-info docker.io debootstrap python3
+          shared-mime-info docker.io debootstrap python3 python3-docker
           xvfb trayer xdotool imagemagick fonts-dejavu-core
           dpkg-dev desktop-file-utils appstream
           clang-14 libclang-rt-14-dev llvm-14 podman catatonit
