@@ -16,7 +16,10 @@ ContainerPool::ContainerPool(int sizePerSpec, const Factory &factory, QObject *p
     connect(&m_shrinkTimer, &QTimer::timeout, this, &ContainerPool::shrinkIdle);
     m_deferTimer.setSingleShot(true);
     m_deferTimer.setInterval(2000);
-    connect(&m_deferTimer, &QTimer::timeout, this, [this] { setBusy(false); });
+    connect(&m_deferTimer, &QTimer::timeout, this, &ContainerPool::refillDeferred);
+    m_quietTimer.setSingleShot(true);
+    m_quietTimer.setInterval(kQuietMs);
+    connect(&m_quietTimer, &QTimer::timeout, this, &ContainerPool::refillDeferred);
 }
 
 QString ContainerPool::keyOf(const QJsonObject &spec)
@@ -244,8 +247,28 @@ int ContainerPool::targetSize(const QJsonObject &spec) const
 void ContainerPool::setBusy(bool busy)
 {
     m_busy = busy;
-    if (busy)
+    if (busy) {
+        m_quietTimer.stop();
         return;
+    }
+    bool waiting = false;
+    for (auto it = m_slots.begin(); it != m_slots.end(); ++it) {
+        if (!it->refillDeferred)
+            continue;
+        if (warmCount(it->spec) == 0) {
+            it->refillDeferred = false;
+            refill(it.key());
+        } else {
+            waiting = true;
+        }
+    }
+    if (waiting)
+        m_quietTimer.start();
+}
+
+void ContainerPool::refillDeferred()
+{
+    m_quietTimer.stop();
     m_deferTimer.stop();
     for (auto it = m_slots.begin(); it != m_slots.end(); ++it) {
         if (it->refillDeferred) {
@@ -260,6 +283,8 @@ void ContainerPool::clear()
     m_cleared = true;
     m_ageTimer.stop();
     m_shrinkTimer.stop();
+    m_quietTimer.stop();
+    m_deferTimer.stop();
     for (auto it = m_slots.begin(); it != m_slots.end(); ++it) {
         const auto entries = it->entries;
         it->entries.clear();

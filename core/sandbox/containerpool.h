@@ -115,4 +115,9 @@ private:
     bool m_busy = false;
     QTimer m_deferTimer; // bounds how long a refill may wait for quiet
     QTimer m_shrinkTimer;
+    // Nothing runs: deferred refills start once that has lasted kQuietMs (not in the instant
+    // between two calls of a quick run), or at once for a spec with nothing ready left.
+    static constexpr int kQuietMs = 300;
+    QTimer m_quietTimer;
+    void refillDeferred();
 };

@@ -349,10 +349,13 @@ void Execution::finish()
     }
     // Removal (which also kills a program still running) happens after the answer, off the
     // critical path; the service keeps the container until the engine confirms. A container
-    // whose program reported its end has stopped, so its removal may wait for a quiet moment.
+    // whose program reported its end without files to fetch stops by itself (the supervisor
+    // exits, and with it the init that ends every process left), so its removal may wait for a
+    // quiet moment; one with files keeps its supervisor waiting for the end of stdin.
     if (m_container) {
         const bool ended = m_outScanner.found() && m_errScanner.found() && !m_result.timedOut &&
-                           !m_result.cancelled && m_result.error.isEmpty();
+                           !m_result.cancelled && m_result.error.isEmpty() && !m_session &&
+                           !m_outScanner.hasFlag("out") && !m_outScanner.hasFlag("plots");
         if (m_remover)
             m_remover(m_container, ended);
         else

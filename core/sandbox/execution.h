@@ -47,7 +47,8 @@ public:
     // Ends with an error, as if the sandbox had failed (used while libraries are installed).
     void fail(const QString &message);
     // Who removes the container after the run (default: removed at once). `ended`: the program
-    // reported its end, so the container has stopped and nothing runs in it any more.
+    // reported its end and left no files to fetch, so the container stops by itself (nothing
+    // runs in it any more).
     using Remover = std::function<void(SandboxContainer *container, bool ended)>;
     void setRemover(Remover remover) { m_remover = std::move(remover); }
     // The engine the run was placed on (with several), for its result and the journal.

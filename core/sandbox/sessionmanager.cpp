@@ -50,7 +50,10 @@ void SessionManager::create(const QString &owner, const QString &languageName,
             return;
         }
     }
-    const QString id = QStringLiteral("s-") + QUuid::createUuid().toString(QUuid::Id128).left(12);
+    // The id names the instance that holds the container, so that a call reaching another
+    // instance (behind a load balancer, say) is told where its session lives.
+    const QString id = QStringLiteral("s-%1-%2").arg(
+        instanceTag(), QUuid::createUuid().toString(QUuid::Id128).left(12));
     const int timeout = m_sandbox->config().callTimeout().forCall(timeoutSec);
     auto *session = new SandboxSession(id, owner, *language, timeout, this);
     session->setLibraries(libraries);
@@ -113,12 +116,27 @@ SandboxSession *SessionManager::find(const QString &id, const QString &owner, QS
             *error = QStringLiteral("session '%1' has ended (%2); start a new one with "
                                     "create_session")
                          .arg(id, m_ended.value(id));
+        else if (id.count(u'-') == 2 && id.section(u'-', 1, 1) != instanceTag())
+            *error = QStringLiteral("session '%1' belongs to another instance of this server "
+                                    "(%2; this is %3): send calls with this session_id to the "
+                                    "instance that created it, or start one here with "
+                                    "create_session")
+                         .arg(id, id.section(u'-', 1, 1), instanceTag());
         else
             *error = QStringLiteral("no session '%1' here; create_session starts one, "
                                     "list_sessions shows yours")
                          .arg(id);
     }
     return nullptr;
+}
+
+QString SessionManager::instanceTag() const
+{
+    QString tag;
+    for (const QChar c : m_sandbox->config().instanceId)
+        if (c.isLetterOrNumber() && c.unicode() < 128)
+            tag += c.toLower();
+    return tag.isEmpty() ? QStringLiteral("local") : tag.left(8);
 }
 
 Execution *SessionManager::execute(SandboxSession *session, ExecutionRequest request)

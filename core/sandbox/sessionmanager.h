@@ -49,6 +49,9 @@ public:
     // Ends sessions idle for longer than the limit (also done every few seconds).
     void expireIdle();
 
+    // The first 8 letters and digits of the instance's id: what session ids begin with.
+    QString instanceTag() const;
+
 Q_SIGNALS:
     void sessionCreated(SandboxSession *session);
     void sessionEnded(const QString &id, const QString &reason);

@@ -264,6 +264,12 @@ test('HTTP: a session handle this instance does not hold is an isError result na
         { name: 'run_python_code' });
     assert.equal(r.body.result.isError, true);
     assert.match(r.body.result.content[0].text, /no session 's-0123456789ab' here/i);
+    // A handle made by another instance names that instance, and the answer says so.
+    const other = await post('tools/call', { name: 'run_python_code', arguments: { code: 'print(1)', session_id: 's-elsewhere-0123456789ab' }, _meta: envelope() },
+        { name: 'run_python_code' });
+    assert.equal(other.body.result.isError, true);
+    assert.match(other.body.result.content[0].text,
+        /session 's-elsewhere-0123456789ab' belongs to another instance of this server \(elsewhere; this is [0-9a-z]{1,8}\)/i);
 });
 
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };

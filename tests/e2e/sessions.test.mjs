@@ -19,7 +19,7 @@ afterEach(async () => {
 async function createSession(args) {
     const r = await call('create_session', args);
     assert.notEqual(r.isError, true, textOf(r));
-    assert.match(r.structuredContent.session_id, /^s-[0-9a-f]{12}$/);
+    assert.match(r.structuredContent.session_id, /^s-[0-9a-z]{1,8}-[0-9a-f]{12}$/);
     open.add(r.structuredContent.session_id);
     return r.structuredContent;
 }
@@ -165,7 +165,8 @@ test('sessions of one client are not usable by another', { timeout: 90_000 }, as
     try {
         const r = await other.client.callTool({ name: 'run_python_code', arguments: { code: 'print(1)', session_id: s.session_id } });
         assert.equal(r.isError, true);
-        assert.match(textOf(r), /no session/i);
+        // Another stdio client is another instance: the answer names the one that holds it.
+        assert.match(textOf(r), /belongs to another instance of this server/i);
         const list = await other.client.callTool({ name: 'list_sessions', arguments: {} });
         assert.deepEqual(list.structuredContent.sessions, []);
     } finally {
