@@ -133,7 +133,7 @@ wait_log "$WORK/app.log" 'of instance pid [0-9]+ \( claude-code \) ok' 90 \
     "the stdio instance's run did not show in the window"
 ok "the run of a separate stdio instance showed in the window"
 R=$(call 3 create_session '{"language":"python"}')
-SID=$(grep -oE 's-[0-9a-f]{12}' <<<"$R" | head -1)
+SID=$(grep -oE 's-[0-9a-z]{1,8}-[0-9a-f]{12}' <<<"$R" | head -1)
 [ -n "$SID" ] || fail "create_session gave no session id"
 R=$(call 4 run_python_code '{"session_id":"'"$SID"'","code":"data = [3, 1, 4, 1, 5, 9, 2, 6]\nx = 41"}')
 R=$(call 5 run_python_code '{"session_id":"'"$SID"'","code":"print(x + 1, sorted(data))"}')
