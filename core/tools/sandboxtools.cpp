@@ -97,6 +97,9 @@ void askEngines(SandboxService &sandbox, const std::shared_ptr<LoneEngine> &lone
                 lone->reachable = false;
                 lone->error = QStringLiteral("it did not answer within %1 s")
                                   .arg(SandboxSite::kAnswerTimeoutMs / 1000);
+                // The waiters hold their callers (which hold `lone`): an answer that never
+                // comes must not keep them. Each waiter has a timer of its own like this one.
+                lone->waiting.clear();
             }
             fire();
         });
