@@ -106,7 +106,7 @@ void DockerContainer::fail(const EngineError &error, const QString &what)
     if (m_imageMissing)
         message =
             QStringLiteral("the sandbox image %1 is not available to the container engine. %2")
-                .arg(m_image, m_missingImageHint)
+                .arg(m_image, m_missingImageHint ? m_missingImageHint() : QString())
                 .trimmed();
     else
         message =

@@ -34,7 +34,7 @@ public:
     QString streamError() const override { return m_streamError; }
     bool createOutcomeUnknown() const override { return m_createOutcomeUnknown; }
     bool backendLost() const override { return m_backendLost; }
-    void setMissingImageHint(const QString &hint) override { m_missingImageHint = hint; }
+    void setMissingImageHint(Hint hint) override { m_missingImageHint = std::move(hint); }
 
     void putFiles(const QString &dir, const QByteArray &tar, QObject *context,
                   const Done &done) override;
@@ -60,7 +60,7 @@ private:
     bool m_imageMissing = false;
     bool m_createOutcomeUnknown = false;
     bool m_backendLost = false;
-    QString m_missingImageHint;
+    Hint m_missingImageHint;
     QString m_streamError;
     int m_removeAttempts = 0;
 };

@@ -58,8 +58,10 @@ public:
     // The last failure was the backend not answering (unreachable, connection lost, no answer in
     // time), not a refusal: placement stops sending sandboxes there until it answers again.
     virtual bool backendLost() const = 0;
-    // Appended to the error when the image does not exist, to tell the user how to get it.
-    virtual void setMissingImageHint(const QString &hint) = 0;
+    // Appended to the error when the image does not exist, to tell the user how to get it. Asked
+    // only then: it may read the image builder's status, which no other sandbox needs.
+    using Hint = std::function<QString()>;
+    virtual void setMissingImageHint(Hint hint) = 0;
 
     // Unpacks `tar` into the folder `dir` of the running sandbox.
     virtual void putFiles(const QString &dir, const QByteArray &tar, QObject *context,

@@ -540,9 +540,12 @@ SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const QJsonOb
     SandboxContainer *container = site->backend()->createSandbox(spec, image, containerName, this);
     const QString name =
         spec.value(u"Labels").toObject().value(u"code-sandbox.language").toString();
-    if (const Language *language = m_languages.find(name))
-        container->setMissingImageHint(
-            missingImageHint(*language, image, site, m_sites.size() > 1));
+    if (const Language *language = m_languages.find(name)) {
+        const bool several = m_sites.size() > 1;
+        container->setMissingImageHint([language = *language, image, site, several] {
+            return missingImageHint(language, image, site, several);
+        });
+    }
     track(container, site);
     return container;
 }
