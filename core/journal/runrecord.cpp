@@ -250,6 +250,9 @@ void RunRecord::applyResult(const ExecutionResult &result)
     truncated = result.truncated();
     error = result.error;
     notes = result.notes;
+    // The window shows who stopped a run (it, or the client itself when this is empty).
+    if (!result.cancelReason.isEmpty())
+        notes.append(result.cancelReason);
     // A sandbox that failed early knows neither; keep what the record learned when it started.
     if (!result.image.isEmpty())
         image = result.image;

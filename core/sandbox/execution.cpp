@@ -296,11 +296,12 @@ void Execution::setQueuePosition(int position)
         Q_EMIT queued(position);
 }
 
-void Execution::cancel()
+void Execution::cancel(const QString &reason)
 {
     if (m_phase == Phase::Finished)
         return;
     m_result.cancelled = true;
+    m_result.cancelReason = reason;
     finish();
 }
 

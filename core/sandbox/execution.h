@@ -26,8 +26,9 @@ public:
 
     // Takes the container (prepared or not) and runs the program in it once it is ready.
     void run(SandboxContainer *container);
-    // Ends the run now: the container is killed and the result says cancelled.
-    void cancel();
+    // Ends the run now: the container is killed and the result says cancelled, and why when
+    // `reason` says ("stopped from the Code Sandbox window"); a client's own cancel gives none.
+    void cancel(const QString &reason = QString());
     // Ends with an error before any container was involved.
     void failEarly(const QString &message, const QString &image);
 

@@ -286,7 +286,9 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
         if (r.stderrTruncated)
             section(QStringLiteral("[stderr truncated]\n"));
     }
-    if (r.cancelled)
+    if (r.cancelled && !r.cancelReason.isEmpty())
+        section(QStringLiteral("[cancelled: %1]").arg(r.cancelReason));
+    else if (r.cancelled)
         section(QStringLiteral("[cancelled: the program was stopped]"));
     else if (r.compileError)
         section(QStringLiteral("[compilation failed (exit code %1): the program did not run]")
@@ -462,7 +464,7 @@ void SandboxTools::runCode(SandboxService &sandbox, SessionManager *sessions, To
                      [call, hint, jsonText](const ExecutionResult &r) {
                          call->finish(toolResult(r, hint, jsonText));
                      });
-    QObject::connect(call, &ToolCall::cancelRequested, execution, &Execution::cancel);
+    QObject::connect(call, &ToolCall::cancelRequested, execution, [execution] { execution->cancel(); });
 }
 
 void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, SessionManager *sessions)
