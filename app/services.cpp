@@ -9,12 +9,17 @@
 #include "historystore.h"
 #include "journal.h"
 #include "mcpserver.h"
+#include "monitorapprover.h"
 #include "monitorpublisher.h"
 #include "monitorsocket.h"
+#include "runcontrol.h"
+#include "rungate.h"
 #include "sandboxservice.h"
 #include "sandboxtools.h"
 #include "sessionmanager.h"
 
+#include <QFileInfo>
+#include <QFileSystemWatcher>
 #include <QHostAddress>
 #include <QUuid>
 #include <cstdio>
@@ -74,6 +79,12 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
         m_backends.push_back(std::move(backend));
     }
     m_sandbox = std::make_unique<SandboxService>(backends, languages, config);
+    m_runControl = std::make_unique<RunControl>(m_sandbox.get());
+    m_gate = std::make_unique<RunGate>(m_sandbox->config());
+    m_gate->setMode(mode == Mode::Window ? QStringLiteral("window")
+                    : mode == Mode::Http ? QStringLiteral("http")
+                                         : QStringLiteral("stdio"));
+    m_gate->setPolicies(AppSettings::loadPolicies());
     m_server = std::make_unique<McpServer>(ServerInfo{
         QStringLiteral("code-sandbox"), QStringLiteral("Code Sandbox"),
         QStringLiteral(CODE_SANDBOX_VERSION),
@@ -82,7 +93,7 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
                        "and options; print what you want to see.")});
     m_sessions = std::make_unique<SessionManager>(
         m_sandbox.get(), SessionManager::Limits{cl.sessionIdleSec, cl.maxSessions});
-    SandboxTools::registerAll(*m_server, *m_sandbox, m_sessions.get());
+    SandboxTools::registerAll(*m_server, *m_sandbox, m_sessions.get(), m_gate.get());
     m_journal = std::make_unique<Journal>(m_sandbox.get());
     m_journal->watchSessions(m_sessions.get());
     if (cl.history)
@@ -94,13 +105,47 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
             monitorPath, config.instanceId,
             mode == Mode::Http ? QStringLiteral("http") : QStringLiteral("stdio"));
         m_journal->setPublisher(m_publisher.get());
+        // The window may stop this instance's runs and approve them.
+        RunControl *control = m_runControl.get();
+        QObject::connect(m_publisher.get(), &MonitorPublisher::stopRequested, control,
+                         [control](const QString &runId) {
+                             control->stop(runId, RunControl::stoppedFromWindow());
+                         });
+        m_approver = std::make_unique<MonitorApprover>(m_publisher.get());
+        m_gate->setApprover(m_approver.get());
     }
+    // The window saves the policies it edits; a headless instance follows them.
+    if (mode != Mode::Window)
+        watchPolicies();
     qCInfo(lcApp).noquote() << "instance" << config.instanceId.left(8);
     // Reap what dead instances left, then warm the pool (this also finds the engine, so a
     // problem shows in the log before the first call).
     m_sandbox->reapOrphans();
     m_sandbox->warmUp();
     return true;
+}
+
+void Services::watchPolicies()
+{
+    const QString file = AppSettings::filePath();
+    m_settingsWatcher = std::make_unique<QFileSystemWatcher>();
+    // The folder too: QSettings replaces the file (a new inode), which ends a watch on the file.
+    m_settingsWatcher->addPath(QFileInfo(file).absolutePath());
+    if (QFileInfo::exists(file))
+        m_settingsWatcher->addPath(file);
+    RunGate *gate = m_gate.get();
+    QFileSystemWatcher *watcher = m_settingsWatcher.get();
+    const auto reload = [gate, watcher, file] {
+        if (QFileInfo::exists(file) && !watcher->files().contains(file))
+            watcher->addPath(file);
+        const AssistantPolicies policies = AppSettings::loadPolicies();
+        if (policies == gate->policies())
+            return;
+        qCInfo(lcApp) << "the assistants' policies changed in the settings; they apply now";
+        gate->setPolicies(policies);
+    };
+    QObject::connect(watcher, &QFileSystemWatcher::fileChanged, gate, reload);
+    QObject::connect(watcher, &QFileSystemWatcher::directoryChanged, gate, reload);
 }
 
 void Services::openHistory(Mode mode, const QString &path)

@@ -11,7 +11,11 @@ class EngineClient;
 class HistoryStore;
 class Journal;
 class McpServer;
+class MonitorApprover;
 class MonitorPublisher;
+class QFileSystemWatcher;
+class RunControl;
+class RunGate;
 class QHostAddress;
 class SandboxService;
 class SessionManager;
@@ -55,6 +59,12 @@ public:
     HistoryStore *history() const { return m_history.get(); }
     Journal *journal() const { return m_journal.get(); }
     const QString &instanceId() const { return m_instanceId; }
+    // Every run tool call passes the assistants' policies here (read from the settings file; a
+    // headless instance reads them again when the file changes).
+    RunGate *gate() const { return m_gate.get(); }
+    // Stops a run of this process by its id (the window's Stop; for a headless instance, the
+    // window's request over the monitor socket).
+    RunControl *runControl() const { return m_runControl.get(); }
 
     // The MCP endpoint over HTTP, configured from the command line: its deadlines and the host
     // names it accepts (the bound address's too when it is not loopback). `token` empty: none.
@@ -70,6 +80,7 @@ private:
     Services() = default;
     bool build(const CommandLine &cl, Mode mode, const Placement &placement);
     void openHistory(Mode mode, const QString &path);
+    void watchPolicies();
 
     QString m_instanceId;
     // In the order they are built: each is destroyed before what it refers to (the journal and
@@ -77,9 +88,13 @@ private:
     std::vector<std::unique_ptr<EngineClient>> m_engines;
     std::vector<std::unique_ptr<DockerBackend>> m_backends;
     std::unique_ptr<SandboxService> m_sandbox;
+    std::unique_ptr<RunControl> m_runControl;
+    std::unique_ptr<RunGate> m_gate;
     std::unique_ptr<McpServer> m_server;
     std::unique_ptr<SessionManager> m_sessions;
     std::unique_ptr<HistoryStore> m_history;
     std::unique_ptr<Journal> m_journal;
     std::unique_ptr<MonitorPublisher> m_publisher;
+    std::unique_ptr<MonitorApprover> m_approver;
+    std::unique_ptr<QFileSystemWatcher> m_settingsWatcher;
 };

@@ -4,6 +4,7 @@
 #include "uilog.h"
 
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QVariant>
@@ -26,6 +27,7 @@ const QString kHttpPort = QStringLiteral("server/httpPort");
 const QString kLegacyHttpToken = QStringLiteral("server/token");
 const QString kRetention = QStringLiteral("history/retentionDays");
 const QString kKeepRunning = QStringLiteral("window/keepRunningInBackground");
+const QString kPolicies = QStringLiteral("assistants/policies");
 
 // QVariant's own conversions accept "12abc" as 0 in places and never say so; parse the text
 // strictly instead, since INI files hold everything as strings.
@@ -135,7 +137,39 @@ AppSettings AppSettings::load(QSettings &s)
 
     a.historyRetentionDays = intIn(s, kRetention, d.historyRetentionDays, 0, kMaxRetentionDays);
     a.keepRunningInBackground = boolIn(s, kKeepRunning, d.keepRunningInBackground);
+    a.policies = loadPolicies(s);
     return a;
+}
+
+QString AppSettings::filePath()
+{
+    return QSettings(QStringLiteral("code-sandbox"), QStringLiteral("code-sandbox")).fileName();
+}
+
+AssistantPolicies AppSettings::loadPolicies()
+{
+    QSettings settings(QStringLiteral("code-sandbox"), QStringLiteral("code-sandbox"));
+    return loadPolicies(settings);
+}
+
+AssistantPolicies AppSettings::loadPolicies(QSettings &s)
+{
+    const QString text = s.value(kPolicies).toString();
+    if (text.trimmed().isEmpty())
+        return {};
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &error);
+    if (!doc.isObject()) {
+        // Every assistant then runs as the default says (run): say so loudly.
+        qCWarning(lcUi).noquote() << "settings: the assistants' policies are not valid JSON ("
+                                  << error.errorString() << "); the defaults apply";
+        return {};
+    }
+    QStringList warnings;
+    const AssistantPolicies policies = AssistantPolicies::fromJson(doc.object(), &warnings);
+    for (const QString &w : std::as_const(warnings))
+        qCWarning(lcUi).noquote() << "settings: assistants' policies:" << w;
+    return policies;
 }
 
 void AppSettings::save(QSettings &s) const
@@ -173,6 +207,13 @@ void AppSettings::save(QSettings &s) const
         qCWarning(lcUi).noquote() << error;
     s.setValue(kRetention, historyRetentionDays);
     s.setValue(kKeepRunning, keepRunningInBackground);
+    if (policies.isOpen() &&
+        policies.approvalTimeoutSec == AssistantPolicies().approvalTimeoutSec &&
+        !policies.runWhenNoWindow)
+        s.remove(kPolicies);
+    else
+        s.setValue(kPolicies, QString::fromUtf8(
+                                  QJsonDocument(policies.toJson()).toJson(QJsonDocument::Compact)));
     s.sync();
 }
 
@@ -202,5 +243,5 @@ bool AppSettings::operator==(const AppSettings &o) const
            passThroughEnv == o.passThroughEnv && httpEnabled == o.httpEnabled &&
            httpPort == o.httpPort && httpToken == o.httpToken &&
            historyRetentionDays == o.historyRetentionDays &&
-           keepRunningInBackground == o.keepRunningInBackground;
+           keepRunningInBackground == o.keepRunningInBackground && policies == o.policies;
 }

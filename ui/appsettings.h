@@ -1,5 +1,7 @@
 #pragma once
 
+#include "assistantpolicies.h"
+
 #include <QMap>
 #include <QString>
 #include <QStringList>
@@ -32,6 +34,9 @@ struct AppSettings
     QString httpToken;
     int historyRetentionDays = 30; // 0: keep forever
     bool keepRunningInBackground = true;
+    // What each assistant may run, and whether a person approves it first (Settings →
+    // Assistants). Kept as one JSON value, "assistants/policies"; headless instances read it too.
+    AssistantPolicies policies;
 
     // The accepted ranges, shared with the settings dialog so it cannot offer what load() drops.
     static constexpr int kMinTimeoutSec = 1;
@@ -56,6 +61,11 @@ struct AppSettings
     // The token file that goes with a settings file: "http-token" in the same folder (for the
     // application's own store, TokenStore::defaultPath()).
     static QString tokenPath(const QSettings &settings);
+    // The application's settings file, and only its policies (what headless instances need,
+    // read again whenever the file changes).
+    static QString filePath();
+    static AssistantPolicies loadPolicies();
+    static AssistantPolicies loadPolicies(QSettings &settings);
 
     // A name a POSIX shell would accept: [A-Za-z_][A-Za-z0-9_]*.
     static bool isValidEnvName(const QString &name);

@@ -1,6 +1,7 @@
 #include "monitorpublisher.h"
 
 #include "journallog.h"
+#include "lineframer.h"
 
 #include <QJsonDocument>
 #include <QLocalSocket>
@@ -9,11 +10,14 @@
 MonitorPublisher::MonitorPublisher(const QString &socketPath, const QString &instanceId,
                                    const QString &mode, QObject *parent)
     : QObject(parent), m_path(socketPath), m_instanceId(instanceId), m_mode(mode),
-      m_socket(new QLocalSocket(this))
+      m_socket(new QLocalSocket(this)), m_framer(std::make_unique<LineFramer>(kMaxIncomingLine))
 {
     connect(m_socket, &QLocalSocket::connected, this, &MonitorPublisher::onConnected);
+    connect(m_socket, &QLocalSocket::readyRead, this, &MonitorPublisher::onReadyRead);
     connect(m_socket, &QLocalSocket::disconnected, this, [this] {
         qCDebug(lcJournal) << "monitor: the window went away";
+        // What a previous window left half-written means nothing to the next.
+        m_framer = std::make_unique<LineFramer>(kMaxIncomingLine);
         Q_EMIT connectedChanged(false);
         m_retry.start();
     });
@@ -79,6 +83,39 @@ void MonitorPublisher::send(const JournalEvent &event)
         return;
     }
     write(event.toJson());
+}
+
+bool MonitorPublisher::sendControl(const QJsonObject &message)
+{
+    if (!isConnected())
+        return false;
+    write(message);
+    return true;
+}
+
+void MonitorPublisher::onReadyRead()
+{
+    const LineFramer::Output out = m_framer->feed(m_socket->readAll());
+    if (out.oversized)
+        qCWarning(lcJournal) << "monitor: ignored" << out.oversized
+                             << "oversized message(s) from the window";
+    for (const QByteArray &line : out.lines) {
+        const QJsonObject json = QJsonDocument::fromJson(line).object();
+        const QString type = json.value(u"type").toString();
+        if (type == u"stop") {
+            const QString run = json.value(u"run").toString();
+            if (!run.isEmpty())
+                Q_EMIT stopRequested(run);
+        } else if (type == u"approval") {
+            const QString id = json.value(u"id").toString();
+            if (!id.isEmpty())
+                Q_EMIT approvalAnswered(id, json.value(u"answer").toString(),
+                                        json.value(u"reason").toString());
+        } else {
+            qCDebug(lcJournal).noquote()
+                << "monitor: ignored a message from the window" << type.left(40);
+        }
+    }
 }
 
 void MonitorPublisher::write(const QJsonObject &json)

@@ -52,6 +52,33 @@ QString MonitorServer::path() const
     return m_server->fullServerName();
 }
 
+bool MonitorServer::send(const QString &instanceId, const QJsonObject &message)
+{
+    for (auto it = m_peers.cbegin(); it != m_peers.cend(); ++it) {
+        if (it.value()->instanceId != instanceId)
+            continue;
+        it.key()->write(QJsonDocument(message).toJson(QJsonDocument::Compact) + '\n');
+        it.key()->flush();
+        return true;
+    }
+    return false;
+}
+
+bool MonitorServer::requestStop(const QString &instanceId, const QString &runId)
+{
+    return send(instanceId,
+                {{QStringLiteral("type"), QStringLiteral("stop")}, {QStringLiteral("run"), runId}});
+}
+
+bool MonitorServer::answerApproval(const QString &instanceId, const QString &id,
+                                   const QString &answer, const QString &reason)
+{
+    return send(instanceId, {{QStringLiteral("type"), QStringLiteral("approval")},
+                             {QStringLiteral("id"), id},
+                             {QStringLiteral("answer"), answer},
+                             {QStringLiteral("reason"), reason}});
+}
+
 void MonitorServer::onNewConnection()
 {
     while (QLocalSocket *socket = m_server->nextPendingConnection()) {
@@ -121,6 +148,26 @@ void MonitorServer::onLine(QLocalSocket *socket, const QByteArray &line)
     }
     if (type == u"show") {
         Q_EMIT showRequested();
+        return;
+    }
+    if (type == u"approve" || type == u"withdraw") {
+        // Only an instance that said who it is may ask, and only in its own name.
+        const Peer *peer = m_peers.value(socket);
+        if (!peer || peer->instanceId.isEmpty())
+            return;
+        if (type == u"withdraw") {
+            Q_EMIT approvalWithdrawn(peer->instanceId, json.value(u"id").toString(),
+                                     json.value(u"why").toString().left(200));
+            return;
+        }
+        std::optional<ApprovalRequest> request =
+            ApprovalRequest::fromJson(json.value(u"request").toObject());
+        if (!request) {
+            qCWarning(lcJournal) << "monitor: ignored an approval request without an id";
+            return;
+        }
+        request->instanceId = peer->instanceId;
+        Q_EMIT approvalRequested(*request);
         return;
     }
     if (const auto event = JournalEvent::fromJson(json))

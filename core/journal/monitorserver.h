@@ -1,5 +1,6 @@
 #pragma once
 
+#include "approvalrequest.h"
 #include "journalevent.h"
 
 #include <QHash>
@@ -24,6 +25,14 @@ public:
     bool listen(const QString &path, QString *error = nullptr);
     QString path() const;
     int instanceCount() const { return int(m_instances.size()); }
+    bool hasInstance(const QString &instanceId) const { return m_instances.contains(instanceId); }
+    // Sends a message to one connected instance (a stop request, an approval's answer); false
+    // when that instance is not connected.
+    bool send(const QString &instanceId, const QJsonObject &message);
+    // The two messages the window sends.
+    bool requestStop(const QString &instanceId, const QString &runId);
+    bool answerApproval(const QString &instanceId, const QString &id, const QString &answer,
+                        const QString &reason);
     // Each connection may hold a large message in its buffer: their number is bounded.
     static constexpr int kMaxPeers = 64;
 
@@ -33,6 +42,10 @@ Q_SIGNALS:
     void instanceConnected(const QString &instanceId, const QJsonObject &hello);
     void instanceDisconnected(const QString &instanceId);
     void showRequested();
+    // A headless instance asks a person to approve a run; it stays open until answered or
+    // withdrawn (or the instance goes: instanceDisconnected).
+    void approvalRequested(const ApprovalRequest &request);
+    void approvalWithdrawn(const QString &instanceId, const QString &id, const QString &why);
 
 private:
     struct Peer;

@@ -3,6 +3,7 @@
 #include "execution.h"
 #include "executionrequest.h"
 #include "mcpserver.h"
+#include "rungate.h"
 #include "sandboxbackend.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
@@ -405,8 +406,33 @@ bool SandboxTools::parseFiles(const QJsonArray &files, const QString &programFil
     return true;
 }
 
-void SandboxTools::runCode(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
-                           const ExecutionRequest &asked, bool jsonText)
+struct SandboxTools::RunContext
+{
+    SandboxService *sandbox;
+    SessionManager *sessions;
+    RunGate *gate;
+};
+
+void SandboxTools::runCode(const RunContext &context, ToolCall *call,
+                           const ExecutionRequest &request, bool jsonText)
+{
+    if (!context.gate) {
+        startRun(*context.sandbox, context.sessions, call, request, jsonText);
+        return;
+    }
+    const RunContext c = context;
+    context.gate->admit(
+        call, request,
+        [c, call, jsonText](const ExecutionRequest &admitted, const QString &refusal) {
+            if (!refusal.isEmpty())
+                call->finishWithError(refusal);
+            else
+                startRun(*c.sandbox, c.sessions, call, admitted, jsonText);
+        });
+}
+
+void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
+                            const ExecutionRequest &asked, bool jsonText)
 {
     ExecutionRequest request = asked;
     request.source =
@@ -464,10 +490,12 @@ void SandboxTools::runCode(SandboxService &sandbox, SessionManager *sessions, To
                      [call, hint, jsonText](const ExecutionResult &r) {
                          call->finish(toolResult(r, hint, jsonText));
                      });
-    QObject::connect(call, &ToolCall::cancelRequested, execution, [execution] { execution->cancel(); });
+    QObject::connect(call, &ToolCall::cancelRequested, execution,
+                     [execution] { execution->cancel(); });
 }
 
-void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, SessionManager *sessions)
+void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, SessionManager *sessions,
+                               RunGate *gate)
 {
     const SandboxConfig &config = sandbox.config();
     const ToolSchemas::Values values{
@@ -489,20 +517,21 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
     // A lone engine is asked once now, so the first read of sandbox://environments knows it.
     const auto lone = std::make_shared<LoneEngine>();
     askEngines(sandbox, lone, nullptr, {});
-    registerRunTools(server, sandbox, sessions, values);
+    registerRunTools(server, RunContext{&sandbox, sessions, gate}, values);
     registerLanguageTools(server, sandbox, lone, values);
     registerResources(server, sandbox, lone);
     if (sessions)
         SessionTools::registerAll(server, *sessions);
 }
 
-void SandboxTools::registerRunTools(McpServer &server, SandboxService &sandbox,
-                                    SessionManager *sessions, const ToolSchemas::Values &values)
+void SandboxTools::registerRunTools(McpServer &server, const RunContext &context,
+                                    const ToolSchemas::Values &values)
 {
-    SandboxService *sb = &sandbox;
+    SandboxService *sb = context.sandbox;
+    SessionManager *sessions = context.sessions;
     ToolDefinition py = ToolSchemas::tool(QStringLiteral("run_python_code"), values);
-    py.handler = [sb, sessions](ToolCall *call) {
-        runCode(*sb, sessions, call, request(QStringLiteral("python"), call->arguments()), false);
+    py.handler = [context](ToolCall *call) {
+        runCode(context, call, request(QStringLiteral("python"), call->arguments()), false);
     };
     // A run may outlast what a client waits for one request (often 60 s): these tools may run
     // as tasks, answered at once with a handle the client polls.
@@ -510,15 +539,14 @@ void SandboxTools::registerRunTools(McpServer &server, SandboxService &sandbox,
     server.tools().add(py);
 
     ToolDefinition js = ToolSchemas::tool(QStringLiteral("run_javascript_code"), values);
-    js.handler = [sb, sessions](ToolCall *call) {
-        runCode(*sb, sessions, call, request(QStringLiteral("javascript"), call->arguments()),
-                false);
+    js.handler = [context](ToolCall *call) {
+        runCode(context, call, request(QStringLiteral("javascript"), call->arguments()), false);
     };
     js.taskSupport = QStringLiteral("optional");
     server.tools().add(js);
 
     ToolDefinition exec = ToolSchemas::tool(QStringLiteral("execute_code"), values);
-    exec.handler = [sb, sessions](ToolCall *call) {
+    exec.handler = [context, sb, sessions](ToolCall *call) {
         const QJsonObject args = call->arguments();
         // In a session the language is the session's unless the call says otherwise.
         QString lang = args.value(u"language").toString(QStringLiteral("python"));
@@ -543,7 +571,7 @@ void SandboxTools::registerRunTools(McpServer &server, SandboxService &sandbox,
         }
         for (const QJsonValue &v : args.value(u"libraries").toArray())
             r.libraries.append(v.toString());
-        runCode(*sb, sessions, call, r, true);
+        runCode(context, call, r, true);
     };
     exec.taskSupport = QStringLiteral("optional");
     server.tools().add(exec);

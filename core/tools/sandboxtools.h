@@ -8,6 +8,7 @@
 #include <memory>
 
 class McpServer;
+class RunGate;
 struct LoneEngine;
 class SandboxService;
 class SessionManager;
@@ -23,9 +24,9 @@ class SandboxTools
 {
 public:
     // With `sessions`, the run tools take a session_id and the session tools are added
-    // (SessionTools).
+    // (SessionTools). With `gate`, every run passes the assistants' policies first (RunGate).
     static void registerAll(McpServer &server, SandboxService &sandbox,
-                            SessionManager *sessions = nullptr);
+                            SessionManager *sessions = nullptr, RunGate *gate = nullptr);
 
     // The text a model reads: stdout as is; stderr, exit status, timeout and truncation labelled.
     static QString formatText(const ExecutionResult &result, const QString &printHint);
@@ -39,13 +40,17 @@ public:
 
 private:
     // registerAll's parts; `values` fills the schema files' placeholders.
-    static void registerRunTools(McpServer &server, SandboxService &sandbox,
-                                 SessionManager *sessions, const ToolSchemas::Values &values);
+    struct RunContext;
+    static void registerRunTools(McpServer &server, const RunContext &context,
+                                 const ToolSchemas::Values &values);
     static void registerLanguageTools(McpServer &server, SandboxService &sandbox,
                                       const std::shared_ptr<LoneEngine> &lone,
                                       const ToolSchemas::Values &values);
     static void registerResources(McpServer &server, SandboxService &sandbox,
                                   const std::shared_ptr<LoneEngine> &lone);
-    static void runCode(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
-                        const ExecutionRequest &request, bool jsonText);
+    // Through the gate (when there is one), then startRun.
+    static void runCode(const RunContext &context, ToolCall *call, const ExecutionRequest &request,
+                        bool jsonText);
+    static void startRun(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
+                         const ExecutionRequest &request, bool jsonText);
 };

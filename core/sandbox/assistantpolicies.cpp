@@ -1,0 +1,107 @@
+#include "assistantpolicies.h"
+
+#include <QJsonArray>
+
+const AssistantPolicy &AssistantPolicies::forClient(const QString &client) const
+{
+    const QString name = client.trimmed();
+    if (!name.isEmpty()) {
+        for (const AssistantPolicy &p : assistants) {
+            if (p.client.compare(name, Qt::CaseInsensitive) == 0)
+                return p;
+        }
+    }
+    return fallback;
+}
+
+void AssistantPolicies::allowAlways(const QString &client)
+{
+    const QString name = client.trimmed();
+    if (name.isEmpty()) {
+        // A client that gave no name is matched by the default policy only.
+        fallback.action = AssistantPolicy::Action::Run;
+        return;
+    }
+    for (AssistantPolicy &p : assistants) {
+        if (p.client.compare(name, Qt::CaseInsensitive) == 0) {
+            p.action = AssistantPolicy::Action::Run;
+            return;
+        }
+    }
+    AssistantPolicy own = fallback;
+    own.client = name;
+    own.action = AssistantPolicy::Action::Run;
+    assistants.append(own);
+}
+
+bool AssistantPolicies::isOpen() const
+{
+    return assistants.isEmpty() && fallback == AssistantPolicy();
+}
+
+QJsonObject AssistantPolicies::toJson() const
+{
+    QJsonArray list;
+    for (const AssistantPolicy &p : assistants)
+        list.append(p.toJson());
+    return {{QStringLiteral("default"), fallback.toJson()},
+            {QStringLiteral("assistants"), list},
+            {QStringLiteral("approvalTimeoutSec"), approvalTimeoutSec},
+            {QStringLiteral("whenNoWindow"),
+             runWhenNoWindow ? QStringLiteral("run") : QStringLiteral("refuse")}};
+}
+
+AssistantPolicies AssistantPolicies::fromJson(const QJsonObject &json, QStringList *warnings)
+{
+    AssistantPolicies set;
+    const auto warn = [warnings](const QString &what) {
+        if (warnings)
+            warnings->append(what);
+    };
+    QString error;
+    if (json.contains(u"default")) {
+        if (auto p = AssistantPolicy::fromJson(json.value(u"default").toObject(), &error)) {
+            set.fallback = *p;
+            set.fallback.client.clear();
+        } else {
+            warn(QStringLiteral("the default policy: %1").arg(error));
+        }
+    }
+    const QJsonArray list = json.value(u"assistants").toArray();
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        const std::optional<AssistantPolicy> p =
+            AssistantPolicy::fromJson(list.at(i).toObject(), &error);
+        if (!p || p->client.isEmpty()) {
+            warn(QStringLiteral("assistant %1: %2")
+                     .arg(i + 1)
+                     .arg(p ? QStringLiteral("no client name") : error));
+            continue;
+        }
+        if (set.assistants.size() >= kMaxAssistants) {
+            warn(QStringLiteral("more than %1 assistants; the rest are ignored")
+                     .arg(kMaxAssistants));
+            break;
+        }
+        // The first policy of a name wins, as forClient() would find it.
+        if (&set.forClient(p->client) != &set.fallback) {
+            warn(QStringLiteral("assistant '%1' is listed twice").arg(p->client));
+            continue;
+        }
+        set.assistants.append(*p);
+    }
+    const int timeout = json.value(u"approvalTimeoutSec").toInt(set.approvalTimeoutSec);
+    if (timeout >= kMinApprovalTimeoutSec && timeout <= kMaxApprovalTimeoutSec)
+        set.approvalTimeoutSec = timeout;
+    else
+        warn(QStringLiteral("approvalTimeoutSec must be %1–%2")
+                 .arg(kMinApprovalTimeoutSec)
+                 .arg(kMaxApprovalTimeoutSec));
+    set.runWhenNoWindow = json.value(u"whenNoWindow").toString() == u"run";
+    return set;
+}
+
+bool AssistantPolicies::operator==(const AssistantPolicies &o) const
+{
+    return fallback == o.fallback && assistants == o.assistants &&
+           approvalTimeoutSec == o.approvalTimeoutSec && runWhenNoWindow == o.runWhenNoWindow;
+}

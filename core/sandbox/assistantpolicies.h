@@ -1,0 +1,38 @@
+#pragma once
+
+#include "assistantpolicy.h"
+
+#include <QJsonObject>
+#include <QList>
+
+// Every assistant's policy, the default for the others, and how approvals are asked for. Kept in
+// the settings file (the window's Settings → Assistants), read by headless instances too.
+struct AssistantPolicies
+{
+    AssistantPolicy fallback; // assistants not listed (client empty)
+    QList<AssistantPolicy> assistants;
+    // An approval not answered within this long denies the run.
+    int approvalTimeoutSec = 120;
+    static constexpr int kMinApprovalTimeoutSec = 5;
+    static constexpr int kMaxApprovalTimeoutSec = 3600;
+    // A headless instance whose policy says "ask" when no window is open to ask: refuse (the
+    // default: nothing runs unseen when the user asked to see it) or run.
+    bool runWhenNoWindow = false;
+    // At most this many assistants are listed (a settings file is not a database).
+    static constexpr int kMaxAssistants = 256;
+
+    // The assistant's own policy, else the default one.
+    const AssistantPolicy &forClient(const QString &client) const;
+    // "Always allow this assistant": its policy (added from the default when it has none) runs
+    // without asking from now on; its limits stay.
+    void allowAlways(const QString &client);
+    // Everything is the default (every assistant runs, no limits): no reason to look further.
+    bool isOpen() const;
+
+    QJsonObject toJson() const;
+    // Entries that are not policies are dropped (and named in `warnings`), never the whole set.
+    static AssistantPolicies fromJson(const QJsonObject &json, QStringList *warnings = nullptr);
+
+    bool operator==(const AssistantPolicies &other) const;
+    bool operator!=(const AssistantPolicies &other) const { return !(*this == other); }
+};

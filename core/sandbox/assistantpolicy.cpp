@@ -1,0 +1,119 @@
+#include "assistantpolicy.h"
+
+#include "sandboxconfig.h"
+
+#include <QJsonArray>
+
+QString AssistantPolicy::describe() const
+{
+    return isDefault() ? QStringLiteral("the default policy (assistants not listed)")
+                       : QStringLiteral("the policy for assistant '%1'").arg(client);
+}
+
+QString AssistantPolicy::check(const QString &language, int *timeoutSec,
+                               const QStringList &libraries, const SandboxConfig &config) const
+{
+    // Every refusal names the policy and the rule, so that the assistant (and the person reading
+    // its transcript) knows it is a choice of the user's, not a fault.
+    const QString where = QStringLiteral("Refused by %1 in Code Sandbox: ").arg(describe());
+    const QString change = QStringLiteral(" (a person can change it in Code Sandbox's Settings → "
+                                          "Assistants).");
+    if (!languages.isEmpty() && !languages.contains(language, Qt::CaseInsensitive))
+        return where +
+               QStringLiteral("%1 is not among the languages it allows (%2)")
+                   .arg(language, languages.join(QStringLiteral(", "))) +
+               change;
+    if (!network && config.network)
+        return where +
+               QStringLiteral("network access is not allowed for it, and this server gives "
+                              "every sandbox network access (--network)") +
+               change;
+    if (!libraries.isEmpty() && !this->libraries)
+        return where + QStringLiteral("installing libraries is not allowed for it") + change;
+    if (!libraries.isEmpty() && !network)
+        return where +
+               QStringLiteral("installing libraries needs network access, which is not allowed "
+                              "for it") +
+               change;
+    if (maxTimeoutSec > 0) {
+        if (*timeoutSec > maxTimeoutSec)
+            return where +
+                   QStringLiteral("a timeout of %1 s is above its largest, %2 s")
+                       .arg(*timeoutSec)
+                       .arg(maxTimeoutSec) +
+                   change;
+        // No timeout asked: the server's default, within the policy's largest.
+        if (*timeoutSec <= 0 && config.defaultTimeoutSec > maxTimeoutSec)
+            *timeoutSec = maxTimeoutSec;
+    }
+    return QString();
+}
+
+QString AssistantPolicy::actionName(Action action)
+{
+    switch (action) {
+    case Action::Run:
+        return QStringLiteral("run");
+    case Action::Ask:
+        return QStringLiteral("ask");
+    case Action::Refuse:
+        return QStringLiteral("refuse");
+    }
+    return QStringLiteral("run");
+}
+
+std::optional<AssistantPolicy::Action> AssistantPolicy::actionFromName(const QString &name)
+{
+    for (Action a : {Action::Run, Action::Ask, Action::Refuse}) {
+        if (name.compare(actionName(a), Qt::CaseInsensitive) == 0)
+            return a;
+    }
+    return std::nullopt;
+}
+
+QJsonObject AssistantPolicy::toJson() const
+{
+    QJsonObject o{{QStringLiteral("action"), actionName(action)},
+                  {QStringLiteral("network"), network},
+                  {QStringLiteral("libraries"), libraries}};
+    if (!client.isEmpty())
+        o.insert(QStringLiteral("client"), client);
+    if (!languages.isEmpty())
+        o.insert(QStringLiteral("languages"), QJsonArray::fromStringList(languages));
+    if (maxTimeoutSec > 0)
+        o.insert(QStringLiteral("maxTimeoutSec"), maxTimeoutSec);
+    return o;
+}
+
+std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json, QString *error)
+{
+    const auto fail = [error](const QString &why) -> std::optional<AssistantPolicy> {
+        if (error)
+            *error = why;
+        return std::nullopt;
+    };
+    AssistantPolicy p;
+    const QJsonValue client = json.value(u"client");
+    if (!client.isUndefined() && !client.isString())
+        return fail(QStringLiteral("'client' is not a string"));
+    p.client = client.toString().trimmed();
+    const std::optional<Action> action = actionFromName(json.value(u"action").toString());
+    if (!action)
+        return fail(QStringLiteral("'action' is not run, ask or refuse"));
+    p.action = *action;
+    for (const QJsonValue &v : json.value(u"languages").toArray()) {
+        if (v.isString() && !v.toString().trimmed().isEmpty())
+            p.languages.append(v.toString().trimmed().toLower());
+    }
+    p.network = json.value(u"network").toBool(true);
+    p.libraries = json.value(u"libraries").toBool(true);
+    const int timeout = json.value(u"maxTimeoutSec").toInt(0);
+    p.maxTimeoutSec = timeout > 0 && timeout <= kMaxTimeoutSec ? timeout : 0;
+    return p;
+}
+
+bool AssistantPolicy::operator==(const AssistantPolicy &o) const
+{
+    return client == o.client && action == o.action && languages == o.languages &&
+           network == o.network && libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec;
+}

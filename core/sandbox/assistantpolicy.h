@@ -1,0 +1,52 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+struct SandboxConfig;
+
+// What one assistant (an MCP client, matched by the name in its clientInfo) may do: whether its
+// runs go ahead, wait for a person's approval in the window, or are refused; and what they may
+// use. A policy only narrows what the server allows, never widens it.
+struct AssistantPolicy
+{
+    enum class Action
+    {
+        Run,
+        Ask,
+        Refuse
+    };
+
+    QString client; // clientInfo.name, compared without case; empty: the default policy
+    Action action = Action::Run;
+    QStringList languages; // canonical names it may run; empty: every language
+    bool network = true;   // may run where sandboxes have network (--network) and install
+    bool libraries = true; // may ask for libraries to be installed
+    int maxTimeoutSec = 0; // its calls' largest timeout; 0: the server's
+    // The most this policy's limits are: the server's largest timeout is 300 s (AppSettings).
+    static constexpr int kMaxTimeoutSec = 300;
+
+    bool isDefault() const { return client.isEmpty(); }
+    // "the policy for assistant 'claude-code'", "the default policy (assistants not listed)".
+    QString describe() const;
+
+    // Why a call with these properties breaks the policy on a server with `config`; empty when
+    // it does not. A call that gave no timeout (0) gets the server's default, capped to the
+    // policy's largest: `timeoutSec` is set to what the run should use.
+    QString check(const QString &language, int *timeoutSec, const QStringList &libraries,
+                  const SandboxConfig &config) const;
+
+    static QString actionName(Action action); // "run", "ask", "refuse"
+    static std::optional<Action> actionFromName(const QString &name);
+
+    QJsonObject toJson() const;
+    // A hand-edited settings file must not keep the app from starting: unknown keys are ignored;
+    // nothing when the object is not a policy (`error` says why).
+    static std::optional<AssistantPolicy> fromJson(const QJsonObject &json,
+                                                   QString *error = nullptr);
+
+    bool operator==(const AssistantPolicy &other) const;
+    bool operator!=(const AssistantPolicy &other) const { return !(*this == other); }
+};

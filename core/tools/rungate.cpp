@@ -1,0 +1,198 @@
+#include "rungate.h"
+
+#include "sandboxconfig.h"
+#include "toolcall.h"
+#include "toolslog.h"
+
+#include <QTimer>
+#include <QUuid>
+
+struct RunGate::Waiting
+{
+    QPointer<ToolCall> call;
+    ExecutionRequest request;
+    Admitted admitted;
+    QString client;
+    QTimer deadline;
+    QTimer progress;
+    QMetaObject::Connection cancelled;
+    QMetaObject::Connection destroyed;
+};
+
+RunGate::RunGate(const SandboxConfig &config, QObject *parent) : QObject(parent), m_config(config)
+{}
+
+RunGate::~RunGate()
+{
+    qDeleteAll(m_waiting);
+}
+
+void RunGate::setPolicies(const AssistantPolicies &policies)
+{
+    m_policies = policies;
+}
+
+void RunGate::setApprover(RunApprover *approver)
+{
+    if (m_approver)
+        disconnect(m_approver, nullptr, this, nullptr);
+    m_approver = approver;
+    if (approver) {
+        connect(approver, &RunApprover::answered, this, &RunGate::onAnswered);
+        connect(approver, &RunApprover::lost, this, &RunGate::onLost);
+    }
+}
+
+void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitted &admitted)
+{
+    const AssistantPolicy &policy = m_policies.forClient(call->clientName());
+    ExecutionRequest request = asked;
+    const QString broken =
+        policy.check(request.language, &request.timeoutSec, request.libraries, m_config);
+    if (!broken.isEmpty()) {
+        qCInfo(lcTools).noquote() << "refused a call of" << call->clientName() << "by policy";
+        admitted(request, broken);
+        return;
+    }
+    switch (policy.action) {
+    case AssistantPolicy::Action::Run:
+        admitted(request, QString());
+        return;
+    case AssistantPolicy::Action::Refuse:
+        admitted(request,
+                 QStringLiteral("Refused by %1 in Code Sandbox: its runs are refused (a person "
+                                "can change it in Code Sandbox's Settings → Assistants).")
+                     .arg(policy.describe()));
+        return;
+    case AssistantPolicy::Action::Ask:
+        break;
+    }
+    if (!m_approver || !m_approver->isAvailable()) {
+        if (m_policies.runWhenNoWindow) {
+            admitted(request, QString());
+            return;
+        }
+        admitted(request,
+                 QStringLiteral("Refused: %1 in Code Sandbox asks a person to approve each run, "
+                                "and no Code Sandbox window is open to ask. Open the Code Sandbox "
+                                "app and call again, or change 'When no window is open' in its "
+                                "Settings → Assistants.")
+                     .arg(policy.describe()));
+        return;
+    }
+    ask(call, request, policy, admitted);
+}
+
+void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,
+                  const Admitted &admitted)
+{
+    ApprovalRequest question;
+    question.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    question.client = call->clientName();
+    question.tool = call->tool();
+    question.language = request.language;
+    question.code = request.code;
+    question.timeoutSec = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
+    question.libraries = request.libraries;
+    for (const InputFile &f : request.files)
+        question.files.append({f.path, f.content.size()});
+    question.sessionId = call->arguments().value(u"session_id").toString();
+    question.memoryBytes = m_config.memoryBytes;
+    question.cpus = m_config.cpus;
+    question.network = m_config.network;
+    question.instanceId = m_config.instanceId;
+    question.mode = m_mode;
+    question.waitSec = m_policies.approvalTimeoutSec;
+
+    auto *w = new Waiting;
+    w->call = call;
+    w->request = request;
+    w->admitted = admitted;
+    w->client = policy.isDefault() ? call->clientName() : policy.client;
+    const QString id = question.id;
+    m_waiting.insert(id, w);
+    Q_EMIT waitingChanged(waiting());
+
+    w->deadline.setSingleShot(true);
+    w->deadline.setInterval(m_policies.approvalTimeoutSec * 1000);
+    const int waitSec = m_policies.approvalTimeoutSec;
+    connect(&w->deadline, &QTimer::timeout, this, [this, id, waitSec] {
+        settle(id,
+               QStringLiteral("Denied: nobody answered in the Code Sandbox window within %1 s, so "
+                              "the run did not start.")
+                   .arg(waitSec),
+               QStringLiteral("no answer within %1 s").arg(waitSec));
+    });
+    w->deadline.start();
+    const QString waitingText = QStringLiteral("waiting for approval in the Code Sandbox window");
+    w->progress.setInterval(kProgressEveryMs);
+    connect(&w->progress, &QTimer::timeout, this, [w, waitingText] {
+        if (w->call)
+            w->call->progress(waitingText);
+    });
+    w->progress.start();
+    // The call's end (the client cancelled it, its session closed) withdraws the question.
+    w->cancelled = connect(call, &ToolCall::cancelRequested, this, [this, id] {
+        settle(id, QString(), QStringLiteral("the assistant cancelled the call"));
+    });
+    w->destroyed = connect(call, &QObject::destroyed, this, [this, id] {
+        settle(id, QString(), QStringLiteral("the assistant went away"));
+    });
+    qCInfo(lcTools).noquote() << "run of" << question.client << "waits for approval" << id.left(8);
+    call->progress(waitingText);
+    m_approver->ask(question);
+}
+
+void RunGate::onAnswered(const QString &id, RunApprover::Answer answer, const QString &reason)
+{
+    Waiting *w = m_waiting.value(id);
+    if (!w)
+        return; // answered twice, or after the deadline: the first word stands
+    switch (answer) {
+    case RunApprover::Answer::AllowAlways:
+        m_policies.allowAlways(w->client);
+        Q_EMIT policiesChanged(m_policies);
+        [[fallthrough]];
+    case RunApprover::Answer::AllowOnce:
+        settle(id, QString(), QString());
+        return;
+    case RunApprover::Answer::Deny: {
+        const QString why = reason.trimmed().left(2000);
+        settle(id,
+               why.isEmpty() ? QStringLiteral("Denied in the Code Sandbox window: a person did "
+                                              "not allow this run (no reason given).")
+                             : QStringLiteral("Denied in the Code Sandbox window: %1").arg(why),
+               QString());
+        return;
+    }
+    }
+}
+
+void RunGate::onLost()
+{
+    const QStringList ids = m_waiting.keys();
+    for (const QString &id : ids)
+        settle(id,
+               QStringLiteral("Denied: the Code Sandbox window closed before anyone answered, so "
+                              "the run did not start."),
+               QString());
+}
+
+void RunGate::settle(const QString &id, const QString &refusal, const QString &withdrawWhy)
+{
+    Waiting *w = m_waiting.take(id);
+    if (!w)
+        return;
+    disconnect(w->cancelled);
+    disconnect(w->destroyed);
+    if (!withdrawWhy.isEmpty() && m_approver)
+        m_approver->withdraw(id, withdrawWhy);
+    const QPointer<ToolCall> call = w->call;
+    const Admitted admitted = w->admitted;
+    const ExecutionRequest request = w->request;
+    delete w;
+    Q_EMIT waitingChanged(waiting());
+    // A cancelled call is answered by its session; nothing more to say to it.
+    if (call && !call->isCancelled() && !call->isFinished())
+        admitted(request, refusal);
+}

@@ -1,0 +1,64 @@
+#pragma once
+
+#include "assistantpolicies.h"
+#include "executionrequest.h"
+#include "runapprover.h"
+
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <functional>
+
+class QTimer;
+class ToolCall;
+struct SandboxConfig;
+
+// Every run tool call passes here before anything starts: the caller's policy (by the name in its
+// clientInfo) says whether it runs, waits for a person in the window, or is refused, and what it
+// may use. While it waits, the call reports progress; no answer within the policies' approval
+// time denies it; a client that cancels withdraws the question.
+class RunGate : public QObject
+{
+    Q_OBJECT
+public:
+    explicit RunGate(const SandboxConfig &config, QObject *parent = nullptr);
+    ~RunGate() override;
+
+    void setPolicies(const AssistantPolicies &policies);
+    const AssistantPolicies &policies() const { return m_policies; }
+    // Null: nobody to ask (then "ask" falls back to policies().runWhenNoWindow).
+    void setApprover(RunApprover *approver);
+    // How this server serves ("window", "stdio", "http"), for the window to show.
+    void setMode(const QString &mode) { m_mode = mode; }
+    int waiting() const { return int(m_waiting.size()); }
+
+    // Progress is repeated this often while a call waits, so that clients that reset their
+    // request timeout on progress keep waiting.
+    static constexpr int kProgressEveryMs = 10000;
+
+    // `admitted` is called once, unless the call is cancelled or gone first: with the request to
+    // run (its timeout may be capped by the policy) or with a refusal, the text of an isError
+    // result that names the policy.
+    using Admitted = std::function<void(const ExecutionRequest &request, const QString &refusal)>;
+    void admit(ToolCall *call, const ExecutionRequest &request, const Admitted &admitted);
+
+Q_SIGNALS:
+    // A person chose "Always allow this assistant": policies() changed.
+    void policiesChanged(const AssistantPolicies &policies);
+    void waitingChanged(int waiting);
+
+private:
+    struct Waiting;
+    void ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,
+             const Admitted &admitted);
+    void onAnswered(const QString &id, RunApprover::Answer answer, const QString &reason);
+    void onLost();
+    // Ends a wait: the question is withdrawn (unless answered) and `refusal` (empty: run) given.
+    void settle(const QString &id, const QString &refusal, const QString &withdrawWhy);
+
+    const SandboxConfig &m_config;
+    AssistantPolicies m_policies;
+    QPointer<RunApprover> m_approver;
+    QString m_mode = QStringLiteral("stdio");
+    QHash<QString, Waiting *> m_waiting;
+};
