@@ -6,7 +6,8 @@
 #include <optional>
 
 // The runs list as filtered by status, language and text (case-insensitive, over code, output,
-// source, language and tool).
+// source, language and tool). Over a SessionTreeModel, filters apply to runs: a session row
+// stays while one of its runs matches.
 class RunFilterModel : public QSortFilterProxyModel
 {
     Q_OBJECT
