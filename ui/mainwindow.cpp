@@ -2,10 +2,12 @@
 
 #include "appcontroller.h"
 #include "connectassistantdialog.h"
+#include "rowheightdelegate.h"
 #include "rundetailspane.h"
 #include "runeditor.h"
 #include "runfiltermodel.h"
 #include "runlistmodel.h"
+#include "sessiontreemodel.h"
 #include "settingsdialog.h"
 #include "statusicons.h"
 #include "uilog.h"
@@ -25,19 +27,20 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
-#include <QTableView>
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
+#include <QTreeView>
 #include <QVBoxLayout>
 
 MainWindow::MainWindow(AppController *controller, const AppSettings &settings, QWidget *parent)
     : QMainWindow(parent), m_controller(controller), m_settings(settings),
+      m_sessions(new SessionTreeModel(controller->model(), this)),
       m_filter(new RunFilterModel(this))
 {
     setWindowTitle(QStringLiteral("Code Sandbox"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/code-sandbox.png")));
-    m_filter->setSourceModel(controller->model());
+    m_filter->setSourceModel(m_sessions);
     buildUi();
     buildTray();
 
@@ -146,18 +149,23 @@ QWidget *MainWindow::buildRunsList()
     for (const QString &language : m_controller->languages())
         m_languageFilter->addItem(language, language);
 
-    m_table = new QTableView(left);
-    m_table->setObjectName(QStringLiteral("runTable"));
-    m_table->setModel(m_filter);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setAlternatingRowColors(true);
-    m_table->setShowGrid(false);
-    m_table->setWordWrap(false);
-    m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 10);
-    QHeaderView *header = m_table->horizontalHeader();
+    m_tree = new QTreeView(left);
+    m_tree->setObjectName(QStringLiteral("runTree"));
+    m_tree->setModel(m_filter);
+    m_tree->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_tree->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_tree->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_tree->setAlternatingRowColors(true);
+    m_tree->setAllColumnsShowFocus(true);
+    m_tree->setUniformRowHeights(true);
+    m_tree->setWordWrap(false);
+    // The expand arrow sits by the session's id, where it means something; single runs have
+    // none, and the time column keeps its width.
+    m_tree->setTreePosition(RunListModel::SessionColumn);
+    m_tree->setIndentation(m_tree->fontMetrics().height());
+    m_tree->setItemDelegate(new RowHeightDelegate(m_tree->fontMetrics().height() + 10, m_tree));
+    QHeaderView *header = m_tree->header();
+    header->setStretchLastSection(false);
     header->setHighlightSections(false);
     header->setSectionResizeMode(QHeaderView::Interactive);
     header->setSectionResizeMode(RunListModel::SourceColumn, QHeaderView::Stretch);
@@ -168,7 +176,7 @@ QWidget *MainWindow::buildRunsList()
     header->resizeSection(RunListModel::StatusColumn, 96);
     header->resizeSection(RunListModel::DurationColumn, 70);
     header->resizeSection(RunListModel::ExitCodeColumn, 40);
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+    connect(m_tree->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &MainWindow::onCurrentChanged);
 
     auto *filters = new QHBoxLayout;
@@ -180,7 +188,7 @@ QWidget *MainWindow::buildRunsList()
     leftLayout->addWidget(runsTitle);
     leftLayout->addWidget(m_search);
     leftLayout->addLayout(filters);
-    leftLayout->addWidget(m_table, 1);
+    leftLayout->addWidget(m_tree, 1);
 
     m_searchDelay = new QTimer(this);
     m_searchDelay->setSingleShot(true);
@@ -306,27 +314,30 @@ void MainWindow::closeEvent(QCloseEvent *event)
 
 void MainWindow::selectRun(const QString &id)
 {
-    const int sourceRow = m_controller->model()->rowOf(id);
-    if (sourceRow < 0)
+    const QModelIndex source = m_sessions->indexOfRun(id);
+    if (!source.isValid())
         return;
-    const QModelIndex index = m_filter->mapFromSource(m_controller->model()->index(sourceRow, 0));
+    const QModelIndex index = m_filter->mapFromSource(source);
     if (!index.isValid()) {
         // Hidden by the filters: show it anyway, the person asked for it.
         m_details->showRun(m_controller->model()->complete(id));
         return;
     }
-    m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
-                                                          QItemSelectionModel::Rows);
-    m_table->scrollTo(index);
+    if (index.parent().isValid())
+        m_tree->expand(index.parent());
+    m_tree->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                         QItemSelectionModel::Rows);
+    m_tree->scrollTo(index);
 }
 
 void MainWindow::onCurrentChanged()
 {
-    const QModelIndex current = m_table->selectionModel()->currentIndex();
+    const QModelIndex current = m_tree->selectionModel()->currentIndex();
     if (!current.isValid()) {
         m_details->showRun(nullptr);
         return;
     }
+    // A session's row stands for its newest run.
     const QString id = current.data(RunListModel::RunIdRole).toString();
     if (id == m_details->runId())
         return;
@@ -346,16 +357,30 @@ void MainWindow::onRunChanged(const QString &id)
         m_languageFilter->addItem(language, language);
 }
 
-void MainWindow::onRowsInserted()
+void MainWindow::onRowsInserted(const QModelIndex &parent, int first, int last)
 {
-    // Follow the newest run while the person is looking at the newest (or at nothing).
-    const QModelIndex current = m_table->selectionModel()->currentIndex();
-    if (current.isValid() && current.row() > 1)
+    // A session that starts while one watches is opened, so that its runs show as they come.
+    if (!parent.isValid()) {
+        for (int row = first; row <= last; ++row) {
+            const QModelIndex index = m_filter->index(row, 0);
+            if (index.data(SessionTreeModel::IsSessionRole).toBool())
+                m_tree->expand(index);
+        }
+    }
+    // Follow the newest run while the person is looking at the newest (or at nothing): the top
+    // row, or the newest run of the session they look into.
+    const QModelIndex current = m_tree->selectionModel()->currentIndex();
+    const QModelIndex currentTop = current.parent().isValid() ? current.parent() : current;
+    if (current.isValid() && (currentTop.row() > 1 || current.row() > 1))
         return;
-    const QModelIndex top = m_filter->index(0, 0);
-    if (top.isValid())
-        m_table->selectionModel()->setCurrentIndex(top, QItemSelectionModel::ClearAndSelect |
-                                                            QItemSelectionModel::Rows);
+    QModelIndex target = m_filter->index(0, 0);
+    if (current.parent().isValid() && current.parent() == target)
+        target = m_filter->index(0, 0, target);
+    if (target.isValid())
+        m_tree->selectionModel()->setCurrentIndex(target, QItemSelectionModel::ClearAndSelect |
+                                                              QItemSelectionModel::Rows);
+    // A session's row that stays current stands for a newer run now.
+    onCurrentChanged();
 }
 
 void MainWindow::applyFilters()

@@ -11,12 +11,14 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QSystemTrayIcon;
-class QTableView;
+class QModelIndex;
 class QTimer;
 class QToolButton;
+class QTreeView;
 class RunDetailsPane;
 class RunEditor;
 class RunFilterModel;
+class SessionTreeModel;
 
 // "Code Sandbox": the runs list (filtered, newest first), the selected run's details, the
 // editor for manual runs, and the state of the engine and the servers. Closing it keeps the
@@ -33,10 +35,12 @@ public:
 
     RunEditor *editor() const { return m_editor; }
     RunDetailsPane *details() const { return m_details; }
-    QTableView *runTable() const { return m_table; }
+    // The runs list: sessions with their runs, single runs, newest first.
+    QTreeView *runTree() const { return m_tree; }
+    SessionTreeModel *sessionTree() const { return m_sessions; }
     RunFilterModel *filter() const { return m_filter; }
     QSystemTrayIcon *trayIcon() const { return m_tray; }
-    // Selects the run (if the filters show it).
+    // Selects the run (if the filters show it), opening its session.
     void selectRun(const QString &id);
     void showAndRaise();
 
@@ -57,7 +61,7 @@ private:
     void buildTray();
     void onCurrentChanged();
     void onRunChanged(const QString &id);
-    void onRowsInserted();
+    void onRowsInserted(const QModelIndex &parent, int first, int last);
     void onEngines(const QList<EngineStatus> &engines);
     static QString engineDetails(const EngineStatus &engine);
     void onServerStatus(const ServerStatus &status);
@@ -67,8 +71,9 @@ private:
 
     AppController *m_controller;
     AppSettings m_settings;
+    SessionTreeModel *m_sessions;
     RunFilterModel *m_filter;
-    QTableView *m_table = nullptr;
+    QTreeView *m_tree = nullptr;
     RunEditor *m_editor = nullptr;
     RunDetailsPane *m_details = nullptr;
     QLineEdit *m_search = nullptr;

@@ -27,10 +27,10 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
-#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTreeView>
 #include <QUuid>
 #include <memory>
 
@@ -176,7 +176,7 @@ void MainFlowsTest::manualRunShowsOutputAndPlot()
     QVERIFY(details->tabs()->tabText(2).contains(u"(1)"));
     // The status column of the list says so too.
     const QModelIndex status =
-        m_desk->window->runTable()->model()->index(0, RunListModel::StatusColumn);
+        m_desk->window->runTree()->model()->index(0, RunListModel::StatusColumn);
     QCOMPARE(status.data().toString(), QStringLiteral("OK"));
 
     // The pass-through variable: name shown, value masked.
