@@ -215,6 +215,9 @@ int runWindow(QApplication &app, const CommandLine &given)
 
     AppController controller(s->sandbox(), s->journal(), s->history(), &monitor);
     controller.setHttpServer(endpoint.get(), server);
+    // The control room: this window stops any run and approves its own HTTP runs.
+    controller.setRunGate(s->gate());
+    controller.setRunControl(s->runControl());
     controller.pruneHistory(settings.historyRetentionDays);
     controller.loadHistory();
 
@@ -239,6 +242,10 @@ int runWindow(QApplication &app, const CommandLine &given)
         s->sandbox()->shutdown();
     };
     QObject::connect(&window, &MainWindow::quitRequested, &app, stop);
+    // Policies apply at once; the other settings at the next start (the window says which).
+    QObject::connect(
+        &window, &MainWindow::settingsChanged, &controller,
+        [&controller](const AppSettings &changed) { controller.setPolicies(changed.policies); });
     SignalWatcher watcher;
     QObject::connect(&watcher, &SignalWatcher::terminationRequested, &app, stop);
     if (!cl.startHidden)

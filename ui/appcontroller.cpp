@@ -1,16 +1,20 @@
 #include "appcontroller.h"
 
+#include "appsettings.h"
 #include "execution.h"
 #include "historystore.h"
 #include "journal.h"
 #include "mcpsession.h"
 #include "monitorserver.h"
+#include "runcontrol.h"
+#include "rungate.h"
 #include "runlistmodel.h"
 #include "sandboxbackend.h"
 #include "sandboxservice.h"
 #include "sandboxsite.h"
 #include "streamablehttpserver.h"
 #include "uilog.h"
+#include "windowapprover.h"
 
 #include <QJsonArray>
 #include <memory>
@@ -33,11 +37,27 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
     }
     if (m_monitor) {
         connect(m_monitor, &MonitorServer::eventReceived, this, &AppController::onEvent);
+        connect(m_monitor, &MonitorServer::approvalRequested, this, &AppController::addApproval);
+        connect(m_monitor, &MonitorServer::approvalWithdrawn, this,
+                [this](const QString &instance, const QString &id, const QString &why) {
+                    for (const ApprovalRequest &r : std::as_const(m_approvals)) {
+                        if (r.id == id && r.instanceId == instance) {
+                            closeApproval(id, why);
+                            return;
+                        }
+                    }
+                });
         connect(m_monitor, &MonitorServer::instanceConnected, this,
                 [this] { Q_EMIT serverStatusChanged(serverStatus()); });
         connect(m_monitor, &MonitorServer::instanceDisconnected, this,
                 [this](const QString &instance) {
                     m_model->markInstanceGone(instance);
+                    // Its questions went with it (it denies them itself when the window goes).
+                    const QList<ApprovalRequest> open = m_approvals;
+                    for (const ApprovalRequest &r : open) {
+                        if (r.instanceId == instance)
+                            closeApproval(r.id, QStringLiteral("its server ended"));
+                    }
                     Q_EMIT serverStatusChanged(serverStatus());
                 });
     }
@@ -279,4 +299,136 @@ void AppController::onEvent(const JournalEvent &event)
                                << event.run.instancePid << "(" << event.run.source << ")"
                                << RunRecord::statusName(event.run.status);
     m_model->apply(event);
+}
+
+bool AppController::isOwn(const QString &instanceId) const
+{
+    return instanceId == m_sandbox->config().instanceId;
+}
+
+void AppController::setRunGate(RunGate *gate)
+{
+    m_gate = gate;
+    if (!gate)
+        return;
+    if (!m_approver) {
+        m_approver = new WindowApprover(this);
+        connect(m_approver, &WindowApprover::asked, this, &AppController::addApproval);
+        connect(m_approver, &WindowApprover::withdrawn, this, &AppController::closeApproval);
+    }
+    gate->setApprover(m_approver);
+    // A local run approved "always": the gate changed its own policies; keep and save them.
+    connect(gate, &RunGate::policiesChanged, this, [this](const AssistantPolicies &policies) {
+        AppSettings::savePolicies(policies);
+        Q_EMIT policiesChanged(policies);
+    });
+}
+
+void AppController::setRunControl(RunControl *control)
+{
+    m_runControl = control;
+}
+
+void AppController::setPolicies(const AssistantPolicies &policies)
+{
+    if (m_gate)
+        m_gate->setPolicies(policies);
+}
+
+bool AppController::canStop(const QString &runId) const
+{
+    const RunRecord *run = m_model->run(runId);
+    if (!run || run->isFinished())
+        return false;
+    if (isOwn(run->instanceId))
+        return m_runControl != nullptr;
+    return m_monitor && m_monitor->hasInstance(run->instanceId);
+}
+
+bool AppController::stopRun(const QString &runId)
+{
+    if (!canStop(runId))
+        return false;
+    const RunRecord *run = m_model->run(runId);
+    qCInfo(lcUi).noquote() << "stopping run" << runId.left(8) << "from the window";
+    if (isOwn(run->instanceId))
+        return m_runControl->stop(runId, RunControl::stoppedFromWindow());
+    return m_monitor->requestStop(run->instanceId, runId);
+}
+
+QList<ApprovalRequest> AppController::pendingApprovals() const
+{
+    return m_approvals;
+}
+
+void AppController::addApproval(const ApprovalRequest &request)
+{
+    for (const ApprovalRequest &r : std::as_const(m_approvals)) {
+        if (r.id == request.id)
+            return;
+    }
+    // Bounded like everything a headless instance can send: the oldest stay, as they expire first.
+    if (m_approvals.size() >= kMaxApprovals) {
+        qCWarning(lcUi) << "too many approvals waiting; one was not shown";
+        if (isOwn(request.instanceId) && m_approver)
+            m_approver->deliver(request.id, RunApprover::Answer::Deny,
+                                QStringLiteral("too many runs are waiting for approval"));
+        else if (m_monitor)
+            m_monitor->answerApproval(request.instanceId, request.id,
+                                      RunApprover::answerName(RunApprover::Answer::Deny),
+                                      QStringLiteral("too many runs are waiting for approval"));
+        return;
+    }
+    m_approvals.append(request);
+    Q_EMIT approvalRequested(request);
+}
+
+void AppController::closeApproval(const QString &id, const QString &why)
+{
+    for (qsizetype i = 0; i < m_approvals.size(); ++i) {
+        if (m_approvals.at(i).id == id) {
+            m_approvals.removeAt(i);
+            Q_EMIT approvalClosed(id, why);
+            return;
+        }
+    }
+}
+
+bool AppController::answerApproval(const QString &id, RunApprover::Answer answer,
+                                   const QString &reason)
+{
+    ApprovalRequest request;
+    bool found = false;
+    for (const ApprovalRequest &r : std::as_const(m_approvals)) {
+        if (r.id == id) {
+            request = r;
+            found = true;
+            break;
+        }
+    }
+    if (!found)
+        return false;
+    qCInfo(lcUi).noquote() << "approval" << id.left(8) << "of" << request.client << ":"
+                           << RunApprover::answerName(answer);
+    if (answer == RunApprover::Answer::AllowAlways) {
+        // Saved at once: headless instances read the file, and the next run asks no more.
+        AssistantPolicies policies = m_gate ? m_gate->policies() : AppSettings::loadPolicies();
+        policies.allowAlways(request.client);
+        if (m_gate)
+            m_gate->setPolicies(policies);
+        AppSettings::savePolicies(policies);
+        Q_EMIT policiesChanged(policies);
+    }
+    bool delivered = false;
+    if (isOwn(request.instanceId)) {
+        if (m_approver) {
+            m_approver->deliver(id, answer, reason);
+            delivered = true;
+        }
+    } else if (m_monitor) {
+        delivered = m_monitor->answerApproval(request.instanceId, id,
+                                              RunApprover::answerName(answer), reason);
+    }
+    closeApproval(id, QString());
+    return delivered;
 }

@@ -1,7 +1,10 @@
 #pragma once
 
+#include "approvalrequest.h"
+#include "assistantpolicies.h"
 #include "enginestatus.h"
 #include "journalevent.h"
+#include "runapprover.h"
 #include "sandboxbackend.h"
 #include "serverstatus.h"
 
@@ -15,7 +18,10 @@ class Execution;
 class HistoryStore;
 class Journal;
 class MonitorServer;
+class RunControl;
+class RunGate;
 class RunListModel;
+class WindowApprover;
 class SandboxService;
 class StreamableHttpServer;
 
@@ -41,6 +47,26 @@ public:
     // Every engine the sandbox runs on, in the order given (one, usually).
     QList<EngineStatus> engines() const { return m_engines; }
     bool hasHistory() const { return m_history != nullptr; }
+
+    // The control room. With a gate, this window approves its own HTTP runs; with a run
+    // control, it can stop them. Both come from the composition root (Services).
+    void setRunGate(RunGate *gate);
+    void setRunControl(RunControl *control);
+    // Whether the window can stop this run now: it is queued or running, and it is this
+    // process's or a connected headless instance's.
+    bool canStop(const QString &runId) const;
+    // Stops it (the caller gets "stopped from the Code Sandbox window"); false when it cannot.
+    bool stopRun(const QString &runId);
+    // Approvals waiting for a person, oldest first (this process's and headless instances').
+    QList<ApprovalRequest> pendingApprovals() const;
+    // Answers one; "always" also changes the assistant's policy (saved in the settings file).
+    // False when it is no longer waiting (answered, withdrawn, its instance gone).
+    bool answerApproval(const QString &id, RunApprover::Answer answer,
+                        const QString &reason = QString());
+    // Approvals waiting at once, at most (more are denied at once).
+    static constexpr int kMaxApprovals = 64;
+    // The policies this window applies and saves (Settings → Assistants, "always allow").
+    void setPolicies(const AssistantPolicies &policies);
 
     // Starts a run by hand; returns its id (the run is in the model already).
     QString runManual(const QString &language, const QString &code, int timeoutSec);
@@ -77,6 +103,11 @@ Q_SIGNALS:
     void historyLoaded(int runs);
     void historySearched(const QString &text, int runs);
     void imagesChanged();
+    // A run waits for a person's approval, and one no longer does (answered, withdrawn: `why`).
+    void approvalRequested(const ApprovalRequest &request);
+    void approvalClosed(const QString &id, const QString &why);
+    // "Always allow" changed the policies (already saved).
+    void policiesChanged(const AssistantPolicies &policies);
 
 private:
     void onEvent(const JournalEvent &event);
@@ -100,4 +131,12 @@ private:
     QHash<QString, SandboxBackend::ImageStatus> m_images;
     int m_imagesAsking = 0; // answers still to come
     int m_imagePolls = 0;
+    QPointer<RunGate> m_gate;
+    QPointer<RunControl> m_runControl;
+    WindowApprover *m_approver = nullptr;
+    // Waiting approvals, oldest first; this process's own carry its instance id.
+    QList<ApprovalRequest> m_approvals;
+    bool isOwn(const QString &instanceId) const;
+    void addApproval(const ApprovalRequest &request);
+    void closeApproval(const QString &id, const QString &why);
 };

@@ -2,6 +2,7 @@
 
 #include "engineaddress.h"
 #include "enginelocator.h"
+#include "policyeditor.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
@@ -67,6 +68,9 @@ SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &la
     tabs->addTab(createEnvironmentTab(), tr("Environment"));
     tabs->addTab(createServerTab(), tr("Server"));
     tabs->addTab(createHistoryTab(), tr("History"));
+    m_policyEditor = new PolicyEditor(current.policies, languages, tabs);
+    m_policyEditor->setObjectName(QStringLiteral("policyEditor"));
+    tabs->addTab(m_policyEditor, tr("Assistants"));
 
     auto *restartNote = new QLabel(
         tr("Changes to the engines, images, limits and server apply after a restart."), this);
@@ -434,6 +438,7 @@ AppSettings SettingsDialog::settings() const
     for (int i = 0; i < m_passThroughList->count(); ++i)
         s.passThroughEnv.append(m_passThroughList->item(i)->text());
 
+    s.policies = m_policyEditor->policies();
     s.httpEnabled = m_httpEnabledCheck->isChecked();
     s.httpPort = quint16(m_portSpin->value());
     s.httpToken = m_tokenEdit->text().trimmed();

@@ -10,6 +10,7 @@ class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
+class PolicyEditor;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
@@ -26,6 +27,7 @@ public:
                    QWidget *parent = nullptr);
 
     AppSettings settings() const;
+    PolicyEditor *policyEditor() const { return m_policyEditor; }
 
     // What the Add button does; false, with nothing added, for an invalid or listed name.
     bool addPassThroughName(const QString &name);
@@ -69,5 +71,6 @@ private:
     QCheckBox *m_showTokenCheck = nullptr;
     QSpinBox *m_retentionSpin = nullptr;
     QCheckBox *m_keepRunningCheck = nullptr;
+    PolicyEditor *m_policyEditor = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
 };

@@ -1,0 +1,194 @@
+#include "policyeditor.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace {
+const QString kOthers = QStringLiteral("(any other assistant)");
+
+// A checkbox centred in its cell.
+QWidget *checkCell(bool checked, const QString &name, QWidget *parent)
+{
+    auto *cell = new QWidget(parent);
+    auto *layout = new QHBoxLayout(cell);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setAlignment(Qt::AlignCenter);
+    auto *box = new QCheckBox(cell);
+    box->setObjectName(name);
+    box->setChecked(checked);
+    layout->addWidget(box);
+    return cell;
+}
+
+bool cellChecked(const QTableWidget *table, int row, int column)
+{
+    const QWidget *cell = table->cellWidget(row, column);
+    const QCheckBox *box = cell ? cell->findChild<QCheckBox *>() : nullptr;
+    return box && box->isChecked();
+}
+} // namespace
+
+PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList &languages,
+                           QWidget *parent)
+    : QWidget(parent), m_languages(languages), m_table(new QTableWidget(0, ColumnCount, this)),
+      m_remove(new QPushButton(tr("Remove"), this)), m_approvalTimeout(new QSpinBox(this)),
+      m_whenNoWindow(new QComboBox(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    auto *intro = new QLabel(
+        tr("What each assistant may run. An assistant is known by the name its MCP client gives "
+           "(clientInfo), as the runs list shows it. <b>Ask</b> shows you each run first; "
+           "<b>refuse</b> refuses them all. Limits only narrow what the server allows."),
+        this);
+    intro->setWordWrap(true);
+    layout->addWidget(intro);
+
+    m_table->setObjectName(QStringLiteral("policyTable"));
+    m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
+                                        tr("Network"), tr("Libraries"), tr("Max timeout")});
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    addRow(policies.fallback);
+    for (const AssistantPolicy &p : policies.assistants)
+        addRow(p);
+    m_table->resizeColumnsToContents();
+    layout->addWidget(m_table, 1);
+
+    auto *buttons = new QHBoxLayout;
+    auto *add = new QPushButton(tr("Add assistant…"), this);
+    add->setObjectName(QStringLiteral("addPolicyButton"));
+    m_remove->setObjectName(QStringLiteral("removePolicyButton"));
+    m_remove->setEnabled(false);
+    buttons->addWidget(add);
+    buttons->addWidget(m_remove);
+    buttons->addStretch();
+    layout->addLayout(buttons);
+    connect(add, &QPushButton::clicked, this, [this] {
+        const QString name = QInputDialog::getText(
+            this, tr("Add assistant"), tr("Its name as its MCP client gives it (clientInfo):"));
+        addAssistant(name);
+    });
+    connect(m_remove, &QPushButton::clicked, this, [this] {
+        const int row = m_table->currentRow();
+        if (row > 0) // the first row is the default policy: it always exists
+            m_table->removeRow(row);
+    });
+    connect(m_table, &QTableWidget::currentCellChanged, this,
+            [this](int row) { m_remove->setEnabled(row > 0); });
+
+    auto *form = new QFormLayout;
+    m_approvalTimeout->setObjectName(QStringLiteral("approvalTimeoutSpin"));
+    m_approvalTimeout->setRange(AssistantPolicies::kMinApprovalTimeoutSec,
+                                AssistantPolicies::kMaxApprovalTimeoutSec);
+    m_approvalTimeout->setSuffix(tr(" s"));
+    m_approvalTimeout->setValue(policies.approvalTimeoutSec);
+    m_approvalTimeout->setToolTip(tr("A run nobody approves within this long is denied"));
+    form->addRow(tr("Approval waits:"), m_approvalTimeout);
+    m_whenNoWindow->setObjectName(QStringLiteral("whenNoWindowCombo"));
+    m_whenNoWindow->addItem(tr("Refuse the run (nothing runs unseen)"), false);
+    m_whenNoWindow->addItem(tr("Run it without asking"), true);
+    m_whenNoWindow->setCurrentIndex(policies.runWhenNoWindow ? 1 : 0);
+    m_whenNoWindow->setToolTip(tr("For \"ask\" on a server an assistant started while this "
+                                  "window is not open"));
+    form->addRow(tr("When no window is open:"), m_whenNoWindow);
+    layout->addLayout(form);
+}
+
+void PolicyEditor::addRow(const AssistantPolicy &policy)
+{
+    const int row = m_table->rowCount();
+    m_table->insertRow(row);
+    auto *client = new QTableWidgetItem(policy.isDefault() ? kOthers : policy.client);
+    if (policy.isDefault()) {
+        client->setFlags(client->flags() & ~Qt::ItemIsEditable);
+        client->setToolTip(tr("Every assistant not listed below, and clients that give no name"));
+    }
+    m_table->setItem(row, ClientColumn, client);
+    auto *action = new QComboBox(m_table);
+    action->setObjectName(QStringLiteral("policyAction"));
+    for (AssistantPolicy::Action a : {AssistantPolicy::Action::Run, AssistantPolicy::Action::Ask,
+                                      AssistantPolicy::Action::Refuse})
+        action->addItem(AssistantPolicy::actionName(a), int(a));
+    action->setCurrentIndex(action->findData(int(policy.action)));
+    m_table->setCellWidget(row, ActionColumn, action);
+    auto *languages = new QTableWidgetItem(policy.languages.join(QStringLiteral(", ")));
+    languages->setToolTip(tr("Comma-separated, from: %1").arg(m_languages.join(u", ")));
+    m_table->setItem(row, LanguagesColumn, languages);
+    m_table->setCellWidget(row, NetworkColumn,
+                           checkCell(policy.network, QStringLiteral("policyNetwork"), m_table));
+    m_table->setCellWidget(row, LibrariesColumn,
+                           checkCell(policy.libraries, QStringLiteral("policyLibraries"), m_table));
+    auto *timeout = new QSpinBox(m_table);
+    timeout->setObjectName(QStringLiteral("policyTimeout"));
+    timeout->setRange(0, AssistantPolicy::kMaxTimeoutSec);
+    timeout->setSpecialValueText(tr("server's"));
+    timeout->setSuffix(tr(" s"));
+    timeout->setValue(policy.maxTimeoutSec);
+    m_table->setCellWidget(row, TimeoutColumn, timeout);
+}
+
+bool PolicyEditor::addAssistant(const QString &client)
+{
+    const QString name = client.trimmed();
+    if (name.isEmpty() || name == kOthers)
+        return false;
+    for (int row = 1; row < m_table->rowCount(); ++row) {
+        const QTableWidgetItem *item = m_table->item(row, ClientColumn);
+        if (item && item->text().trimmed().compare(name, Qt::CaseInsensitive) == 0)
+            return false;
+    }
+    AssistantPolicy policy = rowPolicy(0);
+    policy.client = name;
+    addRow(policy);
+    m_table->setCurrentCell(m_table->rowCount() - 1, ActionColumn);
+    return true;
+}
+
+AssistantPolicy PolicyEditor::rowPolicy(int row) const
+{
+    AssistantPolicy p;
+    if (row > 0) {
+        const QTableWidgetItem *item = m_table->item(row, ClientColumn);
+        p.client = item ? item->text().trimmed() : QString();
+    }
+    if (const auto *action = qobject_cast<QComboBox *>(m_table->cellWidget(row, ActionColumn)))
+        p.action = AssistantPolicy::Action(action->currentData().toInt());
+    const QTableWidgetItem *languages = m_table->item(row, LanguagesColumn);
+    for (const QString &l : (languages ? languages->text() : QString()).split(u',')) {
+        const QString name = l.trimmed().toLower();
+        if (!name.isEmpty() && !p.languages.contains(name))
+            p.languages.append(name);
+    }
+    p.network = cellChecked(m_table, row, NetworkColumn);
+    p.libraries = cellChecked(m_table, row, LibrariesColumn);
+    if (const auto *t = qobject_cast<QSpinBox *>(m_table->cellWidget(row, TimeoutColumn)))
+        p.maxTimeoutSec = t->value();
+    return p;
+}
+
+AssistantPolicies PolicyEditor::policies() const
+{
+    AssistantPolicies set;
+    set.fallback = rowPolicy(0);
+    for (int row = 1; row < m_table->rowCount(); ++row) {
+        const AssistantPolicy p = rowPolicy(row);
+        if (p.client.isEmpty() || &set.forClient(p.client) != &set.fallback)
+            continue;
+        set.assistants.append(p);
+    }
+    set.approvalTimeoutSec = m_approvalTimeout->value();
+    set.runWhenNoWindow = m_whenNoWindow->currentData().toBool();
+    return set;
+}

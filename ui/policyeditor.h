@@ -1,0 +1,49 @@
+#pragma once
+
+#include "assistantpolicies.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+// Settings → Assistants: one row per assistant (by the name its MCP client gives in
+// clientInfo) and a first row for every other assistant: run, ask or refuse; the languages it
+// may use (empty: all); network; libraries; its largest timeout. Below: how long an approval
+// waits, and what a headless server does when no window is open to ask.
+class PolicyEditor : public QWidget
+{
+    Q_OBJECT
+public:
+    enum Column
+    {
+        ClientColumn,
+        ActionColumn,
+        LanguagesColumn,
+        NetworkColumn,
+        LibrariesColumn,
+        TimeoutColumn,
+        ColumnCount
+    };
+
+    PolicyEditor(const AssistantPolicies &policies, const QStringList &languages,
+                 QWidget *parent = nullptr);
+
+    // Rows without a name are left out; a name given twice keeps its first row.
+    AssistantPolicies policies() const;
+    // Adds a row for `client` (from the default policy); false when it is listed or empty.
+    bool addAssistant(const QString &client);
+    QTableWidget *table() const { return m_table; }
+
+private:
+    void addRow(const AssistantPolicy &policy);
+    AssistantPolicy rowPolicy(int row) const;
+
+    QStringList m_languages;
+    QTableWidget *m_table;
+    QPushButton *m_remove;
+    QSpinBox *m_approvalTimeout;
+    QComboBox *m_whenNoWindow;
+};
