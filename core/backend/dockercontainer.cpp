@@ -8,6 +8,12 @@
 
 #include <QTimer>
 
+namespace {
+// Counted on the engine client itself, so that every sandbox of one engine shares the budget and
+// it goes with the client.
+const char *const kSamplesInFlight = "codeSandboxSamplesInFlight";
+} // namespace
+
 DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &spec,
                                  const QString &image, const QString &name, QObject *parent)
     : SandboxContainer(parent), m_engine(engine), m_spec(spec), m_image(image), m_name(name)
@@ -199,4 +205,36 @@ void DockerContainer::interrupt()
 {
     EngineReply *reply = ContainersApi(m_engine).kill(m_id, "SIGINT");
     connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+}
+
+bool DockerContainer::sampleUsage(QObject *context, const Sampled &done)
+{
+    if (m_state != State::Ready || m_id.isEmpty())
+        return false;
+    // Before 1.41 the engine ignores one-shot and keeps the answer two seconds.
+    const QString version = m_engine->apiVersion();
+    if (!version.startsWith(QLatin1String("1.")) || version.mid(2).toInt() < 41)
+        return false;
+    const int inFlight = m_engine->property(kSamplesInFlight).toInt();
+    if (inFlight >= kMaxSamplesInFlight)
+        return false;
+    m_engine->setProperty(kSamplesInFlight, inFlight + 1);
+    EngineReply *reply = ContainersApi(m_engine).stats(m_id);
+    // Counted back whoever is still there: the sandbox may be gone by the answer.
+    QPointer<EngineClient> engine(m_engine);
+    connect(reply, &EngineReply::finished, reply, [engine] {
+        if (engine)
+            engine->setProperty(kSamplesInFlight,
+                                qMax(0, engine->property(kSamplesInFlight).toInt() - 1));
+    });
+    reply->then(context, [reply, done] {
+        if (!reply->ok()) {
+            qCDebug(lcBackend).noquote() << "no usage sample:" << reply->error().toString();
+            done(-1, -1);
+            return;
+        }
+        const ContainersApi::Usage usage = ContainersApi::usage(reply->json());
+        done(usage.memoryBytes, usage.cpuTimeNs >= 0 ? usage.cpuTimeNs / 1000000 : -1);
+    });
+    return true;
 }

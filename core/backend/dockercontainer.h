@@ -42,6 +42,12 @@ public:
                     const Fetched &done) override;
     void exitStatus(QObject *context, const Exited &done) override;
     void interrupt() override;
+    bool sampleUsage(QObject *context, const Sampled &done) override;
+
+    // Stats requests under way at once on one engine, across its sandboxes: each can hold a
+    // connection for up to a second (Docker answers at its next reading), and the requests that
+    // run programs must always find one.
+    static constexpr int kMaxSamplesInFlight = 4;
 
 private:
     void fail(const EngineError &error, const QString &what);

@@ -40,6 +40,23 @@ public:
                             qint64 maxBytes = EngineRequest::kDefaultMaxBodyBytes);
     // Unpacks `tar` into the folder `dir` of the container.
     EngineReply *putArchive(const QString &id, const QString &dir, const QByteArray &tar);
+    // One reading of the container's cgroup (GET .../stats, one-shot: no second reading to
+    // compute a rate, which would keep the answer for another second). Docker publishes a
+    // reading once a second, so the answer can take up to that long; Podman answers at once.
+    // Needs API 1.41 (older engines ignore one-shot and take two seconds).
+    EngineReply *stats(const QString &id);
+
+    // What a stats answer says, or -1 for what it does not. Memory as `docker stats` shows it:
+    // the cgroup's usage less the inactive file cache, which the kernel drops before it kills.
+    struct Usage
+    {
+        qint64 memoryBytes = -1;
+        qint64 cpuTimeNs = -1; // since the container started, all CPUs together
+        bool isValid() const { return memoryBytes >= 0 && cpuTimeNs >= 0; }
+    };
+    static Usage usage(const QJsonObject &stats);
+    // A stats answer is a few kilobytes (more with a per-CPU list on a large host).
+    static constexpr qint64 kMaxStatsBytes = 256 * 1024;
 
 private:
     QByteArray path(const QString &id, const char *tail = "") const;

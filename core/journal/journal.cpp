@@ -86,6 +86,18 @@ void Journal::track(Execution *execution)
         e.data = bytes;
         publish(e);
     });
+    // Samples only pass through: the chart is for watching a run, the history keeps its peak
+    // memory and CPU time from the result.
+    connect(execution, &Execution::usageSampled, this,
+            [this, id](qint64 elapsedMs, qint64 memoryBytes, qint64 cpuTimeMs) {
+                if (!m_inFlight.contains(id))
+                    return;
+                JournalEvent e;
+                e.type = JournalEvent::Type::Sample;
+                e.run.id = id;
+                e.sample = {elapsedMs, memoryBytes, cpuTimeMs};
+                publish(e);
+            });
     connect(execution, &Execution::finished, this, [this, id](const ExecutionResult &result) {
         RunRecord run = m_inFlight.take(id);
         if (run.id.isEmpty())

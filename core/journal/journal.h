@@ -15,6 +15,7 @@ class SessionManager;
 // Watches every execution the sandbox service is asked for and tells what happens to it as
 // JournalEvents: to the window (event()), to the history (the finished run), and to the desktop
 // app's monitor socket when this is a headless instance. None of these can hold up a run.
+// Usage samples go to the window and the socket only: they are for watching, not for keeping.
 class Journal : public QObject
 {
     Q_OBJECT

@@ -1,8 +1,20 @@
 #include "journalevent.h"
 
 namespace {
-const char *const kTypes[] = {"created", "started", "output", "finished", "session"};
+const char *const kTypes[] = {"created", "started", "output", "finished", "session", "sample"};
+constexpr int kTypeCount = int(sizeof kTypes / sizeof kTypes[0]);
+
+// A whole number of at least 0 and below 2^53 (a double holds it exactly), or -1.
+qint64 count(const QJsonValue &v)
+{
+    if (!v.isDouble())
+        return -1;
+    const double d = v.toDouble();
+    if (!(d >= 0 && d < 9007199254740992.0) || d != double(qint64(d)))
+        return -1;
+    return qint64(d);
 }
+} // namespace
 
 QJsonObject JournalEvent::toJson() const
 {
@@ -27,6 +39,12 @@ QJsonObject JournalEvent::toJson() const
         json.insert(QStringLiteral("stream"), stream);
         json.insert(QStringLiteral("data"), QString::fromLatin1(data.toBase64()));
         break;
+    case Type::Sample:
+        json.insert(QStringLiteral("id"), run.id);
+        json.insert(QStringLiteral("elapsed_ms"), sample.elapsedMs);
+        json.insert(QStringLiteral("memory_bytes"), sample.memoryBytes);
+        json.insert(QStringLiteral("cpu_time_ms"), sample.cpuTimeMs);
+        break;
     }
     return json;
 }
@@ -36,7 +54,7 @@ std::optional<JournalEvent> JournalEvent::fromJson(const QJsonObject &json)
     const QString type = json.value(u"type").toString();
     JournalEvent event;
     int index = -1;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < kTypeCount; ++i) {
         if (type == QLatin1String(kTypes[i]))
             index = i;
     }
@@ -63,6 +81,15 @@ std::optional<JournalEvent> JournalEvent::fromJson(const QJsonObject &json)
     if (event.type == Type::Started) {
         event.run.status = RunRecord::Status::Running;
         event.run.engine = json.value(u"engine").toString();
+    }
+    if (event.type == Type::Sample) {
+        // All three, each a plain count: a sample the chart would have to guess at is none.
+        event.sample.elapsedMs = count(json.value(u"elapsed_ms"));
+        event.sample.memoryBytes = count(json.value(u"memory_bytes"));
+        event.sample.cpuTimeMs = count(json.value(u"cpu_time_ms"));
+        if (event.sample.elapsedMs < 0 || event.sample.memoryBytes < 0 ||
+            event.sample.cpuTimeMs < 0)
+            return std::nullopt;
     }
     if (event.type == Type::Output) {
         event.stream = json.value(u"stream").toInt(1) == 2 ? 2 : 1;

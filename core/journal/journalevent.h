@@ -6,10 +6,19 @@
 #include <QMetaType>
 #include <optional>
 
+// What a run's sandbox used at one moment while the program ran (see Execution::usageSampled).
+struct UsageSample
+{
+    qint64 elapsedMs = -1;   // since the program was handed over
+    qint64 memoryBytes = -1; // in use now
+    qint64 cpuTimeMs = -1;   // since the sandbox started, all CPUs together
+};
+
 // What happens to a run (or a sandbox session), as the window and the monitor socket see it. `run`
 // always carries the id; Created and Finished carry the whole record (Finished with all output and
 // files, so a window that connected mid-run still gets everything), Started the id, the status and
-// the engine the run was placed on (known only then, and only with several engines).
+// the engine the run was placed on (known only then, and only with several engines). Sample
+// carries the id and one UsageSample: live only, never stored.
 struct JournalEvent
 {
     enum class Type
@@ -18,7 +27,8 @@ struct JournalEvent
         Started,
         Output,
         Finished,
-        Session // a sandbox session's state changed: run.sessionId, sessionState
+        Session, // a sandbox session's state changed: run.sessionId, sessionState
+        Sample   // what the run's sandbox uses now: run.id, sample
     };
 
     Type type = Type::Created;
@@ -26,6 +36,7 @@ struct JournalEvent
     int stream = 1; // Output
     QByteArray data;
     QString sessionState; // Session: "idle", "busy", "ended"
+    UsageSample sample{}; // Sample
 
     QJsonObject toJson() const;
     // Nothing for JSON that is not an event (a line from another process: never trusted).

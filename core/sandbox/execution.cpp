@@ -9,6 +9,7 @@
 #include <QAtomicInteger>
 #include <QRandomGenerator>
 #include <QSet>
+#include <QTimerEvent>
 #include <QUuid>
 
 namespace {
@@ -118,7 +119,50 @@ void Execution::sendProgram()
     m_clock.restart();
     m_timer.start(m_result.timeoutSec * 1000);
     m_container->write(m_nonce + ' ' + QByteArray::number(code.size()) + '\n' + code);
+    m_sampleTimer.start(kFirstSampleMs, Qt::CoarseTimer, this);
     Q_EMIT started();
+}
+
+void Execution::timerEvent(QTimerEvent *event)
+{
+    if (event->timerId() != m_sampleTimer.timerId()) {
+        QObject::timerEvent(event);
+        return;
+    }
+    m_sampleTimer.stop();
+    sampleUsage();
+}
+
+void Execution::sampleUsage()
+{
+    // Only while the program runs: once it ended there is nothing left to watch. A reading
+    // never holds up or fails the run: it is dropped if it comes late, and a failed one is
+    // only missing from the chart.
+    if (m_phase != Phase::Running || !m_container || m_sampling)
+        return;
+    const qint64 askedAt = m_clock.elapsed();
+    m_sampling = true;
+    const bool asked =
+        m_container->sampleUsage(this, [this, askedAt](qint64 memoryBytes, qint64 cpuTimeMs) {
+            m_sampling = false;
+            if (m_phase != Phase::Running)
+                return;
+            // The engine reads the cgroup just before it answers (Docker at its next reading, up
+            // to a second later), so the answer's time is the reading's.
+            const qint64 now = m_clock.elapsed();
+            if (memoryBytes >= 0 && cpuTimeMs >= 0)
+                Q_EMIT usageSampled(now, memoryBytes, cpuTimeMs);
+            else
+                qCDebug(lcSandbox) << "execution" << m_id << "got no usage reading";
+            // Asked again kSampleIntervalMs after the last question, or at once when the answer
+            // took longer than that (Docker paces the readings itself).
+            m_sampleTimer.start(int(qMax<qint64>(0, kSampleIntervalMs - (now - askedAt))),
+                                Qt::CoarseTimer, this);
+        });
+    if (!asked) {
+        m_sampling = false;
+        m_sampleTimer.start(kSampleIntervalMs, Qt::CoarseTimer, this);
+    }
 }
 
 void Execution::onOutput(int stream, const QByteArray &bytes)
@@ -326,6 +370,7 @@ void Execution::finish()
         m_result.error =
             QStringLiteral("on the engine %1: %2").arg(m_result.engine, m_result.error);
     m_timer.stop();
+    m_sampleTimer.stop();
     if (last != Phase::Collecting)
         m_result.durationMs = m_clock.isValid() ? m_clock.elapsed() : 0;
     // A session's container that came through the run serves the next one: it is handed back

@@ -5,6 +5,7 @@
 #include "exitmarkerscanner.h"
 #include "outputmanifest.h"
 
+#include <QBasicTimer>
 #include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
@@ -70,7 +71,14 @@ Q_SIGNALS:
     void started();
     void progress(const QString &message);
     void output(int stream, const QByteArray &bytes);
+    // While the program runs (from kFirstSampleMs on): what its sandbox uses, `elapsedMs` after
+    // the program was handed over; memory in bytes, CPU time in ms since the sandbox started
+    // (rates come from the differences).
+    void usageSampled(qint64 elapsedMs, qint64 memoryBytes, qint64 cpuTimeMs);
     void finished(const ExecutionResult &result);
+
+protected:
+    void timerEvent(QTimerEvent *event) override;
 
 private:
     void onReady();
@@ -81,8 +89,13 @@ private:
     void onTimeout();
     void append(int stream, const QByteArray &bytes);
     void finish();
+    void sampleUsage();
 
     static constexpr int kStartupTimeoutMs = 60000;
+    // Usage is read only for programs that run longer than this, so a short run costs no
+    // request at all; then one reading every kSampleIntervalMs at most, one at a time.
+    static constexpr int kFirstSampleMs = 250;
+    static constexpr int kSampleIntervalMs = 500;
     static constexpr int kCollectTimeoutMs = 30000;
 
     quint64 m_id;
@@ -121,4 +134,7 @@ private:
     static constexpr int kInterruptGraceMs = 3000;
     OutputManifest::Limits m_fileLimits;
     Remover m_remover;
+    // A QBasicTimer, not a QTimer: every run has one, and most never fire.
+    QBasicTimer m_sampleTimer;
+    bool m_sampling = false; // a reading was asked for and has not come
 };

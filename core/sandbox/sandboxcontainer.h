@@ -74,6 +74,18 @@ public:
     // SIGINT to the supervisor, which passes it on to the running program.
     virtual void interrupt() = 0;
 
+    // One reading of what the sandbox uses now, from its cgroup: memory in bytes and CPU time
+    // in ms since it started. Returns false, and never calls `done`, when there is no reading
+    // to be had now (a backend that cannot sample — this default —, or one too busy to ask);
+    // the caller may ask again later. `done` gets -1 for a value the backend could not read.
+    using Sampled = std::function<void(qint64 memoryBytes, qint64 cpuTimeMs)>;
+    virtual bool sampleUsage(QObject *context, const Sampled &done)
+    {
+        Q_UNUSED(context);
+        Q_UNUSED(done);
+        return false;
+    }
+
 Q_SIGNALS:
     void ready();
     void failed(const QString &message);

@@ -1,6 +1,7 @@
 // The journal's events as they cross the monitor socket: the engine a run was placed on reaches
 // the window with the run's start (it is only known then) and with its end, and an event
-// without one looks as it always did.
+// without one looks as it always did. Usage samples cross it whole, and a line from another
+// process that is not a plain sample is no sample.
 
 #include "journalevent.h"
 
@@ -26,6 +27,9 @@ private Q_SLOTS:
     void startedCarriesTheEngine();
     void startedWithoutEngineIsUnchanged();
     void createdAndFinishedCarryTheEngine();
+    void sampleCrossesWhole();
+    void badSampleIsRefused_data();
+    void badSampleIsRefused();
 };
 
 void tst_JournalEvent::startedCarriesTheEngine()
@@ -67,6 +71,73 @@ void tst_JournalEvent::createdAndFinishedCarryTheEngine()
         e.run.engine = QStringLiteral("tcp://10.1.2.3:2376 (TLS)");
         QCOMPARE(throughText(e).run.engine, QStringLiteral("tcp://10.1.2.3:2376 (TLS)"));
     }
+}
+
+void tst_JournalEvent::sampleCrossesWhole()
+{
+    JournalEvent e;
+    e.type = JournalEvent::Type::Sample;
+    e.run.id = QStringLiteral("run-5");
+    e.sample = {1750, 48 * 1024 * 1024 + 17, 1234};
+    QCOMPARE(e.toJson(), (QJsonObject{{"type", "sample"},
+                                      {"id", "run-5"},
+                                      {"elapsed_ms", 1750},
+                                      {"memory_bytes", 48 * 1024 * 1024 + 17},
+                                      {"cpu_time_ms", 1234}}));
+    const JournalEvent back = throughText(e);
+    QCOMPARE(back.type, JournalEvent::Type::Sample);
+    QCOMPARE(back.run.id, QStringLiteral("run-5"));
+    QCOMPARE(back.sample.elapsedMs, qint64(1750));
+    QCOMPARE(back.sample.memoryBytes, qint64(48 * 1024 * 1024 + 17));
+    QCOMPARE(back.sample.cpuTimeMs, qint64(1234));
+    // A sandbox near 2^40 bytes (large hosts) is still exact.
+    e.sample.memoryBytes = qint64(1) << 40;
+    QCOMPARE(throughText(e).sample.memoryBytes, qint64(1) << 40);
+    // Zero is a reading (an idle sandbox at its first sample).
+    e.sample = {0, 0, 0};
+    QVERIFY(JournalEvent::fromJson(e.toJson()).has_value());
+}
+
+void tst_JournalEvent::badSampleIsRefused_data()
+{
+    QTest::addColumn<QJsonObject>("json");
+    const QJsonObject good{{"type", "sample"},
+                           {"id", "run-6"},
+                           {"elapsed_ms", 500},
+                           {"memory_bytes", 1048576},
+                           {"cpu_time_ms", 20}};
+    QVERIFY(JournalEvent::fromJson(good).has_value());
+    const auto with = [&good](const char *key, const QJsonValue &value) {
+        QJsonObject o = good;
+        o.insert(QLatin1String(key), value);
+        return o;
+    };
+    const auto without = [&good](const char *key) {
+        QJsonObject o = good;
+        o.remove(QLatin1String(key));
+        return o;
+    };
+    QTest::newRow("no id") << without("id");
+    QTest::newRow("empty id") << with("id", "");
+    QTest::newRow("id not a string") << with("id", 7);
+    QTest::newRow("no elapsed") << without("elapsed_ms");
+    QTest::newRow("no memory") << without("memory_bytes");
+    QTest::newRow("no cpu") << without("cpu_time_ms");
+    QTest::newRow("negative memory") << with("memory_bytes", -1);
+    QTest::newRow("negative elapsed") << with("elapsed_ms", -500);
+    QTest::newRow("negative cpu") << with("cpu_time_ms", -3);
+    QTest::newRow("memory as text") << with("memory_bytes", "1048576");
+    QTest::newRow("memory as object") << with("memory_bytes", QJsonObject{{"v", 1}});
+    QTest::newRow("fractional cpu") << with("cpu_time_ms", 20.5);
+    QTest::newRow("memory past 2^53") << with("memory_bytes", 1e300);
+    QTest::newRow("cpu null") << with("cpu_time_ms", QJsonValue::Null);
+    QTest::newRow("elapsed bool") << with("elapsed_ms", true);
+}
+
+void tst_JournalEvent::badSampleIsRefused()
+{
+    QFETCH(QJsonObject, json);
+    QVERIFY(!JournalEvent::fromJson(json).has_value());
 }
 
 QTEST_GUILESS_MAIN(tst_JournalEvent)
