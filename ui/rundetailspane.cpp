@@ -4,6 +4,8 @@
 #include "envvarsview.h"
 #include "imagestrip.h"
 #include "outputview.h"
+#include "resourcechart.h"
+#include "runlistmodel.h"
 #include "statusicons.h"
 
 #include <QFontDatabase>
@@ -43,10 +45,10 @@ enum Tab
 
 RunDetailsPane::RunDetailsPane(QWidget *parent)
     : QWidget(parent), m_icon(new QLabel(this)), m_title(new QLabel(this)),
-      m_subtitle(new QLabel(this)), m_tabs(new QTabWidget(this)), m_output(new OutputView(this)),
-      m_code(new QPlainTextEdit(this)), m_images(new ImageStrip(this)),
-      m_env(new EnvVarsView(this)), m_detailsPage(new QWidget(this)),
-      m_details(new QFormLayout(m_detailsPage))
+      m_subtitle(new QLabel(this)), m_tabs(new QTabWidget(this)), m_chart(new ResourceChart(this)),
+      m_output(new OutputView(this)), m_code(new QPlainTextEdit(this)),
+      m_images(new ImageStrip(this)), m_env(new EnvVarsView(this)),
+      m_detailsPage(new QWidget(this)), m_details(new QFormLayout(m_detailsPage))
 {
     setObjectName(QStringLiteral("runDetails"));
     m_tabs->setObjectName(QStringLiteral("detailTabs"));
@@ -88,6 +90,10 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(head);
+    // Shown once a run has samples (runs shorter than the first reading never do), so that a
+    // quick run keeps all the room for its output.
+    layout->addWidget(m_chart);
+    m_chart->hide();
     layout->addWidget(m_tabs, 1);
     showRun(nullptr);
 }
@@ -107,7 +113,36 @@ void RunDetailsPane::showRun(const RunRecord *run)
     m_env->setVariables(m_run.envNames, m_run.envValues);
     refreshSummary();
     refreshDetails();
+    refreshChart();
     setEnabled(run != nullptr);
+}
+
+void RunDetailsPane::setModel(RunListModel *model)
+{
+    if (m_model)
+        disconnect(m_model, nullptr, this, nullptr);
+    m_model = model;
+    if (m_model)
+        connect(m_model, &RunListModel::samplesChanged, this, [this](const QString &id) {
+            if (id == m_run.id)
+                refreshChart();
+        });
+    refreshChart();
+}
+
+void RunDetailsPane::refreshChart()
+{
+    const QList<UsageSample> samples =
+        m_model && !m_run.id.isEmpty() ? m_model->samples(m_run.id) : QList<UsageSample>();
+    if (samples.isEmpty()) {
+        m_chart->clear();
+        m_chart->hide();
+        return;
+    }
+    m_chart->setLimits(m_run.memoryBytes, m_run.cpus);
+    m_chart->setEnd(m_run.isFinished() ? m_run.durationMs : -1);
+    m_chart->setSamples(samples);
+    m_chart->show();
 }
 
 void RunDetailsPane::updateRun(const RunRecord &run)
@@ -135,6 +170,7 @@ void RunDetailsPane::updateRun(const RunRecord &run)
     // a Save dialog open on it must not lose its file under it.
     refreshSummary(int(run.files.size()) != shownFiles);
     refreshDetails();
+    refreshChart();
 }
 
 void RunDetailsPane::appendOutput(const QString &runId, int stream, const QByteArray &data)

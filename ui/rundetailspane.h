@@ -12,6 +12,8 @@ class QFormLayout;
 class QLabel;
 class QPlainTextEdit;
 class QTabWidget;
+class ResourceChart;
+class RunListModel;
 
 // Everything about the selected run: output (live), code, images and files, the pass-through
 // variables, and the container's details.
@@ -27,22 +29,29 @@ public:
     // The shown run changed (status, end): refresh all but the output, which streams.
     void updateRun(const RunRecord &run);
     void appendOutput(const QString &runId, int stream, const QByteArray &data);
+    // Where the shown run's usage samples come from: the chart follows them live, and shows
+    // those of a finished run while the model keeps them (not owned).
+    void setModel(RunListModel *model);
 
     OutputView *outputView() const { return m_output; }
     ImageStrip *imageStrip() const { return m_images; }
     EnvVarsView *envView() const { return m_env; }
     QTabWidget *tabs() const { return m_tabs; }
+    ResourceChart *resourceChart() const { return m_chart; }
 
 private:
     void refreshSummary(bool files = true);
     void refreshDetails();
     void showEnding();
+    void refreshChart();
 
     RunRecord m_run;
     QLabel *m_icon;
     QLabel *m_title;
     QLabel *m_subtitle;
     QTabWidget *m_tabs;
+    ResourceChart *m_chart;
+    RunListModel *m_model = nullptr;
     OutputView *m_output;
     QPlainTextEdit *m_code;
     CodeHighlighter *m_highlighter;

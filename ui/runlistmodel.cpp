@@ -149,6 +149,10 @@ void RunListModel::apply(const JournalEvent &event)
         return;
     }
     const QString &id = event.run.id;
+    if (event.type == JournalEvent::Type::Sample) {
+        addSample(id, event.sample);
+        return;
+    }
     auto it = m_index.constFind(id);
     if (it == m_index.constEnd()) {
         // Output or an end for a run whose start we missed cannot be shown meaningfully, except
@@ -195,6 +199,7 @@ void RunListModel::apply(const JournalEvent &event)
         return;
     }
     case JournalEvent::Type::Session:
+    case JournalEvent::Type::Sample:
         return; // handled above
     case JournalEvent::Type::Finished: {
         m_outputBytes.remove(id);
@@ -209,6 +214,40 @@ void RunListModel::apply(const JournalEvent &event)
     changed(index);
     if (event.type == JournalEvent::Type::Finished)
         trim();
+}
+
+void RunListModel::addSample(const QString &id, const UsageSample &sample)
+{
+    // Only for a run that is going on here: a late or stray sample (another instance's, one
+    // for a run already ended) would draw where nothing ran.
+    const RunRecord *r = run(id);
+    if (!r || r->isFinished() || sample.elapsedMs < 0 || sample.memoryBytes < 0 ||
+        sample.cpuTimeMs < 0)
+        return;
+    auto it = m_samples.find(id);
+    if (it == m_samples.end()) {
+        it = m_samples.insert(id, {});
+        m_sampledRuns.append(id);
+        while (m_sampledRuns.size() > kMaxSampledRuns)
+            m_samples.remove(m_sampledRuns.takeFirst());
+    }
+    QList<UsageSample> &list = *it;
+    // In time order only: the chart's rates come from differences.
+    if (!list.isEmpty() && sample.elapsedMs <= list.last().elapsedMs)
+        return;
+    list.append(sample);
+    if (list.size() > kMaxSamplesPerRun) {
+        // Every other one goes, the first and the newest stay. CPU time only grows, so the
+        // rate between two kept samples is still the true average over that span.
+        QList<UsageSample> kept;
+        kept.reserve(list.size() / 2 + 1);
+        for (int i = 0; i < list.size(); i += 2)
+            kept.append(list.at(i));
+        if ((list.size() - 1) % 2 != 0)
+            kept.append(list.last());
+        list = kept;
+    }
+    Q_EMIT samplesChanged(id);
 }
 
 void RunListModel::addHistory(const QList<RunRecord> &runs, bool searchResults)
@@ -332,6 +371,10 @@ void RunListModel::trim()
                    !(keepResults && m_searchResults.contains(m_runs.at(end).id)))
                 ++end;
             beginRemoveRows(QModelIndex(), rowForIndex(end - 1), rowForIndex(i));
+            for (int gone = i; gone < end; ++gone) {
+                if (m_samples.remove(m_runs.at(gone).id))
+                    m_sampledRuns.removeOne(m_runs.at(gone).id);
+            }
             m_runs.remove(i, end - i);
             reindex();
             endRemoveRows();

@@ -71,6 +71,15 @@ public:
     static constexpr qint64 kMaxRunOutput = 16 * 1024 * 1024;
     void setLimits(int maxRuns, int maxCompleteRuns);
     QStringList languages() const;
+    // What a run's sandbox used while it ran (live samples, oldest first); empty for runs that
+    // ended before the first sample, that ran elsewhere before this window, or that are too
+    // old (kMaxSampledRuns).
+    QList<UsageSample> samples(const QString &id) const { return m_samples.value(id); }
+    // Past this many samples a run's are thinned to every other one (its chart keeps its whole
+    // span at half the resolution): 600 is 5 minutes at 2 a second, a few pixels apart.
+    static constexpr int kMaxSamplesPerRun = 600;
+    // Samples are kept for the runs that got their first most recently.
+    static constexpr int kMaxSampledRuns = 100;
     // The last state heard of a sandbox session ("" when none was).
     QString sessionState(const QString &sessionId) const
     {
@@ -80,6 +89,8 @@ public:
 Q_SIGNALS:
     void runChanged(const QString &id);
     void outputAppended(const QString &id, int stream, const QByteArray &data);
+    // samples(id) has a new sample (or was thinned).
+    void samplesChanged(const QString &id);
 
 private:
     int rowForIndex(int index) const { return int(m_runs.size()) - 1 - index; }
@@ -87,6 +98,7 @@ private:
     void reindex();
     void changed(int index);
     void trim();
+    void addSample(const QString &id, const UsageSample &sample);
 
     QList<RunRecord> m_runs; // oldest first; row 0 is the newest
     QHash<QString, int> m_index;
@@ -97,4 +109,6 @@ private:
     int m_maxRuns = 2000;
     int m_maxComplete = 100;
     QSet<QString> m_searchResults;
+    QHash<QString, QList<UsageSample>> m_samples;
+    QList<QString> m_sampledRuns; // the runs in m_samples, by their first sample
 };
