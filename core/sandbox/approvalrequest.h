@@ -2,6 +2,7 @@
 
 #include <QJsonObject>
 #include <QList>
+#include <QMetaType>
 #include <QPair>
 #include <QString>
 #include <QStringList>
@@ -33,3 +34,4 @@ struct ApprovalRequest
     QJsonObject toJson() const;
     static std::optional<ApprovalRequest> fromJson(const QJsonObject &json);
 };
+Q_DECLARE_METATYPE(ApprovalRequest)

@@ -16,11 +16,11 @@ QString AssistantPolicy::check(const QString &language, int *timeoutSec,
     // Every refusal names the policy and the rule, so that the assistant (and the person reading
     // its transcript) knows it is a choice of the user's, not a fault.
     const QString where = QStringLiteral("Refused by %1 in Code Sandbox: ").arg(describe());
-    const QString change = QStringLiteral(" (a person can change it in Code Sandbox's Settings → "
-                                          "Assistants).");
+    const QString change = QStringLiteral(". A person can change this in Code Sandbox's Settings "
+                                          "→ Assistants.");
     if (!languages.isEmpty() && !languages.contains(language, Qt::CaseInsensitive))
         return where +
-               QStringLiteral("%1 is not among the languages it allows (%2)")
+               QStringLiteral("%1 is not among the languages it allows: %2")
                    .arg(language, languages.join(QStringLiteral(", "))) +
                change;
     if (!network && config.network)

@@ -17,6 +17,7 @@ public:
         AllowAlways, // this run, and the assistant's runs from now on
         Deny
     };
+    Q_ENUM(Answer)
 
     using QObject::QObject;
     // Whether a person can be asked now (a window is there).

@@ -60,8 +60,8 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
         return;
     case AssistantPolicy::Action::Refuse:
         admitted(request,
-                 QStringLiteral("Refused by %1 in Code Sandbox: its runs are refused (a person "
-                                "can change it in Code Sandbox's Settings → Assistants).")
+                 QStringLiteral("Refused by %1 in Code Sandbox: its runs are refused. A person "
+                                "can change this in Code Sandbox's Settings → Assistants.")
                      .arg(policy.describe()));
         return;
     case AssistantPolicy::Action::Ask:

@@ -16,6 +16,8 @@ private Q_SLOTS:
     void legacyTokenIsMovedOnce();
     void emptyTokenForgetsTheStoredOne();
     void tokenPathIsBesideTheSettings();
+    void policiesRoundTrip();
+    void malformedPoliciesFallBackToTheDefaults();
 
 private:
     static QByteArray fileText(const QString &path)
@@ -97,6 +99,52 @@ void tst_AppSettings::tokenPathIsBesideTheSettings()
 {
     QSettings s(QStringLiteral("/somewhere/code-sandbox/code-sandbox.conf"), QSettings::IniFormat);
     QCOMPARE(AppSettings::tokenPath(s), QStringLiteral("/somewhere/code-sandbox/http-token"));
+}
+
+// The assistants' policies survive a save and a load, alone (savePolicies, as "always allow"
+// does) or with the rest; the defaults leave no key behind.
+void tst_AppSettings::policiesRoundTrip()
+{
+    QTemporaryDir dir;
+    const QString ini = dir.filePath("code-sandbox.conf");
+    AppSettings a;
+    AssistantPolicy claude;
+    claude.client = QStringLiteral("claude-code");
+    claude.action = AssistantPolicy::Action::Ask;
+    claude.languages = {QStringLiteral("python")};
+    a.policies.assistants.append(claude);
+    a.policies.approvalTimeoutSec = 45;
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        a.save(s);
+    }
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        QCOMPARE(AppSettings::load(s).policies, a.policies);
+        QCOMPARE(AppSettings::loadPolicies(s), a.policies);
+        AssistantPolicies changed = a.policies;
+        changed.allowAlways(QStringLiteral("claude-code"));
+        AppSettings::savePolicies(s, changed);
+        QCOMPARE(AppSettings::loadPolicies(s).forClient(QStringLiteral("claude-code")).action,
+                 AssistantPolicy::Action::Run);
+        AppSettings::savePolicies(s, AssistantPolicies());
+        QVERIFY(!s.contains(QStringLiteral("assistants/policies")));
+    }
+}
+
+void tst_AppSettings::malformedPoliciesFallBackToTheDefaults()
+{
+    QTemporaryDir dir;
+    const QString ini = dir.filePath("code-sandbox.conf");
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        s.setValue(QStringLiteral("assistants/policies"), QStringLiteral("{not json"));
+        s.setValue(QStringLiteral("limits/timeoutSec"), 42);
+    }
+    QSettings s(ini, QSettings::IniFormat);
+    const AppSettings loaded = AppSettings::load(s);
+    QCOMPARE(loaded.policies, AssistantPolicies());
+    QCOMPARE(loaded.defaultTimeoutSec, 42); // the rest of the file still counts
 }
 
 QTEST_GUILESS_MAIN(tst_AppSettings)

@@ -1,0 +1,196 @@
+// The assistants' policies: which rule refuses what, and the JSON they are kept in (a hand-edited
+// settings file, and approvals crossing the monitor socket, are never trusted).
+#include "approvalrequest.h"
+#include "assistantpolicies.h"
+#include "sandboxconfig.h"
+
+#include <QJsonArray>
+#include <QTest>
+
+class TestAssistantPolicy : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void defaultAllowsEverythingTheServerDoes()
+    {
+        const AssistantPolicy p;
+        SandboxConfig config;
+        config.network = true;
+        int timeout = 300;
+        QVERIFY(
+            p.check(QStringLiteral("rust"), &timeout, {QStringLiteral("numpy")}, config).isEmpty());
+        QCOMPARE(timeout, 300);
+        QVERIFY(AssistantPolicies().isOpen());
+    }
+
+    void refusesALanguageNamingThePolicy()
+    {
+        AssistantPolicy p;
+        p.client = QStringLiteral("claude-code");
+        p.languages = {QStringLiteral("python"), QStringLiteral("javascript")};
+        int timeout = 0;
+        const QString why = p.check(QStringLiteral("ruby"), &timeout, {}, SandboxConfig());
+        QVERIFY(why.contains(u"the policy for assistant 'claude-code'"));
+        QVERIFY(why.contains(u"ruby is not among the languages it allows: python, javascript"));
+        QVERIFY(p.check(QStringLiteral("Python"), &timeout, {}, SandboxConfig()).isEmpty());
+    }
+
+    void refusesNetworkOnlyWhereTheServerGivesIt()
+    {
+        AssistantPolicy p;
+        p.network = false;
+        int timeout = 0;
+        SandboxConfig closed;
+        QVERIFY(p.check(QStringLiteral("python"), &timeout, {}, closed).isEmpty());
+        SandboxConfig open;
+        open.network = true;
+        const QString why = p.check(QStringLiteral("python"), &timeout, {}, open);
+        QVERIFY2(why.contains(u"network access is not allowed"), qPrintable(why));
+        QVERIFY(why.contains(u"the default policy"));
+        // Installing needs the network too.
+        const QString install =
+            p.check(QStringLiteral("python"), &timeout, {QStringLiteral("rich")}, closed);
+        QVERIFY2(install.contains(u"installing libraries needs network access"),
+                 qPrintable(install));
+    }
+
+    void refusesLibraries()
+    {
+        AssistantPolicy p;
+        p.libraries = false;
+        int timeout = 0;
+        QVERIFY(p.check(QStringLiteral("python"), &timeout, {}, SandboxConfig()).isEmpty());
+        QVERIFY(
+            p.check(QStringLiteral("python"), &timeout, {QStringLiteral("rich")}, SandboxConfig())
+                .contains(u"installing libraries is not allowed"));
+    }
+
+    void capsOrRefusesTheTimeout()
+    {
+        AssistantPolicy p;
+        p.maxTimeoutSec = 20;
+        SandboxConfig config; // default 30 s
+        int asked = 60;
+        QVERIFY(p.check(QStringLiteral("python"), &asked, {}, config)
+                    .contains(u"a timeout of 60 s is above its largest, 20 s"));
+        int none = 0;
+        QVERIFY(p.check(QStringLiteral("python"), &none, {}, config).isEmpty());
+        QCOMPARE(none, 20);
+        int within = 10;
+        QVERIFY(p.check(QStringLiteral("python"), &within, {}, config).isEmpty());
+        QCOMPARE(within, 10);
+    }
+
+    void matchesClientsWithoutCase()
+    {
+        AssistantPolicies set;
+        AssistantPolicy claude;
+        claude.client = QStringLiteral("Claude-Code");
+        claude.action = AssistantPolicy::Action::Ask;
+        set.assistants.append(claude);
+        QCOMPARE(set.forClient(QStringLiteral("claude-code")).action, AssistantPolicy::Action::Ask);
+        QCOMPARE(set.forClient(QStringLiteral("other")).action, AssistantPolicy::Action::Run);
+        QVERIFY(set.forClient(QString()).isDefault());
+        QVERIFY(!set.isOpen());
+    }
+
+    void allowAlwaysKeepsTheLimits()
+    {
+        AssistantPolicies set;
+        set.fallback.action = AssistantPolicy::Action::Ask;
+        set.fallback.languages = {QStringLiteral("python")};
+        set.allowAlways(QStringLiteral("cursor"));
+        QCOMPARE(set.assistants.size(), 1);
+        QCOMPARE(set.forClient(QStringLiteral("cursor")).action, AssistantPolicy::Action::Run);
+        QCOMPARE(set.forClient(QStringLiteral("cursor")).languages,
+                 QStringList{QStringLiteral("python")});
+        // Others still ask.
+        QCOMPARE(set.forClient(QStringLiteral("other")).action, AssistantPolicy::Action::Ask);
+        set.allowAlways(QStringLiteral("CURSOR"));
+        QCOMPARE(set.assistants.size(), 1);
+    }
+
+    void jsonRoundTrip()
+    {
+        AssistantPolicies set;
+        set.fallback.action = AssistantPolicy::Action::Refuse;
+        AssistantPolicy a;
+        a.client = QStringLiteral("claude-code");
+        a.action = AssistantPolicy::Action::Ask;
+        a.languages = {QStringLiteral("python")};
+        a.network = false;
+        a.libraries = false;
+        a.maxTimeoutSec = 45;
+        set.assistants.append(a);
+        set.approvalTimeoutSec = 30;
+        set.runWhenNoWindow = true;
+        QStringList warnings;
+        QCOMPARE(AssistantPolicies::fromJson(set.toJson(), &warnings), set);
+        QVERIFY(warnings.isEmpty());
+    }
+
+    void badEntriesAreDroppedNotTheSet()
+    {
+        const QJsonObject json{
+            {QStringLiteral("default"),
+             QJsonObject{{QStringLiteral("action"), QStringLiteral("ask")}}},
+            {QStringLiteral("assistants"),
+             QJsonArray{QJsonObject{{QStringLiteral("client"), QStringLiteral("a")},
+                                    {QStringLiteral("action"), QStringLiteral("explode")}},
+                        QJsonObject{{QStringLiteral("action"), QStringLiteral("run")}},
+                        QJsonObject{{QStringLiteral("client"), 7},
+                                    {QStringLiteral("action"), QStringLiteral("run")}},
+                        QJsonObject{{QStringLiteral("client"), QStringLiteral("b")},
+                                    {QStringLiteral("action"), QStringLiteral("refuse")},
+                                    {QStringLiteral("maxTimeoutSec"), 99999}},
+                        QJsonObject{{QStringLiteral("client"), QStringLiteral("B")},
+                                    {QStringLiteral("action"), QStringLiteral("run")}},
+                        QStringLiteral("not an object")}},
+            {QStringLiteral("approvalTimeoutSec"), 1}};
+        QStringList warnings;
+        const AssistantPolicies set = AssistantPolicies::fromJson(json, &warnings);
+        QCOMPARE(set.fallback.action, AssistantPolicy::Action::Ask);
+        QCOMPARE(set.assistants.size(), 1);
+        QCOMPARE(set.assistants.first().client, QStringLiteral("b"));
+        QCOMPARE(set.assistants.first().action, AssistantPolicy::Action::Refuse);
+        QCOMPARE(set.assistants.first().maxTimeoutSec, 0); // out of range: the server's
+        QCOMPARE(set.approvalTimeoutSec, 120);             // out of range: the default
+        QCOMPARE(warnings.size(), 6);
+    }
+
+    void approvalRequestRoundTripAndBounds()
+    {
+        ApprovalRequest r;
+        r.id = QStringLiteral("id-1");
+        r.client = QStringLiteral("claude-code");
+        r.tool = QStringLiteral("execute_code");
+        r.language = QStringLiteral("python");
+        r.code = QStringLiteral("print(1)");
+        r.timeoutSec = 30;
+        r.libraries = {QStringLiteral("rich")};
+        r.files = {{QStringLiteral("data.csv"), 12}};
+        r.memoryBytes = 512 << 20;
+        r.cpus = 1.5;
+        r.network = true;
+        r.mode = QStringLiteral("stdio");
+        r.waitSec = 120;
+        const std::optional<ApprovalRequest> back = ApprovalRequest::fromJson(r.toJson());
+        QVERIFY(back);
+        QCOMPARE(back->code, r.code);
+        QCOMPARE(back->files, r.files);
+        QCOMPARE(back->libraries, r.libraries);
+        QCOMPARE(back->cpus, 1.5);
+        QVERIFY(back->network);
+        QVERIFY(!ApprovalRequest::fromJson(QJsonObject{}));
+        QJsonObject huge = r.toJson();
+        huge.insert(QStringLiteral("code"), QString(ApprovalRequest::kMaxCode + 10, u'x'));
+        huge.insert(QStringLiteral("timeoutSec"), -5);
+        const std::optional<ApprovalRequest> cut = ApprovalRequest::fromJson(huge);
+        QCOMPARE(cut->code.size(), ApprovalRequest::kMaxCode);
+        QCOMPARE(cut->timeoutSec, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAssistantPolicy)
+#include "tst_assistantpolicy.moc"
