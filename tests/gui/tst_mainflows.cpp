@@ -20,12 +20,15 @@
 #include "runlistmodel.h"
 #include "sandboxservice.h"
 #include "services.h"
+#include "sessiontreemodel.h"
 
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -255,6 +258,69 @@ void MainFlowsTest::runOfASeparateStdioInstanceAppearsLive()
     QCOMPARE(m_desk->model()->run(id)->exitCode, 3);
     QVERIFY(m_desk->model()->run(id)->stdoutText().contains("second line"));
     QTRY_VERIFY(m_desk->window->details()->outputView()->toPlainText().contains(u"exit code 3"));
+
+    // A session and two calls in it: one row for the session, opened, with both runs under it.
+    QByteArray answers;
+    const auto answer = [&server, &answers](int id) {
+        const QByteArray key = "\"id\":" + QByteArray::number(id);
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < kRunMs) {
+            for (const QByteArray &line : answers.split('\n')) {
+                if (line.contains(key + ',') || line.contains(key + '}'))
+                    return line;
+            }
+            server.waitForReadyRead(500);
+            answers += server.readAllStandardOutput();
+        }
+        return QByteArray();
+    };
+    send(
+        R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_session","arguments":{"language":"python"}}})");
+    const QRegularExpressionMatch sid =
+        QRegularExpression(QStringLiteral("s-[0-9a-z]{1,8}-[0-9a-f]{12}"))
+            .match(QString::fromUtf8(answer(3)));
+    QVERIFY2(sid.hasMatch(), answers.constData());
+    const QString sessionId = sid.captured();
+    // (one call at a time: a session refuses a call while it runs one)
+    for (int call = 4; call <= 5; ++call) {
+        send(
+            QStringLiteral(
+                R"J({"jsonrpc":"2.0","id":%1,"method":"tools/call","params":{"name":"run_python_code","arguments":{"session_id":"%2","code":"print(%1)"}}})J")
+                .arg(call)
+                .arg(sessionId)
+                .toUtf8());
+        const QByteArray reply = answer(call);
+        QVERIFY2(reply.contains("result") && !reply.contains("\"isError\":true"),
+                 reply.constData());
+    }
+    QTreeView *tree = m_desk->window->runTree();
+    QAbstractItemModel *rows = tree->model();
+    QTRY_COMPARE(rows->index(0, 0).data(SessionTreeModel::SessionIdRole).toString(), sessionId);
+    QTRY_COMPARE(rows->rowCount(rows->index(0, 0)), 2);
+    const QPersistentModelIndex session = rows->index(0, 0);
+    QVERIFY(session.data(SessionTreeModel::IsSessionRole).toBool());
+    QVERIFY(tree->isExpanded(session));
+    QVERIFY(rows->index(0, RunListModel::SessionColumn).data().toString().contains(u"2 runs"));
+    QCOMPARE(rows->index(0, RunListModel::LanguageColumn).data().toString(),
+             QStringLiteral("python"));
+    const QString first = rows->index(1, 0, session).data(RunListModel::RunIdRole).toString();
+    const QString second = rows->index(0, 0, session).data(RunListModel::RunIdRole).toString();
+    QCOMPARE(m_desk->model()->run(first)->sessionId, sessionId);
+    QTRY_VERIFY(m_desk->model()->run(second)->isFinished());
+    // The list followed the runs as they came: the newest is shown.
+    QCOMPARE(m_desk->window->details()->runId(), second);
+    // A run chosen by id opens its session, even when it was closed; the session's row shows its
+    // newest run.
+    tree->collapse(session);
+    m_desk->window->selectRun(first);
+    QVERIFY(tree->isExpanded(session));
+    QCOMPARE(tree->currentIndex().data(RunListModel::RunIdRole).toString(), first);
+    QCOMPARE(m_desk->window->details()->runId(), first);
+    tree->setCurrentIndex(session);
+    QCOMPARE(m_desk->window->details()->runId(), second);
+    // The session's state came over the monitor socket with its runs.
+    QTRY_VERIFY(!session.data(SessionTreeModel::SessionStateRole).toString().isEmpty());
 
     server.closeWriteChannel();
     QVERIFY(server.waitForFinished(30000));
