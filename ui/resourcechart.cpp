@@ -213,6 +213,7 @@ void ResourceChart::paintEvent(QPaintEvent *)
     cpu.title = QStringLiteral("CPU");
     cpu.color = dark ? QColor(0xf5, 0xa6, 0x4a) : QColor(0xc2, 0x6a, 0x00);
     cpu.top = cpuScalePercent();
+    cpu.limitAtTop = m_cpus > 0 && qFuzzyCompare(cpu.top, 100.0 * m_cpus);
     cpu.label = [](double v) { return QStringLiteral("%1 %").arg(qRound(v)); };
     cpu.empty = m_samples.isEmpty() ? memory.empty : QStringLiteral("measuring (two readings)");
     // Each rate holds over the span it was measured on: steps, not a slope.
@@ -230,9 +231,9 @@ void ResourceChart::paintEvent(QPaintEvent *)
         QStringList parts;
         if (m_durationMs < 0)
             parts << QStringLiteral("now %1 %").arg(qRound(rates.last().y()));
-        parts << QStringLiteral("mean %1 %").arg(qRound(mean));
-        parts << (m_cpus > 0 ? QStringLiteral("of one core; limit %1 %").arg(qRound(m_cpus * 100))
-                             : QStringLiteral("of one core"));
+        parts << QStringLiteral("mean %1 % of one core").arg(qRound(mean));
+        if (m_cpus > 0)
+            parts << QStringLiteral("limit %1 CPU").arg(QLocale().toString(m_cpus));
         cpu.summary = parts.join(QStringLiteral(" · "));
     }
 
@@ -299,7 +300,9 @@ void ResourceChart::paintPanel(QPainter &p, const QRectF &area, const Series &se
         p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
         p.setPen(dim);
         const QString label = f == 0.0 ? QStringLiteral("0") : series.label(series.top * f);
-        p.drawText(QRectF(area.left(), y - fm.height() / 2, labelW - 4, fm.height()),
+        // The ends inside the plot's height, so that the 0 stays clear of the time labels.
+        const double top = f == 0.0 ? y - fm.height() : f == 1.0 ? y : y - fm.height() / 2;
+        p.drawText(QRectF(area.left(), top, labelW - 4, fm.height()),
                    Qt::AlignRight | Qt::AlignVCenter, label);
     }
     if (series.limitAtTop) {
