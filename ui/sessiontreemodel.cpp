@@ -180,8 +180,11 @@ QVariant SessionTreeModel::sessionData(const Item &item, int column, int role) c
         // When it last ran, for whom, in what.
         return sourceIndex(newest, column).data(role);
     case RunListModel::SessionColumn:
-        return QStringLiteral("%1 · %2").arg(shortSessionId(item.sessionId),
-                                             runsText(int(item.runs.size())));
+        return shortSessionId(item.sessionId);
+    case RunListModel::DurationColumn:
+        // Where a run says how long it was, a session says how many runs it had: the session
+        // column stays narrow, so that the source keeps its room.
+        return runsText(int(item.runs.size()));
     case RunListModel::StatusColumn:
         return stateLabel(state);
     default:

@@ -9,7 +9,7 @@
 class RunListModel;
 
 // The runs list as a tree: the runs of one sandbox session under one row for the session (its id,
-// number of runs, language and state), single runs as top-level rows. Newest first, as the flat
+// language, state and number of runs), single runs as top-level rows. Newest first, as the flat
 // list: a session sits where its newest run would, so one that runs again comes to the top. Run
 // rows give the list's data and roles unchanged (filters and details read them as before); a
 // session row answers RunIdRole with its newest run, so that selecting it shows that run.

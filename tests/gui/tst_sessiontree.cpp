@@ -99,7 +99,8 @@ void SessionTreeTest::sessionRunsAreGrouped()
     QVERIFY(tree.hasChildren(session));
     // It stands for its newest run.
     QCOMPARE(runId(session), QStringLiteral("c"));
-    QCOMPARE(text(tree, 0, RunListModel::SessionColumn), QStringLiteral("01234567 · 2 runs"));
+    QCOMPARE(text(tree, 0, RunListModel::SessionColumn), QStringLiteral("01234567"));
+    QCOMPARE(text(tree, 0, RunListModel::DurationColumn), QStringLiteral("2 runs"));
     QCOMPARE(text(tree, 0, RunListModel::LanguageColumn), QStringLiteral("python"));
     QVERIFY(session.siblingAtColumn(RunListModel::SessionColumn)
                 .data(Qt::ToolTipRole)
@@ -200,7 +201,8 @@ void SessionTreeTest::aNewRunJoinsItsSessionAtTheTop()
     QCOMPARE(oldRun.row(), 1);
     QCOMPARE(runId(oldRun), QStringLiteral("a"));
     QCOMPARE(runId(session), QStringLiteral("c"));
-    QCOMPARE(text(tree, 0, RunListModel::SessionColumn), QStringLiteral("01234567 · 2 runs"));
+    QCOMPARE(text(tree, 0, RunListModel::SessionColumn), QStringLiteral("01234567"));
+    QCOMPARE(text(tree, 0, RunListModel::DurationColumn), QStringLiteral("2 runs"));
 
     // Again while it is at the top: no move, one more child.
     runs.apply(created(makeRun(QStringLiteral("d"), t0.addSecs(3), kSession)));
@@ -208,6 +210,7 @@ void SessionTreeTest::aNewRunJoinsItsSessionAtTheTop()
     QCOMPARE(inserted.count(), 2);
     QCOMPARE(tree.rowCount(session), 3);
     QCOMPARE(text(tree, 0, RunListModel::SessionColumn, session), QStringLiteral("#3"));
+    QCOMPARE(text(tree, 0, RunListModel::DurationColumn), QStringLiteral("3 runs"));
     // A second session starts: a row of its own, on top.
     runs.apply(created(makeRun(QStringLiteral("e"), t0.addSecs(4), QStringLiteral("s-x-ffff"))));
     QCOMPARE(tree.rowCount(), 3);
