@@ -141,6 +141,23 @@ AppSettings AppSettings::load(QSettings &s)
     return a;
 }
 
+void AppSettings::savePolicies(const AssistantPolicies &policies)
+{
+    QSettings settings(QStringLiteral("code-sandbox"), QStringLiteral("code-sandbox"));
+    savePolicies(settings, policies);
+    settings.sync();
+}
+
+void AppSettings::savePolicies(QSettings &s, const AssistantPolicies &policies)
+{
+    // The defaults are not written: a file without the key means them, and stays short.
+    if (policies == AssistantPolicies())
+        s.remove(kPolicies);
+    else
+        s.setValue(kPolicies, QString::fromUtf8(QJsonDocument(policies.toJson())
+                                                    .toJson(QJsonDocument::Compact)));
+}
+
 QString AppSettings::filePath()
 {
     return QSettings(QStringLiteral("code-sandbox"), QStringLiteral("code-sandbox")).fileName();

@@ -66,6 +66,10 @@ struct AppSettings
     static QString filePath();
     static AssistantPolicies loadPolicies();
     static AssistantPolicies loadPolicies(QSettings &settings);
+    // Saves only the policies ("always allow" from an approval, which the rest of the settings
+    // must not wait for).
+    static void savePolicies(const AssistantPolicies &policies);
+    static void savePolicies(QSettings &settings, const AssistantPolicies &policies);
 
     // A name a POSIX shell would accept: [A-Za-z_][A-Za-z0-9_]*.
     static bool isValidEnvName(const QString &name);

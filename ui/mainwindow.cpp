@@ -1,7 +1,9 @@
 #include "mainwindow.h"
 
 #include "appcontroller.h"
+#include "approvalprompter.h"
 #include "connectassistantdialog.h"
+#include "overviewstrip.h"
 #include "rowheightdelegate.h"
 #include "rundetailspane.h"
 #include "runeditor.h"
@@ -43,9 +45,16 @@ MainWindow::MainWindow(AppController *controller, const AppSettings &settings, Q
     m_filter->setSourceModel(m_sessions);
     buildUi();
     buildTray();
+    // Runs waiting for approval, from this window's endpoint and from headless instances.
+    m_approvals = new ApprovalPrompter(controller, this, m_tray);
 
     RunListModel *model = controller->model();
+    m_details->setModel(model);
+    // "Always allow" saved new policies: the next Settings dialog starts from them.
+    connect(controller, &AppController::policiesChanged, this,
+            [this](const AssistantPolicies &policies) { m_settings.policies = policies; });
     connect(model, &RunListModel::runChanged, this, &MainWindow::onRunChanged);
+    connect(model, &RunListModel::runChanged, this, &MainWindow::updateStopAction);
     connect(model, &RunListModel::outputAppended, m_details, &RunDetailsPane::appendOutput);
     connect(m_filter, &QAbstractItemModel::rowsInserted, this, &MainWindow::onRowsInserted);
     connect(m_filter, &QAbstractItemModel::modelReset, this, [this] {
@@ -124,6 +133,14 @@ void MainWindow::buildMenus()
     connectAction->setIcon(style()->standardIcon(QStyle::SP_ComputerIcon));
     settings->setIcon(style()->standardIcon(QStyle::SP_FileDialogDetailedView));
     toolbar->addAction(newRun);
+    m_stopAction =
+        new QAction(style()->standardIcon(QStyle::SP_MediaStop), QStringLiteral("&Stop run"), this);
+    m_stopAction->setObjectName(QStringLiteral("stopRunAction"));
+    m_stopAction->setToolTip(QStringLiteral("Stop the selected run, whoever started it (Delete); "
+                                            "its assistant is told it was stopped here"));
+    m_stopAction->setEnabled(false);
+    connect(m_stopAction, &QAction::triggered, this, &MainWindow::stopSelected);
+    toolbar->addAction(m_stopAction);
     toolbar->addAction(connectAction);
     toolbar->addAction(settings);
 }
@@ -178,6 +195,20 @@ QWidget *MainWindow::buildRunsList()
     header->resizeSection(RunListModel::ExitCodeColumn, 40);
     connect(m_tree->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &MainWindow::onCurrentChanged);
+    // Delete stops the selected run while the list has the focus (not while editing code).
+    m_stopAction->setShortcut(QKeySequence::Delete);
+    m_stopAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_tree->addAction(m_stopAction);
+    m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_tree, &QWidget::customContextMenuRequested, this, [this](const QPoint &at) {
+        const QModelIndex index = m_tree->indexAt(at);
+        if (!index.isValid())
+            return;
+        m_tree->setCurrentIndex(index);
+        QMenu menu(this);
+        menu.addAction(m_stopAction);
+        menu.exec(m_tree->viewport()->mapToGlobal(at));
+    });
 
     auto *filters = new QHBoxLayout;
     filters->addWidget(m_statusFilter);
@@ -186,6 +217,7 @@ QWidget *MainWindow::buildRunsList()
     leftLayout->setContentsMargins(8, 8, 4, 8);
     auto *runsTitle = new QLabel(QStringLiteral("<b>Runs</b>"), left);
     leftLayout->addWidget(runsTitle);
+    leftLayout->addWidget(new OverviewStrip(m_controller->model(), left));
     leftLayout->addWidget(m_search);
     leftLayout->addLayout(filters);
     leftLayout->addWidget(m_tree, 1);
@@ -330,8 +362,33 @@ void MainWindow::selectRun(const QString &id)
     m_tree->scrollTo(index);
 }
 
+QString MainWindow::currentRunId() const
+{
+    const QModelIndex current = m_tree->selectionModel()->currentIndex();
+    return current.isValid() ? current.data(RunListModel::RunIdRole).toString() : QString();
+}
+
+void MainWindow::updateStopAction()
+{
+    const QString id = currentRunId();
+    m_stopAction->setEnabled(!id.isEmpty() && m_controller->canStop(id));
+}
+
+void MainWindow::stopSelected()
+{
+    const QString id = currentRunId();
+    if (id.isEmpty())
+        return;
+    if (m_controller->stopRun(id))
+        statusBar()->showMessage(QStringLiteral("Stopping the run…"), 4000);
+    else
+        statusBar()->showMessage(QStringLiteral("That run can no longer be stopped"), 4000);
+    updateStopAction();
+}
+
 void MainWindow::onCurrentChanged()
 {
+    updateStopAction();
     const QModelIndex current = m_tree->selectionModel()->currentIndex();
     if (!current.isValid()) {
         m_details->showRun(nullptr);
@@ -523,6 +580,8 @@ void MainWindow::openSettings()
         return;
     m_settings = dialog.settings();
     m_settings.save();
+    // Policies apply at once (the other settings say when they do).
+    m_controller->setPolicies(m_settings.policies);
     m_controller->pruneHistory(m_settings.historyRetentionDays);
     Q_EMIT settingsChanged(m_settings);
 }

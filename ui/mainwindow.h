@@ -7,6 +7,8 @@
 #include <QMainWindow>
 
 class AppController;
+class ApprovalPrompter;
+class QAction;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -40,6 +42,12 @@ public:
     SessionTreeModel *sessionTree() const { return m_sessions; }
     RunFilterModel *filter() const { return m_filter; }
     QSystemTrayIcon *trayIcon() const { return m_tray; }
+    // Stop (toolbar, the list's context menu, Delete in the list): the selected run, whoever
+    // started it.
+    QAction *stopAction() const { return m_stopAction; }
+    ApprovalPrompter *approvals() const { return m_approvals; }
+    // The run the selection stands for (a session's row: its newest run); "" for none.
+    QString currentRunId() const;
     // Selects the run (if the filters show it), opening its session.
     void selectRun(const QString &id);
     void showAndRaise();
@@ -68,6 +76,8 @@ private:
     void applyFilters();
     void openSettings();
     void openConnectDialog();
+    void updateStopAction();
+    void stopSelected();
 
     AppController *m_controller;
     AppSettings m_settings;
@@ -84,6 +94,8 @@ private:
     QToolButton *m_copyToken = nullptr;
     QSystemTrayIcon *m_tray = nullptr;
     QTimer *m_searchDelay = nullptr;
+    QAction *m_stopAction = nullptr;
+    ApprovalPrompter *m_approvals = nullptr;
     QString m_pendingSelect;
     bool m_trayHintShown = false;
 };

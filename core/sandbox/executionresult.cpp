@@ -26,6 +26,10 @@ QJsonObject ExecutionResult::toJson() const
                   {QStringLiteral("image"), image}};
     if (!engine.isEmpty())
         o.insert(QStringLiteral("engine"), engine);
+    if (cancelled)
+        o.insert(QStringLiteral("cancelled"), true);
+    if (!cancelReason.isEmpty())
+        o.insert(QStringLiteral("cancel_reason"), cancelReason);
     if (!notes.isEmpty())
         o.insert(QStringLiteral("notes"), QJsonArray::fromStringList(notes));
     return o;

@@ -1,0 +1,496 @@
+// The window as a control room, against the real engine and the official MCP SDK client
+// (tests/e2e/sdk-call.mjs): a person stops any run (the window's own HTTP runs and a headless
+// --stdio instance's), approves or denies runs before they start (both kinds of server; no answer
+// in time denies; "always" is saved and followed by headless instances), and policies refuse a
+// language or network with an error naming them.
+
+#include "../integration/leftoversweeper.h"
+#include "appcontroller.h"
+#include "approvaldialog.h"
+#include "approvalprompter.h"
+#include "appsettings.h"
+#include "commandline.h"
+#include "monitorserver.h"
+#include "rungate.h"
+#include "runlistmodel.h"
+#include "sandboxservice.h"
+#include "services.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUuid>
+#include <memory>
+
+namespace {
+constexpr int kRunMs = 90000; // a cold image start on a loaded CI machine
+
+// One tools/call through the SDK client in a node process; its JSON lines as they come.
+class SdkCall
+{
+public:
+    // `server`: {"--stdio", BIN, args..., "--"} or {"--http", URL, TOKEN}.
+    SdkCall(const QStringList &server, const QString &client, const QString &tool,
+            const QJsonObject &arguments, const QProcessEnvironment &env)
+    {
+        const QString script =
+            QStringLiteral(QT_TESTCASE_SOURCEDIR) + QStringLiteral("/../e2e/sdk-call.mjs");
+        m_process.setProcessEnvironment(env);
+        m_process.setProcessChannelMode(QProcess::SeparateChannels);
+        m_process.setReadChannel(QProcess::StandardOutput);
+        QObject::connect(&m_process, &QProcess::readyReadStandardOutput, [this] { read(); });
+        QObject::connect(&m_process, &QProcess::readyReadStandardError,
+                         [this] { m_stderr += m_process.readAllStandardError(); });
+        m_process.start(QStringLiteral("node"),
+                        QStringList{script} + server +
+                            QStringList{QStringLiteral("--client"), client,
+                                        QStringLiteral("--tool"), tool, QStringLiteral("--args"),
+                                        QString::fromUtf8(QJsonDocument(arguments).toJson(
+                                            QJsonDocument::Compact))});
+    }
+    ~SdkCall()
+    {
+        if (m_process.state() != QProcess::NotRunning) {
+            m_process.kill();
+            m_process.waitForFinished(5000);
+        }
+    }
+    bool done() const { return !m_result.isEmpty() || !m_error.isEmpty(); }
+    QJsonObject result() const { return m_result; }
+    QString error() const { return m_error; }
+    QStringList progress() const { return m_progress; }
+    bool isError() const { return m_result.value(u"isError").toBool(); }
+    QString text() const
+    {
+        QString all;
+        for (const QJsonValue &c : m_result.value(u"content").toArray())
+            all += c.toObject().value(u"text").toString();
+        return all;
+    }
+    QString log() const { return QString::fromUtf8(m_stderr.right(4000)); }
+
+private:
+    void read()
+    {
+        while (m_process.canReadLine()) {
+            const QJsonObject o = QJsonDocument::fromJson(m_process.readLine()).object();
+            if (o.contains(u"progress"))
+                m_progress.append(o.value(u"progress").toString());
+            else if (o.contains(u"result"))
+                m_result = o.value(u"result").toObject();
+            else if (o.contains(u"error"))
+                m_error = o.value(u"error").toString();
+        }
+    }
+    QProcess m_process;
+    QJsonObject m_result;
+    QString m_error;
+    QStringList m_progress;
+    QByteArray m_stderr;
+};
+} // namespace
+
+class ControlRoomTest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void httpRunWaitsAndAllowOnceRunsIt();
+    void httpDenyReturnsTheReason();
+    void httpNoAnswerDenies();
+    void headlessAllowAndDeny();
+    void headlessNoAnswerDenies();
+    void headlessWithoutWindowRefuses();
+    void alwaysAllowIsSavedAndFollowed();
+    void policyRefusesLanguageAndNetwork();
+    void stopAHeadlessRun();
+    void stopAnHttpRun();
+    void cleanupTestCase();
+
+private:
+    QStringList stdio(const QStringList &extra = {}) const
+    {
+        return QStringList{QStringLiteral("--stdio"), m_binary, QStringLiteral("--stdio"),
+                           QStringLiteral("--pool"), QStringLiteral("0")} +
+               extra + QStringList{QStringLiteral("--")};
+    }
+    QStringList http() const
+    {
+        return {QStringLiteral("--http"),
+                QStringLiteral("http://127.0.0.1:%1/mcp").arg(m_endpoint->port()),
+                QString::fromLatin1(m_token)};
+    }
+    QProcessEnvironment env(bool window = true) const
+    {
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        e.insert(QStringLiteral("CODE_SANDBOX_MONITOR_SOCKET"),
+                 window ? m_monitor->path() : m_dir.filePath(QStringLiteral("nobody.sock")));
+        e.insert(QStringLiteral("CODE_SANDBOX_HISTORY"),
+                 m_dir.filePath(QStringLiteral("headless.sqlite")));
+        return e;
+    }
+    // The policies for every server: the window's gate and the settings file headless ones read.
+    void setPolicies(const AssistantPolicies &policies)
+    {
+        AppSettings::savePolicies(policies);
+        m_controller->setPolicies(policies);
+    }
+    static AssistantPolicies askEveryone(int waitSec = 120)
+    {
+        AssistantPolicies p;
+        p.fallback.action = AssistantPolicy::Action::Ask;
+        p.approvalTimeoutSec = waitSec;
+        return p;
+    }
+    ApprovalDialog *waitForDialog(const SdkCall &call)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < kRunMs && m_prompter->dialogs().isEmpty() && !call.done())
+            QTest::qWait(20);
+        return m_prompter->dialogs().isEmpty() ? nullptr : m_prompter->dialogs().first();
+    }
+    static void click(ApprovalDialog *dialog, const char *button)
+    {
+        auto *b = dialog->findChild<QPushButton *>(QLatin1String(button));
+        QVERIFY(b);
+        QTest::mouseClick(b, Qt::LeftButton);
+    }
+    const RunRecord *runningOf(const QString &client) const
+    {
+        RunListModel *model = m_controller->model();
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const RunRecord *r = model->runAt(row);
+            if (r->source == client && r->status == RunRecord::Status::Running)
+                return r;
+        }
+        return nullptr;
+    }
+
+    QTemporaryDir m_dir;
+    QString m_binary;
+    QString m_instance =
+        QStringLiteral("gui-control-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    QByteArray m_token = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    std::unique_ptr<Services> m_services;
+    std::unique_ptr<StreamableHttpServer> m_endpoint;
+    std::unique_ptr<MonitorServer> m_monitor;
+    std::unique_ptr<AppController> m_controller;
+    std::unique_ptr<QWidget> m_window;
+    ApprovalPrompter *m_prompter = nullptr;
+    QStringList m_headless; // instance ids seen, for the leftover check
+};
+
+void ControlRoomTest::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    m_binary = qEnvironmentVariable("CODE_SANDBOX_BIN");
+    QVERIFY2(!m_binary.isEmpty(), "CODE_SANDBOX_BIN names the code-sandbox binary");
+    // The settings file (policies) of this test only, for the window and headless instances.
+    qputenv("XDG_CONFIG_HOME", m_dir.filePath(QStringLiteral("config")).toUtf8());
+    QStandardPaths::setTestModeEnabled(false);
+    AppSettings::savePolicies(AssistantPolicies());
+
+    CommandLine cl;
+    cl.config.poolSize = 1;
+    m_services = Services::create(cl, Services::Mode::Window,
+                                  {m_instance, m_dir.filePath(QStringLiteral("history.sqlite"))});
+    QVERIFY(m_services);
+    QString error;
+    m_endpoint = m_services->startHttp(
+        Services::httpConfig(cl, QHostAddress(QHostAddress::LocalHost), m_token),
+        QHostAddress::LocalHost, 0, &error);
+    QVERIFY2(m_endpoint, qPrintable(error));
+    m_monitor = std::make_unique<MonitorServer>();
+    QVERIFY(m_monitor->listen(m_dir.filePath(QStringLiteral("monitor.sock")), &error));
+    m_controller = std::make_unique<AppController>(m_services->sandbox(), m_services->journal(),
+                                                   m_services->history(), m_monitor.get());
+    m_controller->setRunGate(m_services->gate());
+    m_controller->setRunControl(m_services->runControl());
+    m_window = std::make_unique<QWidget>();
+    m_window->show();
+    m_prompter = new ApprovalPrompter(m_controller.get(), m_window.get(), nullptr);
+}
+
+void ControlRoomTest::httpRunWaitsAndAllowOnceRunsIt()
+{
+    setPolicies(askEveryone());
+    SdkCall call(http(), QStringLiteral("claude-code"), QStringLiteral("run_python_code"),
+                 {{QStringLiteral("code"), QStringLiteral("print(6 * 7)")}}, env());
+    ApprovalDialog *dialog = waitForDialog(call);
+    QVERIFY2(dialog, qPrintable(call.text() + call.error() + call.log()));
+    QCOMPARE(dialog->request().client, QStringLiteral("claude-code"));
+    QCOMPARE(dialog->request().mode, QStringLiteral("window"));
+    QCOMPARE(dialog->findChild<QPlainTextEdit *>(QStringLiteral("approvalCode"))->toPlainText(),
+             QStringLiteral("print(6 * 7)"));
+    // The call waits, and says so.
+    QTRY_VERIFY(call.progress().contains(
+        QStringLiteral("waiting for approval in the Code Sandbox window")));
+    QVERIFY(!call.done());
+    click(dialog, "allowOnceButton");
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), kRunMs);
+    QVERIFY2(!call.isError(), qPrintable(call.text() + call.error()));
+    QCOMPARE(call.text(), QStringLiteral("42\n"));
+    QVERIFY(m_prompter->dialogs().isEmpty());
+}
+
+void ControlRoomTest::httpDenyReturnsTheReason()
+{
+    setPolicies(askEveryone());
+    SdkCall call(http(), QStringLiteral("claude-code"), QStringLiteral("execute_code"),
+                 {{QStringLiteral("language"), QStringLiteral("python")},
+                  {QStringLiteral("code"), QStringLiteral("import shutil; shutil.rmtree('/')")}},
+                 env());
+    ApprovalDialog *dialog = waitForDialog(call);
+    QVERIFY2(dialog, qPrintable(call.text() + call.error()));
+    dialog->findChild<QLineEdit *>(QStringLiteral("denyReason"))
+        ->setText(QStringLiteral("do not delete things"));
+    click(dialog, "denyButton");
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), kRunMs);
+    QVERIFY(call.isError());
+    QCOMPARE(call.text(),
+             QStringLiteral("Denied in the Code Sandbox window: do not delete things"));
+}
+
+void ControlRoomTest::httpNoAnswerDenies()
+{
+    setPolicies(askEveryone(5));
+    SdkCall call(http(), QStringLiteral("claude-code"), QStringLiteral("run_python_code"),
+                 {{QStringLiteral("code"), QStringLiteral("print(1)")}}, env());
+    QVERIFY(waitForDialog(call));
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), 30000);
+    QVERIFY(call.isError());
+    QVERIFY2(call.text().contains(u"nobody answered in the Code Sandbox window within 5 s"),
+             qPrintable(call.text()));
+    // The dialog went with the question.
+    QTRY_VERIFY(m_prompter->dialogs().isEmpty());
+}
+
+void ControlRoomTest::headlessAllowAndDeny()
+{
+    setPolicies(askEveryone());
+    {
+        SdkCall call(stdio(), QStringLiteral("cursor"), QStringLiteral("run_javascript_code"),
+                     {{QStringLiteral("code"), QStringLiteral("console.log(2 ** 10)")}}, env());
+        ApprovalDialog *dialog = waitForDialog(call);
+        QVERIFY2(dialog, qPrintable(call.text() + call.error() + call.log()));
+        QCOMPARE(dialog->request().mode, QStringLiteral("stdio"));
+        QCOMPARE(dialog->request().language, QStringLiteral("javascript"));
+        QVERIFY(dialog->request().instanceId != m_instance);
+        m_headless.append(dialog->request().instanceId);
+        click(dialog, "allowOnceButton");
+        QTRY_VERIFY_WITH_TIMEOUT(call.done(), kRunMs);
+        QVERIFY2(!call.isError(), qPrintable(call.text() + call.error()));
+        QCOMPARE(call.text(), QStringLiteral("1024\n"));
+    }
+    SdkCall call(stdio(), QStringLiteral("cursor"), QStringLiteral("run_python_code"),
+                 {{QStringLiteral("code"), QStringLiteral("print(1)")}}, env());
+    ApprovalDialog *dialog = waitForDialog(call);
+    QVERIFY2(dialog, qPrintable(call.text() + call.error() + call.log()));
+    dialog->findChild<QLineEdit *>(QStringLiteral("denyReason"))
+        ->setText(QStringLiteral("not on a Friday"));
+    click(dialog, "denyButton");
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), kRunMs);
+    QVERIFY(call.isError());
+    QCOMPARE(call.text(), QStringLiteral("Denied in the Code Sandbox window: not on a Friday"));
+}
+
+void ControlRoomTest::headlessNoAnswerDenies()
+{
+    setPolicies(askEveryone(5));
+    SdkCall call(stdio(), QStringLiteral("cursor"), QStringLiteral("run_python_code"),
+                 {{QStringLiteral("code"), QStringLiteral("print(1)")}}, env());
+    QVERIFY(waitForDialog(call));
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), 30000);
+    QVERIFY(call.isError());
+    QVERIFY2(call.text().contains(u"nobody answered in the Code Sandbox window within 5 s"),
+             qPrintable(call.text()));
+    QTRY_VERIFY(m_prompter->dialogs().isEmpty());
+}
+
+void ControlRoomTest::headlessWithoutWindowRefuses()
+{
+    setPolicies(askEveryone());
+    SdkCall call(stdio(), QStringLiteral("cursor"), QStringLiteral("run_python_code"),
+                 {{QStringLiteral("code"), QStringLiteral("print(1)")}}, env(false));
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), kRunMs);
+    QVERIFY(call.isError());
+    QVERIFY2(call.text().contains(u"no Code Sandbox window is open to ask"),
+             qPrintable(call.text()));
+    QVERIFY(m_prompter->dialogs().isEmpty());
+    // The setting says "run": it runs unseen, as asked.
+    AssistantPolicies run = askEveryone();
+    run.runWhenNoWindow = true;
+    setPolicies(run);
+    SdkCall ran(stdio(), QStringLiteral("cursor"), QStringLiteral("run_python_code"),
+                {{QStringLiteral("code"), QStringLiteral("print('unseen')")}}, env(false));
+    QTRY_VERIFY_WITH_TIMEOUT(ran.done(), kRunMs);
+    QCOMPARE(ran.text(), QStringLiteral("unseen\n"));
+}
+
+void ControlRoomTest::alwaysAllowIsSavedAndFollowed()
+{
+    setPolicies(askEveryone());
+    QSignalSpy changed(m_controller.get(), &AppController::policiesChanged);
+    {
+        SdkCall call(stdio(), QStringLiteral("trusted-bot"), QStringLiteral("run_python_code"),
+                     {{QStringLiteral("code"), QStringLiteral("print('first')")}}, env());
+        ApprovalDialog *dialog = waitForDialog(call);
+        QVERIFY2(dialog, qPrintable(call.text() + call.error() + call.log()));
+        click(dialog, "allowAlwaysButton");
+        QTRY_VERIFY_WITH_TIMEOUT(call.done(), kRunMs);
+        QCOMPARE(call.text(), QStringLiteral("first\n"));
+    }
+    QCOMPARE(changed.size(), 1);
+    QCOMPARE(AppSettings::loadPolicies().forClient(QStringLiteral("trusted-bot")).action,
+             AssistantPolicy::Action::Run);
+    QCOMPARE(m_services->gate()->policies().forClient(QStringLiteral("trusted-bot")).action,
+             AssistantPolicy::Action::Run);
+    // A new headless instance reads it from the settings file; the window's own gate has it.
+    SdkCall headless(stdio(), QStringLiteral("trusted-bot"), QStringLiteral("run_python_code"),
+                     {{QStringLiteral("code"), QStringLiteral("print('second')")}}, env());
+    SdkCall window(http(), QStringLiteral("trusted-bot"), QStringLiteral("run_python_code"),
+                   {{QStringLiteral("code"), QStringLiteral("print('third')")}}, env());
+    QTRY_VERIFY_WITH_TIMEOUT(headless.done() && window.done(), kRunMs);
+    QCOMPARE(headless.text(), QStringLiteral("second\n"));
+    QCOMPARE(window.text(), QStringLiteral("third\n"));
+    QVERIFY(m_prompter->dialogs().isEmpty());
+    // Other assistants still ask.
+    SdkCall other(http(), QStringLiteral("other-bot"), QStringLiteral("run_python_code"),
+                  {{QStringLiteral("code"), QStringLiteral("print(1)")}}, env());
+    ApprovalDialog *dialog = waitForDialog(other);
+    QVERIFY(dialog);
+    click(dialog, "denyButton");
+    QTRY_VERIFY_WITH_TIMEOUT(other.done(), kRunMs);
+}
+
+void ControlRoomTest::policyRefusesLanguageAndNetwork()
+{
+    AssistantPolicies p;
+    AssistantPolicy limited;
+    limited.client = QStringLiteral("limited-bot");
+    limited.languages = {QStringLiteral("python")};
+    limited.network = false;
+    p.assistants.append(limited);
+    setPolicies(p);
+    SdkCall ruby(stdio(), QStringLiteral("limited-bot"), QStringLiteral("execute_code"),
+                 {{QStringLiteral("language"), QStringLiteral("ruby")},
+                  {QStringLiteral("code"), QStringLiteral("puts 1")}},
+                 env());
+    // A server that gives sandboxes network: this assistant may not use it.
+    SdkCall network(stdio({QStringLiteral("--network")}), QStringLiteral("limited-bot"),
+                    QStringLiteral("run_python_code"),
+                    {{QStringLiteral("code"), QStringLiteral("print(1)")}}, env());
+    // Another assistant on that server runs.
+    SdkCall other(stdio({QStringLiteral("--network")}), QStringLiteral("other-bot"),
+                  QStringLiteral("run_python_code"),
+                  {{QStringLiteral("code"), QStringLiteral("print('ok')")}}, env());
+    QTRY_VERIFY_WITH_TIMEOUT(ruby.done() && network.done() && other.done(), kRunMs);
+    QVERIFY(ruby.isError());
+    QVERIFY2(ruby.text().contains(u"Refused by the policy for assistant 'limited-bot'") &&
+                 ruby.text().contains(u"ruby is not among the languages it allows: python"),
+             qPrintable(ruby.text()));
+    QVERIFY(network.isError());
+    QVERIFY2(network.text().contains(u"Refused by the policy for assistant 'limited-bot'") &&
+                 network.text().contains(u"network access is not allowed for it"),
+             qPrintable(network.text()));
+    QCOMPARE(other.text(), QStringLiteral("ok\n"));
+}
+
+void ControlRoomTest::stopAHeadlessRun()
+{
+    setPolicies(AssistantPolicies());
+    SdkCall call(stdio(), QStringLiteral("long-bot"), QStringLiteral("execute_code"),
+                 {{QStringLiteral("language"), QStringLiteral("python")},
+                  {QStringLiteral("code"),
+                   QStringLiteral("import time\nprint('started', flush=True)\ntime.sleep(60)")},
+                  {QStringLiteral("timeout"), 120}},
+                 env());
+    const RunRecord *run = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT(call.done() || ((run = runningOf(QStringLiteral("long-bot"))) &&
+                                             run->stdoutText().contains("started")),
+                             kRunMs);
+    QVERIFY2(run && !call.done(), qPrintable(call.text() + call.error()));
+    const QString id = run->id;
+    const QString instance = run->instanceId;
+    m_headless.append(instance);
+    QVERIFY(instance != m_instance);
+    QVERIFY(m_controller->canStop(id));
+    QElapsedTimer clicked;
+    clicked.start();
+    QVERIFY(m_controller->stopRun(id));
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), 20000);
+    qInfo("the client had its answer %lld ms after the stop", clicked.elapsed());
+    QVERIFY(call.isError());
+    // execute_code's text is the JSON result.
+    const QJsonObject structured = call.result().value(u"structuredContent").toObject();
+    QVERIFY2(structured.value(u"cancelled").toBool(), qPrintable(call.text()));
+    QCOMPARE(structured.value(u"cancel_reason").toString(),
+             QStringLiteral("stopped from the Code Sandbox window"));
+    QTRY_VERIFY_WITH_TIMEOUT(m_controller->model()->run(id)->status == RunRecord::Status::Cancelled,
+                             10000);
+    QVERIFY(!m_controller->canStop(id));
+    QVERIFY(!m_controller->stopRun(id)); // finished: nothing to stop
+    // Its container is gone.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        LeftoverSweeper::containersOf(*m_services->engine(), instance).isEmpty(), 20000);
+}
+
+void ControlRoomTest::stopAnHttpRun()
+{
+    setPolicies(AssistantPolicies());
+    SdkCall call(http(), QStringLiteral("long-bot-2"), QStringLiteral("execute_code"),
+                 {{QStringLiteral("language"), QStringLiteral("python")},
+                  {QStringLiteral("code"),
+                   QStringLiteral("import time\nprint('started', flush=True)\ntime.sleep(60)")},
+                  {QStringLiteral("timeout"), 120}},
+                 env());
+    const RunRecord *run = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT(call.done() || ((run = runningOf(QStringLiteral("long-bot-2"))) &&
+                                             run->stdoutText().contains("started")),
+                             kRunMs);
+    QVERIFY2(run && !call.done(), qPrintable(call.text() + call.error()));
+    const QString id = run->id;
+    QCOMPARE(run->instanceId, m_instance);
+    QVERIFY(m_controller->stopRun(id));
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), 20000);
+    QVERIFY(call.isError());
+    // execute_code's text is the JSON result.
+    const QJsonObject structured = call.result().value(u"structuredContent").toObject();
+    QVERIFY2(structured.value(u"cancelled").toBool(), qPrintable(call.text()));
+    QCOMPARE(structured.value(u"cancel_reason").toString(),
+             QStringLiteral("stopped from the Code Sandbox window"));
+    QVERIFY(m_controller->model()->run(id)->notes.contains(
+        QStringLiteral("stopped from the Code Sandbox window")));
+}
+
+void ControlRoomTest::cleanupTestCase()
+{
+    m_window.reset();
+    m_controller.reset();
+    m_monitor.reset();
+    if (m_endpoint)
+        m_endpoint->closeAll();
+    m_endpoint.reset();
+    if (m_services) {
+        QSignalSpy done(m_services->sandbox(), &SandboxService::shutdownFinished);
+        m_services->sandbox()->shutdown();
+        done.wait(20000);
+        for (const QString &instance : std::as_const(m_headless))
+            QTRY_VERIFY_WITH_TIMEOUT(
+                LeftoverSweeper::containersOf(*m_services->engine(), instance).isEmpty(), 20000);
+        QVERIFY(LeftoverSweeper::containersOf(*m_services->engine(), m_instance).isEmpty());
+    }
+}
+
+QTEST_MAIN(ControlRoomTest)
+#include "tst_controlroom.moc"
