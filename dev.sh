@@ -24,7 +24,7 @@ ROOT=$PWD
 BUILD=${BUILD_DIR:-$ROOT/build}
 SOCKET=/var/run/docker.sock
 
-# Build tools, Qt 6.4 and the two C libraries, the engine, the image builder (debootstrap, and
+# Build tools, Qt 6.4 and the three C libraries (tar, HTTP framing, YAML for kubeconfig), the engine, the image builder (debootstrap, and
 # python3 to read resources/languages.json), what the GUI
 # tests need (Xvfb, a tray, xdotool to type, ImageMagick's import for screenshots, a font), the
 # package checks (dpkg-dev, desktop-file-utils, appstream), and the hardening tests: clang with
@@ -33,7 +33,7 @@ SOCKET=/var/run/docker.sock
 # with ip, certificates made with openssl). Node.js comes from Debian only where no node is
 # installed.
 PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
-          qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev
+          qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev libyaml-cpp-dev
           shared-mime-info docker.io debootstrap python3 python3-docker
           xvfb trayer xdotool imagemagick fonts-dejavu-core
           dpkg-dev desktop-file-utils appstream

@@ -1,0 +1,3 @@
+#include "kubelog.h"
+
+Q_LOGGING_CATEGORY(lcKube, "sandbox.kube", QtInfoMsg)
