@@ -2,14 +2,15 @@
 
 #include "codehighlighter.h"
 
-#include <QDialogButtonBox>
 #include <QFontDatabase>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QStyle>
 #include <QVBoxLayout>
 
 ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
@@ -83,7 +84,9 @@ ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
     m_countdown->setObjectName(QStringLiteral("approvalCountdown"));
     layout->addWidget(m_countdown);
 
-    auto *buttons = new QDialogButtonBox(this);
+    // Not a QDialogButtonBox: it makes its first accepting button the default when shown, and
+    // Enter in the reason field must not approve by accident.
+    auto *buttons = new QHBoxLayout;
     m_allowOnce->setObjectName(QStringLiteral("allowOnceButton"));
     m_allowAlways->setObjectName(QStringLiteral("allowAlwaysButton"));
     m_deny->setObjectName(QStringLiteral("denyButton"));
@@ -92,15 +95,17 @@ ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
                        "change it in Settings → Assistants")
             .arg(request.client.isEmpty() ? QStringLiteral("assistants without a name")
                                           : request.client));
-    // No default button: Enter in the reason field must not approve by accident.
     for (QPushButton *b : {m_allowOnce, m_allowAlways, m_deny}) {
         b->setAutoDefault(false);
         b->setDefault(false);
     }
-    buttons->addButton(m_allowOnce, QDialogButtonBox::AcceptRole);
-    buttons->addButton(m_allowAlways, QDialogButtonBox::AcceptRole);
-    buttons->addButton(m_deny, QDialogButtonBox::RejectRole);
-    layout->addWidget(buttons);
+    m_deny->setIcon(style()->standardIcon(QStyle::SP_DialogCancelButton));
+    m_allowOnce->setIcon(style()->standardIcon(QStyle::SP_DialogApplyButton));
+    buttons->addWidget(m_deny);
+    buttons->addStretch();
+    buttons->addWidget(m_allowAlways);
+    buttons->addWidget(m_allowOnce);
+    layout->addLayout(buttons);
     connect(m_allowOnce, &QPushButton::clicked, this,
             [this] { answer(RunApprover::Answer::AllowOnce); });
     connect(m_allowAlways, &QPushButton::clicked, this,

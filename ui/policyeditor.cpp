@@ -55,7 +55,8 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
 
     m_table->setObjectName(QStringLiteral("policyTable"));
     m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
-                                        tr("Network"), tr("Libraries"), tr("Max timeout")});
+                                        tr("Network"), tr("Libraries"), tr("Max timeout"),
+                                        tr("Max memory")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -137,6 +138,13 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
     timeout->setSuffix(tr(" s"));
     timeout->setValue(policy.maxTimeoutSec);
     m_table->setCellWidget(row, TimeoutColumn, timeout);
+    auto *memory = new QSpinBox(m_table);
+    memory->setObjectName(QStringLiteral("policyMemory"));
+    memory->setRange(0, AssistantPolicy::kMaxMemoryMiB);
+    memory->setSpecialValueText(tr("server's"));
+    memory->setSuffix(tr(" MiB"));
+    memory->setValue(policy.maxMemoryMiB);
+    m_table->setCellWidget(row, MemoryColumn, memory);
 }
 
 bool PolicyEditor::addAssistant(const QString &client)
@@ -175,6 +183,8 @@ AssistantPolicy PolicyEditor::rowPolicy(int row) const
     p.libraries = cellChecked(m_table, row, LibrariesColumn);
     if (const auto *t = qobject_cast<QSpinBox *>(m_table->cellWidget(row, TimeoutColumn)))
         p.maxTimeoutSec = t->value();
+    if (const auto *m = qobject_cast<QSpinBox *>(m_table->cellWidget(row, MemoryColumn)))
+        p.maxMemoryMiB = m->value();
     return p;
 }
 

@@ -25,6 +25,7 @@ public:
         NetworkColumn,
         LibrariesColumn,
         TimeoutColumn,
+        MemoryColumn,
         ColumnCount
     };
 

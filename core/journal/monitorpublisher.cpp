@@ -78,7 +78,9 @@ void MonitorPublisher::send(const JournalEvent &event)
         m_retry.start();
         return;
     }
-    if (event.type == JournalEvent::Type::Output && backlog > kBacklogLimit) {
+    // Live output and usage samples give way first; a run's start and end always go.
+    if ((event.type == JournalEvent::Type::Output || event.type == JournalEvent::Type::Sample) &&
+        backlog > kBacklogLimit) {
         ++m_dropped;
         return;
     }

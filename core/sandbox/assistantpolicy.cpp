@@ -35,6 +35,14 @@ QString AssistantPolicy::check(const QString &language, int *timeoutSec,
                QStringLiteral("installing libraries needs network access, which is not allowed "
                               "for it") +
                change;
+    const qint64 mib = 1024 * 1024;
+    if (maxMemoryMiB > 0 && config.memoryBytes > qint64(maxMemoryMiB) * mib)
+        return where +
+               QStringLiteral("sandboxes on this server get %1 MiB of memory, above its largest, "
+                              "%2 MiB")
+                   .arg(config.memoryBytes / mib)
+                   .arg(maxMemoryMiB) +
+               change;
     if (maxTimeoutSec > 0) {
         if (*timeoutSec > maxTimeoutSec)
             return where +
@@ -82,6 +90,8 @@ QJsonObject AssistantPolicy::toJson() const
         o.insert(QStringLiteral("languages"), QJsonArray::fromStringList(languages));
     if (maxTimeoutSec > 0)
         o.insert(QStringLiteral("maxTimeoutSec"), maxTimeoutSec);
+    if (maxMemoryMiB > 0)
+        o.insert(QStringLiteral("maxMemoryMiB"), maxMemoryMiB);
     return o;
 }
 
@@ -109,11 +119,14 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
     p.libraries = json.value(u"libraries").toBool(true);
     const int timeout = json.value(u"maxTimeoutSec").toInt(0);
     p.maxTimeoutSec = timeout > 0 && timeout <= kMaxTimeoutSec ? timeout : 0;
+    const int memory = json.value(u"maxMemoryMiB").toInt(0);
+    p.maxMemoryMiB = memory > 0 && memory <= kMaxMemoryMiB ? memory : 0;
     return p;
 }
 
 bool AssistantPolicy::operator==(const AssistantPolicy &o) const
 {
     return client == o.client && action == o.action && languages == o.languages &&
-           network == o.network && libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec;
+           network == o.network && libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec &&
+           maxMemoryMiB == o.maxMemoryMiB;
 }

@@ -25,6 +25,10 @@ struct AssistantPolicy
     bool network = true;   // may run where sandboxes have network (--network) and install
     bool libraries = true; // may ask for libraries to be installed
     int maxTimeoutSec = 0; // its calls' largest timeout; 0: the server's
+    // The most memory its sandboxes may have; 0: the server's. A call cannot ask for memory, so
+    // a server whose sandboxes get more refuses this assistant's runs (the rule says why).
+    int maxMemoryMiB = 0;
+    static constexpr int kMaxMemoryMiB = 1024 * 1024;
     // The most this policy's limits are: the server's largest timeout is 300 s (AppSettings).
     static constexpr int kMaxTimeoutSec = 300;
 

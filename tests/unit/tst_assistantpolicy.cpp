@@ -82,6 +82,19 @@ private Q_SLOTS:
         QCOMPARE(within, 10);
     }
 
+    void refusesMoreMemoryThanItsLargest()
+    {
+        AssistantPolicy p;
+        p.maxMemoryMiB = 256;
+        SandboxConfig config; // 512 MiB
+        int timeout = 0;
+        QVERIFY(p.check(QStringLiteral("python"), &timeout, {}, config)
+                    .contains(u"sandboxes on this server get 512 MiB of memory, above its "
+                              u"largest, 256 MiB"));
+        config.memoryBytes = 256LL * 1024 * 1024;
+        QVERIFY(p.check(QStringLiteral("python"), &timeout, {}, config).isEmpty());
+    }
+
     void matchesClientsWithoutCase()
     {
         AssistantPolicies set;
@@ -122,6 +135,7 @@ private Q_SLOTS:
         a.network = false;
         a.libraries = false;
         a.maxTimeoutSec = 45;
+        a.maxMemoryMiB = 300;
         set.assistants.append(a);
         set.approvalTimeoutSec = 30;
         set.runWhenNoWindow = true;
