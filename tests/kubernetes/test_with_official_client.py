@@ -1,0 +1,480 @@
+#!/usr/bin/python3
+"""The official Kubernetes Python client (Debian's python3-kubernetes) against testapiserver.py.
+
+It keeps the test API server honest: a client written for real clusters must be able to run the
+sequence the sandbox backend runs, and see what a cluster would answer. The pods run the sandbox
+supervisor (containers/cs-run) in the real code-sandbox/python image on the local Docker
+engine: the program goes in over attach stdin framed as "<nonce> <size>\\n<program>", its
+output and the supervisor's result line come back on stdout, and the exit code is read from the
+pod's terminated container state.
+
+Also checked: an exec of tar to fetch an output file, an exec's non-zero exit code on the error
+channel, activeDeadlineSeconds, delete with grace 0 (the pod and its container gone), 401 for a
+wrong token, client-certificate login, 403 with the apiserver's message for a verb the Role
+lacks (also the 1.35 'create' check on a WebSocket exec), the v5.channel.k8s.io close signal
+(with websocket-client, the library the official client uses, since python3-kubernetes 22
+speaks only v4), and that SIGTERM removes the server's containers.
+
+Run: tests/kubernetes/test_with_official_client.py (needs Docker and code-sandbox/python).
+"""
+
+import io
+import json
+import os
+import secrets
+import signal
+import ssl
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import traceback
+
+import docker
+import websocket
+import yaml
+from kubernetes import client, config, watch
+from kubernetes.client.rest import ApiException
+from kubernetes.stream import stream
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SERVER = os.path.join(HERE, "testapiserver.py")
+IMAGE = "code-sandbox/python:latest"
+NS = "code-sandbox"
+RUNNER = "system:serviceaccount:code-sandbox:runner"
+# The Role of packaging/kubernetes as the issue describes it, with get beside create on attach
+# and exec (a WebSocket upgrade is a GET; 1.35 checks create as well). Not granted: pods/log,
+# deletecollection.
+ROLE = ["create,get,list,watch,delete:pods", "get,create:pods/attach", "get,create:pods/exec",
+        "list,get:networkpolicies", "get:namespaces"]
+DENY_EGRESS = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+               "metadata": {"name": "code-sandbox-deny-egress", "namespace": NS},
+               "spec": {"podSelector": {"matchLabels": {"code-sandbox": "1"}},
+                        "policyTypes": ["Egress"]}}
+
+failures = []
+checks = 0
+
+
+def check(condition, what, detail=""):
+    global checks
+    checks += 1
+    print(("ok   " if condition else "FAIL ") + what + (f"  ({detail})" if detail else ""),
+          flush=True)
+    if not condition:
+        failures.append(what)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, allow, extra=()):
+        self.state = tempfile.mkdtemp(prefix="kube-apiserver-test-")
+        self.token = secrets.token_hex(16)
+        policies = os.path.join(self.state, "policies.yaml")
+        with open(policies, "w") as f:
+            yaml.safe_dump(DENY_EGRESS, f)
+        cmd = [sys.executable, SERVER, "--port", "0", "--token", self.token, "--state-dir",
+               self.state, "--make-client-cert", "alice:sandbox-admins",
+               "--network-policies", policies, *extra]
+        for a in allow:
+            cmd += ["--allow", a]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("url: "):
+            raise RuntimeError(f"the server did not start: {line!r}")
+        self.url = line.split()[1]
+        self.proc.stdout.readline()
+        self.kubeconfig = os.path.join(self.state, "kubeconfig")
+
+    def api(self, context="testapiserver"):
+        cfg = client.Configuration()
+        config.load_kube_config(config_file=self.kubeconfig, context=context,
+                                client_configuration=cfg)
+        return client.ApiClient(cfg)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            return self.proc.wait(30)
+        return self.proc.returncode
+
+
+def supervisor_pod(name_prefix, extra_spec=None, labels=None):
+    with open(os.path.join(ROOT, "containers", "cs-run")) as f:
+        script = f.read()
+    pod = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"generateName": name_prefix, "labels": labels or {"code-sandbox": "1"}},
+        "spec": {
+            "restartPolicy": "Never", "automountServiceAccountToken": False,
+            "activeDeadlineSeconds": 120,
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000,
+                                "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [{
+                "name": "sandbox", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+                "command": ["/bin/sh", "-c", script, "cs-run", "main.py",
+                            "python3", "-u", "main.py"],
+                "workingDir": "/sandbox",
+                "env": [{"name": "HOME", "value": "/sandbox"},
+                        {"name": "OUTPUT_DIR", "value": "/sandbox/outputs"},
+                        {"name": "PYTHONUNBUFFERED", "value": "1"}],
+                "stdin": True, "stdinOnce": True, "tty": False,
+                "resources": {"limits": {"cpu": "1", "memory": "256Mi",
+                                         "ephemeral-storage": "64Mi"}},
+                "securityContext": {"readOnlyRootFilesystem": True,
+                                    "allowPrivilegeEscalation": False,
+                                    "capabilities": {"drop": ["ALL"]}},
+                "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"},
+                                 {"name": "work", "mountPath": "/sandbox"}],
+            }],
+            "volumes": [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
+                        {"name": "work", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}],
+        },
+    }
+    pod["spec"].update(extra_spec or {})
+    return pod
+
+
+def wait_for(core, name, predicate, since, timeout=60):
+    """Watches the pod from resourceVersion `since` until predicate(pod); returns (pod, events)."""
+    events = []
+    w = watch.Watch()
+    for ev in w.stream(core.list_namespaced_pod, NS, field_selector=f"metadata.name={name}",
+                       resource_version=since, timeout_seconds=timeout):
+        pod = ev["object"]
+        events.append((ev["type"], pod))
+        if predicate(ev["type"], pod):
+            w.stop()
+            return pod, events
+    raise AssertionError(f"pod {name}: not reached in {timeout} s; saw "
+                         f"{[(t, p.status.phase) for t, p in events]}")
+
+
+def run_program(core, name, program, close=True):
+    """Attaches (v4, what this client speaks), sends the framed program; returns the stream and
+    what came back up to and including the result line."""
+    nonce = secrets.token_hex(8)
+    ws = stream(core.connect_get_namespaced_pod_attach, name, NS, stdin=True, stdout=True,
+                stderr=True, tty=False, _preload_content=False)
+    ws.write_stdin(f"{nonce} {len(program.encode())}\n{program}")
+    out, err = "", ""
+    deadline = time.time() + 60
+    while time.time() < deadline and ws.is_open():
+        ws.update(timeout=1)
+        out += ws.read_stdout() if ws.peek_stdout() else ""
+        err += ws.read_stderr() if ws.peek_stderr() else ""
+        if any(line.startswith(nonce + " ") for line in out.splitlines()):
+            break
+    result = [line for line in out.splitlines() if line.startswith(nonce + " ")]
+    if close:
+        ws.run_forever(timeout=30)  # the supervisor exits: the server ends the stream
+    return ws, out, err, (result[0].split()[1:] if result else None)
+
+
+def docker_containers(uid):
+    return docker.from_env().containers.list(all=True,
+                                             filters={"label": f"io.kubernetes.pod.uid={uid}"})
+
+
+def wait_gone(uid, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        if not docker_containers(uid):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def terminated(pod):
+    s = pod.status.container_statuses
+    return s and s[0].state.terminated
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def scenario_main(server):
+    api = server.api()
+    core = client.CoreV1Api(api)
+
+    version = client.VersionApi(api).get_code()
+    check(version.git_version.startswith("v1."), "GET /version", version.git_version)
+    resources = {r.name for r in core.get_api_resources().resources}
+    check({"pods", "pods/attach", "pods/exec"} <= resources, "GET /api/v1 lists pods and "
+          "pods/attach, pods/exec", sorted(resources))
+    pols = client.NetworkingV1Api(api).list_namespaced_network_policy(NS)
+    check([p.metadata.name for p in pols.items] == ["code-sandbox-deny-egress"]
+          and pols.items[0].spec.policy_types == ["Egress"],
+          "the deny-egress NetworkPolicy is listed")
+
+    # 1. A program over attach stdin; output on stdout; Succeeded with exit code 0.
+    pod = core.create_namespaced_pod(NS, supervisor_pod("cs-python-"))
+    name, uid = pod.metadata.name, pod.metadata.uid
+    check(name.startswith("cs-python-") and len(name) == len("cs-python-") + 5,
+          "create honours generateName", name)
+    check(pod.status.phase == "Pending" and pod.metadata.resource_version,
+          "create answers the Pending object with a resourceVersion")
+    running, events = wait_for(core, name, lambda t, p: p.status.phase == "Running",
+                               pod.metadata.resource_version)
+    waiting = [p for _, p in events if p.status.container_statuses
+               and p.status.container_statuses[0].state.waiting]
+    check(bool(waiting) and waiting[0].status.container_statuses[0].state.waiting.reason ==
+          "ContainerCreating", "watch: Pending with ContainerCreating before Running")
+    cs = running.status.container_statuses[0]
+    check(cs.ready and cs.state.running and cs.state.running.started_at is not None
+          and cs.container_id.startswith("docker://"), "watch: Running, ready, started")
+    check(len(docker_containers(uid)) == 1, "the pod runs as one Docker container")
+    info = docker_containers(uid)[0].attrs
+    hc = info["HostConfig"]
+    check(hc["ReadonlyRootfs"] and hc["CapDrop"] == ["ALL"]
+          and "no-new-privileges" in (hc["SecurityOpt"] or [])
+          and hc["Memory"] == 256 * 2**20 and hc["NanoCpus"] == 10**9
+          and hc["NetworkMode"] == "none" and info["Config"]["User"] == "1000:1000"
+          and any(m["Target"] == "/sandbox" and "size=67108864" in m["VolumeOptions"]["DriverConfig"]["Options"]["o"] for m in hc["Mounts"]),
+          "the container carries the pod's limits and security context (deny-egress: no "
+          "network)", json.dumps({k: hc.get(k) for k in ("NetworkMode", "Mounts")}))
+
+    program = "import os, sys\nprint('hello from', os.getuid())\nprint('to stderr', file=sys.stderr)\n"
+    ws, out, err, result = run_program(core, name, program)
+    check("hello from 1000" in out, "attach: the program's stdout comes back", out.strip())
+    check("to stderr" in err, "attach: its stderr on channel 2", err.strip())
+    check(result is not None and result[0] == "0", "the supervisor's result line says 0", result)
+    status = yaml.safe_load(ws.read_channel(3) or "{}")
+    check(status.get("status") == "Success", "attach ends with a Success Status on channel 3",
+          status)
+    done, _ = wait_for(core, name, lambda t, p: p.status.phase in ("Succeeded", "Failed"), "0")
+    term = terminated(done)
+    check(done.status.phase == "Succeeded" and term and term.exit_code == 0
+          and term.reason == "Completed", "the pod Succeeded with exitCode 0",
+          f"{done.status.phase} {term and term.exit_code}")
+
+    # 2. A non-zero exit.
+    pod2 = core.create_namespaced_pod(NS, supervisor_pod("cs-python-"))
+    wait_for(core, pod2.metadata.name, lambda t, p: p.status.phase == "Running",
+             pod2.metadata.resource_version)
+    _, out, _, result = run_program(core, pod2.metadata.name,
+                                    "import sys\nprint('bye')\nsys.exit(3)\n")
+    check("bye" in out and result is not None and result[0] == "3",
+          "non-zero exit: output and result line 3", result)
+    done, _ = wait_for(core, pod2.metadata.name, lambda t, p: p.status.phase in
+                       ("Succeeded", "Failed"), "0")
+    check(done.status.phase == "Failed" and terminated(done).exit_code == 3
+          and terminated(done).reason == "Error", "the pod Failed with exitCode 3",
+          f"{done.status.phase} {terminated(done).exit_code}")
+
+    # 3. An output file fetched with tar over exec while the supervisor waits for stdin's end.
+    pod3 = core.create_namespaced_pod(NS, supervisor_pod("cs-python-"))
+    n3 = pod3.metadata.name
+    wait_for(core, n3, lambda t, p: p.status.phase == "Running", pod3.metadata.resource_version)
+    ws3, out, _, result = run_program(
+        core, n3, "import os\nopen(os.environ['OUTPUT_DIR'] + '/answer.txt', 'w')"
+        ".write('forty-two\\n')\nprint('written')\n", close=False)
+    check(result is not None and result[0] == "0" and "out" in result,
+          "the result line flags an output file", result)
+    ex = stream(core.connect_get_namespaced_pod_exec, n3, NS,
+                command=["tar", "cf", "-", "-C", "/sandbox/outputs", "."], stdin=False,
+                stdout=True, stderr=True, tty=False, _preload_content=False)
+    ex.run_forever(timeout=30)
+    data = ex.read_stdout() if ex.peek_stdout() else ""
+    check(ex.returncode == 0, "exec tar: exit code 0 from the error channel", ex.returncode)
+    files = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data.encode()), mode="r:") as tar:
+            for m in tar.getmembers():
+                if m.isfile():
+                    files[os.path.normpath(m.name)] = tar.extractfile(m).read()
+    except tarfile.TarError as e:
+        files = {"error": str(e).encode()}
+    check(files.get("answer.txt") == b"forty-two\n", "exec tar: the output file comes back",
+          files)
+    ex2 = stream(core.connect_get_namespaced_pod_exec, n3, NS, command=["sh", "-c", "exit 7"],
+                 stdin=False, stdout=True, stderr=True, tty=False, _preload_content=False)
+    ex2.run_forever(timeout=30)
+    check(ex2.returncode == 7, "exec: a non-zero exit code (NonZeroExitCode cause)",
+          ex2.returncode)
+    check(ws3.is_open(), "the attach stays open while the files are fetched")
+    ws3.close()  # stdin ends (stdinOnce): the supervisor exits
+    done, _ = wait_for(core, n3, lambda t, p: p.status.phase in ("Succeeded", "Failed"), "0")
+    check(done.status.phase == "Succeeded", "closing the attach ends stdin; the pod Succeeded",
+          done.status.phase)
+
+    # 4. activeDeadlineSeconds.
+    pod4 = core.create_namespaced_pod(NS, supervisor_pod("cs-deadline-",
+                                                         {"activeDeadlineSeconds": 2}))
+    done, _ = wait_for(core, pod4.metadata.name, lambda t, p: p.status.phase == "Failed",
+                       pod4.metadata.resource_version)
+    check(done.status.reason == "DeadlineExceeded" and terminated(done) is not None,
+          "activeDeadlineSeconds: Failed with reason DeadlineExceeded",
+          f"{done.status.reason} {terminated(done) and terminated(done).exit_code}")
+
+    # 5. Delete with grace 0: the object answered, DELETED on a watch, 404, no container left.
+    rv = core.read_namespaced_pod(name, NS).metadata.resource_version
+    deleted = core.delete_namespaced_pod(name, NS, grace_period_seconds=0)
+    check(deleted.metadata.name == name and deleted.metadata.deletion_timestamp is not None,
+          "delete (grace 0) answers the pod")
+    _, events = wait_for(core, name, lambda t, p: t == "DELETED", rv, timeout=10)
+    check(events[-1][0] == "DELETED", "watch: DELETED")
+    try:
+        core.read_namespaced_pod(name, NS)
+        check(False, "get after delete: 404")
+    except ApiException as e:
+        body = json.loads(e.body)
+        check(e.status == 404 and body["reason"] == "NotFound"
+              and body["message"] == f'pods "{name}" not found', "get after delete: 404 NotFound")
+    check(wait_gone(uid), "no Docker container left after the delete")
+    for p in (pod2, pod3, pod4):
+        core.delete_namespaced_pod(p.metadata.name, NS, grace_period_seconds=0)
+    check(all(wait_gone(p.metadata.uid) for p in (pod2, pod3, pod4)),
+          "every deleted pod's container is gone")
+
+    # 6. Label selectors in list.
+    a = core.create_namespaced_pod(NS, supervisor_pod("cs-sel-", labels={"code-sandbox": "1",
+                                                                         "lang": "python"}))
+    b = core.create_namespaced_pod(NS, supervisor_pod("cs-sel-", labels={"code-sandbox": "1",
+                                                                         "lang": "node"}))
+    names = lambda sel: sorted(p.metadata.name for p in  # noqa: E731
+                               core.list_namespaced_pod(NS, label_selector=sel).items)
+    check(names("lang=python") == [a.metadata.name]
+          and names("lang in (python,node)") == sorted([a.metadata.name, b.metadata.name])
+          and names("lang!=python,code-sandbox") == [b.metadata.name],
+          "list with labelSelector (=, in, !=, exists)")
+
+    # 7. 403 for a verb the Role lacks, with the apiserver's message; logs too.
+    try:
+        core.delete_collection_namespaced_pod(NS, label_selector="code-sandbox=1")
+        check(False, "deletecollection is forbidden")
+    except ApiException as e:
+        body = json.loads(e.body)
+        want = (f'pods is forbidden: User "{RUNNER}" cannot deletecollection resource "pods" '
+                f'in API group "" in the namespace "{NS}"')
+        check(e.status == 403 and body["reason"] == "Forbidden" and body["message"] == want,
+              "403 Forbidden with the apiserver's message", body.get("message"))
+    try:
+        core.read_namespaced_pod_log(a.metadata.name, NS)
+        check(False, "pods/log is forbidden")
+    except ApiException as e:
+        body = json.loads(e.body)
+        check(e.status == 403 and body["message"].startswith(
+            f'pods "{a.metadata.name}" is forbidden: User "{RUNNER}" cannot get resource '
+            f'"pods/log"'), "403 names the subresource and the pod", body.get("message"))
+
+    # 8. 401 with a wrong token; the client certificate's user authenticates.
+    cfg = client.Configuration()
+    config.load_kube_config(config_file=server.kubeconfig, client_configuration=cfg)
+    cfg.api_key = {"authorization": "Bearer wrong-" + server.token}
+    try:
+        client.CoreV1Api(client.ApiClient(cfg)).list_namespaced_pod(NS)
+        check(False, "a wrong token: 401")
+    except ApiException as e:
+        check(e.status == 401 and json.loads(e.body)["reason"] == "Unauthorized",
+              "a wrong token: 401 Unauthorized")
+    cert_core = client.CoreV1Api(server.api("testapiserver-cert"))
+    check(len(cert_core.list_namespaced_pod(NS, label_selector="code-sandbox=1").items) == 2,
+          "a client certificate (mutual TLS) authenticates")
+
+    # 9. v5.channel.k8s.io with websocket-client: stdin closed by [255, 0], output goes on.
+    wait_for(core, b.metadata.name, lambda t, p: p.status.phase == "Running", "0")
+    url = (server.url.replace("https://", "wss://") +
+           f"/api/v1/namespaces/{NS}/pods/{b.metadata.name}/exec?command=sh&command=-c&"
+           f"command=cat%3Becho%20done%20%3E%262&stdin=true&stdout=true&stderr=true")
+    ca = os.path.join(server.state, "ca.crt")
+    sock = websocket.create_connection(
+        url, header=[f"Authorization: Bearer {server.token}"],
+        subprotocols=["v4.channel.k8s.io", "v5.channel.k8s.io"],
+        sslopt={"cert_reqs": ssl.CERT_REQUIRED, "ca_certs": ca})
+    check(sock.getsubprotocol() == "v5.channel.k8s.io", "v5 is chosen when offered",
+          sock.getsubprotocol())
+    sock.send_binary(b"\x00abc")
+    sock.send_binary(b"\xff\x00")
+    frames = []
+    while True:
+        try:
+            opcode, data = sock.recv_data(control_frame=False)
+        except websocket.WebSocketConnectionClosedException:
+            break
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
+            break
+        frames.append(data)
+    sock.close()
+    check(frames and frames[0] == b"\x01", "first an empty frame on the stdout channel")
+    out = b"".join(f[1:] for f in frames if f[:1] == b"\x01")
+    err = b"".join(f[1:] for f in frames if f[:1] == b"\x02")
+    status = [json.loads(f[1:]) for f in frames if f[:1] == b"\x03"]
+    check(out == b"abc" and err == b"done\n" and status == [{"metadata": {}, "status": "Success"}],
+          "v5: close of stdin ends cat; stdout, stderr and the Success status follow",
+          f"{out!r} {err!r} {status}")
+    return [a, b]
+
+
+def scenario_no_exec_create(server):
+    """A Role with get but not create on pods/exec: the 1.35 WebSocket check refuses the exec."""
+    core = client.CoreV1Api(server.api())
+    pod = core.create_namespaced_pod(NS, supervisor_pod("cs-python-"))
+    wait_for(core, pod.metadata.name, lambda t, p: p.status.phase == "Running",
+             pod.metadata.resource_version)
+    try:
+        stream(core.connect_get_namespaced_pod_exec, pod.metadata.name, NS, command=["true"],
+               stdin=False, stdout=True, stderr=True, tty=False, _preload_content=False)
+        check(False, "exec without create on pods/exec is refused")
+    except ApiException as e:
+        check("403" in str(e.reason), "exec without create on pods/exec: 403 at the handshake",
+              e.reason)
+    # The same request as plain HTTP shows the Status body.
+    import urllib.request
+    req = urllib.request.Request(server.url + f"/api/v1/namespaces/{NS}/pods/"
+                                 f"{pod.metadata.name}/exec?command=true&stdout=true",
+                                 headers={"Authorization": f"Bearer {server.token}",
+                                          "Connection": "Upgrade", "Upgrade": "websocket",
+                                          "Sec-WebSocket-Version": "13",
+                                          "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+                                          "Sec-WebSocket-Protocol": "v5.channel.k8s.io"})
+    ctx = ssl.create_default_context(cafile=os.path.join(server.state, "ca.crt"))
+    try:
+        urllib.request.urlopen(req, context=ctx)
+    except urllib.error.HTTPError as e:
+        body = json.loads(e.read())
+        want = (f'pods "{pod.metadata.name}" is forbidden: User "{RUNNER}" cannot create '
+                f'resource "pods/exec" in API group "" in the namespace "{NS}"')
+        check(e.code == 403 and body["message"] == want, "its Status names create on pods/exec",
+              body["message"])
+    return pod
+
+
+def main():
+    if not docker.from_env().images.list(name=IMAGE.split(":")[0]):
+        print(f"SKIP: {IMAGE} is not built")
+        return 77  # (ctest: SKIP_RETURN_CODE)
+    servers = []
+    try:
+        main_server = Server(ROLE)
+        servers.append(main_server)
+        left = scenario_main(main_server)
+        other = Server(["*:pods", "get:pods/exec", "*:pods/attach"])
+        servers.append(other)
+        pod = scenario_no_exec_create(other)
+        # SIGTERM removes every container the server made (pods still running included).
+        code = main_server.stop()
+        check(code == 0 and all(wait_gone(p.metadata.uid, 5) for p in left),
+              "SIGTERM: the server exits 0 and its running pods' containers are gone")
+        code = other.stop()
+        check(code == 0 and wait_gone(pod.metadata.uid, 5), "the second server too")
+    except Exception:
+        traceback.print_exc()
+        failures.append("exception")
+    finally:
+        for s in servers:
+            try:
+                s.stop()
+            except Exception:
+                s.proc.kill()
+    print(f"{checks - len(failures)}/{checks} checks passed" +
+          (f"; failed: {failures}" if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
