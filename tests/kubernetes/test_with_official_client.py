@@ -331,6 +331,20 @@ def scenario_main(server):
     check(all(wait_gone(p.metadata.uid) for p in (pod2, pod3, pod4)),
           "every deleted pod's container is gone")
 
+    # 5b. A graceful delete: marked (deletionTimestamp) at once, gone once the container stopped.
+    g = core.create_namespaced_pod(NS, supervisor_pod("cs-grace-"))
+    running, _ = wait_for(core, g.metadata.name, lambda t, p: p.status.phase == "Running",
+                          g.metadata.resource_version)
+    answer = core.delete_namespaced_pod(g.metadata.name, NS, grace_period_seconds=1)
+    check(answer.metadata.deletion_grace_period_seconds == 1
+          and core.read_namespaced_pod(g.metadata.name, NS).metadata.deletion_timestamp,
+          "delete (grace 1): the pod stays, marked with its deletionTimestamp")
+    _, events = wait_for(core, g.metadata.name, lambda t, p: t == "DELETED",
+                         running.metadata.resource_version, timeout=30)
+    check(events[-1][0] == "DELETED" and wait_gone(g.metadata.uid),
+          "then DELETED on the watch and its container gone",
+          [t for t, _ in events])
+
     # 6. Label selectors in list.
     a = core.create_namespaced_pod(NS, supervisor_pod("cs-sel-", labels={"code-sandbox": "1",
                                                                          "lang": "python"}))
