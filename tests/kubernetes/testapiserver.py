@@ -964,7 +964,10 @@ class ApiServer:
             if alive:
                 try:
                     os.kill(pid, 0)
-                except ProcessLookupError:
+                    # (a killed server whose parent has not reaped it yet is a zombie)
+                    with open(f"/proc/{pid}/stat") as f:
+                        alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+                except (ProcessLookupError, FileNotFoundError):
                     alive = False
                 except PermissionError:
                     pass
