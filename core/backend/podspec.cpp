@@ -1,1 +1,449 @@
 #include "podspec.h"
+
+#include "containerspec.h"
+#include "language.h"
+#include "sandboxconfig.h"
+#include "sandboxlayout.h"
+
+#include <QCryptographicHash>
+#include <QRegularExpression>
+
+namespace {
+
+constexpr int kMaxLabelValue = 63;
+
+QString cpuQuantity(double cpus)
+{
+    const qint64 millis = qMax<qint64>(1, qRound64(cpus * 1000));
+    return millis % 1000 == 0 ? QString::number(millis / 1000) : QString::number(millis) + u'm';
+}
+
+QString bytesQuantity(qint64 bytes)
+{
+    static const struct
+    {
+        qint64 unit;
+        const char *suffix;
+    } units[] = {{1LL << 30, "Gi"}, {1LL << 20, "Mi"}, {1LL << 10, "Ki"}};
+    for (const auto &u : units)
+        if (bytes > 0 && bytes % u.unit == 0)
+            return QString::number(bytes / u.unit) + QLatin1String(u.suffix);
+    return QString::number(bytes);
+}
+
+bool isAlnum(QChar c)
+{
+    return c.unicode() < 128 && c.isLetterOrNumber();
+}
+
+// The labels every sandbox carries (ContainerSpec's), whose values vary from pod to pod.
+const QStringList &sandboxLabelKeys()
+{
+    static const QStringList keys = {
+        QString::fromLatin1(SandboxLayout::kLabelApp),
+        QString::fromLatin1(SandboxLayout::kLabelOwner),
+        QString::fromLatin1(SandboxLayout::kLabelPid),
+        QString::fromLatin1(SandboxLayout::kLabelHost),
+        QStringLiteral("code-sandbox.language"),
+    };
+    return keys;
+}
+
+QStringList strings(const QJsonValue &array)
+{
+    QStringList out;
+    for (const QJsonValue &v : array.toArray())
+        out.append(v.toString());
+    return out;
+}
+
+// Whether a label selector matches every pod PodSpec builds without network, whatever its
+// instance, pid, host and language.
+bool selectsEverySandbox(const QJsonObject &selector)
+{
+    const QString app = QString::fromLatin1(SandboxLayout::kLabelApp);
+    const QString network = QString::fromLatin1(PodSpec::kLabelNetwork);
+    const QJsonObject matchLabels = selector.value(u"matchLabels").toObject();
+    for (auto it = matchLabels.begin(); it != matchLabels.end(); ++it)
+        if (it.key() != app || it.value().toString() != u"1")
+            return false;
+    for (const QJsonValue &e : selector.value(u"matchExpressions").toArray()) {
+        const QString key = e[u"key"].toString();
+        const QString op = e[u"operator"].toString();
+        const QStringList values = strings(e[u"values"]);
+        const bool ours = sandboxLabelKeys().contains(key);
+        if (key == app) {
+            if (!(op == u"Exists" || (op == u"In" && values.contains(QStringLiteral("1")))))
+                return false;
+        } else if (!ours || key == network) {
+            // A pod without network lacks the key.
+            if (op != u"DoesNotExist" && op != u"NotIn")
+                return false;
+        } else {
+            // instance, pid, host, language: any value is possible, so only Exists holds for all.
+            if (op != u"Exists")
+                return false;
+        }
+    }
+    return true;
+}
+
+// False only when the selector certainly matches no pod PodSpec builds without network.
+bool mightSelectASandbox(const QJsonObject &selector)
+{
+    const QString app = QString::fromLatin1(SandboxLayout::kLabelApp);
+    const QJsonObject matchLabels = selector.value(u"matchLabels").toObject();
+    for (auto it = matchLabels.begin(); it != matchLabels.end(); ++it) {
+        if (!sandboxLabelKeys().contains(it.key()))
+            return false;
+        if (it.key() == app && it.value().toString() != u"1")
+            return false;
+    }
+    for (const QJsonValue &e : selector.value(u"matchExpressions").toArray()) {
+        const QString key = e[u"key"].toString();
+        const QString op = e[u"operator"].toString();
+        const QStringList values = strings(e[u"values"]);
+        if (!sandboxLabelKeys().contains(key)) {
+            if (op == u"In" || op == u"Exists")
+                return false;
+        } else if (op == u"DoesNotExist") {
+            return false;
+        } else if (key == app) {
+            if ((op == u"In" && !values.contains(QStringLiteral("1"))) ||
+                (op == u"NotIn" && values.contains(QStringLiteral("1"))))
+                return false;
+        }
+    }
+    return true;
+}
+
+bool hasEgressType(const QJsonObject &spec)
+{
+    // Without policyTypes, a policy is about egress exactly when it has egress rules.
+    if (!spec.contains(u"policyTypes"))
+        return !spec.value(u"egress").toArray().isEmpty();
+    return strings(spec.value(u"policyTypes")).contains(QStringLiteral("Egress"));
+}
+
+} // namespace
+
+qint64 PodSpec::defaultDeadlineSeconds(const SandboxConfig &config, bool session)
+{
+    if (session)
+        return kSessionDeadlineSec;
+    return kWarmWaitSec + config.maxTimeoutSec + kDeadlineMarginSec;
+}
+
+QString PodSpec::prefixedImage(const QString &imagePrefix, const QString &image)
+{
+    QString prefix = imagePrefix.trimmed();
+    while (prefix.endsWith(u'/'))
+        prefix.chop(1);
+    return prefix.isEmpty() ? image : prefix + u'/' + image;
+}
+
+QString PodSpec::labelValue(const QString &value)
+{
+    static const QRegularExpression valid(
+        QStringLiteral("^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"));
+    if (value.size() <= kMaxLabelValue && valid.match(value).hasMatch())
+        return value;
+    QString out;
+    out.reserve(value.size());
+    for (QChar c : value)
+        out.append(isAlnum(c) || c == u'-' || c == u'_' || c == u'.' ? c : QChar(u'_'));
+    while (!out.isEmpty() && !isAlnum(out.front()))
+        out.remove(0, 1);
+    while (!out.isEmpty() && !isAlnum(out.back()))
+        out.chop(1);
+    // Kept apart from other values that sanitize alike, and short enough: a hash of the whole.
+    const QString hash = QString::fromLatin1(
+        QCryptographicHash::hash(value.toUtf8(), QCryptographicHash::Sha256).toHex().left(10));
+    out = out.left(kMaxLabelValue - hash.size() - 1);
+    while (!out.isEmpty() && !isAlnum(out.back()))
+        out.chop(1);
+    return out.isEmpty() ? hash : out + u'-' + hash;
+}
+
+QJsonObject PodSpec::build(const Language &language, const SandboxConfig &config,
+                           const Options &options)
+{
+    const QString image = prefixedImage(options.imagePrefix,
+                                        options.image.isEmpty() ? language.image : options.image);
+    // The Docker create body is the one statement of what a sandbox runs: the supervisor
+    // command, the environment (pass-through variables last), the user and the labels.
+    const QJsonObject docker = ContainerSpec::build(language, image, config, {}, options.session);
+
+    const QStringList user = docker.value(u"User").toString().split(u':');
+    const qint64 uid = user.value(0).toLongLong();
+    const qint64 gid = user.size() > 1 ? user.value(1).toLongLong() : uid;
+
+    // Docker lets a later NAME=value win; a pod's list must not name a variable twice, so the
+    // later one replaces the earlier in place of the last.
+    QJsonArray env;
+    QStringList envNames;
+    for (const QJsonValue &v : docker.value(u"Env").toArray()) {
+        const QString entry = v.toString();
+        const qsizetype eq = entry.indexOf(u'=');
+        const QString name = eq < 0 ? entry : entry.left(eq);
+        const QString value = eq < 0 ? QString() : entry.mid(eq + 1);
+        const qsizetype earlier = envNames.indexOf(name);
+        if (earlier >= 0) {
+            envNames.removeAt(earlier);
+            env.removeAt(earlier);
+        }
+        envNames.append(name);
+        env.append(QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("value"), value}});
+    }
+
+    // Label values have a narrower syntax than Docker's; a value that had to change is kept
+    // whole in an annotation of the same name.
+    QJsonObject labels;
+    QJsonObject annotations;
+    const QJsonObject dockerLabels = docker.value(u"Labels").toObject();
+    for (auto it = dockerLabels.begin(); it != dockerLabels.end(); ++it) {
+        const QString original = it.value().toString();
+        const QString label = labelValue(original);
+        labels.insert(it.key(), label);
+        if (label != original)
+            annotations.insert(it.key(), original);
+    }
+    if (config.network)
+        labels.insert(QString::fromLatin1(kLabelNetwork), QStringLiteral("on"));
+
+    // Requests equal to limits: the pod is in the Guaranteed QoS class, so it is scheduled only
+    // where its memory really is, is the last to be evicted, and gets no swap on nodes with
+    // swap (as MemorySwap = Memory on Docker). With a read-only root and memory-backed
+    // volumes, what ephemeral-storage bounds is the container's log the node keeps of its
+    // output; it gets the size of one scratch mount.
+    const QJsonObject quantities{
+        {QStringLiteral("cpu"), cpuQuantity(config.cpus)},
+        {QStringLiteral("memory"), bytesQuantity(config.memoryBytes)},
+        {QStringLiteral("ephemeral-storage"), bytesQuantity(config.tmpfsBytes)},
+    };
+
+    const QJsonObject seccomp{{QStringLiteral("type"), QStringLiteral("RuntimeDefault")}};
+    const QJsonObject containerSecurity{
+        {QStringLiteral("runAsNonRoot"), true},
+        {QStringLiteral("runAsUser"), uid},
+        {QStringLiteral("runAsGroup"), gid},
+        {QStringLiteral("readOnlyRootFilesystem"), true},
+        {QStringLiteral("allowPrivilegeEscalation"), false},
+        {QStringLiteral("privileged"), false},
+        {QStringLiteral("capabilities"),
+         QJsonObject{{QStringLiteral("drop"), QJsonArray{QStringLiteral("ALL")}}}},
+        {QStringLiteral("seccompProfile"), seccomp},
+    };
+    const QJsonObject podSecurity{
+        {QStringLiteral("runAsNonRoot"), true},      {QStringLiteral("runAsUser"), uid},
+        {QStringLiteral("runAsGroup"), gid},         {QStringLiteral("fsGroup"), gid},
+        {QStringLiteral("seccompProfile"), seccomp},
+    };
+
+    // /tmp and the workdir as on Docker: memory-backed (tmpfs pages count toward the memory
+    // limit) and each capped at the tmpfs size.
+    const auto scratch = [&](const QString &name) {
+        return QJsonObject{
+            {QStringLiteral("name"), name},
+            {QStringLiteral("emptyDir"),
+             QJsonObject{{QStringLiteral("medium"), QStringLiteral("Memory")},
+                         {QStringLiteral("sizeLimit"), bytesQuantity(config.tmpfsBytes)}}}};
+    };
+    const QString workdir = docker.value(u"WorkingDir").toString();
+
+    const QJsonObject container{
+        {QStringLiteral("name"), QString::fromLatin1(kContainerName)},
+        {QStringLiteral("image"), image},
+        // A node keeps the image it has: pods start without a pull, and images loaded into a
+        // local cluster (kind, minikube) work without a registry.
+        {QStringLiteral("imagePullPolicy"), QStringLiteral("IfNotPresent")},
+        {QStringLiteral("command"), docker.value(u"Cmd").toArray()},
+        {QStringLiteral("workingDir"), workdir},
+        {QStringLiteral("env"), env},
+        {QStringLiteral("stdin"), true},
+        {QStringLiteral("stdinOnce"), true},
+        {QStringLiteral("tty"), false},
+        {QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), quantities},
+                                                  {QStringLiteral("requests"), quantities}}},
+        {QStringLiteral("securityContext"), containerSecurity},
+        {QStringLiteral("volumeMounts"),
+         QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("tmp")},
+                                {QStringLiteral("mountPath"), QStringLiteral("/tmp")}},
+                    QJsonObject{{QStringLiteral("name"), QStringLiteral("workdir")},
+                                {QStringLiteral("mountPath"), workdir}}}},
+    };
+
+    QJsonObject spec{
+        {QStringLiteral("restartPolicy"), QStringLiteral("Never")},
+        {QStringLiteral("activeDeadlineSeconds"),
+         options.activeDeadlineSeconds > 0 ? options.activeDeadlineSeconds
+                                           : defaultDeadlineSeconds(config, options.session)},
+        // No API credentials and no addresses of the namespace's services in the sandbox.
+        {QStringLiteral("automountServiceAccountToken"), false},
+        {QStringLiteral("enableServiceLinks"), false},
+        {QStringLiteral("hostNetwork"), false},
+        {QStringLiteral("hostPID"), false},
+        {QStringLiteral("hostIPC"), false},
+        {QStringLiteral("shareProcessNamespace"), false},
+        {QStringLiteral("securityContext"), podSecurity},
+        {QStringLiteral("containers"), QJsonArray{container}},
+        {QStringLiteral("volumes"),
+         QJsonArray{scratch(QStringLiteral("tmp")), scratch(QStringLiteral("workdir"))}},
+    };
+    if (!options.runtimeClassName.isEmpty())
+        spec.insert(QStringLiteral("runtimeClassName"), options.runtimeClassName);
+    if (!options.nodeSelector.isEmpty()) {
+        QJsonObject selector;
+        for (auto it = options.nodeSelector.begin(); it != options.nodeSelector.end(); ++it)
+            selector.insert(it.key(), it.value());
+        spec.insert(QStringLiteral("nodeSelector"), selector);
+    }
+
+    // generateName: the server adds a random suffix, so pods never collide by name.
+    QString prefix = QStringLiteral("cs-");
+    for (QChar c : language.name.toLower())
+        prefix.append(isAlnum(c) ? c : QChar(u'-'));
+    QJsonObject metadata{
+        {QStringLiteral("generateName"), prefix.left(40) + u'-'},
+        {QStringLiteral("labels"), labels},
+    };
+    if (!annotations.isEmpty())
+        metadata.insert(QStringLiteral("annotations"), annotations);
+
+    return {
+        {QStringLiteral("apiVersion"), QStringLiteral("v1")},
+        {QStringLiteral("kind"), QStringLiteral("Pod")},
+        {QStringLiteral("metadata"), metadata},
+        {QStringLiteral("spec"), spec},
+    };
+}
+
+QStringList PodSpec::hardeningViolations(const QJsonObject &pod)
+{
+    QStringList out;
+    const QJsonObject spec = pod.value(u"spec").toObject();
+    const auto requireFalse = [&](const QJsonObject &o, const QString &key, const QString &path) {
+        if (o.value(key) != QJsonValue(false))
+            out.append(path + key);
+    };
+    const auto requireNotTrue = [&](const QJsonObject &o, const QString &key, const QString &path) {
+        if (o.value(key) == QJsonValue(true))
+            out.append(path + key);
+    };
+
+    if (spec.value(u"restartPolicy").toString() != u"Never")
+        out.append(QStringLiteral("spec.restartPolicy"));
+    if (spec.value(u"activeDeadlineSeconds").toInteger() <= 0)
+        out.append(QStringLiteral("spec.activeDeadlineSeconds"));
+    requireFalse(spec, QStringLiteral("automountServiceAccountToken"), QStringLiteral("spec."));
+    requireFalse(spec, QStringLiteral("enableServiceLinks"), QStringLiteral("spec."));
+    for (const char *key : {"hostNetwork", "hostPID", "hostIPC"})
+        requireNotTrue(spec, QString::fromLatin1(key), QStringLiteral("spec."));
+
+    const QJsonObject podSecurity = spec.value(u"securityContext").toObject();
+    const auto seccompOk = [](const QJsonValue &profile) {
+        const QString type = profile[u"type"].toString();
+        return type == u"RuntimeDefault" || type == u"Localhost";
+    };
+
+    // The volumes: memory-backed, size-capped scratch space, or a claim; never the node's files.
+    const QJsonArray volumes = spec.value(u"volumes").toArray();
+    for (qsizetype i = 0; i < volumes.size(); ++i) {
+        const QJsonObject volume = volumes.at(i).toObject();
+        const QString path = QStringLiteral("spec.volumes[%1].").arg(i);
+        for (auto it = volume.begin(); it != volume.end(); ++it) {
+            if (it.key() == u"name" || it.key() == u"persistentVolumeClaim")
+                continue;
+            if (it.key() == u"emptyDir") {
+                const QJsonObject dir = it.value().toObject();
+                if (dir.value(u"medium").toString() != u"Memory")
+                    out.append(path + QStringLiteral("emptyDir.medium"));
+                if (dir.value(u"sizeLimit").toVariant().toString().isEmpty())
+                    out.append(path + QStringLiteral("emptyDir.sizeLimit"));
+                continue;
+            }
+            out.append(path + it.key());
+        }
+    }
+
+    bool any = false;
+    for (const char *list : {"initContainers", "containers", "ephemeralContainers"}) {
+        const QJsonArray containers = spec.value(QLatin1String(list)).toArray();
+        for (qsizetype i = 0; i < containers.size(); ++i) {
+            any = true;
+            const QJsonObject c = containers.at(i).toObject();
+            const QString path = QStringLiteral("spec.%1[%2].").arg(QLatin1String(list)).arg(i);
+            const QJsonObject sc = c.value(u"securityContext").toObject();
+            const QString scPath = path + QStringLiteral("securityContext.");
+            requireFalse(sc, QStringLiteral("allowPrivilegeEscalation"), scPath);
+            if (sc.value(u"readOnlyRootFilesystem") != QJsonValue(true))
+                out.append(scPath + QStringLiteral("readOnlyRootFilesystem"));
+            requireNotTrue(sc, QStringLiteral("privileged"), scPath);
+            const QJsonObject caps = sc.value(u"capabilities").toObject();
+            if (!strings(caps.value(u"drop")).contains(QStringLiteral("ALL")))
+                out.append(scPath + QStringLiteral("capabilities.drop"));
+            if (!caps.value(u"add").toArray().isEmpty())
+                out.append(scPath + QStringLiteral("capabilities.add"));
+
+            // These three hold from the pod's context unless the container overrides them.
+            const auto effective = [&](const char *key) {
+                const QString k = QString::fromLatin1(key);
+                return sc.contains(k) ? sc.value(k) : podSecurity.value(k);
+            };
+            const auto name = [&](const char *key) {
+                const QString k = QString::fromLatin1(key);
+                return sc.contains(k) ? scPath + k : QStringLiteral("spec.securityContext.") + k;
+            };
+            if (effective("runAsNonRoot") != QJsonValue(true))
+                out.append(name("runAsNonRoot"));
+            const QJsonValue runAsUser = effective("runAsUser");
+            if (!runAsUser.isDouble() || runAsUser.toInteger() <= 0)
+                out.append(name("runAsUser"));
+            if (!seccompOk(effective("seccompProfile")))
+                out.append(name("seccompProfile") + QStringLiteral(".type"));
+
+            const QJsonObject limits = c.value(u"resources")[u"limits"].toObject();
+            for (const char *resource : {"cpu", "memory", "ephemeral-storage"})
+                if (!limits.contains(QLatin1String(resource)))
+                    out.append(path + QStringLiteral("resources.limits.") +
+                               QLatin1String(resource));
+            const QJsonArray ports = c.value(u"ports").toArray();
+            for (qsizetype p = 0; p < ports.size(); ++p)
+                if (ports.at(p)[u"hostPort"].toInteger() != 0)
+                    out.append(path + QStringLiteral("ports[%1].hostPort").arg(p));
+        }
+    }
+    if (!any)
+        out.append(QStringLiteral("spec.containers"));
+    out.removeDuplicates();
+    return out;
+}
+
+bool PodSpec::deniesSandboxEgress(const QJsonObject &policy)
+{
+    const QJsonObject spec = policy.value(u"spec").toObject();
+    return hasEgressType(spec) && spec.value(u"egress").toArray().isEmpty() &&
+           selectsEverySandbox(spec.value(u"podSelector").toObject());
+}
+
+QString PodSpec::sandboxEgressProblem(const QJsonArray &policies)
+{
+    bool denied = false;
+    for (const QJsonValue &v : policies) {
+        const QJsonObject policy = v.toObject();
+        const QJsonObject spec = policy.value(u"spec").toObject();
+        if (deniesSandboxEgress(policy)) {
+            denied = true;
+        } else if (hasEgressType(spec) && !spec.value(u"egress").toArray().isEmpty() &&
+                   mightSelectASandbox(spec.value(u"podSelector").toObject())) {
+            return QStringLiteral("the NetworkPolicy %1 allows egress to pods that may be "
+                                  "sandboxes; policies add up, so sandboxes would reach the "
+                                  "network")
+                .arg(policy.value(u"metadata")[u"name"].toString());
+        }
+    }
+    if (!denied)
+        return QStringLiteral("no NetworkPolicy in the namespace denies egress to every sandbox "
+                              "pod (apply packaging/kubernetes/, or ask for --network)");
+    return {};
+}

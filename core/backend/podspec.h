@@ -1,1 +1,83 @@
 #pragma once
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+struct Language;
+struct SandboxConfig;
+
+// The body of `POST /api/v1/namespaces/{ns}/pods` for one sandbox: the pod counterpart of
+// ContainerSpec, built from the same inputs. The command, environment, user and labels are
+// taken from ContainerSpec's own create body, so a pod runs exactly what a Docker container
+// runs (the stdin-fed supervisor) as the same user with the same variables; the limits and the
+// hardening are restated in the pod's terms.
+//
+// What a pod cannot say that the Docker body does: a process limit (PidsLimit; on Kubernetes
+// it is the kubelet's podPidsLimit), the open-files ulimit (the runtime's default), an init
+// process (Init: true) and the absence of a network interface (a pod always has one: network
+// isolation is the NetworkPolicy in packaging/kubernetes/, which the backend must find).
+class PodSpec
+{
+public:
+    // What a Kubernetes engine adds to the sandbox configuration.
+    struct Options
+    {
+        // The run image as the language or the configuration names it; see prefixedImage().
+        QString image;
+        // Pushed images: "registry.example.com/team" makes code-sandbox/python:latest into
+        // registry.example.com/team/code-sandbox/python:latest.
+        QString imagePrefix;
+        // A RuntimeClass such as gVisor's "gvisor" (empty: the cluster's default runtime).
+        QString runtimeClassName;
+        QMap<QString, QString> nodeSelector;
+        // The container serves many programs one after another (a session).
+        bool session = false;
+        // The pod's lifetime on the node, counted from its start: a backstop for pods whose
+        // instance died without deleting them. 0: defaultDeadlineSeconds().
+        qint64 activeDeadlineSeconds = 0;
+    };
+
+    // Longest a warm pod may wait for its program; the backend replaces older warm pods before
+    // activeDeadlineSeconds ends them.
+    static constexpr qint64 kWarmWaitSec = 3600;
+    // After the program's timeout: fetching output files (30 s) and deletion.
+    static constexpr qint64 kDeadlineMarginSec = 60;
+    // A session's pod: it lives while it is used, so its deadline is only the backstop.
+    static constexpr qint64 kSessionDeadlineSec = 24 * 3600;
+
+    // Label on pods that have network (--network): the NetworkPolicy leaves them out.
+    static constexpr const char *kLabelNetwork = "code-sandbox.network";
+    static constexpr const char *kContainerName = "sandbox";
+
+    static QJsonObject build(const Language &language, const SandboxConfig &config,
+                             const Options &options);
+
+    // kWarmWaitSec + the largest timeout a call may ask + kDeadlineMarginSec, or
+    // kSessionDeadlineSec for a session.
+    static qint64 defaultDeadlineSeconds(const SandboxConfig &config, bool session);
+
+    static QString prefixedImage(const QString &imagePrefix, const QString &image);
+
+    // A Kubernetes label value (at most 63 characters of [A-Za-z0-9._-], alphanumeric at both
+    // ends) for one of our label values: unchanged when it is one already, otherwise the
+    // characters outside the set become '_' and a value too long keeps its start and a hash of
+    // the whole. Deterministic, so a label selector built from the same value matches.
+    static QString labelValue(const QString &value);
+
+    // What `pod` lacks of the hardening build() gives every pod, one entry per missing or wrong
+    // field, named by its path ("spec.containers[0].securityContext.readOnlyRootFilesystem");
+    // empty when it has all of it. The backend refuses to send a pod with any.
+    static QStringList hardeningViolations(const QJsonObject &pod);
+
+    // Whether `policy` (a networking.k8s.io/v1 NetworkPolicy as JSON) denies all egress to
+    // every pod build() makes without network: it selects all of them whatever their instance,
+    // host or language, lists Egress among its policyTypes and allows no egress rule.
+    static bool deniesSandboxEgress(const QJsonObject &policy);
+    // The same question for all the policies of a namespace (the items of a NetworkPolicyList):
+    // one denies, and none that might select such a pod allows any egress (policies add up, so
+    // one allowing rule would open what the other closes). Empty when isolated, else why not.
+    static QString sandboxEgressProblem(const QJsonArray &policies);
+};
