@@ -294,6 +294,14 @@ void AppController::updateEngines()
 void AppController::onEvent(const JournalEvent &event)
 {
     const bool remote = event.run.instanceId != m_sandbox->config().instanceId;
+    // A headless instance's Started carries the id alone: its record says whose it is.
+    if (event.type == JournalEvent::Type::Started) {
+        const RunRecord *known = m_model->run(event.run.id);
+        if (known && !isOwn(known->instanceId))
+            qCInfo(lcUi).noquote() << "run" << event.run.id.left(8) << "of instance pid"
+                                   << known->instancePid << "(" << known->source << ")"
+                                   << "started";
+    }
     if (remote && event.type == JournalEvent::Type::Finished)
         qCInfo(lcUi).noquote() << "run" << event.run.id.left(8) << "of instance pid"
                                << event.run.instancePid << "(" << event.run.source << ")"

@@ -52,8 +52,7 @@ ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
     QString limits =
         QStringLiteral("timeout %1 s, memory %2, %3 CPU, %4")
             .arg(request.timeoutSec)
-            .arg(locale.formattedDataSize(request.memoryBytes, 0,
-                                          QLocale::DataSizeTraditionalFormat))
+            .arg(locale.formattedDataSize(request.memoryBytes, 0, QLocale::DataSizeIecFormat))
             .arg(request.cpus)
             .arg(request.network ? QStringLiteral("network ON") : QStringLiteral("no network"));
     form->addRow(QStringLiteral("Limits:"), new QLabel(limits, this));
@@ -69,7 +68,7 @@ ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
         QStringList files;
         for (const auto &[path, size] : request.files)
             files.append(QStringLiteral("%1 (%2)").arg(
-                path, locale.formattedDataSize(size, 1, QLocale::DataSizeTraditionalFormat)));
+                path, locale.formattedDataSize(size, 1, QLocale::DataSizeIecFormat)));
         auto *list = new QLabel(files.join(QStringLiteral(", ")), this);
         list->setObjectName(QStringLiteral("approvalFiles"));
         list->setWordWrap(true);

@@ -113,6 +113,16 @@ void MainWindow::buildMenus()
     close->setShortcut(QKeySequence::Close);
     QAction *quit = file->addAction(QStringLiteral("&Quit"), this, &MainWindow::quitRequested);
     quit->setShortcut(QKeySequence::Quit);
+    // The selected run: its Stop action is made here and shown in the toolbar and the list too.
+    QMenu *runMenu = menuBar()->addMenu(QStringLiteral("&Run"));
+    m_stopAction =
+        new QAction(style()->standardIcon(QStyle::SP_MediaStop), QStringLiteral("&Stop run"), this);
+    m_stopAction->setObjectName(QStringLiteral("stopRunAction"));
+    m_stopAction->setToolTip(QStringLiteral("Stop the selected run, whoever started it (Delete); "
+                                            "its assistant is told it was stopped here"));
+    m_stopAction->setEnabled(false);
+    connect(m_stopAction, &QAction::triggered, this, &MainWindow::stopSelected);
+    runMenu->addAction(m_stopAction);
     QMenu *help = menuBar()->addMenu(QStringLiteral("&Help"));
     QAction *connectAction = help->addAction(QStringLiteral("&Connect an assistant…"), this,
                                              &MainWindow::openConnectDialog);

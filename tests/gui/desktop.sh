@@ -149,6 +149,67 @@ shot assistant-run
 exec {SRV[1]}>&-
 wait "$SRV_PID" || true
 
+# 3b. The control room, with the official SDK client through --stdio instances: an assistant
+#     whose policy says "ask" waits until a person allows its run in the window; a long run is
+#     stopped from the window's Run menu and its client is told so.
+SDK_CALL="$(cd "$(dirname "$0")/../e2e" && pwd)/sdk-call.mjs"
+mkdir -p "$XDG_CONFIG_HOME/code-sandbox"
+cat >>"$XDG_CONFIG_HOME/code-sandbox/code-sandbox.conf" <<'CONF'
+[assistants]
+policies="{\"default\":{\"action\":\"run\"},\"assistants\":[{\"client\":\"cautious-bot\",\"action\":\"ask\"}]}"
+CONF
+sdk_call() { # OUTPUT CLIENT TOOL ARGS: in the background
+    node "$SDK_CALL" --stdio "$BIN/code-sandbox" --stdio --pool 0 -- --client "$2" --tool "$3" \
+        --args "$4" >"$1" 2>>"$WORK/stdio.log" &
+    PIDS+=($!)
+}
+sdk_call "$WORK/ask.out" cautious-bot execute_code \
+    '{"language":"python","code":"import statistics\nprint(statistics.mean([3, 1, 4, 1, 5]))\n"}'
+DIALOG=$(timeout 60 xdotool search --sync --onlyvisible --name '^Approve a run' | head -1) ||
+    fail "no approval dialog for the assistant whose policy says ask"
+grep -q '"progress":"waiting for approval in the Code Sandbox window"' "$WORK/ask.out" ||
+    fail "the waiting call did not say it waits: $(cat "$WORK/ask.out")"
+grep -q '"result"' "$WORK/ask.out" && fail "the call ran before anyone allowed it"
+sleep 0.5
+import -window "$DIALOG" "$SHOTS/approval-dialog.png"
+ok "screenshot approval-dialog.png"
+xdotool windowfocus --sync "$DIALOG"
+xdotool key --window "$DIALOG" alt+o
+wait_log "$WORK/ask.out" '"result"' 90 "the allowed call did not end"
+grep -q '2.8' "$WORK/ask.out" || fail "the allowed call did not run: $(cat "$WORK/ask.out")"
+ok "an 'ask' assistant's call waited for the window, and ran once allowed"
+
+sdk_call "$WORK/long.out" long-bot execute_code \
+    '{"language":"python","timeout":120,"code":"import time\nx = bytearray(64 << 20)\nprint(\"started\", flush=True)\nt = time.time()\nwhile time.time() - t < 60: pass\n"}'
+wait_log "$WORK/app.log" 'of instance pid [0-9]+ \( long-bot \) started' 90 \
+    "the long run of a stdio instance did not start in the window"
+wait_log "$WORK/long.out" '"progress":"stdout: started"' 60 "the long run printed nothing"
+# A few seconds of samples for the chart, then the screenshot of a live run.
+sleep 3
+shot live-run-chart
+xdotool windowfocus --sync "$WINDOW"
+# A click on the toolbar's Stop run (the list follows the newest run, so it is the one selected).
+# Where the button is: beside New run, in the window of 1280x820 this script always opens.
+xdotool mousemove --window "$WINDOW" 143 38
+sleep 0.3
+T0=$(date +%s%N)
+xdotool click 1
+for _ in $(seq 500); do
+    grep -q '"result"' "$WORK/long.out" && break
+    sleep 0.01
+done
+T1=$(date +%s%N)
+grep -q '"result"' "$WORK/long.out" || fail "the stopped run's client got no answer"
+grep -q 'stopped from the Code Sandbox window' "$WORK/long.out" ||
+    fail "the client was not told the window stopped it: $(tail -1 "$WORK/long.out")"
+grep -q '"isError":true' "$WORK/long.out" || fail "the stopped run's result is not an error"
+STOP_MS=$(((T1 - T0) / 1000000))
+ok "a stdio instance's run stopped from the window: its SDK client had the answer ${STOP_MS} ms after the click"
+[ "$STOP_MS" -le 5000 ] || fail "the stop took ${STOP_MS} ms"
+wait_log "$WORK/app.log" 'of instance pid [0-9]+ \( long-bot \) cancelled' 30 \
+    "the window did not show the run as stopped"
+shot stopped-run
+
 # 4. Closing the window keeps serving; a second launch shows it again.
 xdotool key --window "$WINDOW" ctrl+w
 for _ in $(seq 25); do
