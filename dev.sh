@@ -24,17 +24,19 @@ ROOT=$PWD
 BUILD=${BUILD_DIR:-$ROOT/build}
 SOCKET=/var/run/docker.sock
 
-# Build tools, Qt 6.4 and the three C libraries (tar, HTTP framing, YAML for kubeconfig), the engine, the image builder (debootstrap, and
-# python3 to read resources/languages.json), what the GUI
-# tests need (Xvfb, a tray, xdotool to type, ImageMagick's import for screenshots, a font), the
-# package checks (dpkg-dev, desktop-file-utils, appstream), and the hardening tests: clang with
-# libFuzzer and the sanitizer runtimes (llvm-14 for symbolised stacks), Podman with the init it
-# needs for HostConfig.Init, and the extra engines of tests/engines (a private sshd, bridges made
-# with ip, certificates made with openssl). Node.js comes from Debian only where no node is
-# installed.
+# Build tools, Qt 6.4 and the three C libraries (tar, HTTP framing, YAML for kubeconfig files),
+# the engine, the image builder (debootstrap, and python3 to read resources/languages.json), the
+# test Kubernetes API server and the official Kubernetes client that checks it (aiohttp,
+# kubernetes, websocket-client, PyYAML, jsonschema), what the GUI tests need (Xvfb, a tray,
+# xdotool to type, ImageMagick's import for screenshots, a font), the package checks (dpkg-dev,
+# desktop-file-utils, appstream), and the hardening tests: clang with libFuzzer and the sanitizer
+# runtimes (llvm-14 for symbolised stacks), Podman with the init it needs for HostConfig.Init, and
+# the extra engines of tests/engines (a private sshd, bridges made with ip, certificates made with
+# openssl). Node.js comes from Debian only where no node is installed.
 PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
           qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev libyaml-cpp-dev
           shared-mime-info docker.io debootstrap python3 python3-docker
+          python3-aiohttp python3-kubernetes python3-websocket python3-yaml python3-jsonschema
           xvfb trayer xdotool imagemagick fonts-dejavu-core
           dpkg-dev desktop-file-utils appstream
           clang-14 libclang-rt-14-dev llvm-14 podman catatonit
