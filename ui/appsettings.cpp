@@ -154,8 +154,8 @@ void AppSettings::savePolicies(QSettings &s, const AssistantPolicies &policies)
     if (policies == AssistantPolicies())
         s.remove(kPolicies);
     else
-        s.setValue(kPolicies, QString::fromUtf8(QJsonDocument(policies.toJson())
-                                                    .toJson(QJsonDocument::Compact)));
+        s.setValue(kPolicies, QString::fromUtf8(
+                                  QJsonDocument(policies.toJson()).toJson(QJsonDocument::Compact)));
 }
 
 QString AppSettings::filePath()

@@ -33,7 +33,7 @@ struct ExecutionResult
     bool timedOut = false;
     bool outOfMemory = false; // the kernel killed the program for exceeding the memory limit
     bool cancelled = false;
-    QString cancelReason; // who stopped it, when not the caller itself
+    QString cancelReason;      // who stopped it, when not the caller itself
     bool compileError = false; // the build step of a compiled language failed
     QList<OutputFile> files;   // plots in creation order, then output files by name
     int timeoutSec = 0;

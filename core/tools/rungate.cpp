@@ -59,10 +59,7 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
         admitted(request, QString());
         return;
     case AssistantPolicy::Action::Refuse:
-        admitted(request,
-                 QStringLiteral("Refused by %1 in Code Sandbox: its runs are refused. A person "
-                                "can change this in Code Sandbox's Settings → Assistants.")
-                     .arg(policy.describe()));
+        admitted(request, refusedText(policy));
         return;
     case AssistantPolicy::Action::Ask:
         break;
@@ -81,6 +78,23 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
         return;
     }
     ask(call, request, policy, admitted);
+}
+
+QString RunGate::screen(const QString &client, const QString &language, int timeoutSec,
+                        const QStringList &libraries) const
+{
+    const AssistantPolicy &policy = m_policies.forClient(client);
+    const QString broken = policy.check(language, &timeoutSec, libraries, m_config);
+    if (!broken.isEmpty() || policy.action != AssistantPolicy::Action::Refuse)
+        return broken;
+    return refusedText(policy);
+}
+
+QString RunGate::refusedText(const AssistantPolicy &policy)
+{
+    return QStringLiteral("Refused by %1 in Code Sandbox: its runs are refused. A person can "
+                          "change this in Code Sandbox's Settings → Assistants.")
+        .arg(policy.describe());
 }
 
 void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,

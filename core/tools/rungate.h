@@ -42,6 +42,11 @@ public:
     using Admitted = std::function<void(const ExecutionRequest &request, const QString &refusal)>;
     void admit(ToolCall *call, const ExecutionRequest &request, const Admitted &admitted);
 
+    // For what starts no program itself (create_session: its runs pass admit() each): the
+    // policy's rules and a refusing policy, without asking anyone. Empty when it may go ahead.
+    QString screen(const QString &client, const QString &language, int timeoutSec,
+                   const QStringList &libraries) const;
+
 Q_SIGNALS:
     // A person chose "Always allow this assistant": policies() changed.
     void policiesChanged(const AssistantPolicies &policies);
@@ -51,6 +56,7 @@ private:
     struct Waiting;
     void ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,
              const Admitted &admitted);
+    static QString refusedText(const AssistantPolicy &policy);
     void onAnswered(const QString &id, RunApprover::Answer answer, const QString &reason);
     void onLost();
     // Ends a wait: the question is withdrawn (unless answered) and `refusal` (empty: run) given.

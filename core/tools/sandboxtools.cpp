@@ -521,7 +521,7 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
     registerLanguageTools(server, sandbox, lone, values);
     registerResources(server, sandbox, lone);
     if (sessions)
-        SessionTools::registerAll(server, *sessions);
+        SessionTools::registerAll(server, *sessions, gate);
 }
 
 void SandboxTools::registerRunTools(McpServer &server, const RunContext &context,

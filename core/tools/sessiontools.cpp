@@ -2,6 +2,7 @@
 
 #include "mcpserver.h"
 #include "mcpsession.h"
+#include "rungate.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
 #include "sessionmanager.h"
@@ -39,12 +40,23 @@ QJsonObject result(const QString &text, const QJsonObject &structured)
 }
 
 // create_session: starts the session's sandbox and answers once it is ready.
-void createSession(SessionManager *sm, int idleSec, ToolCall *call)
+void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *call)
 {
     const QJsonObject args = call->arguments();
     QStringList libs;
     for (const QJsonValue &v : args.value(u"libraries").toArray())
         libs.append(v.toString());
+    if (gate) {
+        // Installing happens now, with network: the policy is asked before anything starts.
+        const QString asked = args.value(u"language").toString(QStringLiteral("python"));
+        const Language *language = sm->sandbox()->languages().find(asked);
+        const QString refusal = gate->screen(call->clientName(), language ? language->name : asked,
+                                             args.value(u"timeout").toInt(0), libs);
+        if (!refusal.isEmpty()) {
+            call->finishWithError(refusal);
+            return;
+        }
+    }
     QPointer<ToolCall> guard(call);
     call->progress(QStringLiteral("starting the session's sandbox"));
     sm->create(
@@ -74,7 +86,7 @@ void createSession(SessionManager *sm, int idleSec, ToolCall *call)
 }
 } // namespace
 
-void SessionTools::registerAll(McpServer &server, SessionManager &sessions)
+void SessionTools::registerAll(McpServer &server, SessionManager &sessions, RunGate *gate)
 {
     SessionManager *sm = &sessions;
     const int idleSec = sessions.limits().idleSec;
@@ -87,7 +99,9 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions)
         {QStringLiteral("max_timeout"), sandbox->config().maxTimeoutSec}};
 
     ToolDefinition create = ToolSchemas::tool(QStringLiteral("create_session"), values);
-    create.handler = [sm, idleSec](ToolCall *call) { createSession(sm, idleSec, call); };
+    create.handler = [sm, idleSec, gate](ToolCall *call) {
+        createSession(sm, idleSec, gate, call);
+    };
     server.tools().add(create);
 
     ToolDefinition list = ToolSchemas::tool(QStringLiteral("list_sessions"));

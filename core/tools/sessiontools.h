@@ -1,6 +1,7 @@
 #pragma once
 
 class McpServer;
+class RunGate;
 class SessionManager;
 
 // create_session, list_sessions and close_session: stateful sessions whose variables, files and
@@ -9,5 +10,6 @@ class SessionManager;
 class SessionTools
 {
 public:
-    static void registerAll(McpServer &server, SessionManager &sessions);
+    // With `gate`, create_session passes the assistant's policy (its rules; a refusing policy).
+    static void registerAll(McpServer &server, SessionManager &sessions, RunGate *gate = nullptr);
 };

@@ -394,7 +394,16 @@ void ControlRoomTest::policyRefusesLanguageAndNetwork()
     SdkCall other(stdio({QStringLiteral("--network")}), QStringLiteral("other-bot"),
                   QStringLiteral("run_python_code"),
                   {{QStringLiteral("code"), QStringLiteral("print('ok')")}}, env());
-    QTRY_VERIFY_WITH_TIMEOUT(ruby.done() && network.done() && other.done(), kRunMs);
+    // A session installs its libraries when it is created: the policy is asked then.
+    SdkCall session(stdio(), QStringLiteral("limited-bot"), QStringLiteral("create_session"),
+                    {{QStringLiteral("language"), QStringLiteral("python")},
+                     {QStringLiteral("libraries"), QJsonArray{QStringLiteral("rich")}}},
+                    env());
+    QTRY_VERIFY_WITH_TIMEOUT(ruby.done() && network.done() && other.done() && session.done(),
+                             kRunMs);
+    QVERIFY(session.isError());
+    QVERIFY2(session.text().contains(u"installing libraries needs network access"),
+             qPrintable(session.text()));
     QVERIFY(ruby.isError());
     QVERIFY2(ruby.text().contains(u"Refused by the policy for assistant 'limited-bot'") &&
                  ruby.text().contains(u"ruby is not among the languages it allows: python"),
