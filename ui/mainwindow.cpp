@@ -143,13 +143,6 @@ void MainWindow::buildMenus()
     connectAction->setIcon(style()->standardIcon(QStyle::SP_ComputerIcon));
     settings->setIcon(style()->standardIcon(QStyle::SP_FileDialogDetailedView));
     toolbar->addAction(newRun);
-    m_stopAction =
-        new QAction(style()->standardIcon(QStyle::SP_MediaStop), QStringLiteral("&Stop run"), this);
-    m_stopAction->setObjectName(QStringLiteral("stopRunAction"));
-    m_stopAction->setToolTip(QStringLiteral("Stop the selected run, whoever started it (Delete); "
-                                            "its assistant is told it was stopped here"));
-    m_stopAction->setEnabled(false);
-    connect(m_stopAction, &QAction::triggered, this, &MainWindow::stopSelected);
     toolbar->addAction(m_stopAction);
     toolbar->addAction(connectAction);
     toolbar->addAction(settings);

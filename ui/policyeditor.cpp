@@ -30,6 +30,18 @@ QWidget *checkCell(bool checked, const QString &name, QWidget *parent)
     return cell;
 }
 
+// A largest value, 0 meaning the server's own.
+QSpinBox *limitCell(int value, int max, const QString &suffix, const QString &name, QWidget *parent)
+{
+    auto *spin = new QSpinBox(parent);
+    spin->setObjectName(name);
+    spin->setRange(0, max);
+    spin->setSpecialValueText(PolicyEditor::tr("server's"));
+    spin->setSuffix(suffix);
+    spin->setValue(value);
+    return spin;
+}
+
 bool cellChecked(const QTableWidget *table, int row, int column)
 {
     const QWidget *cell = table->cellWidget(row, column);
@@ -131,20 +143,12 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
                            checkCell(policy.network, QStringLiteral("policyNetwork"), m_table));
     m_table->setCellWidget(row, LibrariesColumn,
                            checkCell(policy.libraries, QStringLiteral("policyLibraries"), m_table));
-    auto *timeout = new QSpinBox(m_table);
-    timeout->setObjectName(QStringLiteral("policyTimeout"));
-    timeout->setRange(0, AssistantPolicy::kMaxTimeoutSec);
-    timeout->setSpecialValueText(tr("server's"));
-    timeout->setSuffix(tr(" s"));
-    timeout->setValue(policy.maxTimeoutSec);
-    m_table->setCellWidget(row, TimeoutColumn, timeout);
-    auto *memory = new QSpinBox(m_table);
-    memory->setObjectName(QStringLiteral("policyMemory"));
-    memory->setRange(0, AssistantPolicy::kMaxMemoryMiB);
-    memory->setSpecialValueText(tr("server's"));
-    memory->setSuffix(tr(" MiB"));
-    memory->setValue(policy.maxMemoryMiB);
-    m_table->setCellWidget(row, MemoryColumn, memory);
+    m_table->setCellWidget(row, TimeoutColumn,
+                           limitCell(policy.maxTimeoutSec, AssistantPolicy::kMaxTimeoutSec,
+                                     tr(" s"), QStringLiteral("policyTimeout"), m_table));
+    m_table->setCellWidget(row, MemoryColumn,
+                           limitCell(policy.maxMemoryMiB, AssistantPolicy::kMaxMemoryMiB,
+                                     tr(" MiB"), QStringLiteral("policyMemory"), m_table));
 }
 
 bool PolicyEditor::addAssistant(const QString &client)

@@ -10,6 +10,7 @@
 #include "approvalprompter.h"
 #include "appsettings.h"
 #include "commandline.h"
+#include "mainwindow.h"
 #include "monitorserver.h"
 #include "rungate.h"
 #include "runlistmodel.h"
@@ -20,6 +21,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
@@ -27,6 +30,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTreeView>
 #include <QUuid>
 #include <memory>
 
@@ -114,6 +118,7 @@ private Q_SLOTS:
     void policyRefusesLanguageAndNetwork();
     void stopAHeadlessRun();
     void stopAnHttpRun();
+    void deleteInTheWindowsListStops();
     void cleanupTestCase();
 
 private:
@@ -480,6 +485,41 @@ void ControlRoomTest::stopAnHttpRun()
              QStringLiteral("stopped from the Code Sandbox window"));
     QVERIFY(m_controller->model()->run(id)->notes.contains(
         QStringLiteral("stopped from the Code Sandbox window")));
+}
+
+// The real window: the list follows the newest run, Stop is enabled for it (and the Run menu holds
+// the same action), and Delete in the list stops it.
+void ControlRoomTest::deleteInTheWindowsListStops()
+{
+    setPolicies(AssistantPolicies());
+    AppSettings settings;
+    MainWindow window(m_controller.get(), settings);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QMenu *runMenu = nullptr;
+    for (QAction *a : window.menuBar()->actions()) {
+        if (a->text() == u"&Run")
+            runMenu = a->menu();
+    }
+    QVERIFY(runMenu && runMenu->actions().contains(window.stopAction()));
+    SdkCall call(http(), QStringLiteral("long-bot-3"), QStringLiteral("execute_code"),
+                 {{QStringLiteral("language"), QStringLiteral("python")},
+                  {QStringLiteral("code"),
+                   QStringLiteral("import time\nprint('started', flush=True)\ntime.sleep(60)")},
+                  {QStringLiteral("timeout"), 120}},
+                 env());
+    const RunRecord *run = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT(call.done() || ((run = runningOf(QStringLiteral("long-bot-3"))) &&
+                                             run->stdoutText().contains("started")),
+                             kRunMs);
+    QVERIFY2(run && !call.done(), qPrintable(call.text() + call.error()));
+    QTRY_COMPARE(window.currentRunId(), run->id);
+    QTRY_VERIFY(window.stopAction()->isEnabled());
+    window.runTree()->setFocus();
+    QTest::keyClick(window.runTree(), Qt::Key_Delete);
+    QTRY_VERIFY_WITH_TIMEOUT(call.done(), 20000);
+    QVERIFY(call.result().value(u"structuredContent").toObject().value(u"cancelled").toBool());
+    QTRY_VERIFY(!window.stopAction()->isEnabled());
 }
 
 void ControlRoomTest::cleanupTestCase()
