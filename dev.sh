@@ -35,6 +35,7 @@ SOCKET=/var/run/docker.sock
 # openssl). Node.js comes from Debian only where no node is installed.
 PACKAGES=(build-essential cmake ninja-build pkg-config git curl ca-certificates clang-format
           qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev libyaml-cpp-dev
+          qt6-websockets-dev
           shared-mime-info docker.io debootstrap python3 python3-docker
           python3-aiohttp python3-kubernetes python3-websocket python3-yaml python3-jsonschema
           xvfb trayer xdotool imagemagick fonts-dejavu-core
