@@ -1,0 +1,78 @@
+#pragma once
+
+#include "sandboxbackend.h"
+
+#include <QElapsedTimer>
+#include <QMap>
+
+class KubeClient;
+
+// Sandboxes as pods of one namespace of a Kubernetes cluster (through KubeClient): each built by
+// PodSpec from the same inputs as a Docker create body, checked against its hardening before it
+// is sent, and driven by KubernetesContainer (create, wait for Running, attach over WebSocket,
+// delete with grace 0). Pods without network are only created once the namespace has a
+// NetworkPolicy that denies their egress (PodSpec::sandboxEgressProblem); with network on
+// (--network) the pods carry the label the policy leaves out. Library volumes are not
+// supported on Kubernetes yet: runs that need them, and installs, fail with that message.
+class KubernetesBackend : public SandboxBackend
+{
+    Q_OBJECT
+public:
+    struct Options
+    {
+        // Pods running at once (the capacity placement weighs); 0: kDefaultMaxPods.
+        int maxPods = 0;
+        QString imagePrefix;
+        QString runtimeClassName;
+        QMap<QString, QString> nodeSelector;
+    };
+
+    static constexpr int kDefaultMaxPods = 8;
+    // How long a found egress policy is trusted before the namespace is asked again (a missing
+    // one is asked about at every creation, so that applying it takes effect at once).
+    static constexpr qint64 kIsolationCacheMs = 30000;
+    // Annotation keeping the sandbox's own name when the pod name had to differ from it.
+    static constexpr const char *kAnnotationName = "code-sandbox.name";
+
+    KubernetesBackend(KubeClient *client, const Options &options, QObject *parent = nullptr);
+
+    KubeClient *client() const { return m_client; }
+
+    QString endpoint() const override;
+    int capacity() const override;
+    QJsonObject runSpec(const Language &language, const QString &image, const SandboxConfig &config,
+                        const QString &librariesVolume, bool session) const override;
+    QJsonObject installSpec(const Language &language, const QString &image,
+                            const SandboxConfig &config, const QString &volume) const override;
+    SandboxContainer *createSandbox(const QJsonObject &spec, const QString &image,
+                                    const QString &name, QObject *parent) override;
+    void createVolume(const QString &name, const QJsonObject &labels, QObject *context,
+                      const SandboxContainer::Done &done) override;
+    void removeVolume(const QString &name) override;
+    void
+    list(const QStringList &labels, QObject *context,
+         const std::function<void(const QList<Listed> &, const QString &error)> &done) override;
+    void removeById(const QString &id, QObject *context,
+                    const SandboxContainer::Done &done) override;
+    // Cheap: GET /version. Full: the same, then the namespace's NetworkPolicies; a namespace
+    // without the egress policy is reachable but says why no sandbox without network will run.
+    void health(bool cheap, QObject *context,
+                const std::function<void(const Health &)> &done) override;
+
+    // Whether pods without network may be created: empty when the namespace's policies deny
+    // their egress, else why not (or why the policies could not be read).
+    void checkIsolation(QObject *context, const std::function<void(const QString &problem)> &done);
+
+    // A valid pod name (DNS-1123 subdomain) for a sandbox name.
+    static QString podName(const QString &name);
+    // The spec's error (a run the backend cannot make, such as one with libraries), if any.
+    static QString specError(const QJsonObject &spec);
+    static QString notSupported();
+
+    QString podsPath() const;
+
+private:
+    KubeClient *m_client;
+    Options m_options;
+    QElapsedTimer m_isolatedAt; // valid: the policy was found then
+};

@@ -1,0 +1,486 @@
+#include "kubernetescontainer.h"
+
+#include "backendlog.h"
+#include "kubeclient.h"
+#include "kubernetesbackend.h"
+#include "kubestream.h"
+#include "podspec.h"
+
+#include <QFileInfo>
+#include <QJsonArray>
+#include <memory>
+
+namespace {
+// What a tar exec may say on stderr that is kept for the message.
+constexpr qsizetype kMaxStderrBytes = 4096;
+// stdin of an exec goes in messages of at most this.
+constexpr qsizetype kStdinChunkBytes = 256 * 1024;
+
+QJsonObject containerState(const QJsonObject &pod)
+{
+    return pod.value(u"status")
+        .toObject()
+        .value(u"containerStatuses")
+        .toArray()
+        .at(0)
+        .toObject()
+        .value(u"state")
+        .toObject();
+}
+
+bool hasNetwork(const QJsonObject &pod)
+{
+    return pod.value(u"metadata")
+        .toObject()
+        .value(u"labels")
+        .toObject()
+        .contains(QLatin1String(PodSpec::kLabelNetwork));
+}
+} // namespace
+
+KubernetesContainer::KubernetesContainer(KubernetesBackend *backend, const QJsonObject &spec,
+                                         const QString &image, const QString &name, QObject *parent)
+    : SandboxContainer(parent), m_backend(backend), m_client(backend->client()), m_spec(spec),
+      m_image(image), m_name(name)
+{
+    // The image as the pod names it (with the configured registry prefix).
+    const QString podImage =
+        spec.value(u"spec").toObject().value(u"containers").toArray().at(0)[u"image"].toString();
+    if (!podImage.isEmpty())
+        m_image = podImage;
+    m_pollTimer.setSingleShot(true);
+    connect(&m_pollTimer, &QTimer::timeout, this, &KubernetesContainer::poll);
+}
+
+KubernetesContainer::~KubernetesContainer()
+{
+    if (m_stream)
+        m_stream->close();
+}
+
+QString KubernetesContainer::podPath() const
+{
+    return m_backend->podsPath() + u'/' + m_id;
+}
+
+void KubernetesContainer::prepare()
+{
+    if (m_state != State::New)
+        return;
+    m_state = State::Creating;
+    m_startClock.start();
+    const QString specError = KubernetesBackend::specError(m_spec);
+    if (!specError.isEmpty()) {
+        QMetaObject::invokeMethod(
+            this, [this, specError] { fail(specError); }, Qt::QueuedConnection);
+        return;
+    }
+    // The sandbox's name is the pod's (so a create whose answer was lost can still be deleted,
+    // and the janitor recognises its own), kept whole in an annotation when it had to change.
+    QJsonObject metadata = m_spec.value(u"metadata").toObject();
+    metadata.remove(QStringLiteral("generateName"));
+    metadata.insert(QStringLiteral("name"), KubernetesBackend::podName(m_name));
+    QJsonObject annotations = metadata.value(u"annotations").toObject();
+    annotations.insert(QLatin1String(KubernetesBackend::kAnnotationName), m_name);
+    metadata.insert(QStringLiteral("annotations"), annotations);
+    m_spec.insert(QStringLiteral("metadata"), metadata);
+
+    const QStringList violations = PodSpec::hardeningViolations(m_spec);
+    if (!violations.isEmpty()) {
+        const QString message =
+            QStringLiteral("refusing to create a sandbox pod without its hardening: %1")
+                .arg(violations.join(QStringLiteral(", ")));
+        QMetaObject::invokeMethod(
+            this, [this, message] { fail(message); }, Qt::QueuedConnection);
+        return;
+    }
+    if (hasNetwork(m_spec)) {
+        create();
+        return;
+    }
+    m_backend->checkIsolation(this, [this](const QString &problem) {
+        if (m_removeWhenCreated) { // removed while asking: nothing was created
+            m_removeWhenCreated = false;
+            m_state = State::Removed;
+            Q_EMIT removed();
+            return;
+        }
+        if (!problem.isEmpty()) {
+            fail(problem);
+            return;
+        }
+        create();
+    });
+}
+
+void KubernetesContainer::create()
+{
+    KubeReply *reply = m_client->post(m_backend->podsPath(), m_spec);
+    connect(reply, &KubeReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (!reply->ok()) {
+            const KubeError::Kind kind = reply->error().kind;
+            // No answer in time: the server may have made the pod. Its name is known, so a
+            // removal deletes it by name all the same.
+            m_createOutcomeUnknown =
+                kind == KubeError::Kind::Timeout || kind == KubeError::Kind::TooLarge;
+            if (m_createOutcomeUnknown)
+                m_id = KubernetesBackend::podName(m_name);
+            if (m_removeWhenCreated) {
+                m_removeWhenCreated = false;
+                m_state = State::Failed;
+                remove();
+                return;
+            }
+            failRequest(reply->error(), QStringLiteral("create"));
+            return;
+        }
+        m_id = reply->json().value(u"metadata").toObject().value(u"name").toString();
+        qCDebug(lcBackend) << "created pod" << m_id;
+        if (m_removeWhenCreated) {
+            m_removeWhenCreated = false;
+            m_state = State::Failed;
+            remove();
+            return;
+        }
+        m_state = State::Starting;
+        m_pollTimer.start(KubernetesContainer::kFastPollMs);
+    });
+}
+
+void KubernetesContainer::poll()
+{
+    if (m_state != State::Starting)
+        return;
+    KubeReply *reply = m_client->get(podPath());
+    connect(reply, &KubeReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (m_state != State::Starting)
+            return;
+        if (!reply->ok()) {
+            if (reply->error().isNotFound())
+                fail(QStringLiteral("the sandbox pod %1 was deleted before it ran").arg(m_id));
+            else
+                failRequest(reply->error(), QStringLiteral("follow"));
+            return;
+        }
+        const QJsonObject pod = reply->json();
+        const QJsonObject status = pod.value(u"status").toObject();
+        const QString phase = status.value(u"phase").toString();
+        const QJsonObject state = containerState(pod);
+        if (phase == u"Running" && state.contains(u"running")) {
+            attach();
+            return;
+        }
+        if (phase == u"Succeeded" || phase == u"Failed") {
+            const QJsonObject term = state.value(u"terminated").toObject();
+            const QString why = status.value(u"reason").toString().isEmpty()
+                                    ? term.value(u"reason").toString()
+                                    : status.value(u"reason").toString();
+            fail(QStringLiteral("the sandbox pod %1 ended before it was used (%2)")
+                     .arg(m_id, why.isEmpty() ? phase : why));
+            return;
+        }
+        const QJsonObject waiting = state.value(u"waiting").toObject();
+        const QString reason = waiting.value(u"reason").toString();
+        const QString message = waiting.value(u"message").toString();
+        static const QStringList imageReasons = {
+            QStringLiteral("ErrImagePull"), QStringLiteral("ImagePullBackOff"),
+            QStringLiteral("InvalidImageName"), QStringLiteral("ErrImageNeverPull")};
+        static const QStringList configReasons = {QStringLiteral("CreateContainerConfigError"),
+                                                  QStringLiteral("CreateContainerError"),
+                                                  QStringLiteral("RunContainerError")};
+        if (imageReasons.contains(reason)) {
+            m_imageMissing = true;
+            fail(QStringLiteral("the sandbox image %1 is not available to the cluster (%2: %3). "
+                                "%4")
+                     .arg(m_image, reason, message,
+                          m_missingImageHint ? m_missingImageHint() : QString())
+                     .trimmed());
+            return;
+        }
+        if (configReasons.contains(reason)) {
+            fail(QStringLiteral("the cluster could not start the sandbox pod %1 (%2: %3)")
+                     .arg(m_id, reason, message));
+            return;
+        }
+        if (m_startClock.elapsed() > kStartTimeoutMs) {
+            QString last = reason;
+            for (const QJsonValue &c : status.value(u"conditions").toArray())
+                if (c[u"status"].toString() == u"False" && !c[u"message"].toString().isEmpty())
+                    last = c[u"message"].toString();
+            fail(QStringLiteral("the sandbox pod %1 was not running within %2 s (%3)")
+                     .arg(m_id)
+                     .arg(kStartTimeoutMs / 1000)
+                     .arg(last.isEmpty() ? phase : last));
+            return;
+        }
+        m_pollTimer.start(m_startClock.elapsed() < kFastPollForMs ? kFastPollMs : kSlowPollMs);
+    });
+}
+
+void KubernetesContainer::attach()
+{
+    m_state = State::Attaching;
+    m_stream = KubeStream::attach(m_client->access(), m_id,
+                                  QString::fromLatin1(PodSpec::kContainerName), this);
+    connect(m_stream, &KubeStream::output, this, &SandboxContainer::output);
+    connect(m_stream, &KubeStream::finished, this, &SandboxContainer::streamEnded);
+    connect(m_stream, &KubeStream::failed, this, [this](const QString &error) {
+        if (m_state == State::Removing || m_state == State::Removed)
+            return;
+        if (m_state == State::Attaching) {
+            fail(QStringLiteral("could not attach to the sandbox pod %1: %2").arg(m_id, error),
+                 true);
+        } else {
+            // Output may be lost: the caller must not take the pod's exit code for the story.
+            m_streamError = error;
+            Q_EMIT streamEnded();
+        }
+    });
+    connect(m_stream, &KubeStream::established, this, [this] {
+        if (m_state != State::Attaching)
+            return;
+        qCDebug(lcBackend) << "pod" << m_id << "attached in" << m_startClock.elapsed() << "ms";
+        m_state = State::Ready;
+        Q_EMIT ready();
+    });
+}
+
+void KubernetesContainer::write(const QByteArray &bytes)
+{
+    if (m_stream)
+        m_stream->write(bytes);
+}
+
+void KubernetesContainer::fail(const QString &message, bool lost)
+{
+    if (m_state == State::Removing || m_state == State::Removed)
+        return;
+    m_backendLost = lost;
+    m_state = State::Failed;
+    m_pollTimer.stop();
+    qCWarning(lcBackend).noquote() << message;
+    Q_EMIT failed(message);
+}
+
+void KubernetesContainer::failRequest(const KubeError &error, const QString &what)
+{
+    fail(QStringLiteral("could not %1 the sandbox pod: %2").arg(what, error.toString()),
+         error.kind != KubeError::Kind::Http && error.kind != KubeError::Kind::Credentials);
+}
+
+void KubernetesContainer::remove()
+{
+    if (m_state == State::Removing || m_state == State::Removed || m_removeWhenCreated)
+        return;
+    if (m_state == State::Creating) {
+        // The create (or the policy check before it) has not answered: delete once it has.
+        m_removeWhenCreated = true;
+        return;
+    }
+    m_pollTimer.stop();
+    const bool created = !m_id.isEmpty();
+    m_state = created ? State::Removing : State::Removed;
+    if (m_stream)
+        m_stream->close();
+    if (!created) {
+        Q_EMIT removed();
+        return;
+    }
+    sendDelete();
+}
+
+void KubernetesContainer::sendDelete()
+{
+    // Grace 0: the program is killed at once, as a forced Docker removal does.
+    KubeReply *reply = m_client->del(podPath() + QStringLiteral("?gracePeriodSeconds=0"),
+                                     {{QStringLiteral("gracePeriodSeconds"), 0}});
+    connect(reply, &KubeReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (!reply->ok() && !reply->error().isNotFound()) {
+            // The pod still exists: keep trying (backing off to a minute), as DockerContainer.
+            const int delayMs = qMin(60000, 500 << qMin(m_removeAttempts, 7));
+            if (m_removeAttempts++ == 0)
+                qCWarning(lcBackend).noquote() << "could not delete pod" << m_id << ":"
+                                               << reply->error().toString() << "- retrying";
+            QTimer::singleShot(delayMs, this, &KubernetesContainer::sendDelete);
+            return;
+        }
+        qCDebug(lcBackend) << "deleted pod" << m_id;
+        m_state = State::Removed;
+        Q_EMIT removed();
+    });
+}
+
+void KubernetesContainer::putFiles(const QString &dir, const QByteArray &tar, QObject *context,
+                                   const Done &done)
+{
+    QPointer<QObject> ctx(context);
+    auto *stream =
+        KubeStream::exec(m_client->access(), m_id, QString::fromLatin1(PodSpec::kContainerName),
+                         {QStringLiteral("tar"), QStringLiteral("-C"), dir, QStringLiteral("-xf"),
+                          QStringLiteral("-")},
+                         true, this);
+    auto errors = std::make_shared<QByteArray>();
+    const auto answer = [stream, ctx, done](const QString &error) {
+        stream->deleteLater();
+        if (ctx)
+            done(error);
+    };
+    connect(stream, &KubeStream::established, stream, [stream, tar, answer] {
+        // tar reads to the end of its stdin, which only v5 can end while the stream goes on.
+        if (!stream->canCloseStdin()) {
+            stream->close();
+            answer(QStringLiteral("placing files needs the v5.channel.k8s.io stream protocol "
+                                  "(Kubernetes 1.30 or later); the API server offered %1")
+                       .arg(stream->protocol()));
+            return;
+        }
+        for (qsizetype at = 0; at < tar.size(); at += kStdinChunkBytes)
+            stream->write(tar.mid(at, kStdinChunkBytes));
+        stream->closeStdin();
+    });
+    connect(stream, &KubeStream::output, stream, [errors](int channel, const QByteArray &bytes) {
+        if (channel == KubeStream::Stderr && errors->size() < kMaxStderrBytes)
+            errors->append(bytes.left(kMaxStderrBytes - errors->size()));
+    });
+    connect(stream, &KubeStream::finished, stream, [stream, errors, answer] {
+        const int code = stream->exitCode();
+        answer(code == 0 ? QString()
+                         : QStringLiteral("tar in the sandbox pod failed (%1)%2")
+                               .arg(code < 0 ? stream->message()
+                                             : QStringLiteral("exit code %1").arg(code),
+                                    errors->isEmpty() ? QString()
+                                                      : QStringLiteral(": ") +
+                                                            QString::fromUtf8(*errors).trimmed()));
+    });
+    connect(stream, &KubeStream::failed, stream, [answer](const QString &error) { answer(error); });
+}
+
+void KubernetesContainer::fetchFiles(const QString &path, qint64 maxBytes, QObject *context,
+                                     const Fetched &done)
+{
+    // The same archive as Docker's GET /containers/ID/archive: the path's last part at the top.
+    const QFileInfo info(path);
+    QString parent = info.path();
+    QString base = info.fileName();
+    if (base.isEmpty()) { // (a path ending in '/')
+        const QFileInfo dir(info.path());
+        parent = dir.path();
+        base = dir.fileName();
+    }
+    QPointer<QObject> ctx(context);
+    auto *stream =
+        KubeStream::exec(m_client->access(), m_id, QString::fromLatin1(PodSpec::kContainerName),
+                         {QStringLiteral("tar"), QStringLiteral("-C"), parent,
+                          QStringLiteral("-cf"), QStringLiteral("-"), base},
+                         false, this);
+    auto archive = std::make_shared<Archive>();
+    auto errors = std::make_shared<QByteArray>();
+    auto answered = std::make_shared<bool>(false);
+    const auto answer = [stream, ctx, done, archive, answered] {
+        if (*answered)
+            return;
+        *answered = true;
+        stream->deleteLater();
+        if (ctx)
+            done(*archive);
+    };
+    connect(
+        stream, &KubeStream::output, stream,
+        [stream, archive, errors, maxBytes, path, answer](int channel, const QByteArray &bytes) {
+            if (channel == KubeStream::Stderr) {
+                if (errors->size() < kMaxStderrBytes)
+                    errors->append(bytes.left(kMaxStderrBytes - errors->size()));
+                return;
+            }
+            archive->tar += bytes;
+            if (archive->tar.size() > maxBytes) {
+                // Not held past the budget: the stream is dropped, the exec goes with it.
+                archive->tar.clear();
+                archive->tooLarge = true;
+                archive->error =
+                    QStringLiteral("%1 is larger than %2 bytes").arg(path).arg(maxBytes);
+                stream->close();
+                answer();
+            }
+        });
+    connect(stream, &KubeStream::finished, stream, [stream, archive, errors, path, answer] {
+        const int code = stream->exitCode();
+        if (code != 0) {
+            archive->tar.clear();
+            archive->error = QStringLiteral("could not read %1 from the sandbox pod (%2)%3")
+                                 .arg(path,
+                                      code < 0 ? stream->message()
+                                               : QStringLiteral("tar exit code %1").arg(code),
+                                      errors->isEmpty() ? QString()
+                                                        : QStringLiteral(": ") +
+                                                              QString::fromUtf8(*errors).trimmed());
+        }
+        answer();
+    });
+    connect(stream, &KubeStream::failed, stream, [archive, answer](const QString &error) {
+        archive->tar.clear();
+        archive->error = error;
+        answer();
+    });
+}
+
+void KubernetesContainer::exitStatus(QObject *context, const Exited &done)
+{
+    auto since = std::make_shared<QElapsedTimer>();
+    since->start();
+    askExit(since, context, done);
+}
+
+void KubernetesContainer::askExit(const std::shared_ptr<QElapsedTimer> &since, QObject *context,
+                                  const Exited &done)
+{
+    if (m_id.isEmpty()) {
+        QMetaObject::invokeMethod(
+            context, [done] { done(-1, QStringLiteral("the sandbox pod was never created")); },
+            Qt::QueuedConnection);
+        return;
+    }
+    QPointer<QObject> ctx(context);
+    KubeReply *reply = m_client->get(podPath());
+    connect(reply, &KubeReply::finished, this, [this, reply, since, ctx, done] {
+        reply->deleteLater();
+        if (!ctx)
+            return;
+        if (!reply->ok()) {
+            done(-1, reply->error().toString());
+            return;
+        }
+        const QJsonObject terminated =
+            containerState(reply->json()).value(u"terminated").toObject();
+        if (!terminated.isEmpty()) {
+            done(terminated.value(u"exitCode").toInt(-1), QString());
+            return;
+        }
+        // The stream can end a moment before the kubelet reports the container's end.
+        if (since->elapsed() > kExitWaitMs) {
+            done(-1, QStringLiteral("the sandbox pod %1 did not report its end within %2 s")
+                         .arg(m_id)
+                         .arg(kExitWaitMs / 1000));
+            return;
+        }
+        QTimer::singleShot(kFastPollMs, this, [this, since, ctx, done] {
+            if (ctx)
+                askExit(since, ctx, done);
+        });
+    });
+}
+
+void KubernetesContainer::interrupt()
+{
+    if (m_id.isEmpty())
+        return;
+    // The supervisor is the container's first process; it passes SIGINT on to the program.
+    auto *stream = KubeStream::exec(
+        m_client->access(), m_id, QString::fromLatin1(PodSpec::kContainerName),
+        {QStringLiteral("kill"), QStringLiteral("-INT"), QStringLiteral("1")}, false, this);
+    connect(stream, &KubeStream::finished, stream, &QObject::deleteLater);
+    connect(stream, &KubeStream::failed, stream, &QObject::deleteLater);
+}

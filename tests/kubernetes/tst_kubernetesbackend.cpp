@@ -1,0 +1,325 @@
+// KubernetesBackend against tests/kubernetes/testapiserver.py, whose pods are real sandbox
+// containers on the local Docker engine: the kubeconfig the server writes is resolved with
+// KubeConfig, the backend drives it through KubeClient and KubeStream (attach and exec over
+// WebSocket), and SandboxService runs Python and JavaScript on it as it does on Docker.
+
+#include "containerpool.h"
+#include "engineclient.h"
+#include "enginelocator.h"
+#include "enginereply.h"
+#include "execution.h"
+#include "executionrequest.h"
+#include "kubeclient.h"
+#include "kubeconfig.h"
+#include "kubernetesbackend.h"
+#include "kubetarget.h"
+#include "podspec.h"
+#include "sandboxservice.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUrl>
+#include <QUuid>
+#include <algorithm>
+#include <memory>
+
+class TestKubernetesBackend : public QObject
+{
+    Q_OBJECT
+
+private:
+    struct Server
+    {
+        std::unique_ptr<QProcess> process;
+        QString kubeconfig;
+        QTemporaryDir state;
+    };
+
+    // Starts the test API server, with `policies` loaded as its NetworkPolicies (empty: none).
+    bool startServer(Server &server, const QString &policies)
+    {
+        if (!server.state.isValid())
+            return false;
+        server.process = std::make_unique<QProcess>();
+        server.process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        QStringList args{QStringLiteral(CS_TESTAPISERVER),
+                         QStringLiteral("--port"),
+                         QStringLiteral("0"),
+                         QStringLiteral("--token"),
+                         QUuid::createUuid().toString(QUuid::Id128),
+                         QStringLiteral("--state-dir"),
+                         server.state.path()};
+        if (!policies.isEmpty())
+            args << QStringLiteral("--network-policies") << policies;
+        // Debian's interpreter, for its packages (python3-aiohttp, python3-yaml).
+        server.process->start(QStringLiteral("/usr/bin/python3"), args);
+        if (!server.process->waitForStarted(10000))
+            return false;
+        QElapsedTimer clock;
+        clock.start();
+        while (clock.elapsed() < 60000) {
+            if (!server.process->canReadLine() && !server.process->waitForReadyRead(1000)) {
+                if (server.process->state() != QProcess::Running)
+                    return false;
+                continue;
+            }
+            while (server.process->canReadLine()) {
+                const QString line = QString::fromUtf8(server.process->readLine()).trimmed();
+                if (line.startsWith(QLatin1String("kubeconfig: ")))
+                    server.kubeconfig = line.mid(12);
+            }
+            if (!server.kubeconfig.isEmpty())
+                return true;
+        }
+        return false;
+    }
+
+    static void stopServer(Server &server)
+    {
+        if (!server.process || server.process->state() != QProcess::Running)
+            return;
+        server.process->terminate(); // SIGTERM: it removes its containers
+        if (!server.process->waitForFinished(30000))
+            server.process->kill();
+    }
+
+    static KubeAccess accessFor(const Server &server)
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("KUBECONFIG"), server.kubeconfig);
+        const KubeConfig::Result r = KubeConfig::resolve(
+            KubeTarget::parse(QStringLiteral("k8s://testapiserver")), env, KubeConfig::Options());
+        if (!r.ok())
+            qWarning() << r.error;
+        return r.access;
+    }
+
+    SandboxConfig makeConfig()
+    {
+        SandboxConfig c;
+        c.instanceId = QStringLiteral("kbtest-") + QUuid::createUuid().toString(QUuid::Id128);
+        c.poolSize = 1;
+        c.warmLanguages = {QStringLiteral("python"), QStringLiteral("javascript")};
+        m_instance = c.instanceId;
+        return c;
+    }
+
+    static ExecutionResult resultOf(Execution *e, int waitMs)
+    {
+        QSignalSpy spy(e, &Execution::finished);
+        if (!spy.wait(waitMs))
+            return {};
+        return spy.first().first().value<ExecutionResult>();
+    }
+
+    ExecutionResult run(SandboxService &service, const QString &language, const QString &code,
+                        int timeoutSec = 30)
+    {
+        return resultOf(service.execute({language, code, timeoutSec}), (timeoutSec + 90) * 1000);
+    }
+
+    // Pods of this test's instance the API server still has.
+    static int pods(KubernetesBackend &backend, const QString &instance)
+    {
+        QObject context;
+        int count = -1;
+        bool answered = false;
+        backend.list({QStringLiteral("code-sandbox.instance=") + instance}, &context,
+                     [&](const QList<SandboxBackend::Listed> &found, const QString &error) {
+                         count = error.isEmpty() ? int(found.size()) : -1;
+                         answered = true;
+                     });
+        if (!QTest::qWaitFor([&] { return answered; }, 10000))
+            return -1;
+        return count;
+    }
+
+    // Docker containers made for pods of this test's instance (their names carry the pod's).
+    static QStringList dockerContainers(const QString &instance)
+    {
+        EngineClient engine(EngineLocator::locate(QString()).socketPath);
+        const QJsonObject filters{
+            {QStringLiteral("label"), QJsonArray{QStringLiteral("io.kubernetes.pod.name")}},
+            {QStringLiteral("name"), QJsonArray{KubernetesBackend::podName(instance)}}};
+        EngineReply *r = engine.get("/containers/json?all=1&filters=" +
+                                    QUrl::toPercentEncoding(QString::fromUtf8(
+                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return {QStringLiteral("<engine query failed>")};
+        QStringList names;
+        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
+            names.append(v.toObject().value(u"Names").toArray().at(0).toString());
+        return names;
+    }
+
+    QString m_policies;
+    QString m_instance;
+    QTemporaryDir m_dir;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        qRegisterMetaType<ExecutionResult>();
+        QVERIFY(m_dir.isValid());
+        // The policy the cluster is meant to have (packaging/kubernetes/), as the server loads it.
+        m_policies = QStringLiteral(CS_SOURCE_DIR "/packaging/kubernetes/40-networkpolicy.yaml");
+        QVERIFY(QFile::exists(m_policies));
+    }
+
+    void runsProgramsInPods()
+    {
+        Server server;
+        QVERIFY(startServer(server, m_policies));
+        const auto stop = qScopeGuard([&] { stopServer(server); });
+        const KubeAccess access = accessFor(server);
+        QVERIFY(access.isValid());
+        KubeClient client(access);
+        KubernetesBackend backend(&client, KubernetesBackend::Options());
+        {
+            SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
+            const QString instance = m_instance;
+            // As the app starts it: leftovers of dead instances swept, the pools warmed.
+            service.reapOrphans();
+            service.warmUp();
+
+            // Output, through the warm pool.
+            ExecutionResult r = run(service, QStringLiteral("python"),
+                                    QStringLiteral("import sys\nprint('hello from a pod')\n"
+                                                   "print('to stderr', file=sys.stderr)"));
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(r.stdoutData, QByteArray("hello from a pod\n"));
+            QCOMPARE(r.stderrData, QByteArray("to stderr\n"));
+
+            r = run(service, QStringLiteral("javascript"),
+                    QStringLiteral("console.log(6 * 7); process.exit(3)"));
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.stdoutData, QByteArray("42\n"));
+            QCOMPARE(r.exitCode, 3);
+
+            // A non-zero exit.
+            r = run(service, QStringLiteral("python"), QStringLiteral("raise SystemExit(7)"));
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.exitCode, 7);
+
+            // An output file and a figure, fetched by tar over exec.
+            r = run(service, QStringLiteral("python"), QStringLiteral(R"py(
+import os, matplotlib.pyplot as plt
+open(os.path.join(os.environ["OUTPUT_DIR"], "report.txt"), "w").write("report body")
+plt.plot([1, 2, 3])
+plt.show()
+print("done")
+)py"));
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(r.stdoutData, QByteArray("done\n"));
+            bool report = false, plot = false;
+            for (const OutputFile &f : r.files) {
+                if (f.kind == OutputFile::Kind::Output && f.name == u"report.txt")
+                    report = f.data == "report body";
+                if (f.kind == OutputFile::Kind::Plot)
+                    plot = f.data.startsWith("\x89PNG");
+            }
+            QVERIFY2(report, "the output file did not come back");
+            QVERIFY2(plot, "the figure did not come back");
+
+            // A timeout: the pod is deleted.
+            r = run(service, QStringLiteral("python"),
+                    QStringLiteral("import time\nprint('started', flush=True)\ntime.sleep(60)"), 2);
+            QVERIFY(r.timedOut);
+            QCOMPARE(r.stdoutData, QByteArray("started\n"));
+
+            // A cancel while the program runs.
+            Execution *e = service.execute(
+                {QStringLiteral("javascript"), QStringLiteral("setInterval(() => {}, 1000)"), 60});
+            QSignalSpy started(e, &Execution::started);
+            QSignalSpy finished(e, &Execution::finished);
+            QVERIFY(started.wait(60000));
+            e->cancel(QStringLiteral("test"));
+            QVERIFY(finished.count() == 1 || finished.wait(10000));
+            QVERIFY(finished.first().first().value<ExecutionResult>().cancelled);
+
+            // Warm pods: the pool is refilled ahead, and later calls take a pod from it.
+            ContainerPool *pool = service.pool();
+            QVERIFY(pool);
+            QList<qint64> latencies;
+            for (int i = 0; i < 5; ++i) {
+                QTRY_VERIFY_WITH_TIMEOUT(
+                    pool->warmCount(
+                        backend.runSpec(*LanguageRegistry::builtIn().find(QStringLiteral("python")),
+                                        QStringLiteral("code-sandbox/python:latest"),
+                                        service.config(), {}, false)) > 0,
+                    60000);
+                const int takes = pool->warmTakes();
+                QElapsedTimer clock;
+                clock.start();
+                r = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+                latencies.append(clock.elapsed());
+                QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+                QCOMPARE(r.stdoutData, QByteArray("1\n"));
+                QCOMPARE(pool->warmTakes(), takes + 1);
+            }
+            std::sort(latencies.begin(), latencies.end());
+            qInfo() << "warm print(1) through the Kubernetes backend, ms:" << latencies;
+
+            service.shutdown();
+            QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, 30000);
+            QCOMPARE(pods(backend, instance), 0);
+            QTRY_COMPARE_WITH_TIMEOUT(dockerContainers(instance), QStringList(), 15000);
+        }
+    }
+
+    void refusesWithoutEgressPolicy()
+    {
+        Server server;
+        QVERIFY(startServer(server, QString()));
+        const auto stop = qScopeGuard([&] { stopServer(server); });
+        KubeClient client(accessFor(server));
+        KubernetesBackend backend(&client, KubernetesBackend::Options());
+        SandboxConfig config = makeConfig();
+        config.poolSize = 0;
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        QVERIFY2(r.error.contains(QLatin1String("NetworkPolicy")), qPrintable(r.error));
+        QVERIFY(r.stdoutData.isEmpty());
+        QCOMPARE(pods(backend, m_instance), 0);
+
+        bool answered = false;
+        backend.health(false, this, [&](const SandboxBackend::Health &h) {
+            QVERIFY(h.reachable);
+            QCOMPARE(h.product, QStringLiteral("Kubernetes"));
+            QVERIFY2(h.error.contains(QLatin1String("NetworkPolicy")), qPrintable(h.error));
+            answered = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(answered, 10000);
+    }
+
+    void refusesLibraries()
+    {
+        Server server;
+        QVERIFY(startServer(server, m_policies));
+        const auto stop = qScopeGuard([&] { stopServer(server); });
+        KubeClient client(accessFor(server));
+        KubernetesBackend backend(&client, KubernetesBackend::Options());
+        QString error;
+        bool answered = false;
+        backend.createVolume(QStringLiteral("libs"), {}, this, [&](const QString &e) {
+            error = e;
+            answered = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(answered, 5000);
+        QVERIFY2(error.contains(QLatin1String("not supported on Kubernetes yet")),
+                 qPrintable(error));
+    }
+};
+
+QTEST_MAIN(TestKubernetesBackend)
+#include "tst_kubernetesbackend.moc"
