@@ -230,6 +230,15 @@ print("done")
             QVERIFY2(report, "the output file did not come back");
             QVERIFY2(plot, "the figure did not come back");
 
+            // Input files, placed by tar over exec (stdin ended with v5's close) before the
+            // program.
+            ExecutionRequest withFiles(QStringLiteral("python"),
+                                       QStringLiteral("print(open('data/in.txt').read())"), 30);
+            withFiles.files = {{QStringLiteral("data/in.txt"), QByteArray("input file body")}};
+            r = resultOf(service.execute(withFiles), 120000);
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.stdoutData, QByteArray("input file body\n"));
+
             // A timeout: the pod is deleted.
             r = run(service, QStringLiteral("python"),
                     QStringLiteral("import time\nprint('started', flush=True)\ntime.sleep(60)"), 2);
