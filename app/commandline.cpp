@@ -3,6 +3,7 @@
 #include "applog.h"
 #include "appsettings.h"
 #include "calltimeout.h"
+#include "kubetarget.h"
 #include "languageregistry.h"
 #include "passthroughenv.h"
 
@@ -130,8 +131,18 @@ Option engineAddresses(const QString &name, const QString &help)
     return {QCommandLineOption(name, help, QStringLiteral("address")), Stage::Sandbox,
             [name](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
                 QStringList engines;
+                QStringList clusters;
                 for (const QString &raw : values) {
                     const QString value = raw.trimmed();
+                    if (KubeTarget::isKubeUrl(value)) {
+                        // A cluster: resolved from the kubeconfig when the services start.
+                        QString error;
+                        KubeTarget::parse(value, &error);
+                        if (!error.isEmpty())
+                            return QStringLiteral("--%1: %2").arg(name, error);
+                        clusters.append(value);
+                        continue;
+                    }
                     if (value.startsWith(u"context:")) {
                         const QString context = value.mid(8);
                         if (context != u"default" && !EngineLocator::isValidContextName(context))
@@ -146,6 +157,7 @@ Option engineAddresses(const QString &name, const QString &help)
                 }
                 cl.engines = engines;
                 cl.engine = engines.value(0);
+                cl.kubeEngines = clusters;
                 return QString();
             }};
 }
@@ -322,8 +334,10 @@ QList<Option> sandboxOptions()
               "--insecure-tcp); ssh://[user@]host[:port][/socket], which runs 'docker system "
               "dial-stdio' there through ssh with your keys and agent (never a password; "
               "CODE_SANDBOX_SSH_CONFIG names another ssh config file); or context:NAME, a Docker "
-              "context ('docker context ls'). Default: DOCKER_HOST, DOCKER_CONTEXT, the Docker "
-              "CLI's current context, CONTAINER_HOST, Podman, then Docker.")),
+              "context ('docker context ls'); or k8s://[CONTEXT][/NAMESPACE], a Kubernetes "
+              "cluster as kubectl finds it (KUBECONFIG or ~/.kube/config, or the pod's service "
+              "account; see packaging/kubernetes/). Default: DOCKER_HOST, DOCKER_CONTEXT, the "
+              "Docker CLI's current context, CONTAINER_HOST, Podman, then Docker.")),
         text(s("tls-ca"), s("file"),
              s("CA certificate that signed the engine's: the only one trusted for the tcp:// "
                "engines of --engine (default: DOCKER_CERT_PATH/ca.pem with DOCKER_TLS_VERIFY)."),
@@ -421,6 +435,10 @@ QList<Option> instanceOptions()
                        "(600)."),
                      Stage::Sandbox, 5, 7 * 24 * 3600, s("a number of seconds from 5 to 604800"),
                      &CommandLine::sessionIdleSec),
+        integer<int>(s("max-pods"), s("n"),
+                     s("Sandbox pods running at once on each Kubernetes cluster of --engine (8)."),
+                     Stage::Sandbox, 1, 10000, s("a whole number from 1 to 10000"),
+                     &CommandLine::maxPods),
         integer<int>(s("max-sessions"), s("n"),
                      s("Sessions open at once, all clients together (8)."), Stage::Sandbox, 0, 256,
                      s("a whole number from 0 to 256"), &CommandLine::maxSessions),

@@ -29,7 +29,11 @@ struct CommandLine
     QString message;     // help text, version line, or the error
     QString engine;      // the first --engine, for callers that use one engine
     QStringList engines; // every --engine, in order: an address or context:NAME
-    QString tlsCa;       // --tls-ca, --tls-cert, --tls-key: for the tcp:// engines of --engine
+    // The Kubernetes clusters among --engine (k8s://[CONTEXT][/NAMESPACE]), in order; with only
+    // these, no Docker engine is looked for.
+    QStringList kubeEngines;
+    int maxPods = 0; // --max-pods: pods running at once per cluster (0: the backend's default)
+    QString tlsCa;   // --tls-ca, --tls-cert, --tls-key: for the tcp:// engines of --engine
     QString tlsCert;
     QString tlsKey;
     bool insecureTcp = false; // --insecure-tcp: plain tcp:// to another host is allowed

@@ -8,6 +8,10 @@
 #include "enginelocator.h"
 #include "historystore.h"
 #include "journal.h"
+#include "kubeclient.h"
+#include "kubeconfig.h"
+#include "kubernetesbackend.h"
+#include "kubetarget.h"
 #include "mcpserver.h"
 #include "monitorapprover.h"
 #include "monitorpublisher.h"
@@ -37,7 +41,10 @@ std::unique_ptr<Services> Services::create(const CommandLine &cl, Mode mode,
 
 bool Services::build(const CommandLine &cl, Mode mode, const Placement &placement)
 {
-    QList<EngineLocator::Result> engines = EngineLocator::locateAll(cl.engineOptions());
+    // Only clusters given: no Docker engine is looked for.
+    QList<EngineLocator::Result> engines;
+    if (cl.kubeEngines.isEmpty() || !cl.engines.isEmpty())
+        engines = EngineLocator::locateAll(cl.engineOptions());
     for (EngineLocator::Result &where : engines) {
         if (where.error.isEmpty())
             continue;
@@ -78,6 +85,8 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
         m_engines.push_back(std::move(engine));
         m_backends.push_back(std::move(backend));
     }
+    if (!addClusters(cl, &backends))
+        return false;
     m_sandbox = std::make_unique<SandboxService>(backends, languages, config);
     m_runControl = std::make_unique<RunControl>(m_sandbox.get());
     m_gate = std::make_unique<RunGate>(m_sandbox->config());
@@ -122,6 +131,30 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     // problem shows in the log before the first call).
     m_sandbox->reapOrphans();
     m_sandbox->warmUp();
+    return true;
+}
+
+bool Services::addClusters(const CommandLine &cl, QList<SandboxBackend *> *backends)
+{
+    for (const QString &value : cl.kubeEngines) {
+        QString error;
+        const KubeTarget target = KubeTarget::parse(value, &error);
+        const KubeConfig::Result resolved =
+            error.isEmpty() ? KubeConfig::resolve(target) : KubeConfig::Result{{}, error};
+        if (!resolved.ok()) {
+            std::fprintf(stderr, "code-sandbox: %s: %s\n", qPrintable(value),
+                         qPrintable(resolved.error));
+            return false;
+        }
+        auto client = std::make_unique<KubeClient>(resolved.access);
+        KubernetesBackend::Options options;
+        options.maxPods = cl.maxPods;
+        auto backend = std::make_unique<KubernetesBackend>(client.get(), options);
+        backends->append(backend.get());
+        qCInfo(lcApp).noquote() << "cluster" << resolved.access.description();
+        m_clusters.push_back(std::move(client));
+        m_kubeBackends.push_back(std::move(backend));
+    }
     return true;
 }
 

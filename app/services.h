@@ -2,11 +2,15 @@
 
 #include "streamablehttpserver.h"
 
+#include <QList>
 #include <QString>
 #include <memory>
 #include <vector>
 
 class DockerBackend;
+class KubeClient;
+class KubernetesBackend;
+class SandboxBackend;
 class EngineClient;
 class HistoryStore;
 class Journal;
@@ -50,8 +54,9 @@ public:
     static std::unique_ptr<Services> create(const CommandLine &cl, Mode mode,
                                             const Placement &placement = {});
 
-    // The first engine (the only one unless --engine was given several times).
-    EngineClient *engine() const { return m_engines.front().get(); }
+    // The first Docker engine (the only one unless --engine was given several times); null when
+    // every --engine is a Kubernetes cluster.
+    EngineClient *engine() const { return m_engines.empty() ? nullptr : m_engines.front().get(); }
     const std::vector<std::unique_ptr<EngineClient>> &engines() const { return m_engines; }
     SandboxService *sandbox() const { return m_sandbox.get(); }
     McpServer *server() const { return m_server.get(); }
@@ -79,6 +84,9 @@ public:
 private:
     Services() = default;
     bool build(const CommandLine &cl, Mode mode, const Placement &placement);
+    // One backend per k8s:// engine; false (said on stderr) when a cluster cannot be reached as
+    // its kubeconfig says.
+    bool addClusters(const CommandLine &cl, QList<SandboxBackend *> *backends);
     void openHistory(Mode mode, const QString &path);
     void watchPolicies();
 
@@ -87,6 +95,8 @@ private:
     // the publisher refer to the sandbox).
     std::vector<std::unique_ptr<EngineClient>> m_engines;
     std::vector<std::unique_ptr<DockerBackend>> m_backends;
+    std::vector<std::unique_ptr<KubeClient>> m_clusters;
+    std::vector<std::unique_ptr<KubernetesBackend>> m_kubeBackends;
     std::unique_ptr<SandboxService> m_sandbox;
     std::unique_ptr<RunControl> m_runControl;
     std::unique_ptr<RunGate> m_gate;

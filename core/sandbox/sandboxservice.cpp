@@ -538,8 +538,10 @@ SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const QJsonOb
             .arg(m_config.instanceId.isEmpty() ? QStringLiteral("anonymous") : m_config.instanceId)
             .arg(++m_containerSeq);
     SandboxContainer *container = site->backend()->createSandbox(spec, image, containerName, this);
-    const QString name =
-        spec.value(u"Labels").toObject().value(u"code-sandbox.language").toString();
+    QJsonObject labels = spec.value(u"Labels").toObject();
+    if (labels.isEmpty()) // a pod body (Kubernetes)
+        labels = spec.value(u"metadata").toObject().value(u"labels").toObject();
+    const QString name = labels.value(u"code-sandbox.language").toString();
     if (const Language *language = m_languages.find(name)) {
         const bool several = m_sites.size() > 1;
         container->setMissingImageHint([language = *language, image, site, several] {

@@ -27,7 +27,7 @@ for (let i = 0; i < argv.length; ++i) {
         ++i; // the --
         const env = {};
         for (const [k, v] of Object.entries(process.env)) {
-            if (['PATH', 'HOME', 'DOCKER_HOST', 'XDG_CONFIG_HOME', 'XDG_RUNTIME_DIR'].includes(k) ||
+            if (['PATH', 'HOME', 'DOCKER_HOST', 'KUBECONFIG', 'XDG_CONFIG_HOME', 'XDG_RUNTIME_DIR'].includes(k) ||
                 k.startsWith('CODE_SANDBOX_'))
                 env[k] = v;
         }

@@ -510,6 +510,17 @@ void tst_CommandLine::engine()
     QVERIFY(error({"--engine", "context:bad name"}).contains(u"not a Docker context name"));
     QVERIFY(error({"--engine", "tcp://h:99999"}).contains(u"tcp://h:99999"));
 
+    // Kubernetes clusters are kept apart: they are resolved from the kubeconfig, not located.
+    const CommandLine clusters = parse(
+        {"--engine", "k8s://prod/code-sandbox", "--engine", "unix:///a.sock", "--max-pods", "20"});
+    QCOMPARE(clusters.message, QString());
+    QCOMPARE(clusters.kubeEngines, QStringList{"k8s://prod/code-sandbox"});
+    QCOMPARE(clusters.engines, QStringList{"unix:///a.sock"});
+    QCOMPARE(clusters.maxPods, 20);
+    QCOMPARE(parse({"--engine", "k8s://"}).kubeEngines, QStringList{"k8s://"});
+    QVERIFY(error({"--engine", "k8s://ctx/Not_A_Namespace"}).startsWith(u"--engine: "));
+    QVERIFY(error({"--max-pods", "0"}).contains(u"--max-pods"));
+
     // TLS files: for a tcp:// engine of the command line, existing, certificate with key.
     QTemporaryDir dir;
     QVERIFY(dir.isValid());

@@ -1,0 +1,161 @@
+// The official SDK client through `code-sandbox --stdio --engine k8s://…` against the test
+// Kubernetes API server of tests/kubernetes (its pods are real sandbox containers on the local
+// engine; no Kubernetes server can run on these machines): Python and JavaScript, a non-zero exit,
+// a timeout and a cancel (their pods deleted), a plot and an output file, warm pods, and no pod
+// left at the end. Not yet tried against a real cluster (packaging/kubernetes/README.md).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+
+import { sleep, startClient, textOf } from './helpers.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, '..', '..');
+const TOKEN = 'e2e-' + Math.random().toString(36).slice(2);
+const NAMESPACE = 'code-sandbox';
+let server;
+let stateDir;
+let kubeconfig;
+let api; // { url, ca }
+let session;
+
+// The API server's pods in our namespace, as a cluster would list them.
+function pods() {
+    return new Promise((resolve, reject) => {
+        const req = request(`${api.url}/api/v1/namespaces/${NAMESPACE}/pods`, {
+            ca: api.ca, headers: { Authorization: `Bearer ${TOKEN}` },
+        }, (res) => {
+            let body = '';
+            res.on('data', (c) => { body += c; });
+            res.on('end', () => {
+                try { resolve(JSON.parse(body).items); } catch (e) { reject(e); }
+            });
+        });
+        req.on('error', reject);
+        req.end();
+    });
+}
+
+async function waitForPods(predicate, what, timeoutMs = 20_000) {
+    const start = Date.now();
+    let last = [];
+    while (Date.now() - start < timeoutMs) {
+        last = await pods();
+        if (predicate(last)) return last;
+        await sleep(200);
+    }
+    assert.fail(`${what}; pods: ${last.map((p) => `${p.metadata.name}:${p.status?.phase}`).join(', ')}`);
+}
+
+const call = (name, args, options) =>
+    session.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000, ...options });
+
+before(async () => {
+    stateDir = mkdtempSync(join(tmpdir(), 'cs-kube-e2e-'));
+    server = spawn('/usr/bin/python3', [
+        join(ROOT, 'tests/kubernetes/testapiserver.py'), '--port', '0', '--token', TOKEN,
+        '--state-dir', stateDir,
+        '--network-policies', join(ROOT, 'packaging/kubernetes/40-networkpolicy.yaml'),
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its log is shown only when it does not start (aiohttp notes closed streams noisily).
+    let log = '';
+    server.stderr.on('data', (c) => { log = (log + c).slice(-8000); });
+    const lines = createInterface({ input: server.stdout });
+    await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the test API server did not start: ${log}`)), 30_000);
+        server.on('exit', (code) => reject(new Error(`the test API server ended (${code}): ${log}`)));
+        lines.on('line', (line) => {
+            const m = /^kubeconfig: (.*)$/.exec(line);
+            if (m) { kubeconfig = m[1]; clearTimeout(timer); resolve(); }
+            const u = /^url: (.*)$/.exec(line);
+            if (u) api = { url: u[1] };
+        });
+    });
+    const ca = /certificate-authority-data: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))[1];
+    api.ca = Buffer.from(ca, 'base64');
+    session = await startClient({
+        args: ['--stdio', '--engine', `k8s://testapiserver/${NAMESPACE}`],
+        env: { KUBECONFIG: kubeconfig, CODE_SANDBOX_MONITOR_SOCKET: join(stateDir, 'none.sock') },
+    });
+});
+
+after(async () => {
+    if (session) await session.client.close();
+    // The server's pods go with the instance's shutdown; then the server itself.
+    if (api) await waitForPods((list) => list.length === 0, 'pods were left behind').catch((e) => {
+        server?.kill('SIGTERM');
+        throw e;
+    });
+    if (server) {
+        server.kill('SIGTERM');
+        await new Promise((resolve) => server.on('exit', resolve));
+    }
+    rmSync(stateDir, { recursive: true, force: true });
+});
+
+test('Python and JavaScript run in pods', { timeout: 120_000 }, async () => {
+    const py = await call('run_python_code', { code: 'import sys\nprint(6 * 7)\nprint("warn", file=sys.stderr)' });
+    assert.equal(py.isError, undefined, textOf(py));
+    assert.equal(py.structuredContent.stdout, '42\n');
+    assert.equal(py.structuredContent.stderr, 'warn\n');
+    const js = await call('run_javascript_code', { code: 'console.log([1, 2, 3].map((x) => x * 2).join(","))' });
+    assert.equal(js.structuredContent.stdout, '2,4,6\n', textOf(js));
+});
+
+test('a non-zero exit comes back as an error with its code', { timeout: 120_000 }, async () => {
+    const r = await call('execute_code', { language: 'python', code: 'import sys\nprint("bye")\nsys.exit(3)' });
+    assert.equal(r.isError, true);
+    assert.equal(JSON.parse(textOf(r)).exit_code, 3);
+});
+
+test('a timeout stops the run and its pod is deleted', { timeout: 120_000 }, async () => {
+    const r = await call('execute_code', { language: 'python', code: 'import time\nprint("start", flush=True)\ntime.sleep(60)', timeout: 2 });
+    const out = JSON.parse(textOf(r));
+    assert.equal(out.timed_out, true, textOf(r));
+    assert.equal(out.stdout, 'start\n');
+    // Only the warm pods (Running, waiting for a program) remain: the timed-out one is gone.
+    await waitForPods((list) => list.every((p) => p.status?.phase === 'Running' || p.status?.phase === 'Pending'),
+        'the timed-out pod was not deleted');
+});
+
+test('a cancelled call stops its pod', { timeout: 120_000 }, async () => {
+    const controller = new AbortController();
+    const pending = call('execute_code', { language: 'python', code: 'import time\nprint("started", flush=True)\ntime.sleep(60)', timeout: 120 },
+        { signal: controller.signal, onprogress: (p) => { if (/started/.test(p.message ?? '')) controller.abort(); } });
+    await assert.rejects(pending);
+    await waitForPods((list) => list.every((p) => p.status?.phase === 'Running' || p.status?.phase === 'Pending'),
+        'the cancelled pod was not deleted');
+});
+
+test('a plot and an output file come back', { timeout: 120_000 }, async () => {
+    const r = await call('execute_code', {
+        language: 'python',
+        code: 'import os\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()\n'
+            + 'open(os.path.join(os.environ["OUTPUT_DIR"], "table.csv"), "w").write("x,y\\n1,2\\n")\nprint("done")',
+    });
+    assert.equal(r.isError, undefined, textOf(r));
+    const image = r.content.find((c) => c.type === 'image');
+    assert.ok(image && image.mimeType === 'image/png' && Buffer.from(image.data, 'base64').subarray(1, 4).toString() === 'PNG', 'a PNG plot');
+    const file = r.content.find((c) => c.type === 'resource');
+    assert.equal(file?.resource.text, 'x,y\n1,2\n');
+});
+
+test('warm pods answer print(1)', { timeout: 120_000 }, async () => {
+    const times = [];
+    for (let i = 0; i < 9; ++i) {
+        await sleep(300); // the pool refills between calls, as between an assistant's turns
+        const t0 = performance.now();
+        const r = await call('run_python_code', { code: 'print(1)' });
+        times.push(performance.now() - t0);
+        assert.equal(r.structuredContent.stdout, '1\n');
+    }
+    times.sort((a, b) => a - b);
+    // A figure for the report, not an assertion (speed is measured by bench/).
+    console.log(`# warm print(1) through k8s (test API server): p50 ${times[4].toFixed(1)} ms, all ${times.map((t) => t.toFixed(0)).join(' ')}`);
+});
