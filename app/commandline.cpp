@@ -435,6 +435,11 @@ QList<Option> instanceOptions()
                        "(600)."),
                      Stage::Sandbox, 5, 7 * 24 * 3600, s("a number of seconds from 5 to 604800"),
                      &CommandLine::sessionIdleSec),
+        text(s("image-prefix"), s("registry/prefix"),
+             s("Where Kubernetes clusters of --engine pull the images from: "
+               "REGISTRY/PREFIX/NAME:latest instead of code-sandbox/NAME:latest (push them with "
+               "containers/build-images.sh --push REGISTRY/PREFIX)."),
+             Stage::Sandbox, &CommandLine::imagePrefix),
         integer<int>(s("max-pods"), s("n"),
                      s("Sandbox pods running at once on each Kubernetes cluster of --engine (8)."),
                      Stage::Sandbox, 1, 10000, s("a whole number from 1 to 10000"),

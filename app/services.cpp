@@ -149,6 +149,7 @@ bool Services::addClusters(const CommandLine &cl, QList<SandboxBackend *> *backe
         auto client = std::make_unique<KubeClient>(resolved.access);
         KubernetesBackend::Options options;
         options.maxPods = cl.maxPods;
+        options.imagePrefix = cl.imagePrefix;
         auto backend = std::make_unique<KubernetesBackend>(client.get(), options);
         backends->append(backend.get());
         qCInfo(lcApp).noquote() << "cluster" << resolved.access.description();

@@ -56,7 +56,8 @@ read -r -a ALL_IMAGES <<< "$(table images)"
 
 usage() {
     cat <<EOF
-usage: build-images.sh [--force] [--refresh-base] [--jobs N] [--engine ADDRESS] [image...]
+usage: build-images.sh [--force] [--refresh-base] [--jobs N] [--engine ADDRESS]
+                       [--push REGISTRY/PREFIX] [image...]
 
 images (aliases; none = all):
 $(table usage | fold -s -w 94 | sed 's/ *$//; s/^/  /')
@@ -77,6 +78,10 @@ $(table usage | fold -s -w 94 | sed 's/ *$//; s/^/  /')
                                         CODE_SANDBOX_SSH_CONFIG as the ssh client's config
                     context:NAME        a docker CLI context
                   Through ssh, HOST needs the docker CLI. Building (not copying) needs root.
+  --push REGISTRY/PREFIX
+                  then tag each image as REGISTRY/PREFIX/NAME:latest and push it (docker push,
+                  with the engine's own registry login), for clusters that pull from a
+                  registry: run the server with --image-prefix REGISTRY/PREFIX
 
 environment:
   CODE_SANDBOX_CACHE            cache and log directory (default /var/cache/code-sandbox)
@@ -648,6 +653,7 @@ running_jobs() {
 
 FORCE=0
 REFRESH_BASE=0
+PUSH=
 IMAGES=()
 while [ "$#" -gt 0 ]; do
     case $1 in
@@ -657,6 +663,8 @@ while [ "$#" -gt 0 ]; do
         --jobs=*) JOBS=${1#--jobs=} ;;
         --engine) [ "$#" -ge 2 ] || { usage >&2; exit 2; }; parse_engine "$2"; shift ;;
         --engine=*) parse_engine "${1#--engine=}" ;;
+        --push) [ "$#" -ge 2 ] || { usage >&2; exit 2; }; PUSH=$2; shift ;;
+        --push=*) PUSH=${1#--push=} ;;
         -h | --help) usage; exit 0 ;;
         -*) usage >&2; exit 2 ;;
         *) image=$(table image-of "$1") || { usage >&2; exit 2; }; IMAGES+=("$image") ;;
@@ -664,6 +672,14 @@ while [ "$#" -gt 0 ]; do
     shift
 done
 [ "${#IMAGES[@]}" -gt 0 ] || IMAGES=("${ALL_IMAGES[@]}")
+# A registry name may carry a port (localhost:5000/team); it needs a path after it.
+case $PUSH in
+    '' | [!/]*/[!/]*) ;;
+    *) die "--push wants REGISTRY/PREFIX (e.g. registry.example.com/team), not '$PUSH'" ;;
+esac
+case $PUSH in
+    */ | *' '* | *//*) die "--push wants REGISTRY/PREFIX (e.g. registry.example.com/team), not '$PUSH'" ;;
+esac
 case $JOBS in '' | *[!0-9]* | 0) die "--jobs wants a positive number, not '$JOBS'" ;; esac
 
 # Root, the cache and its lock are for building; copies onto an --engine need none of them.
@@ -683,6 +699,22 @@ prepare_build() {
     for stale in "$CACHE"/tmp/*; do
         remove_tree "$stale"
     done
+}
+
+# --push: every image asked for, as the engine has it now, under the registry's prefix.
+push_images() {
+    [ -n "$PUSH" ] || return 0
+    local image
+    for image in "${IMAGES[@]}"; do
+        engine tag "code-sandbox/$image:latest" "$PUSH/$image:latest" \
+            || die "cannot tag code-sandbox/$image:latest as $PUSH/$image:latest"
+        engine push "$PUSH/$image:latest" || die "docker push $PUSH/$image:latest failed"
+        echo "pushed $PUSH/$image:latest" >&2
+    done
+}
+finish() {
+    push_images
+    exit 0
 }
 
 # Copies an image the local engine has onto the --engine; fails if the copy is not the same image.
@@ -726,7 +758,7 @@ done
 for image in "${COPY[@]+"${COPY[@]}"}"; do
     copy_image "$image"
 done
-[ "${#TODO[@]}" -gt 0 ] || exit 0
+[ "${#TODO[@]}" -gt 0 ] || finish
 if [ -n "$ENGINE" ]; then
     prepare_build
     # A build that held the lock may have put some of them there meanwhile.
@@ -739,7 +771,7 @@ if [ -n "$ENGINE" ]; then
                 LEFT+=("$image")
             fi
         done
-        [ "${#LEFT[@]}" -gt 0 ] || exit 0
+        [ "${#LEFT[@]}" -gt 0 ] || finish
         TODO=("${LEFT[@]}")
     fi
 fi
@@ -779,3 +811,4 @@ else
     [ "$failed" = 0 ] || die "$failed of ${#TODO[@]} images failed (logs: ${LOG%.log}*.log)"
 fi
 [ "${#TODO[@]}" -lt 2 ] || echo "built ${#TODO[@]} images in $((SECONDS - T_ALL)) s" >&2
+push_images

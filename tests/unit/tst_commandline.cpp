@@ -511,12 +511,14 @@ void tst_CommandLine::engine()
     QVERIFY(error({"--engine", "tcp://h:99999"}).contains(u"tcp://h:99999"));
 
     // Kubernetes clusters are kept apart: they are resolved from the kubeconfig, not located.
-    const CommandLine clusters = parse(
-        {"--engine", "k8s://prod/code-sandbox", "--engine", "unix:///a.sock", "--max-pods", "20"});
+    const CommandLine clusters =
+        parse({"--engine", "k8s://prod/code-sandbox", "--engine", "unix:///a.sock", "--max-pods",
+               "20", "--image-prefix", "registry.example.com/team"});
     QCOMPARE(clusters.message, QString());
     QCOMPARE(clusters.kubeEngines, QStringList{"k8s://prod/code-sandbox"});
     QCOMPARE(clusters.engines, QStringList{"unix:///a.sock"});
     QCOMPARE(clusters.maxPods, 20);
+    QCOMPARE(clusters.imagePrefix, QStringLiteral("registry.example.com/team"));
     QCOMPARE(parse({"--engine", "k8s://"}).kubeEngines, QStringList{"k8s://"});
     QVERIFY(error({"--engine", "k8s://ctx/Not_A_Namespace"}).startsWith(u"--engine: "));
     QVERIFY(error({"--max-pods", "0"}).contains(u"--max-pods"));
