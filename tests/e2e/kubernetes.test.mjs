@@ -1,8 +1,8 @@
 // The official SDK client through `code-sandbox --stdio --engine k8s://…` against the test
 // Kubernetes API server of tests/kubernetes (its pods are real sandbox containers on the local
 // engine; no Kubernetes server can run on these machines): Python and JavaScript, a non-zero exit,
-// a timeout and a cancel (their pods deleted), a plot and an output file, warm pods, and no pod
-// left at the end. Not yet tried against a real cluster (packaging/kubernetes/README.md).
+// a timeout and a cancel (their pods deleted), a plot and an output file, a session, warm pods,
+// and no pod left at the end. Not yet tried against a real cluster (packaging/kubernetes/README.md).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -144,6 +144,17 @@ test('a plot and an output file come back', { timeout: 120_000 }, async () => {
     assert.ok(image && image.mimeType === 'image/png' && Buffer.from(image.data, 'base64').subarray(1, 4).toString() === 'PNG', 'a PNG plot');
     const file = r.content.find((c) => c.type === 'resource');
     assert.equal(file?.resource.text, 'x,y\n1,2\n');
+});
+
+test('a session keeps its pod and its variables', { timeout: 120_000 }, async () => {
+    const created = await call('create_session', { language: 'python' });
+    assert.equal(created.isError, undefined, textOf(created));
+    const id = /s-[0-9a-z]+-[0-9a-f]+/.exec(textOf(created))[0];
+    await call('run_python_code', { session_id: id, code: 'x = 41' });
+    const r = await call('run_python_code', { session_id: id, code: 'print(x + 1)' });
+    assert.equal(r.structuredContent.stdout, '42\n', textOf(r));
+    const closed = await call('close_session', { session_id: id });
+    assert.equal(closed.isError, undefined, textOf(closed));
 });
 
 test('warm pods answer print(1)', { timeout: 120_000 }, async () => {
