@@ -62,6 +62,8 @@ before(async () => {
         join(ROOT, 'tests/kubernetes/testapiserver.py'), '--port', '0', '--token', TOKEN,
         '--state-dir', stateDir,
         '--network-policies', join(ROOT, 'packaging/kubernetes/40-networkpolicy.yaml'),
+        // Every pod the backend sends must pass Kubernetes' own schema.
+        '--validate-schema', join(ROOT, 'tests/kubernetes/schema/k8s-1.35-openapi-v3.json'),
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     // Its log is shown only when it does not start (aiohttp notes closed streams noisily).
     let log = '';

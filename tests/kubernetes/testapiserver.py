@@ -914,6 +914,11 @@ async def bridge(streams, reader, writer, tty, on_resize):
 class ApiServer:
     def __init__(self, args):
         self.args = args
+        self.schema = None
+        if getattr(args, "validate_schema", None):
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema"))
+            from validate import Schema  # python3-jsonschema
+            self.schema = Schema(args.validate_schema)
         self.instance_id = secrets.token_hex(8)
         self.store = Store()
         self.pods = {}  # (ns, name) -> PodRuntime
@@ -1176,6 +1181,14 @@ class ApiServer:
 
     async def create_pod(self, request, ns):
         pod = await self.read_body(request)
+        # Every pod a client sends, checked against Kubernetes' own schema when asked: unknown
+        # fields, wrong types and bad quantities are refused as an API server's strict field
+        # validation refuses them.
+        if self.schema is not None:
+            problems = self.schema.errors(pod)
+            if problems:
+                raise invalid("Pod", (pod.get("metadata") or {}).get("name") or "",
+                              [(p.split(":", 1)[0], "FieldValueInvalid", p) for p in problems[:20]])
         meta = pod.setdefault("metadata", {})
         name = meta.get("name") or ""
         self.authorizer.check(request["user"], "create", "pods", ns)
@@ -1893,6 +1906,9 @@ def parse_args(argv=None):
     p.add_argument("--docker-socket",
                    default=os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
                    .removeprefix("unix://"))
+    p.add_argument("--validate-schema", metavar="OPENAPI.json",
+                   help="refuse (422) every pod that does not validate against this schema "
+                        "(tests/kubernetes/schema), as strict field validation would")
     p.add_argument("--state-dir", required=True)
     args = p.parse_args(argv)
     if not args.token and not args.client_ca and not args.make_client_cert:

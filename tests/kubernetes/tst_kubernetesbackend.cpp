@@ -48,13 +48,15 @@ private:
             return false;
         server.process = std::make_unique<QProcess>();
         server.process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        QStringList args{QStringLiteral(CS_TESTAPISERVER),
-                         QStringLiteral("--port"),
-                         QStringLiteral("0"),
-                         QStringLiteral("--token"),
-                         QUuid::createUuid().toString(QUuid::Id128),
-                         QStringLiteral("--state-dir"),
-                         server.state.path()};
+        QStringList args{QStringLiteral(CS_TESTAPISERVER), QStringLiteral("--port"),
+                         QStringLiteral("0"), QStringLiteral("--token"),
+                         QUuid::createUuid().toString(QUuid::Id128), QStringLiteral("--state-dir"),
+                         server.state.path(),
+                         // Every pod the backend sends must pass Kubernetes' own schema.
+                         QStringLiteral("--validate-schema"),
+                         QStringLiteral(CS_TESTAPISERVER)
+                             .replace(QStringLiteral("testapiserver.py"),
+                                      QStringLiteral("schema/k8s-1.35-openapi-v3.json"))};
         if (!policies.isEmpty())
             args << QStringLiteral("--network-policies") << policies;
         // Debian's interpreter, for its packages (python3-aiohttp, python3-yaml).
