@@ -437,8 +437,8 @@ QList<Option> instanceOptions()
                      &CommandLine::sessionIdleSec),
         text(s("image-prefix"), s("registry/prefix"),
              s("Where Kubernetes clusters of --engine pull the images from: "
-               "REGISTRY/PREFIX/NAME:latest instead of code-sandbox/NAME:latest (push them with "
-               "containers/build-images.sh --push REGISTRY/PREFIX)."),
+               "REGISTRY/PREFIX/code-sandbox/NAME:latest instead of code-sandbox/NAME:latest "
+               "(push them with containers/build-images.sh --push REGISTRY/PREFIX)."),
              Stage::Sandbox, &CommandLine::imagePrefix),
         integer<int>(s("max-pods"), s("n"),
                      s("Sandbox pods running at once on each Kubernetes cluster of --engine (8)."),

@@ -79,9 +79,9 @@ $(table usage | fold -s -w 94 | sed 's/ *$//; s/^/  /')
                     context:NAME        a docker CLI context
                   Through ssh, HOST needs the docker CLI. Building (not copying) needs root.
   --push REGISTRY/PREFIX
-                  then tag each image as REGISTRY/PREFIX/NAME:latest and push it (docker push,
-                  with the engine's own registry login), for clusters that pull from a
-                  registry: run the server with --image-prefix REGISTRY/PREFIX
+                  then tag each image as REGISTRY/PREFIX/code-sandbox/NAME:latest and push it
+                  (docker push, with the engine's own registry login), for clusters that pull
+                  from a registry: run the server with --image-prefix REGISTRY/PREFIX
 
 environment:
   CODE_SANDBOX_CACHE            cache and log directory (default /var/cache/code-sandbox)
@@ -706,10 +706,12 @@ push_images() {
     [ -n "$PUSH" ] || return 0
     local image
     for image in "${IMAGES[@]}"; do
-        engine tag "code-sandbox/$image:latest" "$PUSH/$image:latest" \
-            || die "cannot tag code-sandbox/$image:latest as $PUSH/$image:latest"
-        engine push "$PUSH/$image:latest" || die "docker push $PUSH/$image:latest failed"
-        echo "pushed $PUSH/$image:latest" >&2
+        # The name the server's --image-prefix gives pods: the prefix before the usual name.
+        local target=$PUSH/code-sandbox/$image:latest
+        engine tag "code-sandbox/$image:latest" "$target" \
+            || die "cannot tag code-sandbox/$image:latest as $target"
+        engine push "$target" || die "docker push $target failed"
+        echo "pushed $target" >&2
     done
 }
 finish() {
