@@ -440,6 +440,10 @@ QList<Option> instanceOptions()
                "REGISTRY/PREFIX/code-sandbox/NAME:latest instead of code-sandbox/NAME:latest "
                "(push them with containers/build-images.sh --push REGISTRY/PREFIX)."),
              Stage::Sandbox, &CommandLine::imagePrefix),
+        text(s("runtime-class"), s("name"),
+             s("RuntimeClass of the sandbox pods on Kubernetes clusters of --engine, e.g. one "
+               "for gVisor (runsc), for a kernel of their own."),
+             Stage::Sandbox, &CommandLine::runtimeClass),
         integer<int>(s("max-pods"), s("n"),
                      s("Sandbox pods running at once on each Kubernetes cluster of --engine (8)."),
                      Stage::Sandbox, 1, 10000, s("a whole number from 1 to 10000"),

@@ -32,9 +32,10 @@ struct CommandLine
     // The Kubernetes clusters among --engine (k8s://[CONTEXT][/NAMESPACE]), in order; with only
     // these, no Docker engine is looked for.
     QStringList kubeEngines;
-    QString imagePrefix; // --image-prefix: where clusters pull the images (build-images.sh --push)
-    int maxPods = 0;     // --max-pods: pods running at once per cluster (0: the backend's default)
-    QString tlsCa;       // --tls-ca, --tls-cert, --tls-key: for the tcp:// engines of --engine
+    QString runtimeClass; // --runtime-class: the RuntimeClass of sandbox pods (e.g. gVisor's)
+    QString imagePrefix;  // --image-prefix: where clusters pull the images (build-images.sh --push)
+    int maxPods = 0;      // --max-pods: pods running at once per cluster (0: the backend's default)
+    QString tlsCa;        // --tls-ca, --tls-cert, --tls-key: for the tcp:// engines of --engine
     QString tlsCert;
     QString tlsKey;
     bool insecureTcp = false; // --insecure-tcp: plain tcp:// to another host is allowed

@@ -150,6 +150,7 @@ bool Services::addClusters(const CommandLine &cl, QList<SandboxBackend *> *backe
         KubernetesBackend::Options options;
         options.maxPods = cl.maxPods;
         options.imagePrefix = cl.imagePrefix;
+        options.runtimeClassName = cl.runtimeClass;
         auto backend = std::make_unique<KubernetesBackend>(client.get(), options);
         backends->append(backend.get());
         qCInfo(lcApp).noquote() << "cluster" << resolved.access.description();

@@ -519,6 +519,7 @@ void tst_CommandLine::engine()
     QCOMPARE(clusters.engines, QStringList{"unix:///a.sock"});
     QCOMPARE(clusters.maxPods, 20);
     QCOMPARE(clusters.imagePrefix, QStringLiteral("registry.example.com/team"));
+    QCOMPARE(clusters.runtimeClass, QStringLiteral("gvisor"));
     QCOMPARE(parse({"--engine", "k8s://"}).kubeEngines, QStringList{"k8s://"});
     QVERIFY(error({"--engine", "k8s://ctx/Not_A_Namespace"}).startsWith(u"--engine: "));
     QVERIFY(error({"--max-pods", "0"}).contains(u"--max-pods"));
