@@ -513,7 +513,7 @@ void tst_CommandLine::engine()
     // Kubernetes clusters are kept apart: they are resolved from the kubeconfig, not located.
     const CommandLine clusters =
         parse({"--engine", "k8s://prod/code-sandbox", "--engine", "unix:///a.sock", "--max-pods",
-               "20", "--image-prefix", "registry.example.com/team"});
+               "20", "--image-prefix", "registry.example.com/team", "--runtime-class", "gvisor"});
     QCOMPARE(clusters.message, QString());
     QCOMPARE(clusters.kubeEngines, QStringList{"k8s://prod/code-sandbox"});
     QCOMPARE(clusters.engines, QStringList{"unix:///a.sock"});
