@@ -52,8 +52,10 @@ QByteArray TarArchive::pack(const QList<Entry> &entries, QString *error)
     }
     for (const Entry &e : entries) {
         std::unique_ptr<archive_entry, EntryDeleter> entry(archive_entry_new());
+        // UTF-8 whatever the process's locale (a C locale would read the bytes as Latin-1, or
+        // refuse them): the pax header carries the name as UTF-8.
         const QByteArray path = e.path.toUtf8();
-        archive_entry_set_pathname(entry.get(), path.constData());
+        archive_entry_set_pathname_utf8(entry.get(), path.constData());
         archive_entry_set_filetype(entry.get(), e.isDirectory ? AE_IFDIR : AE_IFREG);
         archive_entry_set_perm(entry.get(), mode_t(e.mode));
         archive_entry_set_size(entry.get(), e.isDirectory ? 0 : e.data.size());
@@ -94,7 +96,13 @@ QList<TarArchive::Entry> TarArchive::unpack(const QByteArray &tar, qint64 maxTot
         if (type != AE_IFREG && type != AE_IFDIR)
             continue;
         Entry e;
-        e.path = QString::fromUtf8(archive_entry_pathname(entry));
+        // The name as UTF-8 where the archive says what it is (pax); else its raw bytes, read as
+        // UTF-8 (what cs-run's GNU tar writes) — never through the process's locale.
+        // In NFC, as libarchive writes names it converts (an NFD name would not read back the
+        // same after a pack).
+        const char *utf8 = archive_entry_pathname_utf8(entry);
+        e.path = QString::fromUtf8(utf8 ? utf8 : archive_entry_pathname(entry))
+                     .normalized(QString::NormalizationForm_C);
         while (e.path.endsWith(u'/')) // tar marks directories with a trailing slash
             e.path.chop(1);
         e.mode = int(archive_entry_perm(entry));
