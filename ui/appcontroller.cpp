@@ -40,12 +40,9 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
         connect(m_monitor, &MonitorServer::approvalRequested, this, &AppController::addApproval);
         connect(m_monitor, &MonitorServer::approvalWithdrawn, this,
                 [this](const QString &instance, const QString &id, const QString &why) {
-                    for (const ApprovalRequest &r : std::as_const(m_approvals)) {
-                        if (r.id == id && r.instanceId == instance) {
-                            closeApproval(id, why);
-                            return;
-                        }
-                    }
+                    const qsizetype i = approvalIndex(id);
+                    if (i >= 0 && m_approvals.at(i).instanceId == instance)
+                        closeApproval(id, why);
                 });
         connect(m_monitor, &MonitorServer::instanceConnected, this,
                 [this] { Q_EMIT serverStatusChanged(serverStatus()); });
@@ -369,22 +366,37 @@ QList<ApprovalRequest> AppController::pendingApprovals() const
     return m_approvals;
 }
 
+qsizetype AppController::approvalIndex(const QString &id) const
+{
+    for (qsizetype i = 0; i < m_approvals.size(); ++i) {
+        if (m_approvals.at(i).id == id)
+            return i;
+    }
+    return -1;
+}
+
+bool AppController::deliver(const ApprovalRequest &request, RunApprover::Answer answer,
+                            const QString &reason)
+{
+    if (isOwn(request.instanceId)) {
+        if (!m_approver)
+            return false;
+        m_approver->deliver(request.id, answer, reason);
+        return true;
+    }
+    return m_monitor && m_monitor->answerApproval(request.instanceId, request.id,
+                                                  RunApprover::answerName(answer), reason);
+}
+
 void AppController::addApproval(const ApprovalRequest &request)
 {
-    for (const ApprovalRequest &r : std::as_const(m_approvals)) {
-        if (r.id == request.id)
-            return;
-    }
+    if (approvalIndex(request.id) >= 0)
+        return;
     // Bounded like everything a headless instance can send: the oldest stay, as they expire first.
     if (m_approvals.size() >= kMaxApprovals) {
         qCWarning(lcUi) << "too many approvals waiting; one was not shown";
-        if (isOwn(request.instanceId) && m_approver)
-            m_approver->deliver(request.id, RunApprover::Answer::Deny,
-                                QStringLiteral("too many runs are waiting for approval"));
-        else if (m_monitor)
-            m_monitor->answerApproval(request.instanceId, request.id,
-                                      RunApprover::answerName(RunApprover::Answer::Deny),
-                                      QStringLiteral("too many runs are waiting for approval"));
+        deliver(request, RunApprover::Answer::Deny,
+                QStringLiteral("too many runs are waiting for approval"));
         return;
     }
     m_approvals.append(request);
@@ -393,33 +405,26 @@ void AppController::addApproval(const ApprovalRequest &request)
 
 void AppController::closeApproval(const QString &id, const QString &why)
 {
-    for (qsizetype i = 0; i < m_approvals.size(); ++i) {
-        if (m_approvals.at(i).id == id) {
-            m_approvals.removeAt(i);
-            Q_EMIT approvalClosed(id, why);
-            return;
-        }
-    }
+    const qsizetype i = approvalIndex(id);
+    if (i < 0)
+        return;
+    m_approvals.removeAt(i);
+    Q_EMIT approvalClosed(id, why);
 }
 
 bool AppController::answerApproval(const QString &id, RunApprover::Answer answer,
                                    const QString &reason)
 {
-    ApprovalRequest request;
-    bool found = false;
-    for (const ApprovalRequest &r : std::as_const(m_approvals)) {
-        if (r.id == id) {
-            request = r;
-            found = true;
-            break;
-        }
-    }
-    if (!found)
+    const qsizetype i = approvalIndex(id);
+    if (i < 0)
         return false;
+    const ApprovalRequest request = m_approvals.at(i);
     qCInfo(lcUi).noquote() << "approval" << id.left(8) << "of" << request.client << ":"
                            << RunApprover::answerName(answer);
-    if (answer == RunApprover::Answer::AllowAlways) {
-        // Saved at once: headless instances read the file, and the next run asks no more.
+    // "Always" for a run of this window: its gate changes its own policies, and policiesChanged
+    // saves them. For a headless instance's, this window's policies change here (and the file
+    // it reads with them).
+    if (answer == RunApprover::Answer::AllowAlways && !isOwn(request.instanceId)) {
         AssistantPolicies policies = m_gate ? m_gate->policies() : AppSettings::loadPolicies();
         policies.allowAlways(request.client);
         if (m_gate)
@@ -427,16 +432,7 @@ bool AppController::answerApproval(const QString &id, RunApprover::Answer answer
         AppSettings::savePolicies(policies);
         Q_EMIT policiesChanged(policies);
     }
-    bool delivered = false;
-    if (isOwn(request.instanceId)) {
-        if (m_approver) {
-            m_approver->deliver(id, answer, reason);
-            delivered = true;
-        }
-    } else if (m_monitor) {
-        delivered = m_monitor->answerApproval(request.instanceId, id,
-                                              RunApprover::answerName(answer), reason);
-    }
+    const bool delivered = deliver(request, answer, reason);
     closeApproval(id, QString());
     return delivered;
 }

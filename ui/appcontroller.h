@@ -137,6 +137,9 @@ private:
     // Waiting approvals, oldest first; this process's own carry its instance id.
     QList<ApprovalRequest> m_approvals;
     bool isOwn(const QString &instanceId) const;
+    qsizetype approvalIndex(const QString &id) const; // -1: not waiting
+    // The answer to whoever asked: this window's gate, or the instance over the monitor socket.
+    bool deliver(const ApprovalRequest &request, RunApprover::Answer answer, const QString &reason);
     void addApproval(const ApprovalRequest &request);
     void closeApproval(const QString &id, const QString &why);
 };

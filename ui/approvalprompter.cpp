@@ -14,10 +14,10 @@ ApprovalPrompter::ApprovalPrompter(AppController *controller, QWidget *window,
     connect(controller, &AppController::approvalRequested, this, &ApprovalPrompter::open);
     connect(controller, &AppController::approvalClosed, this,
             [this](const QString &id, const QString &why) {
-                m_order.removeAll(id);
-                const QPointer<ApprovalDialog> dialog = m_dialogs.take(id);
+                ApprovalDialog *dialog = find(id);
                 if (!dialog)
                     return;
+                m_dialogs.removeAll(dialog);
                 qCInfo(lcUi).noquote() << "approval" << id.left(8) << "closed:" << why;
                 dialog->withdraw();
             });
@@ -40,24 +40,31 @@ ApprovalPrompter::ApprovalPrompter(AppController *controller, QWidget *window,
 QList<ApprovalDialog *> ApprovalPrompter::dialogs() const
 {
     QList<ApprovalDialog *> list;
-    for (const QString &id : m_order) {
-        if (ApprovalDialog *d = m_dialogs.value(id))
+    for (const QPointer<ApprovalDialog> &d : m_dialogs) {
+        if (d)
             list.append(d);
     }
     return list;
 }
 
+ApprovalDialog *ApprovalPrompter::find(const QString &id) const
+{
+    for (ApprovalDialog *d : dialogs()) {
+        if (d->request().id == id)
+            return d;
+    }
+    return nullptr;
+}
+
 void ApprovalPrompter::open(const ApprovalRequest &request)
 {
-    if (m_dialogs.contains(request.id))
+    if (find(request.id))
         return;
     auto *dialog = new ApprovalDialog(request, m_window);
-    m_dialogs.insert(request.id, dialog);
-    m_order.append(request.id);
+    m_dialogs.append(dialog);
     connect(dialog, &ApprovalDialog::answered, m_controller,
-            [this](const QString &id, RunApprover::Answer answer, const QString &reason) {
-                m_order.removeAll(id);
-                m_dialogs.remove(id);
+            [this, dialog](const QString &id, RunApprover::Answer answer, const QString &reason) {
+                m_dialogs.removeAll(dialog);
                 m_controller->answerApproval(id, answer, reason);
             });
     dialog->show();

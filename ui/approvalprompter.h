@@ -1,6 +1,6 @@
 #pragma once
 
-#include <QHash>
+#include <QList>
 #include <QObject>
 #include <QPointer>
 
@@ -23,10 +23,10 @@ public:
 
 private:
     void open(const ApprovalRequest &request);
+    ApprovalDialog *find(const QString &id) const;
 
     AppController *m_controller;
     QWidget *m_window;
     QPointer<QSystemTrayIcon> m_tray;
-    QHash<QString, QPointer<ApprovalDialog>> m_dialogs;
-    QList<QString> m_order;
+    QList<QPointer<ApprovalDialog>> m_dialogs; // oldest first; each knows its request
 };
