@@ -9,14 +9,6 @@
 #include <algorithm>
 
 namespace {
-QString durationText(qint64 ms)
-{
-    if (ms < 1000)
-        return QStringLiteral("%1 ms").arg(ms);
-    if (ms < 60000)
-        return QStringLiteral("%1 s").arg(QLocale().toString(ms / 1000.0, 'f', ms < 10000 ? 2 : 1));
-    return QStringLiteral("%1 min %2 s").arg(ms / 60000).arg((ms % 60000) / 1000);
-}
 
 bool isFailure(const RunRecord &r)
 {
@@ -105,7 +97,7 @@ QString OverviewStrip::summaryText() const
     QStringList parts;
     parts << (f.runs == 1 ? QStringLiteral("1 run") : QStringLiteral("%1 runs").arg(f.runs));
     parts << QStringLiteral("%1 failed").arg(f.failed);
-    parts << (f.p50Ms >= 0 ? QStringLiteral("p50 %1").arg(durationText(f.p50Ms))
+    parts << (f.p50Ms >= 0 ? QStringLiteral("p50 %1").arg(RunListModel::durationText(f.p50Ms))
                            : QStringLiteral("p50 —"));
     return parts.join(QStringLiteral(" · "));
 }

@@ -24,15 +24,6 @@ QString bytesText(qint64 bytes)
     return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeTraditionalFormat);
 }
 
-QString durationText(qint64 ms)
-{
-    if (ms < 0)
-        return QStringLiteral("—");
-    if (ms < 1000)
-        return QStringLiteral("%1 ms").arg(ms);
-    return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'f', 2);
-}
-
 enum Tab
 {
     OutputTab,
@@ -200,7 +191,7 @@ void RunDetailsPane::showEnding()
     else if (m_run.exitCode >= 0)
         lines << QStringLiteral("[exit code %1 after %2]")
                      .arg(m_run.exitCode)
-                     .arg(durationText(m_run.durationMs));
+                     .arg(RunListModel::durationText(m_run.durationMs));
     for (const QString &note : m_run.notes)
         lines << QStringLiteral("[%1]").arg(note);
     if (!lines.isEmpty())
@@ -235,7 +226,7 @@ void RunDetailsPane::refreshSummary(bool files)
         sub << QStringLiteral("on %1").arg(m_run.engine);
     sub << m_run.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
     if (m_run.isFinished()) {
-        sub << durationText(m_run.durationMs);
+        sub << RunListModel::durationText(m_run.durationMs);
         if (m_run.exitCode >= 0)
             sub << QStringLiteral("exit %1").arg(m_run.exitCode);
     }
@@ -267,7 +258,8 @@ void RunDetailsPane::refreshDetails()
     add(QStringLiteral("Status"), StatusIcons::label(m_run.status));
     add(QStringLiteral("Exit code"),
         m_run.exitCode >= 0 ? QString::number(m_run.exitCode) : QString());
-    add(QStringLiteral("Duration"), durationText(m_run.durationMs));
+    add(QStringLiteral("Duration"),
+        m_run.durationMs >= 0 ? RunListModel::durationText(m_run.durationMs) : QStringLiteral("—"));
     add(QStringLiteral("Image"), m_run.image);
     add(QStringLiteral("Container"), m_run.containerId.left(12));
     if (!m_run.engine.isEmpty())
@@ -282,8 +274,9 @@ void RunDetailsPane::refreshDetails()
     add(QStringLiteral("Network"), m_run.network ? QStringLiteral("on") : QStringLiteral("none"));
     add(QStringLiteral("Peak memory"), m_run.peakMemoryBytes >= 0 ? bytesText(m_run.peakMemoryBytes)
                                                                   : QStringLiteral("not reported"));
-    add(QStringLiteral("CPU time"),
-        m_run.cpuTimeMs >= 0 ? durationText(m_run.cpuTimeMs) : QStringLiteral("not reported"));
+    add(QStringLiteral("CPU time"), m_run.cpuTimeMs >= 0
+                                        ? RunListModel::durationText(m_run.cpuTimeMs)
+                                        : QStringLiteral("not reported"));
     add(QStringLiteral("Source"), m_run.source);
     add(QStringLiteral("Tool"), m_run.tool);
     add(QStringLiteral("Session"),

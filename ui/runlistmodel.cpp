@@ -7,19 +7,6 @@
 #include <QSet>
 #include <algorithm>
 
-namespace {
-QString durationText(qint64 ms)
-{
-    if (ms < 0)
-        return QString();
-    if (ms < 1000)
-        return QStringLiteral("%1 ms").arg(ms);
-    if (ms < 60000)
-        return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'f', ms < 10000 ? 2 : 1);
-    return QStringLiteral("%1 min %2 s").arg(ms / 60000).arg((ms % 60000) / 1000);
-}
-} // namespace
-
 RunListModel::RunListModel(QObject *parent) : QAbstractTableModel(parent) {}
 
 int RunListModel::rowCount(const QModelIndex &parent) const
@@ -394,4 +381,16 @@ void RunListModel::trim()
             run.complete = false;
         }
     }
+}
+
+QString RunListModel::durationText(qint64 ms)
+{
+    // (empty for an unknown duration)
+    if (ms < 0)
+        return QString();
+    if (ms < 1000)
+        return QStringLiteral("%1 ms").arg(ms);
+    if (ms < 60000)
+        return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'f', ms < 10000 ? 2 : 1);
+    return QStringLiteral("%1 min %2 s").arg(ms / 60000).arg((ms % 60000) / 1000);
 }
