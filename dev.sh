@@ -176,7 +176,13 @@ build() { # [TARGET] -- everything by default
     say "building ${1:-everything} in $BUILD"
     # CODE_SANDBOX_UNITY: the app's own code in unity batches (about 95 s instead of 150 s for the
     # app on 2 cores; see CMakeLists.txt).
-    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCODE_SANDBOX_UNITY=ON >/dev/null
+    # (Its notes, such as a test left out for want of node, are in the log; shown when it fails.)
+    mkdir -p "$BUILD"
+    if ! cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCODE_SANDBOX_UNITY=ON >"$BUILD/configure.log" 2>&1; then
+        cat "$BUILD/configure.log" >&2
+        exit 1
+    fi
     cmake --build "$BUILD" ${1:+--target "$1"}
 }
 
