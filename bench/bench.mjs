@@ -82,6 +82,7 @@ function parseArgs(argv) {
         if (!argv.includes('--calls')) o.calls = 3;
         o.warmup = 1;
         o.throughputCalls = 8;
+        o.sustainedWarmup = 4;
         o.initLaunches = 2;
         o.enginesCalls = 8;
         o.enginesConcurrency = [8];
@@ -91,6 +92,7 @@ function parseArgs(argv) {
     } else {
         o.warmup = 5;
         o.throughputCalls = 60;
+        o.sustainedWarmup = 24;
         o.initLaunches = 10;
         o.enginesCalls = 60;
         o.enginesConcurrency = [8, 12];
@@ -160,6 +162,68 @@ async function containersWithLabel(label, host) {
         const [id, state, language] = line.split(' ');
         return { id, state, language };
     });
+}
+
+/**
+ * The containers with `label` on the default engine, read from the Engine API over its unix
+ * socket: cheap enough to poll inside a timed row, where a docker CLI launch would add tens of ms
+ * of CPU each time. Falls back to the CLI when the engine is not a local socket.
+ */
+function engineContainers(label) {
+    const host = process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock';
+    if (!host.startsWith('unix://')) return containersWithLabel(label);
+    const filters = encodeURIComponent(JSON.stringify({ label: [label] }));
+    return new Promise((resolve, reject) => {
+        const req = http.get({ socketPath: host.slice('unix://'.length), path: `/containers/json?all=1&filters=${filters}` }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk) => { body += chunk; });
+            res.on('end', () => {
+                try {
+                    resolve(JSON.parse(body).map((c) => ({ id: c.Id.slice(0, 12), state: c.State, language: c.Labels?.['code-sandbox.language'] })));
+                } catch (e) {
+                    reject(new Error(`engine answered ${res.statusCode}: ${body.slice(0, 200)}`));
+                }
+            });
+        });
+        req.on('error', reject);
+    });
+}
+
+/** CPU time the whole machine has spent (every core, all processes, kernel included), in ms. */
+function machineCpuMs() {
+    const v = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal: all but idle and iowait, in USER_HZ (100/s).
+    return (v.slice(0, 8).reduce((a, b) => a + b, 0) - v[3] - v[4]) * 10;
+}
+
+/**
+ * Waits until the server's sandboxes are back where a row found them: `count` or more, every one
+ * running (refilled and started; the used ones removed), and the same ones for STABLE_MS (a used
+ * sandbox still shows as running for a moment after its answer, until the engine sees it exit).
+ * Resolves to the time it took, in ms, without the STABLE_MS: when the pool was first seen so.
+ */
+async function backToStart(label, count, timeoutMs = 120_000) {
+    const STABLE_MS = 250;
+    const t0 = now();
+    let since = null;
+    let key = '';
+    while (now() - t0 < timeoutMs) {
+        const t = now();
+        const cs = await engineContainers(label);
+        const k = cs.map((c) => c.id).sort().join(',');
+        if (cs.length >= count && cs.every((c) => c.state === 'running')) {
+            if (since === null || k !== key) since = t;
+            if (now() - since >= STABLE_MS) return since - t0;
+        } else {
+            since = null;
+        }
+        key = k;
+        // (Every poll is a request the engine serves, on the CPUs the row is measuring.)
+        await sleep(50);
+    }
+    problem(`the server's sandboxes (${label}) were not back to ${count} running within ${timeoutMs / 1000} s`);
+    return NaN;
 }
 
 /**
@@ -554,7 +618,8 @@ function finishVariant(v, a, calls, warmup) {
 }
 
 /** `total` calls with `concurrency` in flight on one client. */
-async function throughput(client, concurrency, total, pid, sampleRss, what = `concurrency ${concurrency}`) {
+async function throughput(client, concurrency, total, pid, sampleRss, what = `concurrency ${concurrency}`,
+    settleTo = null) {
     let next = 0;
     let ok = 0;
     let failures = 0;
@@ -564,6 +629,7 @@ async function throughput(client, concurrency, total, pid, sampleRss, what = `co
         try { peakKb = Math.max(peakKb, rssKb(pid)); } catch { /* process gone */ }
     }, 50) : null;
     if (sampleRss) peakKb = rssKb(pid);
+    const cpu0 = machineCpuMs();
     const t0 = now();
     const worker = async () => {
         while (next < total) {
@@ -583,8 +649,17 @@ async function throughput(client, concurrency, total, pid, sampleRss, what = `co
     if (timer) { clearInterval(timer); peakKb = Math.max(peakKb, rssKb(pid)); }
     if (failures) problem(`throughput, ${what}: ${failures} of ${total} calls answered wrongly`);
     const perSec = (ok / wallMs) * 1000;
-    log(`${what}: ${total} calls in ${ms(wallMs)} ms = ${perSec.toFixed(2)} calls/s, ${failures} failed`);
-    return { concurrency, total, ok, failures, wallMs, perSec, engines, peakKb: sampleRss ? peakKb : null };
+    // The whole work of the row: until the pool is as full as the row found it and the used
+    // sandboxes are gone, so that sandboxes made before the clock started do not count as speed.
+    let settledMs = null;
+    if (settleTo) settledMs = wallMs + await backToStart(settleTo.label, settleTo.count);
+    const cpuPerCall = (machineCpuMs() - cpu0) / total;
+    const perSecSettled = settledMs ? (ok / settledMs) * 1000 : null;
+    log(`${what}: ${total} calls in ${ms(wallMs)} ms = ${perSec.toFixed(2)} calls/s` +
+        (settledMs ? `, back to the start in ${ms(settledMs)} ms = ${perSecSettled.toFixed(2)} calls/s` : '') +
+        `, machine CPU ${cpuPerCall.toFixed(0)} ms/call, ${failures} failed`);
+    return { concurrency, total, ok, failures, wallMs, perSec, settledMs, perSecSettled, cpuPerCall, engines,
+        peakKb: sampleRss ? peakKb : null };
 }
 
 // ---------------------------------------------------------------- several engines
@@ -711,12 +786,14 @@ async function machine(bin) {
 
 // ---------------------------------------------------------------- report
 
-function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRows, peerInfo, sections, elapsedS, command }) {
+function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, handoverCeiling, burstRows, peerInfo, sections, elapsedS, command }) {
     const all = [...lat, ...burstRows];
     const byName = Object.fromEntries(all.map((l) => [l.key, l]));
     const { pooled, paced, unpooled, flow, lean, apiExec, session, peerSession, burst } = byName;
     const at4 = thr.find((t) => t.concurrency === 4);
-    const vsCeiling = at4 && ceiling ? at4.perSec / ceiling.perSec : NaN;
+    // The row's whole work (until its pool is back to the start) against the ceiling's.
+    const at4Rate = at4 ? (at4.perSecSettled ?? at4.perSec) : NaN;
+    const vsCeiling = at4 && ceiling ? at4Rate / ceiling.perSec : NaN;
     const initPooled = init.find((i) => i.key === 'pooled');
     const mark = (met) => (met ? '**met**' : '**missed**');
     const mb = (kb) => (Number.isFinite(kb) ? (kb / 1024).toFixed(1) : '–');
@@ -760,7 +837,8 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRo
     L.push(`| burst of ${BURST} calls at once, after the pool has seen one | ${ms(burst?.p50)} ms (p95 ${ms(burst?.p95)}) |`);
     L.push(`| one call, pool refilled before it | ${ms(paced.p50)} ms |`);
     L.push(`| a call in a live session | ${ms(session.p50)} ms |`);
-    L.push(`| sustained, 4 in flight | ${at4 ? at4.perSec.toFixed(2) : '–'} calls/s = ${ratio(vsCeiling)} the engine's own create+start+wait+remove (${ceiling ? ceiling.perSec.toFixed(2) : '–'}/s) |`);
+    L.push(`| sustained, 4 in flight (until the pool is back to the start) | ${at4 ? at4Rate.toFixed(2) : '–'} calls/s = ${ratio(vsCeiling)} the engine's own create+start+wait+remove (${ceiling ? ceiling.perSec.toFixed(2) : '–'}/s) |`);
+    if (handoverCeiling) L.push(`| the same, against those containers used without a pool (create, attach, start, hand-over, result, wait, remove) | ${ratio(at4Rate / handoverCeiling.perSec)} (${handoverCeiling.perSec.toFixed(2)}/s) |`);
     L.push(`| code-sandbox-mcp / llm-sandbox, one call (Engine API reproduction) | ${ms(flow.p50)} ms |`);
     L.push(`| idle RSS, pool at its base | ${mb(idleKb)} MiB |`, '');
 
@@ -813,9 +891,17 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRo
     L.push(`| ours, a call in a live session / llm-sandbox, a call in an open session | ${ratio(session.p50 / peerSession.p50)} | – |`, '');
 
     L.push(`## Sustained calls (pooled, one client, ${opts.throughputCalls} calls per row, each row on a fresh server)`, '');
-    L.push('| Calls in flight | ok | failed | wall time | calls/s |', '|---:|---:|---:|---:|---:|');
+    L.push(`Each row's server first serves ${opts.sustainedWarmup} untimed calls at the same concurrency, so that its pool has learnt`,
+        'the demand. The clock starts with the first timed call; "last answer" stops it when the last call is',
+        'answered, "back to the start" when the pool is as full as the row found it, every sandbox started and the',
+        'used ones removed: the engine work of every call in the row, as in the ceiling below (which waits for each',
+        'removal). Machine CPU: all the machine\'s CPU time over the row (every process: the client, the server,',
+        'the engine, the sandboxes; /proc/stat), per call.', '');
+    L.push('| Calls in flight | ok | failed | pool at the start | last answer | calls/s | back to the start | **calls/s** | machine CPU per call |',
+        '|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const t of thr) {
-        L.push(`| ${t.concurrency} | ${t.ok} | ${t.failures} | ${ms(t.wallMs)} | **${t.perSec.toFixed(2)}** |`);
+        L.push(`| ${t.concurrency} | ${t.ok} | ${t.failures} | ${t.poolAtStart ?? '–'} | ${ms(t.wallMs)} ms | ${t.perSec.toFixed(2)} | ` +
+            `${t.settledMs ? `${ms(t.settledMs)} ms` : '–'} | **${t.perSecSettled ? t.perSecSettled.toFixed(2) : '–'}** | ${ms(t.cpuPerCall)} ms |`);
     }
     L.push('');
     if (ceiling) {
@@ -823,8 +909,24 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRo
             `ours (settings copied from one of the server's sandboxes: ${(ceiling.hostConfig ?? []).join(', ')}; same image, user,`,
             'work dir, no network), each created, started, waited for and removed (with its volume) through the Engine',
             `API (Docker SDK for Python), running \`python3 -c 'print(1)'\`, 4 at once: ${ceiling.okCalls} exited 0, ${ceiling.failed} did not,`,
-            `wall ${ms(ceiling.wallMs)} ms = **${ceiling.perSec.toFixed(2)} containers/s** (before ours ${ceiling.halves.map((v) => v.toFixed(2)).join('/s, after ')}/s). ` +
-            `Ours / ceiling at 4 in flight: **${ratio(vsCeiling)}**.`, '');
+            `wall ${ms(ceiling.wallMs)} ms = **${ceiling.perSec.toFixed(2)} containers/s** (before ours ${ceiling.halves.map((v) => v.toFixed(2)).join('/s, after ')}/s), ` +
+            `machine CPU ${ms(ceiling.cpuPerContainer)} ms per container. Ours (back to the start) / ceiling at 4 in flight: **${ratio(vsCeiling)}**.`, '');
+        if (handoverCeiling) {
+            L.push(`The same containers used the way our server uses them, without a pool: ${handoverCeiling.total} containers with our`,
+                'sandboxes\' command and environment, each created, attached, started, sent `print(1)` framed as `cs-run` expects, read',
+                `until its result line, waited for and removed, 4 at once: ${handoverCeiling.okCalls} said exit status 0, wall ${ms(handoverCeiling.wallMs)} ms =`,
+                `**${handoverCeiling.perSec.toFixed(2)} calls/s** (before ours ${handoverCeiling.halves.map((v) => v.toFixed(2)).join('/s, after ')}/s), ` +
+                `machine CPU ${ms(handoverCeiling.cpuPerContainer)} ms per call. Ours / this at 4 in flight: **${ratio(at4Rate / handoverCeiling.perSec)}**.`, '');
+        }
+        if (at4 && Number.isFinite(ceiling.cpuPerContainer)) {
+            const cpuMs = m.cores * 1000;
+            L.push(`What bounds these rows is the CPU: ${m.cores} cores give ${cpuMs} ms of CPU a second. At ${ms(ceiling.cpuPerContainer)} ms a ` +
+                `container the bare ceiling can reach at most ${(cpuMs / ceiling.cpuPerContainer).toFixed(1)}/s; at ${ms(at4.cpuPerCall)} ms a call, ` +
+                `ours at most ${(cpuMs / at4.cpuPerCall).toFixed(1)}/s. Every call of ours runs in a container of its own, so it costs what a container ` +
+                'of the bare ceiling costs (create, start, a Python process, removal) plus the program\'s hand-over, the supervisor and the answer. ' +
+                'A pool hides a container\'s making from a call\'s latency, and on a machine with idle cores it keeps more containers in the making ' +
+                'than calls in flight; on a machine whose CPUs the engine already fills, it cannot make the engine\'s work smaller.', '');
+        }
     }
 
     L.push(`## Start-up and memory`, '');
@@ -853,7 +955,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRo
     L.push(`| issue 5: p50 \`print(1)\` ≤ ${TARGETS.p50Ms} ms (pooled, pool refilled before each call) | ${ms(paced.p50)} ms | ${mark(paced.p50 <= TARGETS.p50Ms && paced.failures === 0)} |`);
     L.push(`| issue 5: ≤ ${TARGETS.vsExec}× exec into a running container (here over the Engine API, not the CLI; refilled) | ${ratio(paced.p50 / apiExec.p50)} | ${mark(paced.p50 / apiExec.p50 <= TARGETS.vsExec)} |`);
     L.push(`| issue 5: ≤ ${TARGETS.vsFlow}× the reproduced per-call flow (Engine API; refilled) | ${ratio(paced.p50 / flow.p50)} | ${mark(paced.p50 / flow.p50 <= TARGETS.vsFlow)} |`);
-    L.push(`| issue 5: ≥ ${TARGETS.callsPerSecAt4} calls/s at concurrency 4, all correct | ${at4 ? at4.perSec.toFixed(2) : '–'} calls/s, ${at4?.failures ?? '–'} failed | ${mark(at4 && at4.failures === 0 && at4.perSec >= TARGETS.callsPerSecAt4)} |`);
+    L.push(`| issue 5: ≥ ${TARGETS.callsPerSecAt4} calls/s at concurrency 4, all correct | ${at4 ? at4Rate.toFixed(2) : '–'} calls/s, ${at4?.failures ?? '–'} failed | ${mark(at4 && at4.failures === 0 && at4Rate >= TARGETS.callsPerSecAt4)} |`);
     L.push(`| issue 5: initialize ≤ ${TARGETS.initMs} ms after launch (default, pooled) | ${ms(initPooled.p50)} ms | ${mark(initPooled.p50 <= TARGETS.initMs)} |`);
     L.push(`| idle RSS ≤ ${TARGETS.idleRssMb} MB (pool at its base) | ${(idleKb * 1024 / 1e6).toFixed(1)} MB | ${mark(idleKb * 1024 / 1e6 <= TARGETS.idleRssMb)} |`, '');
     if (busy) L.push(`Targets measured on a busy machine (peak load ${peak.toFixed(2)} on ${m.cores} cores) say little either way.`, '');
@@ -934,6 +1036,7 @@ async function main() {
     let idleKb = NaN;
     let busyKb = NaN;
     let ceiling = null;
+    let handoverCeiling = null;
     let burstRows = [];
     let peerInfo = null;
     const sections = [];   // { name, before, after }: 1-minute load average around each section
@@ -1008,41 +1111,58 @@ async function main() {
     }
     await ensureNoContainers(pooled.label, 'ours, pooled');
 
-    // Sustained calls, each row on a fresh server (its pool at the base: a pool grown by the rows
-    // before would serve part of the row from containers made before the clock started). At 4 in
-    // flight the engine's own ceiling is measured right before and right after ours, so that a
-    // change of load during the three hits both sides alike; the ceiling is both halves together.
-    const runCeiling = async (server, when) => {
+    // Sustained calls, each row on a fresh server that first serves an untimed warm-up at the same
+    // concurrency (the pool learns the demand, as it would under any sustained load). The clock
+    // then runs from the first call until the pool is back to what the row found (refilled, the
+    // used sandboxes removed): the sandboxes made before the clock started do not count as speed,
+    // and the row carries all the engine work of its calls, as the ceiling does. At 4 in flight
+    // the engine's own ceiling is measured right before and right after ours, so that a change of
+    // load during the three hits both sides alike; the ceiling is both halves together.
+    const runCeiling = async (server, when, variant) => {
         await settle(server, { pooled: true });
         // Containers made like ours: the settings are copied from one of its sandboxes.
         const mine = (await containersWithLabel(server.label)).find((x) => x.language === 'python');
         if (!mine) throw new Error('no python sandbox of the server to copy settings from');
-        const r = await section(`engine ceiling, 4 in flight (${when})`,
-            () => peers.request('ceiling', { total: Math.ceil(opts.throughputCalls / 2), concurrency: 4, container: mine.id }));
-        if (!r.ok) problem(`engine ceiling (${when}): ${r.okCalls ?? 0} of ${r.total ?? '?'} containers ran correctly: ${r.detail}`);
-        log(`engine ceiling at 4 (${when}): ${r.okCalls ?? 0} in ${ms(r.wallMs)} ms`);
+        const r = await section(`engine ceiling (${variant}), 4 in flight (${when})`,
+            () => peers.request('ceiling', { total: Math.ceil(opts.throughputCalls / 2), concurrency: 4, container: mine.id, variant }));
+        if (!r.ok) problem(`engine ceiling (${variant}, ${when}): ${r.okCalls ?? 0} of ${r.total ?? '?'} containers ran correctly: ${r.detail}`);
+        log(`engine ceiling (${variant}) at 4 (${when}): ${r.okCalls ?? 0} in ${ms(r.wallMs)} ms`);
         return r;
+    };
+    // Both halves of a ceiling together.
+    const joinHalves = (halves) => {
+        const okCalls = halves.reduce((a, r) => a + (r.okCalls ?? 0), 0);
+        const total = halves.reduce((a, r) => a + (r.total ?? 0), 0);
+        const wallMs = halves.reduce((a, r) => a + (r.wallMs ?? NaN), 0);
+        return { concurrency: 4, total, okCalls, wallMs, perSec: (okCalls / wallMs) * 1000,
+            cpuPerContainer: halves.reduce((a, r) => a + (r.cpuMs ?? NaN), 0) / Math.max(1, total),
+            failed: halves.reduce((a, r) => a + (r.failed ?? 0), 0),
+            halves: halves.map((r) => ((r.okCalls ?? 0) / r.wallMs) * 1000), hostConfig: halves[1].hostConfig ?? halves[0].hostConfig };
     };
     try {
         for (const c of [1, 4, 8]) {
             const server = await startServer(opts.bin, []);
             try {
                 await settle(server, { pooled: true });
-                const before = c === 4 ? await runCeiling(server, 'before ours') : null;
-                if (before) await settle(server, { pooled: true });
+                await throughput(server.client, c, opts.sustainedWarmup, server.pid, false, `warm-up, ${c} in flight`);
+                await settle(server, { pooled: true });
+                // At 4 in flight: bare, hand-over, ours, hand-over, bare.
+                const before = c === 4
+                    ? { bare: await runCeiling(server, 'before ours', 'bare'), handover: await runCeiling(server, 'before ours', 'handover') }
+                    : null;
+                const count = await settle(server, { pooled: true });
                 const t = await section(`sustained, ${c} in flight`,
-                    () => throughput(server.client, c, opts.throughputCalls, server.pid, c === 8));
+                    () => throughput(server.client, c, opts.throughputCalls, server.pid, c === 8, `sustained, ${c} in flight`,
+                        { label: server.label, count }));
+                t.poolAtStart = count;
                 thr.push(t);
                 if (c === 8) busyKb = t.peakKb;
                 if (c === 4) {
-                    const after = await runCeiling(server, 'after ours');
-                    const halves = [before, after];
-                    const okCalls = halves.reduce((a, r) => a + (r.okCalls ?? 0), 0);
-                    const wallMs = halves.reduce((a, r) => a + (r.wallMs ?? NaN), 0);
-                    ceiling = { concurrency: 4, total: halves.reduce((a, r) => a + (r.total ?? 0), 0), okCalls,
-                        failed: halves.reduce((a, r) => a + (r.failed ?? 0), 0), wallMs, perSec: (okCalls / wallMs) * 1000,
-                        halves: halves.map((r) => ((r.okCalls ?? 0) / r.wallMs) * 1000), hostConfig: after.hostConfig ?? before.hostConfig };
-                    log(`engine ceiling at 4: ${ceiling.perSec.toFixed(2)} containers/s (${(ceiling.hostConfig ?? []).join(', ')})`);
+                    const afterHandover = await runCeiling(server, 'after ours', 'handover');
+                    const afterBare = await runCeiling(server, 'after ours', 'bare');
+                    ceiling = joinHalves([before.bare, afterBare]);
+                    handoverCeiling = joinHalves([before.handover, afterHandover]);
+                    log(`engine ceiling at 4: ${ceiling.perSec.toFixed(2)} containers/s bare, ${handoverCeiling.perSec.toFixed(2)}/s with the hand-over (${(ceiling.hostConfig ?? []).join(', ')})`);
                 }
             } finally {
                 await server.close();
@@ -1083,7 +1203,7 @@ async function main() {
 
     m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
     m.loadEnd1 = load1();
-    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, burstRows, peerInfo, sections,
+    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, handoverCeiling, burstRows, peerInfo, sections,
         elapsedS: (now() - started) / 1000, command });
     writeFileSync(opts.out, text);
     console.log(text);
