@@ -124,6 +124,31 @@ void DockerBackend::list(
     });
 }
 
+void DockerBackend::listLeftovers(
+    const QStringList &labels, QObject *context,
+    const std::function<void(const QList<Listed> &, const QString &error)> &done)
+{
+    EngineReply *reply = VolumesApi(m_engine).listUnused(labels);
+    reply->then(context, [reply, done] {
+        QList<Listed> found;
+        // (Podman answers null rather than [] when there is none.)
+        const QJsonArray volumes = reply->json().value(u"Volumes").toArray();
+        for (const QJsonValue &v : volumes) {
+            const QJsonObject volume = v.toObject();
+            const QString name = volume.value(u"Name").toString();
+            found.append({name, name, volume.value(u"Labels").toObject()});
+        }
+        done(found, errorOf(reply));
+    });
+}
+
+void DockerBackend::removeLeftover(const QString &id, QObject *context,
+                                   const SandboxContainer::Done &done)
+{
+    EngineReply *reply = VolumesApi(m_engine).remove(id);
+    reply->then(context, [reply, done] { done(errorOf(reply)); });
+}
+
 void DockerBackend::removeById(const QString &id, QObject *context,
                                const SandboxContainer::Done &done)
 {

@@ -33,6 +33,11 @@ public:
     void
     list(const QStringList &labels, QObject *context,
          const std::function<void(const QList<Listed> &, const QString &error)> &done) override;
+    void listLeftovers(
+        const QStringList &labels, QObject *context,
+        const std::function<void(const QList<Listed> &, const QString &error)> &done) override;
+    void removeLeftover(const QString &id, QObject *context,
+                        const SandboxContainer::Done &done) override;
     void removeById(const QString &id, QObject *context,
                     const SandboxContainer::Done &done) override;
     void health(bool cheap, QObject *context,

@@ -16,6 +16,8 @@ public:
     EngineReply *remove(const QString &name);
     // 404 when there is no such volume.
     EngineReply *inspect(const QString &name);
+    // The volumes that have all of `labels` ("key=value") and that no container uses.
+    EngineReply *listUnused(const QStringList &labels);
 
 private:
     EngineClient *m_engine;

@@ -13,31 +13,71 @@ Janitor::Janitor(SandboxBackend *backend, const QString &instanceId,
     : QObject(parent), m_backend(backend), m_instanceId(instanceId), m_known(std::move(known))
 {}
 
+namespace {
+// Whether `labels` name an instance on this machine that no longer runs. kill(pid, 0) fails
+// with ESRCH only when no such process exists; anything else (alive, or not ours to judge)
+// leaves the thing alone.
+bool ownerIsDead(const QJsonObject &labels)
+{
+    bool ok = false;
+    const qint64 pid =
+        labels.value(QLatin1String(SandboxLayout::kLabelPid)).toString().toLongLong(&ok);
+    return ok && pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+} // namespace
+
 void Janitor::reapOrphans()
 {
+    const QStringList onThisHost{QString::fromLatin1(SandboxLayout::kLabelHost) + u'=' +
+                                 SandboxLayout::hostId()};
     m_backend->list(
-        {QString::fromLatin1(SandboxLayout::kLabelHost) + u'=' + SandboxLayout::hostId()}, this,
-        [this](const QList<SandboxBackend::Listed> &found, const QString &) {
+        onThisHost, this, [this](const QList<SandboxBackend::Listed> &found, const QString &) {
             int reaped = 0;
             for (const SandboxBackend::Listed &c : found) {
                 if (c.labels.value(QLatin1String(SandboxLayout::kLabelOwner)).toString() ==
-                    m_instanceId)
-                    continue;
-                bool ok = false;
-                const qint64 pid = c.labels.value(QLatin1String(SandboxLayout::kLabelPid))
-                                       .toString()
-                                       .toLongLong(&ok);
-                // Alive (or not ours to judge): leave it. kill(pid, 0) fails with ESRCH only
-                // when no such process exists.
-                if (!ok || pid <= 0 || ::kill(pid_t(pid), 0) == 0 || errno != ESRCH)
+                        m_instanceId ||
+                    !ownerIsDead(c.labels))
                     continue;
                 ++reaped;
                 remove(c.id);
             }
             if (reaped > 0)
                 qCInfo(lcSandbox) << "removed" << reaped
-                                  << "container(s) left behind by instances that no longer run";
+                                  << "container(s) left behind by instances that no "
+                                     "longer run";
             Q_EMIT orphansReaped(reaped);
+        });
+    // Their work volumes too, when their containers went without them (removed from outside).
+    // Named volumes such as the libraries' carry no pid and stay.
+    removeLeftovers(onThisHost, [this](const SandboxBackend::Listed &v) {
+        return v.labels.value(QLatin1String(SandboxLayout::kLabelOwner)).toString() !=
+                   m_instanceId &&
+               ownerIsDead(v.labels);
+    });
+}
+
+void Janitor::removeLeftovers(const QStringList &labels,
+                              const std::function<bool(const SandboxBackend::Listed &)> &which)
+{
+    ++m_pending;
+    m_backend->listLeftovers(
+        labels, this, [this, which](const QList<SandboxBackend::Listed> &found, const QString &) {
+            --m_pending;
+            int removed = 0;
+            for (const SandboxBackend::Listed &v : found) {
+                if (!which(v))
+                    continue;
+                ++removed;
+                ++m_pending;
+                m_backend->removeLeftover(v.id, this, [this](const QString &) {
+                    --m_pending;
+                    settle();
+                });
+            }
+            if (removed > 0)
+                qCInfo(lcSandbox) << "removed" << removed
+                                  << "work volume(s) whose sandbox was removed without them";
+            settle();
         });
 }
 
@@ -55,6 +95,10 @@ void Janitor::finalSweep()
 {
     if (m_strayCreates > 0)
         sweepStrays();
+    // This instance's sandboxes that were removed from outside (docker rm -f) left their work
+    // volumes; the ones still in use go with their containers' removal (v=1).
+    removeLeftovers({QString::fromLatin1(SandboxLayout::kLabelOwner) + u'=' + m_instanceId},
+                    [](const SandboxBackend::Listed &) { return true; });
 }
 
 void Janitor::sweepStrays()

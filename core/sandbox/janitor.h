@@ -1,17 +1,18 @@
 #pragma once
 
+#include "sandboxbackend.h"
+
 #include <QObject>
 #include <QSet>
 #include <QString>
 #include <functional>
 
-class SandboxBackend;
-
 // Removes the containers nobody stands for any more: those of instances on this machine that
 // died (kill -9, a crash), found by the pid in their labels; and this instance's own that the
 // engine created after their create request was given up on (timed out, connection lost), found
-// by the name they were given. The service reports every removal in flight, so that shutdown
-// can wait for them.
+// by the name they were given. Also the work volumes that sandboxes removed from outside
+// (docker rm -f, without -v) left: the dead instances' at start, this instance's own at the end.
+// The service reports every removal in flight, so that shutdown can wait for them.
 class Janitor : public QObject
 {
     Q_OBJECT
@@ -38,6 +39,9 @@ Q_SIGNALS:
 
 private:
     void sweepStrays();
+    // Removes the leftovers (see SandboxBackend::listLeftovers) with `labels` that `which` picks.
+    void removeLeftovers(const QStringList &labels,
+                         const std::function<bool(const SandboxBackend::Listed &)> &which);
     void remove(const QString &id);
     void settle();
 

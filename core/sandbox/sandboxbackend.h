@@ -159,6 +159,27 @@ public:
     virtual void removeById(const QString &id, QObject *context,
                             const SandboxContainer::Done &done) = 0;
 
+    // What sandboxes left behind that nothing uses any more, with all of `labels` (Docker: the
+    // work volume of a sandbox that was removed from outside, without its volumes; `id` and
+    // `name` are the volume's name). Backends whose sandboxes leave nothing of the kind (a pod's
+    // emptyDir goes with the pod) find none.
+    virtual void
+    listLeftovers(const QStringList &labels, QObject *context,
+                  const std::function<void(const QList<Listed> &, const QString &error)> &done)
+    {
+        Q_UNUSED(labels);
+        Q_UNUSED(context);
+        done({}, QString());
+    }
+    // Removes one of those.
+    virtual void removeLeftover(const QString &id, QObject *context,
+                                const SandboxContainer::Done &done)
+    {
+        Q_UNUSED(id);
+        Q_UNUSED(context);
+        done(QString());
+    }
+
     // Whether it answers; `cheap`: only that (a full answer can cost the engine a second, and
     // includes the machine's CPUs and memory).
     virtual void health(bool cheap, QObject *context,

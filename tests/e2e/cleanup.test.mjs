@@ -1,13 +1,16 @@
 // Sandbox containers are removed after every kind of run, when the client
 // disconnects, and when the server is stopped with SIGTERM mid-run.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, test } from 'node:test';
+import { promisify } from 'node:util';
 
 import {
-    rawInitialize, sandboxContainers, spawnRaw, startClient, testNoContainersLeft,
+    DOCKER, rawInitialize, sandboxContainers, spawnRaw, startClient, testNoContainersLeft,
     textOf, waitForNoContainers, waitForSomeContainer,
 } from './helpers.mjs';
 
+const execFileP = promisify(execFile);
 const started = [];
 after(() => started.forEach((s) => s.kill()));
 
@@ -69,8 +72,15 @@ test('after kill -9 mid-run, the next server start removes what the dead one lef
             jsonrpc: '2.0', id: 2, method: 'tools/call',
             params: { name: 'run_python_code', arguments: { code: 'import time\ntime.sleep(60)' } },
         });
-        const orphans = await waitForSomeContainer(15_000);
+        let orphans = await waitForSomeContainer(15_000);
         assert.notDeepEqual(orphans, [], `no sandbox container appeared; stderr:\n${victim.stderr()}`);
+        // One of its sandboxes removed from outside as `docker rm -f` does, without its volumes:
+        // its work volume stays, labelled with the victim's pid, for the next instance to reap.
+        const volumesOfVictim = async () => (await execFileP(DOCKER, ['volume', 'ls', '-q', '--filter',
+            `label=code-sandbox.pid=${victim.child.pid}`])).stdout.split('\n').filter(Boolean);
+        const volumesBefore = await volumesOfVictim();
+        await execFileP(DOCKER, ['rm', '-f', orphans[0]]);
+        orphans = orphans.slice(1);
         victim.child.kill('SIGKILL');
         const exit = await victim.exited;
         assert.equal(exit.signal, 'SIGKILL');
@@ -87,6 +97,15 @@ test('after kill -9 mid-run, the next server start removes what the dead one lef
         const left = await waitForNoContainers(15_000);
         assert.deepEqual(left, [], `orphans not reaped; stderr:\n${next.stderr()}`);
         assert.match(next.stderr(), /removed \d+ container\(s\) left behind/);
+        assert.ok(volumesBefore.length > 0, 'precondition: the victim\'s sandboxes have work volumes');
+        const deadline = Date.now() + 15_000;
+        let volumesLeft = await volumesOfVictim();
+        while (volumesLeft.length > 0 && Date.now() < deadline) {
+            await new Promise((resolve) => setTimeout(resolve, 250));
+            volumesLeft = await volumesOfVictim();
+        }
+        assert.deepEqual(volumesLeft, [], `work volumes of the dead instance not reaped; stderr:\n${next.stderr()}`);
+        assert.match(next.stderr(), /removed \d+ work volume\(s\) whose sandbox was removed without them/);
         next.child.stdin.end();
         const done = await next.exited;
         assert.equal(done.code, 0, next.stderr());

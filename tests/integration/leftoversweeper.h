@@ -33,6 +33,24 @@ public:
         return ids;
     }
 
+    // The names of the volumes that carry the instance's label (the sandboxes' work volumes).
+    static QStringList volumesOf(EngineClient &engine, const QString &instance)
+    {
+        const QJsonObject filters{
+            {QStringLiteral("label"),
+             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
+        EngineReply *r = engine.get("/volumes?filters=" +
+                                    QUrl::toPercentEncoding(QString::fromUtf8(
+                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return {QStringLiteral("<engine query failed>")};
+        QStringList names;
+        for (const QJsonValue &v : r->json().value(u"Volumes").toArray())
+            names.append(v.toObject().value(u"Name").toString());
+        return names;
+    }
+
     // For a test's cleanup(): after a failure, sweeps every instance the test used; always
     // forgets them.
     static void sweepAfterFailure(const QString &socket, QStringList &instances)
@@ -47,7 +65,7 @@ public:
     {
         EngineClient engine(socket);
         for (const QString &id : containersOf(engine, instance)) {
-            EngineReply *r = engine.del("/containers/" + id.toLatin1() + "?force=1");
+            EngineReply *r = engine.del("/containers/" + id.toLatin1() + "?force=1&v=1");
             QSignalSpy spy(r, &EngineReply::finished);
             spy.wait(10000);
         }

@@ -74,6 +74,8 @@ private:
         QVERIFY(done.wait(20000));
         QCOMPARE(service.activeContainers(), 0);
         QCOMPARE(engineContainers(engine, service.config().instanceId), QStringList());
+        // Their work volumes too, even those of sandboxes removed from outside.
+        QCOMPARE(LeftoverSweeper::volumesOf(engine, service.config().instanceId), QStringList());
     }
 
 private Q_SLOTS:
@@ -212,6 +214,8 @@ print(socket.gethostname())
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 2, 30000);
         const QStringList before = engineContainers(engine, service.config().instanceId);
         QCOMPARE(before.size(), 4); // two python, two javascript
+        // Removed from outside as `docker rm -f` does, without its volumes: shutDownClean checks
+        // that its work volume does not outlive the service.
         EngineReply *killed = engine.del("/containers/" + before.first().toLatin1() + "?force=1");
         QSignalSpy k(killed, &EngineReply::finished);
         QVERIFY(k.wait(10000));
