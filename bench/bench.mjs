@@ -29,7 +29,7 @@ const TARGETS = {
     // issue 5
     p50Ms: 25, vsExec: 0.35, vsFlow: 0.06, callsPerSecAt4: 10, initMs: 100, idleRssMb: 40,
     // issue 19
-    backToBackP50Ms: 30, burstP50Ms: 60, vsCeilingAt4: 1.2,
+    backToBackP50Ms: 30, burstP50Ms: 60, vsCeilingAt4: 1.2, firstRunS: 300,
 };
 const BURST = 8;          // calls sent at once in a burst row
 const B2B_ROUND = 25;     // back-to-back calls per round
@@ -40,7 +40,7 @@ const now = () => performance.now();
 // ---------------------------------------------------------------- options
 
 function usage() {
-    return `Usage: bench/run.sh [--calls N] [--flow-calls N] [--out FILE] [--bin PATH] [--smoke] [--engines]
+    return `Usage: bench/run.sh [--calls N] [--flow-calls N] [--out FILE] [--bin PATH] [--smoke] [--engines] [--first-run]
 
   --calls N   latency sample per variant (default 100; back-to-back: rounds of 25 up to N)
   --flow-calls N
@@ -53,6 +53,9 @@ function usage() {
               sustained calls/s with the main engine only and with three engines
   --engines-env FILE
               (bench.mjs) the fixture's env file: measure that section against it
+  --first-run also time ./dev.sh run on a fresh Debian 12 container (bench/firstrun.sh: a fresh
+              clone, packages, engine, images and app from nothing) to its first answer, last
+              of all, once the machine is quiet again (about 3 minutes)
   --check     (bench.mjs) only check the arguments, the binary and the image, and exit
 Exit status is non-zero when any call answered wrongly, a container was left behind or a
 step failed. Targets that are missed do not change the exit status.`;
@@ -60,7 +63,7 @@ step failed. Targets that are missed do not change the exit status.`;
 
 function parseArgs(argv) {
     const o = { calls: 100, out: null, bin: path.join(ROOT, 'build/bin/code-sandbox'), smoke: false,
-        enginesEnv: null, check: false, flowCalls: null };
+        enginesEnv: null, check: false, flowCalls: null, firstRun: false };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const value = () => {
@@ -74,6 +77,7 @@ function parseArgs(argv) {
         else if (a === '--flow-calls') o.flowCalls = Number(value());
         else if (a === '--engines-env') o.enginesEnv = path.resolve(value());
         else if (a === '--check') o.check = true;
+        else if (a === '--first-run') o.firstRun = true;
         else if (a === '-h' || a === '--help') { console.log(usage()); process.exit(0); }
         else throw new Error(`unknown argument ${a}\n${usage()}`);
     }
@@ -763,6 +767,23 @@ async function severalEngines(opts) {
     return { rows, cpus, seen, loadStart, loadEnd: load1(), elapsedS: (now() - t0) / 1000 };
 }
 
+/** bench/firstrun.sh: the steps and the seconds to the first answer (null when none came). */
+async function firstRun() {
+    const loadBefore = load1();
+    let out = '';
+    let detail = '';
+    try {
+        ({ stdout: out } = await execFileP('bash', [path.join(HERE, 'firstrun.sh')], { timeout: 20 * 60_000, maxBuffer: 1 << 22 }));
+    } catch (e) {
+        out = e.stdout ?? '';
+        detail = String(e.stderr ?? e.message).trim().split('\n').slice(-3).join(' ');
+        problem(`first run: ${detail}`);
+    }
+    const steps = out.split('\n').filter((l) => /^\s*[0-9.]+ /.test(l));
+    const m = /first answer after ([0-9.]+) s/.exec(out);
+    return { steps, seconds: m ? Number(m[1]) : null, detail, loadBefore, loadAfter: load1() };
+}
+
 // ---------------------------------------------------------------- the machine
 
 async function machine(bin) {
@@ -786,7 +807,7 @@ async function machine(bin) {
 
 // ---------------------------------------------------------------- report
 
-function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, handoverCeiling, burstRows, peerInfo, sections, elapsedS, command }) {
+function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, burstRows, peerInfo, sections, elapsedS, command }) {
     const all = [...lat, ...burstRows];
     const byName = Object.fromEntries(all.map((l) => [l.key, l]));
     const { pooled, paced, unpooled, flow, lean, apiExec, session, peerSession, burst } = byName;
@@ -947,6 +968,17 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, handove
     }
     L.push(`| run end | | | ${m.loadEnd1.toFixed(2)} |`, '');
 
+    if (first) {
+        L.push('## First run', '');
+        L.push('`bench/firstrun.sh`: `./dev.sh run` in a fresh Debian 12 minbase container (the `code-sandbox/bash` image) from a fresh',
+            'clone, with nothing installed: it installs the packages from the Debian mirror, starts a dockerd of its own inside (empty',
+            'data root, no image cache), builds the python and node images while it builds the app, and answers its first call. Seconds',
+            `from the start of \`./dev.sh run\` (load before ${first.loadBefore.toFixed(2)}, after ${first.loadAfter.toFixed(2)}):`, '');
+        L.push('```', ...first.steps, '```', '');
+        L.push(first.seconds !== null
+            ? `**First answer after ${first.seconds.toFixed(1)} s** (${Math.floor(first.seconds / 60)} min ${String(Math.round(first.seconds % 60)).padStart(2, '0')} s).`
+            : `**No answer**: ${first.detail}`, '');
+    }
     L.push('## Targets', '');
     L.push('| Target | Measured | |', '|---|---:|---|');
     L.push(`| issue 19: ${B2B_ROUND} back-to-back, p50 ≤ ${TARGETS.backToBackP50Ms} ms (after the pool has seen such a round) | ${ms(pooled.p50)} ms | ${mark(pooled.p50 <= TARGETS.backToBackP50Ms && pooled.failures === 0)} |`);
@@ -957,6 +989,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, handove
     L.push(`| issue 5: ≤ ${TARGETS.vsFlow}× the reproduced per-call flow (Engine API; refilled) | ${ratio(paced.p50 / flow.p50)} | ${mark(paced.p50 / flow.p50 <= TARGETS.vsFlow)} |`);
     L.push(`| issue 5: ≥ ${TARGETS.callsPerSecAt4} calls/s at concurrency 4, all correct | ${at4 ? at4Rate.toFixed(2) : '–'} calls/s, ${at4?.failures ?? '–'} failed | ${mark(at4 && at4.failures === 0 && at4Rate >= TARGETS.callsPerSecAt4)} |`);
     L.push(`| issue 5: initialize ≤ ${TARGETS.initMs} ms after launch (default, pooled) | ${ms(initPooled.p50)} ms | ${mark(initPooled.p50 <= TARGETS.initMs)} |`);
+    if (first) L.push(`| issue 19: first answer from \`./dev.sh run\` on a fresh machine ≤ ${TARGETS.firstRunS / 60} min | ${first.seconds !== null ? `${first.seconds.toFixed(0)} s` : 'none'} | ${mark(first.seconds !== null && first.seconds <= TARGETS.firstRunS)} |`);
     L.push(`| idle RSS ≤ ${TARGETS.idleRssMb} MB (pool at its base) | ${(idleKb * 1024 / 1e6).toFixed(1)} MB | ${mark(idleKb * 1024 / 1e6 <= TARGETS.idleRssMb)} |`, '');
     if (busy) L.push(`Targets measured on a busy machine (peak load ${peak.toFixed(2)} on ${m.cores} cores) say little either way.`, '');
 
@@ -1201,9 +1234,20 @@ async function main() {
     let eng = null;
     if (opts.enginesEnv) eng = await section('several engines', () => severalEngines(opts));
 
+    // The first run last: it builds and runs a whole engine, which would disturb every other row.
+    let first = null;
+    if (opts.firstRun) {
+        const cores = os.cpus().length;
+        for (let waited = 0; load1() >= cores && waited < 300; waited += 10) {
+            if (waited % 60 === 0) log(`first run: waiting for the machine to be quiet (1-minute load ${load1().toFixed(2)})`);
+            await sleep(10_000);
+        }
+        first = await section('first run (bench/firstrun.sh)', () => firstRun());
+    }
+
     m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
     m.loadEnd1 = load1();
-    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, ceiling, handoverCeiling, burstRows, peerInfo, sections,
+    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, burstRows, peerInfo, sections,
         elapsedS: (now() - started) / 1000, command });
     writeFileSync(opts.out, text);
     console.log(text);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Benchmark of code-sandbox against the per-call flow of the projects users move from (reproduced
 # through the Engine API by peers.py) and the engine's own ceiling; see README.md.
-#   bench/run.sh [--calls N] [--flow-calls N] [--out FILE] [--bin PATH] [--smoke] [--engines]
+#   bench/run.sh [--calls N] [--flow-calls N] [--out FILE] [--bin PATH] [--smoke] [--engines] [--first-run]
 # --engines starts the engines fixture (tests/engines/engines.sh: two more dockerd on this
 # machine, one over TCP+TLS, one through ssh) for the "Several engines" section, and stops it
 # when the run ends, however it ends.
