@@ -16,6 +16,7 @@ flow includes and where it departs from the originals (and why).
 
 import io
 import json
+import socket
 import sys
 import tarfile
 import tempfile
@@ -277,7 +278,15 @@ def hand_over(client, cid):
         tail = seen[seen.index(nonce + b" ") + len(nonce) + 1:]
         return tail.split(b"\n", 1)[0].split(b" ", 1)[0] == b"0"
     finally:
+        # The end of stdin is what lets our supervisor end the container (as our server's
+        # removal does). shutdown, not close: the SDK's file object still holds the socket, and
+        # close() alone would leave the connection, and the container, open.
+        try:
+            raw.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         raw.close()
+        sock.close()
 
 
 def op_ceiling(req):
