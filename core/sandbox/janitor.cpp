@@ -30,30 +30,31 @@ void Janitor::reapOrphans()
 {
     const QStringList onThisHost{QString::fromLatin1(SandboxLayout::kLabelHost) + u'=' +
                                  SandboxLayout::hostId()};
-    m_backend->list(
-        onThisHost, this, [this](const QList<SandboxBackend::Listed> &found, const QString &) {
-            int reaped = 0;
-            for (const SandboxBackend::Listed &c : found) {
-                if (c.labels.value(QLatin1String(SandboxLayout::kLabelOwner)).toString() ==
-                        m_instanceId ||
-                    !ownerIsDead(c.labels))
-                    continue;
-                ++reaped;
-                remove(c.id);
-            }
-            if (reaped > 0)
-                qCInfo(lcSandbox) << "removed" << reaped
-                                  << "container(s) left behind by instances that no "
-                                     "longer run";
-            Q_EMIT orphansReaped(reaped);
-        });
+    m_backend->list(onThisHost, this,
+                    [this](const QList<SandboxBackend::Listed> &found, const QString &) {
+                        int reaped = 0;
+                        for (const SandboxBackend::Listed &c : found) {
+                            if (!isOrphan(c.labels))
+                                continue;
+                            ++reaped;
+                            remove(c.id);
+                        }
+                        if (reaped > 0)
+                            qCInfo(lcSandbox) << "removed" << reaped
+                                              << "container(s) left behind by instances that no "
+                                                 "longer run";
+                        Q_EMIT orphansReaped(reaped);
+                    });
     // Their work volumes too, when their containers went without them (removed from outside).
     // Named volumes such as the libraries' carry no pid and stay.
-    removeLeftovers(onThisHost, [this](const SandboxBackend::Listed &v) {
-        return v.labels.value(QLatin1String(SandboxLayout::kLabelOwner)).toString() !=
-                   m_instanceId &&
-               ownerIsDead(v.labels);
-    });
+    removeLeftovers(onThisHost,
+                    [this](const SandboxBackend::Listed &v) { return isOrphan(v.labels); });
+}
+
+bool Janitor::isOrphan(const QJsonObject &labels) const
+{
+    return labels.value(QLatin1String(SandboxLayout::kLabelOwner)).toString() != m_instanceId &&
+           ownerIsDead(labels);
 }
 
 void Janitor::removeLeftovers(const QStringList &labels,

@@ -39,6 +39,8 @@ Q_SIGNALS:
 
 private:
     void sweepStrays();
+    // Another instance's, and that instance no longer runs.
+    bool isOrphan(const QJsonObject &labels) const;
     // Removes the leftovers (see SandboxBackend::listLeftovers) with `labels` that `which` picks.
     void removeLeftovers(const QStringList &labels,
                          const std::function<bool(const SandboxBackend::Listed &)> &which);

@@ -16,14 +16,19 @@
 class LeftoverSweeper
 {
 public:
-    static QStringList containersOf(EngineClient &engine, const QString &instance)
+    // The engine's filters argument that picks what carries the instance's label.
+    static QByteArray filterOf(const QString &instance)
     {
         const QJsonObject filters{
             {QStringLiteral("label"),
              QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
-        EngineReply *r = engine.get("/containers/json?all=1&filters=" +
-                                    QUrl::toPercentEncoding(QString::fromUtf8(
-                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+        return QUrl::toPercentEncoding(
+            QString::fromUtf8(QJsonDocument(filters).toJson(QJsonDocument::Compact)));
+    }
+
+    static QStringList containersOf(EngineClient &engine, const QString &instance)
+    {
+        EngineReply *r = engine.get("/containers/json?all=1&filters=" + filterOf(instance));
         QSignalSpy spy(r, &EngineReply::finished);
         if (!spy.wait(10000) || !r->ok())
             return {QStringLiteral("<engine query failed>")};
@@ -36,12 +41,7 @@ public:
     // The names of the volumes that carry the instance's label (the sandboxes' work volumes).
     static QStringList volumesOf(EngineClient &engine, const QString &instance)
     {
-        const QJsonObject filters{
-            {QStringLiteral("label"),
-             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
-        EngineReply *r = engine.get("/volumes?filters=" +
-                                    QUrl::toPercentEncoding(QString::fromUtf8(
-                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+        EngineReply *r = engine.get("/volumes?filters=" + filterOf(instance));
         QSignalSpy spy(r, &EngineReply::finished);
         if (!spy.wait(10000) || !r->ok())
             return {QStringLiteral("<engine query failed>")};
