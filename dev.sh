@@ -215,16 +215,9 @@ case $cmd in
         else demo; fi ;;
     test)
         install_packages tests; start_engine; use_engine; build_images; install_npm; build
-        # The clang build the fuzz and sanitized tests need (about 4 minutes of both cores)
-        # starts now at the lowest priority, so that it uses what the engine tests leave idle;
-        # those two tests come last and wait for it (a lock on the build dir), then run alone.
-        say "building the hardening tests in the background (log: $BUILD/hardening-build.log)"
-        setsid nice -n 19 "$ROOT/tests/sanitize/run-sanitized.sh" \
-            --build-dir "$BUILD/hardening-build" --build-only >"$BUILD/hardening-build.log" 2>&1 &
-        background=$!
-        # (Done long before, unless interrupted. The || true: under set -e a kill that finds
-        # nothing left would make the run fail after its tests passed.)
-        trap 'kill -- "-$background" 2>/dev/null || true' EXIT
+        # The clang build the fuzz and sanitized tests need (about 4 minutes of both cores) is a
+        # test of its own (hardening_build), run alone right before them: nothing timing-sensitive
+        # runs beside it.
         say "running the tests"
         # integration_podman runs this build's engine tests on Podman; the sanitized test runs
         # them there already (built with ASan+UBSan), so it is left out here.

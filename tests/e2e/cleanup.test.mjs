@@ -36,7 +36,7 @@ test('no container is left after normal, timed-out and failing runs once the cli
 
 test('SIGTERM during a run stops the server within 10 s and removes the container',
     { timeout: 90_000 }, async () => {
-        assert.deepEqual(await sandboxContainers(), [], 'precondition: no sandbox container');
+        assert.deepEqual(await waitForNoContainers(30_000), [], 'precondition: no sandbox container (an earlier test\'s may still be being removed)');
         const server = spawnRaw();
         started.push(server);
         const init = await rawInitialize(server);
@@ -64,7 +64,7 @@ test('SIGTERM during a run stops the server within 10 s and removes the containe
 
 test('after kill -9 mid-run, the next server start removes what the dead one left',
     { timeout: 90_000 }, async () => {
-        assert.deepEqual(await sandboxContainers(), [], 'precondition: no sandbox container');
+        assert.deepEqual(await waitForNoContainers(30_000), [], 'precondition: no sandbox container (an earlier test\'s may still be being removed)');
         const victim = spawnRaw();
         started.push(victim);
         await rawInitialize(victim);

@@ -42,7 +42,9 @@ function pods() {
     });
 }
 
-async function waitForPods(predicate, what, timeoutMs = 20_000) {
+// Deletion is the engine removing a real container: seconds on a loaded machine, so the deadline
+// is generous; the wait ends as soon as the state is reached.
+async function waitForPods(predicate, what, timeoutMs = 60_000) {
     const start = Date.now();
     let last = [];
     while (Date.now() - start < timeoutMs) {

@@ -8,9 +8,9 @@
 #   clang_build_all_targets      prints every target the hardening tests run (fuzz_*, unit_*,
 #                                the engine tests)
 #
-# The dir is locked (flock on DIR/.lock) from setup until the build is done, so a build started in
-# the background (dev.sh test starts one at low priority while the ordinary tests run) and a
-# hardening test never build in it at once: the test waits, then finds nothing left to build.
+# The dir is locked (flock on DIR/.lock) from setup until the build is done, so two scripts never
+# build in it at once (ctest's hardening_build test builds it before the fuzz and sanitized tests,
+# which then find nothing left to build; a second ctest in the same tree waits).
 #
 # The compiler is $FUZZ_CXX, else clang++ or clang++-14. NAME prefixes messages. Both functions
 # exit the script with a message on failure.

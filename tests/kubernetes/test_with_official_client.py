@@ -180,7 +180,7 @@ def docker_containers(uid):
                                              filters={"label": f"io.kubernetes.pod.uid={uid}"})
 
 
-def wait_gone(uid, timeout=30):
+def wait_gone(uid, timeout=90):
     end = time.time() + timeout
     while time.time() < end:
         if not docker_containers(uid):
@@ -316,7 +316,7 @@ def scenario_main(server):
     deleted = core.delete_namespaced_pod(name, NS, grace_period_seconds=0)
     check(deleted.metadata.name == name and deleted.metadata.deletion_timestamp is not None,
           "delete (grace 0) answers the pod")
-    _, events = wait_for(core, name, lambda t, p: t == "DELETED", rv, timeout=10)
+    _, events = wait_for(core, name, lambda t, p: t == "DELETED", rv, timeout=60)
     check(events[-1][0] == "DELETED", "watch: DELETED")
     try:
         core.read_namespaced_pod(name, NS)
@@ -340,7 +340,7 @@ def scenario_main(server):
           and core.read_namespaced_pod(g.metadata.name, NS).metadata.deletion_timestamp,
           "delete (grace 1): the pod stays, marked with its deletionTimestamp")
     _, events = wait_for(core, g.metadata.name, lambda t, p: t == "DELETED",
-                         running.metadata.resource_version, timeout=30)
+                         running.metadata.resource_version, timeout=60)
     check(events[-1][0] == "DELETED" and wait_gone(g.metadata.uid),
           "then DELETED on the watch and its container gone",
           [t for t, _ in events])
