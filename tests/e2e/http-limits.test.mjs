@@ -157,20 +157,49 @@ async function initialize(name) {
 test('a repeated request id while the first is in flight is refused; the first gets its own answer', { timeout: 60_000 }, async () => {
     const { sessionId, status } = await initialize('dup-id-e2e');
     assert.equal(status, 200);
-    const call = (code) => ({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'run_python_code', arguments: { code } } });
-    const first = post(sessionId, call('import time\ntime.sleep(2)\nprint("first")'), 'application/json');
-    await sleep(700); // the first is in flight
+    const call = (code, meta) => ({
+        jsonrpc: '2.0', id: 5, method: 'tools/call',
+        params: { name: 'run_python_code', arguments: { code }, ...(meta ? { _meta: meta } : {}) },
+    });
+    // The first asks for progress and takes its answer as a stream, so that the test sees the
+    // server working on it (its first progress notification) before the second is sent.
+    const res = await fetch(server.url, {
+        method: 'POST',
+        headers: {
+            Authorization: 'Bearer ' + server.token, 'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': PROTOCOL_VERSION,
+            'Mcp-Session-Id': sessionId,
+        },
+        body: JSON.stringify(call('import time\ntime.sleep(2)\nprint("first")', { progressToken: 'dup' })),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
+    const decoder = new TextDecoder();
+    const reader = res.body.getReader();
+    let stream = '';
+    const readUntil = async (pattern) => {
+        while (!pattern.test(stream)) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            stream += decoder.decode(value, { stream: true });
+        }
+        return pattern.test(stream);
+    };
+    assert.ok(await readUntil(/notifications\/progress/), `no progress for the first call: ${stream}`);
+
     const second = await post(sessionId, call('print("second")'), 'application/json');
     assert.equal(second.status, 409, second.text);
     const error = JSON.parse(second.text);
     assert.equal(error.id, 5, second.text);
     assert.equal(error.error?.code, -32600, second.text);
     assert.match(error.error?.message ?? '', /request id 5 is already in use/, second.text);
-    const answer = await first;
-    assert.equal(answer.status, 200, answer.text);
-    const result = JSON.parse(answer.text);
-    assert.equal(result.id, 5, answer.text);
-    assert.match(result.result?.content?.[0]?.text ?? '', /first/, answer.text);
+
+    assert.ok(await readUntil(/data: [^\n]*"result"[^\n]*\n/), `the first call's stream ended without its result: ${stream}`);
+    const result = stream.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)))
+        .find((m) => 'result' in m);
+    assert.equal(result.id, 5, stream);
+    assert.match(result.result?.content?.[0]?.text ?? '', /first/, stream);
+    await reader.cancel().catch(() => {});
     await fetch(server.url, { method: 'DELETE', headers: { Authorization: 'Bearer ' + server.token, 'Mcp-Session-Id': sessionId } });
 });
 

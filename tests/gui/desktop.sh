@@ -183,7 +183,7 @@ sdk_call "$WORK/long.out" long-bot execute_code \
     '{"language":"python","timeout":120,"code":"import time\nx = bytearray(64 << 20)\nprint(\"started\", flush=True)\nt = time.time()\nwhile time.time() - t < 60: pass\n"}'
 wait_log "$WORK/app.log" 'of instance pid [0-9]+ \( long-bot \) started' 90 \
     "the long run of a stdio instance did not start in the window"
-wait_log "$WORK/long.out" '"progress":"stdout: started"' 60 "the long run printed nothing"
+wait_log "$WORK/long.out" '"progress":"stdout: started"' 120 "the long run printed nothing"
 # A few seconds of samples for the chart, then the screenshot of a live run.
 sleep 3
 shot live-run-chart
