@@ -323,12 +323,10 @@ void McpSession::onTasksGet(const JsonRpcMessage &m, const QJsonObject &params)
     }
     if (!modernTasksAllowed(m))
         return;
-    const TaskStore::Task *task = store->find(params.value(u"taskId").toString());
+    const QString taskId = params.value(u"taskId").toString();
+    const TaskStore::Task *task = store->find(taskId, owner());
     if (!task) {
-        replyError(m.id, JsonRpcMessage::InvalidParams,
-                   QStringLiteral("no task '%1' here (finished tasks are kept %2 minutes)")
-                       .arg(params.value(u"taskId").toString())
-                       .arg(TaskStore::kKeepMs / 60000));
+        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, owner()));
         return;
     }
     if (!isModernId(m.id)) {
@@ -338,11 +336,11 @@ void McpSession::onTasksGet(const JsonRpcMessage &m, const QJsonObject &params)
     // 2026-07-28: the final result (or error) is inlined once the task has ended.
     QJsonObject info = TaskStore::modernJson(*task);
     if (task->status == TaskStore::Status::Completed) {
-        QJsonObject result = task->result;
+        QJsonObject result = task->result();
         result.insert(QStringLiteral("resultType"), QStringLiteral("complete"));
         info.insert(QStringLiteral("result"), result);
     } else if (task->status == TaskStore::Status::Failed) {
-        info.insert(QStringLiteral("error"), task->error);
+        info.insert(QStringLiteral("error"), task->error());
     }
     send(JsonRpcMessage::makeResult(m.id, info));
 }
@@ -355,33 +353,34 @@ void McpSession::onTasksResult(const JsonRpcMessage &m, const QJsonObject &param
         return;
     }
     const QString taskId = params.value(u"taskId").toString();
-    if (!store->find(taskId)) {
-        replyError(m.id, JsonRpcMessage::InvalidParams,
-                   QStringLiteral("no task '%1' here").arg(taskId));
+    const QString who = owner();
+    if (!store->find(taskId, who)) {
+        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, who));
         return;
     }
     // 2025-11-25: tasks/result waits for the end and answers what tools/call would have.
     QPointer<McpSession> self(this);
     const QJsonValue id = m.id;
-    store->whenEnded(taskId, [self, store, taskId, id] {
+    store->whenEnded(taskId, who, [self, store, taskId, who, id] {
         if (!self)
             return;
-        const TaskStore::Task *task = store->find(taskId);
+        const TaskStore::Task *task = store->find(taskId, who);
         if (!task) {
             self->replyError(id, JsonRpcMessage::InvalidParams,
-                             QStringLiteral("task '%1' has expired").arg(taskId));
+                             store->notFoundMessage(taskId, who));
             return;
         }
         const QJsonObject related{{QStringLiteral("io.modelcontextprotocol/related-task"),
                                    QJsonObject{{QStringLiteral("taskId"), taskId}}}};
         if (task->status == TaskStore::Status::Completed) {
-            QJsonObject result = task->result;
+            QJsonObject result = task->result();
             result.insert(QStringLiteral("_meta"), related);
             self->send(JsonRpcMessage::makeResult(id, result));
         } else if (task->status == TaskStore::Status::Failed) {
+            const QJsonObject error = task->error();
             self->send(JsonRpcMessage::makeError(
-                id, task->error.value(u"code").toInt(JsonRpcMessage::InternalError),
-                task->error.value(u"message").toString(), task->error.value(u"data")));
+                id, error.value(u"code").toInt(JsonRpcMessage::InternalError),
+                error.value(u"message").toString(), error.value(u"data")));
         } else {
             self->send(JsonRpcMessage::makeResult(
                 id, ToolCall::errorResult(QStringLiteral("The task was cancelled."))));
@@ -399,10 +398,9 @@ void McpSession::onTasksCancel(const JsonRpcMessage &m, const QJsonObject &param
     if (!modernTasksAllowed(m))
         return;
     const QString taskId = params.value(u"taskId").toString();
-    const TaskStore::Task *task = store->find(taskId);
+    const TaskStore::Task *task = store->find(taskId, owner());
     if (!task) {
-        replyError(m.id, JsonRpcMessage::InvalidParams,
-                   QStringLiteral("no task '%1' here").arg(taskId));
+        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, owner()));
         return;
     }
     if (task->isTerminal() && !isModernId(m.id)) {
@@ -412,12 +410,14 @@ void McpSession::onTasksCancel(const JsonRpcMessage &m, const QJsonObject &param
         return;
     }
     qCInfo(lcMcp) << "client cancelled task" << taskId;
-    store->cancel(taskId);
-    task = store->find(taskId);
+    store->cancel(taskId, owner());
+    task = store->find(taskId, owner());
     if (isModernId(m.id))
         send(JsonRpcMessage::makeResult(m.id, QJsonObject())); // an acknowledgement
-    else
+    else if (task)
         send(JsonRpcMessage::makeResult(m.id, TaskStore::legacyJson(*task)));
+    else // its end made room under the result budget by dropping it (a budget of nothing)
+        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, owner()));
 }
 
 void McpSession::onTasksList(const JsonRpcMessage &m, const QJsonObject &)
@@ -428,7 +428,7 @@ void McpSession::onTasksList(const JsonRpcMessage &m, const QJsonObject &)
         return;
     }
     QJsonArray list;
-    for (const TaskStore::Task *t : store->all())
+    for (const TaskStore::Task *t : store->all(owner()))
         list.append(TaskStore::legacyJson(*t));
     send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("tasks"), list}}));
 }
@@ -442,9 +442,9 @@ void McpSession::onTasksUpdate(const JsonRpcMessage &m, const QJsonObject &param
     }
     if (!modernTasksAllowed(m))
         return;
-    if (!store->find(params.value(u"taskId").toString())) {
-        replyError(m.id, JsonRpcMessage::InvalidParams,
-                   QStringLiteral("no task '%1' here").arg(params.value(u"taskId").toString()));
+    const QString taskId = params.value(u"taskId").toString();
+    if (!store->find(taskId, owner())) {
+        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, owner()));
         return;
     }
     // Our tasks never wait for input; responses to requests never made are ignored.
@@ -708,7 +708,7 @@ void McpSession::callTool(const JsonRpcMessage &m, const ProtocolEra::Verdict *m
             return;
         }
         qCInfo(lcMcp) << "tool call" << name << "runs as task" << taskId;
-        const TaskStore::Task *task = store->find(taskId);
+        const TaskStore::Task *task = store->find(taskId, owner());
         QJsonObject created;
         if (modern) {
             created = TaskStore::modernJson(*task);

@@ -9,6 +9,7 @@
 #include "mcpserver.h"
 #include "mcpsession.h"
 #include "protocolversion.h"
+#include "taskstore.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -440,6 +441,9 @@ void StreamableHttpServer::endSession(const QByteArray &id)
     Session s = *it;
     m_sessions.erase(it);
     s.mcp->cancelAll();
+    // Its tasks belong to it, and no other session may reach them: they end with it too.
+    if (TaskStore *tasks = m_server->tasks())
+        tasks->cancelOwnedBy(s.mcp->owner());
     s.transport->close();
     s.mcp->deleteLater();
     qCInfo(lcMcp) << "HTTP session ended," << m_sessions.size() << "open";

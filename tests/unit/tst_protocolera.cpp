@@ -55,10 +55,24 @@ private Q_SLOTS:
     void modernTaskRunsAndIsPolled();
     void legacyTaskAndTasksResult();
     void cancellingATaskCancelsTheCall();
+    void tasksBelongToTheirSession();
+    void statelessTasksBelongToTheirCredential();
+    void keptResultsAreBoundedByBytes();
+    void resultBudgetCountsEveryOutcome();
+    void cleanupTestCase();
 
 private:
     void setUpServer();
     QJsonObject exchange(const QJsonObject &request);
+    // The answer to `request` on a transport; whatever else the session sent meanwhile goes to
+    // `others`.
+    static QJsonObject exchangeOn(RecordingTransport *transport, const QJsonObject &request,
+                                  QList<QJsonObject> *others = nullptr);
+    // The error a tasks/* request for `taskId` gets, with the id replaced in its message, so
+    // that the answers for two ids compare.
+    static QJsonObject taskError(RecordingTransport *transport, const QString &method,
+                                 const QString &taskId, const QJsonObject &meta = {},
+                                 QList<QJsonObject> *others = nullptr);
 
     McpServer *m_server = nullptr;
     RecordingTransport *m_transport = nullptr;
@@ -190,13 +204,38 @@ void tst_ProtocolEra::setUpServer()
 
 QJsonObject tst_ProtocolEra::exchange(const QJsonObject &request)
 {
-    m_transport->takeSent();
-    m_transport->receive(QJsonDocument(request).toJson(QJsonDocument::Compact));
-    const QList<QJsonObject> sent = m_transport->takeSent();
-    for (const QJsonObject &m : sent)
-        if (m.value(u"id") == request.value(u"id"))
-            return m;
-    return {};
+    return exchangeOn(m_transport, request);
+}
+
+QJsonObject tst_ProtocolEra::exchangeOn(RecordingTransport *transport, const QJsonObject &request,
+                                        QList<QJsonObject> *others)
+{
+    transport->takeSent();
+    transport->receive(QJsonDocument(request).toJson(QJsonDocument::Compact));
+    QJsonObject answer;
+    for (const QJsonObject &m : transport->takeSent()) {
+        if (m.value(u"id") == request.value(u"id") && answer.isEmpty())
+            answer = m;
+        else if (others)
+            others->append(m);
+    }
+    return answer;
+}
+
+QJsonObject tst_ProtocolEra::taskError(RecordingTransport *transport, const QString &method,
+                                       const QString &taskId, const QJsonObject &meta,
+                                       QList<QJsonObject> *others)
+{
+    static int nextId = 1000;
+    QJsonObject params{{"taskId", taskId}};
+    if (!meta.isEmpty())
+        params.insert("_meta", meta);
+    const QJsonObject answer = exchangeOn(transport, req(nextId++, method, params), others);
+    if (!answer.contains(u"error"))
+        return QJsonObject{{"answered", answer}}; // compares unequal to any error
+    QJsonObject error = answer.value(u"error").toObject();
+    error.insert("message", error.value(u"message").toString().replace(taskId, "<id>"));
+    return error;
 }
 
 void tst_ProtocolEra::modernRequestsWithoutHandshake()
@@ -438,6 +477,255 @@ void tst_ProtocolEra::cancellingATaskCancelsTheCall()
             .value(u"status")
             .toString(),
         QStringLiteral("cancelled"));
+}
+
+namespace {
+const QString kNeverIssued = QStringLiteral("task-00000000000000000000000000000000");
+
+QJsonObject legacyInit(int id, const QString &name)
+{
+    return req(id, "initialize",
+               {{"protocolVersion", "2025-11-25"},
+                {"capabilities", QJsonObject()},
+                {"clientInfo", QJsonObject{{"name", name}}}});
+}
+
+QString statusOf(const QJsonObject &answer)
+{
+    return answer.value(u"result").toObject().value(u"status").toString();
+}
+} // namespace
+
+void tst_ProtocolEra::tasksBelongToTheirSession()
+{
+    setUpServer();
+    auto *otherTransport = new RecordingTransport;
+    m_server->openSession(otherTransport);
+    exchange(legacyInit(1, "a"));
+    QList<QJsonObject> heardByOther;
+    exchangeOn(otherTransport, legacyInit(1, "b"), &heardByOther);
+
+    // Session a starts one task in each era.
+    const QString legacyTask =
+        exchange(req(2, "tools/call", {{"name", "later"}, {"task", QJsonObject()}}))
+            .value(u"result")
+            .toObject()
+            .value(u"task")
+            .toObject()
+            .value(u"taskId")
+            .toString();
+    const QString modernTask =
+        exchange(req(3, "tools/call", {{"name", "later"}, {"_meta", envelope(kModern, kTasks)}}))
+            .value(u"result")
+            .toObject()
+            .value(u"taskId")
+            .toString();
+    QVERIFY(!legacyTask.isEmpty() && !modernTask.isEmpty());
+    QCOMPARE(m_pending.size(), 2);
+    bool cancelled = false;
+    QObject watching; // the connections end with the test
+    for (const QPointer<ToolCall> &call : std::as_const(m_pending))
+        connect(call, &ToolCall::cancelRequested, &watching, [&] { cancelled = true; });
+
+    // To session b, a's tasks are what an id never issued is: the same error, word for word.
+    const QJsonObject modernMeta = envelope(kModern, kTasks);
+    for (const QString &foreign : {legacyTask, modernTask}) {
+        for (const char *method : {"tasks/get", "tasks/result", "tasks/cancel"}) {
+            const QJsonObject unknown = taskError(otherTransport, method, kNeverIssued);
+            QCOMPARE(unknown.value(u"code").toInt(), int(JsonRpcMessage::InvalidParams));
+            QCOMPARE(taskError(otherTransport, method, foreign, {}, &heardByOther), unknown);
+        }
+        for (const char *method : {"tasks/get", "tasks/cancel", "tasks/update"}) {
+            const QJsonObject unknown = taskError(otherTransport, method, kNeverIssued, modernMeta);
+            QCOMPARE(unknown.value(u"code").toInt(), int(JsonRpcMessage::InvalidParams));
+            QCOMPARE(taskError(otherTransport, method, foreign, modernMeta, &heardByOther),
+                     unknown);
+        }
+    }
+    QVERIFY2(!cancelled, "b's tasks/cancel did not reach a's calls");
+    QCOMPARE(exchangeOn(otherTransport, req(20, "tasks/list"), &heardByOther)
+                 .value(u"result")
+                 .toObject()
+                 .value(u"tasks")
+                 .toArray()
+                 .size(),
+             0);
+
+    // a still sees and controls both.
+    QCOMPARE(exchange(req(21, "tasks/list"))
+                 .value(u"result")
+                 .toObject()
+                 .value(u"tasks")
+                 .toArray()
+                 .size(),
+             2);
+    QCOMPARE(statusOf(exchange(req(22, "tasks/get", {{"taskId", legacyTask}}))),
+             QStringLiteral("working"));
+    QCOMPARE(statusOf(exchange(req(23, "tasks/get", {{"taskId", modernTask}}))),
+             QStringLiteral("working"));
+
+    // Nothing about a's tasks reaches b while they end: no status notification, no result.
+    m_pending.at(0)->finish({{"content", QJsonArray{ToolCall::textContent("secret")}}});
+    QCOMPARE(statusOf(exchange(req(24, "tasks/cancel", {{"taskId", modernTask}}))),
+             QStringLiteral("cancelled"));
+    heardByOther += otherTransport->takeSent();
+    QJsonArray heard;
+    for (const QJsonObject &m : std::as_const(heardByOther))
+        heard.append(m);
+    QVERIFY2(heard.isEmpty(), QJsonDocument(heard).toJson().constData());
+    QCOMPARE(taskError(otherTransport, "tasks/result", legacyTask),
+             taskError(otherTransport, "tasks/result", kNeverIssued));
+}
+
+void tst_ProtocolEra::statelessTasksBelongToTheirCredential()
+{
+    setUpServer();
+    // 2026-07-28 over HTTP: each request has a session of its own, owned by its credential's
+    // digest (StreamableHttpServer::modernOwner).
+    const auto request = [this](const QString &owner) {
+        auto *transport = new RecordingTransport;
+        m_server->openRequest(transport, owner);
+        return transport;
+    };
+    const QJsonObject meta = envelope(kModern, kTasks);
+    const QString taskId =
+        exchangeOn(request("http-aaaa"), req(1, "tools/call", {{"name", "later"}, {"_meta", meta}}))
+            .value(u"result")
+            .toObject()
+            .value(u"taskId")
+            .toString();
+    QVERIFY(!taskId.isEmpty());
+
+    // Another credential: unknown, and it cannot cancel it.
+    for (const char *method : {"tasks/get", "tasks/cancel", "tasks/update"})
+        QCOMPARE(taskError(request("http-bbbb"), method, taskId, meta),
+                 taskError(request("http-bbbb"), method, kNeverIssued, meta));
+    QVERIFY(!m_pending.first()->isCancelled());
+    // The session of a 2025 client (here the stdio-like test session) does not see it either.
+    exchange(legacyInit(2, "legacy"));
+    QCOMPARE(exchange(req(3, "tasks/list")).value(u"result").toObject().value(u"tasks").toArray(),
+             QJsonArray());
+    // The same credential in a later request does.
+    QCOMPARE(statusOf(exchangeOn(request("http-aaaa"),
+                                 req(4, "tasks/get", {{"taskId", taskId}, {"_meta", meta}}))),
+             QStringLiteral("working"));
+}
+
+void tst_ProtocolEra::keptResultsAreBoundedByBytes()
+{
+    setUpServer();
+    exchange(legacyInit(1, "a"));
+    const auto startTask = [this](int id) {
+        return exchange(req(id, "tools/call", {{"name", "later"}, {"task", QJsonObject()}}))
+            .value(u"result")
+            .toObject()
+            .value(u"task")
+            .toObject()
+            .value(u"taskId")
+            .toString();
+    };
+    const QString stillWorking = startTask(2);
+    // Nine results of 30 MiB each (files come back as big blocks): 270 MiB, past the 256 MiB
+    // kept at most.
+    QStringList ids;
+    for (int i = 0; i < 9; ++i)
+        ids.append(startTask(10 + i));
+    QCOMPARE(m_pending.size(), 10);
+    const qsizetype size = 30 * 1024 * 1024;
+    // They end in the reverse order of their start: the one that ended first goes first.
+    for (int i = 9; i >= 1; --i)
+        m_pending.at(i)->finish(
+            {{"content", QJsonArray{ToolCall::textContent(QString(size, QChar(u'a' + i)))}}});
+
+    const QJsonObject dropped = exchange(req(30, "tasks/get", {{"taskId", ids.last()}}));
+    QCOMPARE(dropped.value(u"error").toObject().value(u"code").toInt(),
+             int(JsonRpcMessage::InvalidParams));
+    const QString why = dropped.value(u"error").toObject().value(u"message").toString();
+    QVERIFY2(why.contains(u"expired") && why.contains(u"dropped") && why.contains(u"256 MiB"),
+             qPrintable(why));
+    QCOMPARE(exchange(req(31, "tasks/result", {{"taskId", ids.last()}}))
+                 .value(u"error")
+                 .toObject()
+                 .value(u"message")
+                 .toString(),
+             why);
+    for (int i = 0; i < 8; ++i)
+        QCOMPARE(statusOf(exchange(req(40 + i, "tasks/get", {{"taskId", ids.at(i)}}))),
+                 QStringLiteral("completed"));
+    QCOMPARE(statusOf(exchange(req(50, "tasks/get", {{"taskId", stillWorking}}))),
+             QStringLiteral("working"));
+    const QJsonObject kept = exchange(req(51, "tasks/result", {{"taskId", ids.first()}}));
+    const QString text = kept.value(u"result")
+                             .toObject()
+                             .value(u"content")
+                             .toArray()
+                             .first()
+                             .toObject()
+                             .value(u"text")
+                             .toString();
+    QCOMPARE(text.size(), size);
+    QCOMPARE(text.front(), QChar(u'b'));
+    // Another session asking for the dropped id hears only "unknown".
+    auto *otherTransport = new RecordingTransport;
+    m_server->openSession(otherTransport);
+    exchangeOn(otherTransport, legacyInit(1, "b"));
+    QCOMPARE(taskError(otherTransport, "tasks/get", ids.last()),
+             taskError(otherTransport, "tasks/get", kNeverIssued));
+}
+
+void tst_ProtocolEra::resultBudgetCountsEveryOutcome()
+{
+    setUpServer();
+    TaskStore *store = m_server->tasks();
+    QCOMPARE(store->resultBudget(), qint64(256) * 1024 * 1024);
+    store->setResultBudget(1000);
+    exchange(legacyInit(1, "a"));
+    const auto startTask = [this](int id) {
+        return exchange(req(id, "tools/call", {{"name", "later"}, {"task", QJsonObject()}}))
+            .value(u"result")
+            .toObject()
+            .value(u"task")
+            .toObject()
+            .value(u"taskId")
+            .toString();
+    };
+    const QJsonObject result{{"content", QJsonArray{ToolCall::textContent(QString(400, 'r'))}}};
+    const QString first = startTask(2);
+    const QString failed = startTask(3);
+    m_pending.at(0)->finish(result);
+    m_pending.at(1)->fail(-32603, QString(400, 'e'));
+    const qint64 both = store->keptBytes();
+    QVERIFY2(both > 2 * 400 && both <= 1000, qPrintable(QString::number(both)));
+    // A third result does not fit: the first to end goes, and its bytes with it.
+    const QString third = startTask(4);
+    m_pending.at(2)->finish(result);
+    QVERIFY(!store->find(first, m_session->owner()));
+    QVERIFY(store->find(failed, m_session->owner()));
+    QCOMPARE(store->keptBytes(), both); // one result out, one of the same size in
+    // A result larger than the whole budget still reaches a tasks/result already waiting,
+    // then goes at once.
+    const QString huge = startTask(5);
+    QVERIFY(exchange(req(6, "tasks/result", {{"taskId", huge}})).isEmpty());
+    m_pending.at(3)->finish({{"content", QJsonArray{ToolCall::textContent(QString(2000, 'h'))}}});
+    bool answered = false;
+    for (const QJsonObject &m : m_transport->takeSent())
+        answered = answered || (m.value(u"id") == 6 && m.contains(u"result"));
+    QVERIFY(answered);
+    QVERIFY(!store->find(huge, m_session->owner()));
+    QCOMPARE(store->keptBytes(), both);
+    QVERIFY(store->find(third, m_session->owner()) && store->find(failed, m_session->owner()));
+    const QString why = exchange(req(7, "tasks/get", {{"taskId", huge}}))
+                            .value(u"error")
+                            .toObject()
+                            .value(u"message")
+                            .toString();
+    QVERIFY2(why.contains(u"larger than"), qPrintable(why));
+}
+
+void tst_ProtocolEra::cleanupTestCase()
+{
+    delete m_server;
+    m_server = nullptr;
 }
 
 QTEST_GUILESS_MAIN(tst_ProtocolEra)
