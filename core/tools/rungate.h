@@ -13,10 +13,11 @@ class QTimer;
 class ToolCall;
 struct SandboxConfig;
 
-// Every run tool call passes here before anything starts: the caller's policy (by the name in its
-// clientInfo) says whether it runs, waits for a person in the window, or is refused, and what it
-// may use. While it waits, the call reports progress; no answer within the policies' approval
-// time denies it; a client that cancels withdraws the question.
+// Every run tool call, and every session that installs libraries, passes here before anything
+// starts: the caller's policy (by the name in its clientInfo) says whether it runs, waits for a
+// person in the window, or is refused, and what it may use. While it waits, the call reports
+// progress; no answer within the policies' approval time denies it; a client that cancels
+// withdraws the question.
 class RunGate : public QObject
 {
     Q_OBJECT
@@ -42,8 +43,9 @@ public:
     using Admitted = std::function<void(const ExecutionRequest &request, const QString &refusal)>;
     void admit(ToolCall *call, const ExecutionRequest &request, const Admitted &admitted);
 
-    // For what starts no program itself (create_session: its runs pass admit() each): the
-    // policy's rules and a refusing policy, without asking anyone. Empty when it may go ahead.
+    // For what starts no program itself (create_session without libraries: its runs pass
+    // admit() each): the policy's rules and a refusing policy, without asking anyone. Empty when
+    // it may go ahead. A session's libraries are installed at once, so they pass admit().
     QString screen(const QString &client, const QString &language, int timeoutSec,
                    const QStringList &libraries) const;
 

@@ -39,24 +39,10 @@ QJsonObject result(const QString &text, const QJsonObject &structured)
             {QStringLiteral("structuredContent"), structured}};
 }
 
-// create_session: starts the session's sandbox and answers once it is ready.
-void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *call)
+// Starts the session's sandbox (installing its libraries first) and answers once it is ready.
+void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QStringList &libs)
 {
     const QJsonObject args = call->arguments();
-    QStringList libs;
-    for (const QJsonValue &v : args.value(u"libraries").toArray())
-        libs.append(v.toString());
-    if (gate) {
-        // Installing happens now, with network: the policy is asked before anything starts.
-        const QString asked = args.value(u"language").toString(QStringLiteral("python"));
-        const Language *language = sm->sandbox()->languages().find(asked);
-        const QString refusal = gate->screen(call->clientName(), language ? language->name : asked,
-                                             args.value(u"timeout").toInt(0), libs);
-        if (!refusal.isEmpty()) {
-            call->finishWithError(refusal);
-            return;
-        }
-    }
     QPointer<ToolCall> guard(call);
     call->progress(QStringLiteral("starting the session's sandbox"));
     sm->create(
@@ -83,6 +69,56 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
                                      .arg(session->id(), session->language().name, keeps),
                                  describe(session, idleSec)));
         });
+}
+
+// create_session: the assistant's policy first. Its rules and a refusing policy hold for every
+// session; its runs pass the gate each. Libraries are different: they are installed now, in a
+// container with network, under package names the assistant chose, so under an asking policy a
+// person allows that first (the question shows the language and the libraries, and no code).
+void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *call)
+{
+    const QJsonObject args = call->arguments();
+    QStringList libs;
+    for (const QJsonValue &v : args.value(u"libraries").toArray())
+        libs.append(v.toString());
+    if (!gate) {
+        startSession(sm, idleSec, call, libs);
+        return;
+    }
+    const QString asked = args.value(u"language").toString(QStringLiteral("python"));
+    const Language *language = sm->sandbox()->languages().find(asked);
+    ExecutionRequest install;
+    install.language = language ? language->name : asked;
+    install.timeoutSec = args.value(u"timeout").toInt(0);
+    install.libraries = libs;
+    const QString refusal =
+        gate->screen(call->clientName(), install.language, install.timeoutSec, libs);
+    if (!refusal.isEmpty()) {
+        call->finishWithError(refusal);
+        return;
+    }
+    // Nothing to install, or nothing this server would install (create() says why): no question.
+    if (libs.isEmpty() || !language ||
+        !sm->sandbox()->librariesRefusal(*language, libs).isEmpty()) {
+        startSession(sm, idleSec, call, libs);
+        return;
+    }
+    QPointer<ToolCall> guard(call);
+    gate->admit(call, install,
+                [sm, idleSec, guard, libs](const ExecutionRequest &, const QString &refusal) {
+                    if (!guard)
+                        return;
+                    if (!refusal.isEmpty()) {
+                        // A person's reason may end without a stop.
+                        const QString said = refusal.trimmed();
+                        guard->finishWithError(
+                            said + (said.endsWith(u'.') ? QString() : QStringLiteral(".")) +
+                            QStringLiteral(" No session was created and "
+                                           "nothing was installed."));
+                        return;
+                    }
+                    startSession(sm, idleSec, guard, libs);
+                });
 }
 } // namespace
 

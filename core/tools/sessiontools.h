@@ -10,6 +10,8 @@ class SessionManager;
 class SessionTools
 {
 public:
-    // With `gate`, create_session passes the assistant's policy (its rules; a refusing policy).
+    // With `gate`, create_session passes the assistant's policy (its rules; a refusing policy);
+    // one with libraries is asked about like a run, as installing them starts a container with
+    // network at once.
     static void registerAll(McpServer &server, SessionManager &sessions, RunGate *gate = nullptr);
 };

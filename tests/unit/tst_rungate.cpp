@@ -1,12 +1,26 @@
 // RunGate: what each policy does to a tool call before anything starts, and an approval's whole
 // life (allowed, denied with a reason, no answer in time, the client cancelling, the window going
-// away), with an approver that records the questions it is asked.
+// away), with an approver that records the questions it is asked. And create_session with
+// libraries through the whole server: its install (a container with network) waits for the same
+// approval, on an engine that records what it is asked to make.
+#include "jsonrpcmessage.h"
+#include "languageregistry.h"
+#include "mcpserver.h"
+#include "mcptransport.h"
 #include "rungate.h"
+#include "sandboxbackend.h"
 #include "sandboxconfig.h"
+#include "sandboxservice.h"
+#include "sandboxtools.h"
+#include "sessionmanager.h"
 #include "toolcall.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
+#include <memory>
 
 namespace {
 // Stands for the window: keeps the questions; the test answers them.
@@ -27,6 +41,129 @@ public:
         Q_EMIT answered(id, answer, reason);
     }
     void goAway() { Q_EMIT lost(); }
+};
+
+// An engine that makes nothing: it counts the library volumes an install asks for (the install's
+// first step; refused, so the install ends there) and any sandbox.
+class RecordingEngine : public SandboxBackend
+{
+public:
+    int volumes = 0;
+    int sandboxes = 0;
+
+    QString endpoint() const override { return QStringLiteral("unix:///recording.sock"); }
+    int capacity() const override { return 4; }
+    QJsonObject runSpec(const Language &, const QString &, const SandboxConfig &, const QString &,
+                        bool) const override
+    {
+        return {{QStringLiteral("run"), true}};
+    }
+    QJsonObject installSpec(const Language &, const QString &, const SandboxConfig &,
+                            const QString &) const override
+    {
+        return {{QStringLiteral("install"), true}};
+    }
+    SandboxContainer *createSandbox(const QJsonObject &, const QString &, const QString &,
+                                    QObject *) override
+    {
+        ++sandboxes;
+        return nullptr;
+    }
+    void createVolume(const QString &, const QJsonObject &, QObject *context,
+                      const SandboxContainer::Done &done) override
+    {
+        ++volumes;
+        QTimer::singleShot(0, context, [done] { done(QStringLiteral("not on this engine")); });
+    }
+    void removeVolume(const QString &) override {}
+    void list(const QStringList &, QObject *context,
+              const std::function<void(const QList<Listed> &, const QString &)> &done) override
+    {
+        QTimer::singleShot(0, context, [done] { done({}, QString()); });
+    }
+    void removeById(const QString &, QObject *, const SandboxContainer::Done &) override {}
+    void health(bool, QObject *context, const std::function<void(const Health &)> &done) override
+    {
+        Health h;
+        h.reachable = true;
+        QTimer::singleShot(0, context, [done, h] { done(h); });
+    }
+};
+
+// A client's end of an MCP session: what the server sends is kept for the test to read.
+class ClientTransport : public McpTransport
+{
+public:
+    void send(const QJsonObject &message) override { sent.append(message); }
+    void receive(const QJsonObject &message)
+    {
+        Q_EMIT messageReceived(QJsonDocument(message).toJson(QJsonDocument::Compact));
+    }
+    // The answer to request `id`, once the server sent it (empty until then).
+    QJsonObject answerTo(int id) const
+    {
+        for (const QJsonObject &m : sent)
+            if (m.value(u"id").toInt() == id && !m.contains(u"method"))
+                return m;
+        return {};
+    }
+    QList<QJsonObject> sent;
+};
+
+// The product's tools with sessions and the gate, over the recording engine, and one client
+// session ("claude-code") on them.
+struct GatedServer
+{
+    explicit GatedServer(const AssistantPolicies &policies)
+    {
+        SandboxConfig config;
+        config.poolSize = 0;
+        config.allowInstall = true;
+        sandbox = std::make_unique<SandboxService>(&engine, LanguageRegistry::builtIn(), config);
+        sessions = std::make_unique<SessionManager>(sandbox.get(), SessionManager::Limits());
+        gate = std::make_unique<RunGate>(sandbox->config());
+        gate->setPolicies(policies);
+        server = std::make_unique<McpServer>(ServerInfo{QStringLiteral("code-sandbox"),
+                                                        QStringLiteral("Code Sandbox"),
+                                                        QStringLiteral("9.9.9"), QString()});
+        SandboxTools::registerAll(*server, *sandbox, sessions.get(), gate.get());
+        transport = new ClientTransport;
+        server->openSession(transport);
+        transport->receive(JsonRpcMessage::makeRequest(
+            ++lastId, QStringLiteral("initialize"),
+            {{"protocolVersion", "2025-11-25"},
+             {"capabilities", QJsonObject()},
+             {"clientInfo", QJsonObject{{"name", "claude-code"}, {"version", "1"}}}}));
+        transport->receive(
+            JsonRpcMessage::makeNotification(QStringLiteral("notifications/initialized")));
+    }
+
+    // Sends create_session for Python with `libraries`; its request id.
+    int createSession(const QStringList &libraries)
+    {
+        transport->receive(JsonRpcMessage::makeRequest(
+            ++lastId, QStringLiteral("tools/call"),
+            {{"name", "create_session"},
+             {"arguments", QJsonObject{{"language", "python"},
+                                       {"libraries", QJsonArray::fromStringList(libraries)}}}}));
+        return lastId;
+    }
+    QJsonObject resultOf(int id) const
+    {
+        return transport->answerTo(id).value(u"result").toObject();
+    }
+    static QString textOf(const QJsonObject &result)
+    {
+        return result.value(u"content").toArray().at(0).toObject().value(u"text").toString();
+    }
+
+    RecordingEngine engine;
+    std::unique_ptr<SandboxService> sandbox;
+    std::unique_ptr<SessionManager> sessions;
+    std::unique_ptr<RunGate> gate;
+    std::unique_ptr<McpServer> server;
+    ClientTransport *transport = nullptr; // owned by its session
+    int lastId = 0;
 };
 
 struct Outcome
@@ -259,6 +396,85 @@ private Q_SLOTS:
         QVERIFY(a.refusal.contains(u"window closed before anyone answered"));
         QVERIFY(b.refusal.contains(u"window closed before anyone answered"));
         QCOMPARE(gate.waiting(), 0);
+    }
+
+    void sessionLibrariesWaitForApproval()
+    {
+        GatedServer s(asking());
+        RecordingApprover approver;
+        s.gate->setApprover(&approver);
+        const QStringList libs{QStringLiteral("rich"), QStringLiteral("numpy")};
+
+        // Asked with the language and the libraries, no code; nothing is installed meanwhile.
+        const int denied = s.createSession(libs);
+        QTRY_COMPARE_WITH_TIMEOUT(approver.asked.size(), 1, 10000);
+        const ApprovalRequest q = approver.asked.first();
+        QCOMPARE(q.client, QStringLiteral("claude-code"));
+        QCOMPARE(q.tool, QStringLiteral("create_session"));
+        QCOMPARE(q.language, QStringLiteral("python"));
+        QCOMPARE(q.libraries, libs);
+        QCOMPARE(q.code, QString());
+        QVERIFY(s.resultOf(denied).isEmpty());
+        QCOMPARE(s.engine.volumes, 0);
+        approver.answer(q.id, RunApprover::Answer::Deny, QStringLiteral("not today"));
+        QTRY_VERIFY_WITH_TIMEOUT(!s.resultOf(denied).isEmpty(), 10000);
+        QVERIFY(s.resultOf(denied).value(u"isError").toBool());
+        QCOMPARE(GatedServer::textOf(s.resultOf(denied)),
+                 QStringLiteral("Denied in the Code Sandbox window: not today. No session was "
+                                "created and nothing was installed."));
+        QCOMPARE(s.engine.volumes, 0);
+        QCOMPARE(s.engine.sandboxes, 0);
+        QCOMPARE(s.sessions->count(), 0);
+
+        // The window going away denies too.
+        const int lost = s.createSession(libs);
+        QTRY_COMPARE_WITH_TIMEOUT(approver.asked.size(), 2, 10000);
+        approver.goAway();
+        QTRY_VERIFY_WITH_TIMEOUT(!s.resultOf(lost).isEmpty(), 10000);
+        QVERIFY(GatedServer::textOf(s.resultOf(lost))
+                    .contains(u"window closed before anyone answered"));
+        QCOMPARE(s.engine.volumes, 0);
+
+        // Allowed: the install starts (this engine refuses its volume, so the session fails).
+        const int allowed = s.createSession(libs);
+        QTRY_COMPARE_WITH_TIMEOUT(approver.asked.size(), 3, 10000);
+        QCOMPARE(s.engine.volumes, 0);
+        approver.answer(approver.asked.last().id, RunApprover::Answer::AllowOnce);
+        QTRY_VERIFY_WITH_TIMEOUT(!s.resultOf(allowed).isEmpty(), 10000);
+        QCOMPARE(s.engine.volumes, 1);
+        QVERIFY2(GatedServer::textOf(s.resultOf(allowed)).contains(u"not on this engine"),
+                 qPrintable(GatedServer::textOf(s.resultOf(allowed))));
+    }
+
+    void sessionLibrariesUnderRunAndRefuse()
+    {
+        // Under "run" the install starts at once, as before.
+        GatedServer run{AssistantPolicies()};
+        RecordingApprover approver;
+        run.gate->setApprover(&approver);
+        const int ran = run.createSession({QStringLiteral("rich")});
+        QTRY_VERIFY_WITH_TIMEOUT(!run.resultOf(ran).isEmpty(), 10000);
+        QCOMPARE(run.engine.volumes, 1);
+        QVERIFY(approver.asked.isEmpty());
+
+        AssistantPolicies refuse;
+        refuse.fallback.action = AssistantPolicy::Action::Refuse;
+        GatedServer refused(refuse);
+        refused.gate->setApprover(&approver);
+        const int id = refused.createSession({QStringLiteral("rich")});
+        QTRY_VERIFY_WITH_TIMEOUT(!refused.resultOf(id).isEmpty(), 10000);
+        QVERIFY(refused.resultOf(id).value(u"isError").toBool());
+        QVERIFY(GatedServer::textOf(refused.resultOf(id)).contains(u"its runs are refused"));
+        QCOMPARE(refused.engine.volumes, 0);
+        QVERIFY(approver.asked.isEmpty());
+
+        // With no window to ask, "ask" follows the fallback (refused here): nothing installed.
+        GatedServer alone(asking());
+        const int nobody = alone.createSession({QStringLiteral("rich")});
+        QTRY_VERIFY_WITH_TIMEOUT(!alone.resultOf(nobody).isEmpty(), 10000);
+        QVERIFY(GatedServer::textOf(alone.resultOf(nobody))
+                    .contains(u"no Code Sandbox window is open"));
+        QCOMPARE(alone.engine.volumes, 0);
     }
 };
 
