@@ -340,7 +340,9 @@ QList<Option> sandboxOptions()
               "Docker CLI's current context, CONTAINER_HOST, Podman, then Docker.")),
         text(s("tls-ca"), s("file"),
              s("CA certificate that signed the engine's: the only one trusted for the tcp:// "
-               "engines of --engine (default: DOCKER_CERT_PATH/ca.pem with DOCKER_TLS_VERIFY)."),
+               "engines of --engine (default: DOCKER_CERT_PATH/ca.pem with DOCKER_TLS_VERIFY). "
+               "TLS without a CA is refused; 'system' trusts this machine's certificate store "
+               "instead."),
              Stage::Sandbox, &CommandLine::tlsCa),
         text(s("tls-cert"), s("file"),
              s("Client certificate for the tcp:// engines of --engine (with --tls-key)."),
@@ -532,16 +534,22 @@ QString trustStore(bool given, SandboxConfig &c)
     return {};
 }
 
-// --tls-ca/--tls-cert/--tls-key: files that exist, a certificate with its key, and a tcp://
-// engine on the command line to use them for.
+// --tls-ca/--tls-cert/--tls-key: files that exist (--tls-ca may be 'system' instead), a CA,
+// a certificate with its key, and a tcp:// engine on the command line to use them for.
 QString engineTls(CommandLine &cl)
 {
     if (cl.tlsCa.isEmpty() && cl.tlsCert.isEmpty() && cl.tlsKey.isEmpty())
         return {};
     if (cl.tlsCert.isEmpty() != cl.tlsKey.isEmpty())
         return QStringLiteral("--tls-cert and --tls-key go together");
+    // The engine's CA is the only trust root: a client certificate alone would mean trusting
+    // every CA of this machine, which only --tls-ca system may ask for.
+    if (cl.tlsCa.isEmpty())
+        return QStringLiteral("--tls-cert and --tls-key need --tls-ca: the CA that signed the "
+                              "engine's certificate is the only one trusted ('--tls-ca system' "
+                              "trusts this machine's certificate store instead)");
     for (QString *file : {&cl.tlsCa, &cl.tlsCert, &cl.tlsKey}) {
-        if (file->isEmpty())
+        if (file->isEmpty() || *file == QLatin1String(EngineLocator::kSystemCa))
             continue;
         if (!QFileInfo(*file).isFile())
             return QStringLiteral("--tls-ca/--tls-cert/--tls-key: '%1' is not a file").arg(*file);

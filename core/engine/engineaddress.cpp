@@ -134,7 +134,9 @@ QString EngineAddress::display() const
         where = socketPath;
         break;
     case Scheme::Tcp:
-        where = url() + (tls ? QStringLiteral(" (TLS)") : QString());
+        where = url() + (!tls       ? QString()
+                         : systemCa ? QStringLiteral(" (TLS, system CAs)")
+                                    : QStringLiteral(" (TLS)"));
         break;
     case Scheme::Ssh:
         where = url();
@@ -148,8 +150,8 @@ QString EngineAddress::display() const
 bool EngineAddress::operator==(const EngineAddress &o) const
 {
     return scheme == o.scheme && socketPath == o.socketPath && host == o.host && port == o.port &&
-           user == o.user && tls == o.tls && caFile == o.caFile && certFile == o.certFile &&
-           keyFile == o.keyFile && context == o.context;
+           user == o.user && tls == o.tls && caFile == o.caFile && systemCa == o.systemCa &&
+           certFile == o.certFile && keyFile == o.keyFile && context == o.context;
 }
 
 EngineAddress EngineAddress::unixSocket(const QString &path)

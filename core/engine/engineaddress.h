@@ -27,8 +27,11 @@ struct EngineAddress
     int port = 0;       // Tcp, Ssh; 0: the default (2375/2376 for tcp, ssh's own for ssh)
     QString user;       // Ssh; empty: ssh's own choice
     bool tls = false;   // Tcp
-    QString caFile;     // Tcp+TLS: the only trust root; empty: the system's
-    QString certFile;   // Tcp+TLS: the client certificate (with keyFile), optional
+    QString caFile;     // Tcp+TLS: the only trust root; empty only with systemCa
+    // Tcp+TLS: this machine's trust store instead of a CA of the engine's own, only when the user
+    // asked for it (--tls-ca system). Without either, TLS is refused.
+    bool systemCa = false;
+    QString certFile; // Tcp+TLS: the client certificate (with keyFile), optional
     QString keyFile;
     QString context; // the Docker context it came from, if any
 
@@ -39,7 +42,8 @@ struct EngineAddress
     // Canonical, without secrets: unix:///p, tcp://host:port, ssh://user@host:port/p.
     QString url() const;
     // For messages and the window: the socket's path for a local engine (as it always was),
-    // "tcp://127.0.0.1:2376 (TLS)", "ssh://root@host:2222", "context ci → tcp://…".
+    // "tcp://127.0.0.1:2376 (TLS)" (or "(TLS, system CAs)"), "ssh://root@host:2222",
+    // "context ci → tcp://…".
     QString display() const;
 
     bool operator==(const EngineAddress &o) const;

@@ -58,9 +58,12 @@ public:
                                !m_options.tlsKey.isEmpty();
             if (given) {
                 a.tls = true;
-                a.caFile = m_options.tlsCa;
+                a.systemCa = m_options.tlsCa == QLatin1String(EngineLocator::kSystemCa);
+                a.caFile = a.systemCa ? QString() : m_options.tlsCa;
                 a.certFile = m_options.tlsCert;
                 a.keyFile = m_options.tlsKey;
+                if (!hasTrustRoot(a, r, QStringLiteral("--tls-ca was not given")))
+                    return r;
             } else if (!tlsFromEnvironment(a, r)) {
                 return r;
             }
@@ -88,6 +91,23 @@ private:
     {
         r.error = error;
         return r;
+    }
+
+    // TLS trusts the CA named for the engine and nothing else, as docs/security.md says: without
+    // one the address is refused, unless --tls-ca system asked for this machine's trust store.
+    // `missing` says where the CA was looked for. False when `r` holds an error.
+    static bool hasTrustRoot(const EngineAddress &a, Result &r, const QString &missing)
+    {
+        if (!a.tls || !a.caFile.isEmpty() || a.systemCa)
+            return true;
+        r = failed(r, QStringLiteral("%1: %2 uses TLS but names no CA (%3). The CA that signed "
+                                     "the engine's certificate is the only trust root Code "
+                                     "Sandbox accepts, so it will not connect: provide that "
+                                     "CA (ca.pem, or --tls-ca FILE with --engine), or give "
+                                     "--engine with --tls-ca system to trust this machine's "
+                                     "certificate store instead.")
+                          .arg(r.source, a.display(), missing));
+        return false;
     }
 
     // The rules every address passes, wherever it came from.
@@ -133,7 +153,7 @@ private:
         a.caFile = files.ca;
         a.certFile = files.cert;
         a.keyFile = files.key;
-        return true;
+        return hasTrustRoot(a, r, QStringLiteral("no ca.pem in %1").arg(dir));
     }
 
     Result fromVariable(const QString &variable, const QString &value, bool dockerTls)
@@ -251,12 +271,14 @@ private:
                                                 "(docker context update %2 --docker "
                                                 "\"host=%3,ca=FILE,cert=FILE,key=FILE\")")
                                      .arg(r.source, name, host));
-            const TlsFiles files =
-                TlsFiles::in(dir + QStringLiteral("/tls/") + hash + QStringLiteral("/docker"));
+            const QString tlsDir = dir + QStringLiteral("/tls/") + hash + QStringLiteral("/docker");
+            const TlsFiles files = TlsFiles::in(tlsDir);
             a.tls = files.any();
             a.caFile = files.ca;
             a.certFile = files.cert;
             a.keyFile = files.key;
+            if (!hasTrustRoot(a, r, QStringLiteral("the context has no ca.pem in %1").arg(tlsDir)))
+                return r;
         }
         return checked(r, a);
     }

@@ -16,7 +16,9 @@
 // contexts/tls/<sha256>/docker/); the context "default" is this same order without contexts.
 //
 // Rules on what may be used: plain tcp:// only to a loopback host unless insecureTcp (anyone
-// who reaches an engine's port owns its host), and TLS that skips verifying the engine is refused.
+// who reaches an engine's port owns its host), TLS that skips verifying the engine is refused,
+// and so is TLS without a CA named for the engine (its ca.pem, --tls-ca): that CA is the only
+// trust root, and this machine's store is used only when asked for (--tls-ca system).
 class EngineLocator
 {
 public:
@@ -36,11 +38,14 @@ public:
         QStringList engines; // --engine values, in order: addresses or context:NAME
         // --tls-ca/--tls-cert/--tls-key: for the tcp:// engines of `engines` (otherwise
         // DOCKER_TLS_VERIFY and DOCKER_CERT_PATH decide, as for the Docker CLI's -H).
-        QString tlsCa;
+        QString tlsCa; // a file, or kSystemCa
         QString tlsCert;
         QString tlsKey;
         bool insecureTcp = false; // --insecure-tcp: plain tcp:// to another host is allowed
     };
+
+    // --tls-ca's value that asks for this machine's trust store instead of a CA file.
+    static constexpr const char *kSystemCa = "system";
 
     using Exists = std::function<bool(const QString &)>;
 

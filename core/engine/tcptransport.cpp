@@ -24,6 +24,14 @@ QSslConfiguration TcpTransport::tlsConfiguration(const EngineAddress &a, QString
     c.setProtocol(QSsl::TlsV1_2OrLater);
     c.setPeerVerifyMode(QSslSocket::VerifyPeer);
     error->clear();
+    // The locator refuses such an address already; a connection made some other way must not
+    // fall back to every CA this machine trusts either.
+    if (a.caFile.isEmpty() && !a.systemCa) {
+        *error = QStringLiteral("TLS with no CA named for the engine is refused: the CA that "
+                                "signed its certificate is the only trust root (give it, or ask "
+                                "for this machine's store with --tls-ca system)");
+        return c;
+    }
     if (!a.caFile.isEmpty()) {
         const QList<QSslCertificate> ca = QSslCertificate::fromPath(a.caFile, QSsl::Pem);
         if (ca.isEmpty()) {

@@ -6,8 +6,9 @@
 #include <QSslSocket>
 
 // An engine on a TCP port: plain (only where EngineLocator allowed it), or TLS with the
-// address's CA as the only trust root, its client certificate and key, and the peer's name
-// checked against the host, through Qt's TLS backend.
+// address's CA as the only trust root (this machine's store only when the address says
+// systemCa; neither: refused), its client certificate and key, and the peer's name checked
+// against the host, through Qt's TLS backend.
 class TcpTransport : public EngineTransport
 {
     Q_OBJECT
@@ -20,9 +21,9 @@ public:
     qint64 bytesAvailable() const override { return m_socket.bytesAvailable(); }
     bool isReusable() const override;
 
-    // The TLS settings for an address: its CA as the only root (the system's when it names
-    // none), its client certificate and key, TLS 1.2 or later, the peer verified. Empty `error`
-    // when they could be read.
+    // The TLS settings for an address: its CA as the only root (the system's only with
+    // systemCa), its client certificate and key, TLS 1.2 or later, the peer verified. Empty
+    // `error` when they could be read; an address with neither a CA nor systemCa is an error.
     static QSslConfiguration tlsConfiguration(const EngineAddress &address, QString *error);
 
 protected:

@@ -544,6 +544,18 @@ void tst_CommandLine::engine()
                 .contains(u"--tls-cert and --tls-key go together"));
     QVERIFY(error({"--engine", "tcp://build:2376", "--tls-ca", dir.filePath("none.pem")})
                 .contains(u"is not a file"));
+    // The engine's CA is the only trust root: a client certificate alone is refused, and this
+    // machine's store is used only when asked for by name.
+    QVERIFY(error({"--engine", "tcp://build:2376", "--tls-cert", cert, "--tls-key", key})
+                .contains(u"--tls-cert and --tls-key need --tls-ca"));
+    const CommandLine system = parse({"--engine", "tcp://build:2376", "--tls-ca", "system",
+                                      "--tls-cert", cert, "--tls-key", key});
+    QCOMPARE(system.message, QString());
+    QCOMPARE(system.tlsCa, QStringLiteral("system"));
+    const EngineLocator::Result located = EngineLocator::locate(
+        system.engineOptions(), QProcessEnvironment(), [](const QString &) { return false; });
+    QVERIFY2(located.ok(), qPrintable(located.error));
+    QVERIFY(located.address.systemCa);
     QVERIFY(error({"--tls-ca", ca}).contains(u"are for tcp:// engines given with --engine"));
     QVERIFY(error({"--engine", "ssh://h", "--tls-ca", ca})
                 .contains(u"are for tcp:// engines given with --engine"));

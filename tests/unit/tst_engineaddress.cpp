@@ -171,6 +171,13 @@ void tst_EngineAddress::display()
     QCOMPARE(a.display(), QStringLiteral("tcp://127.0.0.1:2376 (TLS)"));
     a.context = QStringLiteral("ci");
     QCOMPARE(a.display(), QStringLiteral("context ci \u2192 tcp://127.0.0.1:2376 (TLS)"));
+    // This machine's store instead of a CA, when asked for, is said.
+    EngineAddress system = a;
+    system.caFile.clear();
+    system.systemCa = true;
+    QCOMPARE(system.display(),
+             QStringLiteral("context ci \u2192 tcp://127.0.0.1:2376 (TLS, system CAs)"));
+    QVERIFY(system != a);
     QCOMPARE(a.url(), QStringLiteral("tcp://127.0.0.1:2376"));
 
     // tcp:// with TLS and no port: Docker's TLS port.

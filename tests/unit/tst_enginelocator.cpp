@@ -144,6 +144,7 @@ private Q_SLOTS:
     void tlsFromTheEnvironment();
     void tlsFromTheCommandLine();
     void insecureTcp();
+    void tlsNeedsTheEnginesCa();
     void severalEngines();
     void contextsAsTheDockerCliWritesThem();
     void contextPrecedence();
@@ -349,7 +350,7 @@ void tst_EngineLocator::tlsFromTheEnvironment()
     QCOMPARE(r.address.caFile, certs.filePath("ca.pem"));
     QCOMPARE(r.address.url(), QStringLiteral("tcp://build.lan:2376")); // TLS's default port
 
-    // Files that are not there are left out (the system's roots, no client certificate).
+    // Files that are not there are left out (no client certificate).
     QVERIFY(QFile::remove(certs.filePath("cert.pem")));
     QVERIFY(QFile::remove(certs.filePath("key.pem")));
     r = EngineLocator::locate(
@@ -406,6 +407,63 @@ void tst_EngineLocator::insecureTcp()
     all = EngineLocator::locateAll(o, environment({}), noSocket);
     QVERIFY2(all[0].ok(), qPrintable(all[0].error));
     QVERIFY(!all[0].address.tls);
+}
+
+void tst_EngineLocator::tlsNeedsTheEnginesCa()
+{
+    // A TLS folder with the client's certificate and key but no ca.pem: no trust root named, so
+    // the engine is refused rather than checked against every CA this machine trusts.
+    QTemporaryDir certs;
+    QVERIFY(certs.isValid());
+    for (const char *name : {"cert.pem", "key.pem"})
+        writeFile(certs.filePath(QLatin1String(name)), "pem");
+    EngineLocator::Result r = EngineLocator::locate(
+        QString(),
+        environment({"DOCKER_HOST=tcp://build.lan:2376", "DOCKER_TLS_VERIFY=1",
+                     "DOCKER_CERT_PATH=" + certs.path()}),
+        noSocket);
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error.startsWith(QStringLiteral("DOCKER_HOST: tcp://build.lan:2376 (TLS) uses TLS "
+                                               "but names no CA (no ca.pem in %1).")
+                                    .arg(certs.path())),
+             qPrintable(r.error));
+    QVERIFY2(r.error.contains(u"the only trust root Code Sandbox accepts, so it will not connect"),
+             qPrintable(r.error));
+    QVERIFY2(r.error.contains(u"--tls-ca system"), qPrintable(r.error));
+
+    // The same from the command line: a client certificate without --tls-ca.
+    EngineLocator::Options o;
+    o.engines = {QStringLiteral("tcp://build.lan:2376")};
+    o.tlsCert = certs.filePath("cert.pem");
+    o.tlsKey = certs.filePath("key.pem");
+    r = EngineLocator::locate(o, environment({}), noSocket);
+    QVERIFY2(r.error.contains(u"uses TLS but names no CA (--tls-ca was not given)"),
+             qPrintable(r.error));
+
+    // A context whose TLS folder has no ca.pem.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString hash = EngineLocator::contextDirName(QStringLiteral("noca"));
+    writeFile(dir.filePath("contexts/meta/" + hash + "/meta.json"),
+              R"({"Name":"noca","Endpoints":{"docker":{"Host":"tcp://build.lan:2376"}}})");
+    const QString tls = dir.filePath("contexts/tls/" + hash + "/docker");
+    for (const char *name : {"cert.pem", "key.pem"})
+        writeFile(tls + u'/' + QLatin1String(name), "pem");
+    r = EngineLocator::locate(QStringLiteral("context:noca"),
+                              environment({"DOCKER_CONFIG=" + dir.path()}), noSocket);
+    QVERIFY2(r.error.contains(QStringLiteral("uses TLS but names no CA (the context has no ca.pem "
+                                             "in %1)")
+                                  .arg(tls)),
+             qPrintable(r.error));
+
+    // Asked for by name, this machine's store stands in for the CA.
+    o.tlsCa = QLatin1String(EngineLocator::kSystemCa);
+    r = EngineLocator::locate(o, environment({}), noSocket);
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.address.tls);
+    QVERIFY(r.address.systemCa);
+    QCOMPARE(r.address.caFile, QString());
+    QCOMPARE(r.address.display(), QStringLiteral("tcp://build.lan:2376 (TLS, system CAs)"));
 }
 
 void tst_EngineLocator::severalEngines()

@@ -2,11 +2,16 @@
 #include "engineclient.h"
 #include "enginereply.h"
 #include "enginetransport.h"
+#include "tst_kubepki.h"
 
 #include <QSignalSpy>
+#include <QSslKey>
+#include <QSslServer>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QTest>
+#include <memory>
 
 namespace {
 
@@ -18,19 +23,43 @@ public:
     bool closeAfterAnswer = false;
     int connections = 0;
 
+    int handshakesStarted = 0; // TLS only
+
     quint16 listen()
     {
-        m_server.listen(QHostAddress::LocalHost);
-        connect(&m_server, &QTcpServer::newConnection, this, [this] {
-            while (QTcpSocket *s = m_server.nextPendingConnection()) {
+        m_server = std::make_unique<QTcpServer>();
+        return start();
+    }
+
+    // TLS with `pki`'s certificate `name` (and its key), not asking for a client certificate.
+    quint16 listenTls(const KubePki &pki, const QString &name)
+    {
+        QSslConfiguration c = QSslConfiguration::defaultConfiguration();
+        c.setLocalCertificate(QSslCertificate::fromData(pki.read(name + ".crt")).value(0));
+        c.setPrivateKey(QSslKey(pki.read(name + ".key"), QSsl::Ec));
+        c.setPeerVerifyMode(QSslSocket::VerifyNone);
+        auto server = std::make_unique<QSslServer>();
+        server->setSslConfiguration(c);
+        connect(server.get(), &QSslServer::startedEncryptionHandshake, this,
+                [this] { ++handshakesStarted; });
+        m_server = std::move(server);
+        return start();
+    }
+
+private:
+    quint16 start()
+    {
+        m_server->listen(QHostAddress::LocalHost);
+        // A TLS connection is pending once its handshake is done.
+        connect(m_server.get(), &QTcpServer::pendingConnectionAvailable, this, [this] {
+            while (QTcpSocket *s = m_server->nextPendingConnection()) {
                 ++connections;
                 connect(s, &QTcpSocket::readyRead, this, [this, s] { answer(s); });
             }
         });
-        return m_server.serverPort();
+        return m_server->serverPort();
     }
 
-private:
     void answer(QTcpSocket *s)
     {
         m_buffers[s] += s->readAll();
@@ -44,7 +73,7 @@ private:
         }
     }
 
-    QTcpServer m_server;
+    std::unique_ptr<QTcpServer> m_server;
     QHash<QTcpSocket *, QByteArray> m_buffers;
 };
 
@@ -91,6 +120,54 @@ private Q_SLOTS:
             QTest::qWait(50);
         }
         QCOMPARE(fake.connections, 4); // the negotiation's and one per request
+    }
+
+    // TLS trusts the CA named for the engine and nothing else: without one nothing is sent (not
+    // even a handshake); this machine's store, asked for, does not know the engine's CA; another
+    // CA is refused; the engine's own CA is accepted.
+    void tlsTrustsOnlyTheEnginesCa()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        KubePki pki(dir.filePath(QStringLiteral("pki")));
+        const QString made = pki.make();
+        QVERIFY2(made.isEmpty(), qPrintable(made));
+        QVERIFY(QSslSocket::supportsSsl());
+        FakeEngine fake;
+        const quint16 port = fake.listenTls(pki, QStringLiteral("server"));
+        EngineAddress a = EngineAddress::parse(QStringLiteral("tcp://127.0.0.1:%1").arg(port));
+        a.tls = true;
+        a.certFile = pki.path(QStringLiteral("alice.crt"));
+        a.keyFile = pki.path(QStringLiteral("alice.key"));
+
+        EngineClient noneEngine(a);
+        EngineReply *none = waited(noneEngine.ping());
+        QCOMPARE(int(none->error().kind), int(EngineError::Kind::Unreachable));
+        QVERIFY2(none->error().message.contains(u"TLS with no CA named for the engine is refused"),
+                 qPrintable(none->error().message));
+        QCOMPARE(fake.handshakesStarted, 0);
+
+        EngineAddress system = a;
+        system.systemCa = true;
+        EngineClient storeEngine(system);
+        EngineReply *store = waited(storeEngine.ping());
+        QVERIFY2(store->error().message.contains(u"TLS handshake failed"),
+                 qPrintable(store->error().message));
+
+        EngineAddress other = a;
+        other.caFile = pki.path(QStringLiteral("other-ca.crt"));
+        EngineClient wrongEngine(other);
+        EngineReply *wrong = waited(wrongEngine.ping());
+        QVERIFY2(wrong->error().message.contains(u"TLS handshake failed"),
+                 qPrintable(wrong->error().message));
+        QCOMPARE(fake.connections, 0);
+
+        EngineAddress own = a;
+        own.caFile = pki.path(QStringLiteral("ca.crt"));
+        EngineClient okEngine(own);
+        EngineReply *ok = waited(okEngine.get("/version"));
+        QVERIFY2(ok->ok(), qPrintable(ok->error().toString()));
+        QCOMPARE(ok->json().value(u"Version").toString(), QStringLiteral("1.0-fake"));
     }
 
     void refusedNamesTheAddress()
