@@ -148,6 +148,12 @@ bool showRunningWindow(const QString &socketPath)
     socket.connectToServer(socketPath);
     if (!socket.waitForConnected(1000))
         return false;
+    // Only a window of this user's own: another user's listener is not asked, nor obeyed.
+    if (MonitorSocket::peerUid(socket.socketDescriptor()) != qint64(::geteuid())) {
+        qCWarning(lcApp) << "the monitor socket's listener is not this user's; not asking it";
+        socket.abort();
+        return false;
+    }
     socket.write(QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("show")}})
                      .toJson(QJsonDocument::Compact) +
                  '\n');

@@ -2,9 +2,12 @@
 
 #include "journallog.h"
 #include "lineframer.h"
+#include "monitorsocket.h"
 
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QLocalSocket>
+#include <algorithm>
 #include <unistd.h>
 
 MonitorPublisher::MonitorPublisher(const QString &socketPath, const QString &instanceId,
@@ -14,19 +17,9 @@ MonitorPublisher::MonitorPublisher(const QString &socketPath, const QString &ins
 {
     connect(m_socket, &QLocalSocket::connected, this, &MonitorPublisher::onConnected);
     connect(m_socket, &QLocalSocket::readyRead, this, &MonitorPublisher::onReadyRead);
-    connect(m_socket, &QLocalSocket::disconnected, this, [this] {
-        qCDebug(lcJournal) << "monitor: the window went away";
-        // What a previous window left half-written means nothing to the next.
-        m_framer = std::make_unique<LineFramer>(kMaxIncomingLine);
-        Q_EMIT connectedChanged(false);
-        m_retry.start();
-    });
-    connect(m_socket, &QLocalSocket::errorOccurred, this, [this] {
-        // No window (no socket file, or nobody listening): try again later, quietly.
-        if (m_socket->state() == QLocalSocket::UnconnectedState && !m_retry.isActive())
-            m_retry.start();
-    });
-    m_retry.setInterval(kRetryMs);
+    // The state alone decides when to try again: QLocalSocket reports a failed connection's
+    // error before it leaves the connecting state, so the error is no cue.
+    connect(m_socket, &QLocalSocket::stateChanged, this, &MonitorPublisher::onStateChanged);
     m_retry.setSingleShot(true);
     connect(&m_retry, &QTimer::timeout, this, &MonitorPublisher::tryConnect);
     tryConnect();
@@ -35,26 +28,85 @@ MonitorPublisher::MonitorPublisher(const QString &socketPath, const QString &ins
 MonitorPublisher::~MonitorPublisher()
 {
     // Whatever is queued still goes out (the window learns how runs ended on a clean stop).
-    if (m_socket->state() == QLocalSocket::ConnectedState)
+    if (isConnected())
         m_socket->flush();
 }
 
 bool MonitorPublisher::isConnected() const
 {
-    return m_socket->state() == QLocalSocket::ConnectedState;
+    return m_trusted && m_socket->state() == QLocalSocket::ConnectedState;
 }
 
 void MonitorPublisher::tryConnect()
 {
+    // Connecting: its end, either way, is a state change, which arms the next try.
     if (m_socket->state() != QLocalSocket::UnconnectedState)
         return;
+    ++m_attempt;
+    QString why;
+    switch (MonitorSocket::checkFolder(m_path, &why)) {
+    case MonitorSocket::Folder::Private:
+        break;
+    case MonitorSocket::Folder::Missing: // no window has made its place yet
+        scheduleRetry();
+        return;
+    case MonitorSocket::Folder::Unsafe:
+        refuse(QStringLiteral("its folder %1 is %2").arg(QFileInfo(m_path).absolutePath(), why));
+        scheduleRetry();
+        return;
+    }
     m_socket->connectToServer(m_path);
+    if (m_socket->state() == QLocalSocket::UnconnectedState)
+        scheduleRetry();
+}
+
+void MonitorPublisher::scheduleRetry()
+{
+    if (m_retry.isActive())
+        return;
+    m_retry.start(m_retryMs);
+    m_retryMs = std::min(m_retryMs * 2, kRetryMs);
+}
+
+void MonitorPublisher::onStateChanged()
+{
+    if (m_socket->state() != QLocalSocket::UnconnectedState)
+        return;
+    if (m_trusted) {
+        qCDebug(lcJournal) << "monitor: the window went away";
+        m_trusted = false;
+        // What a previous window left half-written means nothing to the next.
+        m_framer = std::make_unique<LineFramer>(kMaxIncomingLine);
+        Q_EMIT connectedChanged(false);
+    }
+    scheduleRetry();
 }
 
 void MonitorPublisher::onConnected()
 {
-    qCInfo(lcJournal).noquote() << "monitor: a Code Sandbox window is watching (" << m_path << ")";
+    // Who listens is the kernel's word, not the folder's: another user's listener gets nothing
+    // (a folder made by someone else before the window, or a path given by mistake).
+    const qint64 uid = MonitorSocket::peerUid(m_socket->socketDescriptor());
+    if (uid != qint64(::geteuid())) {
+        refuse(uid < 0 ? QStringLiteral("the user of its listener cannot be told")
+                       : QStringLiteral("its listener runs as user %1, not this user").arg(uid));
+        // Dropped once QLocalSocket is done with its own connect handling (and only this
+        // connection: a later one is not this check's to end).
+        const quint64 attempt = m_attempt;
+        QMetaObject::invokeMethod(
+            this,
+            [this, attempt] {
+                if (attempt == m_attempt && !m_trusted)
+                    m_socket->abort();
+            },
+            Qt::QueuedConnection);
+        return;
+    }
+    m_trusted = true;
     m_retry.stop();
+    m_retryMs = kFirstRetryMs;
+    m_lastRefusal.clear();
+    qCInfo(lcJournal).noquote() << "monitor: a Code Sandbox window is watching (" << m_path << ")";
     write(QJsonObject{{QStringLiteral("type"), QStringLiteral("hello")},
                       {QStringLiteral("instance"), m_instanceId},
                       {QStringLiteral("pid"), qint64(::getpid())},
@@ -67,6 +119,18 @@ void MonitorPublisher::onConnected()
     Q_EMIT connectedChanged(true);
 }
 
+void MonitorPublisher::refuse(const QString &why)
+{
+    if (why != m_lastRefusal) {
+        qCWarning(lcJournal).noquote()
+            << QStringLiteral("monitor: not sending to %1: %2; runs are not shown in a window "
+                              "until it is this user's own")
+                   .arg(m_path, why);
+        m_lastRefusal = why;
+    }
+    Q_EMIT refused(why);
+}
+
 void MonitorPublisher::send(const JournalEvent &event)
 {
     if (!isConnected())
@@ -74,8 +138,7 @@ void MonitorPublisher::send(const JournalEvent &event)
     const qint64 backlog = m_socket->bytesToWrite();
     if (backlog > 4 * kBacklogLimit) {
         qCWarning(lcJournal) << "monitor: the window does not read; disconnecting from it";
-        m_socket->abort();
-        m_retry.start();
+        m_socket->abort(); // the state change arms the next try
         return;
     }
     // Live output and usage samples give way first; a run's start and end always go.
@@ -97,6 +160,11 @@ bool MonitorPublisher::sendControl(const QJsonObject &message)
 
 void MonitorPublisher::onReadyRead()
 {
+    // A listener that is not this user's window is not heard either.
+    if (!m_trusted) {
+        m_socket->readAll();
+        return;
+    }
     const LineFramer::Output out = m_framer->feed(m_socket->readAll());
     if (out.oversized)
         qCWarning(lcJournal) << "monitor: ignored" << out.oversized

@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <unistd.h>
 
 struct MonitorServer::Peer
 {
@@ -84,6 +85,16 @@ void MonitorServer::onNewConnection()
     while (QLocalSocket *socket = m_server->nextPendingConnection()) {
         if (m_peers.size() >= kMaxPeers) {
             qCWarning(lcJournal) << "monitor: too many instances connected; refused one";
+            socket->abort();
+            socket->deleteLater();
+            continue;
+        }
+        // The socket's folder and mode keep other users out; the kernel's word on who connected
+        // makes sure of it, before anything the peer says is read.
+        const qint64 uid = MonitorSocket::peerUid(socket->socketDescriptor());
+        if (uid != qint64(::geteuid())) {
+            qCWarning(lcJournal) << "monitor: refused a connection of user" << uid
+                                 << "(only this user's instances may connect)";
             socket->abort();
             socket->deleteLater();
             continue;

@@ -29,22 +29,69 @@ QString MonitorSocket::path(bool create)
     }
     // Events carry code, output and pass-through values: the folder must be this user's alone,
     // or another user could listen in place of the window (a shared /tmp without
-    // XDG_RUNTIME_DIR). An explicit path is the caller's responsibility.
+    // XDG_RUNTIME_DIR). An explicit path is the caller's to create; a publisher still checks
+    // its folder before each connection.
     if (!explicitPath.isEmpty())
         return file;
     const QByteArray dir = QFile::encodeName(QFileInfo(file).absolutePath());
     if (create && ::mkdir(dir.constData(), 0700) != 0 && errno != EEXIST)
         return QString();
-    struct stat st;
-    if (::lstat(dir.constData(), &st) != 0)
+    QString why;
+    switch (checkFolder(file, &why)) {
+    case Folder::Private:
+        return file;
+    case Folder::Missing:
         return create ? QString() : file; // not there yet: nobody listens, connecting fails
-    if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
-        qCWarning(lcJournal).noquote()
-            << "monitor: not using" << QString::fromLocal8Bit(dir)
-            << "(not a folder of this user's alone); runs will not be shown in the window";
-        return QString();
+    case Folder::Unsafe:
+        break;
     }
-    return file;
+    qCWarning(lcJournal).noquote() << "monitor: not using" << QString::fromLocal8Bit(dir) << "("
+                                   << why << "); runs will not be shown in the window";
+    return QString();
+}
+
+MonitorSocket::Folder MonitorSocket::checkFolder(const QString &socketPath, QString *why)
+{
+    const QByteArray dir = QFile::encodeName(QFileInfo(socketPath).absolutePath());
+    struct stat st;
+    if (::lstat(dir.constData(), &st) != 0) {
+        if (why)
+            *why = QString::fromLocal8Bit(std::strerror(errno));
+        return errno == ENOENT ? Folder::Missing : Folder::Unsafe;
+    }
+    QString problem;
+    if (!S_ISDIR(st.st_mode))
+        problem = QStringLiteral("not a folder");
+    else if (st.st_uid != ::geteuid())
+        problem = QStringLiteral("owned by user %1, not this user").arg(st.st_uid);
+    else if ((st.st_mode & 077) != 0)
+        problem =
+            QStringLiteral("mode %1, open to others").arg(st.st_mode & 0777, 4, 8, QChar(u'0'));
+    if (why)
+        *why = problem;
+    return problem.isEmpty() ? Folder::Private : Folder::Unsafe;
+}
+
+qint64 MonitorSocket::peerUid(qintptr descriptor)
+{
+    if (descriptor < 0)
+        return -1;
+#ifdef SO_PEERCRED
+    struct ucred cred
+    {
+    };
+    socklen_t size = sizeof(cred);
+    if (::getsockopt(int(descriptor), SOL_SOCKET, SO_PEERCRED, &cred, &size) != 0 ||
+        size != sizeof(cred))
+        return -1;
+    return qint64(cred.uid);
+#else
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (::getpeereid(int(descriptor), &uid, &gid) != 0)
+        return -1;
+    return qint64(uid);
+#endif
 }
 
 bool MonitorSocket::isServed(const QString &path)

@@ -15,4 +15,19 @@ public:
     // Whether a server accepts connections on `path` now. A local connect is answered by the
     // kernel, whether or not the listener's event loop is busy, so this never waits.
     static bool isServed(const QString &path);
+
+    enum class Folder
+    {
+        Private,
+        Missing,
+        Unsafe
+    };
+    // The folder that holds `socketPath`: this user's alone (a real folder, not a link, owned by
+    // this user, mode 0700 or narrower), not there, or unsafe (`why` says how). Looked at
+    // again before every connection: the folder can appear, or change, after the instance starts.
+    static Folder checkFolder(const QString &socketPath, QString *why = nullptr);
+
+    // The user id of the process at the other end of a connected local socket (for a client,
+    // the listener's, as it was when it listened); -1 when it cannot be told.
+    static qint64 peerUid(qintptr descriptor);
 };

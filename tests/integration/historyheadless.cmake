@@ -1,5 +1,6 @@
 # The history as a headless instance keeps it: `code-sandbox --stdio` prunes it by itself (age,
-# size) and answers MCP calls while its history write waits for another process's lock.
+# size), answers MCP calls while its history write waits for another process's lock, and is
+# seen by a window opened after it (and again after the window reopens).
 add_executable(tst_historyheadless ${CMAKE_CURRENT_LIST_DIR}/tst_historyheadless.cpp)
 target_link_libraries(tst_historyheadless PRIVATE codesandbox_core Qt6::Test)
 set_target_properties(tst_historyheadless PROPERTIES AUTOMOC ON)

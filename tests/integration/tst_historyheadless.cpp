@@ -1,18 +1,23 @@
 // The history as a headless instance keeps it: `code-sandbox --stdio` (the binary, as an
 // assistant starts it) applies the retention without a window, and its history writes never hold
-// up an MCP answer, even while another process holds the file's write lock.
+// up an MCP answer, even while another process holds the file's write lock. And such an instance,
+// started before any window, is seen by a window opened later, and again after it reopens.
 
 #include "historystore.h"
+#include "monitorpublisher.h"
+#include "monitorserver.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUuid>
+#include <memory>
 
 namespace {
 constexpr qint64 kDay = 24 * 3600 * 1000LL;
@@ -77,7 +82,8 @@ RunRecord oldRun(const QString &id, qint64 msAgo, int fileBytes = 0)
 class Server
 {
 public:
-    Server(const QString &home, const QMap<QString, QString> &extraEnv)
+    // `monitor`: report to the monitor socket (CODE_SANDBOX_MONITOR_SOCKET in `extraEnv`).
+    Server(const QString &home, const QMap<QString, QString> &extraEnv, bool monitor = false)
     {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("HOME"), home);
@@ -90,9 +96,10 @@ public:
             env.insert(it.key(), it.value());
         m_process.setProcessEnvironment(env);
         m_process.setProcessChannelMode(QProcess::SeparateChannels);
-        m_process.start(qEnvironmentVariable("CODE_SANDBOX_BIN"),
-                        {QStringLiteral("--stdio"), QStringLiteral("--no-monitor"),
-                         QStringLiteral("--pool"), QStringLiteral("0")});
+        QStringList args{QStringLiteral("--stdio"), QStringLiteral("--pool"), QStringLiteral("0")};
+        if (!monitor)
+            args << QStringLiteral("--no-monitor");
+        m_process.start(qEnvironmentVariable("CODE_SANDBOX_BIN"), args);
     }
     ~Server()
     {
@@ -172,6 +179,7 @@ private Q_SLOTS:
     void stdioInstancePrunes_data();
     void stdioInstancePrunes();
     void answerArrivesWhileHistoryWriteWaits();
+    void aWindowOpenedLaterSeesTheInstance();
 
 private:
     QString historyPath(const QTemporaryDir &home) const
@@ -289,6 +297,33 @@ void tst_HistoryHeadless::answerArrivesWhileHistoryWriteWaits()
         qPrintable(server.log()), 60000);
     QVERIFY(reader.value(QStringLiteral("SELECT sum(length(data)) FROM files")).toLongLong() >=
             4 * 4718592LL);
+    QCOMPARE(server.finish(), 0);
+}
+
+void tst_HistoryHeadless::aWindowOpenedLaterSeesTheInstance()
+{
+    QTemporaryDir home; // mode 0700: a folder of this user's alone, as the monitor requires
+    QVERIFY(home.isValid());
+    const QString socket = home.filePath(QStringLiteral("monitor.sock"));
+    Server server(home.path(), {{QStringLiteral("CODE_SANDBOX_MONITOR_SOCKET"), socket}}, true);
+    QVERIFY(server.started());
+    // Answering: it is up, and its first try to reach a window (there was none) is behind it.
+    QVERIFY2(server.initialize(), qPrintable(server.log()));
+
+    auto window = std::make_unique<MonitorServer>();
+    QSignalSpy seen(window.get(), &MonitorServer::instanceConnected);
+    QVERIFY(window->listen(socket));
+    QTRY_VERIFY2_WITH_TIMEOUT(seen.size() == 1, qPrintable(server.log()), 30000);
+    QCOMPARE(seen.first().at(1).toJsonObject().value(u"mode").toString(), QStringLiteral("stdio"));
+
+    // The window closes, stays closed for longer than the instance's longest pause between
+    // tries (the scenario, not a synchronisation), and opens again: it is reached again.
+    window.reset();
+    QTest::qWait(2 * MonitorPublisher::kRetryMs);
+    window = std::make_unique<MonitorServer>();
+    QSignalSpy again(window.get(), &MonitorServer::instanceConnected);
+    QVERIFY(window->listen(socket));
+    QTRY_VERIFY2_WITH_TIMEOUT(again.size() == 1, qPrintable(server.log()), 30000);
     QCOMPARE(server.finish(), 0);
 }
 

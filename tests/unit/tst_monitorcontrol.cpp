@@ -1,14 +1,21 @@
 // The monitor socket's way back, window → headless instance: stop requests and approvals, between
-// a real MonitorServer and MonitorPublisher on a socket in a temporary folder.
+// a real MonitorServer and MonitorPublisher on a socket in a temporary folder; and how an instance
+// finds its window: one opened later or again, and never one that is not this user's own.
+#include "foreignpeer.h"
 #include "monitorapprover.h"
 #include "monitorpublisher.h"
 #include "monitorserver.h"
 
+#include <QFileInfo>
 #include <QJsonDocument>
+#include <QLocalServer>
 #include <QLocalSocket>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <memory>
+#include <sys/stat.h>
+#include <unistd.h>
 
 class TestMonitorControl : public QObject
 {
@@ -132,6 +139,123 @@ private Q_SLOTS:
         QVERIFY(raw.waitForBytesWritten(2000));
         QTRY_COMPARE(asked.size(), 1);
         QCOMPARE(asked.first().first().value<ApprovalRequest>().instanceId, QStringLiteral("raw"));
+    }
+    // An instance started before the window: its first connection fails, and it keeps trying.
+    void aWindowOpenedLaterIsReached()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("m.sock"));
+        MonitorPublisher publisher(path, QStringLiteral("inst-late"), QStringLiteral("stdio"));
+        MonitorApprover approver(&publisher);
+        QVERIFY(!approver.isAvailable());
+        // Its first try is over (a local connect to no socket fails within the call).
+        QCoreApplication::processEvents();
+        QVERIFY(!publisher.isConnected());
+
+        MonitorServer server;
+        QVERIFY(server.listen(path));
+        QTRY_VERIFY_WITH_TIMEOUT(server.hasInstance(QStringLiteral("inst-late")), 15000);
+        // And its approvals go to that window now, not to the "no window open" setting.
+        QTRY_VERIFY(approver.isAvailable());
+    }
+
+    void theWindowIsReachedAgainAfterItRestarts()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("m.sock"));
+        auto server = std::make_unique<MonitorServer>();
+        QVERIFY(server->listen(path));
+        MonitorPublisher publisher(path, QStringLiteral("inst-again"), QStringLiteral("http"));
+        QTRY_VERIFY(server->hasInstance(QStringLiteral("inst-again")));
+
+        server.reset();
+        QTRY_VERIFY(!publisher.isConnected());
+        // The scenario, not a synchronisation: the window stays closed for longer than the
+        // longest pause between tries, so that several tries fail before it is back.
+        QTest::qWait(2 * MonitorPublisher::kRetryMs);
+        QVERIFY(!publisher.isConnected());
+
+        server = std::make_unique<MonitorServer>();
+        QVERIFY(server->listen(path));
+        QTRY_VERIFY_WITH_TIMEOUT(server->hasInstance(QStringLiteral("inst-again")), 15000);
+        QTRY_VERIFY(publisher.isConnected());
+    }
+
+    // The folder is looked at before every connection, not once at start: open to others, or
+    // another user's, it is not used, whoever listens there.
+    void anUnsafeFolderIsRefusedAtEachConnection()
+    {
+        QTemporaryDir dir;
+        const QByteArray folder = QFile::encodeName(dir.path());
+        const QString path = dir.filePath(QStringLiteral("m.sock"));
+        MonitorPublisher publisher(path, QStringLiteral("inst-folder"), QStringLiteral("stdio"));
+        QSignalSpy refused(&publisher, &MonitorPublisher::refused);
+        QCoreApplication::processEvents();
+        QCOMPARE(refused.size(), 0); // private but empty: simply no window yet
+
+        QVERIFY(::chmod(folder.constData(), 0755) == 0);
+        QLocalServer listener;
+        QVERIFY(listener.listen(path));
+        QSignalSpy accepted(&listener, &QLocalServer::newConnection);
+        QTRY_VERIFY_WITH_TIMEOUT(refused.size() >= 2, 15000);
+        QVERIFY2(refused.last().first().toString().contains(QStringLiteral("0755")),
+                 qPrintable(refused.last().first().toString()));
+        QCOMPARE(accepted.size(), 0);
+
+        if (::geteuid() == 0) {
+            // Mode 0700, but another user's folder.
+            QVERIFY(::chmod(folder.constData(), 0700) == 0);
+            QVERIFY(::chown(folder.constData(), 65534, 65534) == 0);
+            const int before = int(refused.size());
+            QTRY_VERIFY_WITH_TIMEOUT(refused.size() >= before + 2, 15000);
+            QVERIFY2(refused.last().first().toString().contains(QStringLiteral("65534")),
+                     qPrintable(refused.last().first().toString()));
+            QCOMPARE(accepted.size(), 0);
+            QVERIFY(::chown(folder.constData(), 0, 0) == 0);
+        }
+        // This user's alone again: the same instance connects.
+        QVERIFY(::chmod(folder.constData(), 0700) == 0);
+        QTRY_VERIFY_WITH_TIMEOUT(accepted.size() == 1, 15000);
+    }
+
+    // Another user listens where the window would (a folder it made first, say): the instance
+    // sends it nothing (no hello, no code, no question), hears nothing from it, and counts it as
+    // no window.
+    void anotherUsersListenerGetsNothing()
+    {
+        if (::geteuid() != 0)
+            QSKIP("needs root, to listen as another user");
+        QTemporaryDir dir;
+        const QByteArray folder = QFile::encodeName(dir.path());
+        const QString path = dir.filePath(QStringLiteral("m.sock"));
+        // Open for the other user to make its socket, then this user's alone again: the folder
+        // check passes, only the listener's user is wrong.
+        QVERIFY(::chmod(folder.constData(), 0777) == 0);
+        const QByteArray forgedStop = R"({"type":"stop","run":"r1"})"
+                                      "\n";
+        ForeignPeer listener(ForeignPeer::Role::Listener, path, forgedStop);
+        QVERIFY(listener.started());
+        QTRY_VERIFY2(listener.count(QStringLiteral("listening")) == 1,
+                     qPrintable(listener.reports().join(u'|')));
+        QVERIFY(::chmod(folder.constData(), 0700) == 0);
+
+        MonitorPublisher publisher(path, QStringLiteral("inst-foreign"), QStringLiteral("stdio"));
+        MonitorApprover approver(&publisher);
+        QSignalSpy refused(&publisher, &MonitorPublisher::refused);
+        QSignalSpy stops(&publisher, &MonitorPublisher::stopRequested);
+        QSignalSpy changes(&publisher, &MonitorPublisher::connectedChanged);
+        // Dropped, and tried again later (still refused): two connections ended.
+        QTRY_VERIFY2_WITH_TIMEOUT(listener.count(QStringLiteral("closed")) >= 2,
+                                  qPrintable(listener.reports().join(u'|')), 15000);
+        QCOMPARE(listener.bytesReceived(), 0);
+        QVERIFY(!publisher.isConnected());
+        QVERIFY(!approver.isAvailable());
+        QVERIFY(!publisher.sendControl({{QStringLiteral("type"), QStringLiteral("approve")}}));
+        QCOMPARE(changes.size(), 0);
+        QCOMPARE(stops.size(), 0);
+        QVERIFY(refused.size() >= 1); // the first came within the constructor
+        QVERIFY2(refused.first().first().toString().contains(QString::number(listener.uid())),
+                 qPrintable(refused.first().first().toString()));
     }
 };
 
