@@ -12,7 +12,7 @@ QJsonObject ApprovalRequest::toJson() const
             {QStringLiteral("client"), client},
             {QStringLiteral("tool"), tool},
             {QStringLiteral("language"), language},
-            {QStringLiteral("code"), code.left(kMaxCode)},
+            {QStringLiteral("code"), code},
             {QStringLiteral("timeoutSec"), timeoutSec},
             {QStringLiteral("libraries"), QJsonArray::fromStringList(libraries)},
             {QStringLiteral("files"), fileList},
@@ -28,29 +28,35 @@ QJsonObject ApprovalRequest::toJson() const
 std::optional<ApprovalRequest> ApprovalRequest::fromJson(const QJsonObject &json)
 {
     ApprovalRequest r;
-    r.id = json.value(u"id").toString();
-    if (r.id.isEmpty() || r.id.size() > 64)
+    // A field that names something and is longer than any real one: not a request of ours.
+    bool valid = true;
+    const auto bounded = [&json, &valid](QStringView key, qsizetype max) {
+        const QString value = json.value(key).toString();
+        valid = valid && value.size() <= max;
+        return value;
+    };
+    r.id = bounded(u"id", 64);
+    r.tool = bounded(u"tool", 128);
+    r.language = bounded(u"language", 64);
+    r.sessionId = bounded(u"sessionId", 128);
+    r.instanceId = bounded(u"instance", 64);
+    r.mode = bounded(u"mode", 16);
+    if (!valid || r.id.isEmpty())
         return std::nullopt;
-    r.client = json.value(u"client").toString().left(256);
-    r.tool = json.value(u"tool").toString().left(128);
-    r.language = json.value(u"language").toString().left(64);
-    r.code = json.value(u"code").toString().left(kMaxCode);
-    r.timeoutSec = qBound(0, json.value(u"timeoutSec").toInt(), 24 * 3600);
-    const QJsonArray libraries = json.value(u"libraries").toArray();
-    for (qsizetype i = 0; i < qMin<qsizetype>(libraries.size(), 256); ++i)
-        r.libraries.append(libraries.at(i).toString().left(256));
-    const QJsonArray files = json.value(u"files").toArray();
-    for (qsizetype i = 0; i < qMin<qsizetype>(files.size(), 1024); ++i) {
-        const QJsonObject f = files.at(i).toObject();
-        r.files.append({f.value(u"path").toString().left(1024),
-                        qint64(qMax(0.0, f.value(u"size").toDouble()))});
+    // What runs, and who asks, whole: the line that carried them bounds them.
+    r.client = json.value(u"client").toString();
+    r.code = json.value(u"code").toString();
+    for (const QJsonValue &library : json.value(u"libraries").toArray())
+        r.libraries.append(library.toString());
+    for (const QJsonValue &file : json.value(u"files").toArray()) {
+        const QJsonObject f = file.toObject();
+        r.files.append(
+            {f.value(u"path").toString(), qint64(qMax(0.0, f.value(u"size").toDouble()))});
     }
-    r.sessionId = json.value(u"sessionId").toString().left(128);
+    r.timeoutSec = qBound(0, json.value(u"timeoutSec").toInt(), 24 * 3600);
     r.memoryBytes = qint64(qMax(0.0, json.value(u"memoryBytes").toDouble()));
     r.cpus = qMax(0.0, json.value(u"cpus").toDouble());
     r.network = json.value(u"network").toBool();
-    r.instanceId = json.value(u"instance").toString().left(64);
-    r.mode = json.value(u"mode").toString().left(16);
     r.waitSec = qBound(0, json.value(u"waitSec").toInt(), 24 * 3600);
     return r;
 }

@@ -10,10 +10,15 @@
 
 // A run waiting for a person's approval: everything the window shows before they decide. It
 // crosses the monitor socket as JSON from a headless instance, so fromJson trusts nothing.
+// Nothing of what runs is ever cut: the program, the libraries and the files (names and sizes)
+// travel whole, so the person allows exactly what runs. Their size is bounded by the tool call
+// they come from (64 MiB a stdio message, 4 MiB an HTTP body) and by the monitor socket's line
+// (256 MiB), which a request cannot get near. The other fields name things; one longer than its
+// bound makes the request invalid rather than shortened.
 struct ApprovalRequest
 {
     QString id;     // unique (a UUID)
-    QString client; // the assistant's clientInfo.name ("" when it gave none)
+    QString client; // the assistant's clientInfo.name ("" when it gave none), whole
     QString tool;   // the tool it called
     QString language;
     QString code;
@@ -27,9 +32,6 @@ struct ApprovalRequest
     QString instanceId; // the server that asks
     QString mode;       // how that server serves: "window", "stdio", "http"
     int waitSec = 0;    // how long it waits for an answer
-
-    // Code, as shown and as sent, is cut at this size (the call itself keeps all of it).
-    static constexpr qsizetype kMaxCode = 256 * 1024;
 
     QJsonObject toJson() const;
     static std::optional<ApprovalRequest> fromJson(const QJsonObject &json);

@@ -14,24 +14,23 @@ const AssistantPolicy &AssistantPolicies::forClient(const QString &client) const
     return fallback;
 }
 
-void AssistantPolicies::allowAlways(const QString &client)
+bool AssistantPolicies::allowAlways(const QString &client)
 {
     const QString name = client.trimmed();
-    if (name.isEmpty()) {
-        // A client that gave no name is matched by the default policy only.
-        fallback.action = AssistantPolicy::Action::Run;
-        return;
-    }
+    // A client that gave no name is matched by the default policy only, which is everyone's.
+    if (name.isEmpty())
+        return false;
     for (AssistantPolicy &p : assistants) {
         if (p.client.compare(name, Qt::CaseInsensitive) == 0) {
             p.action = AssistantPolicy::Action::Run;
-            return;
+            return true;
         }
     }
     AssistantPolicy own = fallback;
     own.client = name;
     own.action = AssistantPolicy::Action::Run;
     assistants.append(own);
+    return true;
 }
 
 bool AssistantPolicies::isOpen() const

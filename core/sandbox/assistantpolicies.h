@@ -24,8 +24,10 @@ struct AssistantPolicies
     // The assistant's own policy, else the default one.
     const AssistantPolicy &forClient(const QString &client) const;
     // "Always allow this assistant": its policy (added from the default when it has none) runs
-    // without asking from now on; its limits stay.
-    void allowAlways(const QString &client);
+    // without asking from now on; its limits stay. False, and nothing changes, for a client that
+    // gave no name: the only policy matching it is the default, and making that "run" would let
+    // every assistant without a policy of its own run unasked.
+    bool allowAlways(const QString &client);
     // Everything is the default (every assistant runs, no limits): no reason to look further.
     bool isOpen() const;
 

@@ -124,6 +124,22 @@ private Q_SLOTS:
         QCOMPARE(set.assistants.size(), 1);
     }
 
+    void allowAlwaysNeedsAName()
+    {
+        // The default policy is the only one matching a client without a name, and it is every
+        // other assistant's too: "always" for no name must not make it "run".
+        AssistantPolicies set;
+        set.fallback.action = AssistantPolicy::Action::Ask;
+        const AssistantPolicies before = set;
+        set.allowAlways(QString());
+        set.allowAlways(QStringLiteral("  "));
+        QCOMPARE(set, before);
+        QCOMPARE(set.forClient(QString()).action, AssistantPolicy::Action::Ask);
+        QCOMPARE(set.forClient(QStringLiteral("other")).action, AssistantPolicy::Action::Ask);
+        set.allowAlways(QStringLiteral("cursor"));
+        QCOMPARE(set.forClient(QStringLiteral("other")).action, AssistantPolicy::Action::Ask);
+    }
+
     void jsonRoundTrip()
     {
         AssistantPolicies set;
@@ -197,12 +213,38 @@ private Q_SLOTS:
         QCOMPARE(back->cpus, 1.5);
         QVERIFY(back->network);
         QVERIFY(!ApprovalRequest::fromJson(QJsonObject{}));
-        QJsonObject huge = r.toJson();
-        huge.insert(QStringLiteral("code"), QString(ApprovalRequest::kMaxCode + 10, u'x'));
-        huge.insert(QStringLiteral("timeoutSec"), -5);
-        const std::optional<ApprovalRequest> cut = ApprovalRequest::fromJson(huge);
-        QCOMPARE(cut->code.size(), ApprovalRequest::kMaxCode);
-        QCOMPARE(cut->timeoutSec, 0);
+        // What runs crosses whole, however large (the monitor's line bounds it, not a cut).
+        QJsonObject large = r.toJson();
+        QString program;
+        for (int i = 0; program.size() < 300 * 1024; ++i)
+            program += QStringLiteral("print(%1)\n").arg(i);
+        program += QStringLiteral("import os  # the tail runs too\n");
+        QJsonArray fileList;
+        for (int i = 0; i < 2000; ++i) {
+            const QString path = QStringLiteral("f%1/").arg(i) + QString(1000, u'p');
+            fileList.append(
+                QJsonObject{{QStringLiteral("path"), path}, {QStringLiteral("size"), i}});
+        }
+        const QString longName = QString(5000, u'n');
+        large.insert(QStringLiteral("code"), program);
+        large.insert(QStringLiteral("files"), fileList);
+        large.insert(QStringLiteral("client"), longName);
+        large.insert(QStringLiteral("libraries"), QJsonArray{QString(400, u'l')});
+        large.insert(QStringLiteral("timeoutSec"), -5);
+        const std::optional<ApprovalRequest> whole = ApprovalRequest::fromJson(large);
+        QVERIFY(whole);
+        QCOMPARE(whole->code, program);
+        QCOMPARE(whole->files.size(), 2000);
+        QCOMPARE(whole->files.last().first, fileList.last().toObject().value(u"path").toString());
+        QCOMPARE(whole->client, longName);
+        QCOMPARE(whole->libraries, QStringList{QString(400, u'l')});
+        QCOMPARE(whole->timeoutSec, 0);
+        r.code = program;
+        QCOMPARE(ApprovalRequest::fromJson(r.toJson())->code, program);
+        // A field that only names something is never shortened: too long, and it is no request.
+        QJsonObject odd = r.toJson();
+        odd.insert(QStringLiteral("language"), QString(65, u'x'));
+        QVERIFY(!ApprovalRequest::fromJson(odd));
     }
 };
 
