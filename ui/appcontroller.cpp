@@ -419,6 +419,12 @@ bool AppController::answerApproval(const QString &id, RunApprover::Answer answer
     if (i < 0)
         return false;
     const ApprovalRequest request = m_approvals.at(i);
+    if (answer == RunApprover::Answer::AllowAlways && request.client.trimmed().isEmpty()) {
+        // A rule for no name would be the default, everyone's: this run only (the dialog does
+        // not offer it; the asking gate, ours or a headless one, must not hear "always" either).
+        qCWarning(lcUi) << "\"always\" for an assistant without a name is allowed once";
+        answer = RunApprover::Answer::AllowOnce;
+    }
     qCInfo(lcUi).noquote() << "approval" << id.left(8) << "of" << request.client << ":"
                            << RunApprover::answerName(answer);
     // "Always" for a run of this window: its gate changes its own policies, and policiesChanged

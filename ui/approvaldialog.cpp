@@ -1,6 +1,7 @@
 #include "approvaldialog.h"
 
 #include "codehighlighter.h"
+#include "plaintext.h"
 
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -11,6 +12,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QStyle>
+#include <QTextOption>
 #include <QVBoxLayout>
 
 ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
@@ -23,77 +25,146 @@ ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
     setObjectName(QStringLiteral("approvalDialog"));
     setWindowTitle(QStringLiteral("Approve a run? — Code Sandbox"));
     setAttribute(Qt::WA_DeleteOnClose);
-    const QString client =
-        request.client.isEmpty() ? QStringLiteral("An assistant") : request.client.toHtmlEscaped();
-
     auto *layout = new QVBoxLayout(this);
+    addHeading(layout);
+    addProgram(layout);
+    addDetails(layout);
+    m_countdown->setObjectName(QStringLiteral("approvalCountdown"));
+    m_countdown->setTextFormat(Qt::PlainText);
+    layout->addWidget(m_countdown);
+    addButtons(layout);
+
+    m_shown.start();
+    m_tick.setInterval(1000);
+    connect(&m_tick, &QTimer::timeout, this, &ApprovalDialog::updateCountdown);
+    m_tick.start();
+    updateCountdown();
+}
+
+void ApprovalDialog::addHeading(QVBoxLayout *layout)
+{
+    // The one rich-text label: every piece of the request in it is escaped.
+    const QString client = hasName(m_request)
+                               ? PlainText::shortName(m_request.client).toHtmlEscaped()
+                               : QStringLiteral("An assistant that gave no name");
     auto *head = new QLabel(
         QStringLiteral("<b>%1</b> wants to run <b>%2</b> code.<br><small>%3, tool %4</small>")
-            .arg(client, languageTitle(request.language).toHtmlEscaped(),
-                 askerText(request).toHtmlEscaped(), request.tool.toHtmlEscaped()),
+            .arg(client, PlainText::shortName(languageTitle(m_request.language)).toHtmlEscaped(),
+                 askerText(m_request).toHtmlEscaped(),
+                 PlainText::shortName(m_request.tool).toHtmlEscaped()),
         this);
     head->setObjectName(QStringLiteral("approvalHeading"));
     head->setTextFormat(Qt::RichText);
     head->setWordWrap(true);
     layout->addWidget(head);
+}
+
+void ApprovalDialog::addProgram(QVBoxLayout *layout)
+{
+    // The whole program, as it will run: nothing is cut (docs/security.md, "What the approval
+    // shows"), and what would not show on screen is written out.
+    int marked = 0;
+    const QString shown = PlainText::visible(m_request.code, PlainText::Lines::Keep, &marked);
+    const qsizetype lines = m_request.code.count(u'\n') + (m_request.code.endsWith(u'\n') ? 0 : 1);
+    QString info = QStringLiteral("The whole program, exactly as it runs: %1 line%2, %3.")
+                       .arg(lines)
+                       .arg(lines == 1 ? QString() : QStringLiteral("s"))
+                       .arg(QLocale().formattedDataSize(m_request.code.toUtf8().size(), 1,
+                                                        QLocale::DataSizeIecFormat));
+    if (marked > 0)
+        info += QStringLiteral(" %1 character%2 that would not show (controls, direction "
+                               "overrides, invisible spaces) are written as ⟨U+…⟩.")
+                    .arg(marked)
+                    .arg(marked == 1 ? QString() : QStringLiteral("s"));
+    QLabel *about = PlainText::label(info, this);
+    about->setObjectName(QStringLiteral("approvalProgramInfo"));
+    about->setWordWrap(true);
+    layout->addWidget(about);
 
     m_code->setObjectName(QStringLiteral("approvalCode"));
     m_code->setReadOnly(true);
     m_code->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_code->setLineWrapMode(QPlainTextEdit::NoWrap);
-    m_code->setPlainText(request.code);
+    // Wrapped: code far to the right of a long line must not sit out of sight.
+    m_code->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    m_code->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+    m_code->setPlainText(shown);
     auto *highlighter = new CodeHighlighter(m_code->document());
-    highlighter->setLanguage(request.language);
+    highlighter->setLanguage(m_request.language);
     m_code->setMinimumSize(560, 220);
     layout->addWidget(m_code, 1);
+}
 
+void ApprovalDialog::addDetails(QVBoxLayout *layout)
+{
     auto *form = new QFormLayout;
     const QLocale locale;
-    QString limits =
+    const QString limits =
         QStringLiteral("timeout %1 s, memory %2, %3 CPU, %4")
-            .arg(request.timeoutSec)
-            .arg(locale.formattedDataSize(request.memoryBytes, 0, QLocale::DataSizeIecFormat))
-            .arg(request.cpus)
-            .arg(request.network ? QStringLiteral("network ON") : QStringLiteral("no network"));
-    form->addRow(QStringLiteral("Limits:"), new QLabel(limits, this));
-    if (!request.sessionId.isEmpty())
-        form->addRow(QStringLiteral("Session:"), new QLabel(request.sessionId, this));
-    if (!request.libraries.isEmpty()) {
-        auto *libs = new QLabel(request.libraries.join(QStringLiteral(", ")), this);
+            .arg(m_request.timeoutSec)
+            .arg(locale.formattedDataSize(m_request.memoryBytes, 0, QLocale::DataSizeIecFormat))
+            .arg(m_request.cpus)
+            .arg(m_request.network ? QStringLiteral("network ON") : QStringLiteral("no network"));
+    form->addRow(QStringLiteral("Limits:"), PlainText::label(limits, this));
+    if (!m_request.sessionId.isEmpty())
+        form->addRow(QStringLiteral("Session:"),
+                     PlainText::label(PlainText::visible(m_request.sessionId), this));
+    if (!m_request.libraries.isEmpty()) {
+        QStringList names;
+        for (const QString &name : m_request.libraries)
+            names.append(PlainText::visible(name));
+        QLabel *libs = PlainText::label(names.join(QStringLiteral(", ")), this);
         libs->setObjectName(QStringLiteral("approvalLibraries"));
         libs->setWordWrap(true);
+        libs->setTextInteractionFlags(Qt::TextSelectableByMouse);
         form->addRow(QStringLiteral("Installs:"), libs);
     }
-    if (!request.files.isEmpty()) {
+    if (!m_request.files.isEmpty()) {
+        // One per line, each name as it is: a name cannot pass for a separator or hide the next.
         QStringList files;
-        for (const auto &[path, size] : request.files)
+        for (const auto &[path, size] : m_request.files)
             files.append(QStringLiteral("%1 (%2)").arg(
-                path, locale.formattedDataSize(size, 1, QLocale::DataSizeIecFormat)));
-        auto *list = new QLabel(files.join(QStringLiteral(", ")), this);
+                PlainText::visible(path),
+                locale.formattedDataSize(size, 1, QLocale::DataSizeIecFormat)));
+        auto *list = new QPlainTextEdit(this);
         list->setObjectName(QStringLiteral("approvalFiles"));
-        list->setWordWrap(true);
-        form->addRow(QStringLiteral("Files:"), list);
+        list->setReadOnly(true);
+        list->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+        list->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+        list->setPlainText(files.join(u'\n'));
+        const int rows = int(qMin<qsizetype>(files.size(), 6));
+        list->setFixedHeight(list->fontMetrics().lineSpacing() * rows +
+                             2 * (list->frameWidth() + int(list->document()->documentMargin())));
+        form->addRow(QStringLiteral("Files (%1):").arg(files.size()), list);
     }
     m_reason->setObjectName(QStringLiteral("denyReason"));
     m_reason->setPlaceholderText(QStringLiteral("Optional: why not (the assistant reads it)"));
     m_reason->setMaxLength(2000);
     form->addRow(QStringLiteral("Reason to deny:"), m_reason);
     layout->addLayout(form);
+}
 
-    m_countdown->setObjectName(QStringLiteral("approvalCountdown"));
-    layout->addWidget(m_countdown);
-
+void ApprovalDialog::addButtons(QVBoxLayout *layout)
+{
     // Not a QDialogButtonBox: it makes its first accepting button the default when shown, and
     // Enter in the reason field must not approve by accident.
     auto *buttons = new QHBoxLayout;
     m_allowOnce->setObjectName(QStringLiteral("allowOnceButton"));
     m_allowAlways->setObjectName(QStringLiteral("allowAlwaysButton"));
     m_deny->setObjectName(QStringLiteral("denyButton"));
-    m_allowAlways->setToolTip(
-        QStringLiteral("Runs of %1 go ahead without asking from now on (its limits stay); "
-                       "change it in Settings → Assistants")
-            .arg(request.client.isEmpty() ? QStringLiteral("assistants without a name")
-                                          : request.client));
+    if (hasName(m_request)) {
+        m_allowAlways->setToolTip(PlainText::toolTip(
+            QStringLiteral("Runs of %1 go ahead without asking from now on (its limits stay); "
+                           "change it in Settings → Assistants")
+                .arg(PlainText::shortName(m_request.client))));
+    } else {
+        // Its rule would be the default one, and every assistant without a policy of its own
+        // would run unasked.
+        m_allowAlways->setEnabled(false);
+        m_allowAlways->setToolTip(PlainText::toolTip(
+            QStringLiteral("This assistant gave no name, so a rule for it would be the default "
+                           "for every assistant without a policy of its own. Allow this run once, "
+                           "or change the default in Settings → Assistants.")));
+    }
     for (QPushButton *b : {m_allowOnce, m_allowAlways, m_deny}) {
         b->setAutoDefault(false);
         b->setDefault(false);
@@ -107,15 +178,16 @@ ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
     layout->addLayout(buttons);
     connect(m_allowOnce, &QPushButton::clicked, this,
             [this] { answer(RunApprover::Answer::AllowOnce); });
-    connect(m_allowAlways, &QPushButton::clicked, this,
-            [this] { answer(RunApprover::Answer::AllowAlways); });
+    connect(m_allowAlways, &QPushButton::clicked, this, [this] {
+        if (hasName(m_request))
+            answer(RunApprover::Answer::AllowAlways);
+    });
     connect(m_deny, &QPushButton::clicked, this, [this] { answer(RunApprover::Answer::Deny); });
+}
 
-    m_shown.start();
-    m_tick.setInterval(1000);
-    connect(&m_tick, &QTimer::timeout, this, &ApprovalDialog::updateCountdown);
-    m_tick.start();
-    updateCountdown();
+bool ApprovalDialog::hasName(const ApprovalRequest &request)
+{
+    return !request.client.trimmed().isEmpty();
 }
 
 QString ApprovalDialog::languageTitle(const QString &language)

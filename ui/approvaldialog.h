@@ -11,10 +11,12 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
+class QVBoxLayout;
 
-// One run waiting for a person: who asks, the code (highlighted), language, limits, libraries
-// and files, and how long until it is denied on its own. Allow once, Always allow this assistant,
-// or Deny with an optional reason that goes back to the assistant. Closing it denies.
+// One run waiting for a person: who asks, the whole program (highlighted; what would not show is
+// written out), language, limits, libraries and files, all as plain text, and how long until it
+// is denied on its own. Allow once, Always allow this assistant (not one that gave no name), or
+// Deny with an optional reason that goes back to the assistant. Closing it denies.
 class ApprovalDialog : public QDialog
 {
     Q_OBJECT
@@ -30,6 +32,8 @@ public:
     static QString languageTitle(const QString &language);
     // "claude-code (through a --stdio server)": who asks, and through what.
     static QString askerText(const ApprovalRequest &request);
+    // "Always allow" needs a name: a rule for no name would be the default for everyone.
+    static bool hasName(const ApprovalRequest &request);
 
 Q_SIGNALS:
     void answered(const QString &id, RunApprover::Answer answer, const QString &reason);
@@ -38,6 +42,10 @@ protected:
     void reject() override;
 
 private:
+    void addHeading(QVBoxLayout *layout);
+    void addProgram(QVBoxLayout *layout);
+    void addDetails(QVBoxLayout *layout);
+    void addButtons(QVBoxLayout *layout);
     void answer(RunApprover::Answer answer);
     void updateCountdown();
 

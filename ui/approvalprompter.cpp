@@ -2,6 +2,7 @@
 
 #include "appcontroller.h"
 #include "approvaldialog.h"
+#include "plaintext.h"
 #include "uilog.h"
 
 #include <QSystemTrayIcon>
@@ -75,8 +76,11 @@ void ApprovalPrompter::open(const ApprovalRequest &request)
         m_tray->showMessage(
             QStringLiteral("A run waits for your approval"),
             QStringLiteral("%1 wants to run %2 code.")
-                .arg(request.client.isEmpty() ? QStringLiteral("An assistant") : request.client,
-                     ApprovalDialog::languageTitle(request.language)),
+                .arg(ApprovalDialog::hasName(request)
+                         ? PlainText::notification(PlainText::shortName(request.client, 80))
+                         : QStringLiteral("An assistant"),
+                     PlainText::notification(
+                         PlainText::shortName(ApprovalDialog::languageTitle(request.language)))),
             QSystemTrayIcon::Warning, 15000);
     }
 }

@@ -1,6 +1,7 @@
 #include "imagestrip.h"
 
 #include "imageviewerdialog.h"
+#include "plaintext.h"
 #include "safeimage.h"
 
 #include <QDir>
@@ -158,11 +159,11 @@ void ImageStrip::setFiles(const QList<OutputFile> &files)
         if (!image.isNull()) {
             auto *item = new QListWidgetItem(QIcon(thumbnailFor(image, frame)), file.name);
             item->setData(kIndexRole, i);
-            item->setToolTip(tr("%1\n%2 × %3 px, %4")
-                                 .arg(file.name)
-                                 .arg(image.width())
-                                 .arg(image.height())
-                                 .arg(sizeText(file)));
+            item->setToolTip(PlainText::toolTip(tr("%1\n%2 × %3 px, %4")
+                                                    .arg(file.name)
+                                                    .arg(image.width())
+                                                    .arg(image.height())
+                                                    .arg(sizeText(file))));
             m_thumbnails->addItem(item);
             continue;
         }
@@ -179,7 +180,7 @@ void ImageStrip::setFiles(const QList<OutputFile> &files)
         }
         auto *item = new QListWidgetItem(fileIcon, text);
         item->setData(kIndexRole, i);
-        item->setToolTip(tip);
+        item->setToolTip(PlainText::toolTip(tip));
         if (!file.included)
             item->setForeground(palette().brush(QPalette::Disabled, QPalette::Text));
         m_fileList->addItem(item);
@@ -276,10 +277,11 @@ void ImageStrip::showPreview(int index)
     if (index >= 0 && index < m_files.size())
         m_previewImage = SafeImage::decode(m_files.at(index));
     m_preview->setVisible(!m_previewImage.isNull());
-    m_preview->setToolTip(index >= 0 && !m_previewImage.isNull()
-                              ? tr("%1 — double-click the thumbnail to open it at full size")
-                                    .arg(m_files.at(index).name)
-                              : QString());
+    m_preview->setToolTip(
+        index >= 0 && !m_previewImage.isNull()
+            ? PlainText::toolTip(tr("%1 — double-click the thumbnail to open it at full size")
+                                     .arg(m_files.at(index).name))
+            : QString());
     updatePreview();
 }
 

@@ -1,5 +1,6 @@
 #include "imageviewerdialog.h"
 
+#include "plaintext.h"
 #include "safeimage.h"
 
 #include <QDialogButtonBox>
@@ -34,6 +35,7 @@ ImageViewerDialog::ImageViewerDialog(const OutputFile &file, QWidget *parent)
     auto *imageLabel = new QLabel;
     imageLabel->setObjectName(QStringLiteral("imageLabel"));
     imageLabel->setAlignment(Qt::AlignCenter);
+    imageLabel->setTextFormat(Qt::PlainText);
     if (image.isNull())
         imageLabel->setText(tr("This image cannot be shown: %1.").arg(whyNot));
     else
@@ -50,7 +52,7 @@ ImageViewerDialog::ImageViewerDialog(const OutputFile &file, QWidget *parent)
     QString details = QLocale().formattedDataSize(file.size > 0 ? file.size : file.data.size());
     if (!image.isNull())
         details = tr("%1 × %2 px · %3").arg(image.width()).arg(image.height()).arg(details);
-    auto *info = new QLabel(details, this);
+    QLabel *info = PlainText::label(details, this);
     info->setObjectName(QStringLiteral("imageInfo"));
     info->setForegroundRole(QPalette::PlaceholderText);
 
@@ -106,8 +108,12 @@ bool ImageViewerDialog::saveFile(const OutputFile &file, QWidget *parent)
     QSaveFile out(path);
     if (!out.open(QIODevice::WriteOnly) || out.write(file.data) != file.data.size() ||
         !out.commit()) {
-        QMessageBox::warning(parent, QObject::tr("Save"),
-                             QObject::tr("Could not save %1:\n%2").arg(path, out.errorString()));
+        // The path ends in the program's file name: plain text, not a message box's guess.
+        QMessageBox box(QMessageBox::Warning, QObject::tr("Save"),
+                        QObject::tr("Could not save %1:\n%2").arg(path, out.errorString()),
+                        QMessageBox::Ok, parent);
+        box.setTextFormat(Qt::PlainText);
+        box.exec();
         return false;
     }
     return true;

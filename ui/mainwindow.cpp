@@ -477,10 +477,12 @@ void MainWindow::onEngines(const QList<EngineStatus> &engines)
         else if (e.reachable)
             m_engineLabel->setText(
                 dot(e) + QStringLiteral(" %1 %2 (API %3) · %4")
-                             .arg(e.product, e.version, e.apiVersion, e.address.toHtmlEscaped()));
+                             .arg(e.product.toHtmlEscaped(), e.version.toHtmlEscaped(),
+                                  e.apiVersion.toHtmlEscaped(), e.address.toHtmlEscaped()));
         else
-            m_engineLabel->setText(dot(e) + QStringLiteral(" Engine not reachable at %1 — %2")
-                                                .arg(e.address.toHtmlEscaped(), e.fix));
+            m_engineLabel->setText(dot(e) +
+                                   QStringLiteral(" Engine not reachable at %1 — %2")
+                                       .arg(e.address.toHtmlEscaped(), e.fix.toHtmlEscaped()));
         return;
     }
     // Several: each in a few words (the tooltip has the rest), or a count when they are many.
@@ -566,7 +568,7 @@ void MainWindow::onServerStatus(const ServerStatus &status)
                      .arg(status.error.toHtmlEscaped());
     else
         parts << QStringLiteral("MCP %1 · %2 client%3")
-                     .arg(status.url)
+                     .arg(status.url.toHtmlEscaped())
                      .arg(status.httpSessions)
                      .arg(status.httpSessions == 1 ? QString() : QStringLiteral("s"));
     parts << QStringLiteral("%1 headless instance%2 watched")

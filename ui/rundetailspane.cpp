@@ -4,6 +4,7 @@
 #include "envvarsview.h"
 #include "imagestrip.h"
 #include "outputview.h"
+#include "plaintext.h"
 #include "resourcechart.h"
 #include "runlistmodel.h"
 #include "statusicons.h"
@@ -45,6 +46,10 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
     m_tabs->setObjectName(QStringLiteral("detailTabs"));
     m_code->setObjectName(QStringLiteral("codeView"));
     m_title->setObjectName(QStringLiteral("runTitle"));
+    m_subtitle->setObjectName(QStringLiteral("runSubtitle"));
+    // The run's language, source, tool and session are whatever the request said: never HTML.
+    m_title->setTextFormat(Qt::PlainText);
+    m_subtitle->setTextFormat(Qt::PlainText);
     m_code->setReadOnly(true);
     m_code->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_code->setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -250,7 +255,7 @@ void RunDetailsPane::refreshDetails()
     if (m_run.id.isEmpty())
         return;
     const auto add = [this](const QString &label, const QString &value) {
-        auto *field = new QLabel(value.isEmpty() ? QStringLiteral("—") : value);
+        QLabel *field = PlainText::label(value.isEmpty() ? QStringLiteral("—") : value);
         field->setTextInteractionFlags(Qt::TextSelectableByMouse);
         field->setWordWrap(true);
         m_details->addRow(label, field);

@@ -2,6 +2,7 @@
 
 #include "codehighlighter.h"
 #include "languageregistry.h"
+#include "plaintext.h"
 
 #include <QComboBox>
 #include <QFontDatabase>
@@ -114,7 +115,7 @@ void RunEditor::showImageNote()
             ? QString()
             : QStringLiteral("<i>%1</i>")
                   .arg(fontMetrics().elidedText(note, Qt::ElideRight, 420).toHtmlEscaped()));
-    m_imageNote->setToolTip(note);
+    m_imageNote->setToolTip(PlainText::toolTip(note));
     m_imageNote->setVisible(!note.isEmpty());
 }
 

@@ -1,5 +1,6 @@
 #include "runlistmodel.h"
 
+#include "plaintext.h"
 #include "statusicons.h"
 
 #include <QFont>
@@ -49,10 +50,11 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
             return StatusIcons::icon(r->status);
         return QVariant();
     case Qt::ToolTipRole:
+        // Tooltips read HTML when the text looks like it; these are the run's own words.
         if (index.column() == SessionColumn && !r->sessionId.isEmpty())
-            return QStringLiteral("session %1").arg(r->sessionId);
+            return PlainText::toolTip(QStringLiteral("session %1").arg(r->sessionId));
         if (!r->error.isEmpty())
-            return r->error;
+            return PlainText::toolTip(r->error);
         return QVariant();
     case Qt::TextAlignmentRole:
         if (index.column() == DurationColumn || index.column() == ExitCodeColumn)

@@ -1,5 +1,6 @@
 #include "sessiontreemodel.h"
 
+#include "plaintext.h"
 #include "runlistmodel.h"
 #include "statusicons.h"
 
@@ -125,11 +126,12 @@ QVariant SessionTreeModel::data(const QModelIndex &index, int role) const
         (role == Qt::DisplayRole || role == Qt::ToolTipRole)) {
         // The session row says which session; its runs say which call they were, oldest first.
         const int ordinal = int(runs.size()) - index.row();
-        return role == Qt::DisplayRole ? QStringLiteral("#%1").arg(ordinal)
-                                       : QStringLiteral("run %1 of %2 in session %3")
-                                             .arg(ordinal)
-                                             .arg(runs.size())
-                                             .arg(sessionId);
+        return role == Qt::DisplayRole
+                   ? QStringLiteral("#%1").arg(ordinal)
+                   : PlainText::toolTip(QStringLiteral("run %1 of %2 in session %3")
+                                            .arg(ordinal)
+                                            .arg(runs.size())
+                                            .arg(sessionId));
     }
     return sourceIndex(runs.at(index.row()), index.column()).data(role);
 }
@@ -164,9 +166,11 @@ QVariant SessionTreeModel::sessionData(const Item &item, int column, int role) c
     case Qt::DecorationRole:
         return column == RunListModel::StatusColumn ? QVariant(stateIcon(state)) : QVariant();
     case Qt::ToolTipRole:
-        return QStringLiteral("Session %1\n%2 · %3%4\nSelect it to see its newest run.")
-            .arg(item.sessionId, run ? run->language : QString(), runsText(int(item.runs.size())),
-                 state.isEmpty() ? QString() : QStringLiteral(" · %1").arg(state));
+        return PlainText::toolTip(
+            QStringLiteral("Session %1\n%2 · %3%4\nSelect it to see its newest run.")
+                .arg(item.sessionId, run ? run->language : QString(),
+                     runsText(int(item.runs.size())),
+                     state.isEmpty() ? QString() : QStringLiteral(" · %1").arg(state)));
     case Qt::DisplayRole:
         break;
     default:

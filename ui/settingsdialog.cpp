@@ -144,6 +144,7 @@ QWidget *SettingsDialog::createEngineTab()
     m_engineError = new QLabel(page);
     m_engineError->setObjectName(QStringLiteral("engineError"));
     m_engineError->setWordWrap(true);
+    m_engineError->setTextFormat(Qt::PlainText); // it quotes what was typed
     QPalette errorPalette = m_engineError->palette();
     errorPalette.setColor(QPalette::WindowText, QColor(0xc6, 0x28, 0x28));
     m_engineError->setPalette(errorPalette);

@@ -1,10 +1,13 @@
 // The control room's widgets alone: the policy editor gives back what it was given and what was
-// changed in it; the approval dialog shows what the run would do, and only a click approves.
+// changed in it; the approval dialog shows what the run would do (the whole program, every name as
+// it is), and only a click approves.
 #include "approvaldialog.h"
 #include "policyeditor.h"
+#include "showntext.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -95,9 +98,9 @@ private Q_SLOTS:
         QVERIFY(heading.contains(u"--stdio"));
         QCOMPARE(dialog.findChild<QLabel *>(QStringLiteral("approvalLibraries"))->text(),
                  QStringLiteral("pandas"));
-        QVERIFY(dialog.findChild<QLabel *>(QStringLiteral("approvalFiles"))
-                    ->text()
-                    .startsWith(u"data/input.csv ("));
+        const auto *files = dialog.findChild<QPlainTextEdit *>(QStringLiteral("approvalFiles"));
+        QVERIFY(files);
+        QVERIFY(files->toPlainText().startsWith(u"data/input.csv ("));
         QVERIFY(dialog.findChild<QLabel *>(QStringLiteral("approvalCountdown"))
                     ->text()
                     .contains(u"denied in 2:00"));
@@ -118,6 +121,108 @@ private Q_SLOTS:
         QCOMPARE(answered.size(), 1);
         QCOMPARE(answered.first().at(1).value<RunApprover::Answer>(), RunApprover::Answer::Deny);
         QCOMPARE(answered.first().at(2).toString(), QStringLiteral("too risky"));
+    }
+
+    void approvalShowsTheWholeProgram()
+    {
+        // A headless instance's question crosses the monitor socket as JSON: the program arrives
+        // whole, however long, and the dialog holds all of it (the tail is what would run unseen).
+        ApprovalRequest r = request();
+        QString program;
+        for (int i = 0; program.size() < 300 * 1024; ++i)
+            program += QStringLiteral("print('line %1')\n").arg(i);
+        program += QStringLiteral("import os; os.system('the hidden tail')\n");
+        r.code = program;
+        const std::optional<ApprovalRequest> received = ApprovalRequest::fromJson(r.toJson());
+        QVERIFY(received);
+        ApprovalDialog dialog(*received);
+        QCOMPARE(dialog.findChild<QPlainTextEdit *>(QStringLiteral("approvalCode"))->toPlainText(),
+                 program);
+        const auto *infoLabel = dialog.findChild<QLabel *>(QStringLiteral("approvalProgramInfo"));
+        QVERIFY(infoLabel);
+        const QString info = shownText(infoLabel);
+        QVERIFY2(info.contains(u"whole program") &&
+                     info.contains(QString::number(program.count(u'\n'))),
+                 qPrintable(info));
+    }
+
+    void approvalShowsWhatWouldNotShow()
+    {
+        // "Trojan source": a direction override makes the line read otherwise than it runs; it is
+        // written out, and the count says so.
+        ApprovalRequest r = request();
+        r.code = QStringLiteral("ok = 1 \u202E# comment\nprint(ok)\r\n");
+        ApprovalDialog dialog(r);
+        const QString code =
+            dialog.findChild<QPlainTextEdit *>(QStringLiteral("approvalCode"))->toPlainText();
+        QCOMPARE(code, QStringLiteral("ok = 1 ⟨U+202E⟩# comment\nprint(ok)⟨U+000D⟩\n"));
+        const auto *info = dialog.findChild<QLabel *>(QStringLiteral("approvalProgramInfo"));
+        QVERIFY(info);
+        QVERIFY(shownText(info).contains(u"2 characters that would not show"));
+    }
+
+    void approvalShowsNamesAsText()
+    {
+        // Names that look like HTML: as rich text, "<!--" … "-->" would hide numpy.py, and the
+        // approved "import numpy" would run it.
+        ApprovalRequest r = request();
+        r.client = QStringLiteral("<i>helper</i><!--");
+        r.code = QStringLiteral("import numpy\n");
+        r.files = {{QStringLiteral("data<b></b>.csv"), 1},
+                   {QStringLiteral("<!--"), 1},
+                   {QStringLiteral("numpy.py"), 60},
+                   {QStringLiteral("-->"), 1}};
+        r.libraries = {QStringLiteral("<!--"), QStringLiteral("evil-lib"), QStringLiteral("-->")};
+        r.sessionId = QStringLiteral("<!--s-->");
+        const std::optional<ApprovalRequest> received = ApprovalRequest::fromJson(r.toJson());
+        QVERIFY(received);
+        ApprovalDialog dialog(*received);
+        const QString shown = shownTexts(&dialog);
+        for (const QString &expected :
+             {QStringLiteral("data<b></b>.csv"), QStringLiteral("<!--"), QStringLiteral("numpy.py"),
+              QStringLiteral("-->"), QStringLiteral("evil-lib"), QStringLiteral("<!--s-->"),
+              QStringLiteral("<i>helper</i><!--")})
+            QVERIFY2(shown.contains(expected),
+                     qPrintable(expected + QStringLiteral("\n---\n") + shown));
+        const auto *fileList = dialog.findChild<QPlainTextEdit *>(QStringLiteral("approvalFiles"));
+        QVERIFY(fileList);
+        const QString files = fileList->toPlainText();
+        QCOMPARE(files.count(u'\n'), 3); // one file a line
+        QVERIFY(files.contains(u"numpy.py ("));
+        // The tooltip of "Always allow" names the client as it is, too.
+        const QString tip =
+            dialog.findChild<QPushButton *>(QStringLiteral("allowAlwaysButton"))->toolTip();
+        QVERIFY2(shownToolTip(tip).contains(u"<i>helper</i><!--"), qPrintable(tip));
+        // A line break in a name cannot push the next name out of its line.
+        r.files = {{QStringLiteral("a\n\n\n\n\n\n\nb"), 1}, {QStringLiteral("numpy.py"), 1}};
+        ApprovalDialog broken(r);
+        fileList = broken.findChild<QPlainTextEdit *>(QStringLiteral("approvalFiles"));
+        QVERIFY(fileList);
+        QCOMPARE(fileList->toPlainText().count(u'\n'), 1);
+    }
+
+    void alwaysAllowNeedsAName()
+    {
+        // For a client without a name, "always" would make the default policy "run", for every
+        // assistant without one of its own: the button is off and says why.
+        ApprovalRequest r = request();
+        for (const QString &client : {QString(), QStringLiteral("   ")}) {
+            r.client = client;
+            auto *dialog = new ApprovalDialog(r);
+            QSignalSpy answered(dialog, &ApprovalDialog::answered);
+            dialog->show();
+            auto *always = dialog->findChild<QPushButton *>(QStringLiteral("allowAlwaysButton"));
+            QVERIFY(!always->isEnabled());
+            QVERIFY(shownToolTip(always->toolTip()).contains(u"gave no name"));
+            QTest::mouseClick(always, Qt::LeftButton);
+            QCOMPARE(answered.size(), 0);
+            QVERIFY(
+                dialog->findChild<QPushButton *>(QStringLiteral("allowOnceButton"))->isEnabled());
+            dialog->withdraw();
+        }
+        r.client = QStringLiteral("claude-code");
+        ApprovalDialog named(r);
+        QVERIFY(named.findChild<QPushButton *>(QStringLiteral("allowAlwaysButton"))->isEnabled());
     }
 
     void withdrawnDialogDoesNotAnswer()

@@ -7,11 +7,14 @@
 #include "rundetailspane.h"
 #include "runfiltermodel.h"
 #include "runlistmodel.h"
+#include "sessiontreemodel.h"
+#include "showntext.h"
 
 #include <QBuffer>
 #include <QCheckBox>
 #include <QImage>
 #include <QLabel>
+#include <QListWidget>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
@@ -110,6 +113,7 @@ private Q_SLOTS:
     void outputViewDecodesSplitUtf8();
     void envValuesStayMasked();
     void detailsPaneShowsFilesAndMasksValues();
+    void requestDataIsShownAsText();
 };
 
 void ModelsTest::newestFirstAndLive()
@@ -553,6 +557,54 @@ void ModelsTest::detailsPaneShowsFilesAndMasksValues()
     pane.appendOutput(QStringLiteral("a"), 1, "not mine\n");
     pane.outputView()->flushPending();
     QCOMPARE(pane.outputView()->toPlainText(), QStringLiteral("tick\n"));
+}
+
+void ModelsTest::requestDataIsShownAsText()
+{
+    // What an assistant, a program or a headless instance chose (names, errors) reaches labels
+    // and tooltips, which would read it as HTML when it starts like HTML: "<!--" would hide the
+    // rest. Everything here is shown as the text it is.
+    const QString source = QStringLiteral("<b>bold</b> client <!--");
+    const QString session = QStringLiteral("<b></b><!--session-->");
+    const QString error = QStringLiteral("failed <b>here</b> <!-- hidden -->");
+    const QString fileName = QStringLiteral("<b>x</b><!--out.csv");
+    RunListModel model;
+    RunRecord r = makeRun(QStringLiteral("a"), QStringLiteral("python"),
+                          QDateTime::currentDateTimeUtc(), source);
+    r.tool = QStringLiteral("<b>t</b><!--tool");
+    r.sessionId = session;
+    r.files.append({OutputFile::Kind::Output, fileName, "1", 1, QStringLiteral("text/csv"), true});
+    model.apply(created(r));
+    r.error = error;
+    model.apply(finished(r, RunRecord::Status::Error, -1));
+    const RunRecord *run = model.run(QStringLiteral("a"));
+    QVERIFY(run);
+
+    RunDetailsPane pane;
+    pane.showRun(run);
+    const QString shown = shownTexts(&pane);
+    for (const QString &expected : {source, session, error, r.tool})
+        QVERIFY2(shown.contains(expected),
+                 qPrintable(expected + QStringLiteral("\n---\n") + shown));
+    const auto *subtitleLabel = pane.findChild<QLabel *>(QStringLiteral("runSubtitle"));
+    QVERIFY(subtitleLabel);
+    const QString subtitle = shownText(subtitleLabel);
+    QVERIFY2(subtitle.contains(source) && subtitle.contains(session), qPrintable(subtitle));
+    auto *files = pane.imageStrip()->findChild<QListWidget *>(QStringLiteral("fileList"));
+    QCOMPARE(files->count(), 1);
+    QVERIFY2(shownToolTip(files->item(0)->toolTip()).contains(fileName),
+             qPrintable(files->item(0)->toolTip()));
+
+    const auto tip = [](const QModelIndex &index) {
+        return shownToolTip(index.data(Qt::ToolTipRole).toString());
+    };
+    QVERIFY(tip(model.index(0, RunListModel::SourceColumn)).contains(error));
+    QVERIFY(tip(model.index(0, RunListModel::SessionColumn)).contains(session));
+    SessionTreeModel tree(&model);
+    const QModelIndex sessionRow = tree.index(0, RunListModel::SessionColumn);
+    QVERIFY(sessionRow.data(SessionTreeModel::IsSessionRole).toBool());
+    QVERIFY2(tip(sessionRow).contains(session), qPrintable(tip(sessionRow)));
+    QVERIFY(tip(tree.index(0, RunListModel::SessionColumn, tree.index(0, 0))).contains(session));
 }
 
 QTEST_MAIN(ModelsTest)
