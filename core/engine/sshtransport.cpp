@@ -1,12 +1,16 @@
 #include "sshtransport.h"
 
+#include "enginelog.h"
+#include "sshmaster.h"
+
+#include <QLocalSocket>
 #include <QProcessEnvironment>
 
 QStringList SshTransport::arguments(const EngineAddress &a, const QString &configFile)
 {
     QStringList args{QStringLiteral("-T"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
                      QStringLiteral("-o"),
-                     QStringLiteral("ConnectTimeout=%1").arg(kSshConnectTimeoutSec)};
+                     QStringLiteral("ConnectTimeout=%1").arg(SshMaster::kSshConnectTimeoutSec)};
     if (!configFile.isEmpty())
         args << QStringLiteral("-F") << configFile;
     if (!a.user.isEmpty())
@@ -33,9 +37,19 @@ QString SshTransport::summarize(const QByteArray &stderrBytes)
     return lines.join(QStringLiteral(" / "));
 }
 
+QString SshTransport::configFile()
+{
+    return QProcessEnvironment::systemEnvironment().value(
+        QStringLiteral("CODE_SANDBOX_SSH_CONFIG"));
+}
+
 SshTransport::SshTransport(const EngineAddress &address, QObject *parent)
     : EngineTransport(address, parent)
-{}
+{
+    m_processTimer.setSingleShot(true);
+    m_processTimer.setInterval(kProcessConnectTimeoutMs);
+    connect(&m_processTimer, &QTimer::timeout, this, &SshTransport::onProcessTimeout);
+}
 
 SshTransport::~SshTransport()
 {
@@ -44,25 +58,136 @@ SshTransport::~SshTransport()
 
 void SshTransport::doOpen()
 {
-    doAbort(); // a process of an earlier opening, if any
+    doAbort(); // what an earlier opening left, if any
+    // The base's deadline counts one connect; here the wait is for a state: the engine's ssh
+    // connection (SshMaster's own deadline, one key exchange for all connections), or a
+    // dial-stdio process (its own, longer deadline).
+    reportEstablished();
     m_stderr.clear();
+    m_replay.clear();
+    m_replayable = true;
+    m_fellBack = false;
     m_gotBytes = false;
+    m_brokenReason.clear();
+    m_master = SshMaster::forAddress(address(), configFile());
+    if (m_master->forwardRefused()) {
+        m_mode = Mode::Process;
+        startProcess();
+        return;
+    }
+    m_mode = Mode::Forward;
+    if (m_master->state() == SshMaster::State::Ready) {
+        connectSocket();
+        return;
+    }
+    connect(m_master, &SshMaster::ready, this, &SshTransport::onMasterReady);
+    connect(m_master, &SshMaster::startFailed, this, &SshTransport::onMasterFailed);
+    m_master->start();
+}
+
+void SshTransport::doAbort()
+{
+    if (m_master)
+        m_master->disconnect(this);
+    m_processTimer.stop();
+    stopSocket();
+    stopProcess();
+}
+
+void SshTransport::onMasterReady()
+{
+    m_master->disconnect(this);
+    if (state() == State::Opening && m_mode == Mode::Forward && !m_socket)
+        connectSocket();
+}
+
+void SshTransport::onMasterFailed(const QString &reason)
+{
+    m_master->disconnect(this);
+    if (state() == State::Opening && m_mode == Mode::Forward)
+        reportFailed(reason);
+}
+
+void SshTransport::connectSocket()
+{
+    m_socket = new QLocalSocket(this);
+    connect(m_socket, &QLocalSocket::connected, this, [this] { reportOpened(); });
+    connect(m_socket, &QLocalSocket::readyRead, this, &SshTransport::onSocketBytes);
+    connect(m_socket, &QLocalSocket::disconnected, this, &SshTransport::onSocketEnded);
+    connect(m_socket, &QLocalSocket::errorOccurred, this, [this](QLocalSocket::LocalSocketError e) {
+        if (e == QLocalSocket::PeerClosedError || !m_socket)
+            return; // the end of a connection is reported by disconnected()
+        if (state() == State::Open)
+            m_brokenReason = m_socket->errorString();
+        else if (state() == State::Opening)
+            // The forward is gone (its ssh just ended); the next connection starts it anew.
+            reportFailed(
+                QStringLiteral("the ssh connection's socket: %1").arg(m_socket->errorString()));
+    });
+    m_socket->connectToServer(m_master->localSocket());
+}
+
+void SshTransport::onSocketBytes()
+{
+    if (!m_gotBytes && m_socket->bytesAvailable() > 0) {
+        m_gotBytes = true;
+        m_replay.clear();
+        if (m_master)
+            m_master->markForwardWorks();
+    }
+    if (state() == State::Open)
+        Q_EMIT readyRead();
+}
+
+void SshTransport::onSocketEnded()
+{
+    if (state() != State::Open)
+        return;
+    if (m_gotBytes) {
+        if (m_brokenReason.isEmpty())
+            reportClosed();
+        else
+            reportFailed(m_brokenReason);
+        return;
+    }
+    // Closed before any answer: ssh could not open the channel. The server may refuse to
+    // forward sockets (AllowTcpForwarding/AllowStreamLocalForwarding off), which ssh cannot tell
+    // apart from a socket nobody listens on; until a channel has worked there, dial-stdio is
+    // tried with what was written.
+    if (m_master && !m_master->forwardWorks() && m_replayable) {
+        stopSocket();
+        m_mode = Mode::Process;
+        m_fellBack = true;
+        startProcess();
+        return;
+    }
+    reportFailed(noAnswerReason());
+}
+
+QString SshTransport::noAnswerReason() const
+{
+    return QStringLiteral("no answer from the engine's socket %1 on %2 through ssh (is the engine "
+                          "running there?)")
+        .arg(m_master ? m_master->remoteSocket() : address().socketPath, address().host);
+}
+
+void SshTransport::startProcess()
+{
+    m_processStarted = false;
+    m_stderr.clear();
     auto *p = new QProcess(this);
     m_process = p;
     p->setProcessChannelMode(QProcess::SeparateChannels);
     p->setReadChannel(QProcess::StandardOutput);
     connect(p, &QProcess::started, this, [this] {
-        // Writable now; established once the engine's first byte comes back through ssh.
-        reportOpened(false);
-    });
-    connect(p, &QProcess::readyReadStandardOutput, this, [this] {
-        if (!m_gotBytes) {
-            m_gotBytes = true;
-            reportEstablished();
+        m_processStarted = true;
+        if (state() == State::Opening) {
+            reportOpened(false); // writable; established once the engine's first byte is back
+        } else if (!m_replay.isEmpty() && m_process) {
+            m_process->write(m_replay); // what the refused channel was given
         }
-        if (state() == State::Open)
-            Q_EMIT readyRead();
     });
+    connect(p, &QProcess::readyReadStandardOutput, this, &SshTransport::onProcessBytes);
     connect(p, &QProcess::readyReadStandardError, this, [this] {
         if (!m_process)
             return;
@@ -70,14 +195,72 @@ void SshTransport::doOpen()
         if (m_stderr.size() > kMaxStderrBytes)
             m_stderr = m_stderr.right(kMaxStderrBytes);
     });
-    connect(p, &QProcess::finished, this, &SshTransport::onFinished);
-    connect(p, &QProcess::errorOccurred, this, &SshTransport::onError);
-    const QString config =
-        QProcessEnvironment::systemEnvironment().value(QStringLiteral("CODE_SANDBOX_SSH_CONFIG"));
-    p->start(QStringLiteral("ssh"), arguments(address(), config), QIODevice::ReadWrite);
+    connect(p, &QProcess::finished, this, &SshTransport::onProcessFinished);
+    connect(p, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart)
+            reportFailed(QStringLiteral("cannot run ssh: %1")
+                             .arg(m_process ? m_process->errorString() : QString()));
+        // Anything else ends the process, and onProcessFinished reports it.
+    });
+    m_processTimer.start();
+    p->start(QStringLiteral("ssh"), arguments(address(), configFile()), QIODevice::ReadWrite);
 }
 
-void SshTransport::doAbort()
+void SshTransport::onProcessBytes()
+{
+    if (!m_gotBytes) {
+        m_gotBytes = true;
+        m_processTimer.stop();
+        m_replay.clear();
+        if (m_fellBack && m_master)
+            m_master->markForwardRefused();
+    }
+    if (state() == State::Open)
+        Q_EMIT readyRead();
+}
+
+void SshTransport::onProcessFinished(int exitCode, QProcess::ExitStatus status)
+{
+    if (m_process)
+        m_stderr += m_process->readAllStandardError();
+    if (status == QProcess::NormalExit && exitCode == 0 && m_gotBytes) {
+        reportClosed();
+        return;
+    }
+    QString reason = summarize(m_stderr);
+    if (reason.isEmpty())
+        reason = status == QProcess::NormalExit
+                     ? QStringLiteral("ssh ended with exit code %1").arg(exitCode)
+                     : QStringLiteral("ssh was killed");
+    if (m_fellBack && !m_gotBytes)
+        reason = QStringLiteral("%1; and `docker system dial-stdio` through ssh failed: %2")
+                     .arg(noAnswerReason(), reason);
+    reportFailed(reason);
+}
+
+void SshTransport::onProcessTimeout()
+{
+    QString reason =
+        QStringLiteral("not connected within %1 s").arg(kProcessConnectTimeoutMs / 1000);
+    const QString said = summarize(m_stderr);
+    if (!said.isEmpty())
+        reason += QStringLiteral(" (%1)").arg(said);
+    reportFailed(reason);
+}
+
+void SshTransport::stopSocket()
+{
+    QLocalSocket *s = m_socket;
+    m_socket = nullptr;
+    if (!s)
+        return;
+    // Closing the socket emits signals; none may reach this transport any more.
+    s->disconnect(this);
+    s->abort();
+    s->deleteLater();
+}
+
+void SshTransport::stopProcess()
 {
     QProcess *p = m_process;
     m_process = nullptr;
@@ -101,46 +284,49 @@ void SshTransport::doAbort()
 
 void SshTransport::write(const QByteArray &bytes)
 {
-    if (state() == State::Open && m_process)
+    if (state() != State::Open)
+        return;
+    if (m_mode == Mode::Forward) {
+        if (!m_socket)
+            return;
+        m_socket->write(bytes);
+        if (!m_gotBytes && m_master && !m_master->forwardWorks() && m_replayable) {
+            m_replay += bytes;
+            if (m_replay.size() > kMaxReplayBytes) {
+                m_replay.clear();
+                m_replayable = false;
+            }
+        }
+        return;
+    }
+    if (!m_process)
+        return;
+    if (m_processStarted)
         m_process->write(bytes);
+    else
+        m_replay += bytes; // written once it has started
 }
 
 QByteArray SshTransport::readAll()
 {
+    if (m_mode == Mode::Forward)
+        return m_socket ? m_socket->readAll() : QByteArray();
     return m_process ? m_process->readAllStandardOutput() : QByteArray();
 }
 
 qint64 SshTransport::bytesAvailable() const
 {
+    if (m_mode == Mode::Forward)
+        return m_socket ? m_socket->bytesAvailable() : 0;
     return m_process ? m_process->bytesAvailable() : 0;
 }
 
 bool SshTransport::isReusable() const
 {
-    return state() == State::Open && m_process && m_process->state() == QProcess::Running &&
-           m_process->bytesAvailable() == 0;
-}
-
-void SshTransport::onFinished(int exitCode, QProcess::ExitStatus status)
-{
-    if (m_process)
-        m_stderr += m_process->readAllStandardError();
-    if (status == QProcess::NormalExit && exitCode == 0 && m_gotBytes) {
-        reportClosed();
-        return;
-    }
-    QString reason = summarize(m_stderr);
-    if (reason.isEmpty())
-        reason = status == QProcess::NormalExit
-                     ? QStringLiteral("ssh ended with exit code %1").arg(exitCode)
-                     : QStringLiteral("ssh was killed");
-    reportFailed(reason);
-}
-
-void SshTransport::onError(QProcess::ProcessError error)
-{
-    if (error == QProcess::FailedToStart)
-        reportFailed(QStringLiteral("cannot run ssh: %1")
-                         .arg(m_process ? m_process->errorString() : QString()));
-    // Anything else ends the process, and onFinished reports it.
+    if (state() != State::Open)
+        return false;
+    if (m_mode == Mode::Forward)
+        return m_socket && m_socket->state() == QLocalSocket::ConnectedState &&
+               m_socket->bytesAvailable() == 0 && descriptorIsQuiet(m_socket->socketDescriptor());
+    return m_process && m_process->state() == QProcess::Running && m_process->bytesAvailable() == 0;
 }
