@@ -203,12 +203,12 @@ void KubernetesBackend::checkIsolation(QObject *context,
         reply->deleteLater();
         if (!reply->ok()) {
             done(QStringLiteral("could not read the NetworkPolicies of the namespace %1, which "
-                                "must deny the sandboxes' egress: %2")
+                                "must deny the sandboxes' egress and ingress: %2")
                      .arg(ns, reply->error().toString()));
             return;
         }
         const QString problem =
-            PodSpec::sandboxEgressProblem(reply->json().value(u"items").toArray());
+            PodSpec::sandboxIsolationProblem(reply->json().value(u"items").toArray());
         if (!problem.isEmpty()) {
             m_isolatedAt.invalidate();
             done(QStringLiteral("refusing to run sandboxes without network in the namespace "

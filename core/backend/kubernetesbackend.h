@@ -10,10 +10,11 @@ class KubeClient;
 // Sandboxes as pods of one namespace of a Kubernetes cluster (through KubeClient): each built by
 // PodSpec from the same inputs as a Docker create body, checked against its hardening before it
 // is sent, and driven by KubernetesContainer (create, wait for Running, attach over WebSocket,
-// delete with grace 0). Pods without network are only created once the namespace has a
-// NetworkPolicy that denies their egress (PodSpec::sandboxEgressProblem); with network on
-// (--network) the pods carry the label the policy leaves out. Library volumes are not
-// supported on Kubernetes yet: runs that need them, and installs, fail with that message.
+// delete with grace 0). Pods without network are only created once the namespace has
+// NetworkPolicies that deny their egress and their ingress (PodSpec::sandboxIsolationProblem);
+// with network on (--network) the pods carry the label the egress policy leaves out, and
+// neither is required. Library volumes are not supported on Kubernetes yet: runs that need
+// them, and installs, fail with that message.
 class KubernetesBackend : public SandboxBackend
 {
     Q_OBJECT
@@ -28,8 +29,8 @@ public:
     };
 
     static constexpr int kDefaultMaxPods = 8;
-    // How long a found egress policy is trusted before the namespace is asked again (a missing
-    // one is asked about at every creation, so that applying it takes effect at once).
+    // How long found isolation policies are trusted before the namespace is asked again (a
+    // missing one is asked about at every creation, so that applying it takes effect at once).
     static constexpr qint64 kIsolationCacheMs = 30000;
     // Annotation keeping the sandbox's own name when the pod name had to differ from it.
     static constexpr const char *kAnnotationName = "code-sandbox.name";
@@ -55,12 +56,13 @@ public:
     void removeById(const QString &id, QObject *context,
                     const SandboxContainer::Done &done) override;
     // Cheap: GET /version. Full: the same, then the namespace's NetworkPolicies; a namespace
-    // without the egress policy is reachable but says why no sandbox without network will run.
+    // without the egress or ingress policy is reachable but says why no sandbox without network
+    // will run.
     void health(bool cheap, QObject *context,
                 const std::function<void(const Health &)> &done) override;
 
     // Whether pods without network may be created: empty when the namespace's policies deny
-    // their egress, else why not (or why the policies could not be read).
+    // their egress and ingress, else why not (or why the policies could not be read).
     void checkIsolation(QObject *context, const std::function<void(const QString &problem)> &done);
 
     // A valid pod name (DNS-1123 subdomain) for a sandbox name.

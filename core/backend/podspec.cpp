@@ -125,6 +125,14 @@ bool hasEgressType(const QJsonObject &spec)
     return strings(spec.value(u"policyTypes")).contains(QStringLiteral("Egress"));
 }
 
+bool hasIngressType(const QJsonObject &spec)
+{
+    // Without policyTypes, every policy is about ingress (Kubernetes' default).
+    if (!spec.contains(u"policyTypes"))
+        return true;
+    return strings(spec.value(u"policyTypes")).contains(QStringLiteral("Ingress"));
+}
+
 } // namespace
 
 qint64 PodSpec::defaultDeadlineSeconds(const SandboxConfig &config, bool session)
@@ -444,6 +452,46 @@ QString PodSpec::sandboxEgressProblem(const QJsonArray &policies)
     }
     if (!denied)
         return QStringLiteral("no NetworkPolicy in the namespace denies egress to every sandbox "
-                              "pod (apply packaging/kubernetes/, or ask for --network)");
+                              "pod (code-sandbox-deny-egress of packaging/kubernetes/; apply it, "
+                              "or ask for --network)");
     return {};
+}
+
+bool PodSpec::deniesSandboxIngress(const QJsonObject &policy)
+{
+    const QJsonObject spec = policy.value(u"spec").toObject();
+    return hasIngressType(spec) && spec.value(u"ingress").toArray().isEmpty() &&
+           selectsEverySandbox(spec.value(u"podSelector").toObject());
+}
+
+QString PodSpec::sandboxIngressProblem(const QJsonArray &policies)
+{
+    bool denied = false;
+    for (const QJsonValue &v : policies) {
+        const QJsonObject policy = v.toObject();
+        const QJsonObject spec = policy.value(u"spec").toObject();
+        if (deniesSandboxIngress(policy)) {
+            denied = true;
+        } else if (hasIngressType(spec) && !spec.value(u"ingress").toArray().isEmpty() &&
+                   mightSelectASandbox(spec.value(u"podSelector").toObject())) {
+            return QStringLiteral("the NetworkPolicy %1 allows ingress to pods that may be "
+                                  "sandboxes; policies add up, so the network would reach "
+                                  "sandboxes")
+                .arg(policy.value(u"metadata")[u"name"].toString());
+        }
+    }
+    if (!denied)
+        return QStringLiteral("no NetworkPolicy in the namespace denies ingress to every sandbox "
+                              "pod (code-sandbox-deny-ingress of packaging/kubernetes/; apply "
+                              "it, or ask for --network)");
+    return {};
+}
+
+QString PodSpec::sandboxIsolationProblem(const QJsonArray &policies)
+{
+    QStringList problems;
+    for (const QString &problem : {sandboxEgressProblem(policies), sandboxIngressProblem(policies)})
+        if (!problem.isEmpty())
+            problems.append(problem);
+    return problems.join(QStringLiteral("; and "));
 }

@@ -80,4 +80,11 @@ public:
     // one denies, and none that might select such a pod allows any egress (policies add up, so
     // one allowing rule would open what the other closes). Empty when isolated, else why not.
     static QString sandboxEgressProblem(const QJsonArray &policies);
+    // The same two for ingress: nothing on the network may connect to a sandbox either (attach
+    // and exec come through the kubelet, not the pod network).
+    static bool deniesSandboxIngress(const QJsonObject &policy);
+    static QString sandboxIngressProblem(const QJsonArray &policies);
+    // Both: what the namespace lacks to isolate pods without network, each missing or opening
+    // policy named; empty when both egress and ingress are denied.
+    static QString sandboxIsolationProblem(const QJsonArray &policies);
 };

@@ -313,6 +313,47 @@ print("done")
         QTRY_VERIFY_WITH_TIMEOUT(answered, 10000);
     }
 
+    void refusesWithoutIngressPolicy()
+    {
+        // The shipped deny-egress policy alone: the network could still reach the sandboxes, so
+        // the backend refuses to start them and names the policy that is missing.
+        QFile shipped(m_policies);
+        QVERIFY(shipped.open(QIODevice::ReadOnly));
+        const QString all = QString::fromUtf8(shipped.readAll());
+        const QString egressOnly = all.left(all.indexOf(QStringLiteral("\n---\n")));
+        QVERIFY(egressOnly.contains(u"code-sandbox-deny-egress"));
+        QVERIFY(!egressOnly.contains(u"code-sandbox-deny-ingress"));
+        QFile file(m_dir.filePath(QStringLiteral("egress-only.yaml")));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(egressOnly.toUtf8());
+        file.close();
+
+        Server server;
+        QVERIFY(startServer(server, file.fileName()));
+        const auto stop = qScopeGuard([&] { stopServer(server); });
+        KubeClient client(accessFor(server));
+        KubernetesBackend backend(&client, KubernetesBackend::Options());
+        SandboxConfig config = makeConfig();
+        config.poolSize = 0;
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        QVERIFY2(r.error.contains(QLatin1String("no NetworkPolicy in the namespace denies ingress "
+                                                "to every sandbox pod (code-sandbox-deny-ingress")),
+                 qPrintable(r.error));
+        QVERIFY2(!r.error.contains(QLatin1String("denies egress")), qPrintable(r.error));
+        QVERIFY(r.stdoutData.isEmpty());
+        QCOMPARE(pods(backend, m_instance), 0);
+
+        bool answered = false;
+        backend.health(false, this, [&](const SandboxBackend::Health &h) {
+            QVERIFY(h.reachable);
+            QVERIFY2(h.error.contains(QLatin1String("denies ingress")), qPrintable(h.error));
+            answered = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(answered, 10000);
+    }
+
     void refusesLibraries()
     {
         Server server;

@@ -144,6 +144,19 @@ QJsonObject policy(const QJsonObject &podSelector, const QJsonArray &types,
 const QJsonObject kSandboxes{{"matchLabels", QJsonObject{{"code-sandbox", "1"}}}};
 const QJsonArray kAnywhere{
     QJsonObject{{"to", QJsonArray{QJsonObject{{"ipBlock", QJsonObject{{"cidr", "0.0.0.0/0"}}}}}}}};
+const QJsonArray kFromAnywhere{QJsonObject{
+    {"from", QJsonArray{QJsonObject{{"ipBlock", QJsonObject{{"cidr", "0.0.0.0/0"}}}}}}}};
+
+// A policy with ingress rules (and no egress ones).
+QJsonObject ingressPolicy(const QJsonObject &podSelector, const QJsonArray &types,
+                          const QJsonArray &ingress)
+{
+    QJsonObject p = policy(podSelector, types);
+    QJsonObject spec = p.value("spec").toObject();
+    spec.insert("ingress", ingress);
+    p.insert("spec", spec);
+    return p;
+}
 } // namespace
 
 class tst_PodSpec : public QObject
@@ -171,6 +184,9 @@ private Q_SLOTS:
     void shippedNetworkPolicyIsolates();
     void egressPolicies_data();
     void egressPolicies();
+    void ingressPolicies_data();
+    void ingressPolicies();
+    void isolationNamesWhatIsMissing();
     void writeForSchemaCheck();
 };
 
@@ -526,6 +542,9 @@ void tst_PodSpec::shippedNetworkPolicyIsolates()
     QCOMPARE(shipped.size(), 2);
     QVERIFY(PodSpec::deniesSandboxEgress(shipped.at(0).toObject()));
     QCOMPARE(PodSpec::sandboxEgressProblem(shipped), QString());
+    QVERIFY(PodSpec::deniesSandboxIngress(shipped.at(1).toObject()));
+    QCOMPARE(PodSpec::sandboxIngressProblem(shipped), QString());
+    QCOMPARE(PodSpec::sandboxIsolationProblem(shipped), QString());
     // Its selector really picks the pods PodSpec builds, and leaves out those with network.
     const QJsonObject selector = at(shipped.at(0).toObject(), {"spec", "podSelector"}).toObject();
     const QJsonObject labels = at(build(), {"metadata", "labels"}).toObject();
@@ -576,6 +595,67 @@ void tst_PodSpec::egressPolicies()
     QFETCH(bool, isolated);
     const QString problem = PodSpec::sandboxEgressProblem(policies);
     QVERIFY2(problem.isEmpty() == isolated, qPrintable(problem));
+}
+
+void tst_PodSpec::ingressPolicies_data()
+{
+    QTest::addColumn<QJsonArray>("policies");
+    QTest::addColumn<bool>("isolated");
+    const QJsonObject deny = policy(kSandboxes, {"Ingress"});
+    QTest::newRow("none") << QJsonArray{} << false;
+    QTest::newRow("deny") << QJsonArray{deny} << true;
+    QTest::newRow("deny everything in the namespace")
+        << QJsonArray{policy({}, {"Ingress", "Egress"})} << true;
+    QTest::newRow("egress only") << QJsonArray{policy(kSandboxes, {"Egress"})} << false;
+    QTest::newRow("no policyTypes, no rules: ingress denied")
+        << QJsonArray{QJsonObject{{"spec", QJsonObject{{"podSelector", kSandboxes}}}}} << true;
+    QTest::newRow("only python sandboxes")
+        << QJsonArray{policy(
+               QJsonObject{{"matchLabels", QJsonObject{{"code-sandbox", "1"},
+                                                       {"code-sandbox.language", "python"}}}},
+               {"Ingress"})}
+        << false;
+    QTest::newRow("allows ingress")
+        << QJsonArray{ingressPolicy(kSandboxes, {"Ingress"}, kFromAnywhere)} << false;
+    QTest::newRow("deny, and another allows the sandboxes")
+        << QJsonArray{deny, ingressPolicy({}, {"Ingress"}, kFromAnywhere)} << false;
+    QTest::newRow("deny, and another without policyTypes allows the sandboxes")
+        << QJsonArray{deny, QJsonObject{{"spec", QJsonObject{{"podSelector", kSandboxes},
+                                                             {"ingress", kFromAnywhere}}}}}
+        << false;
+    QTest::newRow("deny, and another allows other pods")
+        << QJsonArray{deny, ingressPolicy(QJsonObject{{"matchLabels", QJsonObject{{"app", "web"}}}},
+                                          {"Ingress"}, kFromAnywhere)}
+        << true;
+}
+
+void tst_PodSpec::ingressPolicies()
+{
+    QFETCH(QJsonArray, policies);
+    QFETCH(bool, isolated);
+    const QString problem = PodSpec::sandboxIngressProblem(policies);
+    QVERIFY2(problem.isEmpty() == isolated, qPrintable(problem));
+}
+
+void tst_PodSpec::isolationNamesWhatIsMissing()
+{
+    // A namespace with only the shipped deny-egress policy: ingress is what it lacks.
+    const QJsonArray shipped = networkPolicies();
+    const QString egressOnly = PodSpec::sandboxIsolationProblem(QJsonArray{shipped.at(0)});
+    QVERIFY2(egressOnly.startsWith(u"no NetworkPolicy in the namespace denies ingress to every "
+                                   u"sandbox pod (code-sandbox-deny-ingress"),
+             qPrintable(egressOnly));
+    QVERIFY2(!egressOnly.contains(u"egress"), qPrintable(egressOnly));
+    // Only the ingress one: egress is missing.
+    const QString ingressOnly = PodSpec::sandboxIsolationProblem(QJsonArray{shipped.at(1)});
+    QVERIFY2(ingressOnly.startsWith(u"no NetworkPolicy in the namespace denies egress"),
+             qPrintable(ingressOnly));
+    QVERIFY2(!ingressOnly.contains(u"ingress"), qPrintable(ingressOnly));
+    // None: both are named.
+    const QString none = PodSpec::sandboxIsolationProblem(QJsonArray{});
+    QVERIFY2(none.contains(u"code-sandbox-deny-egress") &&
+                 none.contains(u"code-sandbox-deny-ingress"),
+             qPrintable(none));
 }
 
 void tst_PodSpec::writeForSchemaCheck()
