@@ -286,6 +286,42 @@ private Q_SLOTS:
                  qPrintable(e.message));
     }
 
+    void tlsWithoutACa()
+    {
+        // The fixture's client certificate and key in a DOCKER_CERT_PATH without ca.pem: refused
+        // before anything is sent, naming the folder.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString certs = env("CS_TLS_CERT_PATH");
+        for (const char *name : {"cert.pem", "key.pem"})
+            QVERIFY(
+                QFile::copy(certs + u'/' + QLatin1String(name), dir.filePath(QLatin1String(name))));
+        QProcessEnvironment vars;
+        vars.insert(QStringLiteral("DOCKER_HOST"), env("CS_TLS_ENGINE"));
+        vars.insert(QStringLiteral("DOCKER_TLS_VERIFY"), QStringLiteral("1"));
+        vars.insert(QStringLiteral("DOCKER_CERT_PATH"), dir.path());
+        const auto none = [](const QString &) { return false; };
+        const EngineLocator::Result r = EngineLocator::locate(EngineLocator::Options(), vars, none);
+        QVERIFY(!r.ok());
+        QVERIFY2(r.error.contains(
+                     QStringLiteral("uses TLS but names no CA (no ca.pem in %1)").arg(dir.path())),
+                 qPrintable(r.error));
+
+        // Asked for, this machine's store is used, and it does not know the engine's CA.
+        EngineLocator::Options o;
+        o.engines = {env("CS_TLS_ENGINE")};
+        o.tlsCa = QLatin1String(EngineLocator::kSystemCa);
+        o.tlsCert = certs + QStringLiteral("/cert.pem");
+        o.tlsKey = certs + QStringLiteral("/key.pem");
+        const EngineLocator::Result system = EngineLocator::locate(o, QProcessEnvironment(), none);
+        QVERIFY2(system.ok(), qPrintable(system.error));
+        const EngineError e = failureOf(system.address);
+        QCOMPARE(int(e.kind), int(EngineError::Kind::Unreachable));
+        QVERIFY2(
+            e.message.contains(system.address.display() + QStringLiteral(": TLS handshake failed")),
+            qPrintable(e.message));
+    }
+
     void sshWithAnUnknownKey()
     {
         // A config like the fixture's, with a key the server does not know.
