@@ -1,12 +1,13 @@
 // Several engines at once, through the official SDK client: the main engine plus the two
 // daemons of the engines fixture (tests/engines: one over TCP with TLS, one through ssh). Each
-// address form runs code; a burst is spread over three engines; a session stays on its engine;
+// address form runs code; an ssh engine is one ssh connection (and needs no docker command
+// there, falls back to dial-stdio when the server refuses the forward, dies with the server); a burst is spread over three engines; a session stays on its engine;
 // an engine killed mid-burst fails only its own calls, clearly, and later calls go elsewhere
 // until it is back; nothing is left on any engine. Run by ctest as e2e_engines (it needs the
 // fixture: `ctest -R e2e_engines` starts and stops it).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -114,6 +115,116 @@ describe('each address form runs code', () => {
             assert.deepEqual(await waitNothingLeft([where], 15_000), {});
         });
     }
+});
+
+// An ssh engine is one ssh connection (its socket forwarded, a channel per engine connection),
+// however many calls: counted in the fixture sshd's log, one "Accepted publickey" per connection.
+function sshAccepted() {
+    return readFileSync(F.CS_SSH_LOG, 'utf8').split('\n')
+        .filter((l) => l.includes('Accepted publickey')).length;
+}
+
+// The ssh processes whose parent is `pid`.
+function sshChildren(pid) {
+    const found = [];
+    for (const entry of readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        let stat;
+        try {
+            stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        } catch {
+            continue; // gone meanwhile
+        }
+        const close = stat.lastIndexOf(')');
+        const comm = stat.slice(stat.indexOf('(') + 1, close);
+        const fields = stat.slice(close + 2).split(' ');
+        if (comm === 'ssh' && Number(fields[1]) === pid && fields[0] !== 'Z') found.push(Number(entry));
+    }
+    return found;
+}
+
+const running = (pid) => {
+    try {
+        return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] !== 'Z';
+    } catch {
+        return false;
+    }
+};
+
+describe('ssh: one connection per engine', () => {
+    test('a burst of 30 calls over ssh takes one key exchange', { timeout: 240_000 }, async (t) => {
+        const before = sshAccepted();
+        const { client, stderr } = await startClient({
+            args: ['--stdio', '--no-history', '--no-monitor', '--engine', F.CS_SSH_ENGINE],
+            env: serverEnv() });
+        try {
+            for (const round of ['cold', 'warm']) {
+                const t0 = Date.now();
+                const results = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+                    runPython(client, `print(${i} * ${i})`)));
+                results.forEach((r, i) => {
+                    assert.equal(r.isError, undefined, `${round} call ${i}: ${textOf(r)}\n${stderr()}`);
+                    assert.equal(r.structuredContent.stdout.trim(), String(i * i));
+                });
+                t.diagnostic(`${round} burst of 30 over ssh: ${Date.now() - t0} ms`);
+            }
+        } finally {
+            await client.close();
+        }
+        assert.equal(sshAccepted() - before, 1, 'ssh connections (key exchanges) for the two bursts');
+    });
+
+    test('a URL with the socket\'s path needs no docker command on the remote host',
+        { timeout: 120_000 }, async () => {
+            // Podman's form (ssh://user@host/run/podman/podman.sock); this key's sessions cannot
+            // run docker, so only the forwarded socket reaches the engine.
+            const { client, stderr } = await startClient({
+                args: ['--stdio', '--no-history', '--no-monitor', '--pool', '0', '--engine', F.CS_SSH_ENGINE],
+                env: serverEnv({ CODE_SANDBOX_SSH_CONFIG: F.CS_SSH_CONFIG_NODOCKER }) });
+            try {
+                const r = await runPython(client, 'print(6*7)');
+                assert.equal(r.isError, undefined, `${textOf(r)}\n${stderr()}`);
+                assert.match(textOf(r), /42/);
+            } finally {
+                await client.close();
+            }
+        });
+
+    test('a server that refuses the forward is reached through dial-stdio, with a warning',
+        { timeout: 120_000 }, async () => {
+            const { client, stderr } = await startClient({
+                args: ['--stdio', '--no-history', '--no-monitor', '--pool', '0', '--engine', F.CS_SSH_ENGINE],
+                env: serverEnv({ CODE_SANDBOX_SSH_CONFIG: F.CS_SSH_CONFIG_NOFORWARD }) });
+            try {
+                const r = await runPython(client, 'print(6*7)');
+                assert.equal(r.isError, undefined, `${textOf(r)}\n${stderr()}`);
+                assert.match(textOf(r), /42/);
+                assert.match(stderr(), /refuses to forward the engine's socket/);
+            } finally {
+                await client.close();
+            }
+        });
+
+    test('the ssh connection dies with the server, even with kill -9', { timeout: 120_000 },
+        async () => {
+            const { client, transport, stderr } = await startClient({
+                args: ['--stdio', '--no-history', '--no-monitor', '--pool', '0', '--engine', F.CS_SSH_ENGINE],
+                env: serverEnv() });
+            const pid = transport.pid;
+            let masters;
+            try {
+                const r = await runPython(client, 'print(6*7)');
+                assert.equal(r.isError, undefined, `${textOf(r)}\n${stderr()}`);
+                masters = sshChildren(pid);
+                assert.equal(masters.length, 1, `ssh processes of the server: ${masters}`);
+                process.kill(pid, 'SIGKILL');
+                const deadline = Date.now() + 30_000;
+                while (running(masters[0]) && Date.now() < deadline) await sleep(100);
+                assert.ok(!running(masters[0]), `ssh ${masters[0]} outlived its server`);
+            } finally {
+                await client.close().catch(() => {});
+            }
+        });
 });
 
 describe('three engines at once', () => {

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Test fixture for "many engines": two extra Docker daemons on this machine beside the main one,
 #   tls  reached over tcp://127.0.0.1:PORT with TLS client certificates,
-#   ssh  reached through a private sshd on 127.0.0.1:PORT2 (docker system dial-stdio).
+#   ssh  reached through a private sshd on 127.0.0.1:PORT2 (its socket forwarded; the dial-stdio
+#        fallback with a key the server refuses to forward for).
 #
 #   engines.sh start DIR        start both (stops a fixture already in DIR first), copy the
 #                               images of $CS_ENGINE_IMAGES into them, write DIR/env
@@ -266,14 +267,27 @@ prepare_dockerd() { # NAME -- bridge, directories, config and the recorded flags
     printf '%s\n' "${args[@]}" > "$DAEMON_DIR/dockerd.args"
 }
 
-make_ssh() { # PORT -- host and client keys, sshd_config, ssh_config, known_hosts
-    local port=$1
-    rm -f "$DIR/ssh_host_ed25519_key"* "$DIR/id_ed25519"*
+make_ssh() { # PORT -- host and client keys, sshd_config, ssh_configs, known_hosts
+    local port=$1 key config
+    rm -f "$DIR/ssh_host_ed25519_key"* "$DIR/id_ed25519"* "$DIR/id_nodocker"* "$DIR/id_noforward"*
     ssh-keygen -q -t ed25519 -N '' -C cs-engines-host -f "$DIR/ssh_host_ed25519_key"
-    ssh-keygen -q -t ed25519 -N '' -C cs-engines-client -f "$DIR/id_ed25519"
-    cp "$DIR/id_ed25519.pub" "$DIR/authorized_keys"
+    # Three client keys: the plain one; "nodocker", whose sessions run a command that is not
+    # docker (as on a host without a docker CLI: the engine is reached through the forwarded
+    # socket only); "noforward", for which the server refuses forwarding (clients fall back to
+    # docker system dial-stdio).
+    for key in ed25519 nodocker noforward; do
+        ssh-keygen -q -t ed25519 -N '' -C "cs-engines-client-$key" -f "$DIR/id_$key"
+    done
+    {
+        cat "$DIR/id_ed25519.pub"
+        printf 'command="echo no docker command on this host >&2; exit 127" %s\n' \
+            "$(cat "$DIR/id_nodocker.pub")"
+        printf 'no-port-forwarding %s\n' "$(cat "$DIR/id_noforward.pub")"
+    } > "$DIR/authorized_keys"
     echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$DIR/ssh_host_ed25519_key.pub")" > "$DIR/known_hosts"
-    # MaxStartups/MaxSessions: an engine client may open many dial-stdio connections at once.
+    # Local forwarding of unix sockets (the engine's) is how clients reach the engine; OpenSSH
+    # refuses a socket forward too when AllowTcpForwarding is off. MaxStartups/MaxSessions: an
+    # engine client on the dial-stdio fallback opens many connections at once.
     cat > "$DIR/sshd_config" << EOF
 ListenAddress 127.0.0.1:$port
 HostKey $DIR/ssh_host_ed25519_key
@@ -287,17 +301,22 @@ KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 X11Forwarding no
-AllowTcpForwarding no
+AllowTcpForwarding local
+AllowStreamLocalForwarding local
+AllowAgentForwarding no
 PrintMotd no
 MaxStartups 200
 MaxSessions 100
 LogLevel VERBOSE
 EOF
-    cat > "$DIR/ssh_config" << EOF
+    for key in ed25519 nodocker noforward; do
+        config=$DIR/ssh_config_$key
+        [ "$key" = ed25519 ] && config=$DIR/ssh_config
+        cat > "$config" << EOF
 Host 127.0.0.1
     Port $port
     User root
-    IdentityFile $DIR/id_ed25519
+    IdentityFile $DIR/id_$key
     IdentitiesOnly yes
     UserKnownHostsFile $DIR/known_hosts
     GlobalKnownHostsFile /dev/null
@@ -306,6 +325,7 @@ Host 127.0.0.1
     ConnectTimeout 10
     LogLevel ERROR
 EOF
+    done
 }
 
 start_sshd() {
@@ -383,6 +403,9 @@ CS_TLS_CERT_PATH=$DIR/tls-client
 CS_TLS_UNIX=unix://$DIR/tls/docker.sock
 CS_SSH_ENGINE=ssh://root@127.0.0.1:$SSH_PORT$DIR/ssh/docker.sock
 CS_SSH_CONFIG=$DIR/ssh_config
+CS_SSH_CONFIG_NODOCKER=$DIR/ssh_config_nodocker
+CS_SSH_CONFIG_NOFORWARD=$DIR/ssh_config_noforward
+CS_SSH_LOG=$DIR/sshd.log
 CS_SSH_UNIX=unix://$DIR/ssh/docker.sock
 CS_MAIN_ENGINE=$MAIN_ENGINE
 EOF
