@@ -63,7 +63,18 @@ SshMaster::SshMaster(const EngineAddress &address, const QString &configFile, QO
 
 SshMaster::~SshMaster()
 {
-    stopProcess();
+    // Deleted with the application, when no event loop will reap a killed ssh later: it is
+    // killed and reaped here (SIGKILL: a few milliseconds), so that nothing is left behind.
+    QProcess *p = m_process;
+    m_process = nullptr;
+    if (!p)
+        return;
+    p->disconnect(this);
+    if (p->state() != QProcess::NotRunning) {
+        p->kill();
+        p->waitForFinished(1000);
+    }
+    delete p;
 }
 
 QStringList SshMaster::arguments(const EngineAddress &a, const QString &configFile,
