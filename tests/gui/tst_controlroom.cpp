@@ -1,8 +1,9 @@
 // The window as a control room, against the real engine and the official MCP SDK client
 // (tests/e2e/sdk-call.mjs): a person stops any run (the window's own HTTP runs and a headless
 // --stdio instance's), approves or denies runs before they start (both kinds of server; no answer
-// in time denies; "always" is saved and followed by headless instances), and policies refuse a
-// language or network with an error naming them.
+// in time denies; "always" is saved and followed by headless instances, and never turns the
+// default policy into "run" for a client without a name), the dialog shows the whole program and
+// every name as it is, and policies refuse a language or network with an error naming them.
 
 #include "../integration/leftoversweeper.h"
 #include "appcontroller.h"
@@ -16,8 +17,10 @@
 #include "runlistmodel.h"
 #include "sandboxservice.h"
 #include "services.h"
+#include "showntext.h"
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLineEdit>
@@ -32,6 +35,7 @@
 #include <QTest>
 #include <QTreeView>
 #include <QUuid>
+#include <functional>
 #include <memory>
 
 namespace {
@@ -100,6 +104,87 @@ private:
     QStringList m_progress;
     QByteArray m_stderr;
 };
+
+// A --stdio server spoken to by hand, one JSON line at a time: for what the SDK call cannot carry
+// (a program larger than one command-line argument may be, a client that gives no name) and for
+// several calls to one headless instance.
+class RawStdioSession
+{
+public:
+    RawStdioSession(const QString &binary, const QString &client, const QProcessEnvironment &env)
+    {
+        m_process.setProcessEnvironment(env);
+        m_process.setProcessChannelMode(QProcess::SeparateChannels);
+        m_process.setReadChannel(QProcess::StandardOutput);
+        QObject::connect(&m_process, &QProcess::readyReadStandardOutput, [this] { read(); });
+        QObject::connect(&m_process, &QProcess::readyReadStandardError,
+                         [this] { m_stderr += m_process.readAllStandardError(); });
+        m_process.start(binary,
+                        {QStringLiteral("--stdio"), QStringLiteral("--pool"), QStringLiteral("0")});
+        send(1, QStringLiteral("initialize"),
+             {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")},
+              {QStringLiteral("capabilities"), QJsonObject()},
+              {QStringLiteral("clientInfo"),
+               QJsonObject{{QStringLiteral("name"), client},
+                           {QStringLiteral("version"), QStringLiteral("1")}}}});
+        send(0, QStringLiteral("notifications/initialized"), {});
+    }
+    ~RawStdioSession()
+    {
+        // The end of its stdin ends a stdio server, which removes its sandboxes.
+        m_process.closeWriteChannel();
+        if (!m_process.waitForFinished(20000)) {
+            m_process.kill();
+            m_process.waitForFinished(5000);
+        }
+    }
+    int call(const QString &tool, const QJsonObject &arguments)
+    {
+        const int id = ++m_lastId;
+        send(id, QStringLiteral("tools/call"),
+             {{QStringLiteral("name"), tool}, {QStringLiteral("arguments"), arguments}});
+        return id;
+    }
+    bool done(int id) const { return m_answers.contains(id); }
+    bool isError(int id) const
+    {
+        const QJsonObject a = m_answers.value(id);
+        return a.contains(u"error") || a.value(u"result").toObject().value(u"isError").toBool();
+    }
+    QString text(int id) const
+    {
+        QString all;
+        const QJsonObject result = m_answers.value(id).value(u"result").toObject();
+        for (const QJsonValue &c : result.value(u"content").toArray())
+            all += c.toObject().value(u"text").toString();
+        return all + m_answers.value(id).value(u"error").toObject().value(u"message").toString();
+    }
+    QString log() const { return QString::fromUtf8(m_stderr.right(4000)); }
+
+private:
+    void send(int id, const QString &method, const QJsonObject &params)
+    {
+        QJsonObject message{{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                            {QStringLiteral("method"), method}};
+        if (id > 0)
+            message.insert(QStringLiteral("id"), id);
+        if (!params.isEmpty())
+            message.insert(QStringLiteral("params"), params);
+        m_process.write(QJsonDocument(message).toJson(QJsonDocument::Compact) + '\n');
+    }
+    void read()
+    {
+        while (m_process.canReadLine()) {
+            const QJsonObject o = QJsonDocument::fromJson(m_process.readLine()).object();
+            if (o.contains(u"id") && (o.contains(u"result") || o.contains(u"error")))
+                m_answers.insert(o.value(u"id").toInt(), o);
+        }
+    }
+    QProcess m_process;
+    int m_lastId = 1; // 1 is the handshake
+    QHash<int, QJsonObject> m_answers;
+    QByteArray m_stderr;
+};
 } // namespace
 
 class ControlRoomTest : public QObject
@@ -115,6 +200,9 @@ private Q_SLOTS:
     void headlessNoAnswerDenies();
     void headlessWithoutWindowRefuses();
     void alwaysAllowIsSavedAndFollowed();
+    void headlessApprovalShowsTheWholeProgram();
+    void hostileFileNamesShowInTheDialog();
+    void alwaysForAClientWithoutANameAllowsOnce();
     void policyRefusesLanguageAndNetwork();
     void stopAHeadlessRun();
     void stopAnHttpRun();
@@ -158,11 +246,17 @@ private:
     }
     ApprovalDialog *waitForDialog(const SdkCall &call)
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < kRunMs && m_prompter->dialogs().isEmpty() && !call.done())
-            QTest::qWait(20);
-        return m_prompter->dialogs().isEmpty() ? nullptr : m_prompter->dialogs().first();
+        return waitForDialog([&call] { return call.done(); });
+    }
+    // The first dialog once one is open, or nothing once the call ended without one.
+    ApprovalDialog *waitForDialog(const std::function<bool()> &callDone)
+    {
+        // Neither in time: nothing, and the caller's check says so.
+        const bool either =
+            QTest::qWaitFor([&] { return !m_prompter->dialogs().isEmpty() || callDone(); }, kRunMs);
+        if (!either || m_prompter->dialogs().isEmpty())
+            return nullptr;
+        return m_prompter->dialogs().first();
     }
     static void click(ApprovalDialog *dialog, const char *button)
     {
@@ -376,6 +470,98 @@ void ControlRoomTest::alwaysAllowIsSavedAndFollowed()
     QVERIFY(dialog);
     click(dialog, "denyButton");
     QTRY_VERIFY_WITH_TIMEOUT(other.done(), kRunMs);
+}
+
+void ControlRoomTest::headlessApprovalShowsTheWholeProgram()
+{
+    // Over 256 KiB, which the question once was cut to on its way over the monitor socket: the
+    // person allowed the head, and the tail ran.
+    setPolicies(askEveryone());
+    QString program;
+    for (int i = 0; program.size() < 300 * 1024; ++i)
+        program += QStringLiteral("v%1 = %1\n").arg(i);
+    program += QStringLiteral("print('the tail ran')\n");
+    RawStdioSession session(m_binary, QStringLiteral("big-bot"), env());
+    const int call =
+        session.call(QStringLiteral("run_python_code"), {{QStringLiteral("code"), program}});
+    ApprovalDialog *dialog = waitForDialog([&] { return session.done(call); });
+    QVERIFY2(dialog, qPrintable(session.text(call) + session.log()));
+    m_headless.append(dialog->request().instanceId);
+    QCOMPARE(dialog->request().mode, QStringLiteral("stdio"));
+    QCOMPARE(dialog->findChild<QPlainTextEdit *>(QStringLiteral("approvalCode"))->toPlainText(),
+             program);
+    click(dialog, "allowOnceButton");
+    QTRY_VERIFY_WITH_TIMEOUT(session.done(call), kRunMs);
+    QCOMPARE(session.text(call), QStringLiteral("the tail ran\n"));
+}
+
+void ControlRoomTest::hostileFileNamesShowInTheDialog()
+{
+    // As HTML, "<!--" … "-->" hid numpy.py, and the approved "import numpy" ran it.
+    setPolicies(askEveryone());
+    QJsonArray files;
+    for (const auto &[path, content] :
+         {std::pair{QStringLiteral("data<b></b>.csv"), QStringLiteral("a,b\n")},
+          std::pair{QStringLiteral("<!--"), QString()},
+          std::pair{QStringLiteral("numpy.py"), QStringLiteral("print('the hidden numpy')")},
+          std::pair{QStringLiteral("-->"), QString()}})
+        files.append(
+            QJsonObject{{QStringLiteral("path"), path}, {QStringLiteral("content"), content}});
+    RawStdioSession session(m_binary, QStringLiteral("<b>x</b><!--bot-->"), env());
+    const int call = session.call(QStringLiteral("execute_code"),
+                                  {{QStringLiteral("language"), QStringLiteral("python")},
+                                   {QStringLiteral("code"), QStringLiteral("import numpy\n")},
+                                   {QStringLiteral("files"), files}});
+    ApprovalDialog *dialog = waitForDialog([&] { return session.done(call); });
+    QVERIFY2(dialog, qPrintable(session.text(call) + session.log()));
+    m_headless.append(dialog->request().instanceId);
+    const QString shown = shownTexts(dialog);
+    for (const QString &name :
+         {QStringLiteral("data<b></b>.csv"), QStringLiteral("<!--"), QStringLiteral("numpy.py"),
+          QStringLiteral("-->"), QStringLiteral("<b>x</b><!--bot-->")})
+        QVERIFY2(shown.contains(name), qPrintable(name + QStringLiteral("\n---\n") + shown));
+    // What was shown is what runs.
+    click(dialog, "allowOnceButton");
+    QTRY_VERIFY_WITH_TIMEOUT(session.done(call), kRunMs);
+    QVERIFY2(session.text(call).contains(u"the hidden numpy"), qPrintable(session.text(call)));
+}
+
+void ControlRoomTest::alwaysForAClientWithoutANameAllowsOnce()
+{
+    // The only policy a client without a name matches is the default, everyone's: "always" for
+    // it must not make every assistant without a policy of its own run unasked.
+    const AssistantPolicies asking = askEveryone();
+    setPolicies(asking);
+    RawStdioSession session(m_binary, QString(), env());
+    const int first = session.call(QStringLiteral("run_python_code"),
+                                   {{QStringLiteral("code"), QStringLiteral("print('once')")}});
+    ApprovalDialog *dialog = waitForDialog([&] { return session.done(first); });
+    QVERIFY2(dialog, qPrintable(session.text(first) + session.log()));
+    m_headless.append(dialog->request().instanceId);
+    QVERIFY(!dialog->findChild<QPushButton *>(QStringLiteral("allowAlwaysButton"))->isEnabled());
+    // Even said otherwise (the button is off), it is this run only.
+    QVERIFY(m_controller->answerApproval(dialog->request().id, RunApprover::Answer::AllowAlways,
+                                         QString()));
+    QTRY_VERIFY_WITH_TIMEOUT(session.done(first), kRunMs);
+    QCOMPARE(session.text(first), QStringLiteral("once\n"));
+    QCOMPARE(AppSettings::loadPolicies(), asking);
+    QCOMPARE(m_services->gate()->policies(), asking);
+    // The same headless instance asks again for its next run: it did not hear "always" either.
+    const int second = session.call(QStringLiteral("run_python_code"),
+                                    {{QStringLiteral("code"), QStringLiteral("print('twice')")}});
+    dialog = waitForDialog([&] { return session.done(second); });
+    QVERIFY2(dialog, qPrintable(session.text(second) + session.log()));
+    click(dialog, "denyButton");
+    QTRY_VERIFY_WITH_TIMEOUT(session.done(second), kRunMs);
+    QVERIFY(session.isError(second));
+    // And a named assistant without a policy of its own is still asked.
+    SdkCall other(http(), QStringLiteral("unlisted-bot"), QStringLiteral("run_python_code"),
+                  {{QStringLiteral("code"), QStringLiteral("print(1)")}}, env());
+    dialog = waitForDialog(other);
+    QVERIFY2(dialog, qPrintable(other.text() + other.error()));
+    click(dialog, "denyButton");
+    QTRY_VERIFY_WITH_TIMEOUT(other.done(), kRunMs);
+    QVERIFY(other.isError());
 }
 
 void ControlRoomTest::policyRefusesLanguageAndNetwork()
