@@ -164,8 +164,10 @@ void RunGate::onAnswered(const QString &id, RunApprover::Answer answer, const QS
         return; // answered twice, or after the deadline: the first word stands
     switch (answer) {
     case RunApprover::Answer::AllowAlways:
-        m_policies.allowAlways(w->client);
-        Q_EMIT policiesChanged(m_policies);
+        // A client without a name cannot be allowed always (its only policy is everyone's
+        // default): this run goes ahead, and the policies stay as they are.
+        if (m_policies.allowAlways(w->client))
+            Q_EMIT policiesChanged(m_policies);
         [[fallthrough]];
     case RunApprover::Answer::AllowOnce:
         settle(id, QString(), QString());

@@ -321,6 +321,28 @@ private Q_SLOTS:
         QVERIFY(!other.decided);
     }
 
+    void allowAlwaysNeedsAName()
+    {
+        // "Always" for a client that gave no name would make the default policy, everyone's,
+        // run unasked: the run goes ahead once and nothing changes.
+        RunGate gate(m_config);
+        gate.setPolicies(asking());
+        RecordingApprover approver;
+        gate.setApprover(&approver);
+        QSignalSpy changed(&gate, &RunGate::policiesChanged);
+        QObject owner;
+        Outcome out;
+        admit(gate, call(QString(), &owner), &out);
+        approver.answer(approver.asked.first().id, RunApprover::Answer::AllowAlways);
+        QVERIFY(out.decided && out.refusal.isEmpty());
+        QCOMPARE(changed.size(), 0);
+        QCOMPARE(gate.policies().fallback.action, AssistantPolicy::Action::Ask);
+        Outcome other;
+        admit(gate, call(QStringLiteral("other"), &owner), &other);
+        QVERIFY(!other.decided);
+        QCOMPARE(approver.asked.size(), 2);
+    }
+
     void denyCarriesTheReason()
     {
         RunGate gate(m_config);
