@@ -88,8 +88,12 @@ void ApprovalDialog::addProgram(QVBoxLayout *layout)
     m_code->setLineWrapMode(QPlainTextEdit::WidgetWidth);
     m_code->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
     m_code->setPlainText(shown);
-    auto *highlighter = new CodeHighlighter(m_code->document());
-    highlighter->setLanguage(m_request.language);
+    // Colours are a help, not the content: a program of megabytes is shown without them rather
+    // than keep the dialog busy for seconds.
+    if (shown.size() <= kMaxHighlightedChars) {
+        auto *highlighter = new CodeHighlighter(m_code->document());
+        highlighter->setLanguage(m_request.language);
+    }
     m_code->setMinimumSize(560, 220);
     layout->addWidget(m_code, 1);
 }

@@ -28,6 +28,9 @@ public:
     // assistant cancelled): it closes without answering.
     void withdraw();
 
+    // Programs up to this size are highlighted; all of every program is shown.
+    static constexpr qsizetype kMaxHighlightedChars = 1024 * 1024;
+
     // "Python", "JavaScript": the language as people write it.
     static QString languageTitle(const QString &language);
     // "claude-code (through a --stdio server)": who asks, and through what.

@@ -144,6 +144,13 @@ private Q_SLOTS:
         QVERIFY2(info.contains(u"whole program") &&
                      info.contains(QString::number(program.count(u'\n'))),
                  qPrintable(info));
+        // As large as an HTTP call may be (4 MiB): past the highlighter's size, still whole.
+        while (r.code.size() < 4 * 1024 * 1024)
+            r.code += program;
+        ApprovalDialog large(*ApprovalRequest::fromJson(r.toJson()));
+        QVERIFY(r.code.size() > ApprovalDialog::kMaxHighlightedChars);
+        QCOMPARE(large.findChild<QPlainTextEdit *>(QStringLiteral("approvalCode"))->toPlainText(),
+                 r.code);
     }
 
     void approvalShowsWhatWouldNotShow()
