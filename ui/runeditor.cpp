@@ -96,7 +96,8 @@ void RunEditor::setImageNotes(const QHash<QString, QString> &notes)
         const QString note = notes.value(m_language->itemText(i));
         m_language->setItemIcon(
             i, note.isEmpty() ? QIcon() : style()->standardIcon(QStyle::SP_MessageBoxWarning));
-        m_language->setItemData(i, note.isEmpty() ? QVariant() : QVariant(note), Qt::ToolTipRole);
+        m_language->setItemData(i, note.isEmpty() ? QVariant() : QVariant(PlainText::toolTip(note)),
+                                Qt::ToolTipRole);
     }
     showImageNote();
 }
