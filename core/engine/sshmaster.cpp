@@ -29,10 +29,16 @@ QHash<QString, QPointer<SshMaster>> &registry()
     return masters;
 }
 
+// ssh expands %-tokens in forwarded socket paths and in ControlPath: a '%' is written "%%".
+QString literal(QString path)
+{
+    return path.replace(u'%', QStringLiteral("%%"));
+}
+
 // An ssh -L field: brackets keep a ':' in the path from splitting it.
 QString forwardField(const QString &path)
 {
-    return path.contains(u':') ? QStringLiteral("[%1]").arg(path) : path;
+    return path.contains(u':') ? QStringLiteral("[%1]").arg(literal(path)) : literal(path);
 }
 
 } // namespace
@@ -84,26 +90,26 @@ QStringList SshMaster::arguments(const EngineAddress &a, const QString &configFi
     // stays in the foreground as our child (a user's ControlPersist would fork it away, a
     // user's ControlPath would hand the forward to a master that outlives us). ssh links the
     // control socket in place only after the forward listens, which is the sign of readiness.
-    QStringList args{QStringLiteral("-M"),
-                     QStringLiteral("-N"),
-                     QStringLiteral("-T"),
-                     QStringLiteral("-o"),
-                     QStringLiteral("BatchMode=yes"),
-                     QStringLiteral("-o"),
-                     QStringLiteral("ConnectTimeout=%1").arg(kSshConnectTimeoutSec),
-                     QStringLiteral("-o"),
-                     QStringLiteral("ControlPath=%1/%2").arg(folder, QLatin1String(kControlName)),
-                     QStringLiteral("-o"),
-                     QStringLiteral("ControlPersist=no"),
-                     QStringLiteral("-o"),
-                     QStringLiteral("ExitOnForwardFailure=yes"),
-                     QStringLiteral("-o"),
-                     QStringLiteral("StreamLocalBindUnlink=yes"),
-                     QStringLiteral("-L"),
-                     forwardField(folder + QLatin1Char('/') + QLatin1String(kSocketName)) +
-                         QLatin1Char(':') +
-                         forwardField(a.socketPath.isEmpty() ? QLatin1String(kDefaultRemoteSocket)
-                                                             : a.socketPath)};
+    QStringList args{
+        QStringLiteral("-M"),
+        QStringLiteral("-N"),
+        QStringLiteral("-T"),
+        QStringLiteral("-o"),
+        QStringLiteral("BatchMode=yes"),
+        QStringLiteral("-o"),
+        QStringLiteral("ConnectTimeout=%1").arg(kSshConnectTimeoutSec),
+        QStringLiteral("-o"),
+        QStringLiteral("ControlPath=%1/%2").arg(literal(folder), QLatin1String(kControlName)),
+        QStringLiteral("-o"),
+        QStringLiteral("ControlPersist=no"),
+        QStringLiteral("-o"),
+        QStringLiteral("ExitOnForwardFailure=yes"),
+        QStringLiteral("-o"),
+        QStringLiteral("StreamLocalBindUnlink=yes"),
+        QStringLiteral("-L"),
+        forwardField(folder + QLatin1Char('/') + QLatin1String(kSocketName)) + QLatin1Char(':') +
+            forwardField(a.socketPath.isEmpty() ? QLatin1String(kDefaultRemoteSocket)
+                                                : a.socketPath)};
     if (!configFile.isEmpty())
         args << QStringLiteral("-F") << configFile;
     if (!a.user.isEmpty())

@@ -314,6 +314,12 @@ void tst_SshTransport::masterArguments()
     QCOMPARE(
         SshMaster::arguments(EngineAddress::parse("ssh://[fd00::5]/a:b.sock"), {}, "/f").join(u' '),
         common + "/f/engine.sock:[/a:b.sock] -- fd00::5");
+    // ssh expands %-tokens there: a '%' in a path reaches it as "%%".
+    QCOMPARE(
+        SshMaster::arguments(EngineAddress::parse("ssh://h/run/a%25h.sock"), {}, "/f%d").join(u' '),
+        QString(common)
+            .replace("ControlPath=/f/ctl", "ControlPath=/f%%d/ctl")
+            .append("/f%%d/engine.sock:/run/a%%h.sock -- h"));
 }
 
 void tst_SshTransport::summarize()
