@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -334,4 +335,91 @@ test('HTTP tasks: a 3-minute run completes through a task while each request may
     assert.ok(Date.now() - started >= 180_000, 'the run really took three minutes');
     assert.equal(task.result.structuredContent?.stdout, 'begin\nthree minutes later\n', JSON.stringify(task.result));
     assert.equal(task.result.isError ?? false, false);
+});
+
+// Tasks belong to the client that started them: to another client (its own MCP session) a
+// foreign task id answers exactly as an id never issued, tasks/list leaves it out, and its
+// tasks/cancel stops nothing. A 2026-07-28 request is yet another owner (its credential).
+test('HTTP tasks: another client can neither see, poll, fetch nor cancel a client\'s task', { timeout: 120_000 }, async () => {
+    const connect = async (name) => {
+        const client = new LegacyClient({ name, version: '1.0.0' });
+        await client.connect(new LegacyHttpTransport(new URL(server.url), {
+            requestInit: { headers: { Authorization: 'Bearer ' + server.token } },
+        }));
+        return client;
+    };
+    const owner = await connect('tasks-owner');
+    const stranger = await connect('tasks-stranger');
+    try {
+        const created = await owner.request({
+            method: 'tools/call',
+            params: {
+                name: 'execute_code',
+                arguments: { language: 'python', code: 'import time\ntime.sleep(5)\nprint("mine")', timeout: 60 },
+                task: { ttl: 60_000 },
+            },
+        }, CreateTaskResultSchema);
+        const taskId = created.task.taskId;
+        const neverIssued = 'task-' + '0'.repeat(32);
+        const answer = (promise, id) => promise.then(
+            (result) => ({ answered: result }),
+            (e) => ({ code: e.code, message: String(e.message).replaceAll(id, '<id>') }));
+        const asks = {
+            'tasks/get': (id) => stranger.experimental.tasks.getTask(id),
+            'tasks/result': (id) => stranger.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+            'tasks/cancel': (id) => stranger.experimental.tasks.cancelTask(id),
+        };
+        for (const [method, ask] of Object.entries(asks)) {
+            const unknown = await answer(ask(neverIssued), neverIssued);
+            assert.equal(unknown.code, -32602, `${method} of an unknown id: ${JSON.stringify(unknown)}`);
+            assert.deepEqual(await answer(ask(taskId), taskId), unknown, `${method} of another client's task`);
+        }
+        assert.deepEqual((await stranger.experimental.tasks.listTasks()).tasks, []);
+        const modern = await post('tasks/get', { taskId, _meta: envelope(TASKS) });
+        assert.equal(modern.body.error?.code, -32602, JSON.stringify(modern.body));
+
+        // The owner lists it, and it was not cancelled: it ends with its own output.
+        const listed = (await owner.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
+        assert.deepEqual(listed, [taskId]);
+        const result = await owner.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+        assert.match(textOf(result), /mine/, JSON.stringify(result));
+        assert.equal((await owner.experimental.tasks.getTask(taskId)).status, 'completed');
+    } finally {
+        await owner.close();
+        await stranger.close();
+    }
+});
+
+// Nobody but its session may reach a 2025 session's task, so the task ends with the session:
+// a DELETE of the session cancels it and its container goes.
+test('HTTP tasks: ending a 2025 session cancels its tasks and removes their containers', { timeout: 120_000 }, async () => {
+    // Without a warm pool, the only sandbox of this server while the task runs is the task's.
+    const own = await startHttpServer({ args: ['--pool', '0'] });
+    const transport = new LegacyHttpTransport(new URL(own.url), {
+        requestInit: { headers: { Authorization: 'Bearer ' + own.token } },
+    });
+    const client = new LegacyClient({ name: 'tasks-session-end', version: '1.0.0' });
+    try {
+        await client.connect(transport);
+        const created = await client.request({
+            method: 'tools/call',
+            // Longer than the test may take: only a cancellation ends it in time.
+            params: { name: 'execute_code', arguments: { language: 'python', code: 'import time\nprint("started", flush=True)\ntime.sleep(290)', timeout: 300 }, task: { ttl: 60_000 } },
+        }, CreateTaskResultSchema);
+        // Output has begun (the status message follows the run's output): the program runs.
+        for (;;) {
+            const task = await client.experimental.tasks.getTask(created.task.taskId);
+            assert.equal(task.status, 'working', JSON.stringify(task));
+            if (/^stdout/.test(task.statusMessage ?? '')) break;
+            await sleep(200);
+        }
+        const running = await containersOf(own.child.pid);
+        assert.equal(running.length, 1, `the task runs in one container: ${running}`);
+        await transport.terminateSession();
+        // Until it is gone, or the test's timeout.
+        while ((await containersOf(own.child.pid)).length > 0) await sleep(200);
+    } finally {
+        await client.close();
+        await own.stop();
+    }
 });
