@@ -93,7 +93,10 @@ void SandboxService::setUpSite(SandboxSite *site)
     site->setPool(makePool(site));
     connect(site, &SandboxSite::stateChanged, this,
             [this](SandboxSite *s, SandboxSite::State) { siteStateChanged(s); });
-    connect(site, &SandboxSite::unreachable, this, [this](SandboxSite *s) { failRunsOn(s); });
+    connect(site, &SandboxSite::unreachable, this, [this](SandboxSite *s) {
+        failRunsOn(s);
+        dropPool(s);
+    });
     connect(site, &SandboxSite::described, this, [this, site] {
         if (site->pool())
             site->pool()->setMaxSize(poolMaxFor(site));
@@ -150,14 +153,9 @@ void SandboxService::updateCapacity()
 void SandboxService::siteStateChanged(SandboxSite *site)
 {
     updateCapacity();
-    if (site->state() == SandboxSite::State::Down) {
-        // Its warm sandboxes are out of reach; the ones it runs are lost to their callers.
-        if (ContainerPool *pool = site->pool()) {
-            pool->clear();
-            pool->deleteLater();
-            site->setPool(nullptr);
-        }
-    } else if (site->state() == SandboxSite::State::Up && !m_shuttingDown) {
+    // Down: nothing more is placed there; its warm sandboxes go once it is known to be gone
+    // (unreachable, dropPool), not while it is only slow to answer.
+    if (site->state() == SandboxSite::State::Up && !m_shuttingDown) {
         // Back: what it still holds of this instance's (runs failed while it was away) goes,
         // and its pools fill again.
         site->janitor()->createOutcomeUnknown();
@@ -169,6 +167,16 @@ void SandboxService::siteStateChanged(SandboxSite *site)
                 warmOn(site, language);
     }
     Q_EMIT sitesChanged();
+}
+
+void SandboxService::dropPool(SandboxSite *site)
+{
+    // Its warm sandboxes are out of reach; a new pool is made when it answers again.
+    if (ContainerPool *pool = site->pool()) {
+        pool->clear();
+        pool->deleteLater();
+        site->setPool(nullptr);
+    }
 }
 
 void SandboxService::failRunsOn(SandboxSite *site)

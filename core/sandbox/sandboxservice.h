@@ -118,6 +118,7 @@ private:
     void setUpSite(SandboxSite *site);
     ContainerPool *makePool(SandboxSite *site);
     void siteStateChanged(SandboxSite *site);
+    void dropPool(SandboxSite *site);
     void failRunsOn(SandboxSite *site);
     void updateCapacity();
     int poolMaxFor(const SandboxSite *site) const;

@@ -15,7 +15,7 @@ SandboxSite::SandboxSite(SandboxBackend *backend, int index, QObject *parent)
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, [this] {
         markDown(QStringLiteral("it did not answer within %1 s").arg(kAnswerTimeoutMs / 1000),
-                 true);
+                 false);
         schedule(1000);
     });
 }
@@ -104,6 +104,9 @@ void SandboxSite::check()
     // One question at a time: an engine that hangs is not sent a pile of them. One that has hung
     // for half a minute is asked on a new connection anyway (a dropped ssh link, say).
     if (m_asking && m_askedAt.elapsed() < 30000) {
+        if (m_askedAt.elapsed() >= kGiveUpMs)
+            markDown(QStringLiteral("it has not answered for %1 s").arg(m_askedAt.elapsed() / 1000),
+                     true);
         schedule(qMin(kMaxBackoffMs, 1000 << qMin(m_failures, 4)));
         return;
     }

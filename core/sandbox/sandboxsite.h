@@ -31,8 +31,13 @@ public:
         Down
     };
 
-    // A health question without an answer for this long marks the site Down.
+    // A health question without an answer for this long marks the site Down: no new runs go
+    // there. The runs it has go on: a busy machine makes a healthy engine slow to answer, and
+    // failing them for that lost work that was about to finish.
     static constexpr int kAnswerTimeoutMs = 3000;
+    // A question still unanswered after this long means the engine hangs or its link is cut:
+    // the runs placed there fail (a refused or reset connection fails them at once).
+    static constexpr int kGiveUpMs = 15000;
     // How often an Up site is asked; a Down one is asked after 1, 2, 4 … up to kMaxBackoffMs.
     static constexpr int kCheckIntervalMs = 2000;
     static constexpr int kMaxBackoffMs = 15000;

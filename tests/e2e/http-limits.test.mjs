@@ -195,7 +195,7 @@ test('a repeated request id while the first is in flight is refused; the first g
     assert.match(error.error?.message ?? '', /request id 5 is already in use/, second.text);
 
     assert.ok(await readUntil(/data: [^\n]*"result"[^\n]*\n/), `the first call's stream ended without its result: ${stream}`);
-    const result = stream.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)))
+    const result = stream.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)))
         .find((m) => 'result' in m);
     assert.equal(result.id, 5, stream);
     assert.match(result.result?.content?.[0]?.text ?? '', /first/, stream);

@@ -17,6 +17,7 @@
 #include <QLocalSocket>
 #include <QPointer>
 #include <QSet>
+#include <QTimer>
 #include <functional>
 
 class EngineProxy : public QObject
@@ -38,6 +39,9 @@ public:
     // The engine creates containers but its answers to create requests are lost, as when it
     // answers after the client gave up waiting.
     void setDropCreateAnswers(bool drop) { m_dropCreateAnswers = drop; }
+    // Health questions (GET /_ping) reach the engine this much later, as on a busy machine;
+    // -1: never (an engine that hangs, or a link cut without a reset). 0: at once.
+    void setPingDelayMs(int ms) { m_pingDelayMs = ms; }
     int accepted() const { return m_accepted; }
     int open() const { return int(m_pairs.size()); }
 
@@ -84,6 +88,14 @@ private:
                 up->setProperty("create", bytes.left(200).contains("/containers/create"));
             if (from == up && m_dropCreateAnswers && up->property("create").toBool())
                 return;
+            if (from != up && m_pingDelayMs != 0 && bytes.startsWith("GET /_ping")) {
+                if (m_pingDelayMs > 0)
+                    QTimer::singleShot(m_pingDelayMs, up, [up, bytes] {
+                        if (up->state() == QLocalSocket::ConnectedState)
+                            up->write(bytes);
+                    });
+                return;
+            }
             if (!bytes.isEmpty() && to->state() == QLocalSocket::ConnectedState)
                 to->write(bytes);
         };
@@ -112,6 +124,7 @@ private:
     QList<QPair<QPointer<QLocalSocket>, QPointer<QLocalSocket>>> m_pairs;
     int m_accepted = 0;
     bool m_dropCreateAnswers = false;
+    int m_pingDelayMs = 0;
 };
 
 class FakeEngine : public QObject

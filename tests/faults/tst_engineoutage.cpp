@@ -22,6 +22,7 @@
 #include <QTest>
 #include <QUuid>
 #include <cstring>
+#include <memory>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -347,6 +348,77 @@ private Q_SLOTS:
         qInfo() << "containers left behind by the outage (warm pool):" << leftovers;
         QVERIFY2(leftovers <= 1, "more than the pooled container was left behind");
         QCOMPARE(leftovers, 0);
+    }
+
+    // 3. Of two engines, one is slow to answer its health questions (a busy machine): no new
+    // run goes there meanwhile, but the runs it has finish. One that stops answering altogether
+    // fails its runs after SandboxSite::kGiveUpMs, saying so, and the other engine's go on.
+    void slowEngineKeepsItsRuns()
+    {
+        EngineProxy proxy(m_dir.filePath(QStringLiteral("slowping.sock")), m_real);
+        QVERIFY(proxy.start());
+        EngineClient slowEngine(proxy.path());
+        EngineClient otherEngine(m_real);
+        DockerBackend slow(&slowEngine);
+        DockerBackend other(&otherEngine);
+        SandboxService service({&slow, &other}, LanguageRegistry::builtIn(), makeConfig());
+        SandboxSite *site = service.sites().first();
+        QTRY_VERIFY_WITH_TIMEOUT(site->state() == SandboxSite::State::Up, 15000);
+
+        // Both idle: the first run goes to the first engine, the second to the other.
+        const auto startTwo = [&](const QString &code) {
+            QList<QPair<QPointer<Execution>, std::shared_ptr<QByteArray>>> runs;
+            for (int i = 0; i < 2; ++i) {
+                Execution *e = service.execute({QStringLiteral("python"), code, 120});
+                auto printed = std::make_shared<QByteArray>();
+                connect(e, &Execution::output, e,
+                        [printed](int, const QByteArray &bytes) { *printed += bytes; });
+                runs.append({e, printed});
+            }
+            return runs;
+        };
+        auto runs = startTwo(
+            QStringLiteral("import time\nprint('up', flush=True)\ntime.sleep(8)\nprint('done')"));
+        QSignalSpy first(runs[0].first, &Execution::finished);
+        QSignalSpy second(runs[1].first, &Execution::finished);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            runs[0].second->startsWith("up") && runs[1].second->startsWith("up"), 60000);
+        QCOMPARE(site->running(), 1);
+
+        proxy.setPingDelayMs(6000);
+        QTRY_VERIFY_WITH_TIMEOUT(site->state() == SandboxSite::State::Down, 15000);
+        QVERIFY2(site->error().contains(u"did not answer within"), qPrintable(site->error()));
+        QVERIFY(first.count() == 1 || first.wait(60000));
+        QVERIFY(second.count() == 1 || second.wait(60000));
+        for (const QSignalSpy *spy : {&first, &second}) {
+            const auto r = spy->first().first().value<ExecutionResult>();
+            QVERIFY2(r.succeeded(), qPrintable(r.error));
+            QCOMPARE(r.stdoutData, QByteArray("up\ndone\n"));
+        }
+        // Its late answer counts: it is Up again without any change.
+        QTRY_VERIFY_WITH_TIMEOUT(site->state() == SandboxSite::State::Up, 30000);
+
+        // Silent from now on: its run fails, naming the engine and why; the other's goes on.
+        proxy.setPingDelayMs(0);
+        runs = startTwo(QStringLiteral("import time\nprint('up', flush=True)\ntime.sleep(600)"));
+        QSignalSpy lost(runs[0].first, &Execution::finished);
+        QSignalSpy kept(runs[1].first, &Execution::finished);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            runs[0].second->startsWith("up") && runs[1].second->startsWith("up"), 60000);
+        QCOMPARE(site->running(), 1);
+        proxy.setPingDelayMs(-1);
+        QVERIFY(lost.wait(SandboxSite::kGiveUpMs + 30000));
+        const auto r = lost.first().first().value<ExecutionResult>();
+        QVERIFY(!r.succeeded());
+        QVERIFY2(r.error.contains(proxy.path()) && r.error.contains(u"has not answered for"),
+                 qPrintable(r.error));
+        QCOMPARE(kept.count(), 0);
+        runs[1].first->cancel();
+        QVERIFY(kept.count() == 1 || kept.wait(30000));
+
+        proxy.setPingDelayMs(0);
+        QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, 30000);
+        QCOMPARE(sweepLeftovers(service.config().instanceId), 0);
     }
 };
 
