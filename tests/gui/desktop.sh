@@ -228,7 +228,7 @@ ok "window closed, the HTTP endpoint still answers initialize"
 "$BIN/code-sandbox" </dev/null >"$WORK/second.log" 2>&1 || fail "the second launch failed: $(cat "$WORK/second.log")"
 grep -q "already open" "$WORK/second.log" || fail "the second launch did not find the first"
 wait_log "$WORK/app.log" 'showing the window' 10 "the window did not hear the second launch"
-timeout 20 xdotool search --sync --onlyvisible --name '^Code Sandbox$' >/dev/null ||
+timeout 60 xdotool search --sync --onlyvisible --name '^Code Sandbox$' >/dev/null ||
     fail "the second launch did not show the window"
 ok "a second launch showed the running window"
 
