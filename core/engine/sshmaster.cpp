@@ -90,6 +90,9 @@ QStringList SshMaster::arguments(const EngineAddress &a, const QString &configFi
     // stays in the foreground as our child (a user's ControlPersist would fork it away, a
     // user's ControlPath would hand the forward to a master that outlives us). ssh links the
     // control socket in place only after the forward listens, which is the sign of readiness.
+    // Keep-alives: a connection that lives as long as we do must notice a link that went dead
+    // (ssh ends, and the next engine connection starts a new one) rather than hold every new
+    // channel for ever.
     QStringList args{
         QStringLiteral("-M"),
         QStringLiteral("-N"),
@@ -106,6 +109,10 @@ QStringList SshMaster::arguments(const EngineAddress &a, const QString &configFi
         QStringLiteral("ExitOnForwardFailure=yes"),
         QStringLiteral("-o"),
         QStringLiteral("StreamLocalBindUnlink=yes"),
+        QStringLiteral("-o"),
+        QStringLiteral("ServerAliveInterval=%1").arg(kServerAliveIntervalSec),
+        QStringLiteral("-o"),
+        QStringLiteral("ServerAliveCountMax=%1").arg(kServerAliveCountMax),
         QStringLiteral("-L"),
         forwardField(folder + QLatin1Char('/') + QLatin1String(kSocketName)) + QLatin1Char(':') +
             forwardField(a.socketPath.isEmpty() ? QLatin1String(kDefaultRemoteSocket)

@@ -31,6 +31,9 @@ public:
     static constexpr int kStartTimeoutMs = 60000;
     // ssh's own ConnectTimeout (the TCP connect and its banner), in seconds.
     static constexpr int kSshConnectTimeoutSec = 20;
+    // A dead link is noticed after kServerAliveIntervalSec * kServerAliveCountMax seconds.
+    static constexpr int kServerAliveIntervalSec = 15;
+    static constexpr int kServerAliveCountMax = 4;
 
     enum class State
     {

@@ -301,7 +301,8 @@ void tst_SshTransport::masterArguments()
 {
     const QString common = QStringLiteral(
         "-M -N -T -o BatchMode=yes -o ConnectTimeout=20 -o ControlPath=/f/ctl -o "
-        "ControlPersist=no -o ExitOnForwardFailure=yes -o StreamLocalBindUnlink=yes -L ");
+        "ControlPersist=no -o ExitOnForwardFailure=yes -o StreamLocalBindUnlink=yes -o "
+        "ServerAliveInterval=15 -o ServerAliveCountMax=4 -L ");
     // Without a path, Docker's socket; with one (Podman's, say), that; a ':' in it is bracketed.
     QCOMPARE(SshMaster::arguments(EngineAddress::parse("ssh://build.lan"), {}, "/f").join(u' '),
              common + "/f/engine.sock:/var/run/docker.sock -- build.lan");
