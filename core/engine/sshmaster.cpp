@@ -5,6 +5,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QFileSystemWatcher>
 #include <QHash>
@@ -39,6 +40,16 @@ QString literal(QString path)
 QString forwardField(const QString &path)
 {
     return path.contains(u':') ? QStringLiteral("[%1]").arg(literal(path)) : literal(path);
+}
+
+// Whether the process runs: a zombie (killed, its parent has not reaped it yet) does not.
+bool isRunning(const QString &pid)
+{
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray s = stat.readAll();
+    return s.mid(s.lastIndexOf(')') + 2, 1) != "Z";
 }
 
 } // namespace
@@ -198,11 +209,7 @@ void SshMaster::start()
 bool SshMaster::makeFolder()
 {
     const QString base = folderBase();
-    static bool swept = false;
-    if (!swept) {
-        swept = true;
-        sweepStaleFolders(base);
-    }
+    sweepStaleFolders(base);
     // QTemporaryDir makes it 0700, and removes it with what is in it.
     auto dir = std::make_unique<QTemporaryDir>(
         QStringLiteral("%1/%2%3-XXXXXX").arg(base, QLatin1String(kFolderPrefix)).arg(::getpid()));
@@ -235,8 +242,7 @@ void SshMaster::sweepStaleFolders(const QString &base)
         const QString pid = entry.fileName().mid(prefix.size()).section(u'-', 0, 0);
         bool ok = false;
         pid.toLongLong(&ok);
-        if (!ok || entry.ownerId() != ::getuid() ||
-            QFileInfo::exists(QStringLiteral("/proc/") + pid))
+        if (!ok || entry.ownerId() != ::getuid() || isRunning(pid))
             continue;
         QDir(entry.filePath()).removeRecursively();
     }

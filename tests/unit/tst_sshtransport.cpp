@@ -225,6 +225,7 @@ private Q_SLOTS:
     void engineDownFailsClearly();
     void restartsTheConnectionAfterItDied();
     void connectionEndsWithItsOwner();
+    void removesWhatAKilledInstanceLeft();
 
 private:
     // Puts an executable `ssh` with this body first on PATH for the rest of the test.
@@ -469,6 +470,39 @@ void tst_SshTransport::connectionEndsWithItsOwner()
     delete master; // as the application's end deletes it
     QVERIFY(!QFileInfo::exists(folder));
     QTRY_VERIFY_WITH_TIMEOUT(processGone(pid), 20000);
+}
+
+void tst_SshTransport::removesWhatAKilledInstanceLeft()
+{
+    QTemporaryDir runtime; // as $XDG_RUNTIME_DIR
+    QVERIFY(runtime.isValid());
+    QProcess gone; // a process id that was and is no more
+    gone.start(QStringLiteral("true"));
+    QVERIFY(gone.waitForFinished());
+    const QString stale =
+        runtime.filePath(QStringLiteral("code-sandbox-ssh-%1-AbCdEf").arg(gone.processId()));
+    const QString live =
+        runtime.filePath(QStringLiteral("code-sandbox-ssh-%1-GhIjKl").arg(::getpid()));
+    QVERIFY(QDir().mkpath(stale + "/sub"));
+    QVERIFY(QDir().mkpath(live));
+    QTemporaryDir bin;
+    fakeSsh(bin, "echo 'ssh: Could not resolve hostname sweep.invalid' >&2\nexit 255\n");
+    const QByteArray runtimeWas = qgetenv("XDG_RUNTIME_DIR");
+    qputenv("XDG_RUNTIME_DIR", runtime.path().toLocal8Bit());
+    SshMaster *master = SshMaster::forAddress(EngineAddress::parse("ssh://sweep.invalid"), {});
+    QSignalSpy failed(master, &SshMaster::startFailed);
+    master->start(); // its folder is made beside them, and what a dead instance left goes
+    if (runtimeWas.isNull())
+        qunsetenv("XDG_RUNTIME_DIR");
+    else
+        qputenv("XDG_RUNTIME_DIR", runtimeWas);
+    QVERIFY(master->folder().startsWith(runtime.path() + "/code-sandbox-ssh-"));
+    QVERIFY(!QFileInfo::exists(stale));
+    QVERIFY(QFileInfo::exists(live));
+    QVERIFY(failed.wait(3 * SshMaster::kStartTimeoutMs));
+    restorePath();
+    QVERIFY2(failed.first().first().toString().contains("Could not resolve hostname"),
+             qPrintable(failed.first().first().toString()));
 }
 
 QTEST_GUILESS_MAIN(tst_SshTransport)
