@@ -4,9 +4,10 @@
 
 // Where an engine is, as the Docker CLI writes it: a local socket (unix:///path, or a bare
 // absolute path), a TCP port (tcp://host:port, with or without TLS), or a host reached through
-// ssh (ssh://[user@]host[:port][/socket/path], where the engine is spoken to through
-// `docker system dial-stdio` run there). A plain value: parsing checks the form only; whether an
-// address may be used (plain TCP off loopback, say) is EngineLocator's rule.
+// ssh (ssh://[user@]host[:port][/socket/path], whose engine socket — the path, or
+// /var/run/docker.sock — is forwarded over one ssh connection; SshTransport). A plain value:
+// parsing checks the form only; whether an address may be used (plain TCP off loopback, say) is
+// EngineLocator's rule.
 struct EngineAddress
 {
     enum class Scheme

@@ -6,10 +6,10 @@
 #include <QObject>
 #include <QTimer>
 
-// The byte stream under one engine connection: a local socket, a TCP port (plain or TLS), or an
-// ssh process's stdin/stdout. EngineConnection speaks HTTP/1.1 (and hijacked attach streams) over
-// it without knowing which. Asynchronous: open() returns at once; opened() or failed() follows,
-// failed() at the latest after kConnectTimeoutMs.
+// The byte stream under one engine connection: a local socket, a TCP port (plain or TLS), or a
+// channel of an ssh connection (SshTransport). EngineConnection speaks HTTP/1.1 (and hijacked
+// attach streams) over it without knowing which. Asynchronous: open() returns at once; opened() or
+// failed() follows, failed() at the latest after kConnectTimeoutMs.
 //
 // After opened(), the stream ends with exactly one of closed() (the far side ended it) or
 // failed(reason) (it broke, with the reason in words). abort() ends it at once from this side:
@@ -18,8 +18,9 @@ class EngineTransport : public QObject
 {
     Q_OBJECT
 public:
-    // How long a connection may take to be established: the TCP connect and TLS handshake, or
-    // for ssh the process's start up to the first byte back from the engine.
+    // How long a connection may take to be established: the TCP connect and TLS handshake (ssh
+    // has its own deadlines: SshMaster's 60 s for the one connection, SshTransport's 30 s for a
+    // dial-stdio fallback).
     static constexpr int kConnectTimeoutMs = 10000;
 
     enum class State
