@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <csignal>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -235,16 +236,24 @@ QString SshMaster::folderBase()
 void SshMaster::sweepStaleFolders(const QString &base)
 {
     // Folders of instances that died without removing theirs (killed: their ssh died with them).
+    // The base may be the shared temporary folder: another user can plant an entry with our
+    // prefix there, such as a link to one of our folders. Only what is certainly ours goes: a
+    // real folder (lstat: a link is never followed) of this user, private as we make it (0700).
     const QDir dir(base);
     const QString prefix = QLatin1String(kFolderPrefix);
-    for (const QFileInfo &entry :
-         dir.entryInfoList({prefix + QLatin1Char('*')}, QDir::Dirs | QDir::NoDotAndDotDot)) {
-        const QString pid = entry.fileName().mid(prefix.size()).section(u'-', 0, 0);
+    for (const QString &name : dir.entryList(
+             {prefix + QLatin1Char('*')}, QDir::Dirs | QDir::NoSymLinks | QDir::NoDotAndDotDot)) {
+        const QString path = dir.filePath(name);
+        struct stat st = {};
+        if (::lstat(QFile::encodeName(path).constData(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != ::geteuid() || (st.st_mode & 0077) != 0)
+            continue;
+        const QString pid = name.mid(prefix.size()).section(u'-', 0, 0);
         bool ok = false;
         pid.toLongLong(&ok);
-        if (!ok || entry.ownerId() != ::getuid() || isRunning(pid))
+        if (!ok || isRunning(pid))
             continue;
-        QDir(entry.filePath()).removeRecursively();
+        QDir(path).removeRecursively();
     }
 }
 

@@ -226,6 +226,7 @@ private Q_SLOTS:
     void restartsTheConnectionAfterItDied();
     void connectionEndsWithItsOwner();
     void removesWhatAKilledInstanceLeft();
+    void sweepLeavesWhatIsNotCertainlyOurs();
 
 private:
     // Puts an executable `ssh` with this body first on PATH for the rest of the test.
@@ -484,6 +485,8 @@ void tst_SshTransport::removesWhatAKilledInstanceLeft()
     const QString live =
         runtime.filePath(QStringLiteral("code-sandbox-ssh-%1-GhIjKl").arg(::getpid()));
     QVERIFY(QDir().mkpath(stale + "/sub"));
+    QVERIFY(QFile::setPermissions(stale, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                             QFileDevice::ExeOwner)); // 0700, as ours are
     QVERIFY(QDir().mkpath(live));
     QTemporaryDir bin;
     fakeSsh(bin, "echo 'ssh: Could not resolve hostname sweep.invalid' >&2\nexit 255\n");
@@ -503,6 +506,54 @@ void tst_SshTransport::removesWhatAKilledInstanceLeft()
     restorePath();
     QVERIFY2(failed.first().first().toString().contains("Could not resolve hostname"),
              qPrintable(failed.first().first().toString()));
+}
+
+void tst_SshTransport::sweepLeavesWhatIsNotCertainlyOurs()
+{
+    QTemporaryDir runtime; // as $XDG_RUNTIME_DIR (the shared temporary folder, say)
+    QTemporaryDir victim;  // one of our folders, with what we keep there
+    QVERIFY(runtime.isValid() && victim.isValid());
+    QFile kept(victim.filePath("kept"));
+    QVERIFY(kept.open(QIODevice::WriteOnly) && kept.write("mine") == 4);
+    kept.close();
+    QProcess gone; // a process id that was and is no more
+    gone.start(QStringLiteral("true"));
+    QVERIFY(gone.waitForFinished());
+    const auto stale = [&](const char *tail) {
+        return runtime.filePath(QStringLiteral("code-sandbox-ssh-%1-%2")
+                                    .arg(gone.processId())
+                                    .arg(QLatin1String(tail)));
+    };
+    const QFileDevice::Permissions owner =
+        QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner;
+    // Planted by another user: a link named as a dead instance's folder, to one of ours.
+    QVERIFY(QFile::link(victim.path(), stale("Link")));
+    // Not as we make ours (0755): not certainly ours, so it stays.
+    QVERIFY(QDir().mkpath(stale("Open") + "/sub"));
+    QVERIFY(QFile::setPermissions(stale("Open"),
+                                  owner | QFileDevice::ReadGroup | QFileDevice::ExeGroup |
+                                      QFileDevice::ReadOther | QFileDevice::ExeOther));
+    // A dead instance's own (0700): the sweep runs, and this goes.
+    QVERIFY(QDir().mkpath(stale("Mine") + "/sub"));
+    QVERIFY(QFile::setPermissions(stale("Mine"), owner));
+    QTemporaryDir bin;
+    fakeSsh(bin, "echo 'ssh: Could not resolve hostname sweep2.invalid' >&2\nexit 255\n");
+    const QByteArray runtimeWas = qgetenv("XDG_RUNTIME_DIR");
+    qputenv("XDG_RUNTIME_DIR", runtime.path().toLocal8Bit());
+    SshMaster *master = SshMaster::forAddress(EngineAddress::parse("ssh://sweep2.invalid"), {});
+    QSignalSpy failed(master, &SshMaster::startFailed);
+    master->start();
+    if (runtimeWas.isNull())
+        qunsetenv("XDG_RUNTIME_DIR");
+    else
+        qputenv("XDG_RUNTIME_DIR", runtimeWas);
+    QVERIFY(master->folder().startsWith(runtime.path() + "/code-sandbox-ssh-"));
+    QVERIFY(!QFileInfo::exists(stale("Mine")));
+    QVERIFY(QFileInfo::exists(victim.filePath("kept")));
+    QVERIFY(QFileInfo(stale("Link")).isSymLink());
+    QVERIFY(QFileInfo::exists(stale("Open") + "/sub"));
+    QVERIFY(failed.wait(3 * SshMaster::kStartTimeoutMs));
+    restorePath();
 }
 
 QTEST_GUILESS_MAIN(tst_SshTransport)
