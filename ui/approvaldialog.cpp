@@ -47,8 +47,14 @@ void ApprovalDialog::addHeading(QVBoxLayout *layout)
     const QString client = hasName(m_request)
                                ? PlainText::shortName(m_request.client).toHtmlEscaped()
                                : QStringLiteral("An assistant that gave no name");
+    // What is asked for: a program to run, or (create_session) libraries to install with network.
+    const QString what = installsOnly(m_request)
+                             ? QStringLiteral("wants to start a <b>%2</b> session and install "
+                                              "libraries into it from the network")
+                             : QStringLiteral("wants to run <b>%2</b> code");
     auto *head = new QLabel(
-        QStringLiteral("<b>%1</b> wants to run <b>%2</b> code.<br><small>%3, tool %4</small>")
+        QStringLiteral("<b>%1</b> %5.<br><small>%3, tool %4</small>")
+            .replace(QStringLiteral("%5"), what)
             .arg(client, PlainText::shortName(languageTitle(m_request.language)).toHtmlEscaped(),
                  askerText(m_request).toHtmlEscaped(),
                  PlainText::shortName(m_request.tool).toHtmlEscaped()),
@@ -61,6 +67,21 @@ void ApprovalDialog::addHeading(QVBoxLayout *layout)
 
 void ApprovalDialog::addProgram(QVBoxLayout *layout)
 {
+    m_code->setObjectName(QStringLiteral("approvalCode"));
+    if (installsOnly(m_request)) {
+        // No program to show: what runs is the package manager, in a container with network,
+        // for the libraries listed below. Saying "0 lines" here would suggest nothing happens.
+        QLabel *about = PlainText::label(
+            QStringLiteral("No program: the libraries below are installed in a container that "
+                           "has network, before the session starts. Its runs are asked about one "
+                           "by one."),
+            this);
+        about->setObjectName(QStringLiteral("approvalProgramInfo"));
+        about->setWordWrap(true);
+        layout->addWidget(about);
+        m_code->hide();
+        return;
+    }
     // The whole program, as it will run: nothing is cut (docs/security.md, "What the approval
     // shows"), and what would not show on screen is written out.
     int marked = 0;
@@ -81,7 +102,6 @@ void ApprovalDialog::addProgram(QVBoxLayout *layout)
     about->setWordWrap(true);
     layout->addWidget(about);
 
-    m_code->setObjectName(QStringLiteral("approvalCode"));
     m_code->setReadOnly(true);
     m_code->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     // Wrapped: code far to the right of a long line must not sit out of sight.
@@ -120,7 +140,7 @@ void ApprovalDialog::addDetails(QVBoxLayout *layout)
         libs->setObjectName(QStringLiteral("approvalLibraries"));
         libs->setWordWrap(true);
         libs->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        form->addRow(QStringLiteral("Installs:"), libs);
+        form->addRow(QStringLiteral("Installs (from the network):"), libs);
     }
     if (!m_request.files.isEmpty()) {
         // One per line, each name as it is: a name cannot pass for a separator or hide the next.
@@ -192,6 +212,11 @@ void ApprovalDialog::addButtons(QVBoxLayout *layout)
 bool ApprovalDialog::hasName(const ApprovalRequest &request)
 {
     return !request.client.trimmed().isEmpty();
+}
+
+bool ApprovalDialog::installsOnly(const ApprovalRequest &request)
+{
+    return request.code.isEmpty() && !request.libraries.isEmpty();
 }
 
 QString ApprovalDialog::languageTitle(const QString &language)

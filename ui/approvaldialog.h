@@ -37,6 +37,8 @@ public:
     static QString askerText(const ApprovalRequest &request);
     // "Always allow" needs a name: a rule for no name would be the default for everyone.
     static bool hasName(const ApprovalRequest &request);
+    // create_session with libraries: no program, an install in a container with network.
+    static bool installsOnly(const ApprovalRequest &request);
 
 Q_SIGNALS:
     void answered(const QString &id, RunApprover::Answer answer, const QString &reason);

@@ -106,6 +106,31 @@ private Q_SLOTS:
                     .contains(u"denied in 2:00"));
     }
 
+    // create_session with libraries: no program, an install with network; the dialog says so
+    // rather than "runs Python code: 1 line, 0 B" with no network.
+    void installApprovalSaysWhatRuns()
+    {
+        ApprovalRequest r = request();
+        r.tool = QStringLiteral("create_session");
+        r.code.clear();
+        r.files.clear();
+        r.libraries = {QStringLiteral("requests"), QStringLiteral("numpy")};
+        ApprovalDialog dialog(r);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        const QString heading =
+            dialog.findChild<QLabel *>(QStringLiteral("approvalHeading"))->text();
+        QVERIFY2(heading.contains(u"session") && heading.contains(u"install") &&
+                     heading.contains(u"network") && !heading.contains(u"run <b>"),
+                 qPrintable(heading));
+        const QString info =
+            dialog.findChild<QLabel *>(QStringLiteral("approvalProgramInfo"))->text();
+        QVERIFY2(info.contains(u"No program") && info.contains(u"network"), qPrintable(info));
+        QVERIFY(!dialog.findChild<QPlainTextEdit *>(QStringLiteral("approvalCode"))->isVisible());
+        QCOMPARE(dialog.findChild<QLabel *>(QStringLiteral("approvalLibraries"))->text(),
+                 QStringLiteral("requests, numpy"));
+    }
+
     void onlyAClickApproves()
     {
         auto *dialog = new ApprovalDialog(request());
