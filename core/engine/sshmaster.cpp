@@ -81,18 +81,19 @@ SshMaster::SshMaster(const EngineAddress &address, const QString &configFile, QO
 
 SshMaster::~SshMaster()
 {
-    // Deleted with the application, when no event loop will reap a killed ssh later: it is
-    // killed and reaped here (SIGKILL: a few milliseconds), so that nothing is left behind.
-    QProcess *p = m_process;
-    m_process = nullptr;
-    if (!p)
-        return;
-    p->disconnect(this);
-    if (p->state() != QProcess::NotRunning) {
-        p->kill();
-        p->waitForFinished(1000);
+    // Deleted with the application, when no event loop will reap a killed ssh later: every
+    // process still here (ours, and killed ones not yet reaped) is killed and reaped now
+    // (SIGKILL: a few milliseconds each), so that nothing is left behind.
+    stopProcess();
+    const QList<QProcess *> processes = findChildren<QProcess *>(Qt::FindDirectChildrenOnly);
+    for (QProcess *p : processes) {
+        p->disconnect();
+        if (p->state() != QProcess::NotRunning) {
+            p->kill();
+            p->waitForFinished(1000);
+        }
+        delete p;
     }
-    delete p;
 }
 
 QStringList SshMaster::arguments(const EngineAddress &a, const QString &configFile,
@@ -296,20 +297,37 @@ void SshMaster::fail(const QString &reason)
     Q_EMIT startFailed(reason);
 }
 
-void SshMaster::markForwardRefused()
+bool SshMaster::isUp() const
+{
+    return m_state == State::Ready && m_process &&
+           isRunning(QString::number(m_process->processId()));
+}
+
+QString SshMaster::lastMessage() const
+{
+    const QString said = SshTransport::summarize(m_stderr);
+    return said.section(QStringLiteral(" / "), -1);
+}
+
+void SshMaster::markForwardRefused(const QString &said)
 {
     if (m_forwardRefused)
         return;
     m_forwardRefused = true;
     qCWarning(lcEngine).noquote()
         << m_address.display() << "refuses to forward the engine's socket" << remoteSocket()
-        << "(AllowTcpForwarding or AllowStreamLocalForwarding off on the server?): each engine "
+        << (said.isEmpty() ? QStringLiteral("(ssh said nothing about it;")
+                           : QStringLiteral("(ssh said: %1;").arg(said))
+        << "AllowTcpForwarding or AllowStreamLocalForwarding off on the server?): each engine "
            "connection now runs its own ssh with `docker system dial-stdio` there";
-    const bool wasRunning = m_state != State::Idle;
+    const State was = m_state;
     stopProcess();
     m_state = State::Idle;
     m_startTimer.stop();
-    if (wasRunning)
+    // Who waits for the start is told it ended, as who uses the ready connection is.
+    if (was == State::Starting)
+        Q_EMIT startFailed(QStringLiteral("the server refuses to forward the engine's socket"));
+    else if (was == State::Ready)
         Q_EMIT ended();
 }
 
@@ -324,8 +342,18 @@ void SshMaster::stopProcess()
         p->deleteLater();
         return;
     }
-    // Deleting a running QProcess waits for it; instead it is killed and goes once reaped.
-    p->setParent(nullptr);
+    reap(p);
+}
+
+void SshMaster::reap(QProcess *p)
+{
+    // Deleting a running QProcess waits for it; instead it is killed and goes once reaped. It
+    // stays our child meanwhile: if the application ends first, our destructor reaps it.
+    p->setParent(this);
     connect(p, &QProcess::finished, p, &QObject::deleteLater);
+    connect(p, &QProcess::errorOccurred, p, [p](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart)
+            p->deleteLater();
+    });
     p->kill();
 }

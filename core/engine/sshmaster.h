@@ -56,13 +56,24 @@ public:
     qint64 processId() const;
     QString folder() const;
 
+    // Whether ssh is ready and still runs (not just ended, its end not yet seen): a channel
+    // that closed while this holds was closed by the server, not by the connection's end.
+    bool isUp() const;
+    // The last line ssh printed (noise left out), to quote.
+    QString lastMessage() const;
+
     // Whether a channel to the remote socket has carried an engine's answer (forwarding works
     // there), and whether the server refused the forward so that connections use
-    // `docker system dial-stdio` instead (sticky for the application's life).
+    // `docker system dial-stdio` instead (sticky for the application's life). `said` is what
+    // ssh printed about the refused channel, quoted in the warning.
     bool forwardWorks() const { return m_forwardWorks; }
     bool forwardRefused() const { return m_forwardRefused; }
     void markForwardWorks() { m_forwardWorks = true; }
-    void markForwardRefused();
+    void markForwardRefused(const QString &said = QString());
+
+    // Kills a process (ours, or a connection's dial-stdio) without waiting for it: it is
+    // deleted once reaped, or with the master (which reaps it), so none is left behind.
+    void reap(QProcess *process);
 
     // ssh's arguments: -M -N -T -o BatchMode=yes … -L [local]:[remote] [-F config] [-l user]
     // [-p port] -- host
@@ -71,8 +82,9 @@ public:
 
 Q_SIGNALS:
     void ready();
+    // A start ended without ready(): ssh failed, timed out, or the forward was refused meanwhile.
     void startFailed(const QString &reason);
-    // The running ssh ended (its connections are gone with it).
+    // The ready ssh ended (its connections are gone with it).
     void ended();
 
 private:

@@ -6,6 +6,15 @@
 #include <QLocalSocket>
 #include <QProcessEnvironment>
 
+namespace {
+
+// The longest a connection waits for the engine's ssh connection to be ready: the master's own
+// deadline (which fails with what ssh said) and a margin, so that no connection waits for ever,
+// whatever becomes of the master.
+constexpr int kMasterWaitMs = SshMaster::kStartTimeoutMs + 5000;
+
+} // namespace
+
 QStringList SshTransport::arguments(const EngineAddress &a, const QString &configFile)
 {
     QStringList args{QStringLiteral("-T"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
@@ -46,9 +55,8 @@ QString SshTransport::configFile()
 SshTransport::SshTransport(const EngineAddress &address, QObject *parent)
     : EngineTransport(address, parent)
 {
-    m_processTimer.setSingleShot(true);
-    m_processTimer.setInterval(kProcessConnectTimeoutMs);
-    connect(&m_processTimer, &QTimer::timeout, this, &SshTransport::onProcessTimeout);
+    m_deadline.setSingleShot(true);
+    connect(&m_deadline, &QTimer::timeout, this, &SshTransport::onDeadline);
 }
 
 SshTransport::~SshTransport()
@@ -60,13 +68,14 @@ void SshTransport::doOpen()
 {
     doAbort(); // what an earlier opening left, if any
     // The base's deadline counts one connect; here the wait is for a state: the engine's ssh
-    // connection (SshMaster's own deadline, one key exchange for all connections), or a
-    // dial-stdio process (its own, longer deadline).
+    // connection (one key exchange for all connections), or a dial-stdio process. m_deadline
+    // bounds either wait instead.
     reportEstablished();
     m_stderr.clear();
     m_replay.clear();
     m_replayable = true;
     m_fellBack = false;
+    m_refusal.clear();
     m_gotBytes = false;
     m_brokenReason.clear();
     m_master = SshMaster::forAddress(address(), configFile());
@@ -80,18 +89,26 @@ void SshTransport::doOpen()
         connectSocket();
         return;
     }
-    connect(m_master, &SshMaster::ready, this, &SshTransport::onMasterReady);
-    connect(m_master, &SshMaster::startFailed, this, &SshTransport::onMasterFailed);
-    m_master->start();
+    waitForMaster();
 }
 
 void SshTransport::doAbort()
 {
     if (m_master)
         m_master->disconnect(this);
-    m_processTimer.stop();
+    m_deadline.stop();
     stopSocket();
     stopProcess();
+}
+
+void SshTransport::waitForMaster()
+{
+    connect(m_master, &SshMaster::ready, this, &SshTransport::onMasterReady);
+    connect(m_master, &SshMaster::startFailed, this, &SshTransport::onMasterFailed);
+    connect(m_master, &SshMaster::ended, this, &SshTransport::onMasterEnded);
+    m_deadline.setInterval(kMasterWaitMs);
+    m_deadline.start();
+    m_master->start();
 }
 
 void SshTransport::onMasterReady()
@@ -104,14 +121,45 @@ void SshTransport::onMasterReady()
 void SshTransport::onMasterFailed(const QString &reason)
 {
     m_master->disconnect(this);
-    if (state() == State::Opening && m_mode == Mode::Forward)
-        reportFailed(reason);
+    if (state() != State::Opening || m_mode != Mode::Forward || m_socket)
+        return;
+    // Another connection proved meanwhile that the server refuses the forward.
+    if (m_master->forwardRefused()) {
+        m_mode = Mode::Process;
+        startProcess();
+        return;
+    }
+    reportFailed(reason);
+}
+
+void SshTransport::onMasterEnded()
+{
+    onMasterFailed(
+        QStringLiteral("the ssh connection to %1 ended before it was ready").arg(address().host));
+}
+
+void SshTransport::onDeadline()
+{
+    if (state() == State::Closed)
+        return;
+    const bool master = m_mode == Mode::Forward;
+    QString reason =
+        master ? QStringLiteral("no ssh connection within %1 s").arg(kMasterWaitMs / 1000)
+               : QStringLiteral("not connected within %1 s").arg(kProcessConnectTimeoutMs / 1000);
+    const QString said =
+        master ? (m_master ? m_master->lastMessage() : QString()) : summarize(m_stderr);
+    if (!said.isEmpty())
+        reason += QStringLiteral(" (%1)").arg(said);
+    reportFailed(reason);
 }
 
 void SshTransport::connectSocket()
 {
     m_socket = new QLocalSocket(this);
-    connect(m_socket, &QLocalSocket::connected, this, [this] { reportOpened(); });
+    connect(m_socket, &QLocalSocket::connected, this, [this] {
+        m_deadline.stop();
+        reportOpened();
+    });
     connect(m_socket, &QLocalSocket::readyRead, this, &SshTransport::onSocketBytes);
     connect(m_socket, &QLocalSocket::disconnected, this, &SshTransport::onSocketEnded);
     connect(m_socket, &QLocalSocket::errorOccurred, this, [this](QLocalSocket::LocalSocketError e) {
@@ -150,18 +198,33 @@ void SshTransport::onSocketEnded()
             reportFailed(m_brokenReason);
         return;
     }
-    // Closed before any answer: ssh could not open the channel. The server may refuse to
-    // forward sockets (AllowTcpForwarding/AllowStreamLocalForwarding off), which ssh cannot tell
-    // apart from a socket nobody listens on; until a channel has worked there, dial-stdio is
-    // tried with what was written.
-    if (m_master && !m_master->forwardWorks() && m_replayable) {
-        stopSocket();
-        m_mode = Mode::Process;
-        m_fellBack = true;
-        startProcess();
+    // Closed before any answer. If the ssh connection still runs, the server closed the channel:
+    // it may refuse to forward sockets (AllowTcpForwarding/AllowStreamLocalForwarding off), which
+    // OpenSSH reports as it does a socket nobody listens on ("open failed: connect failed");
+    // until a channel has worked there, dial-stdio is tried with what was written. If the ssh
+    // connection itself ended, that proves nothing about forwarding: the connection fails.
+    const bool canFallBack = m_master && !m_master->forwardWorks() && m_replayable;
+    if (canFallBack && (m_master->forwardRefused() || m_master->isUp())) {
+        fallBack();
+        return;
+    }
+    if (m_master && !m_master->isUp() && !m_master->forwardRefused()) {
+        const QString said = m_master->lastMessage();
+        reportFailed(QStringLiteral("the ssh connection to %1 ended before the engine answered%2")
+                         .arg(address().host,
+                              said.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(said)));
         return;
     }
     reportFailed(noAnswerReason());
+}
+
+void SshTransport::fallBack()
+{
+    m_refusal = m_master->lastMessage();
+    stopSocket();
+    m_mode = Mode::Process;
+    m_fellBack = true;
+    startProcess();
 }
 
 QString SshTransport::noAnswerReason() const
@@ -202,7 +265,8 @@ void SshTransport::startProcess()
                              .arg(m_process ? m_process->errorString() : QString()));
         // Anything else ends the process, and onProcessFinished reports it.
     });
-    m_processTimer.start();
+    m_deadline.setInterval(kProcessConnectTimeoutMs);
+    m_deadline.start();
     p->start(QStringLiteral("ssh"), arguments(address(), configFile()), QIODevice::ReadWrite);
 }
 
@@ -210,10 +274,11 @@ void SshTransport::onProcessBytes()
 {
     if (!m_gotBytes) {
         m_gotBytes = true;
-        m_processTimer.stop();
+        m_deadline.stop();
         m_replay.clear();
+        // What ssh printed about the refused channel (read by now, if not when it closed).
         if (m_fellBack && m_master)
-            m_master->markForwardRefused();
+            m_master->markForwardRefused(m_refusal.isEmpty() ? m_master->lastMessage() : m_refusal);
     }
     if (state() == State::Open)
         Q_EMIT readyRead();
@@ -235,16 +300,6 @@ void SshTransport::onProcessFinished(int exitCode, QProcess::ExitStatus status)
     if (m_fellBack && !m_gotBytes)
         reason = QStringLiteral("%1; and `docker system dial-stdio` through ssh failed: %2")
                      .arg(noAnswerReason(), reason);
-    reportFailed(reason);
-}
-
-void SshTransport::onProcessTimeout()
-{
-    QString reason =
-        QStringLiteral("not connected within %1 s").arg(kProcessConnectTimeoutMs / 1000);
-    const QString said = summarize(m_stderr);
-    if (!said.isEmpty())
-        reason += QStringLiteral(" (%1)").arg(said);
     reportFailed(reason);
 }
 
@@ -272,7 +327,12 @@ void SshTransport::stopProcess()
         return;
     }
     // Deleting a running QProcess waits for it (blocking); instead it is killed and goes once
-    // it has been reaped, on its own.
+    // it has been reaped, kept by the engine's ssh connection meanwhile (which reaps it if the
+    // application ends first).
+    if (m_master) {
+        m_master->reap(p);
+        return;
+    }
     p->setParent(nullptr);
     connect(p, &QProcess::finished, p, &QObject::deleteLater);
     connect(p, &QProcess::errorOccurred, p, [p](QProcess::ProcessError e) {

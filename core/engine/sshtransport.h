@@ -59,8 +59,12 @@ private:
         Process  // an ssh process of its own (dial-stdio)
     };
 
+    void waitForMaster();
     void onMasterReady();
     void onMasterFailed(const QString &reason);
+    void onMasterEnded();
+    void onDeadline();
+    void fallBack();
     void connectSocket();
     void onSocketBytes();
     void onSocketEnded();
@@ -68,7 +72,6 @@ private:
     void startProcess();
     void onProcessBytes();
     void onProcessFinished(int exitCode, QProcess::ExitStatus status);
-    void onProcessTimeout();
     void stopProcess();
     void stopSocket();
 
@@ -76,11 +79,13 @@ private:
     QPointer<SshMaster> m_master;
     QLocalSocket *m_socket = nullptr;
     QPointer<QProcess> m_process;
-    QTimer m_processTimer;
+    // The wait for the engine's ssh connection, then for a dial-stdio process's first byte.
+    QTimer m_deadline;
     QByteArray m_stderr;
     QByteArray m_replay; // written before the first answer, while forwarding is unproven
     bool m_replayable = true;
     bool m_fellBack = false; // a refused channel's connection, now through dial-stdio
+    QString m_refusal;       // what ssh printed when that channel closed
     bool m_processStarted = false;
     bool m_gotBytes = false;
     QString m_brokenReason;

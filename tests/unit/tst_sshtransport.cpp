@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <QPointer>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -32,6 +33,8 @@ class FakeEngine : public QObject
 public:
     int connections = 0;
     int holdUntil = 0;
+
+    int held() const { return int(m_held.size()); }
 
     bool listen(const QString &path)
     {
@@ -227,6 +230,9 @@ private Q_SLOTS:
     void connectionEndsWithItsOwner();
     void removesWhatAKilledInstanceLeft();
     void sweepLeavesWhatIsNotCertainlyOurs();
+    void waitingConnectionFollowsARefusalMadeMeanwhile();
+    void connectionEndedMidRequestIsNoRefusal();
+    void killedProcessesGoWithTheMaster();
 
 private:
     // Puts an executable `ssh` with this body first on PATH for the rest of the test.
@@ -554,6 +560,87 @@ void tst_SshTransport::sweepLeavesWhatIsNotCertainlyOurs()
     QVERIFY(QFileInfo::exists(stale("Open") + "/sub"));
     QVERIFY(failed.wait(3 * SshMaster::kStartTimeoutMs));
     restorePath();
+}
+
+void tst_SshTransport::waitingConnectionFollowsARefusalMadeMeanwhile()
+{
+    QTemporaryDir bin;
+    // The engine's ssh connection never gets ready (a slow key exchange); dial-stdio says so
+    // and ends.
+    fakeSsh(bin, "case \"$*\" in\n*dial-stdio*) echo 'dial-stdio ran' >&2; exit 3;;\nesac\n"
+                 "exec sleep 600\n");
+    qunsetenv("CODE_SANDBOX_SSH_CONFIG");
+    const EngineAddress address = EngineAddress::parse(QStringLiteral("ssh://starting.invalid"));
+    std::unique_ptr<EngineTransport> t(EngineTransport::create(address));
+    QSignalSpy failed(t.get(), &EngineTransport::failed);
+    t->open();
+    SshMaster *master = SshMaster::forAddress(address, {});
+    QCOMPARE(master->state(), SshMaster::State::Starting);
+    // Another connection's fallback proves the server refuses the forward while this one waits
+    // for the start: it goes through dial-stdio too, rather than waiting for ever.
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("refuses to forward the engine's socket"));
+    master->markForwardRefused();
+    QVERIFY(failed.wait(3 * SshMaster::kStartTimeoutMs));
+    restorePath();
+    QVERIFY2(failed.first().first().toString().contains("dial-stdio ran"),
+             qPrintable(failed.first().first().toString()));
+}
+
+void tst_SshTransport::connectionEndedMidRequestIsNoRefusal()
+{
+    PrivateSshd sshd;
+    FakeEngine engine;
+    const EngineAddress address = startSshd(sshd, engine, QStringLiteral("plain"));
+    // The first request of a new ssh connection (forwarding not proven yet) waits there; a
+    // replay of it through dial-stdio would be answered.
+    engine.holdUntil = 2;
+    std::unique_ptr<EngineTransport> t(EngineTransport::create(address));
+    QSignalSpy opened(t.get(), &EngineTransport::opened);
+    QSignalSpy failed(t.get(), &EngineTransport::failed);
+    t->open();
+    QVERIFY(opened.wait(3 * SshMaster::kStartTimeoutMs));
+    t->write("GET /hold HTTP/1.1\r\nHost: docker\r\n\r\n");
+    QTRY_COMPARE_WITH_TIMEOUT(engine.held(), 1, 20000);
+    SshMaster *master = SshMaster::forAddress(address, sshd.config("plain"));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("the ssh connection to .* ended"));
+    // The ssh connection dies mid-request: that says nothing about forwarding.
+    ::kill(pid_t(master->processId()), SIGKILL);
+    QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty() || t->bytesAvailable() > 0,
+                             3 * SshMaster::kStartTimeoutMs);
+    QVERIFY(!master->forwardRefused());
+    QCOMPARE(failed.size(), 1);
+    QVERIFY2(failed.first().first().toString().contains("ended before the engine answered"),
+             qPrintable(failed.first().first().toString()));
+    QTRY_COMPARE_WITH_TIMEOUT(master->state(), SshMaster::State::Idle, 20000);
+    QCOMPARE(sshd.accepted(), 1); // no dial-stdio was tried
+}
+
+void tst_SshTransport::killedProcessesGoWithTheMaster()
+{
+    QTemporaryDir bin;
+    fakeSsh(bin, "exec sleep 600\n"); // neither the connection nor dial-stdio ever answers
+    qunsetenv("CODE_SANDBOX_SSH_CONFIG");
+    const EngineAddress address = EngineAddress::parse(QStringLiteral("ssh://reap.invalid"));
+    SshMaster *master = SshMaster::forAddress(address, {});
+    master->start();
+    QTRY_VERIFY(master->processId() > 0);
+    const QPointer<QProcess> own = master->findChild<QProcess *>();
+    QVERIFY(own);
+    std::unique_ptr<EngineTransport> t(EngineTransport::create(address));
+    t->open(); // waits for the start
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("refuses to forward the engine's socket"));
+    master->markForwardRefused(); // kills ours; the connection starts its dial-stdio
+    restorePath();
+    const QPointer<QProcess> dial = t->findChild<QProcess *>();
+    const bool dialStarted = dial;
+    t->abort(); // kills it
+    // The application ends before either killed process was reaped: both go with the master.
+    delete master;
+    QVERIFY(!own);
+    QVERIFY(dialStarted);
+    QVERIFY(!dial);
 }
 
 QTEST_GUILESS_MAIN(tst_SshTransport)
