@@ -9,7 +9,8 @@
 // The byte stream under one engine connection: a local socket, a TCP port (plain or TLS), or a
 // channel of an ssh connection (SshTransport). EngineConnection speaks HTTP/1.1 (and hijacked
 // attach streams) over it without knowing which. Asynchronous: open() returns at once; opened() or
-// failed() follows, failed() at the latest after kConnectTimeoutMs.
+// failed() follows, failed() at the latest after kConnectTimeoutMs (for ssh, after its own
+// deadlines: see kConnectTimeoutMs below).
 //
 // After opened(), the stream ends with exactly one of closed() (the far side ended it) or
 // failed(reason) (it broke, with the reason in words). abort() ends it at once from this side:
@@ -19,8 +20,8 @@ class EngineTransport : public QObject
     Q_OBJECT
 public:
     // How long a connection may take to be established: the TCP connect and TLS handshake (ssh
-    // has its own deadlines: SshMaster's 60 s for the one connection, SshTransport's 30 s for a
-    // dial-stdio fallback).
+    // has its own deadlines instead: SshMaster's 60 s for the one connection, which a
+    // connection waits for 65 s at most, and SshTransport's 30 s for a dial-stdio fallback).
     static constexpr int kConnectTimeoutMs = 10000;
 
     enum class State
