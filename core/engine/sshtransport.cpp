@@ -76,6 +76,7 @@ void SshTransport::doOpen()
     m_replayable = true;
     m_fellBack = false;
     m_refusal.clear();
+    m_refusedBy = 0;
     m_gotBytes = false;
     m_brokenReason.clear();
     m_master = SshMaster::forAddress(address(), configFile());
@@ -221,6 +222,7 @@ void SshTransport::onSocketEnded()
 void SshTransport::fallBack()
 {
     m_refusal = m_master->lastMessage();
+    m_refusedBy = m_master->processId();
     stopSocket();
     m_mode = Mode::Process;
     m_fellBack = true;
@@ -276,8 +278,10 @@ void SshTransport::onProcessBytes()
         m_gotBytes = true;
         m_deadline.stop();
         m_replay.clear();
-        // What ssh printed about the refused channel (read by now, if not when it closed).
-        if (m_fellBack && m_master)
+        // Refused only if the ssh connection that closed the channel still runs now (its end,
+        // had it just ended then, has been seen by now: dial-stdio took a key exchange). What
+        // ssh printed about the channel has been read by now too, if not when it closed.
+        if (m_fellBack && m_master && m_master->isUp() && m_master->processId() == m_refusedBy)
             m_master->markForwardRefused(m_refusal.isEmpty() ? m_master->lastMessage() : m_refusal);
     }
     if (state() == State::Open)

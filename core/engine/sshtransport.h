@@ -86,6 +86,7 @@ private:
     bool m_replayable = true;
     bool m_fellBack = false; // a refused channel's connection, now through dial-stdio
     QString m_refusal;       // what ssh printed when that channel closed
+    qint64 m_refusedBy = 0;  // the ssh connection (its process) that closed it
     bool m_processStarted = false;
     bool m_gotBytes = false;
     QString m_brokenReason;
