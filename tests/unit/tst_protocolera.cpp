@@ -64,6 +64,8 @@ private Q_SLOTS:
 private:
     void setUpServer();
     QJsonObject exchange(const QJsonObject &request);
+    // Calls the "later" tool as a task on the main session; its task id.
+    QString startLaterTask(int id);
     // The answer to `request` on a transport; whatever else the session sent meanwhile goes to
     // `others`.
     static QJsonObject exchangeOn(RecordingTransport *transport, const QJsonObject &request,
@@ -614,27 +616,29 @@ void tst_ProtocolEra::statelessTasksBelongToTheirCredential()
              QStringLiteral("working"));
 }
 
+QString tst_ProtocolEra::startLaterTask(int id)
+{
+    return exchange(req(id, "tools/call", {{"name", "later"}, {"task", QJsonObject()}}))
+        .value(u"result")
+        .toObject()
+        .value(u"task")
+        .toObject()
+        .value(u"taskId")
+        .toString();
+}
+
 void tst_ProtocolEra::keptResultsAreBoundedByBytes()
 {
     setUpServer();
     exchange(legacyInit(1, "a"));
-    const auto startTask = [this](int id) {
-        return exchange(req(id, "tools/call", {{"name", "later"}, {"task", QJsonObject()}}))
-            .value(u"result")
-            .toObject()
-            .value(u"task")
-            .toObject()
-            .value(u"taskId")
-            .toString();
-    };
     // The budget scaled down (8.5 MiB instead of 256; the same code keeps it), so that the test
     // stays quick under the sanitizers: eight results of 1 MiB each (files come back as big
     // blocks) fit, nine are past it.
     m_server->tasks()->setResultBudget(qint64(8) * 1024 * 1024 + 512 * 1024);
-    const QString stillWorking = startTask(2);
+    const QString stillWorking = startLaterTask(2);
     QStringList ids;
     for (int i = 0; i < 9; ++i)
-        ids.append(startTask(10 + i));
+        ids.append(startLaterTask(10 + i));
     QCOMPARE(m_pending.size(), 10);
     const qsizetype size = 1024 * 1024;
     // They end in the reverse order of their start: the one that ended first goes first.
@@ -685,31 +689,22 @@ void tst_ProtocolEra::resultBudgetCountsEveryOutcome()
     QCOMPARE(store->resultBudget(), qint64(256) * 1024 * 1024);
     store->setResultBudget(1000);
     exchange(legacyInit(1, "a"));
-    const auto startTask = [this](int id) {
-        return exchange(req(id, "tools/call", {{"name", "later"}, {"task", QJsonObject()}}))
-            .value(u"result")
-            .toObject()
-            .value(u"task")
-            .toObject()
-            .value(u"taskId")
-            .toString();
-    };
     const QJsonObject result{{"content", QJsonArray{ToolCall::textContent(QString(400, 'r'))}}};
-    const QString first = startTask(2);
-    const QString failed = startTask(3);
+    const QString first = startLaterTask(2);
+    const QString failed = startLaterTask(3);
     m_pending.at(0)->finish(result);
     m_pending.at(1)->fail(-32603, QString(400, 'e'));
     const qint64 both = store->keptBytes();
     QVERIFY2(both > 2 * 400 && both <= 1000, qPrintable(QString::number(both)));
     // A third result does not fit: the first to end goes, and its bytes with it.
-    const QString third = startTask(4);
+    const QString third = startLaterTask(4);
     m_pending.at(2)->finish(result);
     QVERIFY(!store->find(first, m_session->owner()));
     QVERIFY(store->find(failed, m_session->owner()));
     QCOMPARE(store->keptBytes(), both); // one result out, one of the same size in
     // A result larger than the whole budget still reaches a tasks/result already waiting,
     // then goes at once.
-    const QString huge = startTask(5);
+    const QString huge = startLaterTask(5);
     QVERIFY(exchange(req(6, "tasks/result", {{"taskId", huge}})).isEmpty());
     m_pending.at(3)->finish({{"content", QJsonArray{ToolCall::textContent(QString(2000, 'h'))}}});
     bool answered = false;
