@@ -108,6 +108,7 @@ const MODERN_REQUESTS = [
     ['resources/read languages', 'resources/read', { uri: 'sandbox://languages' }],
     ['resources/read unknown', 'resources/read', { uri: 'sandbox://nothing' }],
     ['prompts/list', 'prompts/list', {}],
+    ['prompts/get', 'prompts/get', { name: 'x' }],
     ['ping (not in the revision)', 'ping', {}],
     ['logging/setLevel (not in the revision)', 'logging/setLevel', { level: 'info' }],
     ['tasks/get without the extension', 'tasks/get', { taskId: 'task-' + '0'.repeat(32) }],
