@@ -72,24 +72,25 @@ int DockerBackend::capacity() const
     return qMax(4, 2 * cpus);
 }
 
-QJsonObject DockerBackend::runSpec(const Language &language, const QString &image,
-                                   const SandboxConfig &config, const QString &librariesVolume,
-                                   bool session) const
+SandboxSpec::Result DockerBackend::runSpec(const Language &language, const QString &image,
+                                           const SandboxConfig &config,
+                                           const QString &librariesVolume, bool session) const
 {
-    return ContainerSpec::build(language, image, config, librariesVolume, session);
+    return SandboxSpec::Result::of(
+        SandboxSpec::forRun(language, image, config, librariesVolume, session));
 }
 
-QJsonObject DockerBackend::installSpec(const Language &language, const QString &image,
-                                       const SandboxConfig &config, const QString &volume) const
+SandboxSpec::Result DockerBackend::installSpec(const Language &language, const QString &image,
+                                               const SandboxConfig &config,
+                                               const QString &volume) const
 {
-    return ContainerSpec::buildInstall(language, image, config, volume, config.installEnv,
-                                       config.installCaBundle);
+    return SandboxSpec::Result::of(SandboxSpec::forInstall(language, image, config, volume));
 }
 
-SandboxContainer *DockerBackend::createSandbox(const QJsonObject &spec, const QString &image,
-                                               const QString &name, QObject *parent)
+SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QString &name,
+                                               QObject *parent)
 {
-    return new DockerContainer(m_engine, spec, image, name, parent);
+    return new DockerContainer(m_engine, ContainerSpec::render(spec), spec.image, name, parent);
 }
 
 void DockerBackend::createVolume(const QString &name, const QJsonObject &labels, QObject *context,

@@ -8,7 +8,7 @@ class EngineClient;
 
 // Sandboxes on the Docker Engine API: Docker, and Podman's compatible socket (the engine client
 // adapts requests to the engine it finds). Containers are made from ContainerSpec's create
-// bodies and driven by DockerContainer.
+// bodies (a SandboxSpec rendered) and driven by DockerContainer.
 class DockerBackend : public SandboxBackend
 {
     Q_OBJECT
@@ -21,12 +21,15 @@ public:
     // Two sandboxes per core of the engine's machine, at least four (programs mostly wait): this
     // machine's cores until health(false) has read the engine's own figure from /info.
     int capacity() const override;
-    QJsonObject runSpec(const Language &language, const QString &image, const SandboxConfig &config,
-                        const QString &librariesVolume, bool session) const override;
-    QJsonObject installSpec(const Language &language, const QString &image,
-                            const SandboxConfig &config, const QString &volume) const override;
-    SandboxContainer *createSandbox(const QJsonObject &spec, const QString &image,
-                                    const QString &name, QObject *parent) override;
+    SandboxSpec::Result runSpec(const Language &language, const QString &image,
+                                const SandboxConfig &config, const QString &librariesVolume,
+                                bool session) const override;
+    SandboxSpec::Result installSpec(const Language &language, const QString &image,
+                                    const SandboxConfig &config,
+                                    const QString &volume) const override;
+    // A container made from ContainerSpec's rendering of `spec`.
+    SandboxContainer *createSandbox(const SandboxSpec &spec, const QString &name,
+                                    QObject *parent) override;
     void createVolume(const QString &name, const QJsonObject &labels, QObject *context,
                       const SandboxContainer::Done &done) override;
     void removeVolume(const QString &name) override;

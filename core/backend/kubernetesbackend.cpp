@@ -27,11 +27,6 @@ QString KubernetesBackend::notSupported()
                           "Kubernetes yet");
 }
 
-QString KubernetesBackend::specError(const QJsonObject &spec)
-{
-    return spec.value(u"codeSandboxError").toString();
-}
-
 QString KubernetesBackend::podsPath() const
 {
     return QStringLiteral("/api/v1/namespaces/%1/pods").arg(m_client->access().namespaceName);
@@ -65,35 +60,35 @@ int KubernetesBackend::capacity() const
     return m_options.maxPods > 0 ? m_options.maxPods : kDefaultMaxPods;
 }
 
-QJsonObject KubernetesBackend::runSpec(const Language &language, const QString &image,
-                                       const SandboxConfig &config, const QString &librariesVolume,
-                                       bool session) const
+SandboxSpec::Result KubernetesBackend::runSpec(const Language &language, const QString &image,
+                                               const SandboxConfig &config,
+                                               const QString &librariesVolume, bool session) const
 {
     if (!librariesVolume.isEmpty())
-        return {{QStringLiteral("codeSandboxError"), notSupported()}};
-    PodSpec::Options options;
-    options.image = image;
-    options.imagePrefix = m_options.imagePrefix;
-    options.runtimeClassName = m_options.runtimeClassName;
-    options.nodeSelector = m_options.nodeSelector;
-    options.session = session;
-    return PodSpec::build(language, config, options);
+        return SandboxSpec::Result::refused(notSupported());
+    SandboxSpec spec = SandboxSpec::forRun(language, image, config, {}, session);
+    spec.runtime = m_options.runtimeClassName;
+    return SandboxSpec::Result::of(spec);
 }
 
-QJsonObject KubernetesBackend::installSpec(const Language &language, const QString &image,
-                                           const SandboxConfig &config, const QString &volume) const
+SandboxSpec::Result KubernetesBackend::installSpec(const Language &language, const QString &image,
+                                                   const SandboxConfig &config,
+                                                   const QString &volume) const
 {
     Q_UNUSED(language);
     Q_UNUSED(image);
     Q_UNUSED(config);
     Q_UNUSED(volume);
-    return {{QStringLiteral("codeSandboxError"), notSupported()}};
+    return SandboxSpec::Result::refused(notSupported());
 }
 
-SandboxContainer *KubernetesBackend::createSandbox(const QJsonObject &spec, const QString &image,
-                                                   const QString &name, QObject *parent)
+SandboxContainer *KubernetesBackend::createSandbox(const SandboxSpec &spec, const QString &name,
+                                                   QObject *parent)
 {
-    return new KubernetesContainer(this, spec, image, name, parent);
+    PodSpec::Options options;
+    options.imagePrefix = m_options.imagePrefix;
+    options.nodeSelector = m_options.nodeSelector;
+    return new KubernetesContainer(this, PodSpec::render(spec, options), spec.image, name, parent);
 }
 
 void KubernetesBackend::createVolume(const QString &name, const QJsonObject &labels,

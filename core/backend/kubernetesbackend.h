@@ -41,12 +41,18 @@ public:
 
     QString endpoint() const override;
     int capacity() const override;
-    QJsonObject runSpec(const Language &language, const QString &image, const SandboxConfig &config,
-                        const QString &librariesVolume, bool session) const override;
-    QJsonObject installSpec(const Language &language, const QString &image,
-                            const SandboxConfig &config, const QString &volume) const override;
-    SandboxContainer *createSandbox(const QJsonObject &spec, const QString &image,
-                                    const QString &name, QObject *parent) override;
+    // SandboxSpec::forRun with the configured RuntimeClass; refused with a library volume.
+    SandboxSpec::Result runSpec(const Language &language, const QString &image,
+                                const SandboxConfig &config, const QString &librariesVolume,
+                                bool session) const override;
+    // Always refused (notSupported()).
+    SandboxSpec::Result installSpec(const Language &language, const QString &image,
+                                    const SandboxConfig &config,
+                                    const QString &volume) const override;
+    // A pod made from PodSpec's rendering of `spec` with the configured image prefix and node
+    // selector.
+    SandboxContainer *createSandbox(const SandboxSpec &spec, const QString &name,
+                                    QObject *parent) override;
     void createVolume(const QString &name, const QJsonObject &labels, QObject *context,
                       const SandboxContainer::Done &done) override;
     void removeVolume(const QString &name) override;
@@ -67,8 +73,6 @@ public:
 
     // A valid pod name (DNS-1123 subdomain) for a sandbox name.
     static QString podName(const QString &name);
-    // The spec's error (a run the backend cannot make, such as one with libraries), if any.
-    static QString specError(const QJsonObject &spec);
     static QString notSupported();
 
     QString podsPath() const;

@@ -69,12 +69,6 @@ void KubernetesContainer::prepare()
         return;
     m_state = State::Creating;
     m_startClock.start();
-    const QString specError = KubernetesBackend::specError(m_spec);
-    if (!specError.isEmpty()) {
-        QMetaObject::invokeMethod(
-            this, [this, specError] { fail(specError); }, Qt::QueuedConnection);
-        return;
-    }
     // The sandbox's name is the pod's (so a create whose answer was lost can still be deleted,
     // and the janitor recognises its own), kept whole in an annotation when it had to change.
     QJsonObject metadata = m_spec.value(u"metadata").toObject();

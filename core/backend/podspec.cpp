@@ -1,9 +1,7 @@
 #include "podspec.h"
 
-#include "containerspec.h"
-#include "language.h"
-#include "sandboxconfig.h"
 #include "sandboxlayout.h"
+#include "sandboxspec.h"
 
 #include <QCryptographicHash>
 #include <QRegularExpression>
@@ -135,11 +133,11 @@ bool hasIngressType(const QJsonObject &spec)
 
 } // namespace
 
-qint64 PodSpec::defaultDeadlineSeconds(const SandboxConfig &config, bool session)
+qint64 PodSpec::defaultDeadlineSeconds(const SandboxSpec &spec)
 {
-    if (session)
+    if (spec.session)
         return kSessionDeadlineSec;
-    return kWarmWaitSec + config.maxTimeoutSec + kDeadlineMarginSec;
+    return kWarmWaitSec + spec.limits.maxTimeoutSec + kDeadlineMarginSec;
 }
 
 QString PodSpec::prefixedImage(const QString &imagePrefix, const QString &image)
@@ -173,28 +171,13 @@ QString PodSpec::labelValue(const QString &value)
     return out.isEmpty() ? hash : out + u'-' + hash;
 }
 
-QJsonObject PodSpec::build(const Language &language, const SandboxConfig &config,
-                           const Options &options)
+QJsonArray PodSpec::envJson(const SandboxSpec &spec)
 {
-    const QString image = prefixedImage(options.imagePrefix,
-                                        options.image.isEmpty() ? language.image : options.image);
-    // The Docker create body is the one statement of what a sandbox runs: the supervisor
-    // command, the environment (pass-through variables last), the user and the labels.
-    const QJsonObject docker = ContainerSpec::build(language, image, config, {}, options.session);
-
-    const QStringList user = docker.value(u"User").toString().split(u':');
-    const qint64 uid = user.value(0).toLongLong();
-    const qint64 gid = user.size() > 1 ? user.value(1).toLongLong() : uid;
-
     // Docker lets a later NAME=value win; a pod's list must not name a variable twice, so the
     // later one replaces the earlier in place of the last.
     QJsonArray env;
     QStringList envNames;
-    for (const QJsonValue &v : docker.value(u"Env").toArray()) {
-        const QString entry = v.toString();
-        const qsizetype eq = entry.indexOf(u'=');
-        const QString name = eq < 0 ? entry : entry.left(eq);
-        const QString value = eq < 0 ? QString() : entry.mid(eq + 1);
+    for (const auto &[name, value] : spec.env) {
         const qsizetype earlier = envNames.indexOf(name);
         if (earlier >= 0) {
             envNames.removeAt(earlier);
@@ -203,71 +186,75 @@ QJsonObject PodSpec::build(const Language &language, const SandboxConfig &config
         envNames.append(name);
         env.append(QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("value"), value}});
     }
+    return env;
+}
 
+QJsonObject PodSpec::metadataJson(const SandboxSpec &spec)
+{
     // Label values have a narrower syntax than Docker's; a value that had to change is kept
     // whole in an annotation of the same name.
     QJsonObject labels;
     QJsonObject annotations;
-    const QJsonObject dockerLabels = docker.value(u"Labels").toObject();
-    for (auto it = dockerLabels.begin(); it != dockerLabels.end(); ++it) {
-        const QString original = it.value().toString();
-        const QString label = labelValue(original);
+    const QMap<QString, QString> sandboxLabels = spec.sandboxLabels();
+    for (auto it = sandboxLabels.begin(); it != sandboxLabels.end(); ++it) {
+        const QString label = labelValue(it.value());
         labels.insert(it.key(), label);
-        if (label != original)
-            annotations.insert(it.key(), original);
+        if (label != it.value())
+            annotations.insert(it.key(), it.value());
     }
-    if (config.network)
+    switch (spec.network) {
+    case SandboxSpec::Network::Open:
         labels.insert(QString::fromLatin1(kLabelNetwork), QStringLiteral("on"));
+        break;
+    case SandboxSpec::Network::None:
+        break;
+    }
+    // generateName: the server adds a random suffix, so pods never collide by name.
+    QString prefix = QStringLiteral("cs-");
+    for (QChar c : spec.language.toLower())
+        prefix.append(isAlnum(c) ? c : QChar(u'-'));
+    QJsonObject metadata{
+        {QStringLiteral("generateName"), prefix.left(40) + u'-'},
+        {QStringLiteral("labels"), labels},
+    };
+    if (!annotations.isEmpty())
+        metadata.insert(QStringLiteral("annotations"), annotations);
+    return metadata;
+}
 
+QJsonObject PodSpec::containerJson(const SandboxSpec &spec, const QString &image)
+{
     // Requests equal to limits: the pod is in the Guaranteed QoS class, so it is scheduled only
     // where its memory really is, is the last to be evicted, and gets no swap on nodes with
     // swap (as MemorySwap = Memory on Docker). With a read-only root and memory-backed
     // volumes, what ephemeral-storage bounds is the container's log the node keeps of its
     // output; it gets the size of one scratch mount.
     const QJsonObject quantities{
-        {QStringLiteral("cpu"), cpuQuantity(config.cpus)},
-        {QStringLiteral("memory"), bytesQuantity(config.memoryBytes)},
-        {QStringLiteral("ephemeral-storage"), bytesQuantity(config.tmpfsBytes)},
+        {QStringLiteral("cpu"), cpuQuantity(spec.limits.cpus)},
+        {QStringLiteral("memory"), bytesQuantity(spec.limits.memoryBytes)},
+        {QStringLiteral("ephemeral-storage"), bytesQuantity(spec.limits.tmpfsBytes)},
     };
-
-    const QJsonObject seccomp{{QStringLiteral("type"), QStringLiteral("RuntimeDefault")}};
     const QJsonObject containerSecurity{
         {QStringLiteral("runAsNonRoot"), true},
-        {QStringLiteral("runAsUser"), uid},
-        {QStringLiteral("runAsGroup"), gid},
+        {QStringLiteral("runAsUser"), spec.uid},
+        {QStringLiteral("runAsGroup"), spec.gid},
         {QStringLiteral("readOnlyRootFilesystem"), true},
         {QStringLiteral("allowPrivilegeEscalation"), false},
         {QStringLiteral("privileged"), false},
         {QStringLiteral("capabilities"),
          QJsonObject{{QStringLiteral("drop"), QJsonArray{QStringLiteral("ALL")}}}},
-        {QStringLiteral("seccompProfile"), seccomp},
+        {QStringLiteral("seccompProfile"),
+         QJsonObject{{QStringLiteral("type"), QStringLiteral("RuntimeDefault")}}},
     };
-    const QJsonObject podSecurity{
-        {QStringLiteral("runAsNonRoot"), true},      {QStringLiteral("runAsUser"), uid},
-        {QStringLiteral("runAsGroup"), gid},         {QStringLiteral("fsGroup"), gid},
-        {QStringLiteral("seccompProfile"), seccomp},
-    };
-
-    // /tmp and the workdir as on Docker: memory-backed (tmpfs pages count toward the memory
-    // limit) and each capped at the tmpfs size.
-    const auto scratch = [&](const QString &name) {
-        return QJsonObject{
-            {QStringLiteral("name"), name},
-            {QStringLiteral("emptyDir"),
-             QJsonObject{{QStringLiteral("medium"), QStringLiteral("Memory")},
-                         {QStringLiteral("sizeLimit"), bytesQuantity(config.tmpfsBytes)}}}};
-    };
-    const QString workdir = docker.value(u"WorkingDir").toString();
-
-    const QJsonObject container{
+    return {
         {QStringLiteral("name"), QString::fromLatin1(kContainerName)},
         {QStringLiteral("image"), image},
         // A node keeps the image it has: pods start without a pull, and images loaded into a
         // local cluster (kind, minikube) work without a registry.
         {QStringLiteral("imagePullPolicy"), QStringLiteral("IfNotPresent")},
-        {QStringLiteral("command"), docker.value(u"Cmd").toArray()},
-        {QStringLiteral("workingDir"), workdir},
-        {QStringLiteral("env"), env},
+        {QStringLiteral("command"), QJsonArray::fromStringList(spec.command)},
+        {QStringLiteral("workingDir"), spec.workingDir},
+        {QStringLiteral("env"), envJson(spec)},
         {QStringLiteral("stdin"), true},
         {QStringLiteral("stdinOnce"), true},
         {QStringLiteral("tty"), false},
@@ -278,14 +265,40 @@ QJsonObject PodSpec::build(const Language &language, const SandboxConfig &config
          QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("tmp")},
                                 {QStringLiteral("mountPath"), QStringLiteral("/tmp")}},
                     QJsonObject{{QStringLiteral("name"), QStringLiteral("workdir")},
-                                {QStringLiteral("mountPath"), workdir}}}},
+                                {QStringLiteral("mountPath"), spec.workingDir}}}},
     };
+}
 
-    QJsonObject spec{
+QJsonObject PodSpec::render(const SandboxSpec &spec)
+{
+    return render(spec, Options());
+}
+
+QJsonObject PodSpec::render(const SandboxSpec &spec, const Options &options)
+{
+    const QJsonObject podSecurity{
+        {QStringLiteral("runAsNonRoot"), true},
+        {QStringLiteral("runAsUser"), spec.uid},
+        {QStringLiteral("runAsGroup"), spec.gid},
+        {QStringLiteral("fsGroup"), spec.gid},
+        {QStringLiteral("seccompProfile"),
+         QJsonObject{{QStringLiteral("type"), QStringLiteral("RuntimeDefault")}}},
+    };
+    // /tmp and the workdir as on Docker: memory-backed (tmpfs pages count toward the memory
+    // limit) and each capped at the tmpfs size.
+    const auto scratch = [&](const QString &name) {
+        return QJsonObject{
+            {QStringLiteral("name"), name},
+            {QStringLiteral("emptyDir"),
+             QJsonObject{{QStringLiteral("medium"), QStringLiteral("Memory")},
+                         {QStringLiteral("sizeLimit"), bytesQuantity(spec.limits.tmpfsBytes)}}}};
+    };
+    const QString image = prefixedImage(options.imagePrefix, spec.image);
+    QJsonObject podSpec{
         {QStringLiteral("restartPolicy"), QStringLiteral("Never")},
-        {QStringLiteral("activeDeadlineSeconds"),
-         options.activeDeadlineSeconds > 0 ? options.activeDeadlineSeconds
-                                           : defaultDeadlineSeconds(config, options.session)},
+        {QStringLiteral("activeDeadlineSeconds"), options.activeDeadlineSeconds > 0
+                                                      ? options.activeDeadlineSeconds
+                                                      : defaultDeadlineSeconds(spec)},
         // No API credentials and no addresses of the namespace's services in the sandbox.
         {QStringLiteral("automountServiceAccountToken"), false},
         {QStringLiteral("enableServiceLinks"), false},
@@ -294,35 +307,23 @@ QJsonObject PodSpec::build(const Language &language, const SandboxConfig &config
         {QStringLiteral("hostIPC"), false},
         {QStringLiteral("shareProcessNamespace"), false},
         {QStringLiteral("securityContext"), podSecurity},
-        {QStringLiteral("containers"), QJsonArray{container}},
+        {QStringLiteral("containers"), QJsonArray{containerJson(spec, image)}},
         {QStringLiteral("volumes"),
          QJsonArray{scratch(QStringLiteral("tmp")), scratch(QStringLiteral("workdir"))}},
     };
-    if (!options.runtimeClassName.isEmpty())
-        spec.insert(QStringLiteral("runtimeClassName"), options.runtimeClassName);
+    if (!spec.runtime.isEmpty())
+        podSpec.insert(QStringLiteral("runtimeClassName"), spec.runtime);
     if (!options.nodeSelector.isEmpty()) {
         QJsonObject selector;
         for (auto it = options.nodeSelector.begin(); it != options.nodeSelector.end(); ++it)
             selector.insert(it.key(), it.value());
-        spec.insert(QStringLiteral("nodeSelector"), selector);
+        podSpec.insert(QStringLiteral("nodeSelector"), selector);
     }
-
-    // generateName: the server adds a random suffix, so pods never collide by name.
-    QString prefix = QStringLiteral("cs-");
-    for (QChar c : language.name.toLower())
-        prefix.append(isAlnum(c) ? c : QChar(u'-'));
-    QJsonObject metadata{
-        {QStringLiteral("generateName"), prefix.left(40) + u'-'},
-        {QStringLiteral("labels"), labels},
-    };
-    if (!annotations.isEmpty())
-        metadata.insert(QStringLiteral("annotations"), annotations);
-
     return {
         {QStringLiteral("apiVersion"), QStringLiteral("v1")},
         {QStringLiteral("kind"), QStringLiteral("Pod")},
-        {QStringLiteral("metadata"), metadata},
-        {QStringLiteral("spec"), spec},
+        {QStringLiteral("metadata"), metadataJson(spec)},
+        {QStringLiteral("spec"), podSpec},
     };
 }
 

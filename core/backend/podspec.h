@@ -6,35 +6,29 @@
 #include <QString>
 #include <QStringList>
 
-struct Language;
-struct SandboxConfig;
+struct SandboxSpec;
 
-// The body of `POST /api/v1/namespaces/{ns}/pods` for one sandbox: the pod counterpart of
-// ContainerSpec, built from the same inputs. The command, environment, user and labels are
-// taken from ContainerSpec's own create body, so a pod runs exactly what a Docker container
-// runs (the stdin-fed supervisor) as the same user with the same variables; the limits and the
-// hardening are restated in the pod's terms.
+// A SandboxSpec as the body of `POST /api/v1/namespaces/{ns}/pods`: the pod counterpart of
+// ContainerSpec, so a pod runs exactly what a Docker container runs (the stdin-fed supervisor)
+// as the same user with the same variables and labels; the limits and the hardening are
+// restated in the pod's terms.
 //
 // What a pod cannot say that the Docker body does: a process limit (PidsLimit; on Kubernetes
 // it is the kubelet's podPidsLimit), the open-files ulimit (the runtime's default), an init
 // process (Init: true) and the absence of a network interface (a pod always has one: network
-// isolation is the NetworkPolicy in packaging/kubernetes/, which the backend must find).
+// isolation is the NetworkPolicy in packaging/kubernetes/, which the backend must find). Nor
+// does it render the spec's mounts (library volumes are not supported on Kubernetes yet: the
+// backend refuses such specs).
 class PodSpec
 {
 public:
-    // What a Kubernetes engine adds to the sandbox configuration.
+    // What a Kubernetes engine adds to the spec: where the cluster pulls from and where pods go.
     struct Options
     {
-        // The run image as the language or the configuration names it; see prefixedImage().
-        QString image;
         // Pushed images: "registry.example.com/team" makes code-sandbox/python:latest into
         // registry.example.com/team/code-sandbox/python:latest.
         QString imagePrefix;
-        // A RuntimeClass such as gVisor's "gvisor" (empty: the cluster's default runtime).
-        QString runtimeClassName;
         QMap<QString, QString> nodeSelector;
-        // The container serves many programs one after another (a session).
-        bool session = false;
         // The pod's lifetime on the node, counted from its start: a backstop for pods whose
         // instance died without deleting them. 0: defaultDeadlineSeconds().
         qint64 activeDeadlineSeconds = 0;
@@ -52,12 +46,12 @@ public:
     static constexpr const char *kLabelNetwork = "code-sandbox.network";
     static constexpr const char *kContainerName = "sandbox";
 
-    static QJsonObject build(const Language &language, const SandboxConfig &config,
-                             const Options &options);
+    static QJsonObject render(const SandboxSpec &spec, const Options &options);
+    static QJsonObject render(const SandboxSpec &spec); // with no Options
 
     // kWarmWaitSec + the largest timeout a call may ask + kDeadlineMarginSec, or
     // kSessionDeadlineSec for a session.
-    static qint64 defaultDeadlineSeconds(const SandboxConfig &config, bool session);
+    static qint64 defaultDeadlineSeconds(const SandboxSpec &spec);
 
     static QString prefixedImage(const QString &imagePrefix, const QString &image);
 
@@ -87,4 +81,9 @@ public:
     // Both: what the namespace lacks to isolate pods without network, each missing or opening
     // policy named; empty when both egress and ingress are denied.
     static QString sandboxIsolationProblem(const QJsonArray &policies);
+
+private:
+    static QJsonArray envJson(const SandboxSpec &spec);
+    static QJsonObject metadataJson(const SandboxSpec &spec);
+    static QJsonObject containerJson(const SandboxSpec &spec, const QString &image);
 };

@@ -3,9 +3,6 @@
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
 
-#include <QCryptographicHash>
-#include <QJsonDocument>
-
 ContainerPool::ContainerPool(int sizePerSpec, const Factory &factory, QObject *parent)
     : QObject(parent), m_size(qMax(0, sizePerSpec)), m_maxSize(m_size), m_factory(factory)
 {
@@ -22,24 +19,14 @@ ContainerPool::ContainerPool(int sizePerSpec, const Factory &factory, QObject *p
     connect(&m_quietTimer, &QTimer::timeout, this, &ContainerPool::refillDeferred);
 }
 
-QString ContainerPool::keyOf(const QJsonObject &spec)
-{
-    // QJsonDocument writes keys sorted, so equal specs give equal keys.
-    return QString::fromLatin1(
-        QCryptographicHash::hash(QJsonDocument(spec).toJson(QJsonDocument::Compact),
-                                 QCryptographicHash::Sha256)
-            .toHex());
-}
-
-void ContainerPool::warm(const QJsonObject &spec, const QString &image, const QString &label)
+void ContainerPool::warm(const SandboxSpec &spec, const QString &label)
 {
     if (m_size == 0 || m_cleared)
         return;
-    const QString key = keyOf(spec);
+    const QString key = spec.key();
     Slot &slot = m_slots[key];
-    if (slot.spec.isEmpty()) {
+    if (!slot.fillClock.isValid()) {
         slot.spec = spec;
-        slot.image = image;
         slot.label = label;
         slot.fillClock.start();
     }
@@ -48,11 +35,11 @@ void ContainerPool::warm(const QJsonObject &spec, const QString &image, const QS
     refill(key);
 }
 
-SandboxContainer *ContainerPool::take(const QJsonObject &spec)
+SandboxContainer *ContainerPool::take(const SandboxSpec &spec)
 {
     if (m_size == 0 || m_cleared)
         return nullptr;
-    const QString key = keyOf(spec);
+    const QString key = spec.key();
     auto it = m_slots.find(key);
     if (it == m_slots.end())
         return nullptr;
@@ -120,7 +107,7 @@ void ContainerPool::refill(const QString &key, bool retrying)
         return;
     }
     while (slot.entries.size() < targetOf(slot)) {
-        SandboxContainer *c = m_factory(slot.spec, slot.image);
+        SandboxContainer *c = m_factory(slot.spec);
         Entry entry;
         entry.container = c;
         entry.age.start();
@@ -238,9 +225,9 @@ void ContainerPool::setShrinkAfterMs(qint64 ms)
     m_shrinkTimer.setInterval(int(qBound(qint64(100), ms / 2, qint64(30000))));
 }
 
-int ContainerPool::targetSize(const QJsonObject &spec) const
+int ContainerPool::targetSize(const SandboxSpec &spec) const
 {
-    const auto it = m_slots.constFind(keyOf(spec));
+    const auto it = m_slots.constFind(spec.key());
     return it == m_slots.cend() ? m_size : targetOf(*it);
 }
 
@@ -297,9 +284,9 @@ void ContainerPool::clear()
     }
 }
 
-int ContainerPool::warmCount(const QJsonObject &spec) const
+int ContainerPool::warmCount(const SandboxSpec &spec) const
 {
-    const auto it = m_slots.constFind(keyOf(spec));
+    const auto it = m_slots.constFind(spec.key());
     if (it == m_slots.cend())
         return 0;
     int n = 0;
@@ -316,8 +303,8 @@ int ContainerPool::totalCount() const
     return n;
 }
 
-int ContainerPool::pooledCount(const QJsonObject &spec) const
+int ContainerPool::pooledCount(const SandboxSpec &spec) const
 {
-    const auto it = m_slots.constFind(keyOf(spec));
+    const auto it = m_slots.constFind(spec.key());
     return it == m_slots.cend() ? 0 : int(it->entries.size());
 }

@@ -1,8 +1,9 @@
 #pragma once
 
+#include "sandboxspec.h"
+
 #include <QElapsedTimer>
 #include <QHash>
-#include <QJsonObject>
 #include <QList>
 #include <QObject>
 #include <QPointer>
@@ -24,8 +25,7 @@ class ContainerPool : public QObject
 {
     Q_OBJECT
 public:
-    using Factory =
-        std::function<SandboxContainer *(const QJsonObject &spec, const QString &image)>;
+    using Factory = std::function<SandboxContainer *(const SandboxSpec &spec)>;
 
     // Calls taken within this window count as one burst.
     static constexpr int kBurstWindowMs = 3000;
@@ -41,7 +41,7 @@ public:
     int maxSize() const { return m_maxSize; }
     void setShrinkAfterMs(qint64 ms);
     // What it keeps for this spec now (base, or what demand grew it to).
-    int targetSize(const QJsonObject &spec) const;
+    int targetSize(const SandboxSpec &spec) const;
     // Containers handed out ready (the call only handed over its program), and the others.
     int warmTakes() const { return m_warmTakes; }
     int coldTakes() const { return m_coldTakes; }
@@ -49,18 +49,18 @@ public:
     void setRetryDelayMs(int ms) { m_retryDelayMs = ms; }
 
     // Fills the pool for this spec up to its size in the background.
-    void warm(const QJsonObject &spec, const QString &image, const QString &label);
+    void warm(const SandboxSpec &spec, const QString &label);
     // A pooled container for this spec (ready if one is; else the one closest to ready), and a
     // refill starts behind it. nullptr when the pool has none: the caller makes a fresh one.
-    SandboxContainer *take(const QJsonObject &spec);
+    SandboxContainer *take(const SandboxSpec &spec);
     // Removes every pooled container and stops refilling.
     void clear();
     // Preparing a container costs the engine (and the CPU) as much as a short program: while
     // programs run, refills wait unless a pool ran dry. The owner says when nothing runs.
     void setBusy(bool busy);
 
-    int warmCount(const QJsonObject &spec) const;   // ready to run
-    int pooledCount(const QJsonObject &spec) const; // ready or being prepared
+    int warmCount(const SandboxSpec &spec) const;   // ready to run
+    int pooledCount(const SandboxSpec &spec) const; // ready or being prepared
     int totalCount() const;
 
 Q_SIGNALS:
@@ -75,8 +75,7 @@ private:
     };
     struct Slot
     {
-        QJsonObject spec;
-        QString image;
+        SandboxSpec spec;
         QString label;
         QList<Entry> entries;
         int target = 0;      // 0: the base
@@ -89,7 +88,6 @@ private:
         bool refillDeferred = false;
     };
 
-    static QString keyOf(const QJsonObject &spec);
     void refill(const QString &key, bool retrying = false);
     void adopt(const QString &key, SandboxContainer *container);
     void drop(const QString &key, SandboxContainer *container);

@@ -1,7 +1,8 @@
 #pragma once
 
+#include "sandboxspec.h"
+
 #include <QHash>
-#include <QJsonObject>
 #include <QObject>
 #include <QQueue>
 #include <QString>
@@ -22,8 +23,8 @@ public:
     {
         Execution *execution;
         // The sandbox it runs in, made for the backend the run is placed on when it leaves the
-        // queue (see SandboxBackend::runSpec).
-        std::function<QJsonObject(const SandboxBackend &)> spec;
+        // queue, or why that backend cannot run it (see SandboxBackend::runSpec).
+        std::function<SandboxSpec::Result(const SandboxBackend &)> spec;
         QString image;
         // Where it must run (its libraries' volume is there); null: wherever placement says.
         SandboxSite *site = nullptr;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "sandboxcontainer.h"
+#include "sandboxspec.h"
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -17,9 +18,9 @@ struct SandboxConfig;
 // libraries, leftovers) and an engine. DockerBackend (core/backend, the Docker Engine API of
 // Docker and Podman) is the first implementation.
 //
-// A Kubernetes cluster fits the same calls: a creation spec is a pod manifest (the same limits
-// as requests/limits, a securityContext, emptyDir volumes with sizeLimit, labels); a sandbox is
-// a pod whose supervisor's stdin, stdout and stderr are attached over WebSocket
+// A Kubernetes cluster fits the same calls: a SandboxSpec is rendered as a pod manifest (the same
+// limits as requests/limits, a securityContext, emptyDir volumes with sizeLimit, labels); a sandbox
+// is a pod whose supervisor's stdin, stdout and stderr are attached over WebSocket
 // (v5.channel.k8s.io), so write()/output() and the result line work unchanged; files go in and
 // out as tar over an exec of `tar` (the same archives, cut off at the same budget); interrupt()
 // is an exec of `kill -INT 1`; exitStatus() the pod's container status; volumes for libraries
@@ -132,19 +133,22 @@ public:
     // has learnt the engine's machine.
     virtual int capacity() const = 0;
 
-    // The creation spec of a sandbox for one program of `language` (or a session's, serving
-    // programs one after another), with `librariesVolume` mounted read-only when given. Opaque to
-    // the caller, equal for equal sandboxes: the pool keeps sandboxes per spec.
-    virtual QJsonObject runSpec(const Language &language, const QString &image,
-                                const SandboxConfig &config, const QString &librariesVolume,
-                                bool session) const = 0;
+    // The spec of a sandbox for one program of `language` (or a session's, serving programs one
+    // after another), with `librariesVolume` mounted read-only when given (SandboxSpec::forRun,
+    // with what the backend adds, such as its runtime), or why this backend cannot run it.
+    // Equal for equal sandboxes: the pool keeps sandboxes per spec.
+    virtual SandboxSpec::Result runSpec(const Language &language, const QString &image,
+                                        const SandboxConfig &config, const QString &librariesVolume,
+                                        bool session) const = 0;
     // A sandbox with network that installs libraries into `volume` (never given the pass-through
-    // variables).
-    virtual QJsonObject installSpec(const Language &language, const QString &image,
-                                    const SandboxConfig &config, const QString &volume) const = 0;
-    // A sandbox for `spec`, not yet prepared. `name` is unique on the backend.
-    virtual SandboxContainer *createSandbox(const QJsonObject &spec, const QString &image,
-                                            const QString &name, QObject *parent) = 0;
+    // variables; SandboxSpec::forInstall), or why this backend cannot run it.
+    virtual SandboxSpec::Result installSpec(const Language &language, const QString &image,
+                                            const SandboxConfig &config,
+                                            const QString &volume) const = 0;
+    // A sandbox for `spec` (one runSpec or installSpec of this backend gave), not yet prepared.
+    // `name` is unique on the backend.
+    virtual SandboxContainer *createSandbox(const SandboxSpec &spec, const QString &name,
+                                            QObject *parent) = 0;
 
     // Named storage that outlives sandboxes (installed libraries).
     virtual void createVolume(const QString &name, const QJsonObject &labels, QObject *context,

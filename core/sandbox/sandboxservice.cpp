@@ -111,10 +111,7 @@ ContainerPool *SandboxService::makePool(SandboxSite *site)
         return nullptr;
     auto *pool = new ContainerPool(
         m_config.poolSize,
-        [this, site](const QJsonObject &spec, const QString &image) {
-            return makeContainer(site, spec, image);
-        },
-        site);
+        [this, site](const SandboxSpec &spec) { return makeContainer(site, spec); }, site);
     pool->setMaxSize(poolMaxFor(site));
     const QString where =
         m_sites.size() > 1 ? QStringLiteral(" on ") + site->endpoint() : QString();
@@ -305,7 +302,8 @@ SandboxSite *SandboxService::place(const SpecFor &spec, const QList<SandboxSite 
     for (SandboxSite *site : candidates) {
         if (!site->isUsable())
             continue;
-        const int warm = site->pool() ? site->pool()->warmCount(spec(*site->backend())) : 0;
+        const SandboxSpec::Result made = spec(*site->backend());
+        const int warm = site->pool() && made.ok() ? site->pool()->warmCount(*made.spec) : 0;
         if (!best) {
             best = site;
             bestWarm = warm;
@@ -424,8 +422,14 @@ SandboxContainer *SandboxService::createSessionContainer(const Language &languag
             *error = noSiteMessage();
         return nullptr;
     }
+    const SandboxSpec::Result made = spec(*site->backend());
+    if (!made.ok()) {
+        if (error)
+            *error = made.error;
+        return nullptr;
+    }
     site->countPlaced();
-    SandboxContainer *container = makeContainer(site, spec(*site->backend()), language.image);
+    SandboxContainer *container = makeContainer(site, *made.spec);
     container->prepare();
     return container;
 }
@@ -493,13 +497,17 @@ void SandboxService::launch(const ExecutionQueue::Job &next)
                                   : noSiteMessage());
         return;
     }
-    const QJsonObject spec = next.spec(*site->backend());
+    const SandboxSpec::Result made = next.spec(*site->backend());
+    if (!made.ok()) {
+        next.execution->fail(made.error);
+        return;
+    }
     ContainerPool *pool = site->pool();
     if (pool)
         pool->setBusy(true);
-    SandboxContainer *container = pool ? pool->take(spec) : nullptr;
+    SandboxContainer *container = pool ? pool->take(*made.spec) : nullptr;
     if (!container)
-        container = makeContainer(site, spec, next.image);
+        container = makeContainer(site, *made.spec);
     site->countPlaced();
     placeOn(next.execution, site);
     next.execution->run(container);
@@ -536,8 +544,7 @@ void SandboxService::placeOn(Execution *execution, SandboxSite *site)
     });
 }
 
-SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const QJsonObject &spec,
-                                                const QString &image)
+SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const SandboxSpec &spec)
 {
     // Named after the instance, so that the engine's own listing shows whose it is, and so that
     // one created after its request was given up on is recognised as a stray.
@@ -545,12 +552,9 @@ SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const QJsonOb
         QStringLiteral("code-sandbox-%1-%2")
             .arg(m_config.instanceId.isEmpty() ? QStringLiteral("anonymous") : m_config.instanceId)
             .arg(++m_containerSeq);
-    SandboxContainer *container = site->backend()->createSandbox(spec, image, containerName, this);
-    QJsonObject labels = spec.value(u"Labels").toObject();
-    if (labels.isEmpty()) // a pod body (Kubernetes)
-        labels = spec.value(u"metadata").toObject().value(u"labels").toObject();
-    const QString name = labels.value(u"code-sandbox.language").toString();
-    if (const Language *language = m_languages.find(name)) {
+    SandboxContainer *container = site->backend()->createSandbox(spec, containerName, this);
+    if (const Language *language = m_languages.find(spec.language)) {
+        const QString image = spec.image;
         const bool several = m_sites.size() > 1;
         container->setMissingImageHint([language = *language, image, site, several] {
             return missingImageHint(language, image, site, several);
@@ -593,7 +597,9 @@ void SandboxService::warmOn(SandboxSite *site, const Language &language)
     if (!site->pool() || site->warming().contains(language.name))
         return;
     site->warming().insert(language.name);
-    site->pool()->warm(runSpecFor(language)(*site->backend()), language.image, language.name);
+    const SandboxSpec::Result made = runSpecFor(language)(*site->backend());
+    if (made.ok())
+        site->pool()->warm(*made.spec, language.name);
 }
 
 void SandboxService::track(SandboxContainer *container, SandboxSite *site)

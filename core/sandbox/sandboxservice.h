@@ -3,9 +3,9 @@
 #include "executionqueue.h"
 #include "languageregistry.h"
 #include "sandboxconfig.h"
+#include "sandboxspec.h"
 
 #include <QHash>
-#include <QJsonObject>
 #include <QObject>
 #include <QQueue>
 #include <QSet>
@@ -102,7 +102,7 @@ Q_SIGNALS:
     void sitesChanged();
 
 private:
-    using SpecFor = std::function<QJsonObject(const SandboxBackend &)>;
+    using SpecFor = std::function<SandboxSpec::Result(const SandboxBackend &)>;
 
     Execution *start(const Language &language, const ExecutionRequest &request);
     // A new execution, tracked until it finishes; submit() then runs or queues it.
@@ -130,8 +130,7 @@ private:
     void placeOn(Execution *execution, SandboxSite *site);
     void warm(const Language &language);
     void warmOn(SandboxSite *site, const Language &language);
-    SandboxContainer *makeContainer(SandboxSite *site, const QJsonObject &spec,
-                                    const QString &image);
+    SandboxContainer *makeContainer(SandboxSite *site, const SandboxSpec &spec);
     void track(SandboxContainer *container, SandboxSite *site);
     void checkShutdownDone();
     int janitorsPending() const;

@@ -3,7 +3,6 @@
 // stop listening (an engine stopped) and listen again on the same path (the engine restarted).
 
 #include "containerpool.h"
-#include "containerspec.h"
 #include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginefakes.h"
@@ -14,6 +13,7 @@
 #include "leftoversweeper.h"
 #include "sandboxservice.h"
 #include "sandboxsite.h"
+#include "sandboxspec.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -324,7 +324,7 @@ private Q_SLOTS:
         QVERIFY(service.pool());
         service.pool()->setRetryDelayMs(200);
         const Language &py = *service.languages().find(QStringLiteral("python"));
-        const QJsonObject spec = ContainerSpec::build(py, py.image, service.config());
+        const SandboxSpec spec = SandboxSpec::forRun(py, py.image, service.config());
         service.warmUp();
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 1, 30000);
 

@@ -2,7 +2,6 @@
 // and the concurrency limit, refilling, and removal of pooled containers at shutdown.
 
 #include "containerpool.h"
-#include "containerspec.h"
 #include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginereply.h"
@@ -10,6 +9,7 @@
 #include "execution.h"
 #include "sandboxservice.h"
 #include "sandboxsite.h"
+#include "sandboxspec.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -51,10 +51,10 @@ private:
         return service.pool()->warmTakes() - warmBefore;
     }
 
-    QJsonObject pythonSpec(const SandboxService &service)
+    SandboxSpec pythonSpec(const SandboxService &service)
     {
         const Language *python = service.languages().find(QStringLiteral("python"));
-        return ContainerSpec::build(*python, python->image, service.config());
+        return SandboxSpec::forRun(*python, python->image, service.config());
     }
 
     ExecutionResult run(SandboxService &service, const QString &code)
@@ -153,7 +153,7 @@ print(socket.gethostname())
         SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2, 4, 6));
         service.pool()->setShrinkAfterMs(4000);
         service.warmUp();
-        const QJsonObject spec = pythonSpec(service);
+        const SandboxSpec spec = pythonSpec(service);
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 2, 30000);
         QCOMPARE(service.pool()->targetSize(spec), 2);
 
@@ -210,7 +210,7 @@ print(socket.gethostname())
         DockerBackend backend(&engine);
         SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2));
         service.warmUp();
-        const QJsonObject spec = pythonSpec(service);
+        const SandboxSpec spec = pythonSpec(service);
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 2, 30000);
         const QStringList before = engineContainers(engine, service.config().instanceId);
         QCOMPARE(before.size(), 4); // two python, two javascript

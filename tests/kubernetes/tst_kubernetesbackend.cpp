@@ -264,9 +264,11 @@ print("done")
             for (int i = 0; i < 5; ++i) {
                 QTRY_VERIFY_WITH_TIMEOUT(
                     pool->warmCount(
-                        backend.runSpec(*LanguageRegistry::builtIn().find(QStringLiteral("python")),
-                                        QStringLiteral("code-sandbox/python:latest"),
-                                        service.config(), {}, false)) > 0,
+                        *backend
+                             .runSpec(*LanguageRegistry::builtIn().find(QStringLiteral("python")),
+                                      QStringLiteral("code-sandbox/python:latest"),
+                                      service.config(), {}, false)
+                             .spec) > 0,
                     60000);
                 const int takes = pool->warmTakes();
                 QElapsedTimer clock;

@@ -1,6 +1,7 @@
 #include "containerspec.h"
 #include "languageregistry.h"
 #include "sandboxconfig.h"
+#include "sandboxspec.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -23,7 +24,7 @@ QJsonObject build(const SandboxConfig &config, const QString &language = QString
                   const QString &librariesVolume = QString())
 {
     const Language &l = lang(language);
-    return ContainerSpec::build(l, l.image, config, librariesVolume);
+    return ContainerSpec::render(SandboxSpec::forRun(l, l.image, config, librariesVolume));
 }
 
 SandboxConfig defaultConfig()
@@ -193,7 +194,7 @@ void tst_ContainerSpec::command()
 
     const QStringList cmd = strings(build(defaultConfig(), language).value("Cmd"));
     QCOMPARE(cmd, QStringList({"/bin/sh", "-c",
-                               QString::fromLatin1(ContainerSpec::supervisorScript()), "cs-run"}) +
+                               QString::fromLatin1(SandboxSpec::supervisorScript()), "cs-run"}) +
                       tail);
 }
 
@@ -316,9 +317,10 @@ void tst_ContainerSpec::installContainer()
     const Language &l = lang("javascript");
     SandboxConfig config = defaultConfig();
     config.passThroughEnv = {{"CS_TEST_SECRET", "hunter2"}};
-    const QJsonObject spec =
-        ContainerSpec::buildInstall(l, l.image, config, "code-sandbox-libs-js-1",
-                                    {"HTTPS_PROXY=http://proxy:3128"}, "/etc/ssl/certs/ca.crt");
+    config.installEnv = {"HTTPS_PROXY=http://proxy:3128"};
+    config.installCaBundle = "/etc/ssl/certs/ca.crt";
+    const QJsonObject spec = ContainerSpec::render(
+        SandboxSpec::forInstall(l, l.image, config, "code-sandbox-libs-js-1"));
     QCOMPARE(at(spec, {"HostConfig", "NetworkMode"}), QJsonValue("bridge"));
     QCOMPARE(spec.value("NetworkDisabled"), QJsonValue(false));
     QCOMPARE(at(spec, {"Labels", "code-sandbox.role"}), QJsonValue("install"));
@@ -340,13 +342,14 @@ void tst_ContainerSpec::installContainer()
     // Package install code runs here with network: the operator's secrets stay out (a run of
     // the same config gets them).
     QVERIFY2(!env.join(u' ').contains("hunter2"), qPrintable(env.join(u' ')));
-    QVERIFY(strings(ContainerSpec::build(l, l.image, config).value("Env"))
+    QVERIFY(strings(ContainerSpec::render(SandboxSpec::forRun(l, l.image, config)).value("Env"))
                 .contains("CS_TEST_SECRET=hunter2"));
     // The rest stays as hardened as a run.
     for (const char *key : {"Memory", "MemorySwap", "NanoCpus", "PidsLimit", "SecurityOpt", "Init",
                             "IpcMode", "Ulimits"})
         QCOMPARE(at(spec, {"HostConfig", key}),
-                 at(ContainerSpec::build(l, l.image, config), {"HostConfig", key}));
+                 at(ContainerSpec::render(SandboxSpec::forRun(l, l.image, config)),
+                    {"HostConfig", key}));
     QCOMPARE(at(spec, {"HostConfig", "CapDrop"}), QJsonValue(QJsonArray{"ALL"}));
     QCOMPARE(at(spec, {"HostConfig", "ReadonlyRootfs"}), QJsonValue(true));
     QCOMPARE(spec.value("User"), QJsonValue("1000:1000"));

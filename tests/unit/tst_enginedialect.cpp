@@ -2,6 +2,7 @@
 #include "enginedialect.h"
 #include "languageregistry.h"
 #include "sandboxconfig.h"
+#include "sandboxspec.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -34,7 +35,8 @@ QJsonObject pythonSpec(const QStringList &passThrough = {})
         config.passThroughEnv.append({name, QStringLiteral("value")});
     const LanguageRegistry registry = LanguageRegistry::builtIn();
     const Language *python = registry.find(QStringLiteral("python"));
-    return python ? ContainerSpec::build(*python, python->image, config) : QJsonObject();
+    return python ? ContainerSpec::render(SandboxSpec::forRun(*python, python->image, config))
+                  : QJsonObject();
 }
 
 QStringList envNames(const QJsonObject &spec)

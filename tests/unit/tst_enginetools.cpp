@@ -43,18 +43,19 @@ public:
 
     QString endpoint() const override { return m_endpoint; }
     int capacity() const override { return 16; }
-    QJsonObject runSpec(const Language &, const QString &, const SandboxConfig &, const QString &,
-                        bool) const override
+    SandboxSpec::Result runSpec(const Language &, const QString &, const SandboxConfig &,
+                                const QString &, bool) const override
     {
-        return {};
+        return SandboxSpec::Result::of(SandboxSpec());
     }
-    QJsonObject installSpec(const Language &, const QString &, const SandboxConfig &,
-                            const QString &) const override
+    SandboxSpec::Result installSpec(const Language &, const QString &, const SandboxConfig &,
+                                    const QString &) const override
     {
-        return {};
+        SandboxSpec install;
+        install.role = QStringLiteral("install");
+        return SandboxSpec::Result::of(install);
     }
-    SandboxContainer *createSandbox(const QJsonObject &, const QString &, const QString &,
-                                    QObject *) override
+    SandboxContainer *createSandbox(const SandboxSpec &, const QString &, QObject *) override
     {
         qFatal("no sandbox is created in this test");
         return nullptr;

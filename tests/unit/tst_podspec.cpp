@@ -3,6 +3,7 @@
 #include "podspec.h"
 #include "sandboxconfig.h"
 #include "sandboxlayout.h"
+#include "sandboxspec.h"
 
 #include <QDir>
 #include <QFile>
@@ -37,11 +38,19 @@ SandboxConfig defaultConfig()
     return c;
 }
 
+// What the sandbox room asks a backend for: a run of `language` with `config`.
+SandboxSpec specFor(const SandboxConfig &config = defaultConfig(),
+                    const QString &language = QStringLiteral("python"), bool session = false)
+{
+    const Language &l = lang(language);
+    return SandboxSpec::forRun(l, l.image, config, {}, session);
+}
+
 QJsonObject build(const SandboxConfig &config = defaultConfig(),
                   const PodSpec::Options &options = {},
                   const QString &language = QStringLiteral("python"))
 {
-    return PodSpec::build(lang(language), config, options);
+    return PodSpec::render(specFor(config, language), options);
 }
 
 QJsonValue at(const QJsonObject &root, const QStringList &keys)
@@ -254,13 +263,12 @@ void tst_PodSpec::runsWhatContainerSpecRuns()
     QFETCH(QString, language);
     QFETCH(bool, session);
     const Language &l = lang(language);
-    PodSpec::Options options;
-    options.session = session;
-    const QJsonObject pod = PodSpec::build(l, defaultConfig(), options);
-    const QJsonObject docker = ContainerSpec::build(l, l.image, defaultConfig(), {}, session);
+    const SandboxSpec spec = specFor(defaultConfig(), language, session);
+    const QJsonObject pod = PodSpec::render(spec);
+    const QJsonObject docker = ContainerSpec::render(spec);
     QCOMPARE(container(pod).value(u"command"), docker.value(u"Cmd"));
     QCOMPARE(container(pod).value(u"command")[2].toString(),
-             QString::fromLatin1(ContainerSpec::supervisorScript()));
+             QString::fromLatin1(SandboxSpec::supervisorScript()));
     QStringList dockerEnv;
     for (const QJsonValue &v : docker.value(u"Env").toArray())
         dockerEnv.append(v.toString());
@@ -314,8 +322,7 @@ void tst_PodSpec::labels()
     // The same labels as the Docker container (so the sweep finds leftovers by them), with the
     // values Kubernetes accepts; a value that had to change is kept in an annotation.
     const QJsonObject pod = build();
-    const QJsonObject docker =
-        ContainerSpec::build(lang("python"), lang("python").image, defaultConfig());
+    const QJsonObject docker = ContainerSpec::render(specFor());
     const QJsonObject labels = at(pod, {"metadata", "labels"}).toObject();
     const QJsonObject dockerLabels = docker.value(u"Labels").toObject();
     QCOMPARE(labels.keys(), dockerLabels.keys());
@@ -364,9 +371,10 @@ void tst_PodSpec::passThroughEnvironment()
 void tst_PodSpec::optionalPlacement()
 {
     PodSpec::Options options;
-    options.runtimeClassName = "gvisor";
     options.nodeSelector = {{"sandbox.example.com/pool", "code"}, {"kubernetes.io/os", "linux"}};
-    const QJsonObject pod = build(defaultConfig(), options);
+    SandboxSpec spec = specFor();
+    spec.runtime = "gvisor";
+    const QJsonObject pod = PodSpec::render(spec, options);
     QCOMPARE(at(pod, {"spec", "runtimeClassName"}).toString(), "gvisor");
     QCOMPARE(at(pod, {"spec", "nodeSelector"}).toObject(),
              QJsonObject({{"sandbox.example.com/pool", "code"}, {"kubernetes.io/os", "linux"}}));
@@ -379,12 +387,13 @@ void tst_PodSpec::deadline()
     config.maxTimeoutSec = 120;
     QCOMPARE(at(build(config), {"spec", "activeDeadlineSeconds"}).toInteger(),
              PodSpec::kWarmWaitSec + 120 + PodSpec::kDeadlineMarginSec);
-    PodSpec::Options options;
-    options.session = true;
-    QCOMPARE(at(build(config, options), {"spec", "activeDeadlineSeconds"}).toInteger(),
+    const SandboxSpec session = specFor(config, "python", true);
+    QCOMPARE(at(PodSpec::render(session), {"spec", "activeDeadlineSeconds"}).toInteger(),
              PodSpec::kSessionDeadlineSec);
+    PodSpec::Options options;
     options.activeDeadlineSeconds = 77;
-    QCOMPARE(at(build(config, options), {"spec", "activeDeadlineSeconds"}).toInteger(), 77);
+    QCOMPARE(at(PodSpec::render(session, options), {"spec", "activeDeadlineSeconds"}).toInteger(),
+             77);
 }
 
 void tst_PodSpec::imagePrefix()
@@ -393,8 +402,9 @@ void tst_PodSpec::imagePrefix()
     options.imagePrefix = "registry.example.com:5000/team/";
     QCOMPARE(container(build(defaultConfig(), options)).value(u"image").toString(),
              "registry.example.com:5000/team/code-sandbox/python:latest");
-    options.image = "my/python:3.12";
-    QCOMPARE(container(build(defaultConfig(), options)).value(u"image").toString(),
+    SandboxSpec custom = specFor();
+    custom.image = "my/python:3.12";
+    QCOMPARE(container(PodSpec::render(custom, options)).value(u"image").toString(),
              "registry.example.com:5000/team/my/python:3.12");
     QCOMPARE(PodSpec::prefixedImage({}, "code-sandbox/go:latest"), "code-sandbox/go:latest");
 }
@@ -531,7 +541,7 @@ void tst_PodSpec::everyLanguageIsHardened()
         for (bool network : {false, true}) {
             SandboxConfig config = defaultConfig();
             config.network = network;
-            QCOMPARE(PodSpec::hardeningViolations(PodSpec::build(l, config, {})), QStringList());
+            QCOMPARE(PodSpec::hardeningViolations(build(config, {}, l.name)), QStringList());
         }
     }
 }
@@ -668,9 +678,10 @@ void tst_PodSpec::writeForSchemaCheck()
     network.network = true;
     pods.append({"network", build(network)});
     PodSpec::Options gvisor;
-    gvisor.runtimeClassName = "gvisor";
     gvisor.nodeSelector = {{"sandbox.example.com/runtime", "gvisor"}};
-    pods.append({"runtimeclass", build(defaultConfig(), gvisor)});
+    SandboxSpec runtime = specFor();
+    runtime.runtime = "gvisor";
+    pods.append({"runtimeclass", PodSpec::render(runtime, gvisor)});
     SandboxConfig env = defaultConfig();
     env.passThroughEnv = {{"OPENAI_API_KEY", "sk-test"}, {"HTTPS_PROXY", "http://proxy:3128"}};
     pods.append({"passthrough", build(env)});
@@ -678,12 +689,11 @@ void tst_PodSpec::writeForSchemaCheck()
     small.cpus = 0.25;
     small.memoryBytes = 100 * 1000 * 1000;
     small.tmpfsBytes = 16LL * 1024 * 1024;
-    PodSpec::Options session;
-    session.session = true;
-    session.imagePrefix = "registry.example.com/team";
-    pods.append({"session-small", build(small, session)});
+    PodSpec::Options prefix;
+    prefix.imagePrefix = "registry.example.com/team";
+    pods.append({"session-small", PodSpec::render(specFor(small, "python", true), prefix)});
     for (const Language &l : registry().all())
-        pods.append({"language-" + l.name, PodSpec::build(l, defaultConfig(), {})});
+        pods.append({"language-" + l.name, build(defaultConfig(), {}, l.name)});
     QVERIFY(pods.size() >= 5 + 11);
 
     const QString dir = qEnvironmentVariable("CS_PODSPEC_DIR");

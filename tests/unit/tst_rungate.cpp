@@ -53,18 +53,19 @@ public:
 
     QString endpoint() const override { return QStringLiteral("unix:///recording.sock"); }
     int capacity() const override { return 4; }
-    QJsonObject runSpec(const Language &, const QString &, const SandboxConfig &, const QString &,
-                        bool) const override
+    SandboxSpec::Result runSpec(const Language &, const QString &, const SandboxConfig &,
+                                const QString &, bool) const override
     {
-        return {{QStringLiteral("run"), true}};
+        return SandboxSpec::Result::of(SandboxSpec());
     }
-    QJsonObject installSpec(const Language &, const QString &, const SandboxConfig &,
-                            const QString &) const override
+    SandboxSpec::Result installSpec(const Language &, const QString &, const SandboxConfig &,
+                                    const QString &) const override
     {
-        return {{QStringLiteral("install"), true}};
+        SandboxSpec install;
+        install.role = QStringLiteral("install");
+        return SandboxSpec::Result::of(install);
     }
-    SandboxContainer *createSandbox(const QJsonObject &, const QString &, const QString &,
-                                    QObject *) override
+    SandboxContainer *createSandbox(const SandboxSpec &, const QString &, QObject *) override
     {
         ++sandboxes;
         return nullptr;

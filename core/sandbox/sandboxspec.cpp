@@ -1,0 +1,172 @@
+#include "sandboxspec.h"
+
+#include "embeddedscripts.h"
+#include "language.h"
+#include "sandboxconfig.h"
+#include "sandboxlayout.h"
+
+#include <QCoreApplication>
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace {
+QPair<QString, QString> envPair(const QString &entry)
+{
+    const qsizetype eq = entry.indexOf(u'=');
+    return eq < 0 ? qMakePair(entry, QString()) : qMakePair(entry.left(eq), entry.mid(eq + 1));
+}
+
+// The common part of a run and an install: the supervisor running `command` on `fileName`, the
+// base environment, the owner's labels, the limits.
+SandboxSpec base(const Language &language, const QString &image, const SandboxConfig &config,
+                 const QString &fileName, const QStringList &command, const QStringList &extraEnv)
+{
+    SandboxSpec spec;
+    spec.language = language.name;
+    spec.image = image;
+    spec.command = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                               QString::fromLatin1(SandboxSpec::supervisorScript()),
+                               QStringLiteral("cs-run"), fileName} +
+                   command;
+    spec.workingDir = QString::fromLatin1(SandboxLayout::kWorkdir);
+    const QStringList env =
+        QStringList{
+            QStringLiteral("HOME=/sandbox"), QStringLiteral("LANG=C.UTF-8"),
+            QStringLiteral("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+            QStringLiteral("OUTPUT_DIR=") + QString::fromLatin1(SandboxLayout::kOutputDir)} +
+        language.env + extraEnv;
+    for (const QString &entry : env)
+        spec.env.append(envPair(entry));
+    // Last, so nothing of ours can override what the operator passes through.
+    spec.env += config.passThroughEnv;
+    spec.labels = {
+        {QString::fromLatin1(SandboxLayout::kLabelApp), QStringLiteral("1")},
+        {QString::fromLatin1(SandboxLayout::kLabelOwner), config.instanceId},
+        {QString::fromLatin1(SandboxLayout::kLabelPid),
+         QString::number(QCoreApplication::applicationPid())},
+        {QString::fromLatin1(SandboxLayout::kLabelHost), SandboxLayout::hostId()},
+        {QStringLiteral("code-sandbox.language"), language.name},
+    };
+    spec.limits.memoryBytes = config.memoryBytes;
+    spec.limits.cpus = config.cpus;
+    spec.limits.pidsLimit = config.pidsLimit;
+    spec.limits.tmpfsBytes = config.tmpfsBytes;
+    spec.limits.maxTimeoutSec = config.maxTimeoutSec;
+    spec.network = config.network ? SandboxSpec::Network::Open : SandboxSpec::Network::None;
+    return spec;
+}
+} // namespace
+
+const char *SandboxSpec::supervisorScript()
+{
+    // containers/cs-run, compiled in: the images carry the same file for manual use, but passing
+    // it inline keeps any image with a POSIX shell usable (CONTAINER_IMAGE, --python-image).
+    return kSupervisorScript;
+}
+
+SandboxSpec SandboxSpec::forRun(const Language &language, const QString &image,
+                                const SandboxConfig &config, const QString &librariesVolume,
+                                bool session)
+{
+    QStringList env;
+    if (session)
+        env.append(QStringLiteral("CS_SESSION=1"));
+    if (!language.preloadCommand.isEmpty())
+        env.append(QStringLiteral("CS_PRELOAD=/tmp/.cs-nonce"));
+    if (!language.compileCommand.isEmpty())
+        env.append(QStringLiteral("CS_COMPILE=") + language.compileCommand);
+    // Installed by an earlier install sandbox; read-only here, so a program cannot change what
+    // the next run with the same libraries gets.
+    if (!librariesVolume.isEmpty())
+        env += language.libraryEnv;
+    SandboxSpec spec =
+        base(language, image, config, language.fileName,
+             language.preloadCommand.isEmpty() ? language.command : language.preloadCommand, env);
+    spec.session = session;
+    if (!librariesVolume.isEmpty())
+        spec.mounts.append({Mount::Kind::Volume, librariesVolume,
+                            QString::fromLatin1(SandboxLayout::kLibrariesDir), true});
+    return spec;
+}
+
+SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &image,
+                                    const SandboxConfig &config, const QString &volume)
+{
+    // The install script arrives as the "program" and runs with sh, with network, writing into
+    // the libraries volume; everything else is as hardened as a run. It never gets the
+    // pass-through variables: package names come from the model (which a prompt injection can
+    // steer), and a package's install code runs here with network, so it could send them
+    // anywhere.
+    SandboxConfig installConfig = config;
+    installConfig.passThroughEnv.clear();
+    QStringList env = config.installEnv;
+    const QString caTarget = QStringLiteral("/etc/code-sandbox/host-ca.crt");
+    if (!config.installCaBundle.isEmpty())
+        for (const char *var :
+             {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "PIP_CERT", "CURL_CA_BUNDLE"})
+            env.append(QString::fromLatin1(var) + u'=' + caTarget);
+    SandboxSpec spec = base(language, image, installConfig, QStringLiteral("install.sh"),
+                            {QStringLiteral("sh"), QStringLiteral("install.sh")}, env);
+    spec.mounts.append(
+        {Mount::Kind::Volume, volume, QString::fromLatin1(SandboxLayout::kLibrariesDir), false});
+    // The host's trust store, so installs work behind a TLS-inspecting proxy too.
+    if (!config.installCaBundle.isEmpty())
+        spec.mounts.append({Mount::Kind::HostFile, config.installCaBundle, caTarget, true});
+    spec.network = Network::Open;
+    spec.role = QStringLiteral("install");
+    return spec;
+}
+
+QStringList SandboxSpec::envEntries() const
+{
+    QStringList out;
+    out.reserve(env.size());
+    for (const auto &var : env)
+        out.append(var.first + u'=' + var.second);
+    return out;
+}
+
+QMap<QString, QString> SandboxSpec::sandboxLabels() const
+{
+    QMap<QString, QString> out = labels;
+    if (!role.isEmpty())
+        out.insert(QStringLiteral("code-sandbox.role"), role);
+    return out;
+}
+
+QString SandboxSpec::key() const
+{
+    QJsonObject labelsJson;
+    for (auto it = labels.begin(); it != labels.end(); ++it)
+        labelsJson.insert(it.key(), it.value());
+    QJsonArray mountsJson;
+    for (const Mount &m : mounts)
+        mountsJson.append(QJsonArray{int(m.kind), m.source, m.target, m.readOnly});
+    QJsonArray secretsJson;
+    for (const Secret &s : secrets)
+        secretsJson.append(QJsonArray{s.name, s.envVar});
+    const QJsonObject all{
+        {QStringLiteral("language"), language},
+        {QStringLiteral("image"), image},
+        {QStringLiteral("command"), QJsonArray::fromStringList(command)},
+        {QStringLiteral("workingDir"), workingDir},
+        {QStringLiteral("env"), QJsonArray::fromStringList(envEntries())},
+        {QStringLiteral("user"), QJsonArray{uid, gid}},
+        {QStringLiteral("labels"), labelsJson},
+        {QStringLiteral("role"), role},
+        {QStringLiteral("limits"), QJsonArray{limits.memoryBytes, limits.cpus, limits.pidsLimit,
+                                              limits.tmpfsBytes, limits.maxTimeoutSec}},
+        {QStringLiteral("mounts"), mountsJson},
+        {QStringLiteral("network"), int(network)},
+        {QStringLiteral("runtime"), runtime},
+        {QStringLiteral("secrets"), secretsJson},
+        {QStringLiteral("session"), session},
+    };
+    // QJsonDocument writes keys sorted, so equal specs give equal keys.
+    return QString::fromLatin1(
+        QCryptographicHash::hash(QJsonDocument(all).toJson(QJsonDocument::Compact),
+                                 QCryptographicHash::Sha256)
+            .toHex());
+}

@@ -1,0 +1,141 @@
+#pragma once
+
+#include <QList>
+#include <QMap>
+#include <QPair>
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+struct Language;
+struct SandboxConfig;
+
+// What one sandbox is, whatever runs it: the program it starts (the stdin-fed supervisor), its
+// environment, user, labels, limits and extra mounts. The sandbox room makes it (forRun,
+// forInstall); a backend takes it as it is or refuses it (SandboxBackend::runSpec) and renders
+// it in its engine's terms: ContainerSpec as a Docker create body, PodSpec as a Kubernetes pod.
+// What every sandbox has whatever the spec says (read-only root, no capabilities, no new
+// privileges, scratch space for /tmp and the workdir, stdin attached) is the renderers' part,
+// not a field: a spec cannot loosen it.
+//
+// Equal specs make equal sandboxes: the warm pool keeps sandboxes per key().
+struct SandboxSpec
+{
+    // How the sandbox reaches the network. The next modes (only named hosts, through a proxy
+    // the sandbox must name) go here; the renderers switch over it, so the compiler names each
+    // place a new mode must be handled.
+    enum class Network
+    {
+        None, // no route out, no interface beyond loopback where the engine allows
+        Open  // the engine's default network (--network, installs)
+    };
+
+    struct Limits
+    {
+        qint64 memoryBytes = 0; // swap equal: no swap beyond it
+        double cpus = 0;
+        int pidsLimit = 0;
+        qint64 tmpfsBytes = 0; // each of /tmp and the workdir
+        // The longest a program may run in it: a pod's deadline is counted from it.
+        int maxTimeoutSec = 0;
+    };
+
+    // Storage beyond /tmp and the workdir.
+    struct Mount
+    {
+        enum class Kind
+        {
+            Volume,  // named storage of the backend (installed libraries)
+            HostFile // a file of the engine's machine (the host's trust store, for installs)
+        };
+        Kind kind = Kind::Volume;
+        QString source; // the volume's name, or the file's path
+        QString target;
+        bool readOnly = false;
+
+        bool operator==(const Mount &other) const
+        {
+            return kind == other.kind && source == other.source && target == other.target &&
+                   readOnly == other.readOnly;
+        }
+    };
+
+    // A credential given to the sandbox without passing through the program's inputs. Room for
+    // the issue that brings secrets: nothing sets one yet, and the renderers do not deliver
+    // them (a backend's runSpec must refuse a spec with secrets until its renderer does).
+    struct Secret
+    {
+        QString name;   // the secret's name where the backend keeps it
+        QString envVar; // the variable that carries it into the sandbox
+
+        bool operator==(const Secret &other) const
+        {
+            return name == other.name && envVar == other.envVar;
+        }
+    };
+
+    struct Result;
+
+    QString language; // the language's name (also a label)
+    QString image;
+    // The whole command line: the shell running the supervisor script, then its arguments.
+    QStringList command;
+    QString workingDir;
+    // In order. Docker lets a later NAME win over an earlier one; renderers that cannot list a
+    // name twice keep the later in place of the last.
+    QList<QPair<QString, QString>> env;
+    qint64 uid = 1000;
+    qint64 gid = 1000;
+    // Who the sandbox belongs to (app, instance, pid, host, language): on the sandbox and on
+    // whatever it makes (its work volume), so leftovers can be found by label.
+    QMap<QString, QString> labels;
+    // What the sandbox is for when not a run ("install"): a label on the sandbox itself only.
+    QString role;
+    Limits limits;
+    QList<Mount> mounts;
+    Network network = Network::None;
+    // The container runtime (Docker's --runtime such as gVisor's runsc, Kubernetes'
+    // RuntimeClass); empty: the engine's default.
+    QString runtime;
+    QList<Secret> secrets;
+    // It serves many programs one after another (a session, see SandboxSession).
+    bool session = false;
+
+    // A run of `language`; with `librariesVolume`, that volume of installed packages is mounted
+    // read-only at SandboxLayout::kLibrariesDir and the language's library environment is set.
+    static SandboxSpec forRun(const Language &language, const QString &image,
+                              const SandboxConfig &config, const QString &librariesVolume = {},
+                              bool session = false);
+    // A sandbox that runs the install script it receives as its program, with network, writing
+    // into `volume` at kLibrariesDir; never given the pass-through variables. The config's
+    // installEnv is added, and its installCaBundle (if any) is mounted as the trust store.
+    static SandboxSpec forInstall(const Language &language, const QString &image,
+                                  const SandboxConfig &config, const QString &volume);
+
+    // The supervisor: reads "<nonce> <size>\n" and then exactly <size> bytes of program from
+    // stdin, runs it with stdin closed, and reports "<nonce> <status>\n" on stdout and stderr.
+    // Passed to `sh -c`, so any image with a POSIX shell and coreutils' head works.
+    static const char *supervisorScript();
+
+    // The environment as NAME=value entries, in order.
+    QStringList envEntries() const;
+    // The labels the sandbox itself carries: `labels`, and `role` when it has one.
+    QMap<QString, QString> sandboxLabels() const;
+    // Equal for equal specs, different for different ones.
+    QString key() const;
+
+    bool operator==(const SandboxSpec &other) const { return key() == other.key(); }
+    bool operator!=(const SandboxSpec &other) const { return !(*this == other); }
+};
+
+// What a backend answers when asked for a spec: the spec, or why it cannot run such a sandbox
+// (a Kubernetes backend and library volumes).
+struct SandboxSpec::Result
+{
+    std::optional<SandboxSpec> spec;
+    QString error;
+
+    static Result of(const SandboxSpec &spec) { return {spec, QString()}; }
+    static Result refused(const QString &error) { return {std::nullopt, error}; }
+    bool ok() const { return spec.has_value(); }
+};

@@ -1,0 +1,233 @@
+#include "containerspec.h"
+#include "languageregistry.h"
+#include "podspec.h"
+#include "sandboxconfig.h"
+#include "sandboxspec.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+// SandboxSpec and its two renderings. The bodies are compared with data/sandboxspec-bodies.json:
+// the Docker create bodies and pod manifests that ContainerSpec::build and PodSpec::build made
+// from the same inputs before both became renderers of a SandboxSpec, so that the spec changed
+// nothing an engine or a cluster sees. Values that vary from machine to machine or with the
+// scripts (the pid and host labels, the supervisor and the loaders) are left out of both sides.
+class tst_SandboxSpec : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void bodiesAsBefore_data();
+    void bodiesAsBefore();
+    void keys();
+    void installHasNoPassThrough();
+    void runtime();
+};
+
+namespace {
+const LanguageRegistry &registry()
+{
+    static const LanguageRegistry r = LanguageRegistry::builtIn();
+    return r;
+}
+
+const Language &lang(const char *name)
+{
+    const Language *l = registry().find(QString::fromLatin1(name));
+    if (!l)
+        qFatal("unknown language in the test itself");
+    return *l;
+}
+
+SandboxConfig base()
+{
+    SandboxConfig c;
+    c.instanceId = QStringLiteral("3d1f0c2a-5b8e-4f7a-9c1d-2e3f4a5b6c7d");
+    return c;
+}
+
+// Everything loosened or changed that a spec carries.
+SandboxConfig loose()
+{
+    SandboxConfig c = base();
+    c.network = true;
+    c.passThroughEnv = {{QStringLiteral("API_KEY"), QStringLiteral("s3cret")},
+                        {QStringLiteral("HOME"), QStringLiteral("/override")}};
+    c.memoryBytes = 1536LL * 1024 * 1024;
+    c.cpus = 1.5;
+    c.pidsLimit = 100;
+    c.tmpfsBytes = 32LL * 1024 * 1024 + 512;
+    c.maxTimeoutSec = 120;
+    return c;
+}
+
+QJsonValue normalized(const QJsonValue &value)
+{
+    if (value.isObject()) {
+        QJsonObject out;
+        const QJsonObject in = value.toObject();
+        for (auto it = in.begin(); it != in.end(); ++it) {
+            if (it.key() == u"code-sandbox.pid" || it.key() == u"code-sandbox.host")
+                continue;
+            const QJsonValue v = normalized(it.value());
+            if (it.key() == u"annotations" && v.toObject().isEmpty())
+                continue;
+            out.insert(it.key(), v);
+        }
+        return out;
+    }
+    if (value.isArray()) {
+        QJsonArray out;
+        for (const QJsonValue &v : value.toArray())
+            out.append(normalized(v));
+        return out;
+    }
+    if (value.isString() && value.toString().size() > 1000)
+        return QStringLiteral("<script>");
+    return value;
+}
+
+QJsonObject before()
+{
+    static const QJsonObject bodies = [] {
+        QFile f(QStringLiteral(CS_SPEC_BODIES));
+        if (!f.open(QIODevice::ReadOnly))
+            qFatal("cannot read %s", CS_SPEC_BODIES);
+        return QJsonDocument::fromJson(f.readAll()).object();
+    }();
+    return bodies;
+}
+
+QJsonObject docker(const SandboxSpec &spec)
+{
+    return ContainerSpec::render(spec);
+}
+
+QJsonObject pod(SandboxSpec spec, const QString &runtime = {}, const PodSpec::Options &options = {})
+{
+    spec.runtime = runtime;
+    return PodSpec::render(spec, options);
+}
+} // namespace
+
+void tst_SandboxSpec::bodiesAsBefore_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QJsonObject>("body");
+    const auto row = [](const QString &name, const QJsonObject &body) {
+        QTest::newRow(qPrintable(name)) << name << body;
+    };
+    for (const Language &l : registry().all()) {
+        const SandboxSpec run = SandboxSpec::forRun(l, l.image, base());
+        row(QStringLiteral("docker-run-") + l.name, docker(run));
+        row(QStringLiteral("pod-run-") + l.name, pod(run));
+    }
+    const Language &py = lang("python");
+    const Language &js = lang("javascript");
+    const Language &c = lang("c");
+    row(QStringLiteral("docker-run-python-loose"),
+        docker(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), loose())));
+    row(QStringLiteral("docker-run-python-libraries"),
+        docker(SandboxSpec::forRun(py, py.image, base(), QStringLiteral("cs-libs-abc"))));
+    row(QStringLiteral("docker-run-python-session"),
+        docker(SandboxSpec::forRun(py, py.image, base(), {}, true)));
+    row(QStringLiteral("docker-run-javascript-libraries-session"),
+        docker(SandboxSpec::forRun(js, js.image, loose(), QStringLiteral("cs-libs-js"), true)));
+    row(QStringLiteral("docker-run-c-libraries-session"),
+        docker(SandboxSpec::forRun(c, c.image, base(), QStringLiteral("cs-libs-c"), true)));
+
+    SandboxConfig install = loose();
+    install.tmpfsBytes = 1024LL * 1024 * 1024;
+    install.installEnv = {QStringLiteral("HTTP_PROXY=http://proxy:3128"),
+                          QStringLiteral("HOME=/h")};
+    install.installCaBundle = QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
+    row(QStringLiteral("docker-install-python-ca"),
+        docker(SandboxSpec::forInstall(py, py.image, install, QStringLiteral("cs-libs-x"))));
+    row(QStringLiteral("docker-install-javascript"),
+        docker(SandboxSpec::forInstall(js, js.image, base(), QStringLiteral("cs-libs-y"))));
+
+    PodSpec::Options options;
+    options.imagePrefix = QStringLiteral("registry.example.com/team/");
+    options.nodeSelector = {{QStringLiteral("pool"), QStringLiteral("sandboxes")},
+                            {QStringLiteral("arch"), QStringLiteral("amd64")}};
+    row(QStringLiteral("pod-run-python-options"),
+        pod(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), loose(), {}, true),
+            QStringLiteral("gvisor"), options));
+    options.activeDeadlineSeconds = 600;
+    row(QStringLiteral("pod-run-python-deadline"),
+        pod(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), base()),
+            QStringLiteral("gvisor"), options));
+    SandboxConfig odd = base();
+    odd.instanceId = QStringLiteral(
+        "Weird Instance/ID with spaces, and a tail long enough to pass sixty-three characters");
+    const SandboxSpec oddRun = SandboxSpec::forRun(py, py.image, odd);
+    row(QStringLiteral("pod-run-python-odd-instance"), pod(oddRun));
+    row(QStringLiteral("docker-run-python-odd-instance"), docker(oddRun));
+}
+
+void tst_SandboxSpec::bodiesAsBefore()
+{
+    QFETCH(QString, name);
+    QFETCH(QJsonObject, body);
+    QVERIFY2(before().contains(name), qPrintable(name));
+    const QByteArray now = QJsonDocument(normalized(body).toObject()).toJson();
+    const QByteArray then = QJsonDocument(before().value(name).toObject()).toJson();
+    QCOMPARE(now, then);
+}
+
+void tst_SandboxSpec::keys()
+{
+    // The pool keeps sandboxes per key: equal specs share one, any difference makes another.
+    const Language &py = lang("python");
+    const SandboxSpec run = SandboxSpec::forRun(py, py.image, base());
+    QCOMPARE(run.key(), SandboxSpec::forRun(py, py.image, base()).key());
+    QVERIFY(run == SandboxSpec::forRun(py, py.image, base()));
+    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, base(), {}, true).key());
+    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, loose()).key());
+    QVERIFY(run.key() != SandboxSpec::forRun(py, QStringLiteral("other:1"), base()).key());
+    SandboxSpec other = run;
+    other.runtime = QStringLiteral("runsc");
+    QVERIFY(run != other);
+    other = run;
+    other.secrets.append({QStringLiteral("token"), QStringLiteral("API_TOKEN")});
+    QVERIFY(run != other);
+    other = run;
+    other.env.append({QStringLiteral("A"), QStringLiteral("1")});
+    QVERIFY(run != other);
+
+    const SandboxSpec::Result refused = SandboxSpec::Result::refused(QStringLiteral("no"));
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.error, QStringLiteral("no"));
+    QVERIFY(SandboxSpec::Result::of(run).ok());
+}
+
+void tst_SandboxSpec::installHasNoPassThrough()
+{
+    const Language &js = lang("javascript");
+    const SandboxSpec install =
+        SandboxSpec::forInstall(js, js.image, loose(), QStringLiteral("cs-libs-y"));
+    for (const auto &var : install.env)
+        QVERIFY2(var.first != u"API_KEY", qPrintable(var.first));
+    QCOMPARE(install.network, SandboxSpec::Network::Open);
+    QCOMPARE(install.role, QStringLiteral("install"));
+    QCOMPARE(install.sandboxLabels().value(QStringLiteral("code-sandbox.role")),
+             QStringLiteral("install"));
+    QVERIFY(!install.labels.contains(QStringLiteral("code-sandbox.role")));
+}
+
+void tst_SandboxSpec::runtime()
+{
+    // Room for runtimes: Docker's Runtime, Kubernetes' RuntimeClass; absent when not set.
+    const Language &py = lang("python");
+    SandboxSpec spec = SandboxSpec::forRun(py, py.image, base());
+    QVERIFY(!docker(spec).value(u"HostConfig").toObject().contains(u"Runtime"));
+    spec.runtime = QStringLiteral("runsc");
+    QCOMPARE(docker(spec).value(u"HostConfig").toObject().value(u"Runtime").toString(),
+             QStringLiteral("runsc"));
+    QCOMPARE(PodSpec::render(spec).value(u"spec").toObject().value(u"runtimeClassName"),
+             QJsonValue(QStringLiteral("runsc")));
+}
+
+QTEST_GUILESS_MAIN(tst_SandboxSpec)
+#include "tst_sandboxspec.moc"
