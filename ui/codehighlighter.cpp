@@ -307,87 +307,97 @@ void CodeHighlighter::highlightBlock(const QString &text)
         if (currentBlockState() != Normal)
             return;
     }
-
+    // Each scanner formats the construct that starts at `i` and says where scanning goes on, or
+    // -1 when none of its constructs starts there. Their order matters: a comment or directive
+    // is looked for before a string, a string before a word.
     while (i < n) {
-        const QChar c = text.at(i);
-        const QChar next = i + 1 < n ? text.at(i + 1) : QChar();
-
-        if (m_syntax.slashComments && c == u'/' && next == u'/') {
-            setFormat(i, n - i, m_commentFormat);
-            return;
-        }
-        if (m_syntax.slashComments && c == u'/' && next == u'*') {
-            i = closeMultiLine(text, i, i + 2, InBlockComment);
-            continue;
-        }
-        if (m_syntax.hashComments && c == u'#') {
-            const QChar before = i > 0 ? text.at(i - 1) : QChar(u' ');
-            if (!m_syntax.hashAfterSpaceOnly || before.isSpace() || before == u';' ||
-                before == u'(') {
-                setFormat(i, n - i, m_commentFormat);
-                return;
-            }
-        }
-        if (m_syntax.preprocessor && c == u'#' && text.left(i).trimmed().isEmpty()) {
-            int j = i + 1;
-            while (j < n && text.at(j).isSpace())
-                ++j;
-            while (j < n && isIdentifierChar(text.at(j)))
-                ++j;
-            setFormat(i, j - i, m_preprocessorFormat);
-            i = j;
-            continue;
-        }
-        if (m_syntax.annotations && c == u'@' && (next.isLetter() || next == u'_')) {
-            int j = i + 1;
-            while (j < n && (isIdentifierChar(text.at(j)) || text.at(j) == u'.'))
-                ++j;
-            setFormat(i, j - i, m_preprocessorFormat);
-            i = j;
-            continue;
-        }
-        if (m_syntax.tripleQuotes && (c == u'"' || c == u'\'') &&
-            QStringView(text).mid(i, 3) == QString(3, c)) {
-            i = closeMultiLine(text, i, i + 3, c == u'"' ? InTripleDouble : InTripleSingle);
-            continue;
-        }
-        if (c == u'"' || (c == u'\'' && !m_syntax.quoteIsChar)) {
-            const int end = scanString(text, i, c);
-            setFormat(i, end - i, m_stringFormat);
-            i = end;
-            continue;
-        }
-        if (c == u'\'') {
-            // A character literal, or in Rust a lifetime ('a), which is left plain.
-            const int end = scanCharLiteral(text, i);
-            if (end > i)
-                setFormat(i, end - i, m_stringFormat);
-            i = end > i ? end : i + 1;
-            continue;
-        }
-        if (m_syntax.backtickStrings && c == u'`') {
-            i = closeMultiLine(text, i, i + 1, InBacktick);
-            continue;
-        }
-        if (c.isDigit() && (i == 0 || !isIdentifierChar(text.at(i - 1)))) {
-            const int end = scanNumber(text, i);
-            setFormat(i, end - i, m_numberFormat);
-            i = end;
-            continue;
-        }
-        if (c.isLetter() || c == u'_') {
-            int j = i + 1;
-            while (j < n && isIdentifierChar(text.at(j)))
-                ++j;
-            // A word glued to a "." in R (is.na) or a "$" in bash ($if) is a name, not a keyword.
-            if (m_syntax.keywords.contains(text.mid(i, j - i)) &&
-                (i == 0 || text.at(i - 1) != u'$'))
-                setFormat(i, j - i, m_keywordFormat);
-            i = j;
-            continue;
-        }
-        ++i;
+        int next = scanComment(text, i);
+        if (next < 0)
+            next = scanLiteral(text, i);
+        if (next < 0)
+            next = scanWord(text, i);
+        i = next < 0 ? i + 1 : next;
     }
+}
+
+int CodeHighlighter::scanComment(const QString &text, int i)
+{
+    const int n = int(text.size());
+    const QChar c = text.at(i);
+    const QChar next = i + 1 < n ? text.at(i + 1) : QChar();
+    if (m_syntax.slashComments && c == u'/' && next == u'/') {
+        setFormat(i, n - i, m_commentFormat);
+        return n;
+    }
+    if (m_syntax.slashComments && c == u'/' && next == u'*')
+        return closeMultiLine(text, i, i + 2, InBlockComment);
+    if (m_syntax.hashComments && c == u'#') {
+        const QChar before = i > 0 ? text.at(i - 1) : QChar(u' ');
+        if (!m_syntax.hashAfterSpaceOnly || before.isSpace() || before == u';' || before == u'(') {
+            setFormat(i, n - i, m_commentFormat);
+            return n;
+        }
+    }
+    if (m_syntax.preprocessor && c == u'#' && text.left(i).trimmed().isEmpty()) {
+        int j = i + 1;
+        while (j < n && text.at(j).isSpace())
+            ++j;
+        while (j < n && isIdentifierChar(text.at(j)))
+            ++j;
+        setFormat(i, j - i, m_preprocessorFormat);
+        return j;
+    }
+    if (m_syntax.annotations && c == u'@' && (next.isLetter() || next == u'_')) {
+        int j = i + 1;
+        while (j < n && (isIdentifierChar(text.at(j)) || text.at(j) == u'.'))
+            ++j;
+        setFormat(i, j - i, m_preprocessorFormat);
+        return j;
+    }
+    return -1;
+}
+
+int CodeHighlighter::scanLiteral(const QString &text, int i)
+{
+    const QChar c = text.at(i);
+    if (m_syntax.tripleQuotes && (c == u'"' || c == u'\'') &&
+        QStringView(text).mid(i, 3) == QString(3, c))
+        return closeMultiLine(text, i, i + 3, c == u'"' ? InTripleDouble : InTripleSingle);
+    if (c == u'"' || (c == u'\'' && !m_syntax.quoteIsChar)) {
+        const int end = scanString(text, i, c);
+        setFormat(i, end - i, m_stringFormat);
+        return end;
+    }
+    if (c == u'\'') {
+        // A character literal, or in Rust a lifetime ('a), which is left plain.
+        const int end = scanCharLiteral(text, i);
+        if (end > i)
+            setFormat(i, end - i, m_stringFormat);
+        return end > i ? end : i + 1;
+    }
+    if (m_syntax.backtickStrings && c == u'`')
+        return closeMultiLine(text, i, i + 1, InBacktick);
+    if (c.isDigit() && (i == 0 || !isIdentifierChar(text.at(i - 1)))) {
+        const int end = scanNumber(text, i);
+        setFormat(i, end - i, m_numberFormat);
+        return end;
+    }
+    return -1;
+}
+
+int CodeHighlighter::scanWord(const QString &text, int i)
+{
+    const QChar c = text.at(i);
+    if (!c.isLetter() && c != u'_')
+        return -1;
+    const int n = int(text.size());
+    int j = i + 1;
+    while (j < n && isIdentifierChar(text.at(j)))
+        ++j;
+    // A word glued to a "." in R (is.na) or a "$" in bash ($if) is a name, not a keyword.
+    if (m_syntax.keywords.contains(text.mid(i, j - i)) && (i == 0 || text.at(i - 1) != u'$'))
+        setFormat(i, j - i, m_keywordFormat);
+    return j;
 }
 
 int CodeHighlighter::closeMultiLine(const QString &text, int start, int searchFrom,

@@ -64,6 +64,11 @@ private:
     static Syntax rubySyntax(const QString &language);
     static Syntax rSyntax(const QString &language);
     static Syntax rustSyntax(const QString &language);
+    // highlightBlock's scanners, tried in this order at each position: each formats what starts
+    // at `i` and returns where scanning goes on, or -1 when nothing of its kind starts there.
+    int scanComment(const QString &text, int i); // comments, directives, annotations
+    int scanLiteral(const QString &text, int i); // strings, characters, numbers
+    int scanWord(const QString &text, int i);    // keywords (other words are left plain)
     int scanString(const QString &text, int start, QChar quote) const;
     int scanCharLiteral(const QString &text, int start) const;
     int scanNumber(const QString &text, int start) const;

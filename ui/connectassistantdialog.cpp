@@ -34,6 +34,19 @@ QString shellQuote(const QString &word)
     return u'\'' + quoted + u'\'';
 }
 
+// `value` as it must be written inside a shell's double quotes: escaped where a shell would
+// expand it there.
+QString inDoubleQuotes(const QString &value)
+{
+    QString escaped;
+    for (const QChar c : value) {
+        if (c == u'"' || c == u'\\' || c == u'$' || c == u'`')
+            escaped += u'\\';
+        escaped += c;
+    }
+    return escaped;
+}
+
 // A JSON string literal, quotes included.
 QString jsonString(const QString &value)
 {
@@ -85,83 +98,13 @@ ConnectAssistantDialog::ConnectAssistantDialog(const QString &binaryPath, const 
 
     const bool http = !httpUrl.isEmpty();
     const bool withToken = !token.isEmpty();
-    // Inside a JSON string the token needs escaping; the stored one is hex, a typed one may not be.
-    const QString jsonToken = jsonString(token).mid(1).chopped(1);
-    const QString httpOff = tr("The HTTP server is off: turn it on under Settings → Server to "
-                               "let assistants share this window's server.");
 
     auto *tabs = new QTabWidget(this);
     tabs->setObjectName(QStringLiteral("assistantTabs"));
-
-    // Claude Code
-    {
-        auto *page = new QWidget;
-        auto *layout = new QVBoxLayout(page);
-        addSnippet(
-            layout, QStringLiteral("claudeCode"),
-            tr("Run in a terminal. Claude Code then starts its own sandbox server for "
-               "each session (add --scope user to have it in every project):"),
-            QStringLiteral("claude mcp add code-sandbox -- %1 --stdio").arg(shellQuote(binaryPath)),
-            QString());
-        if (http) {
-            QString command = QStringLiteral("claude mcp add --transport http code-sandbox %1")
-                                  .arg(shellQuote(httpUrl));
-            // Continued on a second line so the header, the part to check, is in view.
-            if (withToken)
-                command +=
-                    QStringLiteral(" \\\n  --header \"Authorization: Bearer %1\"").arg(kTokenMark);
-            // The token goes inside double quotes: escape what a shell would expand there.
-            QString shellToken;
-            for (const QChar c : token) {
-                if (c == u'"' || c == u'\\' || c == u'$' || c == u'`')
-                    shellToken += u'\\';
-                shellToken += c;
-            }
-            addSnippet(layout, QStringLiteral("claudeCodeHttp"),
-                       tr("Or connect to the server in this window over HTTP instead:"), command,
-                       shellToken);
-        } else {
-            auto *note = new QLabel(httpOff, page);
-            note->setWordWrap(true);
-            layout->addWidget(note);
-        }
-        layout->addStretch(1);
-        tabs->addTab(page, tr("Claude Code"));
-    }
-
-    // Gemini CLI
-    {
-        auto *page = new QWidget;
-        auto *layout = new QVBoxLayout(page);
-        addSnippet(
-            layout, QStringLiteral("gemini"),
-            tr("Merge into ~/.gemini/settings.json (or .gemini/settings.json in a project):"),
-            stdioJson(binaryPath), QString());
-        if (http) {
-            addSnippet(layout, QStringLiteral("geminiHttp"),
-                       tr("Or, to use the server in this window over HTTP instead:"),
-                       geminiHttpJson(httpUrl, withToken), jsonToken);
-        } else {
-            auto *note = new QLabel(httpOff, page);
-            note->setWordWrap(true);
-            layout->addWidget(note);
-        }
-        layout->addStretch(1);
-        tabs->addTab(page, tr("Gemini CLI"));
-    }
-
-    // Claude Desktop: its config file only starts local servers, so there is no HTTP variant.
-    {
-        auto *page = new QWidget;
-        auto *layout = new QVBoxLayout(page);
-        addSnippet(layout, QStringLiteral("claudeDesktop"),
-                   tr("Merge into claude_desktop_config.json, then restart Claude Desktop:\n"
-                      "~/.config/Claude/claude_desktop_config.json on Linux, "
-                      "~/Library/Application Support/Claude/ on macOS."),
-                   stdioJson(binaryPath), QString());
-        layout->addStretch(1);
-        tabs->addTab(page, tr("Claude Desktop"));
-    }
+    // In this order: the snippets are kept in the order they were added.
+    tabs->addTab(claudeCodePage(binaryPath, httpUrl, token), tr("Claude Code"));
+    tabs->addTab(geminiPage(binaryPath, httpUrl, token), tr("Gemini CLI"));
+    tabs->addTab(claudeDesktopPage(binaryPath), tr("Claude Desktop"));
 
     m_showTokenCheck = new QCheckBox(tr("Show token"), this);
     m_showTokenCheck->setObjectName(QStringLiteral("showTokenCheck"));
@@ -182,6 +125,79 @@ ConnectAssistantDialog::ConnectAssistantDialog(const QString &binaryPath, const 
 
     updateShownText();
     resize(qMax(sizeHint().width(), 720), sizeHint().height());
+}
+
+QWidget *ConnectAssistantDialog::claudeCodePage(const QString &binaryPath, const QString &httpUrl,
+                                                const QString &token)
+{
+    auto *page = new QWidget;
+    auto *layout = new QVBoxLayout(page);
+    addSnippet(
+        layout, QStringLiteral("claudeCode"),
+        tr("Run in a terminal. Claude Code then starts its own sandbox server for "
+           "each session (add --scope user to have it in every project):"),
+        QStringLiteral("claude mcp add code-sandbox -- %1 --stdio").arg(shellQuote(binaryPath)),
+        QString());
+    if (!httpUrl.isEmpty()) {
+        QString command = QStringLiteral("claude mcp add --transport http code-sandbox %1")
+                              .arg(shellQuote(httpUrl));
+        // Continued on a second line so the header, the part to check, is in view.
+        if (!token.isEmpty())
+            command +=
+                QStringLiteral(" \\\n  --header \"Authorization: Bearer %1\"").arg(kTokenMark);
+        addSnippet(layout, QStringLiteral("claudeCodeHttp"),
+                   tr("Or connect to the server in this window over HTTP instead:"), command,
+                   inDoubleQuotes(token));
+    } else {
+        addHttpOffNote(layout);
+    }
+    layout->addStretch(1);
+    return page;
+}
+
+QWidget *ConnectAssistantDialog::geminiPage(const QString &binaryPath, const QString &httpUrl,
+                                            const QString &token)
+{
+    auto *page = new QWidget;
+    auto *layout = new QVBoxLayout(page);
+    addSnippet(layout, QStringLiteral("gemini"),
+               tr("Merge into ~/.gemini/settings.json (or .gemini/settings.json in a project):"),
+               stdioJson(binaryPath), QString());
+    if (!httpUrl.isEmpty()) {
+        // Inside a JSON string the token needs escaping; the stored one is hex, a typed one may
+        // not be.
+        const QString jsonToken = jsonString(token).mid(1).chopped(1);
+        addSnippet(layout, QStringLiteral("geminiHttp"),
+                   tr("Or, to use the server in this window over HTTP instead:"),
+                   geminiHttpJson(httpUrl, !token.isEmpty()), jsonToken);
+    } else {
+        addHttpOffNote(layout);
+    }
+    layout->addStretch(1);
+    return page;
+}
+
+// Claude Desktop: its config file only starts local servers, so there is no HTTP variant.
+QWidget *ConnectAssistantDialog::claudeDesktopPage(const QString &binaryPath)
+{
+    auto *page = new QWidget;
+    auto *layout = new QVBoxLayout(page);
+    addSnippet(layout, QStringLiteral("claudeDesktop"),
+               tr("Merge into claude_desktop_config.json, then restart Claude Desktop:\n"
+                  "~/.config/Claude/claude_desktop_config.json on Linux, "
+                  "~/Library/Application Support/Claude/ on macOS."),
+               stdioJson(binaryPath), QString());
+    layout->addStretch(1);
+    return page;
+}
+
+void ConnectAssistantDialog::addHttpOffNote(QVBoxLayout *layout)
+{
+    auto *note = new QLabel(tr("The HTTP server is off: turn it on under Settings → Server to "
+                               "let assistants share this window's server."),
+                            layout->parentWidget());
+    note->setWordWrap(true);
+    layout->addWidget(note);
 }
 
 void ConnectAssistantDialog::addSnippet(QVBoxLayout *layout, const QString &name,

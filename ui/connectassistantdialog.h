@@ -27,6 +27,13 @@ private:
         QString tokenValue; // the token as it must appear in this text (escaped for JSON)
     };
 
+    // One tab per client, each adding its snippets (stdio, then HTTP when the server is on).
+    QWidget *claudeCodePage(const QString &binaryPath, const QString &httpUrl,
+                            const QString &token);
+    QWidget *geminiPage(const QString &binaryPath, const QString &httpUrl, const QString &token);
+    QWidget *claudeDesktopPage(const QString &binaryPath);
+    // Where a client could use the window's HTTP server but it is off.
+    void addHttpOffNote(QVBoxLayout *layout);
     void addSnippet(QVBoxLayout *layout, const QString &name, const QString &explanation,
                     const QString &text, const QString &tokenValue);
     void updateShownText();

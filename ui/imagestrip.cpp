@@ -57,25 +57,7 @@ QString sizeText(const OutputFile &file)
 
 ImageStrip::ImageStrip(QWidget *parent) : QWidget(parent)
 {
-    m_thumbnails = new QListWidget(this);
-    m_thumbnails->setObjectName(QStringLiteral("thumbnails"));
-    m_thumbnails->setViewMode(QListView::IconMode);
-    m_thumbnails->setFlow(QListView::LeftToRight);
-    m_thumbnails->setWrapping(false);
-    m_thumbnails->setMovement(QListView::Static);
-    m_thumbnails->setResizeMode(QListView::Adjust);
-    m_thumbnails->setDragEnabled(false);
-    m_thumbnails->setUniformItemSizes(true);
-    m_thumbnails->setIconSize(QSize(kThumbnailSize, kThumbnailSize));
-    m_thumbnails->setTextElideMode(Qt::ElideMiddle);
-    m_thumbnails->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
-    m_thumbnails->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    const int textHeight = m_thumbnails->fontMetrics().height();
-    m_thumbnails->setGridSize(QSize(kThumbnailSize + 24, kThumbnailSize + textHeight + 16));
-    // One row of thumbnails and room for the horizontal scroll bar, no more.
-    m_thumbnails->setFixedHeight(m_thumbnails->gridSize().height() +
-                                 2 * m_thumbnails->frameWidth() +
-                                 m_thumbnails->horizontalScrollBar()->sizeHint().height() + 4);
+    m_thumbnails = createThumbnails();
 
     m_fileList = new QListWidget(this);
     m_fileList->setObjectName(QStringLiteral("fileList"));
@@ -86,32 +68,7 @@ ImageStrip::ImageStrip(QWidget *parent) : QWidget(parent)
     m_saveButton->setObjectName(QStringLiteral("saveButton"));
     m_saveButton->setToolTip(tr("Save the selected file"));
 
-    for (QListWidget *list : {m_thumbnails, m_fileList}) {
-        list->setSelectionMode(QAbstractItemView::SingleSelection);
-        list->setContextMenuPolicy(Qt::CustomContextMenu);
-        connect(list, &QWidget::customContextMenuRequested, this,
-                [this, list](const QPoint &pos) { showContextMenu(list, pos); });
-        // One selection across both lists, so Save… means one file.
-        connect(list, &QListWidget::currentItemChanged, this,
-                [this, list](QListWidgetItem *current) {
-                    if (current) {
-                        QListWidget *other = list == m_thumbnails ? m_fileList : m_thumbnails;
-                        const QSignalBlocker blocker(other);
-                        other->clearSelection();
-                        other->setCurrentItem(nullptr);
-                    }
-                    updateSaveButton();
-                });
-    }
-    connect(m_thumbnails, &QListWidget::itemActivated, this,
-            [this](QListWidgetItem *item) { openImage(indexOf(item)); });
-    connect(m_fileList, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) {
-        const int index = indexOf(item);
-        // A copy: the dialog runs an event loop in which the strip may be given other files.
-        if (index >= 0 && m_files.at(index).included)
-            ImageViewerDialog::saveFile(OutputFile(m_files.at(index)), this);
-    });
-    connect(m_saveButton, &QPushButton::clicked, this, &ImageStrip::saveCurrent);
+    connectLists();
 
     m_preview = new QLabel(this);
     m_preview->setObjectName(QStringLiteral("preview"));
@@ -141,6 +98,61 @@ ImageStrip::ImageStrip(QWidget *parent) : QWidget(parent)
     layout->addLayout(side);
 
     setFiles({});
+}
+
+// One row of image thumbnails, scrolled sideways; the other files go to the list below it.
+QListWidget *ImageStrip::createThumbnails()
+{
+    auto *thumbnails = new QListWidget(this);
+    thumbnails->setObjectName(QStringLiteral("thumbnails"));
+    thumbnails->setViewMode(QListView::IconMode);
+    thumbnails->setFlow(QListView::LeftToRight);
+    thumbnails->setWrapping(false);
+    thumbnails->setMovement(QListView::Static);
+    thumbnails->setResizeMode(QListView::Adjust);
+    thumbnails->setDragEnabled(false);
+    thumbnails->setUniformItemSizes(true);
+    thumbnails->setIconSize(QSize(kThumbnailSize, kThumbnailSize));
+    thumbnails->setTextElideMode(Qt::ElideMiddle);
+    thumbnails->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
+    thumbnails->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    const int textHeight = thumbnails->fontMetrics().height();
+    thumbnails->setGridSize(QSize(kThumbnailSize + 24, kThumbnailSize + textHeight + 16));
+    // One row of thumbnails and room for the horizontal scroll bar, no more.
+    thumbnails->setFixedHeight(thumbnails->gridSize().height() + 2 * thumbnails->frameWidth() +
+                               thumbnails->horizontalScrollBar()->sizeHint().height() + 4);
+    return thumbnails;
+}
+
+// Selecting, activating and the context menu in both lists, and Save….
+void ImageStrip::connectLists()
+{
+    for (QListWidget *list : {m_thumbnails, m_fileList}) {
+        list->setSelectionMode(QAbstractItemView::SingleSelection);
+        list->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(list, &QWidget::customContextMenuRequested, this,
+                [this, list](const QPoint &pos) { showContextMenu(list, pos); });
+        // One selection across both lists, so Save… means one file.
+        connect(list, &QListWidget::currentItemChanged, this,
+                [this, list](QListWidgetItem *current) {
+                    if (current) {
+                        QListWidget *other = list == m_thumbnails ? m_fileList : m_thumbnails;
+                        const QSignalBlocker blocker(other);
+                        other->clearSelection();
+                        other->setCurrentItem(nullptr);
+                    }
+                    updateSaveButton();
+                });
+    }
+    connect(m_thumbnails, &QListWidget::itemActivated, this,
+            [this](QListWidgetItem *item) { openImage(indexOf(item)); });
+    connect(m_fileList, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) {
+        const int index = indexOf(item);
+        // A copy: the dialog runs an event loop in which the strip may be given other files.
+        if (index >= 0 && m_files.at(index).included)
+            ImageViewerDialog::saveFile(OutputFile(m_files.at(index)), this);
+    });
+    connect(m_saveButton, &QPushButton::clicked, this, &ImageStrip::saveCurrent);
 }
 
 void ImageStrip::setFiles(const QList<OutputFile> &files)

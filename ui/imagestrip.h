@@ -29,6 +29,8 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
 
 private:
+    QListWidget *createThumbnails();
+    void connectLists();
     void openImage(int index);
     void showPreview(int index); // the image at `index` into m_files, large; -1 hides it
     void updatePreview();

@@ -152,6 +152,39 @@ void MainWindow::buildMenus()
 QWidget *MainWindow::buildRunsList()
 {
     auto *left = new QWidget(this);
+    // Created in the order the focus moves through them: the filters, then the list.
+    buildRunFilters(left);
+    buildRunTree(left);
+
+    auto *filters = new QHBoxLayout;
+    filters->addWidget(m_statusFilter);
+    filters->addWidget(m_languageFilter);
+    auto *leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(8, 8, 4, 8);
+    auto *runsTitle = new QLabel(QStringLiteral("<b>Runs</b>"), left);
+    leftLayout->addWidget(runsTitle);
+    leftLayout->addWidget(new OverviewStrip(m_controller->model(), left));
+    leftLayout->addWidget(m_search);
+    leftLayout->addLayout(filters);
+    leftLayout->addWidget(m_tree, 1);
+
+    m_searchDelay = new QTimer(this);
+    m_searchDelay->setSingleShot(true);
+    m_searchDelay->setInterval(250);
+    connect(m_searchDelay, &QTimer::timeout, this, [this] {
+        // Older runs that match come from the history.
+        m_controller->searchHistory(m_search->text());
+        applyFilters();
+    });
+    connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
+    connect(m_statusFilter, &QComboBox::currentIndexChanged, this, &MainWindow::applyFilters);
+    connect(m_languageFilter, &QComboBox::currentIndexChanged, this, &MainWindow::applyFilters);
+    return left;
+}
+
+// The search field and the status and language filters above the runs list.
+void MainWindow::buildRunFilters(QWidget *left)
+{
     m_search = new QLineEdit(left);
     m_search->setObjectName(QStringLiteral("searchEdit"));
     m_search->setPlaceholderText(QStringLiteral("Search code and output…"));
@@ -168,7 +201,11 @@ QWidget *MainWindow::buildRunsList()
     m_languageFilter->addItem(QStringLiteral("All languages"), QString());
     for (const QString &language : m_controller->languages())
         m_languageFilter->addItem(language, language);
+}
 
+// The runs list itself: a tree of runs and sessions, with Stop on Delete and in its menu.
+void MainWindow::buildRunTree(QWidget *left)
+{
     m_tree = new QTreeView(left);
     m_tree->setObjectName(QStringLiteral("runTree"));
     m_tree->setModel(m_filter);
@@ -212,31 +249,6 @@ QWidget *MainWindow::buildRunsList()
         menu.addAction(m_stopAction);
         menu.exec(m_tree->viewport()->mapToGlobal(at));
     });
-
-    auto *filters = new QHBoxLayout;
-    filters->addWidget(m_statusFilter);
-    filters->addWidget(m_languageFilter);
-    auto *leftLayout = new QVBoxLayout(left);
-    leftLayout->setContentsMargins(8, 8, 4, 8);
-    auto *runsTitle = new QLabel(QStringLiteral("<b>Runs</b>"), left);
-    leftLayout->addWidget(runsTitle);
-    leftLayout->addWidget(new OverviewStrip(m_controller->model(), left));
-    leftLayout->addWidget(m_search);
-    leftLayout->addLayout(filters);
-    leftLayout->addWidget(m_tree, 1);
-
-    m_searchDelay = new QTimer(this);
-    m_searchDelay->setSingleShot(true);
-    m_searchDelay->setInterval(250);
-    connect(m_searchDelay, &QTimer::timeout, this, [this] {
-        // Older runs that match come from the history.
-        m_controller->searchHistory(m_search->text());
-        applyFilters();
-    });
-    connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
-    connect(m_statusFilter, &QComboBox::currentIndexChanged, this, &MainWindow::applyFilters);
-    connect(m_languageFilter, &QComboBox::currentIndexChanged, this, &MainWindow::applyFilters);
-    return left;
 }
 
 // The editor above the selected run's details.

@@ -64,6 +64,8 @@ private:
     void buildUi();
     void buildMenus();
     QWidget *buildRunsList();
+    void buildRunFilters(QWidget *left);
+    void buildRunTree(QWidget *left);
     QWidget *buildRunPane();
     void buildStatusBar();
     void buildTray();

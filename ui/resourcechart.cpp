@@ -244,34 +244,40 @@ void ResourceChart::paintEvent(QPaintEvent *)
     paintPanel(p, QRectF(all.left() + half + gap, all.top(), half, all.height()), cpu);
 }
 
+// What every part of a panel is drawn with, taken from the widget once per panel so that the
+// parts below agree (and follow a palette or font change).
+struct ResourceChart::PanelStyle
+{
+    QPalette palette;
+    QColor dim;  // figures and labels: softer than the text
+    QColor grid; // scale and time lines: faint, the series stays what stands out
+    QFont small;
+    QFont bold;
+};
+
+ResourceChart::PanelStyle ResourceChart::panelStyle() const
+{
+    PanelStyle style;
+    style.palette = palette();
+    const QColor text = style.palette.color(QPalette::WindowText);
+    style.dim = style.palette.color(QPalette::PlaceholderText);
+    // Some styles give no usable placeholder colour: the text, faded, then.
+    if (style.dim.alpha() < 255 || style.dim == text)
+        style.dim = QColor::fromRgbF(text.redF(), text.greenF(), text.blueF(), 0.65);
+    style.grid = text;
+    style.grid.setAlphaF(0.14);
+    style.small = font();
+    style.small.setPointSizeF(style.small.pointSizeF() * 0.85);
+    style.bold = font();
+    style.bold.setBold(true);
+    return style;
+}
+
 void ResourceChart::paintPanel(QPainter &p, const QRectF &area, const Series &series) const
 {
-    const QPalette &pal = palette();
-    const QColor text = pal.color(QPalette::WindowText);
-    QColor dim = pal.color(QPalette::PlaceholderText);
-    if (dim.alpha() < 255 || dim == text)
-        dim = QColor::fromRgbF(text.redF(), text.greenF(), text.blueF(), 0.65);
-    QColor grid = text;
-    grid.setAlphaF(0.14);
-
-    QFont small = font();
-    small.setPointSizeF(small.pointSizeF() * 0.85);
-    const QFontMetricsF fm(small);
-    QFont bold = font();
-    bold.setBold(true);
-    const QFontMetricsF bfm(bold);
-
-    // Title line: the name in bold, then the figures.
-    p.setFont(bold);
-    p.setPen(series.color);
-    const double titleH = bfm.height();
-    p.drawText(QPointF(area.left(), area.top() + bfm.ascent()), series.title);
-    p.setFont(small);
-    p.setPen(dim);
-    const double titleW = bfm.horizontalAdvance(series.title) + 8;
-    p.drawText(QRectF(area.left() + titleW, area.top(), area.width() - titleW, titleH),
-               Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(series.summary, Qt::ElideRight, area.width() - titleW));
+    const PanelStyle style = panelStyle();
+    const QFontMetricsF fm(style.small);
+    const double titleH = paintTitle(p, area, series, style);
 
     // Plot: labels of the scale on the left, of time below.
     const double labelW = qMax(fm.horizontalAdvance(series.label(series.top)),
@@ -282,23 +288,49 @@ void ResourceChart::paintPanel(QPainter &p, const QRectF &area, const Series &se
     if (plot.width() < 20 || plot.height() < 20)
         return;
     const double span = double(spanMs());
-    const auto at = [&](const QPointF &v) {
-        return QPointF(plot.left() + v.x() / span * plot.width(),
-                       plot.bottom() - qBound(0.0, v.y() / series.top, 1.0) * plot.height());
-    };
 
     p.setPen(Qt::NoPen);
-    p.setBrush(pal.color(QPalette::Base));
+    p.setBrush(style.palette.color(QPalette::Base));
     p.drawRect(plot);
     p.setBrush(Qt::NoBrush);
 
+    paintScale(p, area, plot, labelW, series, style);
+    paintTimeAxis(p, area, plot, span, style);
+    p.setPen(QPen(style.grid, 1));
+    p.drawRect(plot);
+    paintSeries(p, plot, span, series, style);
+}
+
+double ResourceChart::paintTitle(QPainter &p, const QRectF &area, const Series &series,
+                                 const PanelStyle &style)
+{
+    // Title line: the name in bold, then the figures (elided: the name matters more).
+    const QFontMetricsF fm(style.small);
+    const QFontMetricsF bfm(style.bold);
+    p.setFont(style.bold);
+    p.setPen(series.color);
+    const double titleH = bfm.height();
+    p.drawText(QPointF(area.left(), area.top() + bfm.ascent()), series.title);
+    p.setFont(style.small);
+    p.setPen(style.dim);
+    const double titleW = bfm.horizontalAdvance(series.title) + 8;
+    p.drawText(QRectF(area.left() + titleW, area.top(), area.width() - titleW, titleH),
+               Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(series.summary, Qt::ElideRight, area.width() - titleW));
+    return titleH;
+}
+
+void ResourceChart::paintScale(QPainter &p, const QRectF &area, const QRectF &plot, double labelW,
+                               const Series &series, const PanelStyle &style)
+{
     // Scale: 0, half and top, each with its label.
-    p.setFont(small);
+    const QFontMetricsF fm(style.small);
+    p.setFont(style.small);
     for (const double f : {0.0, 0.5, 1.0}) {
         const double y = plot.bottom() - f * plot.height();
-        p.setPen(QPen(grid, 1));
+        p.setPen(QPen(style.grid, 1));
         p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
-        p.setPen(dim);
+        p.setPen(style.dim);
         const QString label = f == 0.0 ? QStringLiteral("0") : series.label(series.top * f);
         // The ends inside the plot's height, so that the 0 stays clear of the time labels.
         const double top = f == 0.0 ? y - fm.height() : f == 1.0 ? y : y - fm.height() / 2;
@@ -306,37 +338,47 @@ void ResourceChart::paintPanel(QPainter &p, const QRectF &area, const Series &se
                    Qt::AlignRight | Qt::AlignVCenter, label);
     }
     if (series.limitAtTop) {
-        const QColor limit = isDark(pal) ? QColor(0xf0, 0x70, 0x70) : QColor(0xc6, 0x28, 0x28);
+        const QColor limit =
+            isDark(style.palette) ? QColor(0xf0, 0x70, 0x70) : QColor(0xc6, 0x28, 0x28);
         p.setPen(QPen(limit, 1.2, Qt::DashLine));
         p.drawLine(QPointF(plot.left(), plot.top()), QPointF(plot.right(), plot.top()));
         p.drawText(QRectF(plot.left(), plot.top() + 1, plot.width() - 4, fm.height()),
                    Qt::AlignRight | Qt::AlignTop, QStringLiteral("limit"));
     }
+}
 
+void ResourceChart::paintTimeAxis(QPainter &p, const QRectF &area, const QRectF &plot, double span,
+                                  const PanelStyle &style)
+{
     // Time: from the program's start to now (or its end).
+    const QFontMetricsF fm(style.small);
     const qint64 tick = tickMs(qint64(span));
     for (qint64 t = 0; t <= qint64(span); t += tick) {
         const double x = plot.left() + double(t) / span * plot.width();
-        p.setPen(QPen(grid, 1));
+        p.setPen(QPen(style.grid, 1));
         if (t > 0)
             p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
-        p.setPen(dim);
+        p.setPen(style.dim);
         const QString label = secondsText(t);
         const double w = fm.horizontalAdvance(label);
         const double left = qBound(area.left(), x - w / 2, plot.right() - w);
         p.drawText(QPointF(left, plot.bottom() + 2 + fm.ascent()), label);
     }
-    p.setPen(QPen(grid, 1));
-    p.drawRect(plot);
+}
 
+void ResourceChart::paintSeries(QPainter &p, const QRectF &plot, double span, const Series &series,
+                                const PanelStyle &style)
+{
     if (series.line.isEmpty()) {
-        p.setPen(dim);
+        p.setPen(style.dim);
         p.drawText(plot, Qt::AlignCenter, series.empty);
         return;
     }
     QPolygonF line;
     for (const QPointF &v : series.line)
-        line.append(at(v));
+        line.append(QPointF(plot.left() + v.x() / span * plot.width(),
+                            plot.bottom() - qBound(0.0, v.y() / series.top, 1.0) * plot.height()));
+    // One reading is a point, not a line.
     if (line.size() == 1) {
         p.setPen(Qt::NoPen);
         p.setBrush(series.color);

@@ -6,6 +6,8 @@
 #include <QPointF>
 #include <QWidget>
 
+class QPainter;
+
 // The selected run's memory and CPU over time, side by side: memory in MiB against the run's
 // memory limit, CPU in % of one core from the differences of CPU time between samples. Painted
 // here (no chart library): two small panels, readable in light and dark palettes.
@@ -40,7 +42,20 @@ protected:
 
 private:
     struct Series;
-    void paintPanel(class QPainter &p, const QRectF &area, const Series &series) const;
+    struct PanelStyle;
+    // One panel: its title line, scale, time axis and series. The parts are static, drawn only
+    // from what they are given, so each can be read on its own.
+    void paintPanel(QPainter &p, const QRectF &area, const Series &series) const;
+    PanelStyle panelStyle() const;
+    // Returns the title line's height.
+    static double paintTitle(QPainter &p, const QRectF &area, const Series &series,
+                             const PanelStyle &style);
+    static void paintScale(QPainter &p, const QRectF &area, const QRectF &plot, double labelW,
+                           const Series &series, const PanelStyle &style);
+    static void paintTimeAxis(QPainter &p, const QRectF &area, const QRectF &plot, double span,
+                              const PanelStyle &style);
+    static void paintSeries(QPainter &p, const QRectF &plot, double span, const Series &series,
+                            const PanelStyle &style);
     qint64 spanMs() const;
     void updateToolTip();
 

@@ -121,25 +121,7 @@ QWidget *SettingsDialog::createEngineTab()
     m_firstEngineButton->setObjectName(QStringLiteral("firstEngineButton"));
     m_firstEngineButton->setToolTip(tr("The first engine is the one messages name by default"));
     m_firstEngineButton->setAutoDefault(false);
-    connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseForSocket);
-    connect(m_engineEdit, &QLineEdit::textChanged, this, &SettingsDialog::updateEngineState);
-    connect(m_engineList, &QListWidget::itemSelectionChanged, this,
-            &SettingsDialog::updateEngineState);
-    connect(m_addEngineButton, &QPushButton::clicked, this, [this] {
-        if (addEngine(m_engineEdit->text()))
-            m_engineEdit->clear();
-    });
-    connect(m_removeEngineButton, &QPushButton::clicked, this, [this] {
-        qDeleteAll(m_engineList->selectedItems());
-        updateEngineState();
-    });
-    connect(m_firstEngineButton, &QPushButton::clicked, this, [this] {
-        const int row = m_engineList->currentRow();
-        if (row <= 0)
-            return;
-        m_engineList->insertItem(0, m_engineList->takeItem(row));
-        m_engineList->setCurrentRow(0);
-    });
+    connectEngineControls(browse);
 
     m_engineError = new QLabel(page);
     m_engineError->setObjectName(QStringLiteral("engineError"));
@@ -175,6 +157,31 @@ QWidget *SettingsDialog::createEngineTab()
     // Under the field; hidden, it leaves no gap.
     layout->addWidget(m_engineError);
     return page;
+}
+
+// What the engine tab's list, field and buttons do: the list is edited in place, and what Save
+// keeps is read from it then.
+void SettingsDialog::connectEngineControls(QPushButton *browse)
+{
+    connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseForSocket);
+    connect(m_engineEdit, &QLineEdit::textChanged, this, &SettingsDialog::updateEngineState);
+    connect(m_engineList, &QListWidget::itemSelectionChanged, this,
+            &SettingsDialog::updateEngineState);
+    connect(m_addEngineButton, &QPushButton::clicked, this, [this] {
+        if (addEngine(m_engineEdit->text()))
+            m_engineEdit->clear();
+    });
+    connect(m_removeEngineButton, &QPushButton::clicked, this, [this] {
+        qDeleteAll(m_engineList->selectedItems());
+        updateEngineState();
+    });
+    connect(m_firstEngineButton, &QPushButton::clicked, this, [this] {
+        const int row = m_engineList->currentRow();
+        if (row <= 0)
+            return;
+        m_engineList->insertItem(0, m_engineList->takeItem(row));
+        m_engineList->setCurrentRow(0);
+    });
 }
 
 QWidget *SettingsDialog::createImagesTab(const QStringList &languages)

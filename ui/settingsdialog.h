@@ -39,6 +39,7 @@ protected:
 
 private:
     QWidget *createEngineTab();
+    void connectEngineControls(QPushButton *browse);
     QWidget *createImagesTab(const QStringList &languages);
     QWidget *createLimitsTab();
     QWidget *createEnvironmentTab();
