@@ -32,6 +32,26 @@ QList<RunRecord> Journal::inFlight() const
 
 void Journal::track(Execution *execution)
 {
+    const RunRecord run = queuedRecord(execution);
+    const QString id = run.id;
+    m_inFlight.insert(id, run);
+    publish({JournalEvent::Type::Created, run, 1, {}, {}});
+
+    // Each handler finds the run by id: one that is no longer in flight is told no more.
+    connect(execution, &Execution::started, this,
+            [this, id, execution] { runStarted(id, execution); });
+    connect(execution, &Execution::output, this,
+            [this, id](int stream, const QByteArray &bytes) { runOutput(id, stream, bytes); });
+    connect(execution, &Execution::usageSampled, this,
+            [this, id](qint64 elapsedMs, qint64 memoryBytes, qint64 cpuTimeMs) {
+                runSampled(id, {elapsedMs, memoryBytes, cpuTimeMs});
+            });
+    connect(execution, &Execution::finished, this,
+            [this, id](const ExecutionResult &result) { runFinished(id, result); });
+}
+
+RunRecord Journal::queuedRecord(const Execution *execution) const
+{
     const SandboxConfig &config = m_sandbox->config();
     const ExecutionRequest &request = execution->request();
     RunRecord run;
@@ -56,69 +76,72 @@ void Journal::track(Execution *execution)
         run.envNames.append(name);
         run.envValues.append({name, value});
     }
-    const QString id = run.id;
-    m_inFlight.insert(id, run);
-    publish({JournalEvent::Type::Created, run, 1, {}, {}});
+    return run;
+}
 
-    connect(execution, &Execution::started, this, [this, id, execution] {
-        auto it = m_inFlight.find(id);
-        if (it == m_inFlight.end())
-            return;
-        it->status = RunRecord::Status::Running;
-        // Placed when it left the queue, just before it started.
-        it->engine = execution->engine();
-        JournalEvent e;
-        e.type = JournalEvent::Type::Started;
-        e.run.id = id;
-        e.run.status = RunRecord::Status::Running;
-        e.run.engine = it->engine;
-        publish(e);
-    });
-    connect(execution, &Execution::output, this, [this, id](int stream, const QByteArray &bytes) {
-        auto it = m_inFlight.find(id);
-        if (it == m_inFlight.end())
-            return;
-        it->appendOutput(stream, bytes);
-        JournalEvent e;
-        e.type = JournalEvent::Type::Output;
-        e.run.id = id;
-        e.stream = stream;
-        e.data = bytes;
-        publish(e);
-    });
+void Journal::runStarted(const QString &id, const Execution *execution)
+{
+    auto it = m_inFlight.find(id);
+    if (it == m_inFlight.end())
+        return;
+    it->status = RunRecord::Status::Running;
+    // Placed when it left the queue, just before it started.
+    it->engine = execution->engine();
+    JournalEvent e;
+    e.type = JournalEvent::Type::Started;
+    e.run.id = id;
+    e.run.status = RunRecord::Status::Running;
+    e.run.engine = it->engine;
+    publish(e);
+}
+
+void Journal::runOutput(const QString &id, int stream, const QByteArray &bytes)
+{
+    auto it = m_inFlight.find(id);
+    if (it == m_inFlight.end())
+        return;
+    it->appendOutput(stream, bytes);
+    JournalEvent e;
+    e.type = JournalEvent::Type::Output;
+    e.run.id = id;
+    e.stream = stream;
+    e.data = bytes;
+    publish(e);
+}
+
+void Journal::runSampled(const QString &id, const UsageSample &sample)
+{
     // Samples only pass through: the chart is for watching a run, the history keeps its peak
     // memory and CPU time from the result.
-    connect(execution, &Execution::usageSampled, this,
-            [this, id](qint64 elapsedMs, qint64 memoryBytes, qint64 cpuTimeMs) {
-                if (!m_inFlight.contains(id))
-                    return;
-                JournalEvent e;
-                e.type = JournalEvent::Type::Sample;
-                e.run.id = id;
-                e.sample = {elapsedMs, memoryBytes, cpuTimeMs};
-                publish(e);
-            });
-    connect(execution, &Execution::finished, this, [this, id](const ExecutionResult &result) {
-        RunRecord run = m_inFlight.take(id);
-        if (run.id.isEmpty())
-            return;
-        run.applyResult(result);
-        // The output streamed in chunks is what the window showed; the result holds the same
-        // bytes, but only per stream, so the interleaving is kept from the chunks.
-        if (run.output.isEmpty() &&
-            (!result.stdoutData.isEmpty() || !result.stderrData.isEmpty())) {
-            run.appendOutput(1, result.stdoutData);
-            run.appendOutput(2, result.stderrData);
-        }
-        qCInfo(lcJournal).noquote()
-            << "run" << id.left(8) << run.language << RunRecord::statusName(run.status) << "in"
-            << run.durationMs << "ms, from" << run.source;
-        publish({JournalEvent::Type::Finished, run, 1, {}, {}});
-        // Queued for the history's worker thread: a write that waits on another process's lock
-        // or a slow disk holds up nothing here. A run that cannot be queued is logged there.
-        if (m_history)
-            m_history->save(run);
-    });
+    if (!m_inFlight.contains(id))
+        return;
+    JournalEvent e;
+    e.type = JournalEvent::Type::Sample;
+    e.run.id = id;
+    e.sample = sample;
+    publish(e);
+}
+
+void Journal::runFinished(const QString &id, const ExecutionResult &result)
+{
+    RunRecord run = m_inFlight.take(id);
+    if (run.id.isEmpty())
+        return;
+    run.applyResult(result);
+    // The output streamed in chunks is what the window showed; the result holds the same
+    // bytes, but only per stream, so the interleaving is kept from the chunks.
+    if (run.output.isEmpty() && (!result.stdoutData.isEmpty() || !result.stderrData.isEmpty())) {
+        run.appendOutput(1, result.stdoutData);
+        run.appendOutput(2, result.stderrData);
+    }
+    qCInfo(lcJournal).noquote() << "run" << id.left(8) << run.language
+                                << RunRecord::statusName(run.status) << "in" << run.durationMs
+                                << "ms, from" << run.source;
+    publish({JournalEvent::Type::Finished, run, 1, {}, {}});
+    // Queued for the history's worker thread: a write that waits on another process's lock
+    // or a slow disk holds up nothing here. A run that cannot be queued is logged there.
+    if (m_history)
+        m_history->save(run);
 }
 
 void Journal::watchSessions(SessionManager *sessions)

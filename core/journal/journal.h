@@ -6,6 +6,7 @@
 #include <QObject>
 
 class Execution;
+struct ExecutionResult;
 class HistoryStore;
 class MonitorPublisher;
 class SandboxService;
@@ -38,6 +39,13 @@ Q_SIGNALS:
 
 private:
     void track(Execution *execution);
+    // The run as it is created, before it is queued: what the request and configuration say.
+    RunRecord queuedRecord(const Execution *execution) const;
+    // What track() does as the execution goes on, each for the run `id` while it is in flight.
+    void runStarted(const QString &id, const Execution *execution);
+    void runOutput(const QString &id, int stream, const QByteArray &bytes);
+    void runSampled(const QString &id, const UsageSample &sample);
+    void runFinished(const QString &id, const ExecutionResult &result);
     void publish(const JournalEvent &event);
 
     SandboxService *m_sandbox;
