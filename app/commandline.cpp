@@ -325,6 +325,14 @@ QList<Option> sandboxOptions()
                "(default /etc/ssl/certs/ca-certificates.crt when it exists; 'none' keeps the "
                "image's own)."),
              Stage::Sandbox, &SandboxConfig::installCaBundle),
+    };
+}
+
+// ... where the engines are and how they are reached (part of how runs are made), ...
+QList<Option> engineAccessOptions()
+{
+    const auto s = [](const char *text) { return QString::fromUtf8(text); };
+    return {
         engineAddresses(
             s("engine"),
             s("Where the container engine is (repeatable, for several engines): "
@@ -355,6 +363,14 @@ QList<Option> sandboxOptions()
              s("Allow plain tcp:// (no TLS) to an engine on another host. Anyone who can reach "
                "that port controls the engine and its host: only on a network you trust."),
              Stage::Sandbox, &CommandLine::insecureTcp),
+    };
+}
+
+// ... and what each sandbox may use (the rest of how runs are made), ...
+QList<Option> sandboxLimitOptions()
+{
+    const auto s = [](const char *text) { return QString::fromUtf8(text); };
+    return {
         integer<int>(s("timeout"), s("seconds"), s("Default per-call timeout in seconds (30)."),
                      Stage::Sandbox, 1, INT_MAX, s("a whole number of seconds ≥ 1"),
                      &CommandLine::askedTimeoutSec, "CODE_SANDBOX_TIMEOUT", true),
@@ -604,7 +620,8 @@ QString applySandbox(const QList<Option> &options, const QCommandLineParser &p,
 CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvironment &env)
 {
     CommandLine cl;
-    const QList<Option> options = sandboxOptions() + serverOptions() + instanceOptions();
+    const QList<Option> options = sandboxOptions() + engineAccessOptions() + sandboxLimitOptions() +
+                                  serverOptions() + instanceOptions();
     QCommandLineParser p;
     p.setApplicationDescription(kDescription);
     for (const Option &o : options)

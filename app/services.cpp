@@ -39,30 +39,52 @@ std::unique_ptr<Services> Services::create(const CommandLine &cl, Mode mode,
     return s;
 }
 
-bool Services::build(const CommandLine &cl, Mode mode, const Placement &placement)
+namespace {
+
+// Where the Docker engines are; false (said on stderr) when one cannot be found and there is no
+// window to say so.
+bool locateEngines(const CommandLine &cl, Services::Mode mode,
+                   QList<EngineLocator::Result> *engines)
 {
     // Only clusters given: no Docker engine is looked for.
-    QList<EngineLocator::Result> engines;
     if (cl.kubeEngines.isEmpty() || !cl.engines.isEmpty())
-        engines = EngineLocator::locateAll(cl.engineOptions());
-    for (EngineLocator::Result &where : engines) {
+        *engines = EngineLocator::locateAll(cl.engineOptions());
+    for (EngineLocator::Result &where : *engines) {
         if (where.error.isEmpty())
             continue;
         std::fprintf(stderr, "code-sandbox: %s\n", qPrintable(where.error));
         // The window still opens, and says what is wrong with the engine.
-        if (mode != Mode::Window)
+        if (mode != Services::Mode::Window)
             return false;
         where.address = EngineAddress::unixSocket(QStringLiteral("/var/run/docker.sock"));
     }
-    LanguageRegistry languages = LanguageRegistry::builtIn();
+    return true;
+}
+
+// The custom images of the command line; false (said on stderr) for an unknown language.
+bool setImages(const CommandLine &cl, LanguageRegistry *languages)
+{
     for (auto it = cl.images.begin(); it != cl.images.end(); ++it) {
-        if (!languages.setImage(it.key(), it.value())) {
+        if (!languages->setImage(it.key(), it.value())) {
             std::fprintf(stderr,
                          "code-sandbox: unknown language '%s' for a custom image; known: %s\n",
-                         qPrintable(it.key()), qPrintable(languages.names().join(u", ")));
+                         qPrintable(it.key()), qPrintable(languages->names().join(u", ")));
             return false;
         }
     }
+    return true;
+}
+
+} // namespace
+
+bool Services::build(const CommandLine &cl, Mode mode, const Placement &placement)
+{
+    QList<EngineLocator::Result> engines;
+    if (!locateEngines(cl, mode, &engines))
+        return false;
+    LanguageRegistry languages = LanguageRegistry::builtIn();
+    if (!setImages(cl, &languages))
+        return false;
     SandboxConfig config = cl.config;
     config.instanceId = placement.instanceId.isEmpty()
                             ? QUuid::createUuid().toString(QUuid::WithoutBraces)
@@ -71,8 +93,35 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     for (const QString &name : cl.missingPassThrough)
         qCWarning(lcApp).noquote()
             << "--pass-through-env:" << name << "is not set here; it will not be passed";
+    QList<SandboxBackend *> backends = addDockerEngines(engines);
+    if (!addClusters(cl, &backends))
+        return false;
+    m_sandbox = std::make_unique<SandboxService>(backends, languages, config);
+    m_runControl = std::make_unique<RunControl>(m_sandbox.get());
+    createServer(cl, mode);
+    m_journal = std::make_unique<Journal>(m_sandbox.get());
+    m_journal->watchSessions(m_sessions.get());
+    if (cl.history)
+        openHistory(mode, placement.historyPath.isEmpty() ? HistoryStore::defaultPath()
+                                                          : placement.historyPath);
+    const QString monitorPath = MonitorSocket::path();
+    if (mode != Mode::Window && cl.monitor && !monitorPath.isEmpty())
+        publishToWindow(mode, monitorPath);
+    // The window saves the policies it edits; a headless instance follows them.
+    if (mode != Mode::Window)
+        watchPolicies();
+    qCInfo(lcApp).noquote() << "instance" << config.instanceId.left(8);
+    // Reap what dead instances left, then warm the pool (this also finds the engine, so a
+    // problem shows in the log before the first call).
+    m_sandbox->reapOrphans();
+    m_sandbox->warmUp();
+    return true;
+}
+
+QList<SandboxBackend *> Services::addDockerEngines(const QList<EngineLocator::Result> &engines)
+{
     QList<SandboxBackend *> backends;
-    for (const EngineLocator::Result &where : std::as_const(engines)) {
+    for (const EngineLocator::Result &where : engines) {
         auto engine = std::make_unique<EngineClient>(where.address);
         // A hung engine must not hang the server: no answer (or no progress in one) for this
         // long fails the request. Long runs are not affected: their output streams on an
@@ -85,10 +134,11 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
         m_engines.push_back(std::move(engine));
         m_backends.push_back(std::move(backend));
     }
-    if (!addClusters(cl, &backends))
-        return false;
-    m_sandbox = std::make_unique<SandboxService>(backends, languages, config);
-    m_runControl = std::make_unique<RunControl>(m_sandbox.get());
+    return backends;
+}
+
+void Services::createServer(const CommandLine &cl, Mode mode)
+{
     m_gate = std::make_unique<RunGate>(m_sandbox->config());
     m_gate->setMode(mode == Mode::Window ? QStringLiteral("window")
                     : mode == Mode::Http ? QStringLiteral("http")
@@ -103,35 +153,21 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     m_sessions = std::make_unique<SessionManager>(
         m_sandbox.get(), SessionManager::Limits{cl.sessionIdleSec, cl.maxSessions});
     SandboxTools::registerAll(*m_server, *m_sandbox, m_sessions.get(), m_gate.get());
-    m_journal = std::make_unique<Journal>(m_sandbox.get());
-    m_journal->watchSessions(m_sessions.get());
-    if (cl.history)
-        openHistory(mode, placement.historyPath.isEmpty() ? HistoryStore::defaultPath()
-                                                          : placement.historyPath);
-    const QString monitorPath = MonitorSocket::path();
-    if (mode != Mode::Window && cl.monitor && !monitorPath.isEmpty()) {
-        m_publisher = std::make_unique<MonitorPublisher>(
-            monitorPath, config.instanceId,
-            mode == Mode::Http ? QStringLiteral("http") : QStringLiteral("stdio"));
-        m_journal->setPublisher(m_publisher.get());
-        // The window may stop this instance's runs and approve them.
-        RunControl *control = m_runControl.get();
-        QObject::connect(m_publisher.get(), &MonitorPublisher::stopRequested, control,
-                         [control](const QString &runId) {
-                             control->stop(runId, RunControl::stoppedFromWindow());
-                         });
-        m_approver = std::make_unique<MonitorApprover>(m_publisher.get());
-        m_gate->setApprover(m_approver.get());
-    }
-    // The window saves the policies it edits; a headless instance follows them.
-    if (mode != Mode::Window)
-        watchPolicies();
-    qCInfo(lcApp).noquote() << "instance" << config.instanceId.left(8);
-    // Reap what dead instances left, then warm the pool (this also finds the engine, so a
-    // problem shows in the log before the first call).
-    m_sandbox->reapOrphans();
-    m_sandbox->warmUp();
-    return true;
+}
+
+void Services::publishToWindow(Mode mode, const QString &monitorPath)
+{
+    m_publisher = std::make_unique<MonitorPublisher>(monitorPath, m_instanceId,
+                                                     mode == Mode::Http ? QStringLiteral("http")
+                                                                        : QStringLiteral("stdio"));
+    m_journal->setPublisher(m_publisher.get());
+    // The window may stop this instance's runs and approve them.
+    RunControl *control = m_runControl.get();
+    QObject::connect(
+        m_publisher.get(), &MonitorPublisher::stopRequested, control,
+        [control](const QString &runId) { control->stop(runId, RunControl::stoppedFromWindow()); });
+    m_approver = std::make_unique<MonitorApprover>(m_publisher.get());
+    m_gate->setApprover(m_approver.get());
 }
 
 bool Services::addClusters(const CommandLine &cl, QList<SandboxBackend *> *backends)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "enginelocator.h"
 #include "streamablehttpserver.h"
 
 #include <QList>
@@ -84,6 +85,13 @@ public:
 private:
     Services() = default;
     bool build(const CommandLine &cl, Mode mode, const Placement &placement);
+    // One backend per Docker engine found (kept here, as their engine clients are).
+    QList<SandboxBackend *> addDockerEngines(const QList<EngineLocator::Result> &engines);
+    // The run gate, the MCP server with this product's tools, and the sessions they use.
+    void createServer(const CommandLine &cl, Mode mode);
+    // A headless instance's link to the window: its events go there, and the window may stop
+    // its runs and answer its approvals.
+    void publishToWindow(Mode mode, const QString &monitorPath);
     // One backend per k8s:// engine; false (said on stderr) when a cluster cannot be reached as
     // its kubeconfig says.
     bool addClusters(const CommandLine &cl, QList<SandboxBackend *> *backends);
