@@ -18,6 +18,7 @@
 #include "monitorsocket.h"
 #include "runcontrol.h"
 #include "rungate.h"
+#include "runstopreason.h"
 #include "sandboxservice.h"
 #include "sandboxtools.h"
 #include "sessionmanager.h"
@@ -165,7 +166,7 @@ void Services::publishToWindow(Mode mode, const QString &monitorPath)
     RunControl *control = m_runControl.get();
     QObject::connect(
         m_publisher.get(), &MonitorPublisher::stopRequested, control,
-        [control](const QString &runId) { control->stop(runId, RunControl::stoppedFromWindow()); });
+        [control](const QString &runId) { control->stop(runId, RunStopReason::fromWindow()); });
     m_approver = std::make_unique<MonitorApprover>(m_publisher.get());
     m_gate->setApprover(m_approver.get());
 }

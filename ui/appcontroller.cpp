@@ -9,6 +9,7 @@
 #include "runcontrol.h"
 #include "rungate.h"
 #include "runlistmodel.h"
+#include "runstopreason.h"
 #include "sandboxbackend.h"
 #include "sandboxservice.h"
 #include "sandboxsite.h"
@@ -357,7 +358,7 @@ bool AppController::stopRun(const QString &runId)
     const RunRecord *run = m_model->run(runId);
     qCInfo(lcUi).noquote() << "stopping run" << runId.left(8) << "from the window";
     if (isOwn(run->instanceId))
-        return m_runControl->stop(runId, RunControl::stoppedFromWindow());
+        return m_runControl->stop(runId, RunStopReason::fromWindow());
     return m_monitor->requestStop(run->instanceId, runId);
 }
 

@@ -23,8 +23,3 @@ bool RunControl::stop(const QString &runId, const QString &reason)
     execution->cancel(reason);
     return true;
 }
-
-QString RunControl::stoppedFromWindow()
-{
-    return QStringLiteral("stopped from the Code Sandbox window");
-}

@@ -15,13 +15,11 @@ class RunControl : public QObject
 public:
     explicit RunControl(SandboxService *sandbox, QObject *parent = nullptr);
 
-    // The run ends as cancelled, its result saying `reason`; false when no such run is in
-    // flight here (unknown, or finished already): nothing happens then.
+    // The run ends as cancelled, its result saying `reason` as given (the words are the
+    // caller's: the tools room's RunStopReason for the window's Stop); false when no such run is
+    // in flight here (unknown, or finished already): nothing happens then.
     bool stop(const QString &runId, const QString &reason);
     int inFlight() const { return int(m_runs.size()); }
-
-    // What a run's caller is told when the window stopped it.
-    static QString stoppedFromWindow();
 
 private:
     QHash<QString, QPointer<Execution>> m_runs;
