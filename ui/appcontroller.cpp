@@ -1,128 +1,58 @@
 #include "appcontroller.h"
 
-#include "appsettings.h"
-#include "execution.h"
-#include "historystore.h"
 #include "journal.h"
-#include "mcpsession.h"
+#include "mcpsession.h" // StreamableHttpServer::sessionStarted carries one
 #include "monitorserver.h"
 #include "runcontrol.h"
-#include "rungate.h"
 #include "runlistmodel.h"
 #include "runstopreason.h"
-#include "sandboxbackend.h"
 #include "sandboxservice.h"
-#include "sandboxsite.h"
 #include "streamablehttpserver.h"
 #include "uilog.h"
-#include "windowapprover.h"
-
-#include <QJsonArray>
-#include <memory>
 
 AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryStore *history,
                              MonitorServer *monitor, QObject *parent)
-    : QObject(parent), m_sandbox(sandbox), m_journal(journal), m_history(history),
-      m_monitor(monitor), m_model(new RunListModel(this))
+    : QObject(parent), m_sandbox(sandbox), m_monitor(monitor), m_model(new RunListModel(this)),
+      m_feed(
+          new HistoryFeed(m_model, journal, history, monitor, sandbox->config().instanceId, this)),
+      m_engineWatch(new EngineWatch(sandbox, this)),
+      m_approvals(new ApprovalQueue(sandbox->config().instanceId, monitor, this)),
+      m_manual(new ManualRunner(sandbox, this))
 {
+    // A run of this process started or ended (the feed has it already): its engine's running
+    // count moved.
     connect(journal, &Journal::recorded, this, [this](const JournalEvent &event) {
-        onEvent(event);
-        // A run of this process started or ended: its engine's running count moved.
         if (event.type == JournalEvent::Type::Started || event.type == JournalEvent::Type::Finished)
-            m_engineUpdate.start();
+            m_engineWatch->runsMoved();
     });
-    if (m_history) {
-        m_model->setLoader(
-            [this](const QString &id) -> std::optional<RunRecord> { return m_history->load(id); },
-            [this](const QString &id) { return m_history->contains(id); });
-    }
+    // The parts' signals are this class's: the window and the tests know only AppController.
+    connect(m_feed, &HistoryFeed::loaded, this, &AppController::historyLoaded);
+    connect(m_feed, &HistoryFeed::searched, this, &AppController::historySearched);
+    connect(m_engineWatch, &EngineWatch::enginesChanged, this, &AppController::enginesChanged);
+    connect(m_engineWatch, &EngineWatch::imagesChanged, this, &AppController::imagesChanged);
+    connect(m_approvals, &ApprovalQueue::approvalRequested, this,
+            &AppController::approvalRequested);
+    connect(m_approvals, &ApprovalQueue::approvalClosed, this, &AppController::approvalClosed);
+    connect(m_approvals, &ApprovalQueue::policiesChanged, this, &AppController::policiesChanged);
+    connect(m_manual, &ManualRunner::runningChanged, this, &AppController::manualRunningChanged);
     if (m_monitor) {
-        connect(m_monitor, &MonitorServer::eventReceived, this, &AppController::onEvent);
-        connect(m_monitor, &MonitorServer::approvalRequested, this, &AppController::addApproval);
-        connect(m_monitor, &MonitorServer::approvalWithdrawn, this,
-                [this](const QString &instance, const QString &id, const QString &why) {
-                    const qsizetype i = approvalIndex(id);
-                    if (i >= 0 && m_approvals.at(i).instanceId == instance)
-                        closeApproval(id, why);
-                });
         connect(m_monitor, &MonitorServer::instanceConnected, this,
                 [this] { Q_EMIT serverStatusChanged(serverStatus()); });
         connect(m_monitor, &MonitorServer::instanceDisconnected, this,
                 [this](const QString &instance) {
                     m_model->markInstanceGone(instance);
-                    // Its questions went with it (it denies them itself when the window goes).
-                    const QList<ApprovalRequest> open = m_approvals;
-                    for (const ApprovalRequest &r : open) {
-                        if (r.instanceId == instance)
-                            closeApproval(r.id, QStringLiteral("its server ended"));
-                    }
+                    m_approvals->instanceGone(instance);
                     Q_EMIT serverStatusChanged(serverStatus());
                 });
     }
-    // Several engines are watched by the sandbox, which says when one goes or comes back.
-    connect(m_sandbox, &SandboxService::sitesChanged, this, &AppController::updateEngines);
-    // After the sandbox's own bookkeeping of a run that started or ended (its running counts).
-    m_engineUpdate.setSingleShot(true);
-    m_engineUpdate.setInterval(0);
-    connect(&m_engineUpdate, &QTimer::timeout, this, &AppController::updateEngines);
-    updateEngines();
     // The engine can stop or come back at any time; the HTTP sessions come and go.
     m_poll.setInterval(5000);
     connect(&m_poll, &QTimer::timeout, this, [this] {
-        refreshEngine();
+        m_engineWatch->refreshEngine();
         Q_EMIT serverStatusChanged(serverStatus());
-        // An image on its way is worth a look each time; ready ones only now and then (they
-        // are rarely removed).
-        bool allReady = !m_images.isEmpty();
-        for (const SandboxBackend::ImageStatus &s : std::as_const(m_images))
-            allReady = allReady && s.state == SandboxBackend::ImageStatus::State::Ready;
-        if (!allReady || ++m_imagePolls % 12 == 0)
-            refreshImages();
+        m_engineWatch->pollImages();
     });
     m_poll.start();
-    QTimer::singleShot(0, this, &AppController::refreshImages);
-}
-
-void AppController::refreshImages()
-{
-    if (m_imagesAsking > 0 || m_sandbox->sites().isEmpty())
-        return;
-    SandboxBackend *backend = m_sandbox->sites().first()->backend();
-    const QStringList names = m_sandbox->languages().names();
-    auto answers = std::make_shared<QHash<QString, SandboxBackend::ImageStatus>>();
-    for (const QString &name : names) {
-        const Language *language = m_sandbox->languages().find(name);
-        if (!language)
-            continue;
-        ++m_imagesAsking;
-        backend->imageStatus(language->image, this,
-                             [this, name, answers](const SandboxBackend::ImageStatus &status) {
-                                 answers->insert(name, status);
-                                 if (--m_imagesAsking > 0)
-                                     return;
-                                 m_images = *answers;
-                                 Q_EMIT imagesChanged();
-                             });
-    }
-}
-
-QHash<QString, QString> AppController::imageNotes() const
-{
-    using State = SandboxBackend::ImageStatus::State;
-    QHash<QString, QString> notes;
-    for (auto it = m_images.cbegin(); it != m_images.cend(); ++it) {
-        const Language *language = m_sandbox->languages().find(it.key());
-        if (!language || it->state == State::Ready || it->state == State::Unknown)
-            continue;
-        notes.insert(it.key(),
-                     it->state == State::Missing
-                         ? QStringLiteral("the image %1 is not on the engine; build it with "
-                                          "containers/build-images.sh %2 (Code Sandbox source "
-                                          "tree)")
-                               .arg(language->image, language->buildName)
-                         : it->describe(it.key()));
-    }
-    return notes;
 }
 
 AppController::~AppController() = default;
@@ -158,153 +88,42 @@ ServerStatus AppController::serverStatus() const
 
 QString AppController::runManual(const QString &language, const QString &code, int timeoutSec)
 {
-    if (m_manual)
-        return QString();
-    ExecutionRequest request(language, code, timeoutSec);
-    request.source = QStringLiteral("manual");
-    request.tool = QStringLiteral("manual");
-    Execution *execution = m_sandbox->execute(request);
-    m_manual = execution;
-    connect(execution, &Execution::finished, this, [this] {
-        m_manual.clear();
-        Q_EMIT manualRunningChanged(false);
-    });
-    Q_EMIT manualRunningChanged(true);
-    return execution->runId();
+    return m_manual->run(language, code, timeoutSec);
 }
 
 void AppController::stopManual()
 {
-    if (m_manual)
-        m_manual->cancel();
+    m_manual->stop();
 }
 
 void AppController::loadHistory(int limit)
 {
-    if (!m_history)
-        return;
-    const QString path = m_history->path();
-    m_history->recent(limit, QString(), this, [this, path](const QList<RunRecord> &runs) {
-        qCInfo(lcUi).noquote() << "history:" << runs.size() << "runs loaded from" << path;
-        m_model->addHistory(runs);
-        Q_EMIT historyLoaded(int(runs.size()));
-    });
+    m_feed->load(limit);
 }
 
 void AppController::searchHistory(const QString &text, int limit)
 {
-    const QString wanted = text.trimmed();
-    if (!m_history || wanted.isEmpty())
-        return;
-    const quint64 search = ++m_search;
-    m_history->recent(limit, wanted, this, [this, search, wanted](const QList<RunRecord> &runs) {
-        // Typing makes searches faster than a big history answers them: only the last counts.
-        if (search != m_search)
-            return;
-        m_model->addHistory(runs, true);
-        Q_EMIT historySearched(wanted, int(runs.size()));
-    });
+    m_feed->search(text, limit);
 }
 
 void AppController::pruneHistory(int retentionDays)
 {
-    if (!m_history)
-        return;
-    m_history->setRetentionDays(qMax(0, retentionDays));
-    qCInfo(lcUi) << "history: keeping runs for"
-                 << (retentionDays > 0 ? QString::number(retentionDays) + QStringLiteral(" days")
-                                       : QStringLiteral("ever"))
-                 << "and" << m_history->retention().maxBytes / (1024 * 1024) << "MiB at most";
+    m_feed->prune(retentionDays);
 }
 
 void AppController::refreshEngine()
 {
-    if (m_sandbox->sites().size() != 1) {
-        updateEngines();
-        return;
-    }
-    if (m_asking)
-        return;
-    m_asking = true;
-    // Once the engine is known to answer, a ping tells that it still does: Podman takes about a
-    // second to answer /version, which every five seconds would cost it a fifth of a core.
-    const bool pingOnly = m_lone.known && m_lone.reachable && !m_lone.version.isEmpty();
-    m_sandbox->backend()->health(pingOnly, this, [this, pingOnly](const SandboxBackend::Health &h) {
-        m_asking = false;
-        EngineStatus s;
-        s.known = true;
-        if (h.reachable && pingOnly) {
-            s = m_lone;
-        } else if (h.reachable) {
-            s.reachable = true;
-            s.version = h.version;
-            s.apiVersion = h.apiVersion;
-            s.product = h.product;
-            s.cpus = h.cpus;
-            s.memoryBytes = h.memoryBytes;
-        } else {
-            s.error = h.error;
-            s.fix = QStringLiteral("Start the engine (sudo systemctl start docker, or dockerd), "
-                                   "make sure you may use its socket (the docker group), or "
-                                   "choose another engine in Settings → Engines.");
-        }
-        m_lone = s;
-        updateEngines();
-    });
+    m_engineWatch->refreshEngine();
 }
 
-void AppController::updateEngines()
+void AppController::refreshImages()
 {
-    const QList<SandboxSite *> &sites = m_sandbox->sites();
-    QList<EngineStatus> engines;
-    for (const SandboxSite *site : sites) {
-        EngineStatus s;
-        if (sites.size() == 1) {
-            s = m_lone;
-        } else {
-            s.known = site->state() != SandboxSite::State::Unknown;
-            s.reachable = site->state() == SandboxSite::State::Up;
-            const SandboxBackend::Health &h = site->health();
-            s.product = h.product;
-            s.version = h.version;
-            s.apiVersion = h.apiVersion;
-            s.cpus = h.cpus;
-            s.memoryBytes = h.memoryBytes;
-            if (site->state() == SandboxSite::State::Down) {
-                s.error = site->error();
-                s.fix = QStringLiteral("New runs go to the other engines meanwhile; it is asked "
-                                       "again every few seconds. Start it, or change the list in "
-                                       "Settings → Engines.");
-            }
-        }
-        s.address = site->endpoint();
-        s.running = site->running();
-        s.capacity = site->capacity();
-        s.placed = site->placed();
-        engines.append(s);
-    }
-    if (engines == m_engines)
-        return;
-    m_engines = engines;
-    Q_EMIT enginesChanged(m_engines);
+    m_engineWatch->refreshImages();
 }
 
-void AppController::onEvent(const JournalEvent &event)
+QHash<QString, QString> AppController::imageNotes() const
 {
-    const bool remote = event.run.instanceId != m_sandbox->config().instanceId;
-    // A headless instance's Started carries the id alone: its record says whose it is.
-    if (event.type == JournalEvent::Type::Started) {
-        const RunRecord *known = m_model->run(event.run.id);
-        if (known && !isOwn(known->instanceId))
-            qCInfo(lcUi).noquote() << "run" << event.run.id.left(8) << "of instance pid"
-                                   << known->instancePid << "(" << known->source << ")"
-                                   << "started";
-    }
-    if (remote && event.type == JournalEvent::Type::Finished)
-        qCInfo(lcUi).noquote() << "run" << event.run.id.left(8) << "of instance pid"
-                               << event.run.instancePid << "(" << event.run.source << ")"
-                               << RunRecord::statusName(event.run.status);
-    m_model->apply(event);
+    return m_engineWatch->imageNotes();
 }
 
 bool AppController::isOwn(const QString &instanceId) const
@@ -314,20 +133,7 @@ bool AppController::isOwn(const QString &instanceId) const
 
 void AppController::setRunGate(RunGate *gate)
 {
-    m_gate = gate;
-    if (!gate)
-        return;
-    if (!m_approver) {
-        m_approver = new WindowApprover(this);
-        connect(m_approver, &WindowApprover::asked, this, &AppController::addApproval);
-        connect(m_approver, &WindowApprover::withdrawn, this, &AppController::closeApproval);
-    }
-    gate->setApprover(m_approver);
-    // A local run approved "always": the gate changed its own policies; keep and save them.
-    connect(gate, &RunGate::policiesChanged, this, [this](const AssistantPolicies &policies) {
-        AppSettings::savePolicies(policies);
-        Q_EMIT policiesChanged(policies);
-    });
+    m_approvals->setRunGate(gate);
 }
 
 void AppController::setRunControl(RunControl *control)
@@ -337,8 +143,7 @@ void AppController::setRunControl(RunControl *control)
 
 void AppController::setPolicies(const AssistantPolicies &policies)
 {
-    if (m_gate)
-        m_gate->setPolicies(policies);
+    m_approvals->setPolicies(policies);
 }
 
 bool AppController::canStop(const QString &runId) const
@@ -362,84 +167,8 @@ bool AppController::stopRun(const QString &runId)
     return m_monitor->requestStop(run->instanceId, runId);
 }
 
-QList<ApprovalRequest> AppController::pendingApprovals() const
-{
-    return m_approvals;
-}
-
-qsizetype AppController::approvalIndex(const QString &id) const
-{
-    for (qsizetype i = 0; i < m_approvals.size(); ++i) {
-        if (m_approvals.at(i).id == id)
-            return i;
-    }
-    return -1;
-}
-
-bool AppController::deliver(const ApprovalRequest &request, RunApprover::Answer answer,
-                            const QString &reason)
-{
-    if (isOwn(request.instanceId)) {
-        if (!m_approver)
-            return false;
-        m_approver->deliver(request.id, answer, reason);
-        return true;
-    }
-    return m_monitor && m_monitor->answerApproval(request.instanceId, request.id,
-                                                  RunApprover::answerName(answer), reason);
-}
-
-void AppController::addApproval(const ApprovalRequest &request)
-{
-    if (approvalIndex(request.id) >= 0)
-        return;
-    // Bounded like everything a headless instance can send: the oldest stay, as they expire first.
-    if (m_approvals.size() >= kMaxApprovals) {
-        qCWarning(lcUi) << "too many approvals waiting; one was not shown";
-        deliver(request, RunApprover::Answer::Deny,
-                QStringLiteral("too many runs are waiting for approval"));
-        return;
-    }
-    m_approvals.append(request);
-    Q_EMIT approvalRequested(request);
-}
-
-void AppController::closeApproval(const QString &id, const QString &why)
-{
-    const qsizetype i = approvalIndex(id);
-    if (i < 0)
-        return;
-    m_approvals.removeAt(i);
-    Q_EMIT approvalClosed(id, why);
-}
-
 bool AppController::answerApproval(const QString &id, RunApprover::Answer answer,
                                    const QString &reason)
 {
-    const qsizetype i = approvalIndex(id);
-    if (i < 0)
-        return false;
-    const ApprovalRequest request = m_approvals.at(i);
-    if (answer == RunApprover::Answer::AllowAlways && request.client.trimmed().isEmpty()) {
-        // A rule for no name would be the default, everyone's: this run only (the dialog does
-        // not offer it; the asking gate, ours or a headless one, must not hear "always" either).
-        qCWarning(lcUi) << "\"always\" for an assistant without a name is allowed once";
-        answer = RunApprover::Answer::AllowOnce;
-    }
-    qCInfo(lcUi).noquote() << "approval" << id.left(8) << "of" << request.client << ":"
-                           << RunApprover::answerName(answer);
-    // "Always" for a run of this window: its gate changes its own policies, and policiesChanged
-    // saves them. For a headless instance's, this window's policies change here (and the file
-    // it reads with them).
-    if (answer == RunApprover::Answer::AllowAlways && !isOwn(request.instanceId)) {
-        AssistantPolicies policies = m_gate ? m_gate->policies() : AppSettings::loadPolicies();
-        policies.allowAlways(request.client);
-        if (m_gate)
-            m_gate->setPolicies(policies);
-        AppSettings::savePolicies(policies);
-        Q_EMIT policiesChanged(policies);
-    }
-    const bool delivered = deliver(request, answer, reason);
-    closeApproval(id, QString());
-    return delivered;
+    return m_approvals->answer(id, answer, reason);
 }

@@ -1,11 +1,9 @@
 #pragma once
 
-#include "approvalrequest.h"
-#include "assistantpolicies.h"
-#include "enginestatus.h"
-#include "journalevent.h"
-#include "runapprover.h"
-#include "sandboxbackend.h"
+#include "approvalqueue.h"
+#include "enginewatch.h"
+#include "historyfeed.h"
+#include "manualrunner.h"
 #include "serverstatus.h"
 
 #include <QHash>
@@ -14,20 +12,21 @@
 #include <QPointer>
 #include <QTimer>
 
-class Execution;
 class HistoryStore;
 class Journal;
 class MonitorServer;
 class RunControl;
 class RunGate;
 class RunListModel;
-class WindowApprover;
 class SandboxService;
 class StreamableHttpServer;
 
-// The window's link to the rest: feeds the runs model from this process's journal, from the
-// monitor socket and from the history; starts and stops manual runs; watches the engine and the
-// servers. Widgets talk to this and to the model, never to the sandbox itself.
+// The window's link to the rest. Widgets talk to this and to the model, never to the sandbox
+// itself. It owns the runs model and composes one part per job: HistoryFeed (the model fed from
+// this process's journal, the monitor socket and the history), EngineWatch (the engines and
+// their images), ApprovalQueue (runs waiting for a person) and ManualRunner (the run editor's
+// run); itself it keeps the servers' status and stopping runs, which need the model and the
+// monitor socket together.
 class AppController : public QObject
 {
     Q_OBJECT
@@ -45,8 +44,8 @@ public:
     void setHttpServer(StreamableHttpServer *server, const ServerStatus &status);
     ServerStatus serverStatus() const;
     // Every engine the sandbox runs on, in the order given (one, usually).
-    QList<EngineStatus> engines() const { return m_engines; }
-    bool hasHistory() const { return m_history != nullptr; }
+    QList<EngineStatus> engines() const { return m_engineWatch->engines(); }
+    bool hasHistory() const { return m_feed->hasHistory(); }
 
     // The control room. With a gate, this window approves its own HTTP runs; with a run
     // control, it can stop them. Both come from the composition root (Services).
@@ -58,20 +57,20 @@ public:
     // Stops it (the caller gets "stopped from the Code Sandbox window"); false when it cannot.
     bool stopRun(const QString &runId);
     // Approvals waiting for a person, oldest first (this process's and headless instances').
-    QList<ApprovalRequest> pendingApprovals() const;
+    QList<ApprovalRequest> pendingApprovals() const { return m_approvals->pending(); }
     // Answers one; "always" also changes the assistant's policy (saved in the settings file).
     // False when it is no longer waiting (answered, withdrawn, its instance gone).
     bool answerApproval(const QString &id, RunApprover::Answer answer,
                         const QString &reason = QString());
     // Approvals waiting at once, at most (more are denied at once).
-    static constexpr int kMaxApprovals = 64;
+    static constexpr int kMaxApprovals = ApprovalQueue::kMaxApprovals;
     // The policies this window applies and saves (Settings → Assistants, "always allow").
     void setPolicies(const AssistantPolicies &policies);
 
     // Starts a run by hand; returns its id (the run is in the model already).
     QString runManual(const QString &language, const QString &code, int timeoutSec);
     void stopManual();
-    bool manualRunning() const { return !m_manual.isNull(); }
+    bool manualRunning() const { return m_manual->running(); }
 
     // Loads the newest runs of the history into the model, read on the history's thread
     // (historyLoaded once they are in).
@@ -89,7 +88,7 @@ public:
     // Per language, its image on the first engine: ready, being built (containers/
     // build-images.sh says so), missing... Asked now and then every 5 s while one is not ready
     // (every minute once all are); imagesChanged when the answers are in.
-    QHash<QString, SandboxBackend::ImageStatus> images() const { return m_images; }
+    QHash<QString, SandboxBackend::ImageStatus> images() const { return m_engineWatch->images(); }
     void refreshImages();
     // What the window shows per language whose image is not ready (none for those that are,
     // nor while the engine does not answer: the status bar says that).
@@ -110,36 +109,17 @@ Q_SIGNALS:
     void policiesChanged(const AssistantPolicies &policies);
 
 private:
-    void onEvent(const JournalEvent &event);
-    // Rebuilds engines() from the sandbox's engines (and the lone engine's last answer).
-    void updateEngines();
+    bool isOwn(const QString &instanceId) const;
 
     SandboxService *m_sandbox;
-    Journal *m_journal;
-    HistoryStore *m_history;
     MonitorServer *m_monitor;
     QPointer<StreamableHttpServer> m_http;
     RunListModel *m_model;
-    QPointer<Execution> m_manual;
-    EngineStatus m_lone; // the last answer of a lone engine (the sandbox watches only several)
-    QList<EngineStatus> m_engines;
-    QTimer m_engineUpdate; // coalesces updates after runs start and end
+    HistoryFeed *m_feed;
+    EngineWatch *m_engineWatch;
+    ApprovalQueue *m_approvals;
+    ManualRunner *m_manual;
     ServerStatus m_server;
     QTimer m_poll;
-    bool m_asking = false;
-    quint64 m_search = 0; // the latest search: answers to older ones are dropped
-    QHash<QString, SandboxBackend::ImageStatus> m_images;
-    int m_imagesAsking = 0; // answers still to come
-    int m_imagePolls = 0;
-    QPointer<RunGate> m_gate;
     QPointer<RunControl> m_runControl;
-    WindowApprover *m_approver = nullptr;
-    // Waiting approvals, oldest first; this process's own carry its instance id.
-    QList<ApprovalRequest> m_approvals;
-    bool isOwn(const QString &instanceId) const;
-    qsizetype approvalIndex(const QString &id) const; // -1: not waiting
-    // The answer to whoever asked: this window's gate, or the instance over the monitor socket.
-    bool deliver(const ApprovalRequest &request, RunApprover::Answer answer, const QString &reason);
-    void addApproval(const ApprovalRequest &request);
-    void closeApproval(const QString &id, const QString &why);
 };
