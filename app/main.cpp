@@ -9,6 +9,7 @@
 #include "mainwindow.h"
 #include "mcpserver.h"
 #include "mcpsession.h"
+#include "monitorprotocol.h"
 #include "monitorserver.h"
 #include "monitorsocket.h"
 #include "sandboxservice.h"
@@ -20,7 +21,6 @@
 
 #include <QApplication>
 #include <QHostAddress>
-#include <QJsonDocument>
 #include <QLocalSocket>
 #include <algorithm>
 #include <csignal>
@@ -154,9 +154,7 @@ bool showRunningWindow(const QString &socketPath)
         socket.abort();
         return false;
     }
-    socket.write(QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("show")}})
-                     .toJson(QJsonDocument::Compact) +
-                 '\n');
+    socket.write(MonitorProtocol::encode(MonitorProtocol::Show{}));
     socket.waitForBytesWritten(1000);
     socket.disconnectFromServer();
     return true;

@@ -33,8 +33,7 @@ bool MonitorApprover::isAvailable() const
 void MonitorApprover::ask(const ApprovalRequest &request)
 {
     m_open.insert(request.id);
-    if (!m_publisher->sendControl({{QStringLiteral("type"), QStringLiteral("approve")},
-                                   {QStringLiteral("request"), request.toJson()}})) {
+    if (!m_publisher->sendControl(MonitorProtocol::Approve{request})) {
         // The window went between the question whether it is there and this one.
         m_open.remove(request.id);
         Q_EMIT lost();
@@ -45,7 +44,5 @@ void MonitorApprover::withdraw(const QString &id, const QString &why)
 {
     if (!m_open.remove(id))
         return;
-    m_publisher->sendControl({{QStringLiteral("type"), QStringLiteral("withdraw")},
-                              {QStringLiteral("id"), id},
-                              {QStringLiteral("why"), why}});
+    m_publisher->sendControl(MonitorProtocol::Withdraw{id, why});
 }

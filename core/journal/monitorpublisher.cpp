@@ -5,7 +5,6 @@
 #include "monitorsocket.h"
 
 #include <QFileInfo>
-#include <QJsonDocument>
 #include <QLocalSocket>
 #include <algorithm>
 #include <unistd.h>
@@ -107,14 +106,11 @@ void MonitorPublisher::onConnected()
     m_retryMs = kFirstRetryMs;
     m_lastRefusal.clear();
     qCInfo(lcJournal).noquote() << "monitor: a Code Sandbox window is watching (" << m_path << ")";
-    write(QJsonObject{{QStringLiteral("type"), QStringLiteral("hello")},
-                      {QStringLiteral("instance"), m_instanceId},
-                      {QStringLiteral("pid"), qint64(::getpid())},
-                      {QStringLiteral("mode"), m_mode},
-                      {QStringLiteral("version"), QStringLiteral(CODE_SANDBOX_VERSION)}});
+    write(MonitorProtocol::Hello{m_instanceId, qint64(::getpid()), m_mode,
+                                 QStringLiteral(CODE_SANDBOX_VERSION)});
     if (m_greeting) {
         for (const RunRecord &run : m_greeting())
-            write(JournalEvent{JournalEvent::Type::Created, run, 1, {}, {}}.toJson());
+            write(JournalEvent{JournalEvent::Type::Created, run, 1, {}, {}});
     }
     Q_EMIT connectedChanged(true);
 }
@@ -147,10 +143,10 @@ void MonitorPublisher::send(const JournalEvent &event)
         ++m_dropped;
         return;
     }
-    write(event.toJson());
+    write(event);
 }
 
-bool MonitorPublisher::sendControl(const QJsonObject &message)
+bool MonitorPublisher::sendControl(const MonitorProtocol::Message &message)
 {
     if (!isConnected())
         return false;
@@ -170,27 +166,20 @@ void MonitorPublisher::onReadyRead()
         qCWarning(lcJournal) << "monitor: ignored" << out.oversized
                              << "oversized message(s) from the window";
     for (const QByteArray &line : out.lines) {
-        const QJsonObject json = QJsonDocument::fromJson(line).object();
-        const QString type = json.value(u"type").toString();
-        if (type == u"stop") {
-            const QString run = json.value(u"run").toString();
-            if (!run.isEmpty())
-                Q_EMIT stopRequested(run);
-        } else if (type == u"approval") {
-            const QString id = json.value(u"id").toString();
-            if (!id.isEmpty())
-                Q_EMIT approvalAnswered(id, json.value(u"answer").toString(),
-                                        json.value(u"reason").toString());
-        } else {
+        using P = MonitorProtocol;
+        const P::Decoded decoded = P::decode(line, P::Direction::ToInstance);
+        if (!decoded.message) {
             qCDebug(lcJournal).noquote()
-                << "monitor: ignored a message from the window" << type.left(40);
+                << "monitor: ignored from the window" << decoded.error << decoded.type;
+        } else if (const auto *stop = std::get_if<P::Stop>(&*decoded.message)) {
+            Q_EMIT stopRequested(stop->run);
+        } else if (const auto *answer = std::get_if<P::Answer>(&*decoded.message)) {
+            Q_EMIT approvalAnswered(answer->id, answer->answer, answer->reason);
         }
     }
 }
 
-void MonitorPublisher::write(const QJsonObject &json)
+void MonitorPublisher::write(const MonitorProtocol::Message &message)
 {
-    QByteArray line = QJsonDocument(json).toJson(QJsonDocument::Compact);
-    line += '\n';
-    m_socket->write(line);
+    m_socket->write(MonitorProtocol::encode(message));
 }

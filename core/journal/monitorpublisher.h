@@ -1,8 +1,8 @@
 #pragma once
 
 #include "journalevent.h"
+#include "monitorprotocol.h"
 
-#include <QJsonObject>
 #include <QObject>
 #include <QTimer>
 #include <functional>
@@ -40,7 +40,7 @@ public:
     void send(const JournalEvent &event);
     // A message that is not an event (an approval asked or withdrawn); false when no window is
     // connected, and nothing was sent.
-    bool sendControl(const QJsonObject &message);
+    bool sendControl(const MonitorProtocol::Message &message);
     bool isConnected() const;
     qint64 droppedChunks() const { return m_dropped; }
 
@@ -53,7 +53,7 @@ public:
     static constexpr qint64 kBacklogLimit = 8 * 1024 * 1024;
 
     // The window's messages are short; a longer line is not one of them.
-    static constexpr qsizetype kMaxIncomingLine = 64 * 1024;
+    static constexpr qsizetype kMaxIncomingLine = MonitorProtocol::kMaxLineToInstance;
 
 Q_SIGNALS:
     void connectedChanged(bool connected);
@@ -71,7 +71,7 @@ private:
     void onStateChanged();
     void onConnected();
     void refuse(const QString &why);
-    void write(const QJsonObject &json);
+    void write(const MonitorProtocol::Message &message);
     void onReadyRead();
 
     QString m_path;

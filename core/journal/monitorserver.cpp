@@ -4,7 +4,6 @@
 #include "lineframer.h"
 #include "monitorsocket.h"
 
-#include <QJsonDocument>
 #include <QLocalServer>
 #include <QLocalSocket>
 #include <unistd.h>
@@ -12,7 +11,7 @@
 struct MonitorServer::Peer
 {
     // A finished run with its files can be large; anything beyond this is not an event of ours.
-    LineFramer framer{256 * 1024 * 1024};
+    LineFramer framer{MonitorProtocol::kMaxLineToWindow};
     QString instanceId;
 };
 
@@ -53,12 +52,12 @@ QString MonitorServer::path() const
     return m_server->fullServerName();
 }
 
-bool MonitorServer::send(const QString &instanceId, const QJsonObject &message)
+bool MonitorServer::send(const QString &instanceId, const MonitorProtocol::Message &message)
 {
     for (auto it = m_peers.cbegin(); it != m_peers.cend(); ++it) {
         if (it.value()->instanceId != instanceId)
             continue;
-        it.key()->write(QJsonDocument(message).toJson(QJsonDocument::Compact) + '\n');
+        it.key()->write(MonitorProtocol::encode(message));
         it.key()->flush();
         return true;
     }
@@ -67,17 +66,13 @@ bool MonitorServer::send(const QString &instanceId, const QJsonObject &message)
 
 bool MonitorServer::requestStop(const QString &instanceId, const QString &runId)
 {
-    return send(instanceId,
-                {{QStringLiteral("type"), QStringLiteral("stop")}, {QStringLiteral("run"), runId}});
+    return send(instanceId, MonitorProtocol::Stop{runId});
 }
 
 bool MonitorServer::answerApproval(const QString &instanceId, const QString &id,
                                    const QString &answer, const QString &reason)
 {
-    return send(instanceId, {{QStringLiteral("type"), QStringLiteral("approval")},
-                             {QStringLiteral("id"), id},
-                             {QStringLiteral("answer"), answer},
-                             {QStringLiteral("reason"), reason}});
+    return send(instanceId, MonitorProtocol::Answer{id, answer, reason});
 }
 
 void MonitorServer::onNewConnection()
@@ -135,54 +130,45 @@ void MonitorServer::onReadyRead(QLocalSocket *socket)
 
 void MonitorServer::onLine(QLocalSocket *socket, const QByteArray &line)
 {
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(line, &parseError);
-    if (!doc.isObject()) {
-        qCWarning(lcJournal) << "monitor: ignored a message that is not a JSON object";
+    using P = MonitorProtocol;
+    const P::Decoded decoded = P::decode(line, P::Direction::ToWindow);
+    if (!decoded.message) {
+        qCWarning(lcJournal).noquote() << "monitor: ignored" << decoded.error << decoded.type;
         return;
     }
-    const QJsonObject json = doc.object();
-    const QString type = json.value(u"type").toString();
-    if (type == u"hello") {
-        Peer *peer = m_peers.value(socket);
-        const QString instance = json.value(u"instance").toString();
-        if (!peer || instance.isEmpty())
-            return;
-        if (!peer->instanceId.isEmpty() && peer->instanceId != instance) {
-            m_instances.remove(peer->instanceId);
-            Q_EMIT instanceDisconnected(peer->instanceId);
-        }
-        peer->instanceId = instance;
-        m_instances.insert(instance, json);
-        Q_EMIT instanceConnected(instance, json);
-        return;
-    }
-    if (type == u"show") {
+    const P::Message &message = *decoded.message;
+    if (const auto *hello = std::get_if<P::Hello>(&message)) {
+        onHello(socket, *hello);
+    } else if (std::holds_alternative<P::Show>(message)) {
         Q_EMIT showRequested();
-        return;
-    }
-    if (type == u"approve" || type == u"withdraw") {
+    } else if (const auto *event = std::get_if<JournalEvent>(&message)) {
+        Q_EMIT eventReceived(*event);
+    } else {
         // Only an instance that said who it is may ask, and only in its own name.
         const Peer *peer = m_peers.value(socket);
         if (!peer || peer->instanceId.isEmpty())
             return;
-        if (type == u"withdraw") {
-            Q_EMIT approvalWithdrawn(peer->instanceId, json.value(u"id").toString(),
-                                     json.value(u"why").toString().left(200));
-            return;
+        if (const auto *withdraw = std::get_if<P::Withdraw>(&message)) {
+            Q_EMIT approvalWithdrawn(peer->instanceId, withdraw->id, withdraw->why);
+        } else if (const auto *approve = std::get_if<P::Approve>(&message)) {
+            ApprovalRequest request = approve->request;
+            request.instanceId = peer->instanceId;
+            Q_EMIT approvalRequested(request);
         }
-        std::optional<ApprovalRequest> request =
-            ApprovalRequest::fromJson(json.value(u"request").toObject());
-        if (!request) {
-            qCWarning(lcJournal) << "monitor: ignored an approval request without an id";
-            return;
-        }
-        request->instanceId = peer->instanceId;
-        Q_EMIT approvalRequested(*request);
-        return;
     }
-    if (const auto event = JournalEvent::fromJson(json))
-        Q_EMIT eventReceived(*event);
-    else
-        qCWarning(lcJournal).noquote() << "monitor: ignored an unknown message" << type.left(40);
+}
+
+void MonitorServer::onHello(QLocalSocket *socket, const MonitorProtocol::Hello &hello)
+{
+    Peer *peer = m_peers.value(socket);
+    if (!peer)
+        return;
+    if (!peer->instanceId.isEmpty() && peer->instanceId != hello.instance) {
+        m_instances.remove(peer->instanceId);
+        Q_EMIT instanceDisconnected(peer->instanceId);
+    }
+    peer->instanceId = hello.instance;
+    const QJsonObject json = hello.toJson();
+    m_instances.insert(hello.instance, json);
+    Q_EMIT instanceConnected(hello.instance, json);
 }

@@ -2,6 +2,7 @@
 
 #include "approvalrequest.h"
 #include "journalevent.h"
+#include "monitorprotocol.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -11,8 +12,8 @@ class QLocalServer;
 class QLocalSocket;
 
 // The window's side of the monitor: a per-user local socket where headless instances send the
-// events of their runs (JSON lines, see MonitorPublisher), and where a second launch of the app
-// asks this one to show its window.
+// events of their runs (the lines of MonitorProtocol), and where a second launch of the app asks
+// this one to show its window.
 class MonitorServer : public QObject
 {
     Q_OBJECT
@@ -28,7 +29,7 @@ public:
     bool hasInstance(const QString &instanceId) const { return m_instances.contains(instanceId); }
     // Sends a message to one connected instance (a stop request, an approval's answer); false
     // when that instance is not connected.
-    bool send(const QString &instanceId, const QJsonObject &message);
+    bool send(const QString &instanceId, const MonitorProtocol::Message &message);
     // The two messages the window sends.
     bool requestStop(const QString &instanceId, const QString &runId);
     bool answerApproval(const QString &instanceId, const QString &id, const QString &answer,
@@ -52,6 +53,7 @@ private:
     void onNewConnection();
     void onReadyRead(QLocalSocket *socket);
     void onLine(QLocalSocket *socket, const QByteArray &line);
+    void onHello(QLocalSocket *socket, const MonitorProtocol::Hello &hello);
 
     QLocalServer *m_server;
     QHash<QLocalSocket *, Peer *> m_peers;

@@ -250,7 +250,7 @@ private Q_SLOTS:
         QCOMPARE(listener.bytesReceived(), 0);
         QVERIFY(!publisher.isConnected());
         QVERIFY(!approver.isAvailable());
-        QVERIFY(!publisher.sendControl({{QStringLiteral("type"), QStringLiteral("approve")}}));
+        QVERIFY(!publisher.sendControl(MonitorProtocol::Approve{question(QStringLiteral("q"))}));
         QCOMPARE(changes.size(), 0);
         QCOMPARE(stops.size(), 0);
         QVERIFY(refused.size() >= 1); // the first came within the constructor
