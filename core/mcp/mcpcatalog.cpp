@@ -41,8 +41,9 @@ QJsonObject McpCatalog::modernCapabilities() const
         caps.insert(QStringLiteral("tools"), QJsonObject());
     if (!m_resources.isEmpty())
         caps.insert(QStringLiteral("resources"), QJsonObject());
-    if (!m_prompts.all().isEmpty())
-        caps.insert(QStringLiteral("prompts"), QJsonObject());
+    // 2026-07-28 answers prompts/list even without prompts (an empty list is a cacheable
+    // answer, which its caching rules ask for), so prompts are handled and declared.
+    caps.insert(QStringLiteral("prompts"), QJsonObject());
     if (m_completion)
         caps.insert(QStringLiteral("completions"), QJsonObject());
     if (offersTasks())

@@ -571,7 +571,8 @@ void McpSession::onPromptsList(const JsonRpcMessage &m, const QJsonObject &)
 
 void McpSession::onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params)
 {
-    if (m_catalog->prompts().all().isEmpty()) {
+    // Under 2026-07-28 prompts are declared even when there are none: every name is unknown.
+    if (m_catalog->prompts().all().isEmpty() && !isModernId(m.id)) {
         methodNotFound(m);
         return;
     }

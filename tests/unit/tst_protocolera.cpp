@@ -285,6 +285,23 @@ void tst_ProtocolEra::modernRequestsWithoutHandshake()
                      .toInt(),
                  int(JsonRpcMessage::MethodNotFound));
 
+    // No prompts here, yet 2026-07-28 answers prompts/list (an empty list is a cacheable
+    // answer): discover declares prompts (the conformance suite's server-stateless checks
+    // that), and every prompt name is unknown.
+    QVERIFY(d.value(u"capabilities").toObject().contains(u"prompts"));
+    QCOMPARE(exchange(req(6, "prompts/list", {{"_meta", envelope()}}))
+                 .value(u"result")
+                 .toObject()
+                 .value(u"prompts")
+                 .toArray(),
+             QJsonArray());
+    QCOMPARE(exchange(req(7, "prompts/get", {{"name", "x"}, {"_meta", envelope()}}))
+                 .value(u"error")
+                 .toObject()
+                 .value(u"code")
+                 .toInt(),
+             int(JsonRpcMessage::InvalidParams));
+
     const QJsonObject bad = exchange(req(5, "tools/list", {{"_meta", envelope("2030-01-01")}}));
     QCOMPARE(bad.value(u"error").toObject().value(u"code").toInt(),
              int(ProtocolEra::UnsupportedProtocolVersion));
