@@ -8,12 +8,6 @@
 
 #include <QTimer>
 
-namespace {
-// Counted on the engine client itself, so that every sandbox of one engine shares the budget and
-// it goes with the client.
-const char *const kSamplesInFlight = "codeSandboxSamplesInFlight";
-} // namespace
-
 DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &spec,
                                  const QString &image, const QString &name, QObject *parent)
     : SandboxContainer(parent), m_engine(engine), m_spec(spec), m_image(image), m_name(name)
@@ -215,17 +209,15 @@ bool DockerContainer::sampleUsage(QObject *context, const Sampled &done)
     const QString version = m_engine->apiVersion();
     if (!version.startsWith(QLatin1String("1.")) || version.mid(2).toInt() < 41)
         return false;
-    const int inFlight = m_engine->property(kSamplesInFlight).toInt();
-    if (inFlight >= kMaxSamplesInFlight)
+    // Counted on the engine client, so that every sandbox of one engine shares the budget.
+    if (!m_engine->takeStatsSlot(kMaxSamplesInFlight))
         return false;
-    m_engine->setProperty(kSamplesInFlight, inFlight + 1);
     EngineReply *reply = ContainersApi(m_engine).stats(m_id);
-    // Counted back whoever is still there: the sandbox may be gone by the answer.
+    // Given back whoever is still there: the sandbox may be gone by the answer.
     QPointer<EngineClient> engine(m_engine);
     connect(reply, &EngineReply::finished, reply, [engine] {
         if (engine)
-            engine->setProperty(kSamplesInFlight,
-                                qMax(0, engine->property(kSamplesInFlight).toInt() - 1));
+            engine->returnStatsSlot();
     });
     reply->then(context, [reply, done] {
         if (!reply->ok()) {

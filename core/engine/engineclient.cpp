@@ -150,7 +150,7 @@ void EngineClient::dispatch()
     while (!m_waiting.isEmpty()) {
         // Attach streams always get their own connection: it is hijacked for good.
         const bool needsFresh = m_waiting.head().attach != nullptr;
-        if (!needsFresh && m_idle.isEmpty() && m_busy >= kMaxConnections)
+        if (!needsFresh && m_idle.isEmpty() && m_busy.size() >= kMaxConnections)
             return;
         Pending p = m_waiting.dequeue();
         if (p.attach) {
@@ -200,16 +200,11 @@ EngineConnection *EngineClient::takeConnection()
             dispatch();
         });
     }
-    c->setProperty("busy", true);
-    ++m_busy;
+    m_busy.insert(c);
     return c;
 }
 
 void EngineClient::release(EngineConnection *c)
 {
-    // "gone" can follow "idle" or repeat; count each connection out once.
-    if (c->property("busy").toBool()) {
-        c->setProperty("busy", false);
-        --m_busy;
-    }
+    m_busy.remove(c);
 }

@@ -9,6 +9,7 @@
 #include <QList>
 #include <QObject>
 #include <QQueue>
+#include <QSet>
 #include <QString>
 
 class AttachStream;
@@ -71,6 +72,19 @@ public:
 
     static QByteArray encode(const QString &pathSegment);
 
+    // A budget for optional stats requests (the usage samples of running programs), shared by
+    // every sandbox on this engine and going with it: at most `limit` out at once, so that the
+    // requests that run programs always find a connection. A slot taken is given back when its
+    // request has ended.
+    bool takeStatsSlot(int limit)
+    {
+        if (m_statsInFlight >= limit)
+            return false;
+        ++m_statsInFlight;
+        return true;
+    }
+    void returnStatsSlot() { m_statsInFlight = qMax(0, m_statsInFlight - 1); }
+
 private:
     struct Pending
     {
@@ -95,6 +109,8 @@ private:
     int m_requestTimeoutMs = 0;
     QQueue<Pending> m_waiting;
     QList<EngineConnection *> m_idle;
-    int m_busy = 0;
+    // Connections lent to a request, each counted out once ("gone" can follow "idle", or repeat).
+    QSet<EngineConnection *> m_busy;
+    int m_statsInFlight = 0;
     static constexpr int kMaxConnections = 32;
 };
