@@ -160,12 +160,69 @@ bool showRunningWindow(const QString &socketPath)
     return true;
 }
 
-int runWindow(QApplication &app, const CommandLine &given)
+// The names and the icon the desktop shows for the window.
+void setWindowIdentity()
 {
     QApplication::setApplicationDisplayName(QStringLiteral("Code Sandbox"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/code-sandbox.png")));
     // The desktop entry's name (without .desktop): shells match the window to its entry and icon.
     QApplication::setDesktopFileName(QStringLiteral(CODE_SANDBOX_APP_ID));
+}
+
+// The background HTTP server for local assistants, into `endpoint`. A port in use is shown in the
+// window, not fatal: the window and manual runs still work.
+ServerStatus startLocalEndpoint(const Services &s, const CommandLine &cl, bool enabled,
+                                std::unique_ptr<StreamableHttpServer> *endpoint)
+{
+    ServerStatus server;
+    server.binary = QCoreApplication::applicationFilePath();
+    server.httpEnabled = enabled;
+    if (!enabled)
+        return server;
+    // The same token as --print-token shows: options and environment first, else the store
+    // (where Settings keeps it too).
+    CommandLine withAuth = cl;
+    withAuth.noAuth = false;
+    const HttpToken::Resolved resolved = HttpToken::resolve(withAuth, TokenStore::defaultPath());
+    const QString token = resolved.token;
+    if (token.isEmpty()) {
+        server.error = resolved.error;
+        return server;
+    }
+    server.token = token;
+    QString error;
+    *endpoint =
+        s.startHttp(Services::httpConfig(cl, QHostAddress(QHostAddress::LocalHost), token.toUtf8()),
+                    QHostAddress::LocalHost, cl.httpPort, &error);
+    if (*endpoint) {
+        server.listening = true;
+        server.url = QStringLiteral("http://127.0.0.1:%1/mcp").arg((*endpoint)->port());
+        qCInfo(lcApp).noquote() << "MCP endpoint" << server.url;
+    } else {
+        server.error = QStringLiteral("cannot listen on 127.0.0.1:%1 (%2); choose another "
+                                      "port in Settings → Server")
+                           .arg(cl.httpPort)
+                           .arg(error);
+    }
+    return server;
+}
+
+// What the window's controller needs beyond its constructor: the HTTP endpoint, the control
+// room, and the history.
+void prepareController(AppController &controller, const Services &s, StreamableHttpServer *endpoint,
+                       const ServerStatus &server, const AppSettings &settings)
+{
+    controller.setHttpServer(endpoint, server);
+    // The control room: this window stops any run and approves its own HTTP runs.
+    controller.setRunGate(s.gate());
+    controller.setRunControl(s.runControl());
+    controller.pruneHistory(settings.historyRetentionDays);
+    controller.loadHistory();
+}
+
+int runWindow(QApplication &app, const CommandLine &given)
+{
+    setWindowIdentity();
     const QString monitorPath = MonitorSocket::path(true);
     if (!monitorPath.isEmpty() && showRunningWindow(monitorPath)) {
         std::fprintf(stderr, "code-sandbox: the window was already open; it is shown now\n");
@@ -182,48 +239,10 @@ int runWindow(QApplication &app, const CommandLine &given)
     if (monitorPath.isEmpty() || !monitor.listen(monitorPath, &monitorError))
         qCWarning(lcApp).noquote() << "runs of headless instances will not show:" << monitorError;
 
-    // The background HTTP server for local assistants. A port in use is shown in the window, not
-    // fatal: the window and manual runs still work.
-    ServerStatus server;
-    server.binary = QCoreApplication::applicationFilePath();
-    server.httpEnabled = settings.httpEnabled;
     std::unique_ptr<StreamableHttpServer> endpoint;
-    if (settings.httpEnabled) {
-        // The same token as --print-token shows: options and environment first, else the store
-        // (where Settings keeps it too).
-        CommandLine withAuth = cl;
-        withAuth.noAuth = false;
-        const HttpToken::Resolved resolved =
-            HttpToken::resolve(withAuth, TokenStore::defaultPath());
-        const QString token = resolved.token;
-        if (token.isEmpty()) {
-            server.error = resolved.error;
-        } else {
-            server.token = token;
-            QString error;
-            endpoint = s->startHttp(
-                Services::httpConfig(cl, QHostAddress(QHostAddress::LocalHost), token.toUtf8()),
-                QHostAddress::LocalHost, cl.httpPort, &error);
-            if (endpoint) {
-                server.listening = true;
-                server.url = QStringLiteral("http://127.0.0.1:%1/mcp").arg(endpoint->port());
-                qCInfo(lcApp).noquote() << "MCP endpoint" << server.url;
-            } else {
-                server.error = QStringLiteral("cannot listen on 127.0.0.1:%1 (%2); choose another "
-                                              "port in Settings → Server")
-                                   .arg(cl.httpPort)
-                                   .arg(error);
-            }
-        }
-    }
-
+    const ServerStatus server = startLocalEndpoint(*s, cl, settings.httpEnabled, &endpoint);
     AppController controller(s->sandbox(), s->journal(), s->history(), &monitor);
-    controller.setHttpServer(endpoint.get(), server);
-    // The control room: this window stops any run and approves its own HTTP runs.
-    controller.setRunGate(s->gate());
-    controller.setRunControl(s->runControl());
-    controller.pruneHistory(settings.historyRetentionDays);
-    controller.loadHistory();
+    prepareController(controller, *s, endpoint.get(), server, settings);
 
     MainWindow window(&controller, settings);
     QApplication::setQuitOnLastWindowClosed(false);
