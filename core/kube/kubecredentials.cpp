@@ -156,29 +156,12 @@ void KubeCredentials::runPlugin()
     m_stdout.clear();
     m_stderr.clear();
     if (m_exec.interactiveAlways) {
-        QMetaObject::invokeMethod(
-            this,
-            [this] {
-                finishPlugin(KubeCredential{
-                    {},
-                    {},
-                    {},
-                    {},
-                    QStringLiteral("the credential plugin %1 (%2) has interactiveMode: Always, "
-                                   "but Code Sandbox has no terminal to give it")
-                        .arg(pluginName(), m_exec.origin)});
-            },
-            Qt::QueuedConnection);
+        failPluginLater(QStringLiteral("the credential plugin %1 (%2) has interactiveMode: Always, "
+                                       "but Code Sandbox has no terminal to give it")
+                            .arg(pluginName(), m_exec.origin));
         return;
     }
-
-    QString program = m_exec.command;
-    if (!program.contains(u'/')) {
-        // Looked up on the PATH the plugin will see, as kubectl's exec does.
-        const QStringList path =
-            m_exec.baseEnvironment.value(QStringLiteral("PATH")).split(u':', Qt::SkipEmptyParts);
-        program = QStandardPaths::findExecutable(m_exec.command, path);
-    }
+    const QString program = pluginProgram();
     if (program.isEmpty() || !QFileInfo(program).isExecutable()) {
         QString message =
             QStringLiteral("the credential plugin '%1' (%2) was not found%3")
@@ -186,15 +169,35 @@ void KubeCredentials::runPlugin()
                      m_exec.command.contains(u'/') ? QString() : QStringLiteral(" on PATH"));
         if (!m_exec.installHint.isEmpty())
             message += QStringLiteral(". ") + m_exec.installHint.trimmed();
-        QMetaObject::invokeMethod(
-            this,
-            [this, message] {
-                finishPlugin(KubeCredential{{}, {}, {}, {}, message});
-            },
-            Qt::QueuedConnection);
+        failPluginLater(message);
         return;
     }
+    startPlugin(program);
+}
 
+void KubeCredentials::failPluginLater(const QString &message)
+{
+    // The caller of fetch hears of it from the event loop, as of any plugin's answer.
+    QMetaObject::invokeMethod(
+        this,
+        [this, message] {
+            finishPlugin(KubeCredential{{}, {}, {}, {}, message});
+        },
+        Qt::QueuedConnection);
+}
+
+QString KubeCredentials::pluginProgram() const
+{
+    if (m_exec.command.contains(u'/'))
+        return m_exec.command;
+    // Looked up on the PATH the plugin will see, as kubectl's exec does.
+    const QStringList path =
+        m_exec.baseEnvironment.value(QStringLiteral("PATH")).split(u':', Qt::SkipEmptyParts);
+    return QStandardPaths::findExecutable(m_exec.command, path);
+}
+
+QProcessEnvironment KubeCredentials::pluginEnvironment() const
+{
     QProcessEnvironment env = m_exec.baseEnvironment;
     for (const auto &[name, value] : m_exec.env)
         env.insert(name, value);
@@ -207,9 +210,13 @@ void KubeCredentials::runPlugin()
                            {QStringLiteral("spec"), spec}};
     env.insert(QStringLiteral("KUBERNETES_EXEC_INFO"),
                QString::fromUtf8(QJsonDocument(info).toJson(QJsonDocument::Compact)));
+    return env;
+}
 
+void KubeCredentials::startPlugin(const QString &program)
+{
     m_process = new QProcess(this);
-    m_process->setProcessEnvironment(env);
+    m_process->setProcessEnvironment(pluginEnvironment());
     m_process->setProgram(program);
     m_process->setArguments(m_exec.args);
     m_process->setStandardInputFile(QProcess::nullDevice());

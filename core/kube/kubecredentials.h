@@ -79,6 +79,12 @@ private:
 
     KubeCredential readTokenFile();
     void runPlugin();
+    // Its answer is `message`, an error, from the event loop.
+    void failPluginLater(const QString &message);
+    // Where the command is: as given when it names a path, else found on the plugin's PATH.
+    QString pluginProgram() const;
+    QProcessEnvironment pluginEnvironment() const;
+    void startPlugin(const QString &program);
     void pluginFinished(int exitCode, bool crashed);
     void finishPlugin(const KubeCredential &credential);
     KubeCredential parseExecCredential(const QByteArray &out) const;
