@@ -33,7 +33,9 @@ export function normalise(text) {
         .replace(/\btask-[0-9a-f]{32}\b/g, 'task-<id>')
         .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?/g, '<time>')
         // Seconds a session has left before it expires.
-        .replace(/(\\*"expires_in_sec\\*":)\d+/g, '$1<s>');
+        .replace(/(\\*"expires_in_sec\\*":)\d+/g, '$1<s>')
+        // A task's status message follows its output as it arrived (one chunk or several).
+        .replace(/("statusMessage":)"(?:[^"\\]|\\.)*"/g, '$1"<progress>"');
 }
 
 function check(name, entries) {
