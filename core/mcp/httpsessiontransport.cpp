@@ -77,11 +77,6 @@ void HttpSessionTransport::openEventStream(HttpResponder *responder)
         writeToGet(m);
 }
 
-void HttpSessionTransport::send(const QJsonObject &message)
-{
-    writeToGet(message);
-}
-
 void HttpSessionTransport::writeToGet(const QJsonObject &message)
 {
     // 2026-07-28 has no GET stream: what has no request stream to go on is not delivered.
@@ -95,50 +90,61 @@ void HttpSessionTransport::writeToGet(const QJsonObject &message)
         m_queued.append(message);
 }
 
-void HttpSessionTransport::sendRelated(const QJsonObject &message, const QJsonValue &relatedId)
+void HttpSessionTransport::respond(const QJsonValue &id, const QJsonObject &response)
 {
-    const QString key = JsonRpcMessage::idKey(relatedId);
-    const auto it = m_posts.find(key);
-    const bool isResponse = (message.contains(u"result") || message.contains(u"error")) &&
-                            JsonRpcMessage::idKey(message.value(u"id")) == key;
-    if (it == m_posts.end() || !it->responder || !it->responder->isOpen()) {
-        // The request's stream is gone (the client disconnected): a response cannot go
-        // anywhere else; a request or notification may still reach the client on GET.
-        if (it != m_posts.end() && isResponse)
-            m_posts.erase(it);
-        if (!isResponse)
-            writeToGet(message);
+    // An answer without an id (to a message too broken to have one) belongs to no request.
+    if (id.isNull() || id.isUndefined()) {
+        writeToGet(response);
         return;
     }
-    if (it->stream && !it->started && !isResponse) {
+    const auto it = m_posts.find(JsonRpcMessage::idKey(id));
+    if (it == m_posts.end() || !it->responder || !it->responder->isOpen()) {
+        // The request's stream is gone (the client disconnected): an answer cannot go anywhere
+        // else.
+        if (it != m_posts.end())
+            m_posts.erase(it);
+        return;
+    }
+    if (it->stream && it->started) {
+        it->responder->writeChunk(sseEvent(response));
+        it->responder->endStream();
+        answered(it);
+        return;
+    }
+    const int status =
+        m_modern && response.contains(u"error")
+            ? ProtocolEra::httpStatusFor(response.value(u"error").toObject().value(u"code").toInt())
+            : 200;
+    it->responder->respond(status, kJsonHeaders + it->headers,
+                           QJsonDocument(response).toJson(QJsonDocument::Compact));
+    answered(it);
+}
+
+void HttpSessionTransport::answered(QHash<QString, Post>::iterator post)
+{
+    m_posts.erase(post);
+    if (m_posts.isEmpty())
+        Q_EMIT idle();
+}
+
+void HttpSessionTransport::notify(const QJsonObject &message, const QJsonValue &relatedRequestId)
+{
+    const auto it = relatedRequestId.isUndefined() || relatedRequestId.isNull()
+                        ? m_posts.end()
+                        : m_posts.find(JsonRpcMessage::idKey(relatedRequestId));
+    // Unrelated, or the request's stream is gone (the client disconnected): it may still reach
+    // the client on GET. A JSON answer carries nothing but the response: side messages go to
+    // GET as well.
+    if (it == m_posts.end() || !it->responder || !it->responder->isOpen() || !it->stream) {
+        writeToGet(message);
+        return;
+    }
+    if (!it->started) {
         it->started = true;
         it->responder->beginStream(200, kSseHeaders + it->headers +
                                             HttpResponder::Headers{{"X-Accel-Buffering", "no"}});
     }
-    if (it->stream && it->started) {
-        it->responder->writeChunk(sseEvent(message));
-        if (isResponse) {
-            it->responder->endStream();
-            m_posts.erase(it);
-            if (m_posts.isEmpty())
-                Q_EMIT idle();
-        }
-        return;
-    }
-    if (isResponse) {
-        const int status = m_modern && message.contains(u"error")
-                               ? ProtocolEra::httpStatusFor(
-                                     message.value(u"error").toObject().value(u"code").toInt())
-                               : 200;
-        it->responder->respond(status, kJsonHeaders + it->headers,
-                               QJsonDocument(message).toJson(QJsonDocument::Compact));
-        m_posts.erase(it);
-        if (m_posts.isEmpty())
-            Q_EMIT idle();
-    } else {
-        // A JSON answer carries nothing but the response; side messages go to GET.
-        writeToGet(message);
-    }
+    it->responder->writeChunk(sseEvent(message));
 }
 
 void HttpSessionTransport::close()

@@ -18,15 +18,17 @@ public:
     explicit HttpSessionTransport(QObject *parent = nullptr);
     ~HttpSessionTransport() override;
 
-    void send(const QJsonObject &message) override;
-    void sendRelated(const QJsonObject &message, const QJsonValue &relatedRequestId) override;
+    void respond(const QJsonValue &id, const QJsonObject &response) override;
+    void notify(const QJsonObject &message,
+                const QJsonValue &relatedRequestId = QJsonValue::Undefined) override;
 
     // A POST carrying request `id` will be answered on `responder`: as an event stream when
     // `stream` is true (begun here, with a priming event), else as one JSON body.
     void expectAnswer(const QJsonValue &id, HttpResponder *responder, bool stream,
                       const QList<QPair<QByteArray, QByteArray>> &headers = {});
     void openEventStream(HttpResponder *responder);
-    void deliver(const QByteArray &message) { Q_EMIT messageReceived(message); }
+    // A message the server parsed and classified (with the request's headers) for this session.
+    void deliver(const McpMessage &message) { Q_EMIT messageReceived(message); }
     void close();
     bool hasOpenRequests() const { return !m_posts.isEmpty(); }
     // A POST with request `id` is still waiting for its answer on an open connection.
@@ -54,6 +56,8 @@ private:
     QByteArray sseEvent(const QJsonObject &message);
     QByteArray primingEvent();
     void writeToGet(const QJsonObject &message);
+    // The request's answer went out: its POST is done.
+    void answered(QHash<QString, Post>::iterator post);
 
     QHash<QString, Post> m_posts;
     QPointer<HttpResponder> m_get;

@@ -6,7 +6,6 @@
 #include "protocolversion.h"
 #include "schemavalidator.h"
 #include "taskstore.h"
-#include "toolcall.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -18,10 +17,16 @@ const QStringList kLevels = {QStringLiteral("debug"),  QStringLiteral("info"),
                              QStringLiteral("notice"), QStringLiteral("warning"),
                              QStringLiteral("error"),  QStringLiteral("critical"),
                              QStringLiteral("alert"),  QStringLiteral("emergency")};
+
+QString inUse(const QJsonValue &id)
+{
+    return QStringLiteral("request id %1 is already in use by a request in flight")
+        .arg(JsonRpcMessage::idText(id));
 }
+} // namespace
 
 McpSession::McpSession(const McpCatalog *catalog, McpTransport *transport, QObject *parent)
-    : QObject(parent), m_catalog(catalog), m_transport(transport),
+    : QObject(parent), m_catalog(catalog), m_transport(transport), m_tasks(catalog, this),
       m_id(QUuid::createUuid().toString(QUuid::WithoutBraces))
 {
     transport->setParent(this);
@@ -39,53 +44,58 @@ int McpSession::levelRank(const QString &level)
     return int(kLevels.indexOf(level));
 }
 
-void McpSession::send(const QJsonObject &message, const QJsonValue &relatedId)
+void McpSession::respond(const QJsonValue &id, const QJsonObject &message)
 {
     // Still sent after the client closed its input: its output side may be open and waiting.
     if (!m_transport)
         return;
-    // A response belongs to the request it answers.
-    const bool isResponse = message.contains(u"result") || message.contains(u"error");
-    const QJsonValue related =
-        relatedId.isUndefined() && isResponse ? message.value(u"id") : relatedId;
     QJsonObject out = message;
-    if (isResponse && !m_modern.isEmpty()) {
-        const auto it = m_modern.constFind(JsonRpcMessage::idKey(message.value(u"id")));
-        if (it != m_modern.cend()) {
-            out = decorateModern(message, *it);
-            m_modern.erase(it);
-        }
+    const auto it = m_modern.constFind(JsonRpcMessage::idKey(id));
+    if (it != m_modern.cend()) {
+        out = decorateModern(message, *it);
+        m_modern.erase(it);
     }
-    if (related.isUndefined() || related.isNull())
-        m_transport->send(out);
-    else
-        m_transport->sendRelated(out, related);
+    m_transport->respond(id, out);
 }
 
-bool McpSession::isModernId(const QJsonValue &id) const
+void McpSession::notify(const QJsonObject &message, const QJsonValue &relatedId)
+{
+    if (m_transport)
+        m_transport->notify(message, relatedId);
+}
+
+void McpSession::reply(const QJsonValue &id, const QJsonValue &result)
+{
+    respond(id, JsonRpcMessage::makeResult(id, result));
+}
+
+void McpSession::replyError(const QJsonValue &id, int code, const QString &message,
+                            const QJsonValue &data)
+{
+    respond(id, JsonRpcMessage::makeError(id, code, message, data));
+}
+
+bool McpSession::isModernRequest(const QJsonValue &id) const
 {
     return m_modern.contains(JsonRpcMessage::idKey(id));
 }
 
-namespace {
-QJsonObject tasksRequirement()
+bool McpSession::declaresTasks(const QJsonValue &id) const
 {
-    return {{QStringLiteral("requiredCapabilities"),
-             QJsonObject{{QStringLiteral("extensions"),
-                          QJsonObject{{ProtocolEra::kTasksExtension, QJsonObject()}}}}}};
+    const auto it = m_modern.constFind(JsonRpcMessage::idKey(id));
+    return it != m_modern.cend() && it->declaresTasks;
 }
-} // namespace
 
-bool McpSession::modernTasksAllowed(const JsonRpcMessage &m)
+bool McpSession::Caller::declaresTasks() const
 {
-    const auto it = m_modern.constFind(JsonRpcMessage::idKey(m.id));
-    if (it == m_modern.cend() || it->declaresTasks)
-        return true;
-    send(JsonRpcMessage::makeError(m.id, ProtocolEra::MissingRequiredClientCapability,
-                                   QStringLiteral("%1 needs the client capability extensions.%2")
-                                       .arg(m.method, ProtocolEra::kTasksExtension),
-                                   tasksRequirement()));
-    return false;
+    return capabilities.value(u"extensions").toObject().contains(ProtocolEra::kTasksExtension);
+}
+
+McpSession::Caller McpSession::callerOf(const McpMessage &m) const
+{
+    if (m.era.isModern())
+        return {true, m.era.clientCapabilities(), m.era.clientInfo()};
+    return {false, m_clientCapabilities, m_clientInfo};
 }
 
 QJsonObject McpSession::decorateModern(const QJsonObject &message,
@@ -134,10 +144,10 @@ void McpSession::request(const QString &method, const QJsonObject &params,
 {
     const QString id = QStringLiteral("srv-%1").arg(m_nextRequestId++);
     m_outgoing.insert(JsonRpcMessage::idKey(id), done);
-    send(JsonRpcMessage::makeRequest(id, method, params), relatedId);
+    notify(JsonRpcMessage::makeRequest(id, method, params), relatedId);
 }
 
-void McpSession::handleResponse(const JsonRpcMessage &m)
+void McpSession::handleResponse(const McpMessage &m)
 {
     const auto done = m_outgoing.take(JsonRpcMessage::idKey(m.id));
     if (done)
@@ -147,19 +157,8 @@ void McpSession::handleResponse(const JsonRpcMessage &m)
 void McpSession::resourceUpdated(const QString &uri)
 {
     if (m_subscriptions.contains(uri))
-        send(JsonRpcMessage::makeNotification(QStringLiteral("notifications/resources/updated"),
-                                              QJsonObject{{QStringLiteral("uri"), uri}}));
-}
-
-void McpSession::replyError(const QJsonValue &id, int code, const QString &message)
-{
-    send(JsonRpcMessage::makeError(id, code, message));
-}
-
-void McpSession::replyErrorData(const QJsonValue &id, int code, const QString &message,
-                                const QJsonValue &data)
-{
-    send(JsonRpcMessage::makeError(id, code, message, data));
+        notify(JsonRpcMessage::makeNotification(QStringLiteral("notifications/resources/updated"),
+                                                QJsonObject{{QStringLiteral("uri"), uri}}));
 }
 
 void McpSession::log(const QString &level, const QString &logger, const QJsonValue &data)
@@ -181,30 +180,23 @@ void McpSession::logRelated(const QString &level, const QString &logger, const Q
     QJsonObject params{{QStringLiteral("level"), level}, {QStringLiteral("data"), data}};
     if (!logger.isEmpty())
         params.insert(QStringLiteral("logger"), logger);
-    send(JsonRpcMessage::makeNotification(QStringLiteral("notifications/message"), params),
-         relatedId);
+    notify(JsonRpcMessage::makeNotification(QStringLiteral("notifications/message"), params),
+           relatedId);
 }
 
-void McpSession::handle(const QByteArray &bytes)
+void McpSession::handle(const McpMessage &m)
 {
-    const JsonRpcMessage m = JsonRpcMessage::parse(bytes);
     switch (m.type) {
     case JsonRpcMessage::Type::Invalid:
         qCDebug(lcMcp).noquote() << "rejected message:" << m.errorMessage;
         replyError(m.id, m.errorCode, m.errorMessage);
         return;
-    case JsonRpcMessage::Type::Request: {
-        const ProtocolEra::Verdict era = ProtocolEra::classify(m);
-        if (era.isError()) {
-            send(JsonRpcMessage::makeError(m.id, era.errorCode, era.errorMessage, era.errorData));
-            return;
-        }
-        if (era.isModern())
-            handleModernRequest(m, era);
+    case JsonRpcMessage::Type::Request:
+        if (m.era.isError())
+            replyError(m.id, m.era.errorCode, m.era.errorMessage, m.era.errorData);
         else
-            handleRequest(m);
+            dispatch(m);
         return;
-    }
     case JsonRpcMessage::Type::Notification:
         handleNotification(m);
         return;
@@ -214,250 +206,104 @@ void McpSession::handle(const QByteArray &bytes)
     }
 }
 
-void McpSession::handleRequest(const JsonRpcMessage &m)
+void McpSession::dispatch(const McpMessage &m)
 {
-    using Handler = void (McpSession::*)(const JsonRpcMessage &, const QJsonObject &);
-    // Methods a client may call before it is initialized, then the others.
-    static const QHash<QString, Handler> early{
-        {QStringLiteral("initialize"), &McpSession::onInitialize},
-        {QStringLiteral("ping"), &McpSession::onPing},
+    enum Eras
+    {
+        Legacy = 1,
+        BeforeInitialize = 2,
+        Modern = 4
     };
-    static const QHash<QString, Handler> methods{
-        {QStringLiteral("tools/list"), &McpSession::onToolsList},
-        {QStringLiteral("tools/call"), &McpSession::onToolsCall},
-        {QStringLiteral("resources/list"), &McpSession::onResourcesList},
-        {QStringLiteral("resources/templates/list"), &McpSession::onResourceTemplatesList},
-        {QStringLiteral("resources/read"), &McpSession::onResourcesRead},
-        {QStringLiteral("resources/subscribe"), &McpSession::onResourcesSubscribe},
-        {QStringLiteral("resources/unsubscribe"), &McpSession::onResourcesSubscribe},
-        {QStringLiteral("prompts/list"), &McpSession::onPromptsList},
-        {QStringLiteral("prompts/get"), &McpSession::onPromptsGet},
-        {QStringLiteral("completion/complete"), &McpSession::onComplete},
-        {QStringLiteral("logging/setLevel"), &McpSession::onSetLevel},
-        {QStringLiteral("tasks/get"), &McpSession::onTasksGet},
-        {QStringLiteral("tasks/result"), &McpSession::onTasksResult},
-        {QStringLiteral("tasks/cancel"), &McpSession::onTasksCancel},
-        {QStringLiteral("tasks/list"), &McpSession::onTasksList},
+    struct Method
+    {
+        Handler handler;
+        int eras;
     };
-    const QJsonObject params = m.params.toObject();
-    if (const Handler h = early.value(m.method)) {
-        (this->*h)(m, params);
-        return;
-    }
-    if (!m_initialized) {
+    // Revision 2026-07-28 has no initialize, ping, logging/setLevel, resources/subscribe (nor
+    // the GET stream); its tasks extension has no tasks/result and tasks/list, but tasks/update.
+    static const QHash<QString, Method> methods{
+        {QStringLiteral("initialize"), {&McpSession::onInitialize, Legacy | BeforeInitialize}},
+        {QStringLiteral("ping"), {&McpSession::onPing, Legacy | BeforeInitialize}},
+        {QStringLiteral("server/discover"), {&McpSession::onDiscover, Modern}},
+        {QStringLiteral("tools/list"), {&McpSession::onToolsList, Legacy | Modern}},
+        {QStringLiteral("tools/call"), {&McpSession::onToolsCall, Legacy | Modern}},
+        {QStringLiteral("resources/list"), {&McpSession::onResourcesList, Legacy | Modern}},
+        {QStringLiteral("resources/templates/list"),
+         {&McpSession::onResourceTemplatesList, Legacy | Modern}},
+        {QStringLiteral("resources/read"), {&McpSession::onResourcesRead, Legacy | Modern}},
+        {QStringLiteral("resources/subscribe"), {&McpSession::onResourcesSubscribe, Legacy}},
+        {QStringLiteral("resources/unsubscribe"), {&McpSession::onResourcesSubscribe, Legacy}},
+        {QStringLiteral("prompts/list"), {&McpSession::onPromptsList, Legacy | Modern}},
+        {QStringLiteral("prompts/get"), {&McpSession::onPromptsGet, Legacy | Modern}},
+        {QStringLiteral("completion/complete"), {&McpSession::onComplete, Legacy | Modern}},
+        {QStringLiteral("logging/setLevel"), {&McpSession::onSetLevel, Legacy}},
+        {QStringLiteral("tasks/get"), {&McpSession::onTasks, Legacy | Modern}},
+        {QStringLiteral("tasks/result"), {&McpSession::onTasks, Legacy}},
+        {QStringLiteral("tasks/cancel"), {&McpSession::onTasks, Legacy | Modern}},
+        {QStringLiteral("tasks/list"), {&McpSession::onTasks, Legacy}},
+        {QStringLiteral("tasks/update"), {&McpSession::onTasks, Modern}},
+    };
+    const auto it = methods.constFind(m.method);
+    const int eras = it == methods.cend() ? 0 : it->eras;
+    if (m.era.isModern()) {
+        if (!(eras & Modern)) {
+            replyError(m.id, JsonRpcMessage::MethodNotFound,
+                       QStringLiteral("Method not found: %1 (not part of revision %2)")
+                           .arg(m.method, m.era.version));
+            return;
+        }
+        if (!admitModern(m))
+            return;
+    } else if (!(eras & BeforeInitialize) && !m_initialized) {
         replyError(m.id, JsonRpcMessage::InvalidRequest,
                    QStringLiteral("the session is not initialized: send initialize first"));
         return;
-    }
-    if (const Handler h = methods.value(m.method))
-        (this->*h)(m, params);
-    else
+    } else if (!(eras & Legacy)) {
         methodNotFound(m);
+        return;
+    }
+    (this->*it->handler)(m, m.params.toObject());
 }
 
-void McpSession::handleModernRequest(const JsonRpcMessage &m, const ProtocolEra::Verdict &era)
+bool McpSession::admitModern(const McpMessage &m)
 {
-    using Handler = void (McpSession::*)(const JsonRpcMessage &, const QJsonObject &);
-    // Revision 2026-07-28's methods. initialize, ping, logging/setLevel, resources/subscribe
-    // and the GET stream are gone from it; tasks/result and tasks/list are gone from its tasks.
-    static const QHash<QString, Handler> methods{
-        {QStringLiteral("server/discover"), &McpSession::onDiscover},
-        {QStringLiteral("tools/list"), &McpSession::onToolsList},
-        {QStringLiteral("tools/call"), &McpSession::onToolsCall},
-        {QStringLiteral("resources/list"), &McpSession::onResourcesList},
-        {QStringLiteral("resources/templates/list"), &McpSession::onResourceTemplatesList},
-        {QStringLiteral("resources/read"), &McpSession::onResourcesRead},
-        {QStringLiteral("prompts/list"), &McpSession::onPromptsList},
-        {QStringLiteral("prompts/get"), &McpSession::onPromptsGet},
-        {QStringLiteral("completion/complete"), &McpSession::onComplete},
-        {QStringLiteral("tasks/get"), &McpSession::onTasksGet},
-        {QStringLiteral("tasks/cancel"), &McpSession::onTasksCancel},
-        {QStringLiteral("tasks/update"), &McpSession::onTasksUpdate},
-    };
-    const Handler h = methods.value(m.method);
-    if (!h) {
-        replyError(m.id, JsonRpcMessage::MethodNotFound,
-                   QStringLiteral("Method not found: %1 (not part of revision %2)")
-                       .arg(m.method, era.version));
-        return;
-    }
     const QString key = JsonRpcMessage::idKey(m.id);
     if (m_modern.contains(key) || m_calls.contains(key)) {
-        replyError(m.id, JsonRpcMessage::InvalidRequest,
-                   QStringLiteral("request id %1 is already in use by a request in flight")
-                       .arg(JsonRpcMessage::idText(m.id)));
-        return;
+        replyError(m.id, JsonRpcMessage::InvalidRequest, inUse(m.id));
+        return false;
     }
     ModernRequest request;
     request.method = m.method;
-    const QJsonValue level = era.envelope.value(ProtocolEra::kMetaLogLevel);
+    const QJsonValue level = m.era.envelope.value(ProtocolEra::kMetaLogLevel);
     if (level.isString() && levelRank(level.toString()) >= 0)
         request.logThreshold = levelRank(level.toString());
-    request.declaresTasks = era.clientCapabilities()
-                                .value(u"extensions")
-                                .toObject()
-                                .contains(ProtocolEra::kTasksExtension);
+    request.declaresTasks = callerOf(m).declaresTasks();
     m_modern.insert(key, request);
-    if (m.method == u"tools/call")
-        callTool(m, &era);
-    else
-        (this->*h)(m, m.params.toObject());
+    return true;
 }
 
-void McpSession::onDiscover(const JsonRpcMessage &m, const QJsonObject &)
+void McpSession::onDiscover(const McpMessage &m, const QJsonObject &)
 {
     QJsonObject result{
         {QStringLiteral("supportedVersions"), QJsonArray::fromStringList(ProtocolEra::supported())},
         {QStringLiteral("capabilities"), m_catalog->modernCapabilities()}};
     if (!m_catalog->info().instructions.isEmpty())
         result.insert(QStringLiteral("instructions"), m_catalog->info().instructions);
-    send(JsonRpcMessage::makeResult(m.id, result));
+    reply(m.id, result);
 }
 
-void McpSession::onTasksGet(const JsonRpcMessage &m, const QJsonObject &params)
+void McpSession::onTasks(const McpMessage &m, const QJsonObject &params)
 {
-    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
-    if (!store) {
-        methodNotFound(m);
-        return;
-    }
-    if (!modernTasksAllowed(m))
-        return;
-    const QString taskId = params.value(u"taskId").toString();
-    const TaskStore::Task *task = store->find(taskId, owner());
-    if (!task) {
-        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, owner()));
-        return;
-    }
-    if (!isModernId(m.id)) {
-        send(JsonRpcMessage::makeResult(m.id, TaskStore::legacyJson(*task)));
-        return;
-    }
-    // 2026-07-28: the final result (or error) is inlined once the task has ended.
-    QJsonObject info = TaskStore::modernJson(*task);
-    if (task->status == TaskStore::Status::Completed) {
-        QJsonObject result = task->result();
-        result.insert(QStringLiteral("resultType"), QStringLiteral("complete"));
-        info.insert(QStringLiteral("result"), result);
-    } else if (task->status == TaskStore::Status::Failed) {
-        info.insert(QStringLiteral("error"), task->error());
-    }
-    send(JsonRpcMessage::makeResult(m.id, info));
+    m_tasks.handle(m, params);
 }
 
-void McpSession::onTasksResult(const JsonRpcMessage &m, const QJsonObject &params)
-{
-    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
-    if (!store) {
-        methodNotFound(m);
-        return;
-    }
-    const QString taskId = params.value(u"taskId").toString();
-    const QString who = owner();
-    if (!store->find(taskId, who)) {
-        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, who));
-        return;
-    }
-    // 2025-11-25: tasks/result waits for the end and answers what tools/call would have.
-    QPointer<McpSession> self(this);
-    const QJsonValue id = m.id;
-    store->whenEnded(taskId, who, [self, store, taskId, who, id] {
-        if (!self)
-            return;
-        const TaskStore::Task *task = store->find(taskId, who);
-        if (!task) {
-            self->replyError(id, JsonRpcMessage::InvalidParams,
-                             store->notFoundMessage(taskId, who));
-            return;
-        }
-        const QJsonObject related{{QStringLiteral("io.modelcontextprotocol/related-task"),
-                                   QJsonObject{{QStringLiteral("taskId"), taskId}}}};
-        if (task->status == TaskStore::Status::Completed) {
-            QJsonObject result = task->result();
-            result.insert(QStringLiteral("_meta"), related);
-            self->send(JsonRpcMessage::makeResult(id, result));
-        } else if (task->status == TaskStore::Status::Failed) {
-            const QJsonObject error = task->error();
-            self->send(JsonRpcMessage::makeError(
-                id, error.value(u"code").toInt(JsonRpcMessage::InternalError),
-                error.value(u"message").toString(), error.value(u"data")));
-        } else {
-            self->send(JsonRpcMessage::makeResult(
-                id, ToolCall::errorResult(QStringLiteral("The task was cancelled."))));
-        }
-    });
-}
-
-void McpSession::onTasksCancel(const JsonRpcMessage &m, const QJsonObject &params)
-{
-    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
-    if (!store) {
-        methodNotFound(m);
-        return;
-    }
-    if (!modernTasksAllowed(m))
-        return;
-    const QString taskId = params.value(u"taskId").toString();
-    const TaskStore::Task *task = store->find(taskId, owner());
-    if (!task) {
-        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, owner()));
-        return;
-    }
-    if (task->isTerminal() && !isModernId(m.id)) {
-        replyError(m.id, JsonRpcMessage::InvalidParams,
-                   QStringLiteral("task '%1' has already ended (%2)")
-                       .arg(taskId, TaskStore::statusName(task->status)));
-        return;
-    }
-    qCInfo(lcMcp) << "client cancelled task" << taskId;
-    store->cancel(taskId, owner());
-    task = store->find(taskId, owner());
-    if (isModernId(m.id))
-        send(JsonRpcMessage::makeResult(m.id, QJsonObject())); // an acknowledgement
-    else if (task)
-        send(JsonRpcMessage::makeResult(m.id, TaskStore::legacyJson(*task)));
-    else // its end made room under the result budget by dropping it (a budget of nothing)
-        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, owner()));
-}
-
-void McpSession::onTasksList(const JsonRpcMessage &m, const QJsonObject &)
-{
-    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
-    if (!store) {
-        methodNotFound(m);
-        return;
-    }
-    QJsonArray list;
-    for (const TaskStore::Task *t : store->all(owner()))
-        list.append(TaskStore::legacyJson(*t));
-    send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("tasks"), list}}));
-}
-
-void McpSession::onTasksUpdate(const JsonRpcMessage &m, const QJsonObject &params)
-{
-    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
-    if (!store) {
-        methodNotFound(m);
-        return;
-    }
-    if (!modernTasksAllowed(m))
-        return;
-    const QString taskId = params.value(u"taskId").toString();
-    if (!store->find(taskId, owner())) {
-        replyError(m.id, JsonRpcMessage::InvalidParams, store->notFoundMessage(taskId, owner()));
-        return;
-    }
-    // Our tasks never wait for input; responses to requests never made are ignored.
-    send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
-}
-
-void McpSession::methodNotFound(const JsonRpcMessage &m)
+void McpSession::methodNotFound(const McpMessage &m)
 {
     replyError(m.id, JsonRpcMessage::MethodNotFound,
                QStringLiteral("Method not found: %1").arg(m.method));
 }
 
-void McpSession::onInitialize(const JsonRpcMessage &m, const QJsonObject &params)
+void McpSession::onInitialize(const McpMessage &m, const QJsonObject &params)
 {
     const QString requested = params.value(u"protocolVersion").toString();
     m_protocolVersion = ProtocolVersion::negotiate(requested);
@@ -478,50 +324,44 @@ void McpSession::onInitialize(const JsonRpcMessage &m, const QJsonObject &params
                        {QStringLiteral("serverInfo"), serverInfo}};
     if (!info.instructions.isEmpty())
         result.insert(QStringLiteral("instructions"), info.instructions);
-    send(JsonRpcMessage::makeResult(m.id, result));
+    reply(m.id, result);
 }
 
-void McpSession::onPing(const JsonRpcMessage &m, const QJsonObject &)
+void McpSession::onPing(const McpMessage &m, const QJsonObject &)
 {
-    send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
+    reply(m.id, QJsonObject());
 }
 
-void McpSession::onToolsList(const JsonRpcMessage &m, const QJsonObject &)
+void McpSession::onToolsList(const McpMessage &m, const QJsonObject &)
 {
     QJsonArray tools;
-    const bool modern = isModernId(m.id);
+    const bool modern = isModernRequest(m.id);
     for (const ToolDefinition &t : m_catalog->tools().all()) {
         QJsonObject tool = t.toJson();
         if (modern) // 2025-11-25 vocabulary; under the tasks extension the server decides
             tool.remove(QStringLiteral("execution"));
         tools.append(tool);
     }
-    send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("tools"), tools}}));
+    reply(m.id, QJsonObject{{QStringLiteral("tools"), tools}});
 }
 
-void McpSession::onToolsCall(const JsonRpcMessage &m, const QJsonObject &)
-{
-    callTool(m);
-}
-
-void McpSession::onResourcesList(const JsonRpcMessage &m, const QJsonObject &)
+void McpSession::onResourcesList(const McpMessage &m, const QJsonObject &)
 {
     QJsonArray list;
     for (const ResourceDefinition &r : m_catalog->resources().all())
         list.append(r.toJson());
-    send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("resources"), list}}));
+    reply(m.id, QJsonObject{{QStringLiteral("resources"), list}});
 }
 
-void McpSession::onResourceTemplatesList(const JsonRpcMessage &m, const QJsonObject &)
+void McpSession::onResourceTemplatesList(const McpMessage &m, const QJsonObject &)
 {
     QJsonArray list;
     for (const ResourceTemplateDefinition &t : m_catalog->resources().templates())
         list.append(t.toJson());
-    send(
-        JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("resourceTemplates"), list}}));
+    reply(m.id, QJsonObject{{QStringLiteral("resourceTemplates"), list}});
 }
 
-void McpSession::onResourcesRead(const JsonRpcMessage &m, const QJsonObject &params)
+void McpSession::onResourcesRead(const McpMessage &m, const QJsonObject &params)
 {
     if (!params.value(u"uri").isString()) {
         replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("uri must be a string"));
@@ -530,16 +370,14 @@ void McpSession::onResourcesRead(const JsonRpcMessage &m, const QJsonObject &par
     const QString uri = params.value(u"uri").toString();
     const QJsonObject contents = m_catalog->resources().read(uri);
     if (contents.isEmpty()) {
-        send(JsonRpcMessage::makeError(m.id, JsonRpcMessage::ResourceNotFound,
-                                       QStringLiteral("Resource not found"),
-                                       QJsonObject{{QStringLiteral("uri"), uri}}));
+        replyError(m.id, JsonRpcMessage::ResourceNotFound, QStringLiteral("Resource not found"),
+                   QJsonObject{{QStringLiteral("uri"), uri}});
         return;
     }
-    send(JsonRpcMessage::makeResult(
-        m.id, QJsonObject{{QStringLiteral("contents"), QJsonArray{contents}}}));
+    reply(m.id, QJsonObject{{QStringLiteral("contents"), QJsonArray{contents}}});
 }
 
-void McpSession::onResourcesSubscribe(const JsonRpcMessage &m, const QJsonObject &params)
+void McpSession::onResourcesSubscribe(const McpMessage &m, const QJsonObject &params)
 {
     if (!m_catalog->resourceSubscriptions()) {
         methodNotFound(m);
@@ -553,26 +391,26 @@ void McpSession::onResourcesSubscribe(const JsonRpcMessage &m, const QJsonObject
         m_subscriptions.insert(params.value(u"uri").toString());
     else
         m_subscriptions.remove(params.value(u"uri").toString());
-    send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
+    reply(m.id, QJsonObject());
 }
 
-void McpSession::onPromptsList(const JsonRpcMessage &m, const QJsonObject &)
+void McpSession::onPromptsList(const McpMessage &m, const QJsonObject &)
 {
     // 2026-07-28 lists are cacheable answers in their own right: no prompts is an empty list.
-    if (m_catalog->prompts().all().isEmpty() && !isModernId(m.id)) {
+    if (m_catalog->prompts().all().isEmpty() && !isModernRequest(m.id)) {
         methodNotFound(m);
         return;
     }
     QJsonArray list;
     for (const PromptDefinition &p : m_catalog->prompts().all())
         list.append(p.toJson());
-    send(JsonRpcMessage::makeResult(m.id, QJsonObject{{QStringLiteral("prompts"), list}}));
+    reply(m.id, QJsonObject{{QStringLiteral("prompts"), list}});
 }
 
-void McpSession::onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params)
+void McpSession::onPromptsGet(const McpMessage &m, const QJsonObject &params)
 {
     // Under 2026-07-28 prompts are declared even when there are none: every name is unknown.
-    if (m_catalog->prompts().all().isEmpty() && !isModernId(m.id)) {
+    if (m_catalog->prompts().all().isEmpty() && !isModernRequest(m.id)) {
         methodNotFound(m);
         return;
     }
@@ -589,11 +427,10 @@ void McpSession::onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params
         replyError(m.id, JsonRpcMessage::InvalidParams, missing);
         return;
     }
-    send(JsonRpcMessage::makeResult(m.id, prompt->getWithParams ? prompt->getWithParams(params)
-                                                                : prompt->get(args)));
+    reply(m.id, prompt->getWithParams ? prompt->getWithParams(params) : prompt->get(args));
 }
 
-void McpSession::onComplete(const JsonRpcMessage &m, const QJsonObject &params)
+void McpSession::onComplete(const McpMessage &m, const QJsonObject &params)
 {
     if (!m_catalog->completionHandler()) {
         methodNotFound(m);
@@ -610,15 +447,14 @@ void McpSession::onComplete(const JsonRpcMessage &m, const QJsonObject &params)
         m_catalog->completionHandler()(ref, argument, params.value(u"context").toObject());
     const qsizetype total = values.size();
     values = values.mid(0, 100); // the spec caps one answer at 100 values
-    send(JsonRpcMessage::makeResult(
-        m.id,
-        QJsonObject{{QStringLiteral("completion"),
-                     QJsonObject{{QStringLiteral("values"), QJsonArray::fromStringList(values)},
-                                 {QStringLiteral("total"), total},
-                                 {QStringLiteral("hasMore"), total > values.size()}}}}));
+    reply(m.id,
+          QJsonObject{{QStringLiteral("completion"),
+                       QJsonObject{{QStringLiteral("values"), QJsonArray::fromStringList(values)},
+                                   {QStringLiteral("total"), total},
+                                   {QStringLiteral("hasMore"), total > values.size()}}}});
 }
 
-void McpSession::onSetLevel(const JsonRpcMessage &m, const QJsonObject &params)
+void McpSession::onSetLevel(const McpMessage &m, const QJsonObject &params)
 {
     const int rank = levelRank(params.value(u"level").toString());
     if (rank < 0) {
@@ -627,21 +463,17 @@ void McpSession::onSetLevel(const JsonRpcMessage &m, const QJsonObject &params)
         return;
     }
     m_logThreshold = rank;
-    send(JsonRpcMessage::makeResult(m.id, QJsonObject()));
+    reply(m.id, QJsonObject());
 }
 
-void McpSession::callTool(const JsonRpcMessage &m, const ProtocolEra::Verdict *modern)
+void McpSession::onToolsCall(const McpMessage &m, const QJsonObject &params)
 {
     // Checked first: whatever else is wrong with it, a second request under the id of one in
     // flight must not be answered as if it were that one.
-    const QString key = JsonRpcMessage::idKey(m.id);
-    if (m_calls.contains(key)) {
-        replyError(m.id, JsonRpcMessage::InvalidRequest,
-                   QStringLiteral("request id %1 is already in use by a request in flight")
-                       .arg(JsonRpcMessage::idText(m.id)));
+    if (m_calls.contains(JsonRpcMessage::idKey(m.id))) {
+        replyError(m.id, JsonRpcMessage::InvalidRequest, inUse(m.id));
         return;
     }
-    const QJsonObject params = m.params.toObject();
     if (!params.value(u"name").isString()) {
         replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("name must be a string"));
         return;
@@ -653,118 +485,135 @@ void McpSession::callTool(const JsonRpcMessage &m, const ProtocolEra::Verdict *m
                    QStringLiteral("Unknown tool: %1").arg(name));
         return;
     }
-    // A task: 2025-11-25 clients ask with params.task; under 2026-07-28 the server decides,
-    // for clients that declare the tasks extension.
-    const QJsonObject caps = modern ? modern->clientCapabilities() : m_clientCapabilities;
-    TaskStore *store = m_catalog->offersTasks() ? m_catalog->taskStore() : nullptr;
+    const Caller caller = callerOf(m);
     bool asTask = false;
-    const bool required = tool->taskSupport == u"required";
-    if (modern) {
-        asTask = store && !tool->taskSupport.isEmpty() &&
-                 caps.value(u"extensions").toObject().contains(ProtocolEra::kTasksExtension);
-        if (required && !asTask) {
-            replyErrorData(m.id, ProtocolEra::MissingRequiredClientCapability,
-                           QStringLiteral("%1 runs only as a task: declare the client "
-                                          "capability extensions.%2")
-                               .arg(name, ProtocolEra::kTasksExtension),
-                           tasksRequirement());
-            return;
-        }
-    } else if (required && !params.value(u"task").isObject()) {
-        replyError(m.id, JsonRpcMessage::MethodNotFound,
-                   QStringLiteral("%1 runs only as a task (params.task)").arg(name));
+    if (!decideTask(m, *tool, caller, &asTask))
         return;
-    } else if (params.value(u"task").isObject()) {
-        if (!store || tool->taskSupport.isEmpty()) {
-            replyError(m.id, JsonRpcMessage::MethodNotFound,
-                       QStringLiteral("%1 does not run as a task").arg(name));
-            return;
-        }
-        asTask = true;
-    }
     const QJsonValue args =
         params.contains(u"arguments") ? params.value(u"arguments") : QJsonValue(QJsonObject());
     const QString invalid = SchemaValidator::validate(tool->inputSchema, args);
     if (!invalid.isEmpty()) {
-        send(JsonRpcMessage::makeResult(
-            m.id, ToolCall::errorResult(
-                      QStringLiteral("Invalid arguments for %1: %2").arg(name, invalid))));
+        reply(m.id, ToolCall::errorResult(
+                        QStringLiteral("Invalid arguments for %1: %2").arg(name, invalid)));
         return;
     }
-    const QString clientName =
-        (modern ? modern->clientInfo() : m_clientInfo).value(u"name").toString();
-    if (asTask) {
-        // The task's status message follows the call's progress, whoever asked for it.
-        auto *call = new ToolCall(name, args.toObject(), QStringLiteral("task"));
-        call->setClientCapabilities(caps);
-        call->setClientName(clientName);
-        call->setOwner(owner());
-        call->setRequestParams(params);
-        call->setModern(modern != nullptr);
-        QString error;
-        const QString taskId = store->start(call, &error);
-        if (taskId.isEmpty()) {
-            delete call;
-            send(JsonRpcMessage::makeResult(m.id, ToolCall::errorResult(error)));
-            return;
+    ToolCall::Context context;
+    context.progressToken = params.value(u"_meta").toObject().value(u"progressToken");
+    context.clientCapabilities = caller.capabilities;
+    context.clientName = caller.clientInfo.value(u"name").toString();
+    context.owner = owner();
+    context.requestParams = params;
+    context.modern = caller.modern;
+    if (asTask)
+        startTask(m, *tool, context, args.toObject());
+    else
+        startCall(m, *tool, context, args.toObject());
+}
+
+bool McpSession::decideTask(const McpMessage &m, const ToolDefinition &tool, const Caller &caller,
+                            bool *asTask)
+{
+    // 2025-11-25 clients ask with params.task; under 2026-07-28 the server decides, for clients
+    // that declare the tasks extension.
+    const bool offered =
+        m_catalog->offersTasks() && m_catalog->taskStore() && !tool.taskSupport.isEmpty();
+    const bool required = tool.taskSupport == u"required";
+    const bool asked = m.params.toObject().value(u"task").isObject();
+    if (caller.modern) {
+        *asTask = offered && caller.declaresTasks();
+        if (required && !*asTask) {
+            replyError(m.id, ProtocolEra::MissingRequiredClientCapability,
+                       QStringLiteral("%1 runs only as a task: declare the client "
+                                      "capability extensions.%2")
+                           .arg(tool.name, ProtocolEra::kTasksExtension),
+                       TaskMethods::tasksRequirement());
+            return false;
         }
-        qCInfo(lcMcp) << "tool call" << name << "runs as task" << taskId;
-        const TaskStore::Task *task = store->find(taskId, owner());
-        QJsonObject created;
-        if (modern) {
-            created = TaskStore::modernJson(*task);
-            created.insert(QStringLiteral("resultType"), QStringLiteral("task"));
-        } else {
-            created = QJsonObject{{QStringLiteral("task"), TaskStore::legacyJson(*task)}};
-        }
-        send(JsonRpcMessage::makeResult(m.id, created));
-        tool->handler(call);
+        return true;
+    }
+    if (required && !asked) {
+        replyError(m.id, JsonRpcMessage::MethodNotFound,
+                   QStringLiteral("%1 runs only as a task (params.task)").arg(tool.name));
+        return false;
+    }
+    if (asked && !offered) {
+        replyError(m.id, JsonRpcMessage::MethodNotFound,
+                   QStringLiteral("%1 does not run as a task").arg(tool.name));
+        return false;
+    }
+    *asTask = asked;
+    return true;
+}
+
+void McpSession::startTask(const McpMessage &m, const ToolDefinition &tool,
+                           ToolCall::Context context, const QJsonObject &arguments)
+{
+    TaskStore *store = m_catalog->taskStore();
+    // The task's status message follows the call's progress, whoever asked for it.
+    context.progressToken = QStringLiteral("task");
+    auto *call = new ToolCall(tool.name, arguments, context);
+    QString error;
+    const QString taskId = store->start(call, &error);
+    if (taskId.isEmpty()) {
+        delete call;
+        reply(m.id, ToolCall::errorResult(error));
         return;
     }
-    const QJsonValue token = params.value(u"_meta").toObject().value(u"progressToken");
-    auto *call = new ToolCall(name, args.toObject(), token, this);
+    qCInfo(lcMcp) << "tool call" << tool.name << "runs as task" << taskId;
+    const TaskStore::Task *task = store->find(taskId, owner());
+    QJsonObject created;
+    if (context.modern) {
+        created = TaskStore::modernJson(*task);
+        created.insert(QStringLiteral("resultType"), QStringLiteral("task"));
+    } else {
+        created = QJsonObject{{QStringLiteral("task"), TaskStore::legacyJson(*task)}};
+    }
+    reply(m.id, created);
+    tool.handler(call);
+}
+
+void McpSession::startCall(const McpMessage &m, const ToolDefinition &tool,
+                           const ToolCall::Context &context, const QJsonObject &arguments)
+{
+    const QString key = JsonRpcMessage::idKey(m.id);
+    auto *call = new ToolCall(tool.name, arguments, context, this);
     m_calls.insert(key, call);
     const QJsonValue id = m.id;
     connect(call, &ToolCall::progressReady, this, [this, id](const QJsonObject &p) {
-        send(JsonRpcMessage::makeNotification(QStringLiteral("notifications/progress"), p), id);
+        notify(JsonRpcMessage::makeNotification(QStringLiteral("notifications/progress"), p), id);
     });
     connect(call, &ToolCall::logReady, this,
             [this, id](const QString &level, const QString &logger, const QJsonValue &data) {
                 logRelated(level, logger, data, id);
             });
-    call->setClientCapabilities(caps);
-    call->setClientName(clientName);
-    call->setOwner(owner());
-    call->setRequestParams(params);
-    call->setModern(modern != nullptr);
-    if (!modern) // 2026-07-28 has no server-to-client requests (input_required instead)
+    if (!context.modern) // 2026-07-28 has no server-to-client requests (input_required instead)
         call->setRequester(
             [this, id](const QString &method, const QJsonObject &p,
                        const ToolCall::ResponseHandler &done) { request(method, p, id, done); });
-    connect(call, &ToolCall::finished, this, [this, id, key, call](const QJsonObject &result) {
+    const auto ended = [this, key, call] {
         m_calls.remove(key);
         call->deleteLater();
-        send(JsonRpcMessage::makeResult(id, result), id);
+    };
+    connect(call, &ToolCall::finished, this, [this, id, ended](const QJsonObject &result) {
+        ended();
+        reply(id, result);
         Q_EMIT callFinished();
     });
-    connect(call, &ToolCall::failed, this, [this, id, key, call](const QJsonObject &error) {
-        m_calls.remove(key);
-        call->deleteLater();
-        send(JsonRpcMessage::makeError(id, error.value(u"code").toInt(),
-                                       error.value(u"message").toString(), error.value(u"data")),
-             id);
+    connect(call, &ToolCall::failed, this, [this, id, ended](const QJsonObject &error) {
+        ended();
+        replyError(id, error.value(u"code").toInt(), error.value(u"message").toString(),
+                   error.value(u"data"));
         Q_EMIT callFinished();
     });
-    connect(call, &ToolCall::cancelRequested, this, [this, key, call] {
-        m_calls.remove(key);
+    connect(call, &ToolCall::cancelRequested, this, [this, key, ended] {
+        ended();
         m_modern.remove(key);
-        call->deleteLater();
         Q_EMIT callFinished();
     });
-    tool->handler(call);
+    tool.handler(call);
 }
 
-void McpSession::handleNotification(const JsonRpcMessage &m)
+void McpSession::handleNotification(const McpMessage &m)
 {
     if (m.method == u"notifications/cancelled") {
         const QJsonValue requestId = m.params.toObject().value(u"requestId");

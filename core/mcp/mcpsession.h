@@ -1,7 +1,9 @@
 #pragma once
 
 #include "jsonrpcmessage.h"
-#include "protocolera.h"
+#include "mcpmessage.h"
+#include "taskmethods.h"
+#include "toolcall.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -12,7 +14,7 @@
 
 class McpCatalog;
 class McpTransport;
-class ToolCall;
+struct ToolDefinition;
 
 // One client's conversation: lifecycle, negotiated version, log level, calls in flight.
 // Every request gets exactly one answer (unless cancelled), whatever it contained.
@@ -36,7 +38,8 @@ public:
     int callsInFlight() const { return int(m_calls.size()); }
     bool isClosed() const { return m_closed; }
 
-    void handle(const QByteArray &bytes);
+    // A message from the client, as its transport parsed and classified it.
+    void handle(const McpMessage &m);
     QJsonObject clientCapabilities() const { return m_clientCapabilities; }
     // Sends a request to the client; `done` gets the result or the error object. Unanswered
     // requests fail when the session closes.
@@ -50,6 +53,16 @@ public:
 
     // Cancels every call in flight; their requests get no response.
     void cancelAll();
+
+    // Answers the client's request `id` (a 2026-07-28 answer is decorated as its revision
+    // says). For the method handlers: this session's and TaskMethods'.
+    void reply(const QJsonValue &id, const QJsonValue &result);
+    void replyError(const QJsonValue &id, int code, const QString &message,
+                    const QJsonValue &data = QJsonValue::Undefined);
+    // The request `id` in flight speaks revision 2026-07-28.
+    bool isModernRequest(const QJsonValue &id) const;
+    // It does, and its client declares the tasks extension.
+    bool declaresTasks(const QJsonValue &id) const;
 
 Q_SIGNALS:
     // The client closed its side. Calls in flight go on (their answers are still written) unless
@@ -65,48 +78,60 @@ private:
         int logThreshold = 99;      // from _meta logLevel; none without it
         bool declaresTasks = false; // the client lists io.modelcontextprotocol/tasks
     };
+    // Who asks, as the request's era says: a 2025 request speaks for the session's handshake,
+    // a 2026-07-28 request for itself (its _meta). The one place the eras differ in this.
+    struct Caller
+    {
+        bool modern = false;
+        QJsonObject capabilities;
+        QJsonObject clientInfo;
+        bool declaresTasks() const;
+    };
+    using Handler = void (McpSession::*)(const McpMessage &, const QJsonObject &);
 
-    void handleRequest(const JsonRpcMessage &m);
-    void handleModernRequest(const JsonRpcMessage &m, const ProtocolEra::Verdict &era);
+    Caller callerOf(const McpMessage &m) const;
+    // Every method of both eras, in one table; the era's rules before its handler.
+    void dispatch(const McpMessage &m);
+    // A 2026-07-28 request: its id is free, and what its answer needs is kept. False when it
+    // was answered (an id in use).
+    bool admitModern(const McpMessage &m);
     QJsonObject decorateModern(const QJsonObject &message, const ModernRequest &request) const;
-    void onDiscover(const JsonRpcMessage &m, const QJsonObject &params);
-    void onTasksGet(const JsonRpcMessage &m, const QJsonObject &params);
-    void onTasksResult(const JsonRpcMessage &m, const QJsonObject &params);
-    void onTasksCancel(const JsonRpcMessage &m, const QJsonObject &params);
-    void onTasksList(const JsonRpcMessage &m, const QJsonObject &params);
-    void onTasksUpdate(const JsonRpcMessage &m, const QJsonObject &params);
-    bool isModernId(const QJsonValue &id) const;
-    // tasks/* under 2026-07-28 need the client to declare the tasks extension; false (and the
-    // request answered with -32021) when it did not.
-    bool modernTasksAllowed(const JsonRpcMessage &m);
-    // One per method (see handleRequest's table).
-    void methodNotFound(const JsonRpcMessage &m);
-    void onInitialize(const JsonRpcMessage &m, const QJsonObject &params);
-    void onPing(const JsonRpcMessage &m, const QJsonObject &params);
-    void onToolsList(const JsonRpcMessage &m, const QJsonObject &params);
-    void onToolsCall(const JsonRpcMessage &m, const QJsonObject &params);
-    void onResourcesList(const JsonRpcMessage &m, const QJsonObject &params);
-    void onResourceTemplatesList(const JsonRpcMessage &m, const QJsonObject &params);
-    void onResourcesRead(const JsonRpcMessage &m, const QJsonObject &params);
-    void onResourcesSubscribe(const JsonRpcMessage &m, const QJsonObject &params);
-    void onPromptsList(const JsonRpcMessage &m, const QJsonObject &params);
-    void onPromptsGet(const JsonRpcMessage &m, const QJsonObject &params);
-    void onComplete(const JsonRpcMessage &m, const QJsonObject &params);
-    void onSetLevel(const JsonRpcMessage &m, const QJsonObject &params);
-    void handleNotification(const JsonRpcMessage &m);
-    void callTool(const JsonRpcMessage &m, const ProtocolEra::Verdict *modern = nullptr);
-    void send(const QJsonObject &message, const QJsonValue &relatedId = QJsonValue::Undefined);
-    void handleResponse(const JsonRpcMessage &m);
+    void respond(const QJsonValue &id, const QJsonObject &message);
+    void notify(const QJsonObject &message, const QJsonValue &relatedId = QJsonValue::Undefined);
+    void methodNotFound(const McpMessage &m);
+    // One per method (see dispatch's table).
+    void onInitialize(const McpMessage &m, const QJsonObject &params);
+    void onDiscover(const McpMessage &m, const QJsonObject &params);
+    void onPing(const McpMessage &m, const QJsonObject &params);
+    void onToolsList(const McpMessage &m, const QJsonObject &params);
+    void onToolsCall(const McpMessage &m, const QJsonObject &params);
+    void onResourcesList(const McpMessage &m, const QJsonObject &params);
+    void onResourceTemplatesList(const McpMessage &m, const QJsonObject &params);
+    void onResourcesRead(const McpMessage &m, const QJsonObject &params);
+    void onResourcesSubscribe(const McpMessage &m, const QJsonObject &params);
+    void onPromptsList(const McpMessage &m, const QJsonObject &params);
+    void onPromptsGet(const McpMessage &m, const QJsonObject &params);
+    void onComplete(const McpMessage &m, const QJsonObject &params);
+    void onSetLevel(const McpMessage &m, const QJsonObject &params);
+    void onTasks(const McpMessage &m, const QJsonObject &params);
+    void handleNotification(const McpMessage &m);
+    void handleResponse(const McpMessage &m);
+    // tools/call: checked, then run at once or as a task.
+    // Whether the call runs as a task (*asTask); false when the request was answered instead.
+    bool decideTask(const McpMessage &m, const ToolDefinition &tool, const Caller &caller,
+                    bool *asTask);
+    void startTask(const McpMessage &m, const ToolDefinition &tool, ToolCall::Context context,
+                   const QJsonObject &arguments);
+    void startCall(const McpMessage &m, const ToolDefinition &tool,
+                   const ToolCall::Context &context, const QJsonObject &arguments);
     void logRelated(const QString &level, const QString &logger, const QJsonValue &data,
                     const QJsonValue &relatedId);
-    void replyError(const QJsonValue &id, int code, const QString &message);
-    void replyErrorData(const QJsonValue &id, int code, const QString &message,
-                        const QJsonValue &data);
     void onTransportClosed();
     void failOutgoing();
 
     const McpCatalog *m_catalog;
     QPointer<McpTransport> m_transport;
+    TaskMethods m_tasks;
     bool m_initialized = false;
     QString m_protocolVersion;
     QJsonObject m_clientInfo;

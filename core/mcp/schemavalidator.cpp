@@ -38,6 +38,13 @@ QString SchemaValidator::validate(const QJsonObject &schema, const QJsonValue &v
 {
     const QString where =
         path.isEmpty() ? QStringLiteral("arguments") : QStringLiteral("argument '%1'").arg(path);
+    const QString err = checkValue(schema, value, where);
+    return err.isEmpty() ? checkChildren(schema, value, path) : err;
+}
+
+QString SchemaValidator::checkValue(const QJsonObject &schema, const QJsonValue &value,
+                                    const QString &where)
+{
     const QJsonValue typeSpec = schema.value(u"type");
     if (!typeSpec.isUndefined()) {
         QStringList types;
@@ -86,6 +93,12 @@ QString SchemaValidator::validate(const QJsonObject &schema, const QJsonValue &v
                 .arg(where)
                 .arg(schema.value(u"maxLength").toInteger());
     }
+    return {};
+}
+
+QString SchemaValidator::checkChildren(const QJsonObject &schema, const QJsonValue &value,
+                                       const QString &path)
+{
     if (value.isArray() && schema.contains(u"items")) {
         const QJsonObject items = schema.value(u"items").toObject();
         const QJsonArray arr = value.toArray();

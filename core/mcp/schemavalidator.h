@@ -17,4 +17,10 @@ public:
 private:
     static QString typeName(const QJsonValue &value);
     static bool hasType(const QJsonValue &value, const QString &type);
+    // What the value itself must be: type, enum, bounds, length. `where` names it.
+    static QString checkValue(const QJsonObject &schema, const QJsonValue &value,
+                              const QString &where);
+    // What an array's items and an object's properties must be.
+    static QString checkChildren(const QJsonObject &schema, const QJsonValue &value,
+                                 const QString &path);
 };

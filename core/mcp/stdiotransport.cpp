@@ -57,7 +57,7 @@ void StdioTransport::onReadable()
             if (out.oversized)
                 qCWarning(lcMcp) << "dropped" << out.oversized << "oversized input line(s)";
             for (const QByteArray &line : out.lines)
-                Q_EMIT messageReceived(line);
+                Q_EMIT messageReceived(McpMessage::parse(line));
             if (m_closed)
                 return;
             continue;
@@ -85,11 +85,21 @@ void StdioTransport::endOfInput()
         m_readNotifier->setEnabled(false);
     const QByteArray last = m_framer.flush();
     if (!last.isEmpty())
-        Q_EMIT messageReceived(last);
+        Q_EMIT messageReceived(McpMessage::parse(last));
     Q_EMIT closed();
 }
 
-void StdioTransport::send(const QJsonObject &message)
+void StdioTransport::respond(const QJsonValue &, const QJsonObject &response)
+{
+    write(response);
+}
+
+void StdioTransport::notify(const QJsonObject &message, const QJsonValue &)
+{
+    write(message);
+}
+
+void StdioTransport::write(const QJsonObject &message)
 {
     m_outQueue += QJsonDocument(message).toJson(QJsonDocument::Compact);
     m_outQueue += '\n';

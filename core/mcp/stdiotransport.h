@@ -15,11 +15,15 @@ public:
     explicit StdioTransport(int inFd = 0, int outFd = 1, QObject *parent = nullptr);
     ~StdioTransport() override;
 
-    void send(const QJsonObject &message) override;
+    // One stream: every message is a line of it.
+    void respond(const QJsonValue &id, const QJsonObject &response) override;
+    void notify(const QJsonObject &message,
+                const QJsonValue &relatedRequestId = QJsonValue::Undefined) override;
     // Writes what is queued, blocking if needed; for the last messages before exit.
     void flushBlocking();
 
 private:
+    void write(const QJsonObject &message);
     void onReadable();
     void onWritable();
     void writeQueued();

@@ -282,10 +282,13 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
     bool hasName = false;
     for (const auto &h : request.headers)
         hasName = hasName || h.first.compare("Mcp-Name", Qt::CaseInsensitive) == 0;
-    const ProtocolEra::Verdict era = ProtocolEra::classifyHttp(
-        versionHeader, request.header("Mcp-Method"), request.header("Mcp-Name"), hasName, m);
+    // Parsed and classified once, here: the session gets the message with its era.
+    const McpMessage message(m,
+                             ProtocolEra::classifyHttp(versionHeader, request.header("Mcp-Method"),
+                                                       request.header("Mcp-Name"), hasName, m));
+    const ProtocolEra::Verdict &era = message.era;
     if (era.isModern()) {
-        handleModernPost(request, responder, m.id, era);
+        handleModernPost(request, responder, message);
         return;
     }
     if (!versionHeader.isEmpty() &&
@@ -318,7 +321,7 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
     if (m.type != JsonRpcMessage::Type::Request) {
         // Notifications and responses are accepted, not answered.
         responder->respond(202, {}, {});
-        session->transport->deliver(request.body);
+        session->transport->deliver(message);
         return;
     }
     if (m.method != u"initialize") {
@@ -339,7 +342,7 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
         const bool stream = wantsStream && m.method == u"tools/call";
         session->transport->expectAnswer(m.id, responder, stream);
     }
-    session->transport->deliver(request.body);
+    session->transport->deliver(message);
 }
 
 QString StreamableHttpServer::modernOwner(const HttpRequest &request) const
@@ -356,20 +359,17 @@ QString StreamableHttpServer::modernOwner(const HttpRequest &request) const
 }
 
 void StreamableHttpServer::handleModernPost(const HttpRequest &request, HttpResponder *responder,
-                                            const QJsonValue &id, const ProtocolEra::Verdict &era)
+                                            const McpMessage &m)
 {
-    const auto answerError = [&](int status, int code, const QString &message,
-                                 const QJsonValue &data) {
-        responder->respond(status, kJson,
-                           QJsonDocument(JsonRpcMessage::makeError(id, code, message, data))
-                               .toJson(QJsonDocument::Compact));
-    };
-    if (era.isError()) {
+    if (m.era.isError()) {
         // Malformed or unsupported per the revision's rules: 400, whatever the code.
-        answerError(400, era.errorCode, era.errorMessage, era.errorData);
+        responder->respond(
+            400, kJson,
+            QJsonDocument(JsonRpcMessage::makeError(m.id, m.era.errorCode, m.era.errorMessage,
+                                                    m.era.errorData))
+                .toJson(QJsonDocument::Compact));
         return;
     }
-    const JsonRpcMessage m = JsonRpcMessage::parse(request.body);
     auto *transport = new HttpSessionTransport;
     transport->setModern(true);
     McpSession *session = m_server->openRequest(transport, modernOwner(request));
@@ -392,7 +392,7 @@ void StreamableHttpServer::handleModernPost(const HttpRequest &request, HttpResp
         guard->cancelAll();
         guard->deleteLater();
     });
-    transport->deliver(request.body);
+    transport->deliver(m);
 }
 
 void StreamableHttpServer::handleGet(const HttpRequest &request, HttpResponder *responder)

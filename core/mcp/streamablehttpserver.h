@@ -1,7 +1,7 @@
 #pragma once
 
 #include "httpconnection.h"
-#include "protocolera.h"
+#include "mcpmessage.h"
 
 #include <QByteArray>
 #include <QHash>
@@ -77,7 +77,7 @@ private:
     void handlePost(const HttpRequest &request, HttpResponder *responder);
     // Revision 2026-07-28: the request is served on its own, by a session that lives for it.
     void handleModernPost(const HttpRequest &request, HttpResponder *responder,
-                          const QJsonValue &id, const ProtocolEra::Verdict &era);
+                          const McpMessage &message);
     // Whose sandbox sessions a 2026-07-28 request may use: the credential it came with.
     QString modernOwner(const HttpRequest &request) const;
     void handleGet(const HttpRequest &request, HttpResponder *responder);

@@ -2,9 +2,9 @@
 
 #include <QJsonArray>
 
-ToolCall::ToolCall(const QString &tool, const QJsonObject &arguments,
-                   const QJsonValue &progressToken, QObject *parent)
-    : QObject(parent), m_tool(tool), m_arguments(arguments), m_progressToken(progressToken)
+ToolCall::ToolCall(const QString &tool, const QJsonObject &arguments, const Context &context,
+                   QObject *parent)
+    : QObject(parent), m_tool(tool), m_arguments(arguments), m_context(context)
 {}
 
 void ToolCall::progress(const QString &message, double total)
@@ -12,7 +12,7 @@ void ToolCall::progress(const QString &message, double total)
     if (m_finished || m_cancelled || !wantsProgress())
         return;
     m_progress += 1; // must increase with every notification
-    QJsonObject params{{QStringLiteral("progressToken"), m_progressToken},
+    QJsonObject params{{QStringLiteral("progressToken"), m_context.progressToken},
                        {QStringLiteral("progress"), m_progress}};
     if (total > 0)
         params.insert(QStringLiteral("total"), total);

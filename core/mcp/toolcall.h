@@ -12,14 +12,31 @@ class ToolCall : public QObject
 {
     Q_OBJECT
 public:
-    ToolCall(const QString &tool, const QJsonObject &arguments, const QJsonValue &progressToken,
+    // Where the call comes from, as the session that carries it knows it.
+    struct Context
+    {
+        // The request's progress token (undefined or null: the client wants no progress).
+        QJsonValue progressToken;
+        QJsonObject clientCapabilities;
+        // The client's name from its clientInfo ("" when it gave none): the run's source.
+        QString clientName;
+        // The MCP session the call came through: sandbox sessions belong to it.
+        QString owner;
+        // The request's params beyond name and arguments: 2026-07-28's inputResponses and
+        // requestState (multi round-trip requests) and its _meta.
+        QJsonObject requestParams;
+        // The call speaks revision 2026-07-28 (it may answer with resultType "input_required").
+        bool modern = false;
+    };
+
+    ToolCall(const QString &tool, const QJsonObject &arguments, const Context &context,
              QObject *parent = nullptr);
 
     const QString &tool() const { return m_tool; }
     const QJsonObject &arguments() const { return m_arguments; }
     bool wantsProgress() const
     {
-        return !m_progressToken.isUndefined() && !m_progressToken.isNull();
+        return !m_context.progressToken.isUndefined() && !m_context.progressToken.isNull();
     }
     bool isFinished() const { return m_finished; }
     bool isCancelled() const { return m_cancelled; }
@@ -34,28 +51,17 @@ public:
     using ResponseHandler =
         std::function<void(const QJsonObject &result, const QJsonObject &error)>;
     void request(const QString &method, const QJsonObject &params, const ResponseHandler &done);
-    QJsonObject clientCapabilities() const { return m_clientCapabilities; }
+    QJsonObject clientCapabilities() const { return m_context.clientCapabilities; }
     // Set by the session that carries the call.
     void setRequester(const std::function<void(const QString &, const QJsonObject &,
                                                const ResponseHandler &)> &requester)
     {
         m_requester = requester;
     }
-    void setClientCapabilities(const QJsonObject &caps) { m_clientCapabilities = caps; }
-    // The client's name from its clientInfo ("" when it gave none): the run's source.
-    QString clientName() const { return m_clientName; }
-    void setClientName(const QString &name) { m_clientName = name; }
-    // The MCP session the call came through: sandbox sessions belong to it.
-    QString owner() const { return m_owner; }
-    void setOwner(const QString &owner) { m_owner = owner; }
-
-    // The request's params beyond name and arguments: 2026-07-28's inputResponses and
-    // requestState (multi round-trip requests) and its _meta.
-    const QJsonObject &requestParams() const { return m_requestParams; }
-    void setRequestParams(const QJsonObject &params) { m_requestParams = params; }
-    // The call speaks revision 2026-07-28 (it may answer with resultType "input_required").
-    bool isModern() const { return m_modern; }
-    void setModern(bool modern) { m_modern = modern; }
+    QString clientName() const { return m_context.clientName; }
+    QString owner() const { return m_context.owner; }
+    const QJsonObject &requestParams() const { return m_context.requestParams; }
+    bool isModern() const { return m_context.modern; }
 
     void finish(const QJsonObject &result);
     // A failure of the work itself: a result with isError, text a model can act on.
@@ -77,12 +83,7 @@ Q_SIGNALS:
 private:
     QString m_tool;
     QJsonObject m_arguments;
-    QJsonValue m_progressToken;
-    QJsonObject m_clientCapabilities;
-    QString m_clientName;
-    QString m_owner;
-    QJsonObject m_requestParams;
-    bool m_modern = false;
+    Context m_context;
     std::function<void(const QString &, const QJsonObject &, const ResponseHandler &)> m_requester;
     double m_progress = 0;
     bool m_finished = false;

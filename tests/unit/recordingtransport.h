@@ -11,9 +11,14 @@ class RecordingTransport : public McpTransport
 public:
     using McpTransport::McpTransport;
 
-    void send(const QJsonObject &message) override { m_sent.append(message); }
+    void respond(const QJsonValue &, const QJsonObject &response) override
+    {
+        m_sent.append(response);
+    }
+    void notify(const QJsonObject &message, const QJsonValue &) override { m_sent.append(message); }
 
-    void receive(const QByteArray &bytes) { Q_EMIT messageReceived(bytes); }
+    // Bytes as a stdio line would bring them: parsed and classified by the body alone.
+    void receive(const QByteArray &bytes) { Q_EMIT messageReceived(McpMessage::parse(bytes)); }
     void close() { Q_EMIT closed(); }
 
     const QList<QJsonObject> &sent() const { return m_sent; }

@@ -95,10 +95,15 @@ public:
 class ClientTransport : public McpTransport
 {
 public:
-    void send(const QJsonObject &message) override { sent.append(message); }
+    void respond(const QJsonValue &, const QJsonObject &response) override
+    {
+        sent.append(response);
+    }
+    void notify(const QJsonObject &message, const QJsonValue &) override { sent.append(message); }
     void receive(const QJsonObject &message)
     {
-        Q_EMIT messageReceived(QJsonDocument(message).toJson(QJsonDocument::Compact));
+        Q_EMIT messageReceived(
+            McpMessage::parse(QJsonDocument(message).toJson(QJsonDocument::Compact)));
     }
     // The answer to request `id`, once the server sent it (empty until then).
     QJsonObject answerTo(int id) const
@@ -191,8 +196,10 @@ private:
     }
     static ToolCall *call(const QString &client, QObject *parent)
     {
-        auto *c = new ToolCall(QStringLiteral("run_python_code"), {}, QJsonValue(7), parent);
-        c->setClientName(client);
+        ToolCall::Context context;
+        context.progressToken = 7;
+        context.clientName = client;
+        auto *c = new ToolCall(QStringLiteral("run_python_code"), {}, context, parent);
         return c;
     }
     static void admit(RunGate &gate, ToolCall *c, Outcome *out,
