@@ -72,21 +72,6 @@ int DockerBackend::capacity() const
     return qMax(4, 2 * cpus);
 }
 
-SandboxSpec::Result DockerBackend::runSpec(const Language &language, const QString &image,
-                                           const SandboxConfig &config,
-                                           const QString &librariesVolume, bool session) const
-{
-    return SandboxSpec::Result::of(
-        SandboxSpec::forRun(language, image, config, librariesVolume, session));
-}
-
-SandboxSpec::Result DockerBackend::installSpec(const Language &language, const QString &image,
-                                               const SandboxConfig &config,
-                                               const QString &volume) const
-{
-    return SandboxSpec::Result::of(SandboxSpec::forInstall(language, image, config, volume));
-}
-
 SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QString &name,
                                                QObject *parent)
 {

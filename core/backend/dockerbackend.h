@@ -21,12 +21,6 @@ public:
     // Two sandboxes per core of the engine's machine, at least four (programs mostly wait): this
     // machine's cores until health(false) has read the engine's own figure from /info.
     int capacity() const override;
-    SandboxSpec::Result runSpec(const Language &language, const QString &image,
-                                const SandboxConfig &config, const QString &librariesVolume,
-                                bool session) const override;
-    SandboxSpec::Result installSpec(const Language &language, const QString &image,
-                                    const SandboxConfig &config,
-                                    const QString &volume) const override;
     // A container made from ContainerSpec's rendering of `spec`.
     SandboxContainer *createSandbox(const SandboxSpec &spec, const QString &name,
                                     QObject *parent) override;

@@ -6,11 +6,9 @@
 #include "engineclient.h"
 #include "enginereply.h"
 
-#include <QTimer>
-
-DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &spec,
+DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &body,
                                  const QString &image, const QString &name, QObject *parent)
-    : SandboxContainer(parent), m_engine(engine), m_spec(spec), m_image(image), m_name(name)
+    : SandboxContainer(name, image, parent), m_engine(engine), m_body(body)
 {}
 
 DockerContainer::~DockerContainer()
@@ -24,28 +22,21 @@ void DockerContainer::prepare()
     if (m_state != State::New)
         return;
     m_state = State::Creating;
-    EngineReply *reply = ContainersApi(m_engine).create(m_spec, m_name);
+    EngineReply *reply = ContainersApi(m_engine).create(m_body, m_name);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok()) {
             m_createOutcomeUnknown = reply->error().kind != EngineError::Kind::Http &&
                                      reply->error().kind != EngineError::Kind::Unreachable;
-            if (m_removeWhenCreated) { // nothing was created, nothing to remove
-                m_state = State::Removed;
-                Q_EMIT removed();
+            if (removeIfAsked()) // nothing was created, nothing to remove
                 return;
-            }
             fail(reply->error(), QStringLiteral("create"));
             return;
         }
         m_id = reply->json().value(u"Id").toString();
         qCDebug(lcBackend) << "created" << m_id.left(12);
-        if (m_removeWhenCreated) {
-            m_removeWhenCreated = false;
-            m_state = State::Failed;
-            remove();
+        if (removeIfAsked())
             return;
-        }
         attach();
     });
 }
@@ -106,7 +97,7 @@ void DockerContainer::fail(const EngineError &error, const QString &what)
     if (m_imageMissing)
         message =
             QStringLiteral("the sandbox image %1 is not available to the container engine. %2")
-                .arg(m_image, m_missingImageHint ? m_missingImageHint() : QString())
+                .arg(m_image, missingImageHint())
                 .trimmed();
     else
         message =
@@ -116,27 +107,10 @@ void DockerContainer::fail(const EngineError &error, const QString &what)
     Q_EMIT failed(message);
 }
 
-void DockerContainer::remove()
+void DockerContainer::closeStream()
 {
-    if (m_state == State::Removing || m_state == State::Removed || m_removeWhenCreated)
-        return;
-    if (m_state == State::Creating) {
-        // The id is not known yet: remove as soon as create answers.
-        m_removeWhenCreated = true;
-        return;
-    }
-    // Marked first: closing ends the stream synchronously, and what that end sets off must find
-    // the removal under way rather than start another.
-    const bool created = !m_id.isEmpty();
-    m_state = created ? State::Removing : State::Removed;
     if (m_stream)
         m_stream->close();
-    if (!created) {
-        m_state = State::Removed;
-        Q_EMIT removed();
-        return;
-    }
-    sendRemove();
 }
 
 void DockerContainer::sendRemove()
@@ -146,18 +120,15 @@ void DockerContainer::sendRemove()
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok() && !reply->error().isNotFound()) {
-            // The engine is away or busy: the container still exists, so keep trying (backing
-            // off to a minute) rather than forget it. removed() comes once it is really gone.
-            const int delayMs = qMin(60000, 500 << qMin(m_removeAttempts, 7));
-            if (m_removeAttempts++ == 0)
+            // The engine is away or busy: the container still exists, so keep trying rather
+            // than forget it. removed() comes once it is really gone.
+            if (retryRemove())
                 qCWarning(lcBackend).noquote() << "could not remove container" << m_id.left(12)
                                                << ":" << reply->error().toString() << "- retrying";
-            QTimer::singleShot(delayMs, this, &DockerContainer::sendRemove);
             return;
         }
         qCDebug(lcBackend) << "removed" << m_id.left(12);
-        m_state = State::Removed;
-        Q_EMIT removed();
+        confirmRemoved();
     });
 }
 

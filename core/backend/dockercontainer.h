@@ -18,23 +18,13 @@ class DockerContainer : public SandboxContainer
 {
     Q_OBJECT
 public:
-    DockerContainer(EngineClient *engine, const QJsonObject &spec, const QString &image,
+    // `body`: the create body (ContainerSpec).
+    DockerContainer(EngineClient *engine, const QJsonObject &body, const QString &image,
                     const QString &name, QObject *parent = nullptr);
     ~DockerContainer() override;
 
     void prepare() override;
     void write(const QByteArray &bytes) override;
-    void remove() override;
-
-    State state() const override { return m_state; }
-    QString id() const override { return m_id; }
-    QString name() const override { return m_name; }
-    QString image() const override { return m_image; }
-    bool imageMissing() const override { return m_imageMissing; }
-    QString streamError() const override { return m_streamError; }
-    bool createOutcomeUnknown() const override { return m_createOutcomeUnknown; }
-    bool backendLost() const override { return m_backendLost; }
-    void setMissingImageHint(Hint hint) override { m_missingImageHint = std::move(hint); }
 
     void putFiles(const QString &dir, const QByteArray &tar, QObject *context,
                   const Done &done) override;
@@ -49,24 +39,17 @@ public:
     // run programs must always find one.
     static constexpr int kMaxSamplesInFlight = 4;
 
+protected:
+    void closeStream() override;
+    // Forced (a running program is killed), with the anonymous volumes.
+    void sendRemove() override;
+
 private:
     void fail(const EngineError &error, const QString &what);
     void attach();
     void start();
-    void sendRemove();
 
     EngineClient *m_engine;
-    QJsonObject m_spec;
-    QString m_image;
-    QString m_name;
-    QString m_id;
+    QJsonObject m_body;
     QPointer<AttachStream> m_stream;
-    State m_state = State::New;
-    bool m_removeWhenCreated = false;
-    bool m_imageMissing = false;
-    bool m_createOutcomeUnknown = false;
-    bool m_backendLost = false;
-    Hint m_missingImageHint;
-    QString m_streamError;
-    int m_removeAttempts = 0;
 };

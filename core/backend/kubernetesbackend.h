@@ -2,10 +2,10 @@
 
 #include "sandboxbackend.h"
 
-#include <QElapsedTimer>
 #include <QMap>
 
 class KubeClient;
+class PodIsolation;
 
 // Sandboxes as pods of one namespace of a Kubernetes cluster (through KubeClient): each built by
 // PodSpec from the same inputs as a Docker create body, checked against its hardening before it
@@ -29,11 +29,6 @@ public:
     };
 
     static constexpr int kDefaultMaxPods = 8;
-    // How long found isolation policies are trusted before the namespace is asked again (a
-    // missing one is asked about at every creation, so that applying it takes effect at once).
-    static constexpr qint64 kIsolationCacheMs = 30000;
-    // Annotation keeping the sandbox's own name when the pod name had to differ from it.
-    static constexpr const char *kAnnotationName = "code-sandbox.name";
 
     KubernetesBackend(KubeClient *client, const Options &options, QObject *parent = nullptr);
 
@@ -41,14 +36,6 @@ public:
 
     QString endpoint() const override;
     int capacity() const override;
-    // SandboxSpec::forRun with the configured RuntimeClass; refused with a library volume.
-    SandboxSpec::Result runSpec(const Language &language, const QString &image,
-                                const SandboxConfig &config, const QString &librariesVolume,
-                                bool session) const override;
-    // Always refused (notSupported()).
-    SandboxSpec::Result installSpec(const Language &language, const QString &image,
-                                    const SandboxConfig &config,
-                                    const QString &volume) const override;
     // A pod made from PodSpec's rendering of `spec` with the configured image prefix and node
     // selector.
     SandboxContainer *createSandbox(const SandboxSpec &spec, const QString &name,
@@ -67,18 +54,15 @@ public:
     void health(bool cheap, QObject *context,
                 const std::function<void(const Health &)> &done) override;
 
-    // Whether pods without network may be created: empty when the namespace's policies deny
-    // their egress and ingress, else why not (or why the policies could not be read).
-    void checkIsolation(QObject *context, const std::function<void(const QString &problem)> &done);
-
-    // A valid pod name (DNS-1123 subdomain) for a sandbox name.
-    static QString podName(const QString &name);
     static QString notSupported();
 
-    QString podsPath() const;
+protected:
+    // With the configured RuntimeClass; refused with a mount (a library volume: runs with
+    // libraries, and installs) or secrets.
+    SandboxSpec::Result accept(SandboxSpec spec) const override;
 
 private:
     KubeClient *m_client;
     Options m_options;
-    QElapsedTimer m_isolatedAt; // valid: the policy was found then
+    PodIsolation *m_isolation; // whether pods without network may be made; shared by the pods
 };

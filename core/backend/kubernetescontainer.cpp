@@ -2,8 +2,9 @@
 
 #include "backendlog.h"
 #include "kubeclient.h"
-#include "kubernetesbackend.h"
 #include "kubestream.h"
+#include "podisolation.h"
+#include "podsapi.h"
 #include "podspec.h"
 
 #include <QFileInfo>
@@ -38,14 +39,14 @@ bool hasNetwork(const QJsonObject &pod)
 }
 } // namespace
 
-KubernetesContainer::KubernetesContainer(KubernetesBackend *backend, const QJsonObject &spec,
-                                         const QString &image, const QString &name, QObject *parent)
-    : SandboxContainer(parent), m_backend(backend), m_client(backend->client()), m_spec(spec),
-      m_image(image), m_name(name)
+KubernetesContainer::KubernetesContainer(KubeClient *client, PodIsolation *isolation,
+                                         const QJsonObject &pod, const QString &image,
+                                         const QString &name, QObject *parent)
+    : SandboxContainer(name, image, parent), m_client(client), m_isolation(isolation), m_pod(pod)
 {
     // The image as the pod names it (with the configured registry prefix).
     const QString podImage =
-        spec.value(u"spec").toObject().value(u"containers").toArray().at(0)[u"image"].toString();
+        pod.value(u"spec").toObject().value(u"containers").toArray().at(0)[u"image"].toString();
     if (!podImage.isEmpty())
         m_image = podImage;
     m_pollTimer.setSingleShot(true);
@@ -58,11 +59,6 @@ KubernetesContainer::~KubernetesContainer()
         m_stream->close();
 }
 
-QString KubernetesContainer::podPath() const
-{
-    return m_backend->podsPath() + u'/' + m_id;
-}
-
 void KubernetesContainer::prepare()
 {
     if (m_state != State::New)
@@ -71,15 +67,15 @@ void KubernetesContainer::prepare()
     m_startClock.start();
     // The sandbox's name is the pod's (so a create whose answer was lost can still be deleted,
     // and the janitor recognises its own), kept whole in an annotation when it had to change.
-    QJsonObject metadata = m_spec.value(u"metadata").toObject();
+    QJsonObject metadata = m_pod.value(u"metadata").toObject();
     metadata.remove(QStringLiteral("generateName"));
-    metadata.insert(QStringLiteral("name"), KubernetesBackend::podName(m_name));
+    metadata.insert(QStringLiteral("name"), PodSpec::podName(m_name));
     QJsonObject annotations = metadata.value(u"annotations").toObject();
-    annotations.insert(QLatin1String(KubernetesBackend::kAnnotationName), m_name);
+    annotations.insert(QLatin1String(PodSpec::kAnnotationName), m_name);
     metadata.insert(QStringLiteral("annotations"), annotations);
-    m_spec.insert(QStringLiteral("metadata"), metadata);
+    m_pod.insert(QStringLiteral("metadata"), metadata);
 
-    const QStringList violations = PodSpec::hardeningViolations(m_spec);
+    const QStringList violations = PodSpec::hardeningViolations(m_pod);
     if (!violations.isEmpty()) {
         const QString message =
             QStringLiteral("refusing to create a sandbox pod without its hardening: %1")
@@ -88,17 +84,13 @@ void KubernetesContainer::prepare()
             this, [this, message] { fail(message); }, Qt::QueuedConnection);
         return;
     }
-    if (hasNetwork(m_spec)) {
+    if (hasNetwork(m_pod)) {
         create();
         return;
     }
-    m_backend->checkIsolation(this, [this](const QString &problem) {
-        if (m_removeWhenCreated) { // removed while asking: nothing was created
-            m_removeWhenCreated = false;
-            m_state = State::Removed;
-            Q_EMIT removed();
+    m_isolation->check(this, [this](const QString &problem) {
+        if (removeIfAsked()) // removed while asking: nothing was created
             return;
-        }
         if (!problem.isEmpty()) {
             fail(problem);
             return;
@@ -109,7 +101,7 @@ void KubernetesContainer::prepare()
 
 void KubernetesContainer::create()
 {
-    KubeReply *reply = m_client->post(m_backend->podsPath(), m_spec);
+    KubeReply *reply = PodsApi(m_client).create(m_pod);
     connect(reply, &KubeReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok()) {
@@ -119,24 +111,16 @@ void KubernetesContainer::create()
             m_createOutcomeUnknown =
                 kind == KubeError::Kind::Timeout || kind == KubeError::Kind::TooLarge;
             if (m_createOutcomeUnknown)
-                m_id = KubernetesBackend::podName(m_name);
-            if (m_removeWhenCreated) {
-                m_removeWhenCreated = false;
-                m_state = State::Failed;
-                remove();
+                m_id = PodSpec::podName(m_name);
+            if (removeIfAsked())
                 return;
-            }
             failRequest(reply->error(), QStringLiteral("create"));
             return;
         }
         m_id = reply->json().value(u"metadata").toObject().value(u"name").toString();
         qCDebug(lcBackend) << "created pod" << m_id;
-        if (m_removeWhenCreated) {
-            m_removeWhenCreated = false;
-            m_state = State::Failed;
-            remove();
+        if (removeIfAsked())
             return;
-        }
         m_state = State::Starting;
         m_pollTimer.start(KubernetesContainer::kFastPollMs);
     });
@@ -146,7 +130,7 @@ void KubernetesContainer::poll()
 {
     if (m_state != State::Starting)
         return;
-    KubeReply *reply = m_client->get(podPath());
+    KubeReply *reply = PodsApi(m_client).get(m_id);
     connect(reply, &KubeReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (m_state != State::Starting)
@@ -188,8 +172,7 @@ void KubernetesContainer::poll()
             m_imageMissing = true;
             fail(QStringLiteral("the sandbox image %1 is not available to the cluster (%2: %3). "
                                 "%4")
-                     .arg(m_image, reason, message,
-                          m_missingImageHint ? m_missingImageHint() : QString())
+                     .arg(m_image, reason, message, missingImageHint())
                      .trimmed());
             return;
         }
@@ -216,8 +199,7 @@ void KubernetesContainer::poll()
 void KubernetesContainer::attach()
 {
     m_state = State::Attaching;
-    m_stream = KubeStream::attach(m_client->access(), m_id,
-                                  QString::fromLatin1(PodSpec::kContainerName), this);
+    m_stream = PodsApi(m_client).attach(m_id, QString::fromLatin1(PodSpec::kContainerName), this);
     connect(m_stream, &KubeStream::output, this, &SandboxContainer::output);
     connect(m_stream, &KubeStream::finished, this, &SandboxContainer::streamEnded);
     connect(m_stream, &KubeStream::failed, this, [this](const QString &error) {
@@ -264,46 +246,28 @@ void KubernetesContainer::failRequest(const KubeError &error, const QString &wha
          error.kind != KubeError::Kind::Http && error.kind != KubeError::Kind::Credentials);
 }
 
-void KubernetesContainer::remove()
+void KubernetesContainer::closeStream()
 {
-    if (m_state == State::Removing || m_state == State::Removed || m_removeWhenCreated)
-        return;
-    if (m_state == State::Creating) {
-        // The create (or the policy check before it) has not answered: delete once it has.
-        m_removeWhenCreated = true;
-        return;
-    }
     m_pollTimer.stop();
-    const bool created = !m_id.isEmpty();
-    m_state = created ? State::Removing : State::Removed;
     if (m_stream)
         m_stream->close();
-    if (!created) {
-        Q_EMIT removed();
-        return;
-    }
-    sendDelete();
 }
 
-void KubernetesContainer::sendDelete()
+void KubernetesContainer::sendRemove()
 {
     // Grace 0: the program is killed at once, as a forced Docker removal does.
-    KubeReply *reply = m_client->del(podPath() + QStringLiteral("?gracePeriodSeconds=0"),
-                                     {{QStringLiteral("gracePeriodSeconds"), 0}});
+    KubeReply *reply = PodsApi(m_client).remove(m_id);
     connect(reply, &KubeReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok() && !reply->error().isNotFound()) {
-            // The pod still exists: keep trying (backing off to a minute), as DockerContainer.
-            const int delayMs = qMin(60000, 500 << qMin(m_removeAttempts, 7));
-            if (m_removeAttempts++ == 0)
+            // The pod still exists: keep trying, as DockerContainer.
+            if (retryRemove())
                 qCWarning(lcBackend).noquote() << "could not delete pod" << m_id << ":"
                                                << reply->error().toString() << "- retrying";
-            QTimer::singleShot(delayMs, this, &KubernetesContainer::sendDelete);
             return;
         }
         qCDebug(lcBackend) << "deleted pod" << m_id;
-        m_state = State::Removed;
-        Q_EMIT removed();
+        confirmRemoved();
     });
 }
 
@@ -311,11 +275,10 @@ void KubernetesContainer::putFiles(const QString &dir, const QByteArray &tar, QO
                                    const Done &done)
 {
     QPointer<QObject> ctx(context);
-    auto *stream =
-        KubeStream::exec(m_client->access(), m_id, QString::fromLatin1(PodSpec::kContainerName),
-                         {QStringLiteral("tar"), QStringLiteral("-C"), dir, QStringLiteral("-xf"),
-                          QStringLiteral("-")},
-                         true, this);
+    auto *stream = PodsApi(m_client).exec(m_id, QString::fromLatin1(PodSpec::kContainerName),
+                                          {QStringLiteral("tar"), QStringLiteral("-C"), dir,
+                                           QStringLiteral("-xf"), QStringLiteral("-")},
+                                          true, this);
     auto errors = std::make_shared<QByteArray>();
     const auto answer = [stream, ctx, done](const QString &error) {
         stream->deleteLater();
@@ -365,11 +328,10 @@ void KubernetesContainer::fetchFiles(const QString &path, qint64 maxBytes, QObje
         base = dir.fileName();
     }
     QPointer<QObject> ctx(context);
-    auto *stream =
-        KubeStream::exec(m_client->access(), m_id, QString::fromLatin1(PodSpec::kContainerName),
-                         {QStringLiteral("tar"), QStringLiteral("-C"), parent,
-                          QStringLiteral("-cf"), QStringLiteral("-"), base},
-                         false, this);
+    auto *stream = PodsApi(m_client).exec(m_id, QString::fromLatin1(PodSpec::kContainerName),
+                                          {QStringLiteral("tar"), QStringLiteral("-C"), parent,
+                                           QStringLiteral("-cf"), QStringLiteral("-"), base},
+                                          false, this);
     auto archive = std::make_shared<Archive>();
     auto errors = std::make_shared<QByteArray>();
     auto answered = std::make_shared<bool>(false);
@@ -438,7 +400,7 @@ void KubernetesContainer::askExit(const std::shared_ptr<QElapsedTimer> &since, Q
         return;
     }
     QPointer<QObject> ctx(context);
-    KubeReply *reply = m_client->get(podPath());
+    KubeReply *reply = PodsApi(m_client).get(m_id);
     connect(reply, &KubeReply::finished, this, [this, reply, since, ctx, done] {
         reply->deleteLater();
         if (!ctx)
@@ -472,8 +434,8 @@ void KubernetesContainer::interrupt()
     if (m_id.isEmpty())
         return;
     // The supervisor is the container's first process; it passes SIGINT on to the program.
-    auto *stream = KubeStream::exec(
-        m_client->access(), m_id, QString::fromLatin1(PodSpec::kContainerName),
+    auto *stream = PodsApi(m_client).exec(
+        m_id, QString::fromLatin1(PodSpec::kContainerName),
         {QStringLiteral("kill"), QStringLiteral("-INT"), QStringLiteral("1")}, false, this);
     connect(stream, &KubeStream::finished, stream, &QObject::deleteLater);
     connect(stream, &KubeStream::failed, stream, &QObject::deleteLater);

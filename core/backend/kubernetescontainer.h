@@ -10,7 +10,7 @@
 
 class KubeClient;
 class KubeStream;
-class KubernetesBackend;
+class PodIsolation;
 struct KubeError;
 
 // A sandbox as a pod (PodSpec's body): created (after the namespace's egress policy was found,
@@ -35,23 +35,14 @@ public:
     // exitStatus(): how long the terminated state is waited for after the stream ended.
     static constexpr int kExitWaitMs = 15000;
 
-    KubernetesContainer(KubernetesBackend *backend, const QJsonObject &spec, const QString &image,
-                        const QString &name, QObject *parent = nullptr);
+    // `pod`: the manifest (PodSpec), sent through `client`'s PodsApi once `isolation` (the
+    // backend's, shared by its pods) allows a pod without network.
+    KubernetesContainer(KubeClient *client, PodIsolation *isolation, const QJsonObject &pod,
+                        const QString &image, const QString &name, QObject *parent = nullptr);
     ~KubernetesContainer() override;
 
     void prepare() override;
     void write(const QByteArray &bytes) override;
-    void remove() override;
-
-    State state() const override { return m_state; }
-    QString id() const override { return m_id; }
-    QString name() const override { return m_name; }
-    QString image() const override { return m_image; }
-    bool imageMissing() const override { return m_imageMissing; }
-    QString streamError() const override { return m_streamError; }
-    bool createOutcomeUnknown() const override { return m_createOutcomeUnknown; }
-    bool backendLost() const override { return m_backendLost; }
-    void setMissingImageHint(Hint hint) override { m_missingImageHint = std::move(hint); }
 
     void putFiles(const QString &dir, const QByteArray &tar, QObject *context,
                   const Done &done) override;
@@ -60,31 +51,23 @@ public:
     void exitStatus(QObject *context, const Exited &done) override;
     void interrupt() override;
 
+protected:
+    void closeStream() override;
+    // DELETE with grace 0.
+    void sendRemove() override;
+
 private:
     void create();
     void poll();
     void attach();
     void fail(const QString &message, bool lost = false);
     void failRequest(const KubeError &error, const QString &what);
-    void sendDelete();
     void askExit(const std::shared_ptr<QElapsedTimer> &since, QObject *context, const Exited &done);
-    QString podPath() const;
 
-    KubernetesBackend *m_backend;
     KubeClient *m_client;
-    QJsonObject m_spec;
-    QString m_image;
-    QString m_name;
-    QString m_id;
+    PodIsolation *m_isolation;
+    QJsonObject m_pod;
     QPointer<KubeStream> m_stream;
     QTimer m_pollTimer;
     QElapsedTimer m_startClock;
-    State m_state = State::New;
-    bool m_removeWhenCreated = false;
-    bool m_imageMissing = false;
-    bool m_createOutcomeUnknown = false;
-    bool m_backendLost = false;
-    Hint m_missingImageHint;
-    QString m_streamError;
-    int m_removeAttempts = 0;
 };

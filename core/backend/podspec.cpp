@@ -148,6 +148,24 @@ QString PodSpec::prefixedImage(const QString &imagePrefix, const QString &image)
     return prefix.isEmpty() ? image : prefix + u'/' + image;
 }
 
+QString PodSpec::podName(const QString &name)
+{
+    // DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', alphanumeric at both ends, at
+    // most 253 characters.
+    QString out;
+    out.reserve(name.size());
+    for (QChar c : name.toLower())
+        out.append((c.unicode() < 128 && c.isLetterOrNumber()) || c == u'-' || c == u'.'
+                       ? c
+                       : QChar(u'-'));
+    out = out.left(253);
+    while (!out.isEmpty() && !out.back().isLetterOrNumber())
+        out.chop(1);
+    while (!out.isEmpty() && !out.front().isLetterOrNumber())
+        out.remove(0, 1);
+    return out.isEmpty() ? QStringLiteral("code-sandbox") : out;
+}
+
 QString PodSpec::labelValue(const QString &value)
 {
     static const QRegularExpression valid(
@@ -327,36 +345,23 @@ QJsonObject PodSpec::render(const SandboxSpec &spec, const Options &options)
     };
 }
 
-QStringList PodSpec::hardeningViolations(const QJsonObject &pod)
+namespace {
+
+void requireFalse(QStringList &out, const QJsonObject &o, const QString &key, const QString &path)
 {
-    QStringList out;
-    const QJsonObject spec = pod.value(u"spec").toObject();
-    const auto requireFalse = [&](const QJsonObject &o, const QString &key, const QString &path) {
-        if (o.value(key) != QJsonValue(false))
-            out.append(path + key);
-    };
-    const auto requireNotTrue = [&](const QJsonObject &o, const QString &key, const QString &path) {
-        if (o.value(key) == QJsonValue(true))
-            out.append(path + key);
-    };
+    if (o.value(key) != QJsonValue(false))
+        out.append(path + key);
+}
 
-    if (spec.value(u"restartPolicy").toString() != u"Never")
-        out.append(QStringLiteral("spec.restartPolicy"));
-    if (spec.value(u"activeDeadlineSeconds").toInteger() <= 0)
-        out.append(QStringLiteral("spec.activeDeadlineSeconds"));
-    requireFalse(spec, QStringLiteral("automountServiceAccountToken"), QStringLiteral("spec."));
-    requireFalse(spec, QStringLiteral("enableServiceLinks"), QStringLiteral("spec."));
-    for (const char *key : {"hostNetwork", "hostPID", "hostIPC"})
-        requireNotTrue(spec, QString::fromLatin1(key), QStringLiteral("spec."));
+void requireNotTrue(QStringList &out, const QJsonObject &o, const QString &key, const QString &path)
+{
+    if (o.value(key) == QJsonValue(true))
+        out.append(path + key);
+}
 
-    const QJsonObject podSecurity = spec.value(u"securityContext").toObject();
-    const auto seccompOk = [](const QJsonValue &profile) {
-        const QString type = profile[u"type"].toString();
-        return type == u"RuntimeDefault" || type == u"Localhost";
-    };
-
-    // The volumes: memory-backed, size-capped scratch space, or a claim; never the node's files.
-    const QJsonArray volumes = spec.value(u"volumes").toArray();
+// The volumes: memory-backed, size-capped scratch space, or a claim; never the node's files.
+void checkVolumes(QStringList &out, const QJsonArray &volumes)
+{
     for (qsizetype i = 0; i < volumes.size(); ++i) {
         const QJsonObject volume = volumes.at(i).toObject();
         const QString path = QStringLiteral("spec.volumes[%1].").arg(i);
@@ -374,52 +379,79 @@ QStringList PodSpec::hardeningViolations(const QJsonObject &pod)
             out.append(path + it.key());
         }
     }
+}
 
+// One container (at `path`): its own securityContext, with the three settings it may inherit
+// from the pod's (`podSecurity`), its limits and its ports.
+void checkContainer(QStringList &out, const QJsonObject &c, const QString &path,
+                    const QJsonObject &podSecurity)
+{
+    const QJsonObject sc = c.value(u"securityContext").toObject();
+    const QString scPath = path + QStringLiteral("securityContext.");
+    requireFalse(out, sc, QStringLiteral("allowPrivilegeEscalation"), scPath);
+    if (sc.value(u"readOnlyRootFilesystem") != QJsonValue(true))
+        out.append(scPath + QStringLiteral("readOnlyRootFilesystem"));
+    requireNotTrue(out, sc, QStringLiteral("privileged"), scPath);
+    const QJsonObject caps = sc.value(u"capabilities").toObject();
+    if (!strings(caps.value(u"drop")).contains(QStringLiteral("ALL")))
+        out.append(scPath + QStringLiteral("capabilities.drop"));
+    if (!caps.value(u"add").toArray().isEmpty())
+        out.append(scPath + QStringLiteral("capabilities.add"));
+
+    // These three hold from the pod's context unless the container overrides them.
+    const auto effective = [&](const char *key) {
+        const QString k = QString::fromLatin1(key);
+        return sc.contains(k) ? sc.value(k) : podSecurity.value(k);
+    };
+    const auto name = [&](const char *key) {
+        const QString k = QString::fromLatin1(key);
+        return sc.contains(k) ? scPath + k : QStringLiteral("spec.securityContext.") + k;
+    };
+    if (effective("runAsNonRoot") != QJsonValue(true))
+        out.append(name("runAsNonRoot"));
+    const QJsonValue runAsUser = effective("runAsUser");
+    if (!runAsUser.isDouble() || runAsUser.toInteger() <= 0)
+        out.append(name("runAsUser"));
+    const QString seccomp = effective("seccompProfile")[u"type"].toString();
+    if (seccomp != u"RuntimeDefault" && seccomp != u"Localhost")
+        out.append(name("seccompProfile") + QStringLiteral(".type"));
+
+    const QJsonObject limits = c.value(u"resources")[u"limits"].toObject();
+    for (const char *resource : {"cpu", "memory", "ephemeral-storage"})
+        if (!limits.contains(QLatin1String(resource)))
+            out.append(path + QStringLiteral("resources.limits.") + QLatin1String(resource));
+    const QJsonArray ports = c.value(u"ports").toArray();
+    for (qsizetype p = 0; p < ports.size(); ++p)
+        if (ports.at(p)[u"hostPort"].toInteger() != 0)
+            out.append(path + QStringLiteral("ports[%1].hostPort").arg(p));
+}
+
+} // namespace
+
+QStringList PodSpec::hardeningViolations(const QJsonObject &pod)
+{
+    QStringList out;
+    const QJsonObject spec = pod.value(u"spec").toObject();
+    const QString specPath = QStringLiteral("spec.");
+    if (spec.value(u"restartPolicy").toString() != u"Never")
+        out.append(QStringLiteral("spec.restartPolicy"));
+    if (spec.value(u"activeDeadlineSeconds").toInteger() <= 0)
+        out.append(QStringLiteral("spec.activeDeadlineSeconds"));
+    requireFalse(out, spec, QStringLiteral("automountServiceAccountToken"), specPath);
+    requireFalse(out, spec, QStringLiteral("enableServiceLinks"), specPath);
+    for (const char *key : {"hostNetwork", "hostPID", "hostIPC"})
+        requireNotTrue(out, spec, QString::fromLatin1(key), specPath);
+    checkVolumes(out, spec.value(u"volumes").toArray());
+
+    const QJsonObject podSecurity = spec.value(u"securityContext").toObject();
     bool any = false;
     for (const char *list : {"initContainers", "containers", "ephemeralContainers"}) {
         const QJsonArray containers = spec.value(QLatin1String(list)).toArray();
         for (qsizetype i = 0; i < containers.size(); ++i) {
             any = true;
-            const QJsonObject c = containers.at(i).toObject();
-            const QString path = QStringLiteral("spec.%1[%2].").arg(QLatin1String(list)).arg(i);
-            const QJsonObject sc = c.value(u"securityContext").toObject();
-            const QString scPath = path + QStringLiteral("securityContext.");
-            requireFalse(sc, QStringLiteral("allowPrivilegeEscalation"), scPath);
-            if (sc.value(u"readOnlyRootFilesystem") != QJsonValue(true))
-                out.append(scPath + QStringLiteral("readOnlyRootFilesystem"));
-            requireNotTrue(sc, QStringLiteral("privileged"), scPath);
-            const QJsonObject caps = sc.value(u"capabilities").toObject();
-            if (!strings(caps.value(u"drop")).contains(QStringLiteral("ALL")))
-                out.append(scPath + QStringLiteral("capabilities.drop"));
-            if (!caps.value(u"add").toArray().isEmpty())
-                out.append(scPath + QStringLiteral("capabilities.add"));
-
-            // These three hold from the pod's context unless the container overrides them.
-            const auto effective = [&](const char *key) {
-                const QString k = QString::fromLatin1(key);
-                return sc.contains(k) ? sc.value(k) : podSecurity.value(k);
-            };
-            const auto name = [&](const char *key) {
-                const QString k = QString::fromLatin1(key);
-                return sc.contains(k) ? scPath + k : QStringLiteral("spec.securityContext.") + k;
-            };
-            if (effective("runAsNonRoot") != QJsonValue(true))
-                out.append(name("runAsNonRoot"));
-            const QJsonValue runAsUser = effective("runAsUser");
-            if (!runAsUser.isDouble() || runAsUser.toInteger() <= 0)
-                out.append(name("runAsUser"));
-            if (!seccompOk(effective("seccompProfile")))
-                out.append(name("seccompProfile") + QStringLiteral(".type"));
-
-            const QJsonObject limits = c.value(u"resources")[u"limits"].toObject();
-            for (const char *resource : {"cpu", "memory", "ephemeral-storage"})
-                if (!limits.contains(QLatin1String(resource)))
-                    out.append(path + QStringLiteral("resources.limits.") +
-                               QLatin1String(resource));
-            const QJsonArray ports = c.value(u"ports").toArray();
-            for (qsizetype p = 0; p < ports.size(); ++p)
-                if (ports.at(p)[u"hostPort"].toInteger() != 0)
-                    out.append(path + QStringLiteral("ports[%1].hostPort").arg(p));
+            checkContainer(out, containers.at(i).toObject(),
+                           QStringLiteral("spec.%1[%2].").arg(QLatin1String(list)).arg(i),
+                           podSecurity);
         }
     }
     if (!any)

@@ -45,6 +45,8 @@ public:
     // Label on pods that have network (--network): the NetworkPolicy leaves them out.
     static constexpr const char *kLabelNetwork = "code-sandbox.network";
     static constexpr const char *kContainerName = "sandbox";
+    // Annotation keeping the sandbox's own name when the pod name had to differ from it.
+    static constexpr const char *kAnnotationName = "code-sandbox.name";
 
     static QJsonObject render(const SandboxSpec &spec, const Options &options);
     static QJsonObject render(const SandboxSpec &spec); // with no Options
@@ -54,6 +56,9 @@ public:
     static qint64 defaultDeadlineSeconds(const SandboxSpec &spec);
 
     static QString prefixedImage(const QString &imagePrefix, const QString &image);
+
+    // A valid pod name (DNS-1123 subdomain) for a sandbox name.
+    static QString podName(const QString &name);
 
     // A Kubernetes label value (at most 63 characters of [A-Za-z0-9._-], alphanumeric at both
     // ends) for one of our label values: unchanged when it is one already, otherwise the

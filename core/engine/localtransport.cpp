@@ -1,52 +1,17 @@
 #include "localtransport.h"
 
 LocalTransport::LocalTransport(const EngineAddress &address, QObject *parent)
-    : EngineTransport(address, parent)
+    : SocketTransport(address, parent)
 {
     connect(&m_socket, &QLocalSocket::connected, this, [this] { reportOpened(); });
-    connect(&m_socket, &QLocalSocket::readyRead, this, [this] {
-        if (state() == State::Open)
-            Q_EMIT readyRead();
-    });
-    connect(&m_socket, &QLocalSocket::disconnected, this, [this] {
-        if (state() != State::Open)
-            return;
-        if (m_brokenReason.isEmpty())
-            reportClosed();
-        else
-            reportFailed(m_brokenReason);
-    });
+    connect(&m_socket, &QLocalSocket::disconnected, this, [this] { reportEnd(); });
     connect(&m_socket, &QLocalSocket::errorOccurred, this, &LocalTransport::onError);
-}
-
-LocalTransport::~LocalTransport()
-{
-    // Closing the socket emits signals; none may reach this half-destroyed object.
-    m_socket.disconnect(this);
-    m_socket.abort();
-}
-
-void LocalTransport::write(const QByteArray &bytes)
-{
-    if (state() == State::Open)
-        m_socket.write(bytes);
-}
-
-bool LocalTransport::isReusable() const
-{
-    return state() == State::Open && m_socket.state() == QLocalSocket::ConnectedState &&
-           m_socket.bytesAvailable() == 0 && descriptorIsQuiet(m_socket.socketDescriptor());
 }
 
 void LocalTransport::doOpen()
 {
     m_brokenReason.clear();
     m_socket.connectToServer(address().socketPath);
-}
-
-void LocalTransport::doAbort()
-{
-    m_socket.abort();
 }
 
 void LocalTransport::onError(QLocalSocket::LocalSocketError error)

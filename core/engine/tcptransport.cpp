@@ -68,7 +68,7 @@ QSslConfiguration TcpTransport::tlsConfiguration(const EngineAddress &a, QString
 }
 
 TcpTransport::TcpTransport(const EngineAddress &address, QObject *parent)
-    : EngineTransport(address, parent)
+    : SocketTransport(address, parent)
 {
     connect(&m_socket, &QSslSocket::connected, this, &TcpTransport::onConnected);
     connect(&m_socket, &QSslSocket::encrypted, this, [this] { reportOpened(); });
@@ -78,32 +78,8 @@ TcpTransport::TcpTransport(const EngineAddress &address, QObject *parent)
             texts.append(e.errorString());
         m_sslErrors = texts.join(QStringLiteral("; "));
     });
-    connect(&m_socket, &QSslSocket::readyRead, this, [this] {
-        if (state() == State::Open)
-            Q_EMIT readyRead();
-    });
     connect(&m_socket, &QSslSocket::disconnected, this, &TcpTransport::onDisconnected);
     connect(&m_socket, &QSslSocket::errorOccurred, this, &TcpTransport::onError);
-}
-
-TcpTransport::~TcpTransport()
-{
-    m_socket.disconnect(this);
-    m_socket.abort();
-}
-
-void TcpTransport::write(const QByteArray &bytes)
-{
-    if (state() == State::Open)
-        m_socket.write(bytes);
-}
-
-bool TcpTransport::isReusable() const
-{
-    // A TLS record the engine sent unasked (a close alert, most likely) also counts as not quiet:
-    // the connection is then replaced, which costs a handshake and is always safe.
-    return state() == State::Open && m_socket.state() == QAbstractSocket::ConnectedState &&
-           m_socket.bytesAvailable() == 0 && descriptorIsQuiet(m_socket.socketDescriptor());
 }
 
 void TcpTransport::doOpen()
@@ -134,11 +110,6 @@ void TcpTransport::doOpen()
     }
     m_socket.setSslConfiguration(config);
     m_socket.connectToHostEncrypted(a.host, quint16(a.tcpPort()));
-}
-
-void TcpTransport::doAbort()
-{
-    m_socket.abort();
 }
 
 void TcpTransport::onConnected()
@@ -179,10 +150,5 @@ void TcpTransport::onDisconnected()
                          : QStringLiteral("TLS handshake failed: %1").arg(m_sslErrors));
         return;
     }
-    if (state() != State::Open)
-        return;
-    if (m_brokenReason.isEmpty())
-        reportClosed();
-    else
-        reportFailed(m_brokenReason);
+    reportEnd();
 }

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "enginetransport.h"
+#include "sockettransport.h"
 
 #include <QSslConfiguration>
 #include <QSslSocket>
@@ -9,17 +9,11 @@
 // address's CA as the only trust root (this machine's store only when the address says
 // systemCa; neither: refused), its client certificate and key, and the peer's name checked
 // against the host, through Qt's TLS backend.
-class TcpTransport : public EngineTransport
+class TcpTransport : public SocketTransport<QSslSocket>
 {
     Q_OBJECT
 public:
     TcpTransport(const EngineAddress &address, QObject *parent = nullptr);
-    ~TcpTransport() override;
-
-    void write(const QByteArray &bytes) override;
-    QByteArray readAll() override { return m_socket.readAll(); }
-    qint64 bytesAvailable() const override { return m_socket.bytesAvailable(); }
-    bool isReusable() const override;
 
     // The TLS settings for an address: its CA as the only root (the system's only with
     // systemCa), its client certificate and key, TLS 1.2 or later, the peer verified. Empty
@@ -28,14 +22,11 @@ public:
 
 protected:
     void doOpen() override;
-    void doAbort() override;
 
 private:
     void onConnected();
     void onError(QAbstractSocket::SocketError error);
     void onDisconnected();
 
-    QSslSocket m_socket;
-    QString m_sslErrors;    // why the handshake failed, in Qt's words
-    QString m_brokenReason; // an error while open, reported with the close that follows
+    QString m_sslErrors; // why the handshake failed, in Qt's words
 };

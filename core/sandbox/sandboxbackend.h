@@ -134,17 +134,22 @@ public:
     virtual int capacity() const = 0;
 
     // The spec of a sandbox for one program of `language` (or a session's, serving programs one
-    // after another), with `librariesVolume` mounted read-only when given (SandboxSpec::forRun,
-    // with what the backend adds, such as its runtime), or why this backend cannot run it.
-    // Equal for equal sandboxes: the pool keeps sandboxes per spec.
-    virtual SandboxSpec::Result runSpec(const Language &language, const QString &image,
-                                        const SandboxConfig &config, const QString &librariesVolume,
-                                        bool session) const = 0;
+    // after another), with `librariesVolume` mounted read-only when given: SandboxSpec::forRun
+    // as this backend runs it (accept()), or why this backend cannot run it. Equal for equal
+    // sandboxes: the pool keeps sandboxes per spec.
+    SandboxSpec::Result runSpec(const Language &language, const QString &image,
+                                const SandboxConfig &config, const QString &librariesVolume,
+                                bool session) const
+    {
+        return accept(SandboxSpec::forRun(language, image, config, librariesVolume, session));
+    }
     // A sandbox with network that installs libraries into `volume` (never given the pass-through
-    // variables; SandboxSpec::forInstall), or why this backend cannot run it.
-    virtual SandboxSpec::Result installSpec(const Language &language, const QString &image,
-                                            const SandboxConfig &config,
-                                            const QString &volume) const = 0;
+    // variables): SandboxSpec::forInstall as this backend runs it, or why it cannot.
+    SandboxSpec::Result installSpec(const Language &language, const QString &image,
+                                    const SandboxConfig &config, const QString &volume) const
+    {
+        return accept(SandboxSpec::forInstall(language, image, config, volume));
+    }
     // A sandbox for `spec` (one runSpec or installSpec of this backend gave), not yet prepared.
     // `name` is unique on the backend.
     virtual SandboxContainer *createSandbox(const SandboxSpec &spec, const QString &name,
@@ -208,5 +213,17 @@ public:
         ImageStatus none;
         none.state = ImageStatus::State::Missing;
         return none;
+    }
+
+protected:
+    // A spec the sandbox room made, as this backend runs it (with what it adds, such as its
+    // runtime), or why it cannot run it. By default: as it is, unless it has secrets, which no
+    // backend delivers yet.
+    virtual SandboxSpec::Result accept(SandboxSpec spec) const
+    {
+        if (!spec.secrets.isEmpty())
+            return SandboxSpec::Result::refused(
+                QStringLiteral("secrets are not supported by the backend at %1").arg(endpoint()));
+        return SandboxSpec::Result::of(spec);
     }
 };

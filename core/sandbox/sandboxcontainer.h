@@ -10,6 +10,10 @@
 // happen ahead of time; whatever happens, remove() takes it away and removed() is emitted
 // exactly once. Every call returns at once; answers come from the event loop, and a callback
 // whose `context` is gone is not called.
+//
+// The state every sandbox has (its state, id, name, image and what its last failure was) and
+// the course of a removal are kept here, once for every backend; a backend's class does the
+// engine's part: prepare(), closeStream() and sendRemove(), files, exit status, interrupt.
 class SandboxContainer : public QObject
 {
     Q_OBJECT
@@ -38,30 +42,30 @@ public:
     using Fetched = std::function<void(const Archive &archive)>;
     using Exited = std::function<void(int status, const QString &error)>;
 
-    using QObject::QObject;
-
     virtual void prepare() = 0;
     // Bytes for the supervisor's stdin.
     virtual void write(const QByteArray &bytes) = 0;
-    virtual void remove() = 0;
+    // Takes the sandbox away: at once when nothing was created, once the create has answered
+    // while it is under way, else through the backend (sendRemove()) until it confirms.
+    void remove();
 
-    virtual State state() const = 0;
-    virtual QString id() const = 0;   // the backend's id; empty until created
-    virtual QString name() const = 0; // unique on the backend, known before creation
-    virtual QString image() const = 0;
-    virtual bool imageMissing() const = 0;
+    State state() const { return m_state; }
+    QString id() const { return m_id; }     // the backend's id; empty until created
+    QString name() const { return m_name; } // unique on the backend, known before creation
+    QString image() const { return m_image; }
+    bool imageMissing() const { return m_imageMissing; }
     // Why the attached stream ended early (connection lost, frame cut); empty if it just ended.
-    virtual QString streamError() const = 0;
+    QString streamError() const { return m_streamError; }
     // The create request failed without an answer: the backend may still create the sandbox,
     // later, without anyone knowing its id (see Janitor).
-    virtual bool createOutcomeUnknown() const = 0;
+    bool createOutcomeUnknown() const { return m_createOutcomeUnknown; }
     // The last failure was the backend not answering (unreachable, connection lost, no answer in
     // time), not a refusal: placement stops sending sandboxes there until it answers again.
-    virtual bool backendLost() const = 0;
+    bool backendLost() const { return m_backendLost; }
     // Appended to the error when the image does not exist, to tell the user how to get it. Asked
     // only then: it may read the image builder's status, which no other sandbox needs.
     using Hint = std::function<QString()>;
-    virtual void setMissingImageHint(Hint hint) = 0;
+    void setMissingImageHint(Hint hint) { m_missingImageHint = std::move(hint); }
 
     // Unpacks `tar` into the folder `dir` of the running sandbox.
     virtual void putFiles(const QString &dir, const QByteArray &tar, QObject *context,
@@ -92,4 +96,39 @@ Q_SIGNALS:
     void output(int stream, const QByteArray &bytes);
     void streamEnded();
     void removed();
+
+protected:
+    SandboxContainer(const QString &name, const QString &image, QObject *parent);
+
+    // Ends the attached stream (if any) and whatever waits for the sandbox to start.
+    virtual void closeStream() = 0;
+    // Asks the backend to remove the created sandbox (m_id); on its answer, confirmRemoved(),
+    // or retryRemove() while it does not confirm.
+    virtual void sendRemove() = 0;
+    void confirmRemoved();
+    // sendRemove() again later, backing off to a minute: the sandbox still exists, so it is not
+    // forgotten. Returns whether this was the first retry (for a warning).
+    bool retryRemove();
+    // The create has answered (or was never sent): when remove() was called meanwhile, the
+    // sandbox goes now (at once without an id, else through sendRemove()) and true is returned.
+    bool removeIfAsked();
+    // The image hint, or "" without one.
+    QString missingImageHint() const
+    {
+        return m_missingImageHint ? m_missingImageHint() : QString();
+    }
+
+    State m_state = State::New;
+    QString m_id;
+    QString m_name;
+    QString m_image;
+    bool m_imageMissing = false;
+    bool m_createOutcomeUnknown = false;
+    bool m_backendLost = false;
+    QString m_streamError;
+
+private:
+    bool m_removeWhenCreated = false;
+    int m_removeAttempts = 0;
+    Hint m_missingImageHint;
 };

@@ -148,7 +148,7 @@ private:
         EngineClient engine(EngineLocator::locate(QString()).socketPath);
         const QJsonObject filters{
             {QStringLiteral("label"), QJsonArray{QStringLiteral("io.kubernetes.pod.name")}},
-            {QStringLiteral("name"), QJsonArray{KubernetesBackend::podName(instance)}}};
+            {QStringLiteral("name"), QJsonArray{PodSpec::podName(instance)}}};
         EngineReply *r = engine.get("/containers/json?all=1&filters=" +
                                     QUrl::toPercentEncoding(QString::fromUtf8(
                                         QJsonDocument(filters).toJson(QJsonDocument::Compact))));

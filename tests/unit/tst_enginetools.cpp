@@ -43,18 +43,6 @@ public:
 
     QString endpoint() const override { return m_endpoint; }
     int capacity() const override { return 16; }
-    SandboxSpec::Result runSpec(const Language &, const QString &, const SandboxConfig &,
-                                const QString &, bool) const override
-    {
-        return SandboxSpec::Result::of(SandboxSpec());
-    }
-    SandboxSpec::Result installSpec(const Language &, const QString &, const SandboxConfig &,
-                                    const QString &) const override
-    {
-        SandboxSpec install;
-        install.role = QStringLiteral("install");
-        return SandboxSpec::Result::of(install);
-    }
     SandboxContainer *createSandbox(const SandboxSpec &, const QString &, QObject *) override
     {
         qFatal("no sandbox is created in this test");
