@@ -55,19 +55,25 @@ bool TaskMethods::allowed(const McpMessage &m) const
     return false;
 }
 
+const TaskStore::Task *TaskMethods::taskOf(TaskStore *store, const McpMessage &m,
+                                           const QString &taskId) const
+{
+    const QString owner = m_session->owner();
+    const TaskStore::Task *task = store->find(taskId, owner);
+    if (!task)
+        m_session->replyError(m.id, JsonRpcMessage::InvalidParams,
+                              store->notFoundMessage(taskId, owner));
+    return task;
+}
+
 void TaskMethods::get(const McpMessage &m, const QJsonObject &params)
 {
     TaskStore *store = storeFor(m);
     if (!store || !allowed(m))
         return;
-    const QString owner = m_session->owner();
-    const QString taskId = params.value(u"taskId").toString();
-    const TaskStore::Task *task = store->find(taskId, owner);
-    if (!task) {
-        m_session->replyError(m.id, JsonRpcMessage::InvalidParams,
-                              store->notFoundMessage(taskId, owner));
+    const TaskStore::Task *task = taskOf(store, m, params.value(u"taskId").toString());
+    if (!task)
         return;
-    }
     if (!m_session->isModernRequest(m.id)) {
         m_session->reply(m.id, TaskStore::legacyJson(*task));
         return;
@@ -91,11 +97,8 @@ void TaskMethods::result(const McpMessage &m, const QJsonObject &params)
         return;
     const QString taskId = params.value(u"taskId").toString();
     const QString who = m_session->owner();
-    if (!store->find(taskId, who)) {
-        m_session->replyError(m.id, JsonRpcMessage::InvalidParams,
-                              store->notFoundMessage(taskId, who));
+    if (!taskOf(store, m, taskId))
         return;
-    }
     // 2025-11-25: tasks/result waits for the end and answers what tools/call would have.
     QPointer<McpSession> self(m_session);
     const QJsonValue id = m.id;
@@ -132,12 +135,9 @@ void TaskMethods::cancel(const McpMessage &m, const QJsonObject &params)
     const QString owner = m_session->owner();
     const bool modern = m_session->isModernRequest(m.id);
     const QString taskId = params.value(u"taskId").toString();
-    const TaskStore::Task *task = store->find(taskId, owner);
-    if (!task) {
-        m_session->replyError(m.id, JsonRpcMessage::InvalidParams,
-                              store->notFoundMessage(taskId, owner));
+    const TaskStore::Task *task = taskOf(store, m, taskId);
+    if (!task)
         return;
-    }
     if (task->isTerminal() && !modern) {
         m_session->replyError(m.id, JsonRpcMessage::InvalidParams,
                               QStringLiteral("task '%1' has already ended (%2)")
@@ -172,12 +172,8 @@ void TaskMethods::update(const McpMessage &m, const QJsonObject &params)
     TaskStore *store = storeFor(m);
     if (!store || !allowed(m))
         return;
-    const QString taskId = params.value(u"taskId").toString();
-    if (!store->find(taskId, m_session->owner())) {
-        m_session->replyError(m.id, JsonRpcMessage::InvalidParams,
-                              store->notFoundMessage(taskId, m_session->owner()));
+    if (!taskOf(store, m, params.value(u"taskId").toString()))
         return;
-    }
     // Our tasks never wait for input; responses to requests never made are ignored.
     m_session->reply(m.id, QJsonObject());
 }

@@ -1,10 +1,11 @@
 #pragma once
 
+#include "taskstore.h"
+
 #include <QJsonObject>
 
 class McpCatalog;
 class McpSession;
-class TaskStore;
 struct McpMessage;
 
 // The tasks/* methods of both eras for one session: 2025-11-25's tasks/get, tasks/result,
@@ -28,6 +29,10 @@ private:
     // A 2026-07-28 request needs the client to declare the tasks extension; false (and the
     // request answered with -32021) when it did not.
     bool allowed(const McpMessage &m) const;
+    // The caller's task `taskId`, or null (and the request answered: to anyone but its owner
+    // a task answers as an id never issued).
+    const TaskStore::Task *taskOf(TaskStore *store, const McpMessage &m,
+                                  const QString &taskId) const;
     void get(const McpMessage &m, const QJsonObject &params);
     void result(const McpMessage &m, const QJsonObject &params);
     void cancel(const McpMessage &m, const QJsonObject &params);
