@@ -35,7 +35,10 @@ export function normalise(text) {
         // Seconds a session has left before it expires.
         .replace(/(\\*"expires_in_sec\\*":)\d+/g, '$1<s>')
         // A task's status message follows its output as it arrived (one chunk or several).
-        .replace(/("statusMessage":)"(?:[^"\\]|\\.)*"/g, '$1"<progress>"');
+        .replace(/("statusMessage":)"(?:[^"\\]|\\.)*"/g, '$1"<progress>"')
+        // The machine's size: the engine's CPUs and memory, and the runs at once they allow.
+        .replace(/(\\*"(?:cpus|memory_bytes|capacity)\\*":)\d+/g, '$1<n>')
+        .replace(/(\d+ of )\d+( running)/g, '$1<n>$2');
 }
 
 function check(name, entries) {
