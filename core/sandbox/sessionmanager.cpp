@@ -1,6 +1,7 @@
 #include "sessionmanager.h"
 
 #include "execution.h"
+#include "language.h"
 #include "sandboxlog.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
@@ -104,30 +105,46 @@ void SessionManager::create(const QString &owner, const QString &languageName,
                                });
 }
 
-SandboxSession *SessionManager::find(const QString &id, const QString &owner, QString *error) const
+SessionAdmission SessionManager::lookup(const QString &id, const QString &owner) const
 {
+    using Refusal = SessionAdmission::Refusal;
+    SessionAdmission verdict;
     SandboxSession *session = m_sessions.value(id);
     // Another client's session is reported like an unknown one: its existence is not theirs to
     // learn.
-    if (session && session->owner() == owner)
-        return session;
-    if (error) {
-        if (!session && m_ended.contains(id))
-            *error = QStringLiteral("session '%1' has ended (%2); start a new one with "
-                                    "create_session")
-                         .arg(id, m_ended.value(id));
-        else if (id.count(u'-') == 2 && id.section(u'-', 1, 1) != instanceTag())
-            *error = QStringLiteral("session '%1' belongs to another instance of this server "
-                                    "(%2; this is %3): send calls with this session_id to the "
-                                    "instance that created it, or start one here with "
-                                    "create_session")
-                         .arg(id, id.section(u'-', 1, 1), instanceTag());
-        else
-            *error = QStringLiteral("no session '%1' here; create_session starts one, "
-                                    "list_sessions shows yours")
-                         .arg(id);
+    if (session && session->owner() == owner) {
+        verdict.refusal = Refusal::None;
+        verdict.session = session;
+    } else if (!session && m_ended.contains(id)) {
+        verdict.refusal = Refusal::Ended;
+        verdict.endedReason = m_ended.value(id);
+    } else if (id.count(u'-') == 2 && id.section(u'-', 1, 1) != instanceTag()) {
+        verdict.refusal = Refusal::OtherInstance;
+        verdict.instance = id.section(u'-', 1, 1);
+        verdict.here = instanceTag();
     }
-    return nullptr;
+    return verdict;
+}
+
+SessionAdmission SessionManager::admit(const QString &id, const QString &owner,
+                                       const Language *language, bool withLibraries) const
+{
+    using Refusal = SessionAdmission::Refusal;
+    SessionAdmission verdict = lookup(id, owner);
+    if (!verdict.admitted())
+        return verdict;
+    const SandboxSession *session = verdict.session;
+    if (language && session->language().name != language->name) {
+        verdict.refusal = Refusal::OtherLanguage;
+        verdict.asked = language->name;
+    } else if (withLibraries) {
+        verdict.refusal = Refusal::Libraries;
+    } else if (session->state() == SandboxSession::State::Starting) {
+        verdict.refusal = Refusal::Starting;
+    } else if (session->state() == SandboxSession::State::Busy) {
+        verdict.refusal = Refusal::Busy;
+    }
+    return verdict;
 }
 
 QString SessionManager::instanceTag() const
@@ -148,13 +165,12 @@ Execution *SessionManager::execute(SandboxSession *session, ExecutionRequest req
     return execution;
 }
 
-bool SessionManager::close(const QString &id, const QString &owner, QString *error)
+SessionAdmission SessionManager::close(const QString &id, const QString &owner)
 {
-    SandboxSession *session = find(id, owner, error);
-    if (!session)
-        return false;
-    session->end(QStringLiteral("closed with close_session"));
-    return true;
+    const SessionAdmission verdict = lookup(id, owner);
+    if (verdict.admitted())
+        verdict.session->end(QStringLiteral("closed with close_session"));
+    return verdict;
 }
 
 QList<SandboxSession *> SessionManager::sessionsOf(const QString &owner) const

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "executionrequest.h"
+#include "sessionadmission.h"
 
 #include <QHash>
 #include <QObject>
@@ -8,6 +9,7 @@
 #include <functional>
 
 class Execution;
+struct Language;
 class SandboxService;
 class SandboxSession;
 
@@ -36,11 +38,16 @@ public:
     void create(const QString &owner, const QString &language, const QStringList &libraries,
                 int timeoutSec, const std::function<void(const QString &)> &progress,
                 const Created &done);
-    // The owner's live session, or null with a message that says why (ended, unknown).
-    SandboxSession *find(const QString &id, const QString &owner, QString *error) const;
+    // The owner's live session, or why there is none (unknown, ended, another instance's).
+    SessionAdmission lookup(const QString &id, const QString &owner) const;
+    // Whether a call in `language` (null: not checked), with libraries or not, may run in the
+    // session now: the session, or the typed refusal. The one place these checks are made.
+    SessionAdmission admit(const QString &id, const QString &owner, const Language *language,
+                           bool withLibraries) const;
     // Runs the program in the session (which must be idle).
     Execution *execute(SandboxSession *session, ExecutionRequest request);
-    bool close(const QString &id, const QString &owner, QString *error);
+    // Ends the owner's session; the lookup says whether there was one.
+    SessionAdmission close(const QString &id, const QString &owner);
     QList<SandboxSession *> sessionsOf(const QString &owner) const;
     int count() const { return int(m_sessions.size()); }
     // The MCP session `owner` went away: its sessions end.

@@ -444,31 +444,18 @@ void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, T
     const QString sessionId = call->arguments().value(u"session_id").toString();
     Execution *execution = nullptr;
     if (!sessionId.isEmpty()) {
-        QString error;
-        SandboxSession *session =
-            sessions ? sessions->find(sessionId, call->owner(), &error) : nullptr;
-        if (!sessions)
-            error = QStringLiteral("this server has no sessions");
-        else if (session && lang && session->language().name != lang->name)
-            error = QStringLiteral("session '%1' runs %2, not %3; use execute_code with "
-                                   "language %2, or create a %3 session")
-                        .arg(sessionId, session->language().name, lang->name);
-        else if (session && !request.libraries.isEmpty())
-            error = QStringLiteral("a session's libraries are installed when it is created "
-                                   "(create_session's libraries); start a new session for "
-                                   "others");
-        else if (session && session->state() == SandboxSession::State::Starting)
-            error = QStringLiteral("session '%1' is still starting").arg(sessionId);
-        else if (session && session->state() == SandboxSession::State::Busy)
-            error = QStringLiteral("session '%1' is running another call; a session runs one "
-                                   "call at a time")
-                        .arg(sessionId);
-        if (!error.isEmpty() || !session) {
-            call->finishWithError(error.left(1).toUpper() + error.mid(1) + u'.');
+        if (!sessions) {
+            call->finishWithError(QStringLiteral("This server has no sessions."));
+            return;
+        }
+        const SessionAdmission verdict =
+            sessions->admit(sessionId, call->owner(), lang, !request.libraries.isEmpty());
+        if (!verdict.admitted()) {
+            call->finishWithError(SessionTools::refusalText(verdict, sessionId));
             return;
         }
         request.sessionId = sessionId;
-        execution = sessions->execute(session, request);
+        execution = sessions->execute(verdict.session, request);
     } else {
         execution = sandbox.execute(request);
     }
@@ -551,10 +538,10 @@ void SandboxTools::registerRunTools(McpServer &server, const RunContext &context
         // In a session the language is the session's unless the call says otherwise.
         QString lang = args.value(u"language").toString(QStringLiteral("python"));
         if (!args.contains(u"language") && sessions) {
-            QString ignored;
-            if (SandboxSession *s =
-                    sessions->find(args.value(u"session_id").toString(), call->owner(), &ignored))
-                lang = s->language().name;
+            const SessionAdmission found =
+                sessions->lookup(args.value(u"session_id").toString(), call->owner());
+            if (found.admitted())
+                lang = found.session->language().name;
         }
         const Language *l = sb->languages().find(lang);
         if (!l) {

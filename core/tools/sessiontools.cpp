@@ -122,6 +122,42 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
 }
 } // namespace
 
+QString SessionTools::refusalText(const SessionAdmission &verdict, const QString &id)
+{
+    using Refusal = SessionAdmission::Refusal;
+    const SandboxSession *session = verdict.session;
+    switch (verdict.refusal) {
+    case Refusal::None:
+        break;
+    case Refusal::Ended:
+        return QStringLiteral("Session '%1' has ended (%2); start a new one with create_session.")
+            .arg(id, verdict.endedReason);
+    case Refusal::OtherInstance:
+        return QStringLiteral("Session '%1' belongs to another instance of this server (%2; this "
+                              "is %3): send calls with this session_id to the instance that "
+                              "created it, or start one here with create_session.")
+            .arg(id, verdict.instance, verdict.here);
+    case Refusal::Unknown:
+        return QStringLiteral("No session '%1' here; create_session starts one, list_sessions "
+                              "shows yours.")
+            .arg(id);
+    case Refusal::OtherLanguage:
+        return QStringLiteral("Session '%1' runs %2, not %3; use execute_code with language %2, "
+                              "or create a %3 session.")
+            .arg(id, session->language().name, verdict.asked);
+    case Refusal::Libraries:
+        return QStringLiteral("A session's libraries are installed when it is created "
+                              "(create_session's libraries); start a new session for others.");
+    case Refusal::Starting:
+        return QStringLiteral("Session '%1' is still starting.").arg(id);
+    case Refusal::Busy:
+        return QStringLiteral("Session '%1' is running another call; a session runs one call at "
+                              "a time.")
+            .arg(id);
+    }
+    return {};
+}
+
 void SessionTools::registerAll(McpServer &server, SessionManager &sessions, RunGate *gate)
 {
     SessionManager *sm = &sessions;
@@ -160,9 +196,9 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions, RunG
     ToolDefinition close = ToolSchemas::tool(QStringLiteral("close_session"));
     close.handler = [sm](ToolCall *call) {
         const QString id = call->arguments().value(u"session_id").toString();
-        QString error;
-        if (!sm->close(id, call->owner(), &error)) {
-            call->finishWithError(error.left(1).toUpper() + error.mid(1) + u'.');
+        const SessionAdmission closed = sm->close(id, call->owner());
+        if (!closed.admitted()) {
+            call->finishWithError(refusalText(closed, id));
             return;
         }
         call->finish(result(

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <QString>
+
 class McpServer;
 class RunGate;
 class SessionManager;
+struct SessionAdmission;
 
 // create_session, list_sessions and close_session: stateful sessions whose variables, files and
 // installed packages persist between calls (the run tools take their session_id). A session
@@ -14,4 +17,6 @@ public:
     // one with libraries is asked about like a run, as installing them starts a container with
     // network at once.
     static void registerAll(McpServer &server, SessionManager &sessions, RunGate *gate = nullptr);
+    // A refused admission (SessionManager::admit, lookup) as the caller reads it: one sentence.
+    static QString refusalText(const SessionAdmission &verdict, const QString &id);
 };
