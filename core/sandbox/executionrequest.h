@@ -1,9 +1,15 @@
 #pragma once
 
+#include "language.h"
+
 #include <QByteArray>
 #include <QList>
+#include <QPointer>
 #include <QString>
 #include <QStringList>
+#include <optional>
+
+class SandboxSession;
 
 // A file placed in the workdir before the program starts.
 struct InputFile
@@ -30,4 +36,9 @@ struct ExecutionRequest
     QString source;
     QString tool;
     QString sessionId; // the sandbox session it runs in; empty: a fresh container
+    // `language` and the session as resolved once where the request is made (the tools room),
+    // so the service and the session manager do not look them up again. Without `resolved`,
+    // SandboxService::execute resolves `language` itself.
+    std::optional<Language> resolved;
+    QPointer<SandboxSession> session;
 };

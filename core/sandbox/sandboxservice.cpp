@@ -210,7 +210,8 @@ SandboxService::~SandboxService() = default;
 Execution *SandboxService::execute(const ExecutionRequest &request)
 {
     Execution *execution = nullptr;
-    const Language *language = m_languages.find(request.language);
+    const Language *language =
+        request.resolved ? &*request.resolved : m_languages.find(request.language);
     if (!language) {
         execution = new Execution(request, request.language, m_config.defaultTimeoutSec,
                                   m_config.outputCapBytes, this);

@@ -156,8 +156,10 @@ QString SessionManager::instanceTag() const
     return tag.isEmpty() ? QStringLiteral("local") : tag.left(8);
 }
 
-Execution *SessionManager::execute(SandboxSession *session, ExecutionRequest request)
+Execution *SessionManager::execute(ExecutionRequest request)
 {
+    SandboxSession *session = request.session;
+    Q_ASSERT(session);
     if (request.timeoutSec <= 0)
         request.timeoutSec = session->timeoutSec();
     Execution *execution = m_sandbox->executeIn(session->container(), session->language(), request);

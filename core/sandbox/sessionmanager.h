@@ -44,8 +44,8 @@ public:
     // session now: the session, or the typed refusal. The one place these checks are made.
     SessionAdmission admit(const QString &id, const QString &owner, const Language *language,
                            bool withLibraries) const;
-    // Runs the program in the session (which must be idle).
-    Execution *execute(SandboxSession *session, ExecutionRequest request);
+    // Runs the program in the request's session (admitted: see admit()).
+    Execution *execute(ExecutionRequest request);
     // Ends the owner's session; the lookup says whether there was one.
     SessionAdmission close(const QString &id, const QString &owner);
     QList<SandboxSession *> sessionsOf(const QString &owner) const;

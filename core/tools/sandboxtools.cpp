@@ -439,7 +439,11 @@ void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, T
         call->clientName().isEmpty() ? QStringLiteral("MCP client") : call->clientName();
     request.tool = call->tool();
     const QString language = request.language;
-    const Language *lang = sandbox.languages().find(language);
+    // Resolved once here (execute_code already did) and carried on to the service.
+    if (!request.resolved)
+        if (const Language *found = sandbox.languages().find(language))
+            request.resolved = *found;
+    const Language *lang = request.resolved ? &*request.resolved : nullptr;
     const QString hint = lang ? lang->printHint : QString();
     const QString sessionId = call->arguments().value(u"session_id").toString();
     Execution *execution = nullptr;
@@ -455,7 +459,8 @@ void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, T
             return;
         }
         request.sessionId = sessionId;
-        execution = sessions->execute(verdict.session, request);
+        request.session = verdict.session;
+        execution = sessions->execute(request);
     } else {
         execution = sandbox.execute(request);
     }
@@ -551,6 +556,7 @@ void SandboxTools::registerRunTools(McpServer &server, const RunContext &context
             return;
         }
         ExecutionRequest r = request(l->name, args);
+        r.resolved = *l;
         QString error;
         if (!parseFiles(args.value(u"files").toArray(), l->fileName, &r, &error)) {
             call->finishWithError(QStringLiteral("Invalid files: %1.").arg(error));
