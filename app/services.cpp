@@ -7,6 +7,7 @@
 #include "engineclient.h"
 #include "enginelocator.h"
 #include "historystore.h"
+#include "imagewording.h"
 #include "journal.h"
 #include "kubeclient.h"
 #include "kubeconfig.h"
@@ -98,6 +99,7 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     if (!addClusters(cl, &backends))
         return false;
     m_sandbox = std::make_unique<SandboxService>(backends, languages, config);
+    m_sandbox->setMissingImageWording(&ImageWording::missingHint);
     m_runControl = std::make_unique<RunControl>(m_sandbox.get());
     createServer(cl, mode);
     m_journal = std::make_unique<Journal>(m_sandbox.get());

@@ -1,5 +1,6 @@
 #include "enginewatch.h"
 
+#include "imagewording.h"
 #include "sandboxservice.h"
 #include "sandboxsite.h"
 
@@ -59,12 +60,7 @@ QHash<QString, QString> EngineWatch::imageNotes() const
         if (!language || it->state == State::Ready || it->state == State::Unknown)
             continue;
         notes.insert(it.key(),
-                     it->state == State::Missing
-                         ? QStringLiteral("the image %1 is not on the engine; build it with "
-                                          "containers/build-images.sh %2 (Code Sandbox source "
-                                          "tree)")
-                               .arg(language->image, language->buildName)
-                         : it->describe(it.key()));
+                     ImageWording::listing(*it, it.key(), language->image, language->buildName));
     }
     return notes;
 }

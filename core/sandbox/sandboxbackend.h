@@ -95,33 +95,6 @@ public:
                 return -1;
             return qMax<qint64>(0, now.secsTo(expected));
         }
-        // A sentence for people and models while the image is on its way or failed, naming
-        // `language`; empty in the other states.
-        QString describe(const QString &language,
-                         const QDateTime &now = QDateTime::currentDateTimeUtc()) const
-        {
-            const qint64 left = secondsLeft(now);
-            const QString when =
-                left < 0 ? QStringLiteral("started at %1")
-                               .arg(started.toLocalTime().toString(QStringLiteral("HH:mm:ss")))
-                : left == 0 ? QStringLiteral("it should be ready any moment")
-                            : QStringLiteral("about %1 s left").arg(left);
-            switch (state) {
-            case State::Building:
-                return QStringLiteral("the image for %1 is being built (%2); try again shortly")
-                    .arg(language, when);
-            case State::Queued:
-                return QStringLiteral("the image for %1 is queued to be built after others (%2); "
-                                      "try again later")
-                    .arg(language, when);
-            case State::Failed:
-                return QStringLiteral("the last build of the image for %1 failed%2")
-                    .arg(language,
-                         log.isEmpty() ? QString() : QStringLiteral(" (log: %1)").arg(log));
-            default:
-                return {};
-            }
-        }
     };
 
     using QObject::QObject;

@@ -5,6 +5,7 @@
 #include "executionqueue.h"
 #include "janitor.h"
 #include "librarycache.h"
+#include "missingimage.h"
 #include "sandboxbackend.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
@@ -14,32 +15,6 @@
 #include <QSet>
 #include <QTimer>
 #include <unistd.h>
-
-namespace {
-QString missingImageHint(const Language &language, const QString &image, const SandboxSite *site,
-                         bool several)
-{
-    // While containers/build-images.sh builds the image (or its build failed), that is the
-    // answer: the call only has to be made again once it is there.
-    QString building = site->backend()->imageBuild(image).describe(language.name);
-    if (!building.isEmpty()) {
-        building[0] = building[0].toUpper();
-        return building + u'.';
-    }
-    if (language.buildName.isEmpty())
-        return {};
-    const QString lang = language.buildName == u"node" ? QStringLiteral("js") : language.buildName;
-    // With several engines, the image is missing on this one: build (or copy) it there.
-    if (several)
-        return QStringLiteral("The engine %1 does not have it. Build or copy it there with: "
-                              "containers/build-images.sh --engine %1 %2 (from the Code Sandbox "
-                              "source tree), or name another image with --%3-image.")
-            .arg(site->endpoint(), language.buildName, lang);
-    return QStringLiteral("Build it with: containers/build-images.sh %1 (from the Code Sandbox "
-                          "source tree), or name another image with --%2-image.")
-        .arg(language.buildName, lang);
-}
-} // namespace
 
 SandboxService::SandboxService(SandboxBackend *backend, const LanguageRegistry &languages,
                                const SandboxConfig &config, QObject *parent)
@@ -554,11 +529,18 @@ SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const Sandbox
             .arg(m_config.instanceId.isEmpty() ? QStringLiteral("anonymous") : m_config.instanceId)
             .arg(++m_containerSeq);
     SandboxContainer *container = site->backend()->createSandbox(spec, containerName, this);
-    if (const Language *language = m_languages.find(spec.language)) {
-        const QString image = spec.image;
-        const bool several = m_sites.size() > 1;
-        container->setMissingImageHint([language = *language, image, site, several] {
-            return missingImageHint(language, image, site, several);
+    if (m_missingImageWording) {
+        MissingImage missing;
+        missing.image = spec.image;
+        missing.language = spec.language;
+        if (const Language *language = m_languages.find(spec.language))
+            missing.buildName = language->buildName;
+        missing.endpoint = site->endpoint();
+        missing.severalEngines = m_sites.size() > 1;
+        // The builder's status is read when the create fails, not now: it may change meanwhile.
+        container->setMissingImageHint([missing, site, wording = m_missingImageWording]() mutable {
+            missing.build = site->backend()->imageBuild(missing.image);
+            return wording(missing);
         });
     }
     track(container, site);

@@ -19,6 +19,7 @@ class SandboxSite;
 class Execution;
 class SandboxContainer;
 struct ExecutionRequest;
+struct MissingImage;
 
 // Runs programs in fresh hardened containers and guarantees their removal. Everything happens on
 // the event loop; executions report through their own signals.
@@ -42,6 +43,13 @@ public:
     ~SandboxService() override;
 
     const LanguageRegistry &languages() const { return m_languages; }
+    // How the error of a run whose image is missing ends: what to do about it. Set by whoever
+    // answers people and models (ImageWording); without it the error states the fact alone.
+    using MissingImageWording = std::function<QString(const MissingImage &)>;
+    void setMissingImageWording(MissingImageWording wording)
+    {
+        m_missingImageWording = std::move(wording);
+    }
     const SandboxConfig &config() const { return m_config; }
     // The first backend (the only one, usually).
     SandboxBackend *backend() const;
@@ -138,6 +146,7 @@ private:
     QList<SandboxSite *> m_sites;
     LanguageRegistry m_languages;
     SandboxConfig m_config;
+    MissingImageWording m_missingImageWording;
     QHash<SandboxContainer *, SandboxSite *> m_containers;
     QSet<Execution *> m_executions;
     QHash<Execution *, SandboxSite *> m_placed;

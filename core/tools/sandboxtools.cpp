@@ -2,6 +2,7 @@
 
 #include "execution.h"
 #include "executionrequest.h"
+#include "imagewording.h"
 #include "mcpserver.h"
 #include "rungate.h"
 #include "sandboxbackend.h"
@@ -201,16 +202,7 @@ void askImages(SandboxService &sandbox, QObject *context,
                 if (s.secondsLeft() >= 0 &&
                     (s.state == State::Building || s.state == State::Queued))
                     o.insert(QStringLiteral("seconds_left"), s.secondsLeft());
-                QString message = s.describe(name);
-                if (s.state == State::Missing)
-                    message = QStringLiteral("the engine does not have %1; build it with "
-                                             "containers/build-images.sh %2 (from the Code "
-                                             "Sandbox source tree)")
-                                  .arg(image, build);
-                else if (s.state == State::Unknown)
-                    message = s.error.isEmpty()
-                                  ? QStringLiteral("the engine did not say")
-                                  : QStringLiteral("the engine did not say (%1)").arg(s.error);
+                const QString message = ImageWording::listing(s, name, image, build);
                 if (!message.isEmpty())
                     o.insert(QStringLiteral("message"), message);
                 answers->insert(name, o);
