@@ -227,90 +227,84 @@ async function afterTaskEnded(poll, final) {
 
 const resultOf = (line) => JSON.parse(line).result;
 
-test('stdio, 2025-11-25: every answer as before', { timeout: 300_000 }, async () => {
+/**
+ * One stdio transcript: a server of its own, `body(s, t)` to talk to it and record the answers,
+ * the server closed whatever happened, then the transcript compared with golden/<name>.txt.
+ */
+async function stdioTranscript(name, body) {
     const s = startStdio();
     const t = new Transcript();
     try {
-        t.add('parse error', await s.raw('{oops', null));
-        t.add('batch', await s.raw('[{"jsonrpc":"2.0","id":90,"method":"ping"}]', null));
-        t.add('no jsonrpc', await s.raw('{"id":91,"method":"ping"}', 91));
-        t.add('before initialize', await s.request('tools/list', {}));
-        t.add('initialize', await s.request('initialize', {
-            protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'golden', version: '1.0.0' },
-        }));
-        s.notify('notifications/initialized');
-        for (const [label, method, params] of LEGACY_REQUESTS) t.add(label, await s.request(method, params));
-        for (const [label, name, args] of TOOL_CALLS) {
-            t.add(`tools/call ${label}`, await s.request('tools/call', { name, arguments: args }));
-        }
-        t.add('tools/call with a progress token', await s.request('tools/call', {
-            name: 'run_python_code', arguments: { code: 'print("with progress")' }, _meta: { progressToken: 'p1' },
-        }));
-        await sessionSteps(t, (name, args) => s.request('tools/call', { name, arguments: args }), resultOf);
-        // A task (params.task): its handle, then tasks/get, tasks/result and tasks/list once it ended.
-        const created = await s.request('tools/call', {
-            name: 'execute_code', arguments: { code: 'print("as a task")' }, task: { ttl: 60_000 },
-        });
-        t.add('task: created', created);
-        const taskId = resultOf(created).task.taskId;
-        let polls = 0;
-        t.add('task: tasks/get ended', await afterTaskEnded(
-            async () => resultOf(await s.request('tasks/get', { taskId }, `poll-${++polls}`)),
-            () => s.request('tasks/get', { taskId })));
-        t.add('task: tasks/result', await s.request('tasks/result', { taskId }));
-        t.add('task: tasks/list', await s.request('tasks/list', {}));
-        t.add('task: tasks/get unknown', await s.request('tasks/get', { taskId: 'task-' + '0'.repeat(32) }));
+        await body(s, t);
     } finally {
         await s.close();
     }
-    check('stdio-2025', t.entries);
-});
+    check(name, t.entries);
+}
 
-test('stdio, 2025-03-26: the older vocabulary as before', { timeout: 120_000 }, async () => {
-    const s = startStdio();
-    const t = new Transcript();
-    try {
-        t.add('initialize', await s.request('initialize', {
-            protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'golden-old', version: '1.0.0' },
-        }));
-        s.notify('notifications/initialized');
-        t.add('tools/list', await s.request('tools/list', {}));
-        t.add('tools/call python prints 42', await s.request('tools/call', { name: 'run_python_code', arguments: { code: 'print(6*7)' } }));
-    } finally {
-        await s.close();
+test('stdio, 2025-11-25: every answer as before', { timeout: 300_000 }, async () => stdioTranscript('stdio-2025', async (s, t) => {
+    t.add('parse error', await s.raw('{oops', null));
+    t.add('batch', await s.raw('[{"jsonrpc":"2.0","id":90,"method":"ping"}]', null));
+    t.add('no jsonrpc', await s.raw('{"id":91,"method":"ping"}', 91));
+    t.add('before initialize', await s.request('tools/list', {}));
+    t.add('initialize', await s.request('initialize', {
+        protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'golden', version: '1.0.0' },
+    }));
+    s.notify('notifications/initialized');
+    for (const [label, method, params] of LEGACY_REQUESTS) t.add(label, await s.request(method, params));
+    for (const [label, name, args] of TOOL_CALLS) {
+        t.add(`tools/call ${label}`, await s.request('tools/call', { name, arguments: args }));
     }
-    check('stdio-2025-03-26', t.entries);
-});
+    t.add('tools/call with a progress token', await s.request('tools/call', {
+        name: 'run_python_code', arguments: { code: 'print("with progress")' }, _meta: { progressToken: 'p1' },
+    }));
+    await sessionSteps(t, (name, args) => s.request('tools/call', { name, arguments: args }), resultOf);
+    // A task (params.task): its handle, then tasks/get, tasks/result and tasks/list once it ended.
+    const created = await s.request('tools/call', {
+        name: 'execute_code', arguments: { code: 'print("as a task")' }, task: { ttl: 60_000 },
+    });
+    t.add('task: created', created);
+    const taskId = resultOf(created).task.taskId;
+    let polls = 0;
+    t.add('task: tasks/get ended', await afterTaskEnded(
+        async () => resultOf(await s.request('tasks/get', { taskId }, `poll-${++polls}`)),
+        () => s.request('tasks/get', { taskId })));
+    t.add('task: tasks/result', await s.request('tasks/result', { taskId }));
+    t.add('task: tasks/list', await s.request('tasks/list', {}));
+    t.add('task: tasks/get unknown', await s.request('tasks/get', { taskId: 'task-' + '0'.repeat(32) }));
+}));
 
-test('stdio, 2026-07-28: every answer as before', { timeout: 300_000 }, async () => {
-    const s = startStdio();
-    const t = new Transcript();
+test('stdio, 2025-03-26: the older vocabulary as before', { timeout: 120_000 }, async () => stdioTranscript('stdio-2025-03-26', async (s, t) => {
+    t.add('initialize', await s.request('initialize', {
+        protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'golden-old', version: '1.0.0' },
+    }));
+    s.notify('notifications/initialized');
+    t.add('tools/list', await s.request('tools/list', {}));
+    t.add('tools/call python prints 42', await s.request('tools/call', { name: 'run_python_code', arguments: { code: 'print(6*7)' } }));
+}));
+
+test('stdio, 2026-07-28: every answer as before', { timeout: 300_000 }, async () => stdioTranscript('stdio-2026', async (s, t) => {
     const modern = (method, params, caps = {}, id = undefined) => s.request(method, withMeta(params, envelope(caps)), id);
-    try {
-        for (const [label, method, params, caps] of MODERN_REQUESTS) t.add(label, await modern(method, params, caps));
-        t.add('unsupported version', await s.request('tools/list', {
-            _meta: { ...envelope(), 'io.modelcontextprotocol/protocolVersion': '1999-01-01' },
-        }));
-        t.add('server/discover without _meta', await s.request('server/discover', {}));
-        t.add('no client capabilities', await s.request('tools/list', {
-            _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN },
-        }));
-        for (const [label, name, args] of TOOL_CALLS) {
-            t.add(`tools/call ${label}`, await modern('tools/call', { name, arguments: args }));
-        }
-        await sessionSteps(t, (name, args) => modern('tools/call', { name, arguments: args }), resultOf);
-        const created = await modern('tools/call', { name: 'execute_code', arguments: { code: 'print("as a task")' } }, TASKS);
-        t.add('task: created', created);
-        const { taskId } = resultOf(created);
-        let polls = 0;
-        t.add('task: tasks/get ended', await afterTaskEnded(
-            async () => resultOf(await modern('tasks/get', { taskId }, TASKS, `poll-${++polls}`)),
-            () => modern('tasks/get', { taskId }, TASKS)));
-    } finally {
-        await s.close();
+    for (const [label, method, params, caps] of MODERN_REQUESTS) t.add(label, await modern(method, params, caps));
+    t.add('unsupported version', await s.request('tools/list', {
+        _meta: { ...envelope(), 'io.modelcontextprotocol/protocolVersion': '1999-01-01' },
+    }));
+    t.add('server/discover without _meta', await s.request('server/discover', {}));
+    t.add('no client capabilities', await s.request('tools/list', {
+        _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN },
+    }));
+    for (const [label, name, args] of TOOL_CALLS) {
+        t.add(`tools/call ${label}`, await modern('tools/call', { name, arguments: args }));
     }
-    check('stdio-2026', t.entries);
-});
+    await sessionSteps(t, (name, args) => modern('tools/call', { name, arguments: args }), resultOf);
+    const created = await modern('tools/call', { name: 'execute_code', arguments: { code: 'print("as a task")' } }, TASKS);
+    t.add('task: created', created);
+    const { taskId } = resultOf(created);
+    let polls = 0;
+    t.add('task: tasks/get ended', await afterTaskEnded(
+        async () => resultOf(await modern('tasks/get', { taskId }, TASKS, `poll-${++polls}`)),
+        () => modern('tasks/get', { taskId }, TASKS)));
+}));
 
 // HTTP: status, content type and the raw body of each answer.
 let http;
