@@ -48,7 +48,8 @@ for n in $(seq "$RUNS"); do
     end=$(date +%s)
     load_after=$(cut -d' ' -f1 /proc/loadavg)
     [ -z "$stress" ] || { kill "$stress" 2>/dev/null || true; wait "$stress" 2>/dev/null || true; }
-    summary=$(grep -E 'tests passed|tests failed' "$DIR/run-$n.log" | tail -1 || true)
+    # dev.sh test runs ctest twice (the tests, then the hardening tests): both summaries.
+    summary=$(grep -E 'tests passed|tests failed' "$DIR/run-$n.log" | paste -sd';' || true)
     printf 'run %d: %s in %d s (load %s before, %s at the end%s): %s\n' "$n" \
         "$([ $rc = 0 ] && echo passed || echo FAILED)" $((end - start)) "$load_before" \
         "$load_after" "${STRESS:+, stress-ng on every core}" "${summary:-no ctest summary}"
