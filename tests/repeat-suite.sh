@@ -49,7 +49,7 @@ for n in $(seq "$RUNS"); do
     load_after=$(cut -d' ' -f1 /proc/loadavg)
     [ -z "$stress" ] || { kill "$stress" 2>/dev/null || true; wait "$stress" 2>/dev/null || true; }
     # dev.sh test runs ctest twice (the tests, then the hardening tests): both summaries.
-    summary=$(grep -E 'tests passed|tests failed' "$DIR/run-$n.log" | paste -sd';' || true)
+    summary=$(grep -E '^[0-9]+% tests passed' "$DIR/run-$n.log" | paste -sd';' || true)
     printf 'run %d: %s in %d s (load %s before, %s at the end%s): %s\n' "$n" \
         "$([ $rc = 0 ] && echo passed || echo FAILED)" $((end - start)) "$load_before" \
         "$load_after" "${STRESS:+, stress-ng on every core}" "${summary:-no ctest summary}"

@@ -8,6 +8,7 @@
 #include "enginetestcase.h"
 #include "execution.h"
 #include "imagesapi.h"
+#include "imagewording.h"
 #include "librarycache.h"
 #include "sandboxservice.h"
 #include "systemapi.h"
@@ -368,6 +369,8 @@ print(json.dumps(out))
                            QStringLiteral("code-sandbox/does-not-exist:latest"));
         DockerBackend backend(&engine);
         SandboxService service(&backend, languages, makeConfig());
+        // The fact from the sandbox room, the advice in the words the app gives it.
+        service.setMissingImageWording(&ImageWording::missingHint);
         const ExecutionResult r =
             run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
         QVERIFY(r.error.contains(u"code-sandbox/does-not-exist:latest"));
