@@ -3,9 +3,12 @@
 # and optionally with the machine loaded, to show that it holds: a test that passes only on a quiet
 # machine, or only once, is a flaky test.
 #
-#   tests/repeat-suite.sh [--runs N] [--stress] [--keep] [--dir DIR]
+#   tests/repeat-suite.sh [--runs N] [--stress] [--reuse] [--keep] [--dir DIR]
 #
 #   --runs N    how many runs in a row (default 3); each is a fresh clone and a fresh build dir
+#   --reuse     every run after the first in the first run's clone: the same .ci/run again, which
+#               finds the images, packages and both build trees there and so runs the tests (what
+#               can be flaky) without building them again
 #   --stress    load every core with stress-ng (Debian's stress-ng) for the whole of each run,
 #               bounded by the run's own end and by a 90-minute cap
 #   --keep      keep the clones (default: removed after a passing run)
@@ -15,11 +18,12 @@
 # failed; each run's whole output is in DIR/run-N.log.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUNS=3 STRESS= KEEP= DIR=/tmp/cs-repeat
+RUNS=3 STRESS= KEEP= REUSE= DIR=/tmp/cs-repeat
 while [ $# -gt 0 ]; do
     case $1 in
     --runs) RUNS=$2; shift 2 ;;
     --stress) STRESS=1; shift ;;
+    --reuse) REUSE=1; shift ;;
     --keep) KEEP=1; shift ;;
     --dir) DIR=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -33,9 +37,13 @@ fi
 mkdir -p "$DIR"
 failed=0
 for n in $(seq "$RUNS"); do
-    clone=$DIR/clone-$n
-    rm -rf "$clone"
-    git clone -q "$ROOT" "$clone"
+    if [ -n "$REUSE" ] && [ "$n" -gt 1 ]; then
+        clone=$DIR/clone-1
+    else
+        clone=$DIR/clone-$n
+        rm -rf "$clone"
+        git clone -q "$ROOT" "$clone"
+    fi
     stress=
     if [ -n "$STRESS" ]; then
         stress-ng --cpu "$(nproc)" --timeout 90m --quiet &
@@ -56,7 +64,7 @@ for n in $(seq "$RUNS"); do
     if [ $rc != 0 ]; then
         failed=1
         grep -E '^\s*[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Not Run)' "$DIR/run-$n.log" || true
-    elif [ -z "$KEEP" ]; then
+    elif [ -z "$KEEP" ] && { [ -z "$REUSE" ] || [ "$n" = "$RUNS" ]; }; then
         rm -rf "$clone"
     fi
 done
