@@ -129,6 +129,32 @@ build_images() {
 # ./dev.sh run: the app and the first images at once (the compiler wants the CPUs, dpkg mostly
 # waits for the disk and the mirror), so that the first call is answered as soon as both are
 # there; then the other images in the background at the lowest priority.
+# Waits for the image build PID that logs to LOG; on failure shows the log's end and stops.
+wait_images() { # PID LOG WHAT
+    say "waiting for the $3 images"
+    if ! wait "$1"; then
+        tail -n 25 "$2" >&2
+        echo "dev.sh: building the $3 images failed (log: $2)" >&2
+        exit 1
+    fi
+    grep -E '^(built|code-sandbox/)' "$2" >&2 || true
+}
+# Every missing image, built while everything else builds (for the tests, which need them all).
+build_with_images() {
+    local missing pid=
+    mapfile -t missing < <(missing_images "${ALL_IMAGES[@]}")
+    if [ ${#missing[@]} -gt 0 ]; then
+        [ "$(id -u)" = 0 ] || sudo -v
+        mkdir -p "$BUILD"
+        say "building sandbox images meanwhile: ${missing[*]} (offline from Debian packages; log: $BUILD/images.log)"
+        as_root "$ROOT/containers/build-images.sh" --jobs 2 "${missing[@]}" \
+            >"$BUILD/images.log" 2>&1 &
+        pid=$!
+    fi
+    install_npm
+    build
+    [ -z "$pid" ] || wait_images "$pid" "$BUILD/images.log" "${missing[*]}"
+}
 build_for_run() {
     local first rest pid=
     mapfile -t first < <(missing_images "${FIRST_IMAGES[@]}")
@@ -142,15 +168,7 @@ build_for_run() {
         pid=$!
     fi
     build code-sandbox
-    if [ -n "$pid" ]; then
-        say "waiting for the ${first[*]} images"
-        if ! wait "$pid"; then
-            tail -n 25 "$BUILD/images-first.log" >&2
-            echo "dev.sh: building the ${first[*]} images failed (log: $BUILD/images-first.log)" >&2
-            exit 1
-        fi
-        grep -E '^(built|code-sandbox/)' "$BUILD/images-first.log" >&2 || true
-    fi
+    [ -z "$pid" ] || wait_images "$pid" "$BUILD/images-first.log" "${first[*]}"
     mapfile -t rest < <(missing_images "${ALL_IMAGES[@]}")
     if [ ${#rest[@]} -gt 0 ]; then
         say "building the other images in the background: ${rest[*]} (log: $BUILD/images-background.log)"
@@ -217,7 +235,8 @@ case $cmd in
         install_packages tests; start_engine; use_engine
         # The clang tree of the fuzz and sanitized tests (hundreds of ASan objects: the longest
         # build here) builds from now on at idle priority (SCHED_IDLE: it gets only CPU time that
-        # nothing else wants), beside the images, the app and then the engine tests, which spend
+        # nothing else wants), beside the images and the build (which overlap: the images wait
+        # on downloads and the disk much of the time), and then the engine tests, which spend
         # much of their time waiting on containers. It takes nothing from them that they would
         # use, and the tests that need it run once it is done. Should it fail, its test
         # (hardening_build) builds again and says why.
@@ -228,7 +247,7 @@ case $cmd in
         hardening=$!
         # (The || true: under set -e a kill that finds nothing left would fail the run.)
         trap 'kill -- "-$hardening" 2>/dev/null || true' EXIT
-        build_images; install_npm; build
+        build_with_images
         cd "$BUILD"
         # Fuzzing time per target in this run (run-fuzzers.sh's own default is 60 s).
         export FUZZ_SECONDS=${FUZZ_SECONDS:-30}

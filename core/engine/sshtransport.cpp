@@ -5,6 +5,7 @@
 
 #include <QLocalSocket>
 #include <QProcessEnvironment>
+#include <QTimer>
 
 namespace {
 
@@ -205,7 +206,28 @@ void SshTransport::onSocketEnded()
     // until a channel has worked there, dial-stdio is tried with what was written. If the ssh
     // connection itself ended, that proves nothing about forwarding: the connection fails.
     const bool canFallBack = m_master && !m_master->forwardWorks() && m_replayable;
-    if (canFallBack && (m_master->forwardRefused() || m_master->isUp())) {
+    if (canFallBack && m_master->forwardRefused()) {
+        fallBack();
+        return;
+    }
+    if (canFallBack && m_master->isUp()) {
+        // Refused, or the ssh connection is ending and its end is not visible yet: a killed
+        // process closes its sockets before it turns into a zombie, and on a busy machine that
+        // can take a while. A replay through dial-stdio after a connection that died mid-request
+        // could repeat what the engine already did (a create), so look again a moment later.
+        QTimer::singleShot(kEndSettleMs, this, [this] {
+            if (state() == State::Open)
+                concludeEnded();
+        });
+        return;
+    }
+    concludeEnded();
+}
+
+void SshTransport::concludeEnded()
+{
+    if (m_master && !m_master->forwardWorks() && m_replayable &&
+        (m_master->forwardRefused() || m_master->isUp())) {
         fallBack();
         return;
     }

@@ -31,6 +31,9 @@ public:
     // through dial-stdio if the server refused the channel (requests before the first answer
     // are small: the version negotiation comes first).
     static constexpr int kMaxReplayBytes = 1 << 20;
+    // How long a channel that ended without an answer waits before it decides between a refused
+    // forward and an ssh connection that is ending (see onSocketEnded).
+    static constexpr int kEndSettleMs = 250;
 
     SshTransport(const EngineAddress &address, QObject *parent = nullptr);
     ~SshTransport() override;
@@ -68,6 +71,8 @@ private:
     void connectSocket();
     void onSocketBytes();
     void onSocketEnded();
+    // Falls back to dial-stdio when the channel was refused, else fails with why.
+    void concludeEnded();
     QString noAnswerReason() const;
     void startProcess();
     void onProcessBytes();
