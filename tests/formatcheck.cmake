@@ -1,7 +1,8 @@
 # Runs clang-format in dry-run mode over the project's C++ sources; fails on any difference.
 file(GLOB_RECURSE sources
     ${ROOT}/app/*.cpp ${ROOT}/app/*.h ${ROOT}/core/*.cpp ${ROOT}/core/*.h
-    ${ROOT}/ui/*.cpp ${ROOT}/ui/*.h ${ROOT}/tests/*.cpp ${ROOT}/tests/*.h)
+    ${ROOT}/ui/*.cpp ${ROOT}/ui/*.h ${ROOT}/tests/*.cpp ${ROOT}/tests/*.h
+    ${ROOT}/containers/*.cpp ${ROOT}/containers/*.h)
 list(FILTER sources EXCLUDE REGEX "/node_modules/")
 execute_process(COMMAND ${CLANG_FORMAT} --dry-run --Werror ${sources}
     RESULT_VARIABLE rc ERROR_VARIABLE err)
