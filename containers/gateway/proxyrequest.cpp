@@ -1,0 +1,218 @@
+#include "proxyrequest.h"
+
+#include "hostpattern.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <http_parser.h>
+
+namespace {
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    return s;
+}
+
+bool decodeBase64(const std::string &in, std::string *out)
+{
+    static const std::string alphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    out->clear();
+    unsigned value = 0;
+    int bits = 0;
+    size_t padding = 0;
+    for (char c : in) {
+        if (c == '=') {
+            ++padding;
+            continue;
+        }
+        const size_t index = alphabet.find(c);
+        if (index == std::string::npos || padding > 0)
+            return false;
+        value = (value << 6) | unsigned(index);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out->push_back(char((value >> bits) & 0xff));
+        }
+    }
+    return padding <= 2 && (in.size() % 4 == 0);
+}
+
+// Headers a proxy must not pass on (RFC 9110 7.6.1) and the proxy's own.
+bool isHopByHop(const std::string &name)
+{
+    static const char *const names[] = {"connection",
+                                        "keep-alive",
+                                        "proxy-connection",
+                                        "proxy-authorization",
+                                        "proxy-authenticate",
+                                        "te",
+                                        "trailer",
+                                        "transfer-encoding",
+                                        "upgrade"};
+    return std::any_of(std::begin(names), std::end(names),
+                       [&](const char *n) { return name == n; });
+}
+
+} // namespace
+
+// The parser's callbacks, with the request they fill.
+struct ProxyRequestParse
+{
+    ProxyRequest request;
+    std::string field;
+    bool inValue = false;
+    bool complete = false;
+
+    static ProxyRequestParse *of(http_parser *p)
+    {
+        return static_cast<ProxyRequestParse *>(p->data);
+    }
+    static int onUrl(http_parser *p, const char *at, size_t n)
+    {
+        of(p)->request.m_url.append(at, n);
+        return 0;
+    }
+    static int onField(http_parser *p, const char *at, size_t n)
+    {
+        ProxyRequestParse *s = of(p);
+        if (s->inValue) {
+            s->field.clear();
+            s->inValue = false;
+        }
+        if (s->field.empty() && n > 0 && s->request.m_headers.size() >= 100)
+            return 1; // more headers than any client sends
+        s->field.append(at, n);
+        return 0;
+    }
+    static int onValue(http_parser *p, const char *at, size_t n)
+    {
+        ProxyRequestParse *s = of(p);
+        if (!s->inValue) {
+            s->request.m_headers.emplace_back(s->field, std::string());
+            s->inValue = true;
+        }
+        s->request.m_headers.back().second.append(at, n);
+        return 0;
+    }
+    static int onHeadersComplete(http_parser *p)
+    {
+        ProxyRequestParse *s = of(p);
+        s->complete = true;
+        s->request.m_major = p->http_major;
+        s->request.m_minor = p->http_minor;
+        s->request.m_method = http_method_str(static_cast<http_method>(p->method));
+        http_parser_pause(p, 1); // the head is all we read
+        return 0;
+    }
+};
+
+ProxyRequest ProxyRequest::parse(const char *data, size_t size)
+{
+    ProxyRequestParse s;
+    ProxyRequest &r = s.request;
+    auto bad = [&](int status, const std::string &why) {
+        r.m_state = Status::Bad;
+        r.m_status = status;
+        r.m_error = why;
+        return r;
+    };
+    http_parser parser;
+    http_parser_init(&parser, HTTP_REQUEST);
+    parser.data = &s;
+    http_parser_settings settings;
+    http_parser_settings_init(&settings);
+    settings.on_url = &ProxyRequestParse::onUrl;
+    settings.on_header_field = &ProxyRequestParse::onField;
+    settings.on_header_value = &ProxyRequestParse::onValue;
+    settings.on_headers_complete = &ProxyRequestParse::onHeadersComplete;
+    const size_t window = std::min(size, kMaxHeadBytes);
+    const size_t used = http_parser_execute(&parser, &settings, data, window);
+    const http_errno err = HTTP_PARSER_ERRNO(&parser);
+    if (!s.complete) {
+        if (err == HPE_CB_header_field)
+            return bad(431, "too many header fields");
+        if (err != HPE_OK)
+            return bad(400, std::string("not an HTTP request: ") + http_errno_description(err));
+        if (size >= kMaxHeadBytes)
+            return bad(431, "the request head is larger than 16 KiB");
+        return r; // NeedMore
+    }
+    // Paused in on_headers_complete: the parser has not counted the byte that ended the head.
+    r.m_headBytes = err == HPE_PAUSED ? used + 1 : used;
+    const bool connect = parser.method == HTTP_CONNECT;
+    r.m_kind = connect ? Kind::Connect : Kind::Forward;
+    http_parser_url url;
+    http_parser_url_init(&url);
+    if (http_parser_parse_url(r.m_url.data(), r.m_url.size(), connect ? 1 : 0, &url) != 0)
+        return bad(400, "the request target is not " +
+                            std::string(connect ? "host:port" : "an absolute URI"));
+    auto field = [&](int f) {
+        return (url.field_set & (1 << f))
+                   ? r.m_url.substr(url.field_data[f].off, url.field_data[f].len)
+                   : std::string();
+    };
+    if (!connect) {
+        if (lower(field(UF_SCHEMA)) != "http")
+            return bad(400, field(UF_SCHEMA).empty()
+                                ? "a proxy request needs an absolute URI (http://host/path)"
+                                : "only http:// goes through as a request; use CONNECT for " +
+                                      field(UF_SCHEMA));
+        if (url.field_set & (1 << UF_USERINFO))
+            return bad(400, "user names in the URI are not passed on");
+        r.m_path = field(UF_PATH).empty() ? "/" : field(UF_PATH);
+        if (url.field_set & (1 << UF_QUERY))
+            r.m_path += "?" + field(UF_QUERY);
+    }
+    r.m_host = HostPattern::normalise(field(UF_HOST));
+    if (r.m_host.empty())
+        return bad(400, "the request names no valid host");
+    r.m_port = (url.field_set & (1 << UF_PORT)) ? url.port : (connect ? 0 : 80);
+    if (r.m_port == 0)
+        return bad(400, "CONNECT needs host:port");
+    for (const auto &[name, value] : r.m_headers) {
+        if (lower(name) != "proxy-authorization")
+            continue;
+        const size_t space = value.find(' ');
+        std::string decoded;
+        if (space == std::string::npos || lower(value.substr(0, space)) != "basic" ||
+            !decodeBase64(value.substr(space + 1), &decoded) ||
+            decoded.find(':') == std::string::npos)
+            return bad(407, "Proxy-Authorization must be Basic user:password");
+        r.m_credential = decoded.substr(decoded.find(':') + 1);
+    }
+    if (r.m_credential.empty())
+        return bad(407, "the gateway needs the sandbox's credential (the proxy URL's password)");
+    r.m_state = Status::Ok;
+    return r;
+}
+
+std::string ProxyRequest::originHead() const
+{
+    std::string head = m_method + " " + m_path + " HTTP/" + std::to_string(m_major) + "." +
+                       std::to_string(m_minor) + "\r\n";
+    bool host = false;
+    for (const auto &[name, value] : m_headers) {
+        const std::string n = lower(name);
+        if (isHopByHop(n))
+            continue;
+        if (n == "host") {
+            if (host)
+                continue; // one Host, the first
+            host = true;
+        }
+        head += name + ": " + value + "\r\n";
+    }
+    if (!host) {
+        const bool defaultPort = m_port == 80;
+        const bool v6 = m_host.find(':') != std::string::npos;
+        head += "Host: " + (v6 ? "[" + m_host + "]" : m_host) +
+                (defaultPort ? std::string() : ":" + std::to_string(m_port)) + "\r\n";
+    }
+    head += "Connection: close\r\n\r\n";
+    return head;
+}

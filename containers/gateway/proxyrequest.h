@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+// The head of a request a sandbox sends to the egress gateway, as HTTP proxies take them:
+// `CONNECT host:port` (a tunnel, for TLS) or a plain-HTTP request with an absolute URI. Read with
+// libhttp-parser; what the gateway needs to decide and to pass the request on is kept, the rest
+// refused with the status the client should get.
+class ProxyRequest
+{
+public:
+    enum class Kind
+    {
+        Connect,
+        Forward
+    };
+    enum class Status
+    {
+        NeedMore, // the head is not complete yet (under kMaxHeadBytes)
+        Ok,
+        Bad // `status` and `error` say why
+    };
+    static constexpr size_t kMaxHeadBytes = 16 * 1024;
+
+    // Reads the head at the start of `data`. On Ok, headBytes() is its length: for a CONNECT
+    // what follows is the tunnel's; for a forward, the request's body (if any) follows.
+    static ProxyRequest parse(const char *data, size_t size);
+
+    Status state() const { return m_state; }
+    int status() const { return m_status; } // with Bad: 400, 405, 407 (no credential), 431
+    const std::string &error() const { return m_error; }
+    size_t headBytes() const { return m_headBytes; }
+
+    Kind kind() const { return m_kind; }
+    const std::string &method() const { return m_method; }
+    const std::string &host() const { return m_host; } // normalised (HostPattern::normalise)
+    int port() const { return m_port; }
+    // The password of `Proxy-Authorization: Basic` (the user name is ignored: the credential is
+    // the sandbox's token, given as the proxy URL's password); "" when there is none.
+    const std::string &credential() const { return m_credential; }
+    // For a forward: the request as the origin server gets it — origin-form target, the
+    // client's headers without Proxy-* and hop-by-hop ones, `Connection: close`.
+    std::string originHead() const;
+
+private:
+    friend struct ProxyRequestParse;
+    Status m_state = Status::NeedMore;
+    int m_status = 0;
+    std::string m_error;
+    size_t m_headBytes = 0;
+    Kind m_kind = Kind::Forward;
+    std::string m_method;
+    std::string m_url;
+    std::string m_host;
+    int m_port = 0;
+    std::string m_path; // origin-form, with the query
+    std::string m_credential;
+    int m_major = 1;
+    int m_minor = 1;
+    std::vector<std::pair<std::string, std::string>> m_headers;
+};

@@ -1,0 +1,158 @@
+// ProxyRequest: the head of what a sandbox sends the egress gateway — CONNECT host:port, or a
+// plain-HTTP request with an absolute URI — with the sandbox's credential, refused with the
+// status a client understands when it is anything else.
+#include "proxyrequest.h"
+
+#include <QTest>
+
+using Status = ProxyRequest::Status;
+using Kind = ProxyRequest::Kind;
+
+class TestProxyRequest : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void connect();
+    void forward();
+    void everyPrefixAsksForMore();
+    void refuses_data();
+    void refuses();
+    void originHeadDropsTheProxysHeaders();
+    void hugeHeadIsRefused();
+
+private:
+    static ProxyRequest parse(const QByteArray &bytes)
+    {
+        return ProxyRequest::parse(bytes.constData(), size_t(bytes.size()));
+    }
+};
+
+// "cs:token-1" in Basic.
+static const QByteArray kAuth = "Proxy-Authorization: Basic Y3M6dG9rZW4tMQ==\r\n";
+
+void TestProxyRequest::connect()
+{
+    const QByteArray head = "CONNECT Files.PythonHosted.org:443 HTTP/1.1\r\nHost: "
+                            "files.pythonhosted.org:443\r\n" +
+                            kAuth + "\r\n";
+    // What follows the head is the tunnel's (a ClientHello here), not the head's.
+    const ProxyRequest r = parse(head + "\x16\x03\x01");
+    QCOMPARE(r.state(), Status::Ok);
+    QCOMPARE(r.kind(), Kind::Connect);
+    QCOMPARE(r.host(), std::string("files.pythonhosted.org"));
+    QCOMPARE(r.port(), 443);
+    QCOMPARE(r.credential(), std::string("token-1"));
+    QCOMPARE(r.headBytes(), size_t(head.size()));
+    // An IPv6 literal in brackets.
+    const ProxyRequest v6 = parse("CONNECT [fd00::1]:8443 HTTP/1.1\r\n" + kAuth + "\r\n");
+    QCOMPARE(v6.state(), Status::Ok);
+    QCOMPARE(v6.host(), std::string("fd00::1"));
+    QCOMPARE(v6.port(), 8443);
+}
+
+void TestProxyRequest::forward()
+{
+    const QByteArray head = "POST http://example.com:8080/upload?x=1 HTTP/1.1\r\nHost: "
+                            "example.com:8080\r\n" +
+                            kAuth + "Content-Length: 5\r\n\r\n";
+    const ProxyRequest r = parse(head + "hello");
+    QCOMPARE(r.state(), Status::Ok);
+    QCOMPARE(r.kind(), Kind::Forward);
+    QCOMPARE(r.method(), std::string("POST"));
+    QCOMPARE(r.host(), std::string("example.com"));
+    QCOMPARE(r.port(), 8080);
+    QCOMPARE(r.headBytes(), size_t(head.size())); // the body follows
+    const ProxyRequest plain = parse("GET http://example.com HTTP/1.0\r\n" + kAuth + "\r\n");
+    QCOMPARE(plain.state(), Status::Ok);
+    QCOMPARE(plain.port(), 80);
+}
+
+void TestProxyRequest::everyPrefixAsksForMore()
+{
+    const QByteArray head = "CONNECT pypi.org:443 HTTP/1.1\r\n" + kAuth + "\r\n";
+    for (int n = 0; n < head.size(); ++n)
+        QVERIFY2(parse(head.left(n)).state() == Status::NeedMore, qPrintable(QString::number(n)));
+}
+
+void TestProxyRequest::refuses_data()
+{
+    QTest::addColumn<QByteArray>("request");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QString>("why");
+    QTest::newRow("no credential")
+        << QByteArray("CONNECT pypi.org:443 HTTP/1.1\r\n\r\n") << 407 << "credential";
+    QTest::newRow("not Basic") << QByteArray(
+                                      "CONNECT pypi.org:443 HTTP/1.1\r\nProxy-Authorization: "
+                                      "Bearer abc\r\n\r\n")
+                               << 407 << "Basic";
+    QTest::newRow("bad base64") << QByteArray(
+                                       "CONNECT pypi.org:443 HTTP/1.1\r\nProxy-Authorization: "
+                                       "Basic ***\r\n\r\n")
+                                << 407 << "Basic";
+    QTest::newRow("no colon") << QByteArray("CONNECT pypi.org:443 HTTP/1.1\r\nProxy-Authorization: "
+                                            "Basic dG9rZW4=\r\n\r\n")
+                              << 407 << "Basic";
+    QTest::newRow("CONNECT without port") << "CONNECT pypi.org HTTP/1.1\r\n" + kAuth + "\r\n"
+                                          << 400 << "";
+    QTest::newRow("origin-form") << "GET /index.html HTTP/1.1\r\nHost: x\r\n" + kAuth + "\r\n"
+                                 << 400 << "absolute URI";
+    QTest::newRow("https URI") << "GET https://example.com/ HTTP/1.1\r\n" + kAuth + "\r\n"
+                               << 400 << "use CONNECT";
+    QTest::newRow("user info") << "GET http://u:p@example.com/ HTTP/1.1\r\n" + kAuth + "\r\n"
+                               << 400 << "user names";
+    QTest::newRow("bad host") << "CONNECT exa_mple!.com:443 HTTP/1.1\r\n" + kAuth + "\r\n"
+                              << 400 << "";
+    QTest::newRow("garbage") << QByteArray("\x16\x03\x01\x02\x00\x01", 6) << 400
+                             << "not an HTTP request";
+    QTest::newRow("space in target") << "CONNECT a b:443 HTTP/1.1\r\n" + kAuth + "\r\n"
+                                     << 400 << "";
+}
+
+void TestProxyRequest::refuses()
+{
+    QFETCH(QByteArray, request);
+    const ProxyRequest r = parse(request);
+    QCOMPARE(r.state(), Status::Bad);
+    QTEST(r.status(), "status");
+    QFETCH(QString, why);
+    QVERIFY2(QString::fromStdString(r.error()).contains(why), r.error().c_str());
+    QVERIFY(!r.error().empty());
+}
+
+void TestProxyRequest::originHeadDropsTheProxysHeaders()
+{
+    const ProxyRequest r =
+        parse("GET http://[fd00::1]:8080/a?b=c HTTP/1.1\r\n" + kAuth +
+              "Proxy-Connection: keep-alive\r\nAccept: */*\r\nConnection: keep-alive, x-secret\r\n"
+              "Keep-Alive: 5\r\nUser-Agent: test\r\n\r\n");
+    QCOMPARE(r.state(), Status::Ok);
+    QCOMPARE(QByteArray::fromStdString(r.originHead()),
+             QByteArray("GET /a?b=c HTTP/1.1\r\nAccept: */*\r\nUser-Agent: test\r\n"
+                        "Host: [fd00::1]:8080\r\nConnection: close\r\n\r\n"));
+    // The client's own Host stays, once.
+    const ProxyRequest withHost = parse("GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n"
+                                        "Host: other.com\r\n" +
+                                        kAuth + "\r\n");
+    QCOMPARE(withHost.state(), Status::Ok);
+    QCOMPARE(QByteArray::fromStdString(withHost.originHead()),
+             QByteArray("GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"));
+}
+
+void TestProxyRequest::hugeHeadIsRefused()
+{
+    QByteArray head = "CONNECT pypi.org:443 HTTP/1.1\r\n" + kAuth;
+    while (head.size() < int(ProxyRequest::kMaxHeadBytes) + 100)
+        head += "X-Filler: " + QByteArray(100, 'a') + "\r\n";
+    const ProxyRequest r = parse(head);
+    QCOMPARE(r.state(), Status::Bad);
+    QVERIFY(r.status() == 431);
+    QByteArray many = "CONNECT pypi.org:443 HTTP/1.1\r\n" + kAuth;
+    for (int i = 0; i < 150; ++i)
+        many += "X-" + QByteArray::number(i) + ": 1\r\n";
+    const ProxyRequest m = parse(many + "\r\n");
+    QCOMPARE(m.state(), Status::Bad);
+    QCOMPARE(m.status(), 431);
+}
+
+QTEST_GUILESS_MAIN(TestProxyRequest)
+#include "tst_proxyrequest.moc"
