@@ -1,0 +1,166 @@
+#include "gateway.h"
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace {
+
+std::vector<std::string> split(const std::string &text, char by)
+{
+    std::vector<std::string> parts;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, by))
+        parts.push_back(part);
+    if (!text.empty() && text.back() == by)
+        parts.emplace_back();
+    return parts;
+}
+
+bool isAddress(const std::string &host)
+{
+    unsigned char bytes[16];
+    return inet_pton(AF_INET, host.c_str(), bytes) == 1 ||
+           inet_pton(AF_INET6, host.c_str(), bytes) == 1;
+}
+
+} // namespace
+
+std::string Gateway::quote(const std::string &text)
+{
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += char(c);
+        } else if (c < 0x20 || c == 0x7f) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+            out += escaped;
+        } else {
+            out += char(c);
+        }
+    }
+    return out + "\"";
+}
+
+void Gateway::emit(const std::string &json)
+{
+    std::lock_guard<std::mutex> lock(m_out);
+    std::fwrite(json.data(), 1, json.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+}
+
+bool Gateway::isPublicOverride(const std::string &address) const
+{
+    in_addr a;
+    if (inet_pton(AF_INET, address.c_str(), &a) != 1)
+        return false;
+    const uint32_t value = ntohl(a.s_addr);
+    for (const auto &[network, bits] : m_public) {
+        const uint32_t mask = bits == 0 ? 0 : ~uint32_t(0) << (32 - bits);
+        if ((value & mask) == (network & mask))
+            return true;
+    }
+    return false;
+}
+
+std::string Gateway::control(const std::string &line)
+{
+    const std::vector<std::string> f = split(line, '\t');
+    auto error = [&](const std::string &why) {
+        return "{\"ev\":\"error\",\"line\":" + quote(line.substr(0, 200)) +
+               ",\"why\":" + quote(why) + "}";
+    };
+    if (f.empty() || f[0].empty())
+        return error("an empty line");
+    if (f[0] == "ping" && f.size() == 1)
+        return "{\"ev\":\"pong\"}";
+    if (f[0] == "grant" && f.size() == 5) {
+        Grant grant;
+        grant.source = f[2] == "*" ? std::string() : f[2];
+        if (f[3] != "refuse" && f[3] != "ask")
+            return error("the choice for other hosts is refuse or ask");
+        grant.ask = f[3] == "ask";
+        for (const std::string &text : split(f[4], ',')) {
+            if (text.empty())
+                continue;
+            std::string why;
+            const auto pattern = HostPattern::parse(text, &why);
+            if (!pattern)
+                return error(why);
+            grant.patterns.push_back(*pattern);
+        }
+        if (f[1].empty())
+            return error("a grant needs a credential");
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_grants[f[1]] = std::move(grant);
+        return "{\"ev\":\"ok\",\"cred\":" + quote(f[1]) + "}";
+    }
+    if (f[0] == "revoke" && f.size() == 2) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_grants.erase(f[1]);
+        return "{\"ev\":\"ok\",\"cred\":" + quote(f[1]) + "}";
+    }
+    if (f[0] == "verdict" && f.size() == 3 && (f[2] == "allow" || f[2] == "deny")) {
+        char *end = nullptr;
+        const unsigned long long id = std::strtoull(f[1].c_str(), &end, 10);
+        if (f[1].empty() || *end != '\0')
+            return error("a verdict names a connection by its number");
+        std::lock_guard<std::mutex> lock(m_mutex);
+        const auto it = m_pending.find(id);
+        if (it == m_pending.end())
+            return error("no connection waits with that number (it may have timed out)");
+        it->second = f[2] == "allow" ? 1 : -1;
+        m_verdicts.notify_all();
+        return {};
+    }
+    return error("not a control line (grant, revoke, verdict, ping)");
+}
+
+bool Gateway::knows(const std::string &credential, const std::string &source) const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto it = m_grants.find(credential);
+    return it != m_grants.end() && (it->second.source.empty() || it->second.source == source);
+}
+
+Gateway::Decision Gateway::decide(uint64_t connection, const std::string &credential,
+                                  const std::string &host, int port)
+{
+    std::unique_lock<std::mutex> lock(m_mutex);
+    const auto it = m_grants.find(credential);
+    if (it == m_grants.end())
+        return {false, "the sandbox's credential is not valid (any more)", false};
+    const bool address = isAddress(host);
+    for (const HostPattern &p : it->second.patterns) {
+        // An address is reached only when it is listed as one: never through a name pattern
+        // that its digits happen to end like.
+        if (address && !p.isAddress())
+            continue;
+        if (p.matches(host, port))
+            return {true, p.text(), !p.isWildcard()};
+    }
+    const std::string notListed =
+        address ? "an address not on the allow-list" : "not on the allow-list";
+    if (!it->second.ask)
+        return {false, notListed, false};
+    m_pending[connection] = 0;
+    lock.unlock();
+    emit("{\"ev\":\"ask\",\"id\":" + std::to_string(connection) + ",\"cred\":" + quote(credential) +
+         ",\"host\":" + quote(host) + ",\"port\":" + std::to_string(port) + "}");
+    lock.lock();
+    const bool answered = m_verdicts.wait_for(lock, std::chrono::milliseconds(m_askTimeoutMs),
+                                              [&] { return m_pending[connection] != 0; });
+    const int verdict = m_pending[connection];
+    m_pending.erase(connection);
+    if (!answered)
+        return {false, notListed + ", and no answer in time", false};
+    // Allowed for this connection, but not as a listing: a private address stays refused.
+    return verdict > 0 ? Decision{true, "allowed when asked", false}
+                       : Decision{false, notListed + ", and denied when asked", false};
+}

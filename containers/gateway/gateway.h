@@ -1,0 +1,77 @@
+#pragma once
+
+#include "hostpattern.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// The egress gateway's state, shared by its connections: which sandbox credentials may reach
+// which hosts (granted and revoked by the server over the control channel), connections held
+// while the window decides, and the events the server journals. Lines in on stdin
+// (tab-separated), JSON lines out on stdout:
+//
+//   grant <credential> <source address or *> <refuse|ask> <pattern>[,<pattern>…]   → ok
+//   revoke <credential>                                                           → ok
+//   verdict <connection id> <allow|deny>
+//   ping                                                                          → pong
+//
+// Events: {"ev":"conn",…} per decision, {"ev":"ask",…} while one waits for a verdict,
+// {"ev":"end",…} with the bytes each way, {"ev":"error",…} for a control line it cannot take.
+class Gateway
+{
+public:
+    struct Grant
+    {
+        std::string source; // "" for any
+        bool ask = false;   // for hosts beyond the list: ask the server, else refuse
+        std::vector<HostPattern> patterns;
+    };
+    struct Decision
+    {
+        bool allowed = false;
+        std::string rule;   // the pattern that allowed it, or why not
+        bool exact = false; // a pattern names this very host (private addresses allowed)
+    };
+    // How long a held connection waits for a verdict before it is denied.
+    static constexpr int kAskTimeoutMs = 60000;
+
+    // Test set-up: names resolved from this map before DNS, and ranges treated as out there.
+    void setHosts(std::map<std::string, std::string> hosts) { m_hosts = std::move(hosts); }
+    const std::map<std::string, std::string> &hosts() const { return m_hosts; }
+    void setPublicRanges(std::vector<std::pair<uint32_t, int>> ranges)
+    {
+        m_public = std::move(ranges);
+    }
+    bool isPublicOverride(const std::string &address) const;
+
+    void setAskTimeoutMs(int ms) { m_askTimeoutMs = ms; }
+
+    // A control line; returns the answer to print ("" for none).
+    std::string control(const std::string &line);
+    // Whether `credential` coming from `source` may reach host:port; may hold the caller until
+    // the server's verdict (or its deadline) when the grant says ask.
+    bool knows(const std::string &credential, const std::string &source) const;
+    Decision decide(uint64_t connection, const std::string &credential, const std::string &host,
+                    int port);
+
+    uint64_t nextConnectionId() { return ++m_lastId; }
+    // One JSON line on stdout (whole, never interleaved with another).
+    void emit(const std::string &json);
+    static std::string quote(const std::string &text);
+
+private:
+    mutable std::mutex m_mutex;
+    std::condition_variable m_verdicts;
+    std::map<std::string, Grant> m_grants;
+    std::map<uint64_t, int> m_pending; // connection id → 0 waiting, 1 allow, -1 deny
+    std::map<std::string, std::string> m_hosts;
+    std::vector<std::pair<uint32_t, int>> m_public;
+    std::atomic<uint64_t> m_lastId{0};
+    int m_askTimeoutMs = kAskTimeoutMs;
+    std::mutex m_out;
+};

@@ -1,0 +1,319 @@
+#include "gatewayconnection.h"
+
+#include "addressclass.h"
+#include "clienthello.h"
+#include "gateway.h"
+#include "proxyrequest.h"
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+int64_t nowMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+bool writeAll(int fd, const char *data, size_t size)
+{
+    while (size > 0) {
+        const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        data += n;
+        size -= size_t(n);
+    }
+    return true;
+}
+
+const char *statusText(int status)
+{
+    switch (status) {
+    case 400:
+        return "Bad Request";
+    case 403:
+        return "Forbidden";
+    case 407:
+        return "Proxy Authentication Required";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 502:
+        return "Bad Gateway";
+    case 504:
+        return "Gateway Timeout";
+    default:
+        return "Error";
+    }
+}
+
+} // namespace
+
+GatewayConnection::GatewayConnection(Gateway &gateway, int fd, std::string peer)
+    : m_gateway(gateway), m_fd(fd), m_peer(std::move(peer))
+{}
+
+GatewayConnection::~GatewayConnection()
+{
+    ::close(m_fd);
+}
+
+bool GatewayConnection::readMore(std::string *buffer, size_t max, int64_t deadlineMs)
+{
+    if (buffer->size() >= max)
+        return false;
+    pollfd p{m_fd, POLLIN, 0};
+    const int64_t left = deadlineMs - nowMs();
+    if (left <= 0 || ::poll(&p, 1, int(left)) <= 0)
+        return false;
+    char chunk[4096];
+    const ssize_t n = ::recv(m_fd, chunk, std::min(sizeof chunk, max - buffer->size()), 0);
+    if (n <= 0)
+        return false;
+    buffer->append(chunk, size_t(n));
+    return true;
+}
+
+void GatewayConnection::answer(int status, const std::string &reason)
+{
+    const std::string body = "Code Sandbox egress gateway: " + reason + "\n";
+    std::string head = "HTTP/1.1 " + std::to_string(status) + " " + statusText(status) + "\r\n";
+    if (status == 407)
+        head += "Proxy-Authenticate: Basic realm=\"code-sandbox\"\r\n";
+    head += "Content-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
+    const std::string all = head + body;
+    writeAll(m_fd, all.data(), all.size());
+}
+
+void GatewayConnection::report(const std::string &verdict, const std::string &rule)
+{
+    m_gateway.emit("{\"ev\":\"conn\",\"id\":" + std::to_string(m_id) +
+                   ",\"cred\":" + Gateway::quote(m_credential) +
+                   ",\"host\":" + Gateway::quote(m_host) + ",\"port\":" + std::to_string(m_port) +
+                   ",\"verdict\":" + Gateway::quote(verdict) + ",\"rule\":" + Gateway::quote(rule) +
+                   "}");
+}
+
+bool GatewayConnection::resolve(bool exact, std::string *why)
+{
+    m_addresses.clear();
+    const auto mapped = m_gateway.hosts().find(m_host);
+    unsigned char bytes[16];
+    if (mapped != m_gateway.hosts().end()) {
+        m_addresses.push_back(mapped->second);
+    } else if (inet_pton(AF_INET, m_host.c_str(), bytes) == 1 ||
+               inet_pton(AF_INET6, m_host.c_str(), bytes) == 1) {
+        m_addresses.push_back(m_host);
+    } else {
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo *list = nullptr;
+        const int rc = ::getaddrinfo(m_host.c_str(), nullptr, &hints, &list);
+        if (rc != 0) {
+            *why = "cannot resolve " + m_host + ": " + gai_strerror(rc);
+            return false;
+        }
+        for (addrinfo *a = list; a && m_addresses.size() < 16; a = a->ai_next) {
+            char text[INET6_ADDRSTRLEN] = {};
+            const void *raw = a->ai_family == AF_INET
+                                  ? static_cast<const void *>(
+                                        &reinterpret_cast<sockaddr_in *>(a->ai_addr)->sin_addr)
+                                  : &reinterpret_cast<sockaddr_in6 *>(a->ai_addr)->sin6_addr;
+            if (inet_ntop(a->ai_family, raw, text, sizeof text))
+                m_addresses.emplace_back(text);
+        }
+        ::freeaddrinfo(list);
+    }
+    // Every address, not only the one used: a name that also resolves inward is refused as a
+    // whole (no choosing the harmless one now and the other on a retry).
+    for (const std::string &a : m_addresses) {
+        const std::string restriction = AddressClass::restriction(a);
+        if (!restriction.empty() && !exact && !m_gateway.isPublicOverride(a)) {
+            *why = m_host + " resolves to " + a + ", " + restriction +
+                   " (allowed only when this exact host is listed)";
+            return false;
+        }
+    }
+    if (m_addresses.empty()) {
+        *why = m_host + " has no address";
+        return false;
+    }
+    return true;
+}
+
+int GatewayConnection::connectOut(std::string *why)
+{
+    const int64_t deadline = nowMs() + kStepTimeoutMs;
+    for (const std::string &a : m_addresses) {
+        sockaddr_storage storage{};
+        socklen_t length = 0;
+        auto *v4 = reinterpret_cast<sockaddr_in *>(&storage);
+        auto *v6 = reinterpret_cast<sockaddr_in6 *>(&storage);
+        if (inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
+            v4->sin_family = AF_INET;
+            v4->sin_port = htons(uint16_t(m_port));
+            length = sizeof *v4;
+        } else if (inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
+            v6->sin6_family = AF_INET6;
+            v6->sin6_port = htons(uint16_t(m_port));
+            length = sizeof *v6;
+        } else {
+            continue;
+        }
+        const int fd = ::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+            continue;
+        int rc = ::connect(fd, reinterpret_cast<sockaddr *>(&storage), length);
+        if (rc < 0 && errno == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            const int64_t left = deadline - nowMs();
+            int error = ETIMEDOUT;
+            socklen_t size = sizeof error;
+            if (left > 0 && ::poll(&p, 1, int(left)) > 0)
+                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
+            rc = error == 0 ? 0 : -1;
+            errno = error;
+        }
+        if (rc == 0) {
+            ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+            return fd;
+        }
+        *why = "cannot connect to " + a + " port " + std::to_string(m_port) + ": " +
+               std::strerror(errno);
+        ::close(fd);
+    }
+    if (why->empty())
+        *why = "no address to connect to";
+    return -1;
+}
+
+void GatewayConnection::splice(int out, const std::string &toOut)
+{
+    const int64_t started = nowMs();
+    std::atomic<uint64_t> up{toOut.size()};
+    std::atomic<uint64_t> down{0};
+    bool ok = writeAll(out, toOut.data(), toOut.size());
+    auto pump = [](int from, int to, std::atomic<uint64_t> *count) {
+        char buffer[65536];
+        while (true) {
+            const ssize_t n = ::recv(from, buffer, sizeof buffer, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0 || !writeAll(to, buffer, size_t(n)))
+                break;
+            *count += uint64_t(n);
+        }
+        // The other side learns that nothing more comes; the reverse direction goes on.
+        ::shutdown(to, SHUT_WR);
+        ::shutdown(from, SHUT_RD);
+    };
+    if (ok) {
+        std::thread back(pump, out, m_fd, &down);
+        pump(m_fd, out, &up);
+        back.join();
+    }
+    ::close(out);
+    m_gateway.emit("{\"ev\":\"end\",\"id\":" + std::to_string(m_id) + ",\"up\":" +
+                   std::to_string(up.load()) + ",\"down\":" + std::to_string(down.load()) +
+                   ",\"ms\":" + std::to_string(nowMs() - started) + "}");
+}
+
+void GatewayConnection::run()
+{
+    m_id = m_gateway.nextConnectionId();
+    std::string buffer;
+    const int64_t headDeadline = nowMs() + kStepTimeoutMs;
+    ProxyRequest request = ProxyRequest::parse(buffer.data(), buffer.size());
+    while (request.state() == ProxyRequest::Status::NeedMore) {
+        if (!readMore(&buffer, ProxyRequest::kMaxHeadBytes + 1, headDeadline))
+            return; // gone, or silent: nothing to answer
+        request = ProxyRequest::parse(buffer.data(), buffer.size());
+    }
+    if (request.state() == ProxyRequest::Status::Bad) {
+        answer(request.status(), request.error());
+        return;
+    }
+    m_credential = request.credential();
+    m_host = request.host();
+    m_port = request.port();
+    if (!m_gateway.knows(m_credential, m_peer)) {
+        answer(407, "the sandbox's credential is not valid here");
+        return;
+    }
+    const Gateway::Decision decision = m_gateway.decide(m_id, m_credential, m_host, m_port);
+    if (!decision.allowed) {
+        report("deny", decision.rule);
+        answer(403, m_host + ":" + std::to_string(m_port) + " is " + decision.rule);
+        return;
+    }
+    std::string why;
+    if (!resolve(decision.exact, &why)) {
+        report("deny", why);
+        answer(403, why);
+        return;
+    }
+    const int out = connectOut(&why);
+    if (out < 0) {
+        report("error", why);
+        answer(502, why);
+        return;
+    }
+    const std::string rest = buffer.substr(request.headBytes());
+    if (request.kind() == ProxyRequest::Kind::Forward) {
+        report("allow", decision.rule);
+        splice(out, request.originHead() + rest);
+        return;
+    }
+    static const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n";
+    writeAll(m_fd, established.data(), established.size());
+    // The first bytes through the tunnel: a TLS ClientHello whose server name is the host the
+    // CONNECT named (an address needs none), so that an allowed name fronts for no other.
+    std::string first = rest;
+    const int64_t helloDeadline = nowMs() + kStepTimeoutMs;
+    ClientHello::Result hello;
+    while (true) {
+        hello = ClientHello::parse(reinterpret_cast<const uint8_t *>(first.data()), first.size());
+        if (hello.status != ClientHello::Status::NeedMore)
+            break;
+        if (!readMore(&first, ClientHello::kMaxBytes, helloDeadline)) {
+            hello.status = ClientHello::Status::Malformed;
+            break;
+        }
+    }
+    unsigned char bytes[16];
+    const bool address = inet_pton(AF_INET, m_host.c_str(), bytes) == 1 ||
+                         inet_pton(AF_INET6, m_host.c_str(), bytes) == 1;
+    std::string refusal;
+    if (hello.status == ClientHello::Status::NotTls)
+        refusal = "the tunnel did not start with TLS";
+    else if (hello.status == ClientHello::Status::Malformed)
+        refusal = "the tunnel did not start with a whole TLS ClientHello";
+    else if (hello.status == ClientHello::Status::NoName && !address)
+        refusal = "the TLS ClientHello names no server";
+    else if (hello.status == ClientHello::Status::ServerName &&
+             HostPattern::normalise(hello.serverName) != m_host)
+        refusal = "the TLS server name " + hello.serverName + " is not " + m_host;
+    if (!refusal.empty()) {
+        ::close(out);
+        report("deny", refusal);
+        return;
+    }
+    report("allow", decision.rule);
+    splice(out, first);
+}

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+class Gateway;
+
+// One client connection of the egress gateway, served on a thread of its own: the request head
+// (ProxyRequest), the sandbox's credential and its allow-list (Gateway::decide), the name
+// resolved once and every address checked (AddressClass), the connection to exactly those
+// addresses, for a tunnel the TLS server name (ClientHello), then the bytes both ways; an event
+// for the decision and one at the end.
+class GatewayConnection
+{
+public:
+    // Deadlines: the request head, the connection out, the first bytes of a tunnel.
+    static constexpr int kStepTimeoutMs = 10000;
+
+    GatewayConnection(Gateway &gateway, int fd, std::string peer);
+    ~GatewayConnection();
+    GatewayConnection(const GatewayConnection &) = delete;
+    GatewayConnection &operator=(const GatewayConnection &) = delete;
+
+    void run();
+
+private:
+    bool readMore(std::string *buffer, size_t max, int64_t deadlineMs);
+    void answer(int status, const std::string &reason);
+    void report(const std::string &verdict, const std::string &rule);
+    // Addresses for the host (the test map, an address as itself, else DNS); "" and `why` when
+    // none, or one the decision does not allow.
+    bool resolve(bool exact, std::string *why);
+    int connectOut(std::string *why);
+    void splice(int out, const std::string &toOut);
+
+    Gateway &m_gateway;
+    int m_fd;
+    std::string m_peer;
+    uint64_t m_id = 0;
+    std::string m_credential;
+    std::string m_host;
+    int m_port = 0;
+    std::vector<std::string> m_addresses;
+};

@@ -1,0 +1,320 @@
+// cs-gateway, the egress gateway program, on loopback with no engine: its control channel
+// (grant, revoke, verdict), plain-HTTP forwarding and CONNECT tunnels to origin servers the test
+// runs, and every refusal — an unlisted host, a wrong credential, a name that resolves inward, an
+// address through a name pattern, a TLS server name that is not the CONNECT host, no TLS at all,
+// a held connection denied or unanswered — and its end with stdin.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTest>
+
+class TestGateway : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void forwardsPlainHttpToAListedHost();
+    void refusesWhatIsNotListed();
+    void refusesAWrongOrRevokedCredential();
+    void tunnelsTlsOnlyToTheNamedHost();
+    void refusesNamesThatLeadInward();
+    void asksAndFollowsTheVerdict();
+    void endsWithItsControlChannel();
+
+private:
+    // The origin: answers every connection with `reply` once it has a request head (or, for a
+    // tunnel, any bytes), and keeps what it was sent.
+    void startOrigin(const QByteArray &reply);
+    void control(const QByteArray &line);
+    QJsonObject nextEvent(const QString &kind, int timeoutMs = 10000);
+    // Sends `request` to the gateway; returns what came back until the gateway closed.
+    QByteArray exchange(const QByteArray &request, int timeoutMs = 15000);
+    static QByteArray auth(const QByteArray &credential)
+    {
+        return "Proxy-Authorization: Basic " + ("cs:" + credential).toBase64() + "\r\n";
+    }
+    QByteArray hello() const
+    {
+        QFile f(QStringLiteral(CS_CLIENTHELLO_DATA "/clienthello-sni.bin"));
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }
+
+    QProcess *m_gateway = nullptr;
+    QTcpServer *m_origin = nullptr;
+    QByteArray m_received;
+    int m_port = 0;       // the gateway's
+    int m_originPort = 0; // the origin's
+    QByteArray m_out;
+};
+
+void TestGateway::startOrigin(const QByteArray &reply)
+{
+    m_origin = new QTcpServer(this);
+    QVERIFY(m_origin->listen(QHostAddress::LocalHost));
+    m_originPort = m_origin->serverPort();
+    connect(m_origin, &QTcpServer::newConnection, this, [this, reply] {
+        QTcpSocket *s = m_origin->nextPendingConnection();
+        connect(s, &QTcpSocket::readyRead, s, [this, s, reply] {
+            m_received += s->readAll();
+            s->write(reply);
+            s->disconnectFromHost();
+        });
+    });
+}
+
+void TestGateway::init()
+{
+    m_received.clear();
+    m_out.clear();
+    startOrigin("HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+    m_gateway = new QProcess(this);
+    m_gateway->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    m_gateway->start(QStringLiteral(CS_GATEWAY_BIN),
+                     {"--listen", "127.0.0.1:0", "--control-timeout-ms", "0", "--ask-timeout-ms",
+                      "1500", "--hosts",
+                      "web.test=127.0.0.1,tls.example.test=127.0.0.1,meta.lab.test=169.254.169.254,"
+                      "inner.lab.test=127.0.0.2",
+                      "--public", "127.0.0.1/32"});
+    QVERIFY(m_gateway->waitForStarted());
+    const QJsonObject ready = nextEvent(QStringLiteral("ready"));
+    m_port = ready.value(u"port").toInt();
+    QVERIFY(m_port > 0);
+}
+
+void TestGateway::cleanup()
+{
+    if (m_gateway) {
+        m_gateway->closeWriteChannel();
+        if (!m_gateway->waitForFinished(5000))
+            m_gateway->kill();
+        m_gateway->waitForFinished(5000);
+        delete m_gateway;
+        m_gateway = nullptr;
+    }
+    delete m_origin;
+    m_origin = nullptr;
+}
+
+void TestGateway::control(const QByteArray &line)
+{
+    m_gateway->write(line + "\n");
+    m_gateway->waitForBytesWritten(1000);
+}
+
+QJsonObject TestGateway::nextEvent(const QString &kind, int timeoutMs)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (clock.elapsed() < timeoutMs) {
+        int newline;
+        while ((newline = m_out.indexOf('\n')) >= 0) {
+            const QJsonObject event = QJsonDocument::fromJson(m_out.left(newline)).object();
+            m_out.remove(0, newline + 1);
+            if (event.value(u"ev").toString() == kind)
+                return event;
+        }
+        if (!m_gateway->waitForReadyRead(200))
+            QCoreApplication::processEvents();
+        m_out += m_gateway->readAllStandardOutput();
+    }
+    return {};
+}
+
+QByteArray TestGateway::exchange(const QByteArray &request, int timeoutMs)
+{
+    QTcpSocket client;
+    client.connectToHost(QHostAddress::LocalHost, quint16(m_port));
+    if (!client.waitForConnected(5000))
+        return "(no connection)";
+    client.write(request);
+    QByteArray answer;
+    QElapsedTimer clock;
+    clock.start();
+    while (client.state() == QAbstractSocket::ConnectedState && clock.elapsed() < timeoutMs) {
+        client.waitForReadyRead(50); // the origin answers on this thread's event loop
+        QCoreApplication::processEvents();
+        answer += client.readAll();
+    }
+    answer += client.readAll();
+    return answer;
+}
+
+void TestGateway::forwardsPlainHttpToAListedHost()
+{
+    control("grant\tcred-a\t*\trefuse\tweb.test:" + QByteArray::number(m_originPort));
+    QCOMPARE(nextEvent(QStringLiteral("ok")).value(u"cred").toString(), QStringLiteral("cred-a"));
+    const QByteArray answer = exchange("GET http://web.test:" + QByteArray::number(m_originPort) +
+                                       "/x?y=1 HTTP/1.1\r\nHost: web.test\r\n" + auth("cred-a") +
+                                       "Proxy-Connection: keep-alive\r\n\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.0 200 OK") && answer.endsWith("hello"), answer.constData());
+    // The origin got the origin-form request without the proxy's headers.
+    QVERIFY2(m_received.startsWith("GET /x?y=1 HTTP/1.1\r\nHost: web.test\r\n"),
+             m_received.constData());
+    QVERIFY(!m_received.contains("Proxy-"));
+    QVERIFY(m_received.contains("Connection: close\r\n"));
+    const QJsonObject conn = nextEvent(QStringLiteral("conn"));
+    QCOMPARE(conn.value(u"verdict").toString(), QStringLiteral("allow"));
+    QCOMPARE(conn.value(u"host").toString(), QStringLiteral("web.test"));
+    QCOMPARE(conn.value(u"cred").toString(), QStringLiteral("cred-a"));
+    const QJsonObject end = nextEvent(QStringLiteral("end"));
+    QCOMPARE(end.value(u"id"), conn.value(u"id"));
+    QCOMPARE(end.value(u"down").toInt(), answer.size());
+}
+
+void TestGateway::refusesWhatIsNotListed()
+{
+    control("grant\tcred-a\t*\trefuse\tweb.test:" + QByteArray::number(m_originPort) + ",*.0.0.1");
+    nextEvent(QStringLiteral("ok"));
+    // Another host, and the listed host on another port.
+    QByteArray answer = exchange("CONNECT other.test:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 403 Forbidden"), answer.constData());
+    QVERIFY2(answer.contains("other.test:443 is not on the allow-list"), answer.constData());
+    QCOMPARE(nextEvent(QStringLiteral("conn")).value(u"verdict").toString(),
+             QStringLiteral("deny"));
+    answer = exchange("CONNECT web.test:1 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 403"), answer.constData());
+    // An address is never reached through a name pattern its digits end like.
+    answer = exchange("CONNECT 127.0.0.1:" + QByteArray::number(m_originPort) + " HTTP/1.1\r\n" +
+                      auth("cred-a") + "\r\n");
+    QVERIFY2(answer.contains("an address not on the allow-list"), answer.constData());
+    QVERIFY(m_received.isEmpty());
+    // A control line it cannot take is answered with why, and changes nothing.
+    control("grant\tcred-x\t*\tmaybe\tweb.test");
+    QVERIFY(nextEvent(QStringLiteral("error")).value(u"why").toString().contains(u"refuse or ask"));
+    control("grant\tcred-x\t*\trefuse\t*.com");
+    QVERIFY(nextEvent(QStringLiteral("error")).value(u"why").toString().contains(u"two labels"));
+}
+
+void TestGateway::refusesAWrongOrRevokedCredential()
+{
+    control("grant\tcred-a\t*\trefuse\tweb.test:" + QByteArray::number(m_originPort));
+    nextEvent(QStringLiteral("ok"));
+    const QByteArray request =
+        "GET http://web.test:" + QByteArray::number(m_originPort) + "/ HTTP/1.1\r\n";
+    QByteArray answer = exchange(request + auth("cred-b") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 407") && answer.contains("Proxy-Authenticate: Basic"),
+             answer.constData());
+    answer = exchange(request + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 407"), answer.constData());
+    // Bound to its sandbox's address: the same credential from elsewhere is refused.
+    control("grant\tcred-c\t10.9.9.9\trefuse\tweb.test:" + QByteArray::number(m_originPort));
+    nextEvent(QStringLiteral("ok"));
+    QVERIFY(exchange(request + auth("cred-c") + "\r\n").startsWith("HTTP/1.1 407"));
+    control("revoke\tcred-a");
+    nextEvent(QStringLiteral("ok"));
+    QVERIFY(exchange(request + auth("cred-a") + "\r\n").startsWith("HTTP/1.1 407"));
+    QVERIFY(m_received.isEmpty());
+}
+
+void TestGateway::tunnelsTlsOnlyToTheNamedHost()
+{
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-a\t*\trefuse\ttls.example.test:" + port + ",web.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    const QByteArray clientHello = hello(); // its server name: tls.example.test
+    QVERIFY(!clientHello.isEmpty());
+    // The CONNECT host and the server name agree: the hello reaches the origin as it was.
+    QByteArray answer = exchange("CONNECT tls.example.test:" + port + " HTTP/1.1\r\n" +
+                                 auth("cred-a") + "\r\n" + clientHello);
+    QVERIFY2(answer.startsWith("HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.0 200 OK"),
+             answer.constData());
+    QCOMPARE(m_received, clientHello);
+    QCOMPARE(nextEvent(QStringLiteral("conn")).value(u"verdict").toString(),
+             QStringLiteral("allow"));
+    // An allowed name fronting for another: the tunnel closes before a byte goes out.
+    m_received.clear();
+    answer = exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") + "\r\n" +
+                      clientHello);
+    QCOMPARE(answer, QByteArray("HTTP/1.1 200 Connection Established\r\n\r\n"));
+    QJsonObject conn = nextEvent(QStringLiteral("conn"));
+    QCOMPARE(conn.value(u"verdict").toString(), QStringLiteral("deny"));
+    QVERIFY2(conn.value(u"rule").toString().contains(u"tls.example.test is not web.test"),
+             qPrintable(conn.value(u"rule").toString()));
+    // No TLS at all.
+    exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") +
+             "\r\nGET / HTTP/1.1\r\n\r\n");
+    conn = nextEvent(QStringLiteral("conn"));
+    QCOMPARE(conn.value(u"rule").toString(), QStringLiteral("the tunnel did not start with TLS"));
+    QVERIFY(m_received.isEmpty());
+}
+
+void TestGateway::refusesNamesThatLeadInward()
+{
+    control("grant\tcred-a\t*\trefuse\t*.lab.test:443");
+    nextEvent(QStringLiteral("ok"));
+    QByteArray answer =
+        exchange("CONNECT meta.lab.test:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 403") &&
+                 answer.contains("meta.lab.test resolves to 169.254.169.254, link-local"),
+             answer.constData());
+    answer = exchange("CONNECT inner.lab.test:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.contains("resolves to 127.0.0.2, loopback"), answer.constData());
+    // Listed exactly, the same name passes the address check (and then finds nothing there).
+    control("grant\tcred-a\t*\trefuse\tinner.lab.test:9");
+    nextEvent(QStringLiteral("ok"));
+    answer = exchange("CONNECT inner.lab.test:9 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 502") && answer.contains("cannot connect to 127.0.0.2"),
+             answer.constData());
+}
+
+void TestGateway::asksAndFollowsTheVerdict()
+{
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-b\t*\task\t");
+    nextEvent(QStringLiteral("ok"));
+    const QByteArray request =
+        "GET http://web.test:" + port + "/ HTTP/1.1\r\n" + auth("cred-b") + "\r\n";
+    for (const QByteArray &verdict : {QByteArray("allow"), QByteArray("deny"), QByteArray()}) {
+        m_received.clear();
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, quint16(m_port));
+        QVERIFY(client.waitForConnected(5000));
+        client.write(request);
+        const QJsonObject ask = nextEvent(QStringLiteral("ask"));
+        QCOMPARE(ask.value(u"host").toString(), QStringLiteral("web.test"));
+        QCOMPARE(ask.value(u"port").toInt(), m_originPort);
+        if (!verdict.isEmpty())
+            control("verdict\t" + QByteArray::number(ask.value(u"id").toInteger()) + "\t" +
+                    verdict);
+        QByteArray answer;
+        QElapsedTimer clock;
+        clock.start();
+        while (client.state() == QAbstractSocket::ConnectedState && clock.elapsed() < 10000) {
+            client.waitForReadyRead(50);
+            QCoreApplication::processEvents();
+            answer += client.readAll();
+        }
+        answer += client.readAll();
+        const QJsonObject conn = nextEvent(QStringLiteral("conn"));
+        if (verdict == "allow") {
+            QVERIFY2(answer.endsWith("hello"), answer.constData());
+            QCOMPARE(conn.value(u"rule").toString(), QStringLiteral("allowed when asked"));
+        } else {
+            QVERIFY2(answer.startsWith("HTTP/1.1 403"), answer.constData());
+            QVERIFY(m_received.isEmpty());
+            QVERIFY2(conn.value(u"rule").toString().contains(
+                         verdict.isEmpty() ? u"no answer in time" : u"denied when asked"),
+                     qPrintable(conn.value(u"rule").toString()));
+        }
+    }
+    // A verdict for a connection that no longer waits says so.
+    control("verdict\t999\tallow");
+    QVERIFY(nextEvent(QStringLiteral("error")).value(u"why").toString().contains(u"no connection"));
+}
+
+void TestGateway::endsWithItsControlChannel()
+{
+    m_gateway->closeWriteChannel();
+    QVERIFY(m_gateway->waitForFinished(5000));
+    QCOMPARE(m_gateway->exitCode(), 0);
+    QTcpSocket client;
+    client.connectToHost(QHostAddress::LocalHost, quint16(m_port));
+    QVERIFY(!client.waitForConnected(2000)); // nothing listens: no gateway, no way out
+}
+
+QTEST_GUILESS_MAIN(TestGateway)
+#include "tst_gateway.moc"
