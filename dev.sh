@@ -129,6 +129,16 @@ build_images() {
 # ./dev.sh run: the app and the first images at once (the compiler wants the CPUs, dpkg mostly
 # waits for the disk and the mirror), so that the first call is answered as soon as both are
 # there; then the other images in the background at the lowest priority.
+# Starts build-images.sh for IMAGE... in the background, logging to LOG; IMAGES_PID is its pid.
+start_images() { # LOG IMAGE...
+    local log=$1
+    shift
+    # sudo asks for a password here, not from the background job.
+    [ "$(id -u)" = 0 ] || sudo -v
+    mkdir -p "$BUILD"
+    as_root "$ROOT/containers/build-images.sh" --jobs 2 "$@" >"$log" 2>&1 &
+    IMAGES_PID=$!
+}
 # Waits for the image build PID that logs to LOG; on failure shows the log's end and stops.
 wait_images() { # PID LOG WHAT
     say "waiting for the $3 images"
@@ -144,12 +154,9 @@ build_with_images() {
     local missing pid=
     mapfile -t missing < <(missing_images "${ALL_IMAGES[@]}")
     if [ ${#missing[@]} -gt 0 ]; then
-        [ "$(id -u)" = 0 ] || sudo -v
-        mkdir -p "$BUILD"
         say "building sandbox images meanwhile: ${missing[*]} (offline from Debian packages; log: $BUILD/images.log)"
-        as_root "$ROOT/containers/build-images.sh" --jobs 2 "${missing[@]}" \
-            >"$BUILD/images.log" 2>&1 &
-        pid=$!
+        start_images "$BUILD/images.log" "${missing[@]}"
+        pid=$IMAGES_PID
     fi
     install_npm
     build
@@ -159,13 +166,9 @@ build_for_run() {
     local first rest pid=
     mapfile -t first < <(missing_images "${FIRST_IMAGES[@]}")
     if [ ${#first[@]} -gt 0 ]; then
-        # sudo asks for a password here, not from the background job.
-        [ "$(id -u)" = 0 ] || sudo -v
-        mkdir -p "$BUILD"
         say "building the ${first[*]} images meanwhile (log: $BUILD/images-first.log)"
-        as_root "$ROOT/containers/build-images.sh" --jobs 2 "${first[@]}" \
-            >"$BUILD/images-first.log" 2>&1 &
-        pid=$!
+        start_images "$BUILD/images-first.log" "${first[@]}"
+        pid=$IMAGES_PID
     fi
     build code-sandbox
     [ -z "$pid" ] || wait_images "$pid" "$BUILD/images-first.log" "${first[*]}"
