@@ -588,6 +588,7 @@ class PodRuntime:
     def __init__(self, server, pod):
         self.server, self.pod = server, pod
         self.container_id = None
+        self.creating = None  # the container create under way (see run)
         self.task = None
         self.deadline_task = None
         self.deadline_exceeded = False
@@ -676,8 +677,12 @@ class PodRuntime:
                 self.container_status({"waiting": {"reason": e.reason, "message": e.message}})
                 self.publish()
                 return
-            created = await self.server.docker.call(
-                "POST", "/containers/create", params={"name": self.docker_name()}, body=body)
+            # Shielded: a delete that cancels this task while dockerd is still creating must
+            # still learn the container's id (the engine finishes the create regardless, and
+            # a label search made meanwhile would not find it yet).
+            self.creating = asyncio.ensure_future(self.server.docker.call(
+                "POST", "/containers/create", params={"name": self.docker_name()}, body=body))
+            created = await asyncio.shield(self.creating)
             self.container_id = created["Id"]
             if self.deleting or self.deadline_exceeded:
                 return
@@ -783,6 +788,11 @@ class PodRuntime:
             try:
                 await self.task
             except (asyncio.CancelledError, Exception):
+                pass
+        if self.creating is not None and not self.container_id:
+            try:
+                self.container_id = (await self.creating)["Id"]
+            except Exception:
                 pass
         if self.container_id:
             await self.server.remove_container(self.container_id)
