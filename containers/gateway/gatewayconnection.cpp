@@ -234,6 +234,23 @@ void GatewayConnection::splice(int out, const std::string &toOut)
                    ",\"ms\":" + std::to_string(nowMs() - started) + "}");
 }
 
+std::string GatewayConnection::checkPlainTunnel(std::string *first, int64_t deadlineMs)
+{
+    // Plain HTTP through the tunnel: its first request must be for the host the CONNECT named.
+    ProxyRequest inner = ProxyRequest::parseInTunnel(first->data(), first->size());
+    while (inner.state() == ProxyRequest::Status::NeedMore) {
+        if (!readMore(first, ProxyRequest::kMaxHeadBytes + 1, deadlineMs))
+            return "the tunnel started with neither TLS nor a whole HTTP request";
+        inner = ProxyRequest::parseInTunnel(first->data(), first->size());
+    }
+    if (inner.state() == ProxyRequest::Status::Bad)
+        return "the tunnel started with neither TLS nor HTTP (" + inner.error() + ")";
+    if (inner.host() != m_host || inner.port() != m_port)
+        return "the request in the tunnel is for " + inner.host() + ":" +
+               std::to_string(inner.port()) + ", not " + m_host + ":" + std::to_string(m_port);
+    return {};
+}
+
 void GatewayConnection::run()
 {
     m_id = m_gateway.nextConnectionId();
@@ -301,7 +318,7 @@ void GatewayConnection::run()
                          inet_pton(AF_INET6, m_host.c_str(), bytes) == 1;
     std::string refusal;
     if (hello.status == ClientHello::Status::NotTls)
-        refusal = "the tunnel did not start with TLS";
+        refusal = checkPlainTunnel(&first, helloDeadline);
     else if (hello.status == ClientHello::Status::Malformed)
         refusal = "the tunnel did not start with a whole TLS ClientHello";
     else if (hello.status == ClientHello::Status::NoName && !address)

@@ -33,6 +33,9 @@ private:
     bool resolve(bool exact, std::string *why);
     int connectOut(std::string *why);
     void splice(int out, const std::string &toOut);
+    // For a tunnel that does not start with TLS: "" when its first request is an HTTP request
+    // for the CONNECT's host and port, else why not.
+    std::string checkPlainTunnel(std::string *first, int64_t deadlineMs);
 
     Gateway &m_gateway;
     int m_fd;

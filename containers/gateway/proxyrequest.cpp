@@ -113,6 +113,16 @@ struct ProxyRequestParse
 
 ProxyRequest ProxyRequest::parse(const char *data, size_t size)
 {
+    return parseHead(data, size, false);
+}
+
+ProxyRequest ProxyRequest::parseInTunnel(const char *data, size_t size)
+{
+    return parseHead(data, size, true);
+}
+
+ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunnel)
+{
     ProxyRequestParse s;
     ProxyRequest &r = s.request;
     auto bad = [&](int status, const std::string &why) {
@@ -144,6 +154,8 @@ ProxyRequest ProxyRequest::parse(const char *data, size_t size)
     }
     // Paused in on_headers_complete: the parser has not counted the byte that ended the head.
     r.m_headBytes = err == HPE_PAUSED ? used + 1 : used;
+    if (inTunnel)
+        return readTunnelRequest(std::move(r), parser.method == HTTP_CONNECT);
     const bool connect = parser.method == HTTP_CONNECT;
     r.m_kind = connect ? Kind::Connect : Kind::Forward;
     http_parser_url url;
@@ -187,6 +199,40 @@ ProxyRequest ProxyRequest::parse(const char *data, size_t size)
     }
     if (r.m_credential.empty())
         return bad(407, "the gateway needs the sandbox's credential (the proxy URL's password)");
+    r.m_state = Status::Ok;
+    return r;
+}
+
+ProxyRequest ProxyRequest::readTunnelRequest(ProxyRequest r, bool connect)
+{
+    auto bad = [&](const std::string &why) {
+        r.m_state = Status::Bad;
+        r.m_status = 400;
+        r.m_error = why;
+        return r;
+    };
+    if (connect)
+        return bad("no CONNECT inside a tunnel");
+    r.m_kind = Kind::Forward;
+    std::string hostHeader;
+    for (const auto &[name, value] : r.m_headers)
+        if (lower(name) == "host") {
+            hostHeader = value;
+            break;
+        }
+    // Host is host[:port]: read as the authority of a URI.
+    const std::string uri = "http://" + hostHeader + "/";
+    http_parser_url url;
+    http_parser_url_init(&url);
+    if (hostHeader.empty() || http_parser_parse_url(uri.data(), uri.size(), 0, &url) != 0 ||
+        !(url.field_set & (1 << UF_HOST)))
+        return bad("the request in the tunnel has no valid Host header");
+    r.m_host = HostPattern::normalise(
+        uri.substr(url.field_data[UF_HOST].off, url.field_data[UF_HOST].len));
+    if (r.m_host.empty())
+        return bad("the request in the tunnel has no valid Host header");
+    r.m_port = (url.field_set & (1 << UF_PORT)) ? url.port : 80;
+    r.m_path = r.m_url;
     r.m_state = Status::Ok;
     return r;
 }

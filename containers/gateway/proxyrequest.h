@@ -28,6 +28,10 @@ public:
     // Reads the head at the start of `data`. On Ok, headBytes() is its length: for a CONNECT
     // what follows is the tunnel's; for a forward, the request's body (if any) follows.
     static ProxyRequest parse(const char *data, size_t size);
+    // The first request inside a CONNECT tunnel that does not start with TLS (Node's undici
+    // tunnels plain http: too): an origin-form request, its host and port from its Host header,
+    // no credential (the CONNECT carried it).
+    static ProxyRequest parseInTunnel(const char *data, size_t size);
 
     Status state() const { return m_state; }
     int status() const { return m_status; } // with Bad: 400, 405, 407 (no credential), 431
@@ -47,6 +51,8 @@ public:
 
 private:
     friend struct ProxyRequestParse;
+    static ProxyRequest parseHead(const char *data, size_t size, bool inTunnel);
+    static ProxyRequest readTunnelRequest(ProxyRequest r, bool connect);
     Status m_state = Status::NeedMore;
     int m_status = 0;
     std::string m_error;

@@ -234,12 +234,29 @@ void TestGateway::tunnelsTlsOnlyToTheNamedHost()
     QCOMPARE(conn.value(u"verdict").toString(), QStringLiteral("deny"));
     QVERIFY2(conn.value(u"rule").toString().contains(u"tls.example.test is not web.test"),
              qPrintable(conn.value(u"rule").toString()));
-    // No TLS at all.
+    // Plain HTTP through a tunnel (as Node's undici sends http: URLs): its request must be for
+    // the CONNECT's host and port.
     exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") +
-             "\r\nGET / HTTP/1.1\r\n\r\n");
+             "\r\nGET / HTTP/1.1\r\nHost: tls.example.test:" + port + "\r\n\r\n");
     conn = nextEvent(QStringLiteral("conn"));
-    QCOMPARE(conn.value(u"rule").toString(), QStringLiteral("the tunnel did not start with TLS"));
+    QCOMPARE(conn.value(u"verdict").toString(), QStringLiteral("deny"));
+    const QString expected =
+        QString::fromLatin1("is for tls.example.test:" + port + ", not web.test:" + port);
+    QVERIFY2(conn.value(u"rule").toString().contains(expected),
+             qPrintable(conn.value(u"rule").toString()));
+    exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") +
+             "\r\nSSH-2.0-OpenSSH_9.2\r\n\r\n");
+    conn = nextEvent(QStringLiteral("conn"));
+    QVERIFY2(conn.value(u"rule").toString().startsWith(u"the tunnel started with neither TLS nor"),
+             qPrintable(conn.value(u"rule").toString()));
     QVERIFY(m_received.isEmpty());
+    const QByteArray inner = "GET /in HTTP/1.1\r\nHost: web.test:" + port + "\r\n\r\n";
+    answer =
+        exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") + "\r\n" + inner);
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QCOMPARE(m_received, inner);
+    QCOMPARE(nextEvent(QStringLiteral("conn")).value(u"verdict").toString(),
+             QStringLiteral("allow"));
 }
 
 void TestGateway::refusesNamesThatLeadInward()

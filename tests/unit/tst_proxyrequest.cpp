@@ -19,6 +19,7 @@ private Q_SLOTS:
     void refuses();
     void originHeadDropsTheProxysHeaders();
     void hugeHeadIsRefused();
+    void requestInATunnel();
 
 private:
     static ProxyRequest parse(const QByteArray &bytes)
@@ -152,6 +153,31 @@ void TestProxyRequest::hugeHeadIsRefused()
     const ProxyRequest m = parse(many + "\r\n");
     QCOMPARE(m.state(), Status::Bad);
     QCOMPARE(m.status(), 431);
+}
+
+void TestProxyRequest::requestInATunnel()
+{
+    const QByteArray head = "GET /a HTTP/1.1\r\nHost: Example.com:8080\r\n\r\n";
+    ProxyRequest r = ProxyRequest::parseInTunnel(head.constData(), size_t(head.size()));
+    QCOMPARE(r.state(), Status::Ok);
+    QCOMPARE(r.host(), std::string("example.com"));
+    QCOMPARE(r.port(), 8080);
+    QCOMPARE(r.headBytes(), size_t(head.size()));
+    const QByteArray v6 = "GET / HTTP/1.1\r\nHost: [fd00::1]\r\n\r\n";
+    r = ProxyRequest::parseInTunnel(v6.constData(), size_t(v6.size()));
+    QCOMPARE(r.state(), Status::Ok);
+    QCOMPARE(r.host(), std::string("fd00::1"));
+    QCOMPARE(r.port(), 80);
+    for (const QByteArray &bad :
+         {QByteArray("GET / HTTP/1.1\r\n\r\n"), QByteArray("GET / HTTP/1.1\r\nHost: a b\r\n\r\n"),
+          QByteArray("CONNECT x.com:443 HTTP/1.1\r\nHost: x.com\r\n\r\n")}) {
+        r = ProxyRequest::parseInTunnel(bad.constData(), size_t(bad.size()));
+        QVERIFY2(r.state() == Status::Bad, bad.constData());
+        QCOMPARE(r.status(), 400);
+    }
+    const QByteArray part = "GET / HTTP/1.1\r\nHost: x";
+    QCOMPARE(ProxyRequest::parseInTunnel(part.constData(), size_t(part.size())).state(),
+             Status::NeedMore);
 }
 
 QTEST_GUILESS_MAIN(TestProxyRequest)
