@@ -20,13 +20,6 @@ std::vector<std::string> split(const std::string &text, char by)
     return parts;
 }
 
-bool isAddress(const std::string &host)
-{
-    unsigned char bytes[16];
-    return inet_pton(AF_INET, host.c_str(), bytes) == 1 ||
-           inet_pton(AF_INET6, host.c_str(), bytes) == 1;
-}
-
 } // namespace
 
 std::string Gateway::quote(const std::string &text)
@@ -136,7 +129,7 @@ Gateway::Decision Gateway::decide(uint64_t connection, const std::string &creden
     const auto it = m_grants.find(credential);
     if (it == m_grants.end())
         return {false, "the sandbox's credential is not valid (any more)", false};
-    const bool address = isAddress(host);
+    const bool address = HostPattern::isAddressLiteral(host);
     for (const HostPattern &p : it->second.patterns) {
         // An address is reached only when it is listed as one: never through a name pattern
         // that its digits happen to end like.

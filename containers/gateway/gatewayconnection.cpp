@@ -113,11 +113,9 @@ bool GatewayConnection::resolve(bool exact, std::string *why)
 {
     m_addresses.clear();
     const auto mapped = m_gateway.hosts().find(m_host);
-    unsigned char bytes[16];
     if (mapped != m_gateway.hosts().end()) {
         m_addresses.push_back(mapped->second);
-    } else if (inet_pton(AF_INET, m_host.c_str(), bytes) == 1 ||
-               inet_pton(AF_INET6, m_host.c_str(), bytes) == 1) {
+    } else if (HostPattern::isAddressLiteral(m_host)) {
         m_addresses.push_back(m_host);
     } else {
         addrinfo hints{};
@@ -313,9 +311,7 @@ void GatewayConnection::run()
             break;
         }
     }
-    unsigned char bytes[16];
-    const bool address = inet_pton(AF_INET, m_host.c_str(), bytes) == 1 ||
-                         inet_pton(AF_INET6, m_host.c_str(), bytes) == 1;
+    const bool address = HostPattern::isAddressLiteral(m_host);
     std::string refusal;
     if (hello.status == ClientHello::Status::NotTls)
         refusal = checkPlainTunnel(&first, helloDeadline);

@@ -6,13 +6,6 @@
 
 namespace {
 
-bool isIpLiteral(const std::string &host)
-{
-    unsigned char buffer[16];
-    return inet_pton(AF_INET, host.c_str(), buffer) == 1 ||
-           inet_pton(AF_INET6, host.c_str(), buffer) == 1;
-}
-
 // RFC 1123 labels (letters, digits, hyphens inside), and the underscore that real names carry
 // (service records, some CDNs); 63 bytes a label, 253 in all.
 bool isHostName(std::string_view name)
@@ -51,6 +44,13 @@ bool parsePort(std::string_view text, int *port)
 
 } // namespace
 
+bool HostPattern::isAddressLiteral(const std::string &host)
+{
+    unsigned char buffer[16];
+    return inet_pton(AF_INET, host.c_str(), buffer) == 1 ||
+           inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
 std::string HostPattern::normalise(std::string_view host)
 {
     if (host.size() > 2 && host.front() == '[' && host.back() == ']')
@@ -60,7 +60,7 @@ std::string HostPattern::normalise(std::string_view host)
     std::string lower(host);
     std::transform(lower.begin(), lower.end(), lower.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });
-    if (isIpLiteral(lower) || isHostName(lower))
+    if (HostPattern::isAddressLiteral(lower) || isHostName(lower))
         return lower;
     return {};
 }
@@ -102,7 +102,7 @@ std::optional<HostPattern> HostPattern::parse(std::string_view text, std::string
     pattern.m_host = normalise(host);
     if (pattern.m_host.empty())
         return fail("not a host name or IP address");
-    pattern.m_address = isIpLiteral(pattern.m_host);
+    pattern.m_address = HostPattern::isAddressLiteral(pattern.m_host);
     if (pattern.m_wildcard && pattern.m_address)
         return fail("*. needs a domain name, not an address");
     if (pattern.m_wildcard && pattern.m_host.find('.') == std::string::npos)

@@ -16,6 +16,8 @@ public:
     // A host name as it came (CONNECT target, Host header, SNI): lower case, no trailing dot;
     // "" when it is not a syntactically valid name or IP literal.
     static std::string normalise(std::string_view host);
+    // Whether `host` is an IPv4 or IPv6 address (without brackets), not a name.
+    static bool isAddressLiteral(const std::string &host);
 
     bool matches(std::string_view host, int port) const;
     // An IP literal, or a name: the gateway resolves only names, and refuses a literal that no
