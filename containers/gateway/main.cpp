@@ -7,11 +7,12 @@
 
 #include <arpa/inet.h>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <netinet/in.h>
 #include <poll.h>
 #include <string>
@@ -124,16 +125,19 @@ int main(int argc, char **argv)
     ::getsockname(server, reinterpret_cast<sockaddr *>(&bound), &size);
     gateway.emit("{\"ev\":\"ready\",\"port\":" + std::to_string(ntohs(bound.sin_port)) + "}");
 
-    static std::atomic<int> open{0};
+    static std::atomic<int> connections{0};
     std::thread([&gateway, server] {
         while (true) {
             sockaddr_storage peer{};
             socklen_t length = sizeof peer;
             const int fd =
                 ::accept4(server, reinterpret_cast<sockaddr *>(&peer), &length, SOCK_CLOEXEC);
-            if (fd < 0)
+            if (fd < 0) {
+                // Out of descriptors, say: wait a little rather than spin on accept.
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
                 continue;
-            if (open.load() >= kMaxConnections) {
+            }
+            if (connections.load() >= kMaxConnections) {
                 ::close(fd);
                 continue;
             }
@@ -141,10 +145,10 @@ int main(int argc, char **argv)
             if (peer.ss_family == AF_INET)
                 inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&peer)->sin_addr, text,
                           sizeof text);
-            ++open;
+            ++connections;
             std::thread([&gateway, fd, address = std::string(text)] {
                 GatewayConnection(gateway, fd, address).run();
-                --open;
+                --connections;
             }).detach();
         }
     }).detach();
