@@ -104,7 +104,7 @@ use_engine() {
     export DOCKER_HOST=${DOCKER_HOST:-unix://$SOCKET}
 }
 
-ALL_IMAGES=(python node bash gcc go java ruby r rust)
+ALL_IMAGES=(python node bash gcc go java ruby r rust gateway)
 # The images running needs first; the window's examples and the demo use them.
 FIRST_IMAGES=(python node)
 

@@ -53,6 +53,9 @@ PY
 
 command -v python3 > /dev/null || { echo "build-images.sh: python3 is needed" >&2; exit 1; }
 read -r -a ALL_IMAGES <<< "$(table images)"
+# Not a language: the allow-list network mode's egress gateway (containers/gateway).
+GATEWAY_IMAGE=gateway
+ALL_IMAGES+=("$GATEWAY_IMAGE")
 
 usage() {
     cat <<EOF
@@ -61,6 +64,7 @@ usage: build-images.sh [--force] [--refresh-base] [--jobs N] [--engine ADDRESS]
 
 images (aliases; none = all):
 $(table usage | fold -s -w 94 | sed 's/ *$//; s/^/  /')
+  gateway (the egress gateway of --egress runs, not a language; built with the host's c++)
 
   --force         rebuild images that already exist
   --refresh-base  debootstrap the cached base rootfs again
@@ -228,6 +232,7 @@ estimate_for() { # IMAGE
         node) echo 125 ;;
         go) echo 70 ;;
         r | rust) echo 45 ;;
+        "$GATEWAY_IMAGE") echo 20 ;;
         *) echo 30 ;;
     esac
 }
@@ -608,6 +613,52 @@ build_offline() { # IMAGE TAG
     remove_tree "$tmp"
 }
 
+# The egress gateway: compiled here with the host's compiler (Debian 12's, as the images') and put
+# into an image of its own with the C library it links and nothing else: no shell, no package
+# manager, a few MB that load fast onto a remote engine. libstdc++ and libhttp-parser are linked
+# statically, so only libc and its loader come from the host; glibc 2.36 resolves names (files,
+# dns) without loading NSS modules. It runs as nobody.
+build_gateway() { # TAG
+    local tag=$1 tmp root parser lib
+    command -v c++ > /dev/null || die "the gateway image needs a C++ compiler: apt-get install g++"
+    parser=$(c++ -print-file-name=libhttp_parser.a)
+    [ -f "$parser" ] && [ -f /usr/include/http_parser.h ] \
+        || die "the gateway image needs libhttp-parser: apt-get install libhttp-parser-dev"
+    new_tmpdir tmp "$GATEWAY_IMAGE"
+    root=$tmp/root
+    install -d -m 0755 "$root/usr/local/bin" "$root/etc" "$root/tmp"
+
+    step_begin 1 3 "$GATEWAY_IMAGE: compiling containers/gateway"
+    c++ -std=c++17 -O2 -pthread -static-libstdc++ -static-libgcc -Wl,-z,relro,-z,now -pie -fPIE \
+        -fstack-protector-strong -D_FORTIFY_SOURCE=2 -o "$root/usr/local/bin/cs-gateway" \
+        "$HERE"/gateway/*.cpp "$parser" >> "$LOG" 2>&1
+    step_end
+
+    step_begin 2 3 "$GATEWAY_IMAGE: the C library and the files it reads"
+    # Every shared object ldd names (the loader included), at the same path.
+    for lib in $(ldd "$root/usr/local/bin/cs-gateway" | grep -o '/[^ ]*'); do
+        install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+    done
+    printf 'root:x:0:0::/:/nonexistent\nnobody:x:65534:65534:nobody:/nonexistent:/nonexistent\n' \
+        > "$root/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
+    printf 'hosts: files dns\n' > "$root/etc/nsswitch.conf"
+    # The engine provides resolv.conf, hosts and hostname at run time.
+    : > "$root/etc/resolv.conf"
+    : > "$root/etc/hosts"
+    chmod 1777 "$root/tmp"
+    step_end
+
+    step_begin 3 3 "$GATEWAY_IMAGE: docker import $tag"
+    tar --numeric-owner --owner=0 --group=0 -C "$root" -c . \
+        | engine import -m "code-sandbox egress gateway" --change 'USER 65534:65534' \
+            --change 'ENTRYPOINT ["/usr/local/bin/cs-gateway"]' \
+            --change "LABEL org.opencontainers.image.title=code-sandbox-$GATEWAY_IMAGE" \
+            - "$tag" >> "$LOG" 2>&1
+    step_end
+    remove_tree "$tmp"
+}
+
 # Builds one image and reports it; output of the build goes to $LOG.
 build_image() { # IMAGE
     local image=$1 tag=code-sandbox/$1:latest old_id new_id size t0=$SECONDS now
@@ -615,7 +666,9 @@ build_image() { # IMAGE
     status_write "$image" building "$now" $((now + $(estimate_for "$image")))
     status_requeue_after "$image" "$now"
     old_id=$(engine image inspect --format '{{.Id}}' "$tag" 2> /dev/null || true)
-    if [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$image" "$tag"; then
+    if [ "$image" = "$GATEWAY_IMAGE" ]; then
+        build_gateway "$tag"
+    elif [ "${CODE_SANDBOX_USE_DOCKERFILES:-0}" = 1 ] && build_with_dockerfile "$image" "$tag"; then
         :
     else
         build_offline "$image" "$tag"
@@ -667,6 +720,7 @@ while [ "$#" -gt 0 ]; do
         --push=*) PUSH=${1#--push=} ;;
         -h | --help) usage; exit 0 ;;
         -*) usage >&2; exit 2 ;;
+        "$GATEWAY_IMAGE") IMAGES+=("$GATEWAY_IMAGE") ;;
         *) image=$(table image-of "$1") || { usage >&2; exit 2; }; IMAGES+=("$image") ;;
     esac
     shift
