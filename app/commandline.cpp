@@ -3,6 +3,7 @@
 #include "applog.h"
 #include "appsettings.h"
 #include "calltimeout.h"
+#include "egresslist.h"
 #include "kubetarget.h"
 #include "languageregistry.h"
 #include "passthroughenv.h"
@@ -300,6 +301,30 @@ Option variableNames(const QString &name, const QString &help, const char *env)
         env, true};
 }
 
+// Host patterns every run may reach (the allow-list mode): --egress values (repeatable, each
+// also comma-separated) or --egress-file files, added to what the other one gave.
+Option egress(const QString &name, const QString &valueName, const QString &help, bool files,
+              const char *env)
+{
+    return {QCommandLineOption(name, help, valueName), Stage::Sandbox,
+            [name, files](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                QString error;
+                QStringList patterns;
+                for (const QString &value : values) {
+                    patterns +=
+                        files ? EgressList::readFile(value, &error)
+                              : EgressList::parse(value.split(u',', Qt::SkipEmptyParts), &error);
+                    if (!error.isEmpty())
+                        return QStringLiteral("--%1: %2").arg(name, error);
+                }
+                for (const QString &p : std::as_const(patterns))
+                    if (!cl.config.egress.contains(p))
+                        cl.config.egress.append(p);
+                return QString();
+            },
+            env, true};
+}
+
 // Every option once, in the order --help lists them: how runs are made, ...
 QList<Option> sandboxOptions()
 {
@@ -403,6 +428,17 @@ QList<Option> sandboxLimitOptions()
                      &SandboxConfig::maxConcurrent, nullptr, true),
         flag(s("network"), s("Give sandboxes network access (off by default)."), Stage::Sandbox,
              &SandboxConfig::network, true, "SANDBOX_NETWORK_MODE"),
+        egress(s("egress"), s("pattern"),
+               s("Let runs reach this host, and no other, through the engine's egress gateway "
+                 "(repeatable, or comma-separated): host, *.suffix (names below it) or an IP "
+                 "address, each with an optional :port (default 80 and 443). The sandbox gets "
+                 "HTTP_PROXY/HTTPS_PROXY; it resolves no names and has no other route. Narrows "
+                 "--network. On Docker engines (not yet Podman or Kubernetes); the gateway is the "
+                 "image code-sandbox/gateway."),
+               false, "CODE_SANDBOX_EGRESS"),
+        egress(s("egress-file"), s("file"),
+               s("Host patterns for --egress from a file, one per line (# comments)."), true,
+               nullptr),
     };
 }
 

@@ -19,6 +19,7 @@ QString networkMode(SandboxSpec::Network network)
     case SandboxSpec::Network::Open:
         return QStringLiteral("bridge");
     case SandboxSpec::Network::None:
+    case SandboxSpec::Network::Allowlist: // until joinEgress
         break;
     }
     return QStringLiteral("none");
@@ -48,7 +49,7 @@ QJsonObject ContainerSpec::render(const SandboxSpec &spec)
         {QStringLiteral("User"), QStringLiteral("%1:%2").arg(spec.uid).arg(spec.gid)},
         {QStringLiteral("WorkingDir"), spec.workingDir},
         {QStringLiteral("Labels"), labelsJson(spec.sandboxLabels())},
-        {QStringLiteral("NetworkDisabled"), spec.network == SandboxSpec::Network::None},
+        {QStringLiteral("NetworkDisabled"), spec.network != SandboxSpec::Network::Open},
         {QStringLiteral("AttachStdin"), true},
         {QStringLiteral("AttachStdout"), true},
         {QStringLiteral("AttachStderr"), true},
@@ -110,4 +111,34 @@ QJsonObject ContainerSpec::hostConfig(const SandboxSpec &spec, const QJsonObject
     if (!spec.runtime.isEmpty())
         host.insert(QStringLiteral("Runtime"), spec.runtime);
     return host;
+}
+
+QStringList ContainerSpec::proxyEnv(const Egress &egress)
+{
+    const QString url = QStringLiteral("http://sandbox:%1@%2:%3")
+                            .arg(egress.credential, egress.proxyHost)
+                            .arg(egress.proxyPort);
+    QStringList env;
+    for (const char *name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                             "all_proxy", "npm_config_proxy", "npm_config_https_proxy"})
+        env.append(QString::fromLatin1(name) + u'=' + url);
+    // A program's own local servers are not behind the gateway.
+    for (const char *name : {"NO_PROXY", "no_proxy"})
+        env.append(QString::fromLatin1(name) + QStringLiteral("=localhost,127.0.0.1,::1"));
+    return env;
+}
+
+QJsonObject ContainerSpec::joinEgress(const QJsonObject &body, const Egress &egress)
+{
+    QJsonObject out = body;
+    QJsonArray env = out.value(u"Env").toArray();
+    for (const QString &entry : proxyEnv(egress))
+        env.append(entry);
+    out.insert(QStringLiteral("Env"), env);
+    out.insert(QStringLiteral("NetworkDisabled"), false);
+    QJsonObject host = out.value(u"HostConfig").toObject();
+    host.insert(QStringLiteral("NetworkMode"), egress.network);
+    host.insert(QStringLiteral("Dns"), QJsonArray{QString::fromLatin1(kNoNameServer)});
+    out.insert(QStringLiteral("HostConfig"), host);
+    return out;
 }

@@ -3,6 +3,7 @@
 #include "containersapi.h"
 #include "containerspec.h"
 #include "dockercontainer.h"
+#include "egressgateway.h"
 #include "engineclient.h"
 #include "enginedialect.h"
 #include "enginereply.h"
@@ -75,7 +76,28 @@ int DockerBackend::capacity() const
 SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QString &name,
                                                QObject *parent)
 {
-    return new DockerContainer(m_engine, ContainerSpec::render(spec), spec.image, name, parent);
+    auto *container =
+        new DockerContainer(m_engine, ContainerSpec::render(spec), spec.image, name, parent);
+    switch (spec.network) {
+    case SandboxSpec::Network::Allowlist:
+        if (!m_egress)
+            m_egress = new EgressGateway(m_engine, this);
+        container->useEgress(m_egress, spec.egress, spec.labels);
+        break;
+    case SandboxSpec::Network::None:
+    case SandboxSpec::Network::Open:
+        break;
+    }
+    return container;
+}
+
+void DockerBackend::shutdown(QObject *context, const std::function<void()> &done)
+{
+    if (!m_egress) {
+        done();
+        return;
+    }
+    m_egress->shutdown(context, done);
 }
 
 void DockerBackend::createVolume(const QString &name, const QJsonObject &labels, QObject *context,

@@ -4,6 +4,7 @@
 
 #include <QHash>
 
+class EgressGateway;
 class EngineClient;
 
 // Sandboxes on the Docker Engine API: Docker, and Podman's compatible socket (the engine client
@@ -44,6 +45,11 @@ public:
     void imageStatus(const QString &image, QObject *context,
                      const std::function<void(const ImageStatus &)> &done) override;
     ImageStatus imageBuild(const QString &image) const override;
+    // Removes the egress gateway and its networks, if this engine ever needed them.
+    void shutdown(QObject *context, const std::function<void()> &done) override;
+
+    // The allow-list mode's gateway on this engine; null until a sandbox needed it.
+    EgressGateway *egressGateway() const { return m_egress; }
 
     // Where build-images.sh writes IMAGE.status: $CODE_SANDBOX_IMAGE_STATUS, else
     // /run/code-sandbox-images (root's to write, so the files cannot be planted).
@@ -62,4 +68,5 @@ private:
     EngineClient *m_engine;
     int m_cpus = 0; // from /info, once read
     QHash<QString, Presence> m_images;
+    EgressGateway *m_egress = nullptr;
 };

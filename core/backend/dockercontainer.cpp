@@ -3,6 +3,8 @@
 #include "attachstream.h"
 #include "backendlog.h"
 #include "containersapi.h"
+#include "containerspec.h"
+#include "egressgateway.h"
 #include "engineclient.h"
 #include "enginereply.h"
 
@@ -13,16 +15,49 @@ DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &body,
 
 DockerContainer::~DockerContainer()
 {
+    revokeCredential();
     if (m_stream)
         m_stream->deleteLater();
 }
 
+void DockerContainer::useEgress(EgressGateway *gateway, const QStringList &patterns,
+                                const QMap<QString, QString> &labels)
+{
+    m_egress = gateway;
+    m_egressPatterns = patterns;
+    m_egressLabels = labels;
+}
+
 void DockerContainer::prepare()
 {
-    if (m_state != State::New)
+    if (m_state != State::New || m_waitingForEgress)
         return;
+    if (!m_egress) {
+        create(m_body);
+        return;
+    }
+    // Still New while the gateway starts: a removal meanwhile ends the sandbox at once, with
+    // nothing created (a shutdown that waits for it never waits on the gateway).
+    m_waitingForEgress = true;
+    m_egress->whenReady(
+        m_egressLabels, this, [this](const ContainerSpec::Egress &where, const QString &error) {
+            m_waitingForEgress = false;
+            if (m_state != State::New)
+                return;
+            if (!error.isEmpty() || !m_egress) {
+                failWith(error.isEmpty() ? QStringLiteral("no egress gateway") : error);
+                return;
+            }
+            ContainerSpec::Egress egress = where;
+            egress.credential = m_credential = m_egress->grant(m_egressPatterns);
+            create(ContainerSpec::joinEgress(m_body, egress));
+        });
+}
+
+void DockerContainer::create(const QJsonObject &body)
+{
     m_state = State::Creating;
-    EngineReply *reply = ContainersApi(m_engine).create(m_body, m_name);
+    EngineReply *reply = ContainersApi(m_engine).create(body, m_name);
     connect(reply, &EngineReply::finished, this, [this, reply] {
         reply->deleteLater();
         if (!reply->ok()) {
@@ -102,9 +137,22 @@ void DockerContainer::fail(const EngineError &error, const QString &what)
     else
         message =
             QStringLiteral("could not %1 the sandbox container: %2").arg(what, error.toString());
+    failWith(message);
+}
+
+void DockerContainer::failWith(const QString &message)
+{
+    revokeCredential();
     m_state = State::Failed;
     qCWarning(lcBackend).noquote() << message;
     Q_EMIT failed(message);
+}
+
+void DockerContainer::revokeCredential()
+{
+    if (m_egress && !m_credential.isEmpty())
+        m_egress->revoke(m_credential);
+    m_credential.clear();
 }
 
 void DockerContainer::closeStream()
@@ -115,6 +163,7 @@ void DockerContainer::closeStream()
 
 void DockerContainer::sendRemove()
 {
+    revokeCredential();
     // force kills a running program; v drops anonymous volumes.
     EngineReply *reply = ContainersApi(m_engine).remove(m_id);
     connect(reply, &EngineReply::finished, this, [this, reply] {

@@ -3,10 +3,13 @@
 #include "sandboxcontainer.h"
 
 #include <QJsonObject>
+#include <QMap>
 #include <QPointer>
 #include <QString>
+#include <QStringList>
 
 class AttachStream;
+class EgressGateway;
 class EngineClient;
 struct EngineError;
 
@@ -22,6 +25,11 @@ public:
     DockerContainer(EngineClient *engine, const QJsonObject &body, const QString &image,
                     const QString &name, QObject *parent = nullptr);
     ~DockerContainer() override;
+
+    // An allow-list sandbox: created only once `gateway` answers, joined to its network with a
+    // credential of its own for `patterns` (revoked when the sandbox goes). Before prepare().
+    void useEgress(EgressGateway *gateway, const QStringList &patterns,
+                   const QMap<QString, QString> &labels);
 
     void prepare() override;
     void write(const QByteArray &bytes) override;
@@ -45,11 +53,19 @@ protected:
     void sendRemove() override;
 
 private:
+    void create(const QJsonObject &body);
     void fail(const EngineError &error, const QString &what);
+    void failWith(const QString &message);
+    void revokeCredential();
     void attach();
     void start();
 
     EngineClient *m_engine;
     QJsonObject m_body;
     QPointer<AttachStream> m_stream;
+    QPointer<EgressGateway> m_egress;
+    QStringList m_egressPatterns;
+    QMap<QString, QString> m_egressLabels;
+    QString m_credential;
+    bool m_waitingForEgress = false;
 };

@@ -41,6 +41,10 @@ SandboxSpec::Result KubernetesBackend::accept(SandboxSpec spec) const
 {
     if (!spec.mounts.isEmpty())
         return SandboxSpec::Result::refused(notSupported());
+    if (spec.network == SandboxSpec::Network::Allowlist)
+        return SandboxSpec::Result::refused(QStringLiteral(
+            "the allow-list network mode (--egress) is not available on Kubernetes yet; run "
+            "without --egress there, or use a Docker or Podman engine"));
     spec.runtime = m_options.runtimeClassName;
     return SandboxBackend::accept(spec);
 }

@@ -225,6 +225,7 @@ QJsonObject PodSpec::metadataJson(const SandboxSpec &spec)
         labels.insert(QString::fromLatin1(kLabelNetwork), QStringLiteral("on"));
         break;
     case SandboxSpec::Network::None:
+    case SandboxSpec::Network::Allowlist: // refused by KubernetesBackend::accept for now
         break;
     }
     // generateName: the server adds a random suffix, so pods never collide by name.

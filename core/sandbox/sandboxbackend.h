@@ -188,6 +188,15 @@ public:
         return none;
     }
 
+    // At the service's shutdown, once its sandboxes are gone: removes what the backend made
+    // beside them (the allow-list mode's gateway and networks), then calls `done` (while
+    // `context` lives). By default there is nothing.
+    virtual void shutdown(QObject *context, const std::function<void()> &done)
+    {
+        Q_UNUSED(context);
+        done();
+    }
+
 protected:
     // A spec the sandbox room made, as this backend runs it (with what it adds, such as its
     // runtime), or why it cannot run it. By default: as it is, unless it has secrets, which no

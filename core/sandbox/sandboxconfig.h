@@ -16,6 +16,9 @@ struct SandboxConfig
     int pidsLimit = 256;
     qint64 tmpfsBytes = 64LL * 1024 * 1024; // for each of /tmp and the workdir
     bool network = false;
+    // The hosts every run may reach (--egress, --egress-file: HostPattern entries); when not
+    // empty, runs are in the allow-list mode, through the engine's egress gateway.
+    QStringList egress;
     // Libraries may be installed (with network, in a separate install container); runs still
     // have no network unless `network` is set.
     bool allowInstall = false;

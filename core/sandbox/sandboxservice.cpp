@@ -687,9 +687,20 @@ int SandboxService::janitorsPending() const
 
 void SandboxService::checkShutdownDone()
 {
-    if (m_shuttingDown && !m_shutdownSignalled && m_containers.isEmpty() &&
-        janitorsPending() == 0) {
-        m_shutdownSignalled = true;
-        QMetaObject::invokeMethod(this, &SandboxService::shutdownFinished, Qt::QueuedConnection);
+    if (!m_shuttingDown || m_shutdownSignalled || !m_containers.isEmpty() || janitorsPending() != 0)
+        return;
+    // The sandboxes are gone: now what the backends made for them (gateways, networks).
+    if (m_backendsReleasing < 0) {
+        m_backendsReleasing = int(m_sites.size());
+        for (SandboxSite *site : std::as_const(m_sites))
+            site->backend()->shutdown(this, [this] {
+                --m_backendsReleasing;
+                checkShutdownDone();
+            });
     }
+    // (A backend with nothing to remove answers at once, from inside the loop above.)
+    if (m_backendsReleasing > 0 || m_shutdownSignalled)
+        return;
+    m_shutdownSignalled = true;
+    QMetaObject::invokeMethod(this, &SandboxService::shutdownFinished, Qt::QueuedConnection);
 }

@@ -159,5 +159,8 @@ private:
     bool m_warmOnFirstUse = false;
     bool m_shuttingDown = false;
     bool m_shutdownSignalled = false;
+    // Backends still removing what they made beside sandboxes (SandboxBackend::shutdown); -1
+    // until asked.
+    int m_backendsReleasing = -1;
     quint64 m_counter = 0;
 };

@@ -54,7 +54,13 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
     spec.limits.pidsLimit = config.pidsLimit;
     spec.limits.tmpfsBytes = config.tmpfsBytes;
     spec.limits.maxTimeoutSec = config.maxTimeoutSec;
-    spec.network = config.network ? SandboxSpec::Network::Open : SandboxSpec::Network::None;
+    // An allow-list narrows --network: with one, the sandbox reaches only the hosts it names.
+    if (!config.egress.isEmpty()) {
+        spec.network = SandboxSpec::Network::Allowlist;
+        spec.egress = config.egress;
+    } else {
+        spec.network = config.network ? SandboxSpec::Network::Open : SandboxSpec::Network::None;
+    }
     return spec;
 }
 } // namespace
@@ -115,6 +121,7 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
     if (!config.installCaBundle.isEmpty())
         spec.mounts.append({Mount::Kind::HostFile, config.installCaBundle, caTarget, true});
     spec.network = Network::Open;
+    spec.egress.clear();
     spec.role = QStringLiteral("install");
     return spec;
 }
@@ -160,6 +167,7 @@ QString SandboxSpec::key() const
                                               limits.tmpfsBytes, limits.maxTimeoutSec}},
         {QStringLiteral("mounts"), mountsJson},
         {QStringLiteral("network"), int(network)},
+        {QStringLiteral("egress"), QJsonArray::fromStringList(egress)},
         {QStringLiteral("runtime"), runtime},
         {QStringLiteral("secrets"), secretsJson},
         {QStringLiteral("session"), session},

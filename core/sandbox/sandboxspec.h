@@ -21,13 +21,14 @@ struct SandboxConfig;
 // Equal specs make equal sandboxes: the warm pool keeps sandboxes per key().
 struct SandboxSpec
 {
-    // How the sandbox reaches the network. The next modes (only named hosts, through a proxy
-    // the sandbox must name) go here; the renderers switch over it, so the compiler names each
-    // place a new mode must be handled.
+    // How the sandbox reaches the network. The renderers switch over it, so the compiler names
+    // each place a new mode must be handled.
     enum class Network
     {
-        None, // no route out, no interface beyond loopback where the engine allows
-        Open  // the engine's default network (--network, installs)
+        None,     // no route out, no interface beyond loopback where the engine allows
+        Open,     // the engine's default network (--network, installs)
+        Allowlist // only the hosts `egress` names, through the backend's egress gateway (an
+                  // HTTP proxy the sandbox is told of); no route out otherwise, no DNS
     };
 
     struct Limits
@@ -94,6 +95,9 @@ struct SandboxSpec
     Limits limits;
     QList<Mount> mounts;
     Network network = Network::None;
+    // Allowlist: the host patterns the sandbox may reach (HostPattern's syntax: host, *.suffix,
+    // each with an optional :port). Part of the key, so a warm sandbox serves only its own list.
+    QStringList egress;
     // The container runtime (Docker's --runtime such as gVisor's runsc, Kubernetes'
     // RuntimeClass); empty: the engine's default.
     QString runtime;

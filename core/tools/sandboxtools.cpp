@@ -26,12 +26,24 @@
 #include <memory>
 
 namespace {
+QString describeNetwork(const SandboxConfig &c)
+{
+    // The program must know to use the proxy: the variables are what HTTP libraries read.
+    if (!c.egress.isEmpty())
+        return QStringLiteral("network only to %1 (over HTTP/HTTPS through the proxy that "
+                              "HTTPS_PROXY and HTTP_PROXY name; names resolve only there; other "
+                              "hosts are refused)")
+            .arg(c.egress.join(QStringLiteral(", ")));
+    return c.network ? QStringLiteral("no network (network enabled by the operator)")
+                     : QStringLiteral("no network");
+}
+
 QString describeLimits(const SandboxConfig &c)
 {
-    return QStringLiteral("Each run gets a fresh container: no network%1, %2 MiB memory, %3 CPU, "
+    return QStringLiteral("Each run gets a fresh container: %1, %2 MiB memory, %3 CPU, "
                           "read-only system files (write under /sandbox or /tmp), default timeout "
                           "%4 s.")
-        .arg(c.network ? QStringLiteral(" (network enabled by the operator)") : QString())
+        .arg(describeNetwork(c))
         .arg(c.memoryBytes / (1024 * 1024))
         .arg(c.cpus)
         .arg(c.defaultTimeoutSec);

@@ -65,6 +65,9 @@ private Q_SLOTS:
     void outputLimit();
     void network_data();
     void network();
+    void egress_data();
+    void egress();
+    void egressFile();
     void passThrough_data();
     void passThrough();
     void passThroughNeverReadsTheRealEnvironment();
@@ -374,6 +377,72 @@ void tst_CommandLine::network()
     const CommandLine cl = parse(arguments, env);
     QCOMPARE(cl.message, QString());
     QCOMPARE(cl.config.network, network);
+}
+
+void tst_CommandLine::egress_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<QStringList>("egress");
+    QTest::addColumn<QString>("error");
+
+    QTest::newRow("none by default")
+        << QStringList() << QStringList() << QStringList() << QString();
+    QTest::newRow("repeated and comma-separated, normalised, once each")
+        << QStringList{"--egress", "PyPI.org.", "--egress", "*.example.com:8443,pypi.org"}
+        << QStringList() << QStringList{"pypi.org", "*.example.com:8443"} << QString();
+    QTest::newRow("from the environment")
+        << QStringList() << QStringList{"CODE_SANDBOX_EGRESS=api.github.com,10.0.0.5:8080"}
+        << QStringList{"api.github.com", "10.0.0.5:8080"} << QString();
+    QTest::newRow("not a pattern")
+        << QStringList{"--egress", "pypi.org", "--egress", "http://x.org/"} << QStringList()
+        << QStringList() << QStringLiteral("--egress: not a host pattern");
+    QTest::newRow("a bare wildcard") << QStringList{"--egress", "*"} << QStringList()
+                                     << QStringList() << QStringLiteral("--egress: not a host");
+    QTest::newRow("a bad port") << QStringList{"--egress", "pypi.org:99999"} << QStringList()
+                                << QStringList() << QStringLiteral("--egress: not a host");
+}
+
+void tst_CommandLine::egress()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(QStringList, egress);
+    QFETCH(QString, error);
+
+    const CommandLine cl = parse(arguments, env);
+    if (error.isEmpty()) {
+        QCOMPARE(cl.message, QString());
+        QCOMPARE(cl.config.egress, egress);
+    } else {
+        QVERIFY2(cl.message.contains(error), qPrintable(cl.message));
+        QCOMPARE(int(cl.mode), int(Mode::Error));
+    }
+}
+
+void tst_CommandLine::egressFile()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("egress.txt"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("# the team's hosts\n\npypi.org\n  files.pythonhosted.org  \n*.npmjs.org\n");
+    file.close();
+    CommandLine cl = parse({"--egress-file", path, "--egress", "api.github.com"});
+    QCOMPARE(cl.message, QString());
+    QCOMPARE(cl.config.egress.size(), 4);
+    for (const char *host : {"pypi.org", "files.pythonhosted.org", "*.npmjs.org", "api.github.com"})
+        QVERIFY2(cl.config.egress.contains(QString::fromLatin1(host)), host);
+
+    QVERIFY(file.open(QIODevice::Append));
+    file.write("not a host!\n");
+    file.close();
+    cl = parse({"--egress-file", path});
+    QVERIFY2(cl.message.contains(path) && cl.message.contains(QStringLiteral("not a host!")),
+             qPrintable(cl.message));
+    cl = parse({"--egress-file", dir.filePath(QStringLiteral("missing.txt"))});
+    QVERIFY2(cl.message.contains(QStringLiteral("cannot read")), qPrintable(cl.message));
 }
 
 void tst_CommandLine::passThrough_data()

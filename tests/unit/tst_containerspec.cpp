@@ -72,6 +72,8 @@ private Q_SLOTS:
     void environment_data();
     void environment();
     void network();
+    void allowlistWithoutGatewayHasNoNetwork();
+    void joinEgress();
     void limits_data();
     void limits();
     void librariesVolume();
@@ -250,6 +252,51 @@ void tst_ContainerSpec::network()
     // Everything else stays hardened.
     QCOMPARE(at(spec, {"HostConfig", "CapDrop"}), QJsonValue(QJsonArray{"ALL"}));
     QCOMPARE(at(spec, {"HostConfig", "ReadonlyRootfs"}), QJsonValue(true));
+}
+
+void tst_ContainerSpec::allowlistWithoutGatewayHasNoNetwork()
+{
+    // Rendered alone (no gateway joined), an allow-list sandbox is as cut off as one without
+    // network, even when --network is set: it fails closed.
+    SandboxConfig config = defaultConfig();
+    config.network = true;
+    config.egress = {QStringLiteral("pypi.org")};
+    const QJsonObject spec = build(config);
+    QCOMPARE(at(spec, {"HostConfig", "NetworkMode"}), QJsonValue("none"));
+    QCOMPARE(spec.value("NetworkDisabled"), QJsonValue(true));
+    QVERIFY(!strings(spec.value("Env")).join(u'\n').contains(QStringLiteral("PROXY")));
+}
+
+void tst_ContainerSpec::joinEgress()
+{
+    SandboxConfig config = defaultConfig();
+    config.egress = {QStringLiteral("pypi.org")};
+    config.passThroughEnv = {{QStringLiteral("HTTPS_PROXY"), QStringLiteral("http://corp:8080")}};
+    const QJsonObject body = build(config);
+    const ContainerSpec::Egress egress{QStringLiteral("code-sandbox-egress-x"),
+                                       QStringLiteral("172.30.0.2"), 3128,
+                                       QStringLiteral("c0ffee")};
+    const QJsonObject joined = ContainerSpec::joinEgress(body, egress);
+    QCOMPARE(at(joined, {"HostConfig", "NetworkMode"}), QJsonValue("code-sandbox-egress-x"));
+    QCOMPARE(joined.value("NetworkDisabled"), QJsonValue(false));
+    // Names are the gateway's to resolve: the sandbox's resolver asks an address nothing answers.
+    QCOMPARE(at(joined, {"HostConfig", "Dns"}), QJsonValue(QJsonArray{"192.0.2.1"}));
+    const QStringList env = strings(joined.value("Env"));
+    const QString url = QStringLiteral("http://sandbox:c0ffee@172.30.0.2:3128");
+    for (const char *name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                             "all_proxy", "npm_config_proxy", "npm_config_https_proxy"})
+        QVERIFY2(env.contains(QString::fromLatin1(name) + u'=' + url), name);
+    // After the passed-through proxy, so the engine's last-wins makes ours the one in force.
+    QVERIFY(env.lastIndexOf(QStringLiteral("HTTPS_PROXY=") + url) >
+            env.indexOf(QStringLiteral("HTTPS_PROXY=http://corp:8080")));
+    QVERIFY(env.contains(QStringLiteral("NO_PROXY=localhost,127.0.0.1,::1")));
+    // Nothing else changes: the hardening is the body's.
+    QJsonObject hostBefore = body.value("HostConfig").toObject();
+    QJsonObject hostAfter = joined.value("HostConfig").toObject();
+    hostAfter.remove(QStringLiteral("NetworkMode"));
+    hostAfter.remove(QStringLiteral("Dns"));
+    hostBefore.remove(QStringLiteral("NetworkMode"));
+    QCOMPARE(hostAfter, hostBefore);
 }
 
 void tst_ContainerSpec::limits_data()

@@ -23,6 +23,7 @@ private Q_SLOTS:
     void keys();
     void installHasNoPassThrough();
     void runtime();
+    void allowlist();
 };
 
 namespace {
@@ -231,3 +232,27 @@ void tst_SandboxSpec::runtime()
 
 QTEST_GUILESS_MAIN(tst_SandboxSpec)
 #include "tst_sandboxspec.moc"
+
+void tst_SandboxSpec::allowlist()
+{
+    // An allow-list makes runs Allowlist, narrowing --network; the list is part of the key, so a
+    // warm sandbox serves only runs with the same hosts. Installs stay as they were.
+    const Language &py = lang("python");
+    SandboxConfig config = base();
+    config.network = true;
+    config.egress = {QStringLiteral("pypi.org"), QStringLiteral("*.example.com:8443")};
+    const SandboxSpec run = SandboxSpec::forRun(py, py.image, config);
+    QCOMPARE(run.network, SandboxSpec::Network::Allowlist);
+    QCOMPARE(run.egress, config.egress);
+    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, base()).key());
+    SandboxConfig other = config;
+    other.egress = {QStringLiteral("pypi.org")};
+    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, other).key());
+    QCOMPARE(run.key(), SandboxSpec::forRun(py, py.image, config).key());
+
+    const SandboxSpec install =
+        SandboxSpec::forInstall(py, py.image, config, QStringLiteral("cs-libs"));
+    QCOMPARE(install.network, SandboxSpec::Network::Open);
+    QVERIFY(install.egress.isEmpty());
+    QCOMPARE(SandboxSpec::forRun(py, py.image, base()).network, SandboxSpec::Network::None);
+}

@@ -1,0 +1,135 @@
+#pragma once
+
+#include "containerspec.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QMap>
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+#include <functional>
+
+class AttachStream;
+class EngineClient;
+class EngineReply;
+struct EngineError;
+
+// The allow-list mode's way out on one Docker engine (Docker, Podman): an internal network with
+// no route out that the sandboxes join, and one egress gateway container (code-sandbox/gateway,
+// containers/gateway) on it and on a private outbound bridge. The gateway is an HTTP proxy that
+// lets each sandbox's credential reach only that sandbox's hosts; it takes its rules over its
+// attach stream (which works wherever the engine is: a socket, TLS, ssh), so this class is its
+// whole control channel: grants and revocations in, a ping every kPingMs, events out.
+//
+// Started on the first sandbox that needs it; its networks stay until shutdown(), the
+// container is made again when it is gone (killed, crashed, the engine restarted) at the same
+// address, and is given every live grant again, so warm sandboxes keep working. While none
+// runs, an allow-list sandbox has no way out: the gateway exits when this side stops talking
+// (stdin ends, or no ping for its --control-timeout-ms), so nothing fails open.
+class EgressGateway : public QObject
+{
+    Q_OBJECT
+public:
+    static constexpr const char *kImage = "code-sandbox/gateway:latest";
+    static constexpr int kPort = 3128;
+    static constexpr int kPingMs = 2000;
+    // From the first request to the gateway's "ready": past it the waiting sandboxes fail.
+    static constexpr int kStartTimeoutMs = 30000;
+    // Test-only: NAME=ADDRESS,... resolved by the gateway without DNS, and IPv4 ranges it treats
+    // as public (the tests' servers stand for the internet on this machine's private addresses).
+    static constexpr const char *kTestHostsVar = "CODE_SANDBOX_TEST_EGRESS_HOSTS";
+    static constexpr const char *kTestPublicVar = "CODE_SANDBOX_TEST_EGRESS_PUBLIC";
+
+    explicit EgressGateway(EngineClient *engine, QObject *parent = nullptr);
+    ~EgressGateway() override;
+
+    // The network to join and the proxy's address, or why there is none.
+    using Ready = std::function<void(const ContainerSpec::Egress &where, const QString &error)>;
+    // Calls `done` once the gateway answers (starting it when none runs). `labels`: the owner's
+    // labels of the asking sandbox (app, instance, pid, host); the networks and the gateway
+    // carry them, so leftovers of an instance that died can be found.
+    void whenReady(const QMap<QString, QString> &labels, QObject *context, const Ready &done);
+
+    // A new credential for one sandbox (random, 128 bits), and its hosts. Kept until revoked,
+    // and given to a gateway made again.
+    QString grant(const QStringList &patterns);
+    void revoke(const QString &credential);
+
+    // Removes the gateway and both networks (after the sandboxes on them are gone); `done` when
+    // the engine has answered every removal.
+    void shutdown(QObject *context, const std::function<void()> &done);
+
+    bool isRunning() const { return m_state == State::Ready; }
+    // How many gateways were started (a test sees that a killed one was made again).
+    int generation() const { return m_generation; }
+    QString containerId() const { return m_containerId; }
+
+Q_SIGNALS:
+    // A line the gateway reported: {"ev":"conn"|"ask"|"end"|"error",...} (see gateway.h).
+    void event(const QJsonObject &event);
+
+private:
+    enum class State
+    {
+        Absent,
+        Starting,
+        Ready,
+        Stopping
+    };
+    struct Waiter
+    {
+        QPointer<QObject> context;
+        Ready done;
+    };
+
+    void start();
+    // With `probe`, the engine picks the subnet; the network is then made again with it given.
+    void createInternal(bool probe);
+    void readSubnet();
+    void createOutbound();
+    void createGateway();
+    void joinAndAttach();
+    void startContainer();
+    void onOutput(int stream, const QByteArray &bytes);
+    void onReady();
+    void failStart(const QString &why);
+    void lost(const QString &why);
+    void closeStream();
+    void removeContainer();
+    void settle(const QString &error);
+    void send(const QString &line);
+    // Every engine request of this class goes through here: `onAnswer` records what the answer
+    // made (always) and goes on with the start only while starting (it checks); then, with no
+    // request left in flight, a shutdown or a wanted start proceeds (next()).
+    void ask(EngineReply *reply, const std::function<void(EngineReply *)> &onAnswer);
+    void next();
+    void finishShutdown();
+    QJsonObject containerBody() const;
+    QJsonObject labelsFor(const char *role) const;
+    QStringList gatewayArgs() const;
+
+    EngineClient *m_engine;
+    State m_state = State::Absent;
+    QMap<QString, QString> m_labels;
+    QString m_suffix; // names: code-sandbox-egress[-out]-<suffix>
+    QString m_internal;
+    QString m_outbound;
+    QString m_subnet;  // the internal network's, fixed so that the gateway keeps its address
+    QString m_address; // the gateway's on it
+    QString m_containerId;
+    QPointer<AttachStream> m_stream;
+    QByteArray m_pending; // stdout up to the next newline
+    QList<Waiter> m_waiters;
+    QHash<QString, QStringList> m_grants; // credential → patterns
+    QTimer m_ping;
+    QTimer m_startDeadline;
+    int m_generation = 0;
+    int m_inFlight = 0;              // engine requests not answered yet
+    bool m_restartAfterLoss = false; // a running gateway went away while sandboxes held grants
+    QPointer<QObject> m_shutdownContext;
+    std::function<void()> m_shutdownDone;
+};
