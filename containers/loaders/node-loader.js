@@ -39,6 +39,24 @@ if (ts) {
   };
 }
 
+// Node 18's fetch ignores HTTP(S)_PROXY. In the allow-list network mode the proxy is the only
+// way out, so fetch goes through it: Debian's undici (which npm brings along) tunnels http: and
+// https: URLs alike. Loaded while the sandbox waits in the pool, not on the call's path.
+const proxy = process.env.HTTPS_PROXY || process.env.HTTP_PROXY;
+if (proxy) {
+  try {
+    const { ProxyAgent, setGlobalDispatcher } = require("/usr/share/nodejs/undici");
+    const url = new URL(proxy);
+    const auth = Buffer.from(
+      decodeURIComponent(url.username) + ":" + decodeURIComponent(url.password),
+    ).toString("base64");
+    url.username = url.password = "";
+    setGlobalDispatcher(new ProxyAgent({ uri: url.toString(), auth }));
+  } catch (e) {
+    process.stderr.write("cs-run: fetch cannot use the proxy: " + e.message + "\n");
+  }
+}
+
 if (process.env.CS_SESSION === "1") return serve();
 
 const byte = Buffer.alloc(1);

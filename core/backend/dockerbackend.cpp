@@ -80,8 +80,11 @@ SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QS
         new DockerContainer(m_engine, ContainerSpec::render(spec), spec.image, name, parent);
     switch (spec.network) {
     case SandboxSpec::Network::Allowlist:
-        if (!m_egress)
+        if (!m_egress) {
             m_egress = new EgressGateway(m_engine, this);
+            if (!m_gatewayImage.isEmpty())
+                m_egress->setImage(m_gatewayImage);
+        }
         container->useEgress(m_egress, spec.egress, spec.labels);
         break;
     case SandboxSpec::Network::None:

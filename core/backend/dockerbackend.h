@@ -50,6 +50,8 @@ public:
 
     // The allow-list mode's gateway on this engine; null until a sandbox needed it.
     EgressGateway *egressGateway() const { return m_egress; }
+    // Its image, when not code-sandbox/gateway:latest; before the first allow-list sandbox.
+    void setGatewayImage(const QString &image) { m_gatewayImage = image; }
 
     // Where build-images.sh writes IMAGE.status: $CODE_SANDBOX_IMAGE_STATUS, else
     // /run/code-sandbox-images (root's to write, so the files cannot be planted).
@@ -69,4 +71,5 @@ private:
     int m_cpus = 0; // from /info, once read
     QHash<QString, Presence> m_images;
     EgressGateway *m_egress = nullptr;
+    QString m_gatewayImage;
 };

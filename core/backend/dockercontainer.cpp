@@ -50,6 +50,8 @@ void DockerContainer::prepare()
             }
             ContainerSpec::Egress egress = where;
             egress.credential = m_credential = m_egress->grant(m_egressPatterns);
+            // The gateway's events about this sandbox's connections.
+            connect(m_egress, &EgressGateway::event, this, &DockerContainer::onEgressEvent);
             create(ContainerSpec::joinEgress(m_body, egress));
         });
 }
@@ -146,6 +148,22 @@ void DockerContainer::failWith(const QString &message)
     m_state = State::Failed;
     qCWarning(lcBackend).noquote() << message;
     Q_EMIT failed(message);
+}
+
+void DockerContainer::onEgressEvent(const QJsonObject &event)
+{
+    // A connection is this sandbox's by the credential it came with; its end says only its id.
+    const qint64 id = qint64(event.value(u"id").toDouble());
+    if (event.value(u"ev").toString() == u"end") {
+        if (m_connections.remove(id))
+            Q_EMIT networkEvent(event);
+        return;
+    }
+    if (m_credential.isEmpty() || event.value(u"cred").toString() != m_credential)
+        return;
+    if (event.value(u"ev").toString() == u"conn" && event.value(u"verdict").toString() == u"allow")
+        m_connections.insert(id);
+    Q_EMIT networkEvent(event);
 }
 
 void DockerContainer::revokeCredential()

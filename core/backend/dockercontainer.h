@@ -5,6 +5,7 @@
 #include <QJsonObject>
 #include <QMap>
 #include <QPointer>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 
@@ -57,6 +58,7 @@ private:
     void fail(const EngineError &error, const QString &what);
     void failWith(const QString &message);
     void revokeCredential();
+    void onEgressEvent(const QJsonObject &event);
     void attach();
     void start();
 
@@ -67,5 +69,6 @@ private:
     QStringList m_egressPatterns;
     QMap<QString, QString> m_egressLabels;
     QString m_credential;
+    QSet<qint64> m_connections; // the gateway's ids of this sandbox's open connections
     bool m_waitingForEgress = false;
 };

@@ -257,7 +257,7 @@ QJsonObject EgressGateway::containerBody() const
                                 {QStringLiteral("Hard"), 2048}}}},
     };
     return {
-        {QStringLiteral("Image"), QString::fromLatin1(kImage)},
+        {QStringLiteral("Image"), m_image},
         {QStringLiteral("Cmd"), QJsonArray::fromStringList(gatewayArgs())},
         {QStringLiteral("User"), QStringLiteral("65534:65534")},
         {QStringLiteral("Labels"), labelsFor("gateway")},
@@ -287,7 +287,7 @@ void EgressGateway::createGateway()
             failStart(r->error().isNotFound()
                           ? QStringLiteral("the engine does not have the image %1; build it "
                                            "with containers/build-images.sh gateway")
-                                .arg(QString::fromLatin1(kImage))
+                                .arg(m_image)
                           : QStringLiteral("could not create it: ") + r->error().toString());
             return;
         }
@@ -415,12 +415,30 @@ void EgressGateway::removeContainer()
     closeStream();
     if (m_containerId.isEmpty())
         return;
-    ask(ContainersApi(m_engine).remove(m_containerId), [this, id = m_containerId](EngineReply *r) {
-        if (!r->ok() && !r->error().isNotFound())
-            qCWarning(lcBackend).noquote() << "could not remove the egress gateway" << id.left(12)
-                                           << ":" << r->error().toString();
+    const QString id = std::exchange(m_containerId, {});
+    ask(ContainersApi(m_engine).remove(id), [this, id](EngineReply *r) {
+        // 409: the engine is removing it already (AutoRemove, once its program ended).
+        const EngineError &e = r->error();
+        if (!r->ok() && !e.isNotFound() && !(e.kind == EngineError::Kind::Http && e.status == 409))
+            qCWarning(lcBackend).noquote()
+                << "could not remove the egress gateway" << id.left(12) << ":" << e.toString();
+        waitGone(id, kGoneChecks);
     });
-    m_containerId.clear();
+}
+
+// Until the engine no longer knows the container: only then are its address on the internal
+// network free for the next gateway, and the networks free to be removed.
+void EgressGateway::waitGone(const QString &id, int checksLeft)
+{
+    ask(ContainersApi(m_engine).inspect(id), [this, id, checksLeft](EngineReply *r) {
+        if (r->error().isNotFound() || checksLeft <= 0)
+            return;
+        ++m_inFlight;
+        QTimer::singleShot(kGoneCheckMs, this, [this, id, checksLeft] {
+            --m_inFlight;
+            waitGone(id, checksLeft - 1);
+        });
+    });
 }
 
 void EgressGateway::settle(const QString &error)

@@ -39,6 +39,9 @@ public:
     static constexpr int kPingMs = 2000;
     // From the first request to the gateway's "ready": past it the waiting sandboxes fail.
     static constexpr int kStartTimeoutMs = 30000;
+    // After a removal, how often and how many times the engine is asked whether it is done.
+    static constexpr int kGoneCheckMs = 200;
+    static constexpr int kGoneChecks = 50;
     // Test-only: NAME=ADDRESS,... resolved by the gateway without DNS, and IPv4 ranges it treats
     // as public (the tests' servers stand for the internet on this machine's private addresses).
     static constexpr const char *kTestHostsVar = "CODE_SANDBOX_TEST_EGRESS_HOSTS";
@@ -63,7 +66,12 @@ public:
     // the engine has answered every removal.
     void shutdown(QObject *context, const std::function<void()> &done);
 
+    // The gateway's image (kImage unless told; a registry's copy, say). For the next start.
+    void setImage(const QString &image) { m_image = image; }
+
     bool isRunning() const { return m_state == State::Ready; }
+    // Live credentials: sandboxes that exist and may reach their hosts through the gateway.
+    int grantCount() const { return int(m_grants.size()); }
     // How many gateways were started (a test sees that a killed one was made again).
     int generation() const { return m_generation; }
     QString containerId() const { return m_containerId; }
@@ -100,6 +108,7 @@ private:
     void lost(const QString &why);
     void closeStream();
     void removeContainer();
+    void waitGone(const QString &id, int checksLeft);
     void settle(const QString &error);
     void send(const QString &line);
     // Every engine request of this class goes through here: `onAnswer` records what the answer
@@ -113,6 +122,7 @@ private:
     QStringList gatewayArgs() const;
 
     EngineClient *m_engine;
+    QString m_image = QString::fromLatin1(kImage);
     State m_state = State::Absent;
     QMap<QString, QString> m_labels;
     QString m_suffix; // names: code-sandbox-egress[-out]-<suffix>

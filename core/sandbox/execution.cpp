@@ -54,6 +54,7 @@ void Execution::run(SandboxContainer *container)
     connect(container, &SandboxContainer::output, this, &Execution::onOutput);
     connect(container, &SandboxContainer::streamEnded, this, &Execution::onStreamEnded);
     connect(container, &SandboxContainer::failed, this, &Execution::fail);
+    connect(container, &SandboxContainer::networkEvent, this, &Execution::onNetworkEvent);
     // Until the program starts, a generous bound guards against an engine that never answers;
     // the caller's timeout then applies to the program alone.
     m_phase = Phase::Preparing;
@@ -66,6 +67,32 @@ void Execution::run(SandboxContainer *container)
         connect(container, &SandboxContainer::ready, this, &Execution::onReady);
         container->prepare();
     }
+}
+
+void Execution::onNetworkEvent(const QJsonObject &event)
+{
+    if (m_phase == Phase::Finished)
+        return;
+    const quint64 id = quint64(event.value(u"id").toDouble());
+    if (event.value(u"ev").toString() == u"end") {
+        for (NetworkAttempt &a : m_result.network)
+            if (a.id == id) {
+                a.bytesUp = qint64(event.value(u"up").toDouble());
+                a.bytesDown = qint64(event.value(u"down").toDouble());
+                a.ms = qint64(event.value(u"ms").toDouble());
+            }
+        return;
+    }
+    if (event.value(u"ev").toString() != u"conn" ||
+        m_result.network.size() >= ExecutionResult::kMaxNetwork)
+        return;
+    NetworkAttempt a;
+    a.id = id;
+    a.host = event.value(u"host").toString();
+    a.port = event.value(u"port").toInt();
+    a.allowed = event.value(u"verdict").toString() == u"allow";
+    a.rule = event.value(u"rule").toString();
+    m_result.network.append(a);
 }
 
 void Execution::onReady()

@@ -86,6 +86,7 @@ private:
     void collectFiles();
     void onOutput(int stream, const QByteArray &bytes);
     void onStreamEnded();
+    void onNetworkEvent(const QJsonObject &event);
     void onTimeout();
     void append(int stream, const QByteArray &bytes);
     void finish();

@@ -32,5 +32,22 @@ QJsonObject ExecutionResult::toJson() const
         o.insert(QStringLiteral("cancel_reason"), cancelReason);
     if (!notes.isEmpty())
         o.insert(QStringLiteral("notes"), QJsonArray::fromStringList(notes));
+    if (!network.isEmpty()) {
+        QJsonArray attempts;
+        for (const NetworkAttempt &a : network) {
+            QJsonObject one{{QStringLiteral("host"), a.host},
+                            {QStringLiteral("port"), a.port},
+                            {QStringLiteral("verdict"),
+                             a.allowed ? QStringLiteral("allowed") : QStringLiteral("refused")},
+                            {QStringLiteral("rule"), a.rule}};
+            if (a.bytesUp >= 0) {
+                one.insert(QStringLiteral("bytes_sent"), a.bytesUp);
+                one.insert(QStringLiteral("bytes_received"), a.bytesDown);
+                one.insert(QStringLiteral("duration_ms"), a.ms);
+            }
+            attempts.append(one);
+        }
+        o.insert(QStringLiteral("network"), attempts);
+    }
     return o;
 }

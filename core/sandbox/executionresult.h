@@ -23,6 +23,19 @@ struct OutputFile
     bool included = true; // false: over the size caps, `data` is empty
 };
 
+// One connection the program tried through the allow-list mode's egress gateway.
+struct NetworkAttempt
+{
+    quint64 id = 0; // the gateway's, to match its end
+    QString host;
+    int port = 0;
+    bool allowed = false;
+    QString rule;        // the pattern that allowed it, or why it was refused
+    qint64 bytesUp = -1; // program → host, once the connection ended (-1 before)
+    qint64 bytesDown = -1;
+    qint64 ms = -1;
+};
+
 struct ExecutionResult
 {
     int exitCode = -1; // -1 when the program never reported one
@@ -49,6 +62,9 @@ struct ExecutionResult
     QString engine;
     // Things the caller should know that are not output (files left out, libraries used).
     QStringList notes;
+    // Allow-list mode: every connection the program tried, in order (at most kMaxNetwork).
+    QList<NetworkAttempt> network;
+    static constexpr int kMaxNetwork = 200;
     // Set when the sandbox itself failed (engine down, image missing): no program ran.
     QString error;
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QJsonObject>
 #include <QObject>
 #include <QString>
 #include <functional>
@@ -96,6 +97,9 @@ Q_SIGNALS:
     void output(int stream, const QByteArray &bytes);
     void streamEnded();
     void removed();
+    // Allow-list mode: what the egress gateway reported of this sandbox's connections, as the
+    // gateway words it ({"ev":"conn"|"end",...}, see containers/gateway/gateway.h).
+    void networkEvent(const QJsonObject &event);
 
 protected:
     SandboxContainer(const QString &name, const QString &image, QObject *parent);

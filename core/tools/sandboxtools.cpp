@@ -318,6 +318,15 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
         section(QStringLiteral("[returned: %1]").arg(returned.join(QStringLiteral(", "))));
     for (const QString &note : r.notes)
         section(QStringLiteral("[note: %1]").arg(note));
+    // Each refused host once, with why, so the assistant can tell the user what to allow.
+    QStringList refused;
+    for (const NetworkAttempt &a : r.network) {
+        const QString line = QStringLiteral("%1:%2 (%3)").arg(a.host).arg(a.port).arg(a.rule);
+        if (!a.allowed && !refused.contains(line))
+            refused.append(line);
+    }
+    if (!refused.isEmpty())
+        section(QStringLiteral("[network refused: %1]").arg(refused.join(QStringLiteral(", "))));
     if (text.isEmpty())
         text = printHint.isEmpty()
                    ? QStringLiteral("No output.")

@@ -136,6 +136,7 @@ private Q_SLOTS:
     void parseFiles();
     void outputSchemaRejectsWrongShapes_data();
     void outputSchemaRejectsWrongShapes();
+    void networkAttempts();
 };
 
 void tst_SandboxTools::formatText_data()
@@ -638,3 +639,48 @@ void tst_SandboxTools::outputSchemaRejectsWrongShapes()
 
 QTEST_GUILESS_MAIN(tst_SandboxTools)
 #include "tst_sandboxtools.moc"
+
+void tst_SandboxTools::networkAttempts()
+{
+    // The allow-list mode's connections: in structuredContent (valid against the output schema)
+    // and, for the refused ones, once each in the text, with why.
+    ExecutionResult r = result("", "", 0);
+    NetworkAttempt allowed;
+    allowed.host = QStringLiteral("pypi.org");
+    allowed.port = 443;
+    allowed.allowed = true;
+    allowed.rule = QStringLiteral("pypi.org");
+    allowed.bytesUp = 517;
+    allowed.bytesDown = 4096;
+    allowed.ms = 80;
+    NetworkAttempt refused;
+    refused.host = QStringLiteral("evil.example");
+    refused.port = 443;
+    refused.rule = QStringLiteral("not on the allow-list");
+    r.network = {allowed, refused, refused};
+
+    const QJsonObject out = SandboxTools::toolResult(r, QStringLiteral("print()"), false);
+    const QJsonObject structured = out.value("structuredContent").toObject();
+    QCOMPARE(SchemaValidator::validate(SandboxTools::executionOutputSchema(), structured),
+             QString());
+    const QJsonArray network = structured.value("network").toArray();
+    QCOMPARE(network.size(), 3);
+    QCOMPARE(network.at(0).toObject(), (QJsonObject{{"host", "pypi.org"},
+                                                    {"port", 443},
+                                                    {"verdict", "allowed"},
+                                                    {"rule", "pypi.org"},
+                                                    {"bytes_sent", 517},
+                                                    {"bytes_received", 4096},
+                                                    {"duration_ms", 80}}));
+    QCOMPARE(network.at(1).toObject(), (QJsonObject{{"host", "evil.example"},
+                                                    {"port", 443},
+                                                    {"verdict", "refused"},
+                                                    {"rule", "not on the allow-list"}}));
+    QCOMPARE(out.value("content").toArray().at(0).toObject().value("text").toString(),
+             QStringLiteral("[network refused: evil.example:443 (not on the allow-list)]"));
+    // Without attempts there is no key at all (the other modes' answers are unchanged).
+    QVERIFY(!SandboxTools::toolResult(result("", "", 0), QStringLiteral("print()"), false)
+                 .value("structuredContent")
+                 .toObject()
+                 .contains("network"));
+}

@@ -1,0 +1,384 @@
+// The allow-list network mode against the real engine: a sandbox reaches the hosts its list
+// names through the egress gateway and nothing else (no other host, no IP literal, no name
+// lookup of its own, no raw route, no other sandbox's credential); a killed gateway is made
+// again and warm sandboxes keep working; nothing (gateway, networks, sandboxes) is left behind.
+//
+// The world is this test's own HTTP server on the machine's first non-loopback address, named
+// world.test and other.test through the gateway's test-only name map (this machine has no
+// internet), which the test passes through EgressGateway::kTestHostsVar.
+
+#include "containersapi.h"
+#include "dockerbackend.h"
+#include "egressgateway.h"
+#include "egressprograms.h"
+#include "engineclient.h"
+#include "enginereply.h"
+#include "enginetestcase.h"
+#include "execution.h"
+#include "networksapi.h"
+#include "sandboxservice.h"
+
+#include <QFile>
+#include <QHostAddress>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QNetworkInterface>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSslCertificate>
+#include <QSslConfiguration>
+#include <QSslKey>
+#include <QSslServer>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+// Answers every request with "hello <Host> <path>" and counts what it was asked. Over TLS with
+// a QSslServer (Qt hands over a connection once its handshake is done).
+template <class Server> class WorldServer : public Server
+{
+public:
+    WorldServer()
+    {
+        QObject::connect(this, &QTcpServer::pendingConnectionAvailable, this, [this] {
+            while (QTcpSocket *socket = this->nextPendingConnection())
+                serve(socket);
+        });
+    }
+    QByteArrayList requests;
+
+private:
+    void serve(QTcpSocket *socket)
+    {
+        QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket] {
+            QByteArray &in = m_buffers[socket];
+            in += socket->readAll();
+            if (!in.contains("\r\n\r\n"))
+                return;
+            const QList<QByteArray> lines = in.split('\n');
+            const QByteArray path = lines.first().split(' ').value(1);
+            QByteArray host;
+            for (const QByteArray &line : lines)
+                if (line.toLower().startsWith("host:"))
+                    host = line.mid(5).trimmed();
+            in.clear();
+            requests.append(path);
+            const QByteArray body = "hello " + host + ' ' + path;
+            socket->write("HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size()) +
+                          "\r\nConnection: close\r\n\r\n" + body);
+            socket->disconnectFromHost();
+        });
+        QObject::connect(socket, &QTcpSocket::disconnected, socket, [this, socket] {
+            m_buffers.remove(socket);
+            socket->deleteLater();
+        });
+    }
+    QHash<QTcpSocket *, QByteArray> m_buffers;
+};
+
+// A CA and a certificate for world.test and other.test signed by it, made with openssl.
+bool makeCertificates(const QString &dir)
+{
+    const auto run = [&dir](const QStringList &args) {
+        QProcess p;
+        p.setWorkingDirectory(dir);
+        p.start(QStringLiteral("openssl"), args);
+        return p.waitForFinished(30000) && p.exitCode() == 0;
+    };
+    QFile ext(dir + QStringLiteral("/ext"));
+    if (!ext.open(QIODevice::WriteOnly) ||
+        ext.write("subjectAltName=DNS:world.test,DNS:other.test\n") < 0)
+        return false;
+    ext.close();
+    return run({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+                "ca.pem", "-days", "2", "-subj", "/CN=egress test CA"}) &&
+           run({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
+                "server.csr", "-subj", "/CN=world.test"}) &&
+           run({"x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext"});
+}
+
+QString firstOutwardAddress()
+{
+    for (const QHostAddress &a : QNetworkInterface::allAddresses())
+        if (a.protocol() == QAbstractSocket::IPv4Protocol && !a.isLoopback() &&
+            !a.toString().startsWith(QStringLiteral("172.")))
+            return a.toString();
+    for (const QHostAddress &a : QNetworkInterface::allAddresses())
+        if (a.protocol() == QAbstractSocket::IPv4Protocol && !a.isLoopback())
+            return a.toString();
+    return {};
+}
+} // namespace
+
+class TestEgress : public EngineTestCase
+{
+    Q_OBJECT
+
+private:
+    QString m_address;
+    WorldServer<QTcpServer> m_world;
+    WorldServer<QSslServer> m_tlsWorld;
+    QTemporaryDir m_certs;
+    QByteArray m_caPem;
+    ExecutionResult m_last; // runJson's
+
+    SandboxConfig egressConfig(const QStringList &hosts)
+    {
+        SandboxConfig c = newConfig(QStringLiteral("egress-"));
+        c.egress = hosts;
+        c.poolSize = 1;
+        c.warmLanguages = {QStringLiteral("python")};
+        return c;
+    }
+
+    QString port() const { return QString::number(m_world.serverPort()); }
+    QString tlsPort() const { return QString::number(m_tlsWorld.serverPort()); }
+
+    QJsonObject runJson(SandboxService &service, const QString &code)
+    {
+        const ExecutionResult r =
+            resultOf(service.execute({QStringLiteral("python"), code, 40}), 120 * 1000);
+        m_last = r;
+        const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+        if (out.isEmpty())
+            qWarning().noquote() << "exit" << r.exitCode << "stdout" << r.stdoutData << "stderr"
+                                 << r.stderrData << r.error;
+        return out;
+    }
+
+    // The networks and gateways this test's instance made that the engine still has.
+    static QStringList leftNetworks(EngineClient &engine, const QString &instance)
+    {
+        EngineReply *r =
+            NetworksApi(&engine).list({QStringLiteral("code-sandbox.gateway-of=") + instance});
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return {QStringLiteral("<engine query failed>")};
+        QStringList names;
+        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
+            names.append(v.toObject().value(u"Name").toString());
+        return names;
+    }
+
+    static QStringList leftGateways(EngineClient &engine, const QString &instance)
+    {
+        EngineReply *r =
+            ContainersApi(&engine).list({QStringLiteral("code-sandbox.gateway-of=") + instance});
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return {QStringLiteral("<engine query failed>")};
+        QStringList ids;
+        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
+            ids.append(v.toObject().value(u"Id").toString());
+        return ids;
+    }
+
+    void shutDown(SandboxService &service, EngineClient &engine)
+    {
+        QSignalSpy done(&service, &SandboxService::shutdownFinished);
+        service.shutdown();
+        QVERIFY(done.wait(30000));
+        const QString instance = service.config().instanceId;
+        QCOMPARE(LeftoverSweeper::containersOf(engine, instance), QStringList());
+        QCOMPARE(leftGateways(engine, instance), QStringList());
+        QCOMPARE(leftNetworks(engine, instance), QStringList());
+    }
+
+    // The world server and the gateway's name map, once (EngineTestCase has initTestCase).
+    void prepareWorld()
+    {
+        if (m_world.isListening())
+            return;
+        m_address = firstOutwardAddress();
+        QVERIFY2(!m_address.isEmpty(), "the machine has no non-loopback IPv4 address");
+        QVERIFY(m_world.listen(QHostAddress::AnyIPv4));
+        QVERIFY(m_certs.isValid());
+        QVERIFY2(makeCertificates(m_certs.path()), "openssl could not make the test certificates");
+        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+        tls.setLocalCertificate(
+            QSslCertificate::fromPath(m_certs.filePath(QStringLiteral("server.pem"))).value(0));
+        QFile key(m_certs.filePath(QStringLiteral("server.key")));
+        QVERIFY(key.open(QIODevice::ReadOnly));
+        tls.setPrivateKey(QSslKey(&key, QSsl::Rsa));
+        m_tlsWorld.setSslConfiguration(tls);
+        QVERIFY(m_tlsWorld.listen(QHostAddress::AnyIPv4));
+        QFile ca(m_certs.filePath(QStringLiteral("ca.pem")));
+        QVERIFY(ca.open(QIODevice::ReadOnly));
+        m_caPem = ca.readAll();
+        qputenv(EgressGateway::kTestHostsVar,
+                QStringLiteral("world.test=%1,other.test=%1").arg(m_address).toUtf8());
+        EngineClient engine(m_socket);
+        EngineReply *r = engine.get("/images/code-sandbox/gateway:latest/json");
+        QSignalSpy spy(r, &EngineReply::finished);
+        QVERIFY(spy.wait(10000));
+        QVERIFY2(r->ok(), "no code-sandbox/gateway image: containers/build-images.sh gateway");
+    }
+
+private Q_SLOTS:
+
+    void onlyTheListedHostIsReached()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(),
+                               egressConfig({QStringLiteral("world.test:") + port()}));
+        m_world.requests.clear();
+        const QJsonObject out =
+            runJson(service, QString::fromLatin1(kReachProgram).arg(port(), m_address));
+        QCOMPARE(out.value(u"allowed").toString(),
+                 QStringLiteral("hello world.test:%1 /a").arg(port()));
+        // Refused by the gateway with an HTTP error the program can read.
+        QCOMPARE(out.value(u"other").toString(), QStringLiteral("HTTP 403"));
+        QCOMPARE(out.value(u"literal").toString(), QStringLiteral("HTTP 403"));
+        QCOMPARE(out.value(u"forged").toString(), QStringLiteral("HTTP 407"));
+        QCOMPARE(out.value(u"dns").toString(), QStringLiteral("ERR"));
+        QCOMPARE(out.value(u"raw").toString(), QStringLiteral("ERR"));
+        // Only the allowed request reached the world.
+        QCOMPARE(m_world.requests, QByteArrayList{"/a"});
+        // The run's result lists what the gateway decided, allowed ones with their bytes.
+        QStringList seen;
+        for (const NetworkAttempt &a : m_last.network)
+            seen.append(
+                QStringLiteral("%1:%2 %3")
+                    .arg(a.host)
+                    .arg(a.port)
+                    .arg(a.allowed ? QStringLiteral("allowed") : QStringLiteral("refused")));
+        QCOMPARE(seen, (QStringList{QStringLiteral("world.test:%1 allowed").arg(port()),
+                                    QStringLiteral("other.test:%1 refused").arg(port()),
+                                    QStringLiteral("%1:%2 refused").arg(m_address, port())}));
+        QCOMPARE(m_last.network.first().rule, QStringLiteral("world.test:") + port());
+
+        // Another sandbox's credential (this one's, once its sandbox is gone) is refused.
+        const QString stale = out.value(u"proxy").toString();
+        QVERIFY(stale.contains(u'@'));
+        const QJsonObject second =
+            runJson(service, QString::fromLatin1(kStaleCredentialProgram).arg(stale, port()));
+        QCOMPARE(second.value(u"stale").toString(), QStringLiteral("HTTP 407"));
+        QCOMPARE(second.value(u"own").toBool(), true);
+        QCOMPARE(m_world.requests, QByteArrayList{"/a"});
+        shutDown(service, engine);
+    }
+
+    void nodeFetchUsesTheGateway()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxConfig config = egressConfig({QStringLiteral("world.test:") + port()});
+        config.warmLanguages = {QStringLiteral("javascript")};
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        m_world.requests.clear();
+        const ExecutionResult r =
+            resultOf(service.execute({QStringLiteral("javascript"),
+                                      QString::fromLatin1(kNodeFetchProgram).arg(port()), 40}),
+                     120 * 1000);
+        const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+        QVERIFY2(!out.isEmpty(), r.stdoutData + r.stderrData + r.error.toUtf8());
+        QCOMPARE(out.value(u"allowed").toString(),
+                 QStringLiteral("hello world.test:%1 /n").arg(port()));
+        QVERIFY2(out.value(u"other").toString().startsWith(QStringLiteral("ERR")) ||
+                     out.value(u"other").toString() == QStringLiteral("HTTP 403"),
+                 qPrintable(out.value(u"other").toString()));
+        QCOMPARE(m_world.requests, QByteArrayList{"/n"});
+        shutDown(service, engine);
+    }
+
+    void curlUsesTheGateway()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxConfig config = egressConfig({QStringLiteral("world.test:") + port()});
+        config.poolSize = 0;
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        m_world.requests.clear();
+        const QString script =
+            QStringLiteral("curl -sS http://world.test:%1/c1; echo; "
+                           "curl -sS -o /dev/null -w '%{http_code}' http://other.test:%1/c2")
+                .arg(port());
+        const ExecutionResult r =
+            resultOf(service.execute({QStringLiteral("bash"), script, 40}), 120 * 1000);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(QString::fromUtf8(r.stdoutData),
+                 QStringLiteral("hello world.test:%1 /c1\n403").arg(port()));
+        QCOMPARE(m_world.requests, QByteArrayList{"/c1"});
+        shutDown(service, engine);
+    }
+
+    void httpsAndTheTlsServerName()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(),
+                               egressConfig({QStringLiteral("world.test:") + tlsPort()}));
+        m_tlsWorld.requests.clear();
+        ExecutionRequest request(QStringLiteral("python"),
+                                 QString::fromLatin1(kTlsProgram).arg(tlsPort()), 40);
+        request.files.append({QStringLiteral("ca.pem"), m_caPem});
+        const ExecutionResult r = resultOf(service.execute(request), 120 * 1000);
+        const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+        QVERIFY2(!out.isEmpty(), r.stdoutData + r.stderrData + r.error.toUtf8());
+        QCOMPARE(out.value(u"https").toString(),
+                 QStringLiteral("hello world.test:%1 /s").arg(tlsPort()));
+        QVERIFY2(out.value(u"same").toString().startsWith(QStringLiteral("answered HTTP/1.1 200")),
+                 qPrintable(out.value(u"same").toString()));
+        // The ClientHello named other.test in a tunnel to world.test: the gateway ends it.
+        QVERIFY2(out.value(u"fronted").toString().startsWith(QStringLiteral("ERR")),
+                 qPrintable(out.value(u"fronted").toString()));
+        QCOMPARE(m_tlsWorld.requests, (QByteArrayList{"/s", "/t"}));
+        shutDown(service, engine);
+    }
+
+    void aKilledGatewayIsMadeAgain()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(),
+                               egressConfig({QStringLiteral("world.test:") + port()}));
+        const QString fetch = QString::fromLatin1(kFetchProgram).arg(port());
+        QCOMPARE(runJson(service, fetch).value(u"got").toString(),
+                 QStringLiteral("hello world.test:%1 /x").arg(port()));
+        EgressGateway *gateway = backend.egressGateway();
+        QVERIFY(gateway);
+        QTRY_VERIFY_WITH_TIMEOUT(gateway->isRunning(), 10000);
+        const int generation = gateway->generation();
+        // The warm sandbox the pool makes again after that run holds a grant on this gateway.
+        QTRY_VERIFY_WITH_TIMEOUT(gateway->grantCount() >= 1, 30000);
+        EngineReply *kill = ContainersApi(&engine).kill(gateway->containerId(), "SIGKILL");
+        QSignalSpy killed(kill, &EngineReply::finished);
+        QVERIFY(killed.wait(10000));
+        QVERIFY2(kill->ok(), qPrintable(kill->error().toString()));
+        QTRY_VERIFY_WITH_TIMEOUT(gateway->generation() > generation && gateway->isRunning(), 30000);
+        QCOMPARE(runJson(service, fetch).value(u"got").toString(),
+                 QStringLiteral("hello world.test:%1 /x").arg(port()));
+        shutDown(service, engine);
+    }
+
+    void aMissingGatewayImageFailsTheRunClearly()
+    {
+        prepareWorld();
+        // Sandboxes that cannot have their gateway get no network, never an open one: the run
+        // fails and says why.
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        backend.setGatewayImage(QStringLiteral("code-sandbox/no-such-gateway:latest"));
+        SandboxConfig config = egressConfig({QStringLiteral("world.test")});
+        config.poolSize = 0;
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        const ExecutionResult r = resultOf(
+            service.execute({QStringLiteral("python"), QStringLiteral("print(1)"), 20}), 60000);
+        QVERIFY2(r.error.contains(QStringLiteral("egress gateway")), qPrintable(r.error));
+        QVERIFY2(r.error.contains(QStringLiteral("build-images.sh gateway")), qPrintable(r.error));
+        QVERIFY(r.stdoutData.isEmpty());
+        shutDown(service, engine);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEgress)
+#include "tst_egress.moc"
