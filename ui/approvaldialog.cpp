@@ -127,21 +127,30 @@ void ApprovalDialog::addDetails(QVBoxLayout *layout)
             .arg(m_request.timeoutSec)
             .arg(locale.formattedDataSize(m_request.memoryBytes, 0, QLocale::DataSizeIecFormat))
             .arg(m_request.cpus)
-            .arg(m_request.network ? QStringLiteral("network ON") : QStringLiteral("no network"));
+            .arg(!m_request.network           ? QStringLiteral("no network")
+                 : m_request.egress.isEmpty() ? QStringLiteral("network ON")
+                                              : QStringLiteral("network to listed hosts only"));
     form->addRow(QStringLiteral("Limits:"), PlainText::label(limits, this));
     if (!m_request.sessionId.isEmpty())
         form->addRow(QStringLiteral("Session:"),
                      PlainText::label(PlainText::visible(m_request.sessionId), this));
-    if (!m_request.libraries.isEmpty()) {
-        QStringList names;
-        for (const QString &name : m_request.libraries)
-            names.append(PlainText::visible(name));
-        QLabel *libs = PlainText::label(names.join(QStringLiteral(", ")), this);
-        libs->setObjectName(QStringLiteral("approvalLibraries"));
-        libs->setWordWrap(true);
-        libs->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        form->addRow(QStringLiteral("Installs (from the network):"), libs);
-    }
+    // Names from the call (libraries, hosts), each as it is, in plain text.
+    const auto names = [this, form](const QStringList &list, const QString &objectName,
+                                    const QString &label) {
+        QStringList shown;
+        for (const QString &name : list)
+            shown.append(PlainText::visible(name));
+        QLabel *value = PlainText::label(shown.join(QStringLiteral(", ")), this);
+        value->setObjectName(objectName);
+        value->setWordWrap(true);
+        value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        form->addRow(label, value);
+    };
+    if (!m_request.libraries.isEmpty())
+        names(m_request.libraries, QStringLiteral("approvalLibraries"),
+              QStringLiteral("Installs (from the network):"));
+    if (m_request.network && !m_request.egress.isEmpty())
+        names(m_request.egress, QStringLiteral("approvalEgress"), QStringLiteral("May reach:"));
     if (!m_request.files.isEmpty()) {
         // One per line, each name as it is: a name cannot pass for a separator or hide the next.
         QStringList files;

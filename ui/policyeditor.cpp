@@ -1,5 +1,7 @@
 #include "policyeditor.h"
 
+#include "egresslist.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -48,6 +50,20 @@ bool cellChecked(const QTableWidget *table, int row, int column)
     const QCheckBox *box = cell ? cell->findChild<QCheckBox *>() : nullptr;
     return box && box->isChecked();
 }
+// Says in the cell which entries are not host patterns (they are left out when saved).
+void markHosts(QTableWidgetItem *item)
+{
+    QStringList rejected;
+    EgressList::parseEach(item->text().split(u',', Qt::SkipEmptyParts), &rejected);
+    const QString tip = PolicyEditor::tr("The only hosts its runs may reach (host, *.suffix or an "
+                                         "IP address, each with an optional :port), "
+                                         "comma-separated; within the server's --egress list. "
+                                         "Empty: what the server allows.");
+    item->setToolTip(rejected.isEmpty() ? tip
+                                        : PolicyEditor::tr("Not host patterns, left out: %1\n\n%2")
+                                              .arg(rejected.join(QStringLiteral(", ")), tip));
+    item->setForeground(rejected.isEmpty() ? QBrush() : QBrush(Qt::red));
+}
 } // namespace
 
 PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList &languages,
@@ -67,8 +83,8 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
 
     m_table->setObjectName(QStringLiteral("policyTable"));
     m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
-                                        tr("Network"), tr("Libraries"), tr("Max timeout"),
-                                        tr("Max memory")});
+                                        tr("Network"), tr("Hosts (empty: the server's)"),
+                                        tr("Libraries"), tr("Max timeout"), tr("Max memory")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -100,6 +116,10 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
     });
     connect(m_table, &QTableWidget::currentCellChanged, this,
             [this](int row) { m_remove->setEnabled(row > 0); });
+    connect(m_table, &QTableWidget::itemChanged, this, [](QTableWidgetItem *item) {
+        if (item->column() == HostsColumn)
+            markHosts(item);
+    });
 
     auto *form = new QFormLayout;
     m_approvalTimeout->setObjectName(QStringLiteral("approvalTimeoutSpin"));
@@ -141,6 +161,9 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
     m_table->setItem(row, LanguagesColumn, languages);
     m_table->setCellWidget(row, NetworkColumn,
                            checkCell(policy.network, QStringLiteral("policyNetwork"), m_table));
+    auto *hosts = new QTableWidgetItem(policy.egress.join(QStringLiteral(", ")));
+    markHosts(hosts);
+    m_table->setItem(row, HostsColumn, hosts);
     m_table->setCellWidget(row, LibrariesColumn,
                            checkCell(policy.libraries, QStringLiteral("policyLibraries"), m_table));
     m_table->setCellWidget(row, TimeoutColumn,
@@ -184,6 +207,14 @@ AssistantPolicy PolicyEditor::rowPolicy(int row) const
             p.languages.append(name);
     }
     p.network = cellChecked(m_table, row, NetworkColumn);
+    // As the settings file is read: entries that are not patterns are left out, and a list left
+    // with none means no network (the cell shows what was left out as it is edited).
+    const QTableWidgetItem *hosts = m_table->item(row, HostsColumn);
+    const QStringList entries = (hosts ? hosts->text() : QString()).split(u',', Qt::SkipEmptyParts);
+    QStringList rejected;
+    p.egress = EgressList::parseEach(entries, &rejected);
+    if (!rejected.isEmpty() && p.egress.isEmpty())
+        p.network = false;
     p.libraries = cellChecked(m_table, row, LibrariesColumn);
     if (const auto *t = qobject_cast<QSpinBox *>(m_table->cellWidget(row, TimeoutColumn)))
         p.maxTimeoutSec = t->value();

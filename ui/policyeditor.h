@@ -23,6 +23,7 @@ public:
         ActionColumn,
         LanguagesColumn,
         NetworkColumn,
+        HostsColumn,
         LibrariesColumn,
         TimeoutColumn,
         MemoryColumn,

@@ -71,7 +71,9 @@ RunRecord Journal::queuedRecord(const Execution *execution) const
     run.memoryBytes = config.memoryBytes;
     run.cpus = config.cpus;
     run.pidsLimit = config.pidsLimit;
-    run.network = config.network;
+    // The run's own list (empty: none) or the server's mode; allow-listed hosts are network.
+    run.network =
+        request.egress ? !request.egress->isEmpty() : config.network || !config.egress.isEmpty();
     for (const auto &[name, value] : config.passThroughEnv) {
         run.envNames.append(name);
         run.envValues.append({name, value});

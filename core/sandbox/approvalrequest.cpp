@@ -8,21 +8,25 @@ QJsonObject ApprovalRequest::toJson() const
     for (const auto &[path, size] : files)
         fileList.append(
             QJsonObject{{QStringLiteral("path"), path}, {QStringLiteral("size"), size}});
-    return {{QStringLiteral("id"), id},
-            {QStringLiteral("client"), client},
-            {QStringLiteral("tool"), tool},
-            {QStringLiteral("language"), language},
-            {QStringLiteral("code"), code},
-            {QStringLiteral("timeoutSec"), timeoutSec},
-            {QStringLiteral("libraries"), QJsonArray::fromStringList(libraries)},
-            {QStringLiteral("files"), fileList},
-            {QStringLiteral("sessionId"), sessionId},
-            {QStringLiteral("memoryBytes"), memoryBytes},
-            {QStringLiteral("cpus"), cpus},
-            {QStringLiteral("network"), network},
-            {QStringLiteral("instance"), instanceId},
-            {QStringLiteral("mode"), mode},
-            {QStringLiteral("waitSec"), waitSec}};
+    QJsonObject o{{QStringLiteral("id"), id},
+                  {QStringLiteral("client"), client},
+                  {QStringLiteral("tool"), tool},
+                  {QStringLiteral("language"), language},
+                  {QStringLiteral("code"), code},
+                  {QStringLiteral("timeoutSec"), timeoutSec},
+                  {QStringLiteral("libraries"), QJsonArray::fromStringList(libraries)},
+                  {QStringLiteral("files"), fileList},
+                  {QStringLiteral("sessionId"), sessionId},
+                  {QStringLiteral("memoryBytes"), memoryBytes},
+                  {QStringLiteral("cpus"), cpus},
+                  {QStringLiteral("network"), network},
+                  {QStringLiteral("instance"), instanceId},
+                  {QStringLiteral("mode"), mode},
+                  {QStringLiteral("waitSec"), waitSec}};
+    // Only when there is one, so that the lines of runs without it stay as they were.
+    if (!egress.isEmpty())
+        o.insert(QStringLiteral("egress"), QJsonArray::fromStringList(egress));
+    return o;
 }
 
 std::optional<ApprovalRequest> ApprovalRequest::fromJson(const QJsonObject &json)
@@ -57,6 +61,8 @@ std::optional<ApprovalRequest> ApprovalRequest::fromJson(const QJsonObject &json
     r.memoryBytes = qint64(qMax(0.0, json.value(u"memoryBytes").toDouble()));
     r.cpus = qMax(0.0, json.value(u"cpus").toDouble());
     r.network = json.value(u"network").toBool();
+    for (const QJsonValue &host : json.value(u"egress").toArray())
+        r.egress.append(host.toString());
     r.waitSec = qBound(0, json.value(u"waitSec").toInt(), 24 * 3600);
     return r;
 }

@@ -29,6 +29,9 @@ struct ApprovalRequest
     qint64 memoryBytes = 0;
     double cpus = 0;
     bool network = false;
+    // With network: the only hosts the run may reach (the allow-list mode); empty: the open
+    // network, when `network` is set.
+    QStringList egress;
     QString instanceId; // the server that asks
     QString mode;       // how that server serves: "window", "stdio", "http"
     int waitSec = 0;    // how long it waits for an answer

@@ -1,5 +1,6 @@
 #include "assistantpolicy.h"
 
+#include "egresslist.h"
 #include "sandboxconfig.h"
 
 #include <QJsonArray>
@@ -11,7 +12,8 @@ QString AssistantPolicy::describe() const
 }
 
 QString AssistantPolicy::check(const QString &language, int *timeoutSec,
-                               const QStringList &libraries, const SandboxConfig &config) const
+                               const QStringList &libraries, const SandboxConfig &config,
+                               std::optional<QStringList> *egress) const
 {
     // Every refusal names the policy and the rule, so that the assistant (and the person reading
     // its transcript) knows it is a choice of the user's, not a fault.
@@ -28,6 +30,11 @@ QString AssistantPolicy::check(const QString &language, int *timeoutSec,
                QStringLiteral("network access is not allowed for it, and this server gives "
                               "every sandbox network access (--network)") +
                change;
+    if (egress) {
+        const QString broken = checkEgress(egress, config);
+        if (!broken.isEmpty())
+            return where + broken + change;
+    }
     if (!libraries.isEmpty() && !this->libraries)
         return where + QStringLiteral("installing libraries is not allowed for it") + change;
     if (!libraries.isEmpty() && !network)
@@ -54,6 +61,39 @@ QString AssistantPolicy::check(const QString &language, int *timeoutSec,
         if (*timeoutSec <= 0 && config.defaultTimeoutSec > maxTimeoutSec)
             *timeoutSec = maxTimeoutSec;
     }
+    return QString();
+}
+
+QString AssistantPolicy::checkEgress(std::optional<QStringList> *egress,
+                                     const SandboxConfig &config) const
+{
+    const bool asked = egress->has_value() && !(*egress)->isEmpty();
+    if (!network) {
+        if (asked)
+            return QStringLiteral("network access is not allowed for it, and the call asks for %1")
+                .arg((*egress)->join(QStringLiteral(", ")));
+        // An allow-list server can give its runs no network instead (an open one is refused
+        // above: every sandbox there has network).
+        if (!config.egress.isEmpty())
+            *egress = QStringList();
+        return QString();
+    }
+    if (this->egress.isEmpty())
+        return QString();
+    if (asked) {
+        const QString beyond = EgressList::uncovered(**egress, this->egress);
+        if (!beyond.isEmpty())
+            return QStringLiteral("the call asks for %1, which is not on its allow-list (%2)")
+                .arg(beyond, this->egress.join(QStringLiteral(", ")));
+        return QString();
+    }
+    if (egress->has_value())
+        return QString(); // the call asked for no network
+    // The call did not say: the policy's list, as far as the server's allows.
+    if (!config.egress.isEmpty())
+        *egress = EgressList::within(this->egress, config.egress);
+    else if (config.network)
+        *egress = this->egress;
     return QString();
 }
 
@@ -88,6 +128,8 @@ QJsonObject AssistantPolicy::toJson() const
         o.insert(QStringLiteral("client"), client);
     if (!languages.isEmpty())
         o.insert(QStringLiteral("languages"), QJsonArray::fromStringList(languages));
+    if (!egress.isEmpty())
+        o.insert(QStringLiteral("egress"), QJsonArray::fromStringList(egress));
     if (maxTimeoutSec > 0)
         o.insert(QStringLiteral("maxTimeoutSec"), maxTimeoutSec);
     if (maxMemoryMiB > 0)
@@ -116,6 +158,14 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
             p.languages.append(v.toString().trimmed().toLower());
     }
     p.network = json.value(u"network").toBool(true);
+    // Each entry on its own: one a hand edit broke is left out (a shorter list only narrows),
+    // and a list left with none means no network, never the server's whole list.
+    QStringList entries, rejected;
+    for (const QJsonValue &v : json.value(u"egress").toArray())
+        entries.append(v.toString());
+    p.egress = EgressList::parseEach(entries, &rejected);
+    if (!entries.isEmpty() && p.egress.isEmpty())
+        p.network = false;
     p.libraries = json.value(u"libraries").toBool(true);
     const int timeout = json.value(u"maxTimeoutSec").toInt(0);
     p.maxTimeoutSec = timeout > 0 && timeout <= kMaxTimeoutSec ? timeout : 0;
@@ -127,6 +177,6 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
 bool AssistantPolicy::operator==(const AssistantPolicy &o) const
 {
     return client == o.client && action == o.action && languages == o.languages &&
-           network == o.network && libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec &&
-           maxMemoryMiB == o.maxMemoryMiB;
+           network == o.network && egress == o.egress && libraries == o.libraries &&
+           maxTimeoutSec == o.maxTimeoutSec && maxMemoryMiB == o.maxMemoryMiB;
 }

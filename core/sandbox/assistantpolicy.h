@@ -23,6 +23,10 @@ struct AssistantPolicy
     Action action = Action::Run;
     QStringList languages; // canonical names it may run; empty: every language
     bool network = true;   // may run where sandboxes have network (--network) and install
+    // The hosts its runs may reach (host patterns, as --egress takes them); empty: those the
+    // server allows. Within the server's: on an --egress server, only the entries the server's
+    // list covers count.
+    QStringList egress;
     bool libraries = true; // may ask for libraries to be installed
     int maxTimeoutSec = 0; // its calls' largest timeout; 0: the server's
     // The most memory its sandboxes may have; 0: the server's. A call cannot ask for memory, so
@@ -38,9 +42,11 @@ struct AssistantPolicy
 
     // Why a call with these properties breaks the policy on a server with `config`; empty when
     // it does not. A call that gave no timeout (0) gets the server's default, capped to the
-    // policy's largest: `timeoutSec` is set to what the run should use.
+    // policy's largest: `timeoutSec` is set to what the run should use. `egress` is the hosts
+    // the call asked for (its `network`; nothing: it did not say), already within the server's:
+    // set to what the run gets under this policy (its own list, or no network).
     QString check(const QString &language, int *timeoutSec, const QStringList &libraries,
-                  const SandboxConfig &config) const;
+                  const SandboxConfig &config, std::optional<QStringList> *egress = nullptr) const;
 
     static QString actionName(Action action); // "run", "ask", "refuse"
     static std::optional<Action> actionFromName(const QString &name);
@@ -53,4 +59,7 @@ struct AssistantPolicy
 
     bool operator==(const AssistantPolicy &other) const;
     bool operator!=(const AssistantPolicy &other) const { return !(*this == other); }
+
+private:
+    QString checkEgress(std::optional<QStringList> *egress, const SandboxConfig &config) const;
 };

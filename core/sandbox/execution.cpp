@@ -90,7 +90,11 @@ void Execution::onNetworkEvent(const QJsonObject &event)
     a.id = id;
     a.host = event.value(u"host").toString();
     a.port = event.value(u"port").toInt();
-    a.allowed = event.value(u"verdict").toString() == u"allow";
+    // The gateway's words: allow, deny, error (allowed, but the way to the host failed).
+    const QString verdict = event.value(u"verdict").toString();
+    a.verdict = verdict == u"allow"   ? NetworkAttempt::Verdict::Allowed
+                : verdict == u"error" ? NetworkAttempt::Verdict::Failed
+                                      : NetworkAttempt::Verdict::Refused;
     a.rule = event.value(u"rule").toString();
     m_result.network.append(a);
 }

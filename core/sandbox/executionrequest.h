@@ -35,6 +35,11 @@ struct ExecutionRequest
     // window and kept in the history, never given to the program.
     QString source;
     QString tool;
+    // The run's own allow-list (the call's `network`, within what the server and the caller's
+    // policy allow: the tools room checks): host patterns the program may reach through the
+    // egress gateway; an empty list is no network. Without it, the server's choice
+    // (--egress, --network, or none).
+    std::optional<QStringList> egress;
     QString sessionId; // the sandbox session it runs in; empty: a fresh container
     // `language` and the session as resolved once where the request is made (the tools room),
     // so the service and the session manager do not look them up again. Without `resolved`,

@@ -2,6 +2,19 @@
 
 #include <QJsonArray>
 
+QString ExecutionResult::verdictName(NetworkAttempt::Verdict verdict)
+{
+    switch (verdict) {
+    case NetworkAttempt::Verdict::Allowed:
+        return QStringLiteral("allowed");
+    case NetworkAttempt::Verdict::Refused:
+        return QStringLiteral("refused");
+    case NetworkAttempt::Verdict::Failed:
+        return QStringLiteral("failed");
+    }
+    return QStringLiteral("refused");
+}
+
 QJsonObject ExecutionResult::toJson() const
 {
     QJsonArray fileList;
@@ -37,8 +50,7 @@ QJsonObject ExecutionResult::toJson() const
         for (const NetworkAttempt &a : network) {
             QJsonObject one{{QStringLiteral("host"), a.host},
                             {QStringLiteral("port"), a.port},
-                            {QStringLiteral("verdict"),
-                             a.allowed ? QStringLiteral("allowed") : QStringLiteral("refused")},
+                            {QStringLiteral("verdict"), verdictName(a.verdict)},
                             {QStringLiteral("rule"), a.rule}};
             if (a.bytesUp >= 0) {
                 one.insert(QStringLiteral("bytes_sent"), a.bytesUp);

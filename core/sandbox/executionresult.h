@@ -29,8 +29,14 @@ struct NetworkAttempt
     quint64 id = 0; // the gateway's, to match its end
     QString host;
     int port = 0;
-    bool allowed = false;
-    QString rule;        // the pattern that allowed it, or why it was refused
+    enum class Verdict
+    {
+        Allowed, // through to the host
+        Refused, // by the gateway: not on the list, a name that leads inward, a wrong TLS name
+        Failed   // allowed, but the host could not be reached
+    };
+    Verdict verdict = Verdict::Refused;
+    QString rule;        // the pattern that allowed it, or why it was refused or failed
     qint64 bytesUp = -1; // program → host, once the connection ended (-1 before)
     qint64 bytesDown = -1;
     qint64 ms = -1;
@@ -65,6 +71,8 @@ struct ExecutionResult
     // Allow-list mode: every connection the program tried, in order (at most kMaxNetwork).
     QList<NetworkAttempt> network;
     static constexpr int kMaxNetwork = 200;
+    // "allowed", "refused", "failed": as structuredContent and the history say it.
+    static QString verdictName(NetworkAttempt::Verdict verdict);
     // Set when the sandbox itself failed (engine down, image missing): no program ran.
     QString error;
 

@@ -211,15 +211,22 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
-    submit(execution, runSpecFor(language), language.image);
+    submit(execution, runSpecFor(language, {}, false, request.egress), language.image);
     return execution;
 }
 
 SandboxService::SpecFor SandboxService::runSpecFor(const Language &language,
-                                                   const QString &librariesVolume,
-                                                   bool session) const
+                                                   const QString &librariesVolume, bool session,
+                                                   const std::optional<QStringList> &egress) const
 {
-    const SandboxConfig config = m_config;
+    SandboxConfig config = m_config;
+    if (egress) {
+        // The spec's network follows from these two (SandboxSpec::forRun): a list is the
+        // allow-list mode with it, none is no network at all.
+        config.egress = *egress;
+        if (egress->isEmpty())
+            config.network = false;
+    }
     return [language, config, librariesVolume, session](const SandboxBackend &backend) {
         return backend.runSpec(language, language.image, config, librariesVolume, session);
     };
@@ -325,7 +332,8 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
             if (guard)
                 guard->reportProgress(message);
         },
-        [this, guard, language](const QString &volume, const QString &error) {
+        [this, guard, language, egress = request.egress](const QString &volume,
+                                                         const QString &error) {
             if (!guard)
                 return;
             if (!error.isEmpty()) {
@@ -333,12 +341,13 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                 return;
             }
             // Where the volume is (the least loaded of them, if several have it).
-            SandboxSite *site = place(runSpecFor(language, volume), m_volumeSites.value(volume));
+            const SpecFor spec = runSpecFor(language, volume, false, egress);
+            SandboxSite *site = place(spec, m_volumeSites.value(volume));
             if (!site) {
                 guard->fail(noSiteMessage());
                 return;
             }
-            submit(guard, runSpecFor(language, volume), language.image, site);
+            submit(guard, spec, language.image, site);
         });
     return execution;
 }
@@ -388,9 +397,10 @@ void SandboxService::ensureLibraries(
 
 SandboxContainer *SandboxService::createSessionContainer(const Language &language,
                                                          const QString &librariesVolume,
-                                                         QString *error)
+                                                         QString *error,
+                                                         const std::optional<QStringList> &egress)
 {
-    const SpecFor spec = runSpecFor(language, librariesVolume, true);
+    const SpecFor spec = runSpecFor(language, librariesVolume, true, egress);
     SandboxSite *site =
         librariesVolume.isEmpty() ? place(spec) : place(spec, m_volumeSites.value(librariesVolume));
     if (!site) {

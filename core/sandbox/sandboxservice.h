@@ -62,9 +62,11 @@ public:
     // A session's container (see SessionManager): prepared now, serving one program after another
     // until removed; tracked like any other, so shutdown removes it. Placed like a run (where
     // `librariesVolume` was installed, when given); null when no engine answers (`error` says).
-    SandboxContainer *createSessionContainer(const Language &language,
-                                             const QString &librariesVolume = {},
-                                             QString *error = nullptr);
+    // `egress` as in runSpecFor.
+    SandboxContainer *
+    createSessionContainer(const Language &language, const QString &librariesVolume = {},
+                           QString *error = nullptr,
+                           const std::optional<QStringList> &egress = std::nullopt);
     // Runs the request's program in a session's container that is ready and idle; the container
     // stays unless the run ended it (Execution::endedSession()).
     Execution *executeIn(SandboxContainer *container, const Language &language,
@@ -117,8 +119,11 @@ private:
     Execution *create(const Language &language, const ExecutionRequest &request, int timeoutSec);
     void submit(Execution *execution, const SpecFor &spec, const QString &image,
                 SandboxSite *site = nullptr);
+    // `egress`: the run's own allow-list (a call's `network`, checked by the tools room against
+    // the server's and its policy's); an empty list is no network. Without it, the config's.
     SpecFor runSpecFor(const Language &language, const QString &librariesVolume = {},
-                       bool session = false) const;
+                       bool session = false,
+                       const std::optional<QStringList> &egress = std::nullopt) const;
     // The usable site a new sandbox of `spec` goes to; null when none answers.
     SandboxSite *place(const SpecFor &spec, const QList<SandboxSite *> &among = {}) const;
     // Why no site can take a run: each engine and what is wrong with it.

@@ -29,6 +29,7 @@ SessionManager::~SessionManager()
 
 void SessionManager::create(const QString &owner, const QString &languageName,
                             const QStringList &libraries, int timeoutSec,
+                            const std::optional<QStringList> &egress,
                             const std::function<void(const QString &)> &progress,
                             const Created &done)
 {
@@ -80,11 +81,12 @@ void SessionManager::create(const QString &owner, const QString &languageName,
         answer(QStringLiteral("the session could not start: ") + reason);
     });
     const Language lang = *language;
-    const auto start = [this, guard, lang](const QString &volume) {
+    const auto start = [this, guard, lang, egress](const QString &volume) {
         if (!guard || guard->state() == SandboxSession::State::Ended)
             return;
         QString error;
-        SandboxContainer *container = m_sandbox->createSessionContainer(lang, volume, &error);
+        SandboxContainer *container =
+            m_sandbox->createSessionContainer(lang, volume, &error, egress);
         if (container)
             guard->attach(container);
         else

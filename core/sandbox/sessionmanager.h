@@ -34,10 +34,11 @@ public:
 
     using Created = std::function<void(SandboxSession *session, const QString &error)>;
     // Starts a session; `done` gets it once its container is ready, or an error. `timeoutSec`
-    // (0: the server's default) applies to each call that does not give its own.
+    // (0: the server's default) applies to each call that does not give its own. `egress`: the
+    // session sandbox's own allow-list (see ExecutionRequest::egress); without it, the server's.
     void create(const QString &owner, const QString &language, const QStringList &libraries,
-                int timeoutSec, const std::function<void(const QString &)> &progress,
-                const Created &done);
+                int timeoutSec, const std::optional<QStringList> &egress,
+                const std::function<void(const QString &)> &progress, const Created &done);
     // The owner's live session, or why there is none (unknown, ended, another instance's).
     SessionAdmission lookup(const QString &id, const QString &owner) const;
     // Whether a call in `language` (null: not checked), with libraries or not, may run in the

@@ -47,8 +47,8 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
 {
     const AssistantPolicy &policy = m_policies.forClient(call->clientName());
     ExecutionRequest request = asked;
-    const QString broken =
-        policy.check(request.language, &request.timeoutSec, request.libraries, m_config);
+    const QString broken = policy.check(request.language, &request.timeoutSec, request.libraries,
+                                        m_config, &request.egress);
     if (!broken.isEmpty()) {
         qCInfo(lcTools).noquote() << "refused a call of" << call->clientName() << "by policy";
         admitted(request, broken);
@@ -81,10 +81,10 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
 }
 
 QString RunGate::screen(const QString &client, const QString &language, int timeoutSec,
-                        const QStringList &libraries) const
+                        const QStringList &libraries, std::optional<QStringList> *egress) const
 {
     const AssistantPolicy &policy = m_policies.forClient(client);
-    const QString broken = policy.check(language, &timeoutSec, libraries, m_config);
+    const QString broken = policy.check(language, &timeoutSec, libraries, m_config, egress);
     if (!broken.isEmpty() || policy.action != AssistantPolicy::Action::Refuse)
         return broken;
     return refusedText(policy);
@@ -113,7 +113,10 @@ void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const Assista
     question.sessionId = call->arguments().value(u"session_id").toString();
     question.memoryBytes = m_config.memoryBytes;
     question.cpus = m_config.cpus;
-    question.network = m_config.network;
+    // What the run will reach: its own list (the call's or its policy's), else the server's.
+    question.egress = request.egress ? *request.egress : m_config.egress;
+    question.network = request.egress ? !request.egress->isEmpty()
+                                      : m_config.network || !m_config.egress.isEmpty();
     question.instanceId = m_config.instanceId;
     question.mode = m_mode;
     question.waitSec = m_policies.approvalTimeoutSec;

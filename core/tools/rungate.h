@@ -46,8 +46,11 @@ public:
     // For what starts no program itself (create_session without libraries: its runs pass
     // admit() each): the policy's rules and a refusing policy, without asking anyone. Empty when
     // it may go ahead. A session's libraries are installed at once, so they pass admit().
+    // `egress` as in AssistantPolicy::check: the session's network as asked, set to what it
+    // gets.
     QString screen(const QString &client, const QString &language, int timeoutSec,
-                   const QStringList &libraries) const;
+                   const QStringList &libraries,
+                   std::optional<QStringList> *egress = nullptr) const;
 
 Q_SIGNALS:
     // A person chose "Always allow this assistant": policies() changed.

@@ -1,5 +1,6 @@
 #include "sandboxtools.h"
 
+#include "egresslist.h"
 #include "execution.h"
 #include "executionrequest.h"
 #include "imagewording.h"
@@ -318,15 +319,21 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
         section(QStringLiteral("[returned: %1]").arg(returned.join(QStringLiteral(", "))));
     for (const QString &note : r.notes)
         section(QStringLiteral("[note: %1]").arg(note));
-    // Each refused host once, with why, so the assistant can tell the user what to allow.
-    QStringList refused;
-    for (const NetworkAttempt &a : r.network) {
-        const QString line = QStringLiteral("%1:%2 (%3)").arg(a.host).arg(a.port).arg(a.rule);
-        if (!a.allowed && !refused.contains(line))
-            refused.append(line);
+    // Each refused (and each unreachable) host once, with why, so the assistant can tell the
+    // user what to allow or what failed.
+    for (const NetworkAttempt::Verdict verdict :
+         {NetworkAttempt::Verdict::Refused, NetworkAttempt::Verdict::Failed}) {
+        QStringList hosts;
+        for (const NetworkAttempt &a : r.network) {
+            const QString line = QStringLiteral("%1:%2 (%3)").arg(a.host).arg(a.port).arg(a.rule);
+            if (a.verdict == verdict && !hosts.contains(line))
+                hosts.append(line);
+        }
+        if (!hosts.isEmpty())
+            section(
+                QStringLiteral("[network %1: %2]")
+                    .arg(ExecutionResult::verdictName(verdict), hosts.join(QStringLiteral(", "))));
     }
-    if (!refused.isEmpty())
-        section(QStringLiteral("[network refused: %1]").arg(refused.join(QStringLiteral(", "))));
     if (text.isEmpty())
         text = printHint.isEmpty()
                    ? QStringLiteral("No output.")
@@ -419,6 +426,54 @@ bool SandboxTools::parseFiles(const QJsonArray &files, const QString &programFil
     return true;
 }
 
+QString SandboxTools::parseNetwork(const QJsonObject &args, const SandboxConfig &config,
+                                   std::optional<QStringList> *egress)
+{
+    if (!args.contains(u"network"))
+        return QString();
+    QStringList entries;
+    for (const QJsonValue &v : args.value(u"network").toArray())
+        entries.append(v.toString());
+    QString error;
+    const QStringList asked = EgressList::parse(entries, &error);
+    if (!error.isEmpty())
+        return QStringLiteral("Invalid network: %1.").arg(error);
+    *egress = asked;
+    if (asked.isEmpty())
+        return QString();
+    const QString hosts = asked.join(QStringLiteral(", "));
+    if (!config.egress.isEmpty()) {
+        const QString beyond = EgressList::uncovered(asked, config.egress);
+        if (!beyond.isEmpty())
+            return QStringLiteral("Refused by this Code Sandbox server: runs may reach only the "
+                                  "hosts of its allow-list (--egress: %1), and %2 is not among "
+                                  "them. Ask only for those, or ask the user to add %2 to the "
+                                  "server's --egress.")
+                .arg(config.egress.join(QStringLiteral(", ")), beyond);
+        return QString();
+    }
+    if (config.network)
+        return QString(); // the open network: the run narrows it to its list
+    return QStringLiteral("Refused by this Code Sandbox server: its runs have no network (it was "
+                          "started without --egress), so %1 cannot be reached. Ask the user "
+                          "to start it with --egress for the hosts needed.")
+        .arg(hosts);
+}
+
+QJsonObject SandboxTools::networkFragment(const SandboxConfig &config)
+{
+    const QString without =
+        !config.egress.isEmpty()
+            ? QStringLiteral("this server's allow-list, %1; ask only for hosts within it")
+                  .arg(config.egress.join(QStringLiteral(", ")))
+        : config.network
+            ? QStringLiteral("the open network (this server gives runs network access)")
+            : QStringLiteral("no network (this server allows no hosts: a call that asks for one "
+                             "is refused)");
+    return ToolSchemas::fragment(QStringLiteral("network"),
+                                 {{QStringLiteral("network_default"), without}});
+}
+
 struct SandboxTools::RunContext
 {
     SandboxService *sandbox;
@@ -426,9 +481,21 @@ struct SandboxTools::RunContext
     RunGate *gate;
 };
 
-void SandboxTools::runCode(const RunContext &context, ToolCall *call,
-                           const ExecutionRequest &request, bool jsonText)
+void SandboxTools::runCode(const RunContext &context, ToolCall *call, const ExecutionRequest &asked,
+                           bool jsonText)
 {
+    ExecutionRequest request = asked;
+    const QString refused =
+        parseNetwork(call->arguments(), context.sandbox->config(), &request.egress);
+    if (!refused.isEmpty()) {
+        call->finishWithError(refused);
+        return;
+    }
+    if (request.egress && call->arguments().contains(u"session_id")) {
+        call->finishWithError(QStringLiteral("A session's network is its own, chosen when it "
+                                             "was created: call without network in a session."));
+        return;
+    }
     if (!context.gate) {
         startRun(*context.sandbox, context.sessions, call, request, jsonText);
         return;
@@ -513,6 +580,7 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
         {QStringLiteral("max_timeout"), config.maxTimeoutSec},
         {QStringLiteral("default_timeout"), config.defaultTimeoutSec},
         {QStringLiteral("engine"), ToolSchemas::fragment(QStringLiteral("engine"))},
+        {QStringLiteral("network"), networkFragment(config)},
         {QStringLiteral("libraries_description"),
          ToolSchemas::file(QStringLiteral("execute_code"))
              .value(u"librariesDescription")

@@ -5,7 +5,9 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 #include <memory>
+#include <optional>
 
 class McpServer;
 class RunGate;
@@ -14,6 +16,7 @@ class SandboxService;
 class SessionManager;
 class ToolCall;
 struct ExecutionRequest;
+struct SandboxConfig;
 struct ExecutionResult;
 struct Language;
 
@@ -37,6 +40,13 @@ public:
     // the workdir, a path repeats, or base64 content does not decode.
     static bool parseFiles(const QJsonArray &files, const QString &programFile,
                            ExecutionRequest *request, QString *error);
+    // A call's `network` (host patterns; [] for none) into `egress`, or why it cannot have it
+    // on a server with `config`: a pattern that is not one, or a host beyond the server's
+    // allow-list, or any host on a server without network. Empty when it may.
+    static QString parseNetwork(const QJsonObject &args, const SandboxConfig &config,
+                                std::optional<QStringList> *egress);
+    // The tools' `network` argument, saying what a call gets without it on this server.
+    static QJsonObject networkFragment(const SandboxConfig &config);
 
 private:
     // registerAll's parts; `values` fills the schema files' placeholders.

@@ -5,6 +5,7 @@
 #include "rungate.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
+#include "sandboxtools.h"
 #include "sessionmanager.h"
 #include "toolcall.h"
 #include "toolregistry.h"
@@ -40,14 +41,15 @@ QJsonObject result(const QString &text, const QJsonObject &structured)
 }
 
 // Starts the session's sandbox (installing its libraries first) and answers once it is ready.
-void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QStringList &libs)
+void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QStringList &libs,
+                  const std::optional<QStringList> &egress)
 {
     const QJsonObject args = call->arguments();
     QPointer<ToolCall> guard(call);
     call->progress(QStringLiteral("starting the session's sandbox"));
     sm->create(
         call->owner(), args.value(u"language").toString(QStringLiteral("python")), libs,
-        args.value(u"timeout").toInt(0),
+        args.value(u"timeout").toInt(0), egress,
         [guard](const QString &message) {
             if (guard)
                 guard->progress(message);
@@ -81,8 +83,14 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
     QStringList libs;
     for (const QJsonValue &v : args.value(u"libraries").toArray())
         libs.append(v.toString());
+    std::optional<QStringList> egress;
+    const QString badNetwork = SandboxTools::parseNetwork(args, sm->sandbox()->config(), &egress);
+    if (!badNetwork.isEmpty()) {
+        call->finishWithError(badNetwork);
+        return;
+    }
     if (!gate) {
-        startSession(sm, idleSec, call, libs);
+        startSession(sm, idleSec, call, libs, egress);
         return;
     }
     const QString asked = args.value(u"language").toString(QStringLiteral("python"));
@@ -92,7 +100,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
     install.timeoutSec = args.value(u"timeout").toInt(0);
     install.libraries = libs;
     const QString refusal =
-        gate->screen(call->clientName(), install.language, install.timeoutSec, libs);
+        gate->screen(call->clientName(), install.language, install.timeoutSec, libs, &egress);
     if (!refusal.isEmpty()) {
         call->finishWithError(refusal);
         return;
@@ -100,25 +108,27 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
     // Nothing to install, or nothing this server would install (create() says why): no question.
     if (libs.isEmpty() || !language ||
         !sm->sandbox()->librariesRefusal(*language, libs).isEmpty()) {
-        startSession(sm, idleSec, call, libs);
+        startSession(sm, idleSec, call, libs, egress);
         return;
     }
     QPointer<ToolCall> guard(call);
-    gate->admit(call, install,
-                [sm, idleSec, guard, libs](const ExecutionRequest &, const QString &refusal) {
-                    if (!guard)
-                        return;
-                    if (!refusal.isEmpty()) {
-                        // A person's reason may end without a stop.
-                        const QString said = refusal.trimmed();
-                        guard->finishWithError(
-                            said + (said.endsWith(u'.') ? QString() : QStringLiteral(".")) +
-                            QStringLiteral(" No session was created and "
-                                           "nothing was installed."));
-                        return;
-                    }
-                    startSession(sm, idleSec, guard, libs);
-                });
+    install.egress = egress;
+    gate->admit(
+        call, install,
+        [sm, idleSec, guard, libs](const ExecutionRequest &admitted, const QString &refusal) {
+            if (!guard)
+                return;
+            if (!refusal.isEmpty()) {
+                // A person's reason may end without a stop.
+                const QString said = refusal.trimmed();
+                guard->finishWithError(said +
+                                       (said.endsWith(u'.') ? QString() : QStringLiteral(".")) +
+                                       QStringLiteral(" No session was created and "
+                                                      "nothing was installed."));
+                return;
+            }
+            startSession(sm, idleSec, guard, libs, admitted.egress);
+        });
 }
 } // namespace
 
@@ -168,7 +178,8 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions, RunG
         {QStringLiteral("idle_minutes"), QStringLiteral("%1").arg(idleSec / 60.0, 0, 'g', 3)},
         {QStringLiteral("language_names"),
          QJsonArray::fromStringList(sandbox->languages().names())},
-        {QStringLiteral("max_timeout"), sandbox->config().maxTimeoutSec}};
+        {QStringLiteral("max_timeout"), sandbox->config().maxTimeoutSec},
+        {QStringLiteral("network"), SandboxTools::networkFragment(sandbox->config())}};
 
     ToolDefinition create = ToolSchemas::tool(QStringLiteral("create_session"), values);
     create.handler = [sm, idleSec, gate](ToolCall *call) {

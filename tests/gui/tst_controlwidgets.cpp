@@ -87,6 +87,45 @@ private Q_SLOTS:
         QCOMPARE(editor.policies().assistants.size(), 0);
     }
 
+    void policyEditorHosts()
+    {
+        // The Hosts cell: patterns as --egress takes them; what is not one is shown in red and
+        // left out, and a cell left with none means no network (never the server's whole list).
+        PolicyEditor editor(AssistantPolicies(), {QStringLiteral("python")});
+        QVERIFY(editor.addAssistant(QStringLiteral("cursor")));
+        QTableWidget *t = editor.table();
+        QTableWidgetItem *hosts = t->item(1, PolicyEditor::HostsColumn);
+        QVERIFY(hosts);
+        hosts->setText(QStringLiteral("API.github.com, https://pypi.org/, *.pythonhosted.org:443"));
+        AssistantPolicy cursor = editor.policies().forClient(QStringLiteral("cursor"));
+        QCOMPARE(cursor.egress, (QStringList{QStringLiteral("api.github.com"),
+                                             QStringLiteral("*.pythonhosted.org:443")}));
+        QVERIFY(cursor.network);
+        QCOMPARE(hosts->foreground().color(), QColor(Qt::red));
+        QVERIFY(hosts->toolTip().contains(u"https://pypi.org/"));
+        hosts->setText(QStringLiteral("https://pypi.org/"));
+        cursor = editor.policies().forClient(QStringLiteral("cursor"));
+        QVERIFY(cursor.egress.isEmpty());
+        QVERIFY(!cursor.network);
+        hosts->setText(QString());
+        cursor = editor.policies().forClient(QStringLiteral("cursor"));
+        QVERIFY(cursor.network);
+        QCOMPARE(hosts->foreground(), QBrush());
+    }
+
+    void approvalDialogShowsTheHosts()
+    {
+        ApprovalRequest r = request();
+        QVERIFY(!ApprovalDialog(r).findChild<QLabel *>(QStringLiteral("approvalEgress")));
+        r.network = true;
+        r.egress = {QStringLiteral("api.github.com"), QStringLiteral("<b>evil</b>.test")};
+        ApprovalDialog dialog(r);
+        const QLabel *reach = dialog.findChild<QLabel *>(QStringLiteral("approvalEgress"));
+        QVERIFY(reach);
+        QCOMPARE(reach->textFormat(), Qt::PlainText);
+        QCOMPARE(reach->text(), QStringLiteral("api.github.com, <b>evil</b>.test"));
+    }
+
     void approvalDialogShowsTheRun()
     {
         ApprovalDialog dialog(request());

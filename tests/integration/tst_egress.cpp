@@ -7,6 +7,7 @@
 // world.test and other.test through the gateway's test-only name map (this machine has no
 // internet), which the test passes through EgressGateway::kTestHostsVar.
 
+#include "containerpool.h"
 #include "containersapi.h"
 #include "dockerbackend.h"
 #include "egressgateway.h"
@@ -17,6 +18,8 @@
 #include "execution.h"
 #include "networksapi.h"
 #include "sandboxservice.h"
+#include "sandboxsession.h"
+#include "sessionmanager.h"
 
 #include <QFile>
 #include <QHostAddress>
@@ -149,31 +152,29 @@ private:
         return out;
     }
 
-    // The networks and gateways this test's instance made that the engine still has.
+    // The networks (their names) and gateways (their ids) this test's instance made that the
+    // engine still has.
+    static QStringList leftOf(EngineReply *r, QStringView key)
+    {
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return {QStringLiteral("<engine query failed>")};
+        QStringList left;
+        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
+            left.append(v.toObject().value(key).toString());
+        return left;
+    }
     static QStringList leftNetworks(EngineClient &engine, const QString &instance)
     {
-        EngineReply *r =
-            NetworksApi(&engine).list({QStringLiteral("code-sandbox.gateway-of=") + instance});
-        QSignalSpy spy(r, &EngineReply::finished);
-        if (!spy.wait(10000) || !r->ok())
-            return {QStringLiteral("<engine query failed>")};
-        QStringList names;
-        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
-            names.append(v.toObject().value(u"Name").toString());
-        return names;
+        return leftOf(
+            NetworksApi(&engine).list({QStringLiteral("code-sandbox.gateway-of=") + instance}),
+            u"Name");
     }
-
     static QStringList leftGateways(EngineClient &engine, const QString &instance)
     {
-        EngineReply *r =
-            ContainersApi(&engine).list({QStringLiteral("code-sandbox.gateway-of=") + instance});
-        QSignalSpy spy(r, &EngineReply::finished);
-        if (!spy.wait(10000) || !r->ok())
-            return {QStringLiteral("<engine query failed>")};
-        QStringList ids;
-        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
-            ids.append(v.toObject().value(u"Id").toString());
-        return ids;
+        return leftOf(
+            ContainersApi(&engine).list({QStringLiteral("code-sandbox.gateway-of=") + instance}),
+            u"Id");
     }
 
     void shutDown(SandboxService &service, EngineClient &engine)
@@ -242,11 +243,10 @@ private Q_SLOTS:
         // The run's result lists what the gateway decided, allowed ones with their bytes.
         QStringList seen;
         for (const NetworkAttempt &a : m_last.network)
-            seen.append(
-                QStringLiteral("%1:%2 %3")
-                    .arg(a.host)
-                    .arg(a.port)
-                    .arg(a.allowed ? QStringLiteral("allowed") : QStringLiteral("refused")));
+            seen.append(QStringLiteral("%1:%2 %3")
+                            .arg(a.host)
+                            .arg(a.port)
+                            .arg(ExecutionResult::verdictName(a.verdict)));
         QCOMPARE(seen, (QStringList{QStringLiteral("world.test:%1 allowed").arg(port()),
                                     QStringLiteral("other.test:%1 refused").arg(port()),
                                     QStringLiteral("%1:%2 refused").arg(m_address, port())}));
@@ -260,6 +260,88 @@ private Q_SLOTS:
         QCOMPARE(second.value(u"stale").toString(), QStringLiteral("HTTP 407"));
         QCOMPARE(second.value(u"own").toBool(), true);
         QCOMPARE(m_world.requests, QByteArrayList{"/a"});
+        shutDown(service, engine);
+    }
+
+    void aCallsListNarrowsTheServers()
+    {
+        // The server allows world.test and other.test; a run that asks for world.test alone
+        // (a call's `network`) reaches only that, from a sandbox of its own, while a run that
+        // asks for nothing gets the server's list; a run that asks for none has no proxy at all.
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(),
+                               egressConfig({QStringLiteral("world.test:") + port(),
+                                             QStringLiteral("other.test:") + port()}));
+        const QString program = QString::fromLatin1(kReachProgram).arg(port(), m_address);
+        const auto run = [&](const std::optional<QStringList> &egress) {
+            ExecutionRequest request(QStringLiteral("python"), program, 40);
+            request.egress = egress;
+            const ExecutionResult r = resultOf(service.execute(request), 120 * 1000);
+            return QJsonDocument::fromJson(r.stdoutData).object();
+        };
+        m_world.requests.clear();
+        const QJsonObject narrowed = run(QStringList{QStringLiteral("world.test:") + port()});
+        QCOMPARE(narrowed.value(u"allowed").toString(),
+                 QStringLiteral("hello world.test:%1 /a").arg(port()));
+        QCOMPARE(narrowed.value(u"other").toString(), QStringLiteral("HTTP 403"));
+        const QJsonObject server = run(std::nullopt);
+        QCOMPARE(server.value(u"other").toString(),
+                 QStringLiteral("hello other.test:%1 /b").arg(port()));
+        QCOMPARE(m_world.requests, (QByteArrayList{"/a", "/a", "/b"}));
+        // No network: no proxy to name, and still no route of its own.
+        ExecutionRequest none(
+            QStringLiteral("python"),
+            QStringLiteral("import os, socket\nprint(os.environ.get('HTTP_PROXY'))\n"
+                           "s = socket.socket(); s.settimeout(3)\ntry:\n"
+                           "    s.connect(('%1', %2)); print('connected')\n"
+                           "except OSError: print('no route')\n")
+                .arg(m_address, port()),
+            40);
+        none.egress = QStringList();
+        const ExecutionResult r = resultOf(service.execute(none), 120 * 1000);
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("None\nno route\n"));
+        shutDown(service, engine);
+    }
+
+    void aSessionKeepsItsOwnList()
+    {
+        // create_session's `network`: the session's sandbox has its own list for every call.
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(),
+                               egressConfig({QStringLiteral("world.test:") + port(),
+                                             QStringLiteral("other.test:") + port()}));
+        SessionManager sessions(&service, {});
+        QPointer<SandboxSession> session;
+        QString error;
+        bool done = false;
+        sessions.create(
+            QStringLiteral("owner"), QStringLiteral("python"), {}, 0,
+            QStringList{QStringLiteral("other.test:") + port()}, [](const QString &) {},
+            [&](SandboxSession *s, const QString &why) {
+                session = s;
+                error = why;
+                done = true;
+            });
+        QTRY_VERIFY_WITH_TIMEOUT(done, 60000);
+        QVERIFY2(session, qPrintable(error));
+        m_world.requests.clear();
+        for (int i = 0; i < 2; ++i) {
+            ExecutionRequest request(QStringLiteral("python"),
+                                     QString::fromLatin1(kReachProgram).arg(port(), m_address), 40);
+            request.sessionId = session->id();
+            request.session = session;
+            const ExecutionResult r = resultOf(sessions.execute(request), 120 * 1000);
+            const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+            QCOMPARE(out.value(u"allowed").toString(), QStringLiteral("HTTP 403"));
+            QCOMPARE(out.value(u"other").toString(),
+                     QStringLiteral("hello other.test:%1 /b").arg(port()));
+        }
+        QCOMPARE(m_world.requests, (QByteArrayList{"/b", "/b"}));
+        sessions.closeAll(QStringLiteral("test over"));
         shutDown(service, engine);
     }
 
@@ -341,6 +423,9 @@ private Q_SLOTS:
         DockerBackend backend(&engine);
         SandboxService service(&backend, LanguageRegistry::builtIn(),
                                egressConfig({QStringLiteral("world.test:") + port()}));
+        service.warmUp();
+        const Language *python = service.languages().find(QStringLiteral("python"));
+        const SandboxSpec warm = SandboxSpec::forRun(*python, python->image, service.config());
         const QString fetch = QString::fromLatin1(kFetchProgram).arg(port());
         QCOMPARE(runJson(service, fetch).value(u"got").toString(),
                  QStringLiteral("hello world.test:%1 /x").arg(port()));
@@ -348,13 +433,18 @@ private Q_SLOTS:
         QVERIFY(gateway);
         QTRY_VERIFY_WITH_TIMEOUT(gateway->isRunning(), 10000);
         const int generation = gateway->generation();
-        // The warm sandbox the pool makes again after that run holds a grant on this gateway.
-        QTRY_VERIFY_WITH_TIMEOUT(gateway->grantCount() >= 1, 30000);
+        // The warm sandbox the pool made again after that run holds a grant on this gateway
+        // (and the run's own sandbox, and its grant, are gone).
+        QTRY_VERIFY_WITH_TIMEOUT(service.pool()->warmCount(warm) == 1 && gateway->grantCount() == 1,
+                                 60000);
         EngineReply *kill = ContainersApi(&engine).kill(gateway->containerId(), "SIGKILL");
         QSignalSpy killed(kill, &EngineReply::finished);
         QVERIFY(killed.wait(10000));
         QVERIFY2(kill->ok(), qPrintable(kill->error().toString()));
-        QTRY_VERIFY_WITH_TIMEOUT(gateway->generation() > generation && gateway->isRunning(), 30000);
+        // Under load the engine takes its time: the killed one's removal is awaited first.
+        QTRY_VERIFY_WITH_TIMEOUT(gateway->generation() > generation && gateway->isRunning(), 90000);
+        // The warm sandbox, made for the old gateway, works through the new one.
+        QCOMPARE(service.pool()->warmCount(warm), 1);
         QCOMPARE(runJson(service, fetch).value(u"got").toString(),
                  QStringLiteral("hello world.test:%1 /x").arg(port()));
         shutDown(service, engine);

@@ -153,6 +153,10 @@ private Q_SLOTS:
         a.maxTimeoutSec = 45;
         a.maxMemoryMiB = 300;
         set.assistants.append(a);
+        AssistantPolicy b;
+        b.client = QStringLiteral("cursor");
+        b.egress = {QStringLiteral("api.github.com"), QStringLiteral("*.pypi.org:443")};
+        set.assistants.append(b);
         set.approvalTimeoutSec = 30;
         set.runWhenNoWindow = true;
         QStringList warnings;
@@ -189,6 +193,109 @@ private Q_SLOTS:
         QCOMPARE(warnings.size(), 6);
     }
 
+    // The policy's hosts: a call's list must lie within them, a call that names none gets them
+    // (cut to the server's), and a policy without network gives an allow-list server's runs none.
+    void egressWithinThePolicy_data()
+    {
+        QTest::addColumn<QStringList>("policyHosts");
+        QTest::addColumn<bool>("policyNetwork");
+        QTest::addColumn<QStringList>("serverHosts");
+        QTest::addColumn<bool>("serverOpen");
+        QTest::addColumn<QVariant>("asked");  // QStringList, or nothing: the call did not say
+        QTest::addColumn<QString>("refusal"); // a part of it; empty: none
+        QTest::addColumn<QVariant>("gets");   // what the run gets; nothing: the server's
+        const QVariant unsaid;
+        const QStringList github{"api.github.com"};
+        QTest::newRow("no list: as asked")
+            << QStringList() << true << QStringList{"*.github.com"} << false << QVariant(github)
+            << QString() << QVariant(github);
+        QTest::newRow("no list, unsaid: the server's")
+            << QStringList() << true << QStringList{"*.github.com"} << false << unsaid << QString()
+            << unsaid;
+        QTest::newRow("asked within")
+            << QStringList{"*.github.com"} << true << QStringList{"*.github.com"} << false
+            << QVariant(github) << QString() << QVariant(github);
+        QTest::newRow("asked beyond")
+            << QStringList{"pypi.org"} << true << QStringList{"*.github.com", "pypi.org"} << false
+            << QVariant(github)
+            << QStringLiteral("the call asks for api.github.com, which is not on its "
+                              "allow-list (pypi.org)")
+            << unsaid;
+        QTest::newRow("unsaid: the policy's, cut to the server's")
+            << QStringList{"pypi.org", "api.github.com", "evil.test"} << true
+            << QStringList{"*.github.com", "pypi.org"} << false << unsaid << QString()
+            << QVariant(QStringList{"pypi.org", "api.github.com"});
+        QTest::newRow("unsaid, none within the server's: no network")
+            << QStringList{"evil.test"} << true << QStringList{"pypi.org"} << false << unsaid
+            << QString() << QVariant(QStringList());
+        QTest::newRow("unsaid on an open server: the policy's")
+            << QStringList{"evil.test"} << true << QStringList() << true << unsaid << QString()
+            << QVariant(QStringList{"evil.test"});
+        QTest::newRow("unsaid on a server without network: none")
+            << QStringList{"pypi.org"} << true << QStringList() << false << unsaid << QString()
+            << unsaid;
+        QTest::newRow("asked for none")
+            << QStringList{"pypi.org"} << true << QStringList{"pypi.org"} << false
+            << QVariant(QStringList()) << QString() << QVariant(QStringList());
+        QTest::newRow("no network, unsaid: none on an allow-list server")
+            << QStringList() << false << QStringList{"pypi.org"} << false << unsaid << QString()
+            << QVariant(QStringList());
+        QTest::newRow("no network, asked")
+            << QStringList() << false << QStringList{"pypi.org"} << false
+            << QVariant(QStringList{"pypi.org"})
+            << QStringLiteral("network access is not allowed for it, and the call asks for "
+                              "pypi.org")
+            << unsaid;
+    }
+    void egressWithinThePolicy()
+    {
+        QFETCH(QStringList, policyHosts);
+        QFETCH(bool, policyNetwork);
+        QFETCH(QStringList, serverHosts);
+        QFETCH(bool, serverOpen);
+        QFETCH(QVariant, asked);
+        QFETCH(QString, refusal);
+        QFETCH(QVariant, gets);
+        AssistantPolicy p;
+        p.client = QStringLiteral("claude-code");
+        p.egress = policyHosts;
+        p.network = policyNetwork;
+        SandboxConfig config;
+        config.egress = serverHosts;
+        config.network = serverOpen;
+        std::optional<QStringList> egress;
+        if (asked.isValid())
+            egress = asked.toStringList();
+        int timeout = 0;
+        const QString why = p.check(QStringLiteral("python"), &timeout, {}, config, &egress);
+        if (refusal.isEmpty()) {
+            QVERIFY2(why.isEmpty(), qPrintable(why));
+            QCOMPARE(egress.has_value(), gets.isValid());
+            if (gets.isValid())
+                QCOMPARE(*egress, gets.toStringList());
+        } else {
+            QVERIFY2(why.contains(refusal), qPrintable(why));
+            QVERIFY(why.contains(u"the policy for assistant 'claude-code'"));
+        }
+    }
+
+    void aBrokenHostListFailsClosed()
+    {
+        // A hand edit that left no valid host: no network, never the server's whole list.
+        const auto read = [](const QJsonArray &hosts) {
+            return *AssistantPolicy::fromJson({{QStringLiteral("action"), QStringLiteral("run")},
+                                               {QStringLiteral("egress"), hosts}});
+        };
+        const AssistantPolicy broken = read({QStringLiteral("http://pypi.org/"), 7});
+        QVERIFY(broken.egress.isEmpty());
+        QVERIFY(!broken.network);
+        const AssistantPolicy partly =
+            read({QStringLiteral("http://pypi.org/"), QStringLiteral("PyPI.org.")});
+        QCOMPARE(partly.egress, QStringList{QStringLiteral("pypi.org")});
+        QVERIFY(partly.network);
+        QVERIFY(read({}).network);
+    }
+
     void approvalRequestRoundTripAndBounds()
     {
         ApprovalRequest r;
@@ -212,6 +319,12 @@ private Q_SLOTS:
         QCOMPARE(back->libraries, r.libraries);
         QCOMPARE(back->cpus, 1.5);
         QVERIFY(back->network);
+        QVERIFY(back->egress.isEmpty());
+        // Hosts travel only when there are any: the lines of other runs stay as they were.
+        QVERIFY(!r.toJson().contains(u"egress"));
+        r.egress = {QStringLiteral("api.github.com"), QStringLiteral("*.pypi.org")};
+        QCOMPARE(ApprovalRequest::fromJson(r.toJson())->egress, r.egress);
+        r.egress.clear();
         QVERIFY(!ApprovalRequest::fromJson(QJsonObject{}));
         // What runs crosses whole, however large (the monitor's line bounds it, not a cut).
         QJsonObject large = r.toJson();

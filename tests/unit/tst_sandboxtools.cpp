@@ -1,5 +1,6 @@
 #include "executionrequest.h"
 #include "executionresult.h"
+#include "sandboxconfig.h"
 #include "sandboxtools.h"
 #include "schemavalidator.h"
 
@@ -137,6 +138,8 @@ private Q_SLOTS:
     void outputSchemaRejectsWrongShapes_data();
     void outputSchemaRejectsWrongShapes();
     void networkAttempts();
+    void parseNetwork_data();
+    void parseNetwork();
 };
 
 void tst_SandboxTools::formatText_data()
@@ -637,9 +640,6 @@ void tst_SandboxTools::outputSchemaRejectsWrongShapes()
     QCOMPARE(SchemaValidator::validate(SandboxTools::executionOutputSchema(), structured), message);
 }
 
-QTEST_GUILESS_MAIN(tst_SandboxTools)
-#include "tst_sandboxtools.moc"
-
 void tst_SandboxTools::networkAttempts()
 {
     // The allow-list mode's connections: in structuredContent (valid against the output schema)
@@ -648,7 +648,7 @@ void tst_SandboxTools::networkAttempts()
     NetworkAttempt allowed;
     allowed.host = QStringLiteral("pypi.org");
     allowed.port = 443;
-    allowed.allowed = true;
+    allowed.verdict = NetworkAttempt::Verdict::Allowed;
     allowed.rule = QStringLiteral("pypi.org");
     allowed.bytesUp = 517;
     allowed.bytesDown = 4096;
@@ -684,3 +684,67 @@ void tst_SandboxTools::networkAttempts()
                  .toObject()
                  .contains("network"));
 }
+
+void tst_SandboxTools::parseNetwork_data()
+{
+    // A call's `network` on three servers: --egress (an allow-list), --network (open), neither.
+    QTest::addColumn<QJsonObject>("args");
+    QTest::addColumn<QString>("server");  // "egress", "open", "none"
+    QTest::addColumn<QString>("refusal"); // a part of it; empty: none
+    QTest::addColumn<QVariant>("egress"); // what the run asks for; nothing: not said
+    const QJsonObject unsaid{{"code", "print(1)"}};
+    const auto asking = [](const QJsonArray &hosts) {
+        return QJsonObject{{"code", "print(1)"}, {"network", hosts}};
+    };
+    QTest::newRow("unsaid") << unsaid << "egress" << QString() << QVariant();
+    QTest::newRow("unsaid, no network") << unsaid << "none" << QString() << QVariant();
+    QTest::newRow("within, normalised") << asking({"API.github.com."}) << "egress" << QString()
+                                        << QVariant(QStringList{"api.github.com"});
+    QTest::newRow("beyond the server's")
+        << asking({"api.github.com", "evil.test"}) << "egress"
+        << "runs may reach only the hosts of its allow-list (--egress: *.github.com, pypi.org), "
+           "and evil.test is not among them"
+        << QVariant();
+    QTest::newRow("narrowing the open network")
+        << asking({"evil.test"}) << "open" << QString() << QVariant(QStringList{"evil.test"});
+    QTest::newRow("a server without network")
+        << asking({"pypi.org"}) << "none"
+        << "its runs have no network (it was started without --egress), so pypi.org cannot be "
+           "reached"
+        << QVariant();
+    QTest::newRow("none asked, anywhere")
+        << asking({}) << "none" << QString() << QVariant(QStringList());
+    QTest::newRow("not a pattern") << asking({"https://pypi.org/simple"}) << "egress"
+                                   << "Invalid network: not a host pattern" << QVariant();
+}
+
+void tst_SandboxTools::parseNetwork()
+{
+    QFETCH(QJsonObject, args);
+    QFETCH(QString, server);
+    QFETCH(QString, refusal);
+    QFETCH(QVariant, egress);
+    SandboxConfig config;
+    if (server == u"egress")
+        config.egress = {QStringLiteral("*.github.com"), QStringLiteral("pypi.org")};
+    config.network = server == u"open";
+    std::optional<QStringList> got;
+    const QString why = SandboxTools::parseNetwork(args, config, &got);
+    if (refusal.isEmpty()) {
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        QCOMPARE(got.has_value(), egress.isValid());
+        if (egress.isValid())
+            QCOMPARE(*got, egress.toStringList());
+    } else {
+        QVERIFY2(why.contains(refusal), qPrintable(why));
+    }
+    // The tools' schema says what a call gets without it, on this very server.
+    const QString described = SandboxTools::networkFragment(config).value("description").toString();
+    QVERIFY2(described.contains(server == u"egress" ? QStringLiteral("*.github.com, pypi.org")
+                                : server == u"open" ? QStringLiteral("the open network")
+                                                    : QStringLiteral("no network")),
+             qPrintable(described));
+}
+
+QTEST_GUILESS_MAIN(tst_SandboxTools)
+#include "tst_sandboxtools.moc"
