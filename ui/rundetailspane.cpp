@@ -3,6 +3,7 @@
 #include "codehighlighter.h"
 #include "envvarsview.h"
 #include "imagestrip.h"
+#include "networkview.h"
 #include "outputview.h"
 #include "plaintext.h"
 #include "resourcechart.h"
@@ -18,6 +19,7 @@
 #include <QScrollArea>
 #include <QTabWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace {
 QString bytesText(qint64 bytes)
@@ -31,7 +33,8 @@ enum Tab
     CodeTab,
     FilesTab,
     EnvTab,
-    DetailsTab
+    DetailsTab,
+    NetworkTab
 };
 } // namespace
 
@@ -40,7 +43,8 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
       m_subtitle(new QLabel(this)), m_tabs(new QTabWidget(this)), m_chart(new ResourceChart(this)),
       m_output(new OutputView(this)), m_code(new QPlainTextEdit(this)),
       m_images(new ImageStrip(this)), m_env(new EnvVarsView(this)),
-      m_detailsPage(new QWidget(this)), m_details(new QFormLayout(m_detailsPage))
+      m_detailsPage(new QWidget(this)), m_details(new QFormLayout(m_detailsPage)),
+      m_network(new NetworkView(this))
 {
     setObjectName(QStringLiteral("runDetails"));
     m_tabs->setObjectName(QStringLiteral("detailTabs"));
@@ -75,6 +79,9 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
     m_tabs->insertTab(FilesTab, m_images, QStringLiteral("&Images && files"));
     m_tabs->insertTab(EnvTab, m_env, QStringLiteral("&Environment"));
     m_tabs->insertTab(DetailsTab, detailsScroll, QStringLiteral("De&tails"));
+    // Only for runs that tried connections (the allow-list mode).
+    m_tabs->insertTab(NetworkTab, m_network, QStringLiteral("&Network"));
+    m_tabs->setTabVisible(NetworkTab, false);
 
     auto *head = new QHBoxLayout;
     head->addWidget(m_icon, 0, Qt::AlignTop);
@@ -110,6 +117,7 @@ void RunDetailsPane::showRun(const RunRecord *run)
     refreshSummary();
     refreshDetails();
     refreshChart();
+    refreshNetwork();
     setEnabled(run != nullptr);
 }
 
@@ -167,6 +175,19 @@ void RunDetailsPane::updateRun(const RunRecord &run)
     refreshSummary(int(run.files.size()) != shownFiles);
     refreshDetails();
     refreshChart();
+    refreshNetwork();
+}
+
+void RunDetailsPane::refreshNetwork()
+{
+    m_network->setConnections(m_run.connections);
+    const qsizetype refused = std::count_if(
+        m_run.connections.cbegin(), m_run.connections.cend(),
+        [](const NetworkAttempt &a) { return a.verdict == NetworkAttempt::Verdict::Refused; });
+    m_tabs->setTabText(NetworkTab, refused > 0
+                                       ? QStringLiteral("&Network (%1 refused)").arg(refused)
+                                       : QStringLiteral("&Network"));
+    m_tabs->setTabVisible(NetworkTab, !m_run.connections.isEmpty());
 }
 
 void RunDetailsPane::appendOutput(const QString &runId, int stream, const QByteArray &data)

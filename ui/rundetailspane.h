@@ -7,6 +7,7 @@
 class CodeHighlighter;
 class EnvVarsView;
 class ImageStrip;
+class NetworkView;
 class OutputView;
 class QFormLayout;
 class QLabel;
@@ -38,12 +39,14 @@ public:
     EnvVarsView *envView() const { return m_env; }
     QTabWidget *tabs() const { return m_tabs; }
     ResourceChart *resourceChart() const { return m_chart; }
+    NetworkView *networkView() const { return m_network; }
 
 private:
     void refreshSummary(bool files = true);
     void refreshDetails();
     void showEnding();
     void refreshChart();
+    void refreshNetwork();
 
     RunRecord m_run;
     QLabel *m_icon;
@@ -59,5 +62,6 @@ private:
     EnvVarsView *m_env;
     QWidget *m_detailsPage;
     QFormLayout *m_details;
+    NetworkView *m_network;
     bool m_endingShown = false;
 };

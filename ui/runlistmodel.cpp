@@ -187,6 +187,17 @@ void RunListModel::apply(const JournalEvent &event)
         // The row itself changes only for the search role; views need no repaint per chunk.
         return;
     }
+    case JournalEvent::Type::Connection: {
+        // Again with its bytes once it ended: the same gateway id.
+        auto same =
+            std::find_if(run.connections.begin(), run.connections.end(),
+                         [&event](const NetworkAttempt &a) { return a.id == event.connection.id; });
+        if (same != run.connections.end())
+            *same = event.connection;
+        else if (run.connections.size() < ExecutionResult::kMaxNetwork)
+            run.connections.append(event.connection);
+        break;
+    }
     case JournalEvent::Type::Session:
     case JournalEvent::Type::Sample:
         return; // handled above

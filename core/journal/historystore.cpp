@@ -16,7 +16,7 @@
 #include <future>
 
 namespace {
-constexpr int kSchemaVersion = 4; // 2: session_id; 3: size_bytes; 4: engine
+constexpr int kSchemaVersion = 5; // 2: session_id; 3: size_bytes; 4: engine; 5: connections
 // Readers on the owner's thread: in WAL mode they wait only in rare cases (recovery).
 constexpr int kBusyTimeoutMs = 5000;
 // The worker may wait long for another process's write lock: nothing waits on it but the queue.
@@ -57,7 +57,8 @@ const char *const kSchema[] = {
     " output BLOB,"    // RunRecord::packOutput
     " session_id TEXT,"
     " size_bytes INTEGER," // code, output and files: what the size cap counts
-    " engine TEXT"         // the engine that ran it, with several; NULL/'' with one
+    " engine TEXT,"        // the engine that ran it, with several; NULL/'' with one
+    " connections TEXT"    // JSON array: the allow-list mode's connections; NULL/'' for none
     ")",
     // Covers the size cap's queries (sum and running total, newest first) without reading the
     // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.
@@ -158,6 +159,14 @@ QVariant sqlValue(RunRecord::Status v)
 {
     return RunRecord::statusName(v);
 }
+QVariant sqlValue(const QList<NetworkAttempt> &v)
+{
+    // Most runs have none: nothing stored for them.
+    return v.isEmpty()
+               ? QVariant()
+               : QVariant(QString::fromUtf8(
+                     QJsonDocument(RunRecord::connectionsJson(v)).toJson(QJsonDocument::Compact)));
+}
 
 // A NULL or unreadable number keeps the default record's value.
 void readSql(const QVariant &v, QString *out)
@@ -192,6 +201,10 @@ void readSql(const QVariant &v, QStringList *out)
 void readSql(const QVariant &v, RunRecord::Status *out)
 {
     *out = RunRecord::statusFromName(v.toString());
+}
+void readSql(const QVariant &v, QList<NetworkAttempt> *out)
+{
+    *out = RunRecord::connectionsFromJson(QJsonDocument::fromJson(v.toString().toUtf8()).array());
 }
 
 // Every column but output, in RunRecord::fields()' order, the order readScalars expects.
@@ -356,6 +369,12 @@ QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
     // 1 to 3 did not know which engine ran a run (there was one); their runs read as "".
     if (version >= 1 && version <= 3 &&
         !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN engine TEXT"), &sqlError)) {
+        rollback(db);
+        return sqlError;
+    }
+    // 1 to 4 had no allow-list mode: their runs tried no connections.
+    if (version >= 1 && version <= 4 &&
+        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN connections TEXT"), &sqlError)) {
         rollback(db);
         return sqlError;
     }

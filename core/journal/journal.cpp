@@ -46,6 +46,8 @@ void Journal::track(Execution *execution)
             [this, id](qint64 elapsedMs, qint64 memoryBytes, qint64 cpuTimeMs) {
                 runSampled(id, {elapsedMs, memoryBytes, cpuTimeMs});
             });
+    connect(execution, &Execution::networkAttempt, this,
+            [this, id](const NetworkAttempt &attempt) { runConnected(id, attempt); });
     connect(execution, &Execution::finished, this,
             [this, id](const ExecutionResult &result) { runFinished(id, result); });
 }
@@ -121,6 +123,19 @@ void Journal::runSampled(const QString &id, const UsageSample &sample)
     e.type = JournalEvent::Type::Sample;
     e.run.id = id;
     e.sample = sample;
+    publish(e);
+}
+
+void Journal::runConnected(const QString &id, const NetworkAttempt &attempt)
+{
+    // Live, for the window's Network tab; the history gets all of them with the finished
+    // record (the result's `network`).
+    if (!m_inFlight.contains(id))
+        return;
+    JournalEvent e;
+    e.type = JournalEvent::Type::Connection;
+    e.run.id = id;
+    e.connection = attempt;
     publish(e);
 }
 

@@ -45,6 +45,7 @@ private:
     void runStarted(const QString &id, const Execution *execution);
     void runOutput(const QString &id, int stream, const QByteArray &bytes);
     void runSampled(const QString &id, const UsageSample &sample);
+    void runConnected(const QString &id, const NetworkAttempt &attempt);
     void runFinished(const QString &id, const ExecutionResult &result);
     void publish(const JournalEvent &event);
 

@@ -1,7 +1,8 @@
 #include "journalevent.h"
 
 namespace {
-const char *const kTypes[] = {"created", "started", "output", "finished", "session", "sample"};
+const char *const kTypes[] = {"created", "started", "output",    "finished",
+                              "session", "sample",  "connection"};
 constexpr int kTypeCount = int(sizeof kTypes / sizeof kTypes[0]);
 
 // A whole number of at least 0 and below 2^53 (a double holds it exactly), or -1.
@@ -44,6 +45,11 @@ QJsonObject JournalEvent::toJson() const
         json.insert(QStringLiteral("elapsed_ms"), sample.elapsedMs);
         json.insert(QStringLiteral("memory_bytes"), sample.memoryBytes);
         json.insert(QStringLiteral("cpu_time_ms"), sample.cpuTimeMs);
+        break;
+    case Type::Connection:
+        json.insert(QStringLiteral("id"), run.id);
+        json.insert(QStringLiteral("connection"), connection.toJson());
+        json.insert(QStringLiteral("connection_id"), qint64(connection.id));
         break;
     }
     return json;
@@ -90,6 +96,15 @@ std::optional<JournalEvent> JournalEvent::fromJson(const QJsonObject &json)
         if (event.sample.elapsedMs < 0 || event.sample.memoryBytes < 0 ||
             event.sample.cpuTimeMs < 0)
             return std::nullopt;
+    }
+    if (event.type == Type::Connection) {
+        const std::optional<NetworkAttempt> attempt =
+            NetworkAttempt::fromJson(json.value(u"connection").toObject());
+        const qint64 connectionId = count(json.value(u"connection_id"));
+        if (!attempt || connectionId < 0)
+            return std::nullopt;
+        event.connection = *attempt;
+        event.connection.id = quint64(connectionId);
     }
     if (event.type == Type::Output) {
         event.stream = json.value(u"stream").toInt(1) == 2 ? 2 : 1;

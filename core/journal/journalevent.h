@@ -27,16 +27,19 @@ struct JournalEvent
         Started,
         Output,
         Finished,
-        Session, // a sandbox session's state changed: run.sessionId, sessionState
-        Sample   // what the run's sandbox uses now: run.id, sample
+        Session,   // a sandbox session's state changed: run.sessionId, sessionState
+        Sample,    // what the run's sandbox uses now: run.id, sample
+        Connection // a connection the run tried (allow-list mode): run.id, connection; live only,
+                   // the finished record carries them all
     };
 
     Type type = Type::Created;
     RunRecord run;
     int stream = 1; // Output
     QByteArray data;
-    QString sessionState; // Session: "idle", "busy", "ended"
-    UsageSample sample{}; // Sample
+    QString sessionState;        // Session: "idle", "busy", "ended"
+    UsageSample sample{};        // Sample
+    NetworkAttempt connection{}; // Connection
 
     QJsonObject toJson() const;
     // Nothing for JSON that is not an event (a line from another process: never trusted).

@@ -137,8 +137,10 @@ void MonitorPublisher::send(const JournalEvent &event)
         m_socket->abort(); // the state change arms the next try
         return;
     }
-    // Live output and usage samples give way first; a run's start and end always go.
-    if ((event.type == JournalEvent::Type::Output || event.type == JournalEvent::Type::Sample) &&
+    // Live output, usage samples and connections give way first (the end carries the
+    // connections again); a run's start and end always go.
+    if ((event.type == JournalEvent::Type::Output || event.type == JournalEvent::Type::Sample ||
+         event.type == JournalEvent::Type::Connection) &&
         backlog > kBacklogLimit) {
         ++m_dropped;
         return;

@@ -138,6 +138,10 @@ QJsonValue jsonValue(RunRecord::Status v)
 {
     return RunRecord::statusName(v);
 }
+QJsonValue jsonValue(const QList<NetworkAttempt> &v)
+{
+    return RunRecord::connectionsJson(v);
+}
 
 // Each reader falls back to the default record's value (see the readers above).
 void readJson(const QJsonObject &json, QLatin1StringView key, QString *v)
@@ -171,6 +175,10 @@ void readJson(const QJsonObject &json, QLatin1StringView key, QStringList *v)
 void readJson(const QJsonObject &json, QLatin1StringView key, RunRecord::Status *v)
 {
     *v = RunRecord::statusFromName(readString(json, key));
+}
+void readJson(const QJsonObject &json, QLatin1StringView key, QList<NetworkAttempt> *v)
+{
+    *v = RunRecord::connectionsFromJson(json.value(key).toArray());
 }
 } // namespace
 
@@ -207,6 +215,7 @@ const std::vector<RunRecordField> &RunRecord::fields()
         {"envNames", "env_names", &RunRecord::envNames},
         {"sessionId", "session_id", &RunRecord::sessionId},
         {"engine", "engine", &RunRecord::engine},
+        {"connections", "connections", &RunRecord::connections},
     };
     return all;
 }
@@ -231,6 +240,26 @@ void RunRecord::appendOutput(int stream, const QByteArray &data)
         output.append(OutputChunk{stream, data});
 }
 
+QJsonArray RunRecord::connectionsJson(const QList<NetworkAttempt> &connections)
+{
+    QJsonArray out;
+    for (const NetworkAttempt &a : connections)
+        out.append(a.toJson());
+    return out;
+}
+
+QList<NetworkAttempt> RunRecord::connectionsFromJson(const QJsonArray &json)
+{
+    QList<NetworkAttempt> out;
+    for (const QJsonValue v : json) {
+        if (out.size() >= ExecutionResult::kMaxNetwork)
+            break;
+        if (const std::optional<NetworkAttempt> a = NetworkAttempt::fromJson(v.toObject()))
+            out.append(*a);
+    }
+    return out;
+}
+
 void RunRecord::applyResult(const ExecutionResult &result)
 {
     if (!result.error.isEmpty())
@@ -250,6 +279,7 @@ void RunRecord::applyResult(const ExecutionResult &result)
     truncated = result.truncated();
     error = result.error;
     notes = result.notes;
+    connections = result.network;
     // The window shows who stopped a run (it, or the client itself when this is empty).
     if (!result.cancelReason.isEmpty())
         notes.append(result.cancelReason);

@@ -73,6 +73,8 @@ struct RunRecord
     QList<QPair<QString, QString>> envValues;
     QList<OutputChunk> output;
     QList<OutputFile> files;
+    // Allow-list mode: the connections the program tried (ExecutionResult::network), in order.
+    QList<NetworkAttempt> connections;
     // False for a record loaded from history without its output and files (see
     // HistoryStore::load for the whole of it).
     bool complete = true;
@@ -83,6 +85,10 @@ struct RunRecord
     // Appends output, merging with the last chunk when it is of the same stream.
     void appendOutput(int stream, const QByteArray &data);
     // Takes status, exit code, timings, flags and files from a finished execution.
+    // The connections as a JSON array (the history keeps it as text), and back: entries that
+    // are not attempts are left out, and at most ExecutionResult::kMaxNetwork are kept.
+    static QJsonArray connectionsJson(const QList<NetworkAttempt> &connections);
+    static QList<NetworkAttempt> connectionsFromJson(const QJsonArray &json);
     void applyResult(const ExecutionResult &result);
 
     static QString statusName(Status status); // "queued", "running", "ok", "error", ...
@@ -109,7 +115,8 @@ struct RunRecordField
 {
     using Member = std::variant<QString RunRecord::*, qint64 RunRecord::*, int RunRecord::*,
                                 double RunRecord::*, bool RunRecord::*, QDateTime RunRecord::*,
-                                QStringList RunRecord::*, RunRecord::Status RunRecord::*>;
+                                QStringList RunRecord::*, RunRecord::Status RunRecord::*,
+                                QList<NetworkAttempt> RunRecord::*>;
     const char *jsonKey;
     const char *column;
     Member member;

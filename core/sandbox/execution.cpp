@@ -80,6 +80,7 @@ void Execution::onNetworkEvent(const QJsonObject &event)
                 a.bytesUp = qint64(event.value(u"up").toDouble());
                 a.bytesDown = qint64(event.value(u"down").toDouble());
                 a.ms = qint64(event.value(u"ms").toDouble());
+                Q_EMIT networkAttempt(a);
             }
         return;
     }
@@ -97,6 +98,7 @@ void Execution::onNetworkEvent(const QJsonObject &event)
                                       : NetworkAttempt::Verdict::Refused;
     a.rule = event.value(u"rule").toString();
     m_result.network.append(a);
+    Q_EMIT networkAttempt(a);
 }
 
 void Execution::onReady()

@@ -75,6 +75,9 @@ Q_SIGNALS:
     // the program was handed over; memory in bytes, CPU time in ms since the sandbox started
     // (rates come from the differences).
     void usageSampled(qint64 elapsedMs, qint64 memoryBytes, qint64 cpuTimeMs);
+    // Allow-list mode: a connection the program tried, when the gateway decided it, and again
+    // with its bytes and duration once it ended (the same id).
+    void networkAttempt(const NetworkAttempt &attempt);
     void finished(const ExecutionResult &result);
 
 protected:

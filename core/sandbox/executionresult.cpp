@@ -15,6 +15,58 @@ QString ExecutionResult::verdictName(NetworkAttempt::Verdict verdict)
     return QStringLiteral("refused");
 }
 
+QJsonObject NetworkAttempt::toJson() const
+{
+    QJsonObject one{{QStringLiteral("host"), host},
+                    {QStringLiteral("port"), port},
+                    {QStringLiteral("verdict"), ExecutionResult::verdictName(verdict)},
+                    {QStringLiteral("rule"), rule}};
+    if (bytesUp >= 0) {
+        one.insert(QStringLiteral("bytes_sent"), bytesUp);
+        one.insert(QStringLiteral("bytes_received"), bytesDown);
+        one.insert(QStringLiteral("duration_ms"), ms);
+    }
+    return one;
+}
+
+std::optional<NetworkAttempt> NetworkAttempt::fromJson(const QJsonObject &json)
+{
+    NetworkAttempt a;
+    const QString verdict = json.value(u"verdict").toString();
+    const int port = json.value(u"port").toInt(-1);
+    a.host = json.value(u"host").toString();
+    a.rule = json.value(u"rule").toString();
+    // A host name is at most 253 characters ([v6] a little less); a rule is a sentence.
+    if (a.host.isEmpty() || a.host.size() > 255 || a.rule.size() > 1024 || port < 1 || port > 65535)
+        return std::nullopt;
+    a.port = port;
+    if (verdict == u"allowed")
+        a.verdict = Verdict::Allowed;
+    else if (verdict == u"refused")
+        a.verdict = Verdict::Refused;
+    else if (verdict == u"failed")
+        a.verdict = Verdict::Failed;
+    else
+        return std::nullopt;
+    const auto count = [&json](QStringView key) {
+        const double v = json.value(key).toDouble(-1);
+        return v >= 0 && v < 9e15 ? qint64(v) : qint64(-1);
+    };
+    a.bytesUp = count(u"bytes_sent");
+    a.bytesDown = count(u"bytes_received");
+    a.ms = count(u"duration_ms");
+    // The three come together or not at all.
+    if (a.bytesUp < 0 || a.bytesDown < 0 || a.ms < 0)
+        a.bytesUp = a.bytesDown = a.ms = -1;
+    return a;
+}
+
+bool NetworkAttempt::operator==(const NetworkAttempt &o) const
+{
+    return id == o.id && host == o.host && port == o.port && verdict == o.verdict &&
+           rule == o.rule && bytesUp == o.bytesUp && bytesDown == o.bytesDown && ms == o.ms;
+}
+
 QJsonObject ExecutionResult::toJson() const
 {
     QJsonArray fileList;
@@ -48,16 +100,7 @@ QJsonObject ExecutionResult::toJson() const
     if (!network.isEmpty()) {
         QJsonArray attempts;
         for (const NetworkAttempt &a : network) {
-            QJsonObject one{{QStringLiteral("host"), a.host},
-                            {QStringLiteral("port"), a.port},
-                            {QStringLiteral("verdict"), verdictName(a.verdict)},
-                            {QStringLiteral("rule"), a.rule}};
-            if (a.bytesUp >= 0) {
-                one.insert(QStringLiteral("bytes_sent"), a.bytesUp);
-                one.insert(QStringLiteral("bytes_received"), a.bytesDown);
-                one.insert(QStringLiteral("duration_ms"), a.ms);
-            }
-            attempts.append(one);
+            attempts.append(a.toJson());
         }
         o.insert(QStringLiteral("network"), attempts);
     }

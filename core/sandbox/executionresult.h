@@ -6,6 +6,7 @@
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
+#include <optional>
 
 // A file the run produced: a matplotlib figure, or a file left in the output folder.
 struct OutputFile
@@ -40,6 +41,13 @@ struct NetworkAttempt
     qint64 bytesUp = -1; // program → host, once the connection ended (-1 before)
     qint64 bytesDown = -1;
     qint64 ms = -1;
+
+    // As structuredContent has it (without the id); the bytes and duration once it ended.
+    QJsonObject toJson() const;
+    // From another process (the monitor socket, the history): trusts nothing, and gives nothing
+    // for an object that is not an attempt. The id is the caller's to carry.
+    static std::optional<NetworkAttempt> fromJson(const QJsonObject &json);
+    bool operator==(const NetworkAttempt &other) const;
 };
 
 struct ExecutionResult

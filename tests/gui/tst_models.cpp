@@ -3,6 +3,7 @@
 
 #include "envvarsview.h"
 #include "imagestrip.h"
+#include "networkview.h"
 #include "outputview.h"
 #include "rundetailspane.h"
 #include "runfiltermodel.h"
@@ -114,6 +115,7 @@ private Q_SLOTS:
     void envValuesStayMasked();
     void detailsPaneShowsFilesAndMasksValues();
     void requestDataIsShownAsText();
+    void connectionsShowLiveInTheNetworkTab();
 };
 
 void ModelsTest::newestFirstAndLive()
@@ -557,6 +559,75 @@ void ModelsTest::detailsPaneShowsFilesAndMasksValues()
     pane.appendOutput(QStringLiteral("a"), 1, "not mine\n");
     pane.outputView()->flushPending();
     QCOMPARE(pane.outputView()->toPlainText(), QStringLiteral("tick\n"));
+}
+
+void ModelsTest::connectionsShowLiveInTheNetworkTab()
+{
+    // A run in the allow-list mode: each connection the gateway decided arrives as it happens,
+    // again with its bytes once it ended; the Network tab appears with the first and counts the
+    // refused ones; the finished record carries them all.
+    RunListModel model;
+    RunRecord r =
+        makeRun(QStringLiteral("n"), QStringLiteral("python"), QDateTime::currentDateTimeUtc());
+    model.apply(created(r));
+    RunDetailsPane pane;
+    pane.showRun(model.run(QStringLiteral("n")));
+    QVERIFY(!pane.tabs()->isTabVisible(pane.tabs()->indexOf(pane.networkView())));
+    QObject::connect(&model, &RunListModel::runChanged, &pane, [&](const QString &id) {
+        if (const RunRecord *run = model.run(id))
+            pane.updateRun(*run);
+    });
+    const auto connection = [](quint64 id, const QString &host, NetworkAttempt::Verdict v,
+                               const QString &rule) {
+        JournalEvent e;
+        e.type = JournalEvent::Type::Connection;
+        e.run.id = QStringLiteral("n");
+        e.connection.id = id;
+        e.connection.host = host;
+        e.connection.port = 443;
+        e.connection.verdict = v;
+        e.connection.rule = rule;
+        return e;
+    };
+    JournalEvent allowed = connection(1, QStringLiteral("pypi.org"),
+                                      NetworkAttempt::Verdict::Allowed, QStringLiteral("pypi.org"));
+    model.apply(allowed);
+    model.apply(connection(2, QStringLiteral("<b>evil</b>.example"),
+                           NetworkAttempt::Verdict::Refused,
+                           QStringLiteral("not on the allow-list")));
+    allowed.connection.bytesUp = 517;
+    allowed.connection.bytesDown = 2048;
+    allowed.connection.ms = 80;
+    model.apply(allowed);
+    // Another run's connection is not this one's.
+    JournalEvent stray = connection(9, QStringLiteral("x.test"), NetworkAttempt::Verdict::Allowed,
+                                    QStringLiteral("x.test"));
+    stray.run.id = QStringLiteral("other");
+    model.apply(stray);
+
+    const RunRecord *run = model.run(QStringLiteral("n"));
+    QCOMPARE(run->connections.size(), 2);
+    QCOMPARE(run->connections.at(0).bytesDown, qint64(2048));
+    const int tab = pane.tabs()->indexOf(pane.networkView());
+    QVERIFY(pane.tabs()->isTabVisible(tab));
+    QCOMPARE(pane.tabs()->tabText(tab), QStringLiteral("&Network (1 refused)"));
+    QTreeWidget *view = pane.networkView();
+    QCOMPARE(view->topLevelItemCount(), 2);
+    QCOMPARE(view->topLevelItem(0)->text(NetworkView::HostColumn), QStringLiteral("pypi.org:443"));
+    QCOMPARE(view->topLevelItem(0)->text(NetworkView::VerdictColumn), QStringLiteral("allowed"));
+    QCOMPARE(view->topLevelItem(0)->text(NetworkView::TimeColumn), QStringLiteral("80 ms"));
+    QCOMPARE(view->topLevelItem(1)->text(NetworkView::HostColumn),
+             QStringLiteral("<b>evil</b>.example:443"));
+    QCOMPARE(view->topLevelItem(1)->text(NetworkView::RuleColumn),
+             QStringLiteral("not on the allow-list"));
+    QVERIFY(view->topLevelItem(1)->text(NetworkView::SentColumn).isEmpty());
+
+    // The end carries them all (a window that opened mid-run gets them from it).
+    RunRecord end = *run;
+    end.connections.removeFirst();
+    model.apply(finished(end, RunRecord::Status::Ok, 0));
+    QCOMPARE(model.run(QStringLiteral("n"))->connections.size(), 1);
+    QCOMPARE(pane.networkView()->topLevelItemCount(), 1);
 }
 
 void ModelsTest::requestDataIsShownAsText()

@@ -235,6 +235,7 @@ private Q_SLOTS:
     void openCreatesFolderAndSchema();
     void openMigratesSchemaOne();
     void openMigratesSchemaThree();
+    void openMigratesSchemaFour();
     void openUnusable_data();
     void openUnusable();
     void notOpen();
@@ -311,6 +312,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN session_id"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN size_bytes"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN engine"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
     queryValue(path, QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
     QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
@@ -320,7 +322,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 4);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 5);
     QVERIFY(store.load(QStringLiteral("old")).has_value());
     QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
     RunRecord fresh = makeRun(QStringLiteral("new"));
@@ -354,13 +356,14 @@ void tst_HistoryStore::openMigratesSchemaThree()
         QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'engine'");
     QVERIFY(queryValue(path, hasEngine).isValid());
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN engine"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 3"));
     QVERIFY(!queryValue(path, hasEngine).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 4);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 5);
     QVERIFY(queryValue(path, hasEngine).isValid());
     // The old run is all there, without an engine.
     const std::optional<RunRecord> before = store.load(QStringLiteral("before"));
@@ -376,6 +379,45 @@ void tst_HistoryStore::openMigratesSchemaThree()
     QCOMPARE(runs.size(), 2);
     QCOMPARE(runs.at(0).engine, after.engine);
     QCOMPARE(runs.at(1).engine, QString());
+}
+
+void tst_HistoryStore::openMigratesSchemaFour()
+{
+    // A file of schema 4, before the allow-list mode: its runs read with no connections, and a
+    // new run keeps every connection it tried, verdicts, rules and bytes.
+    const QString path = newPath();
+    {
+        HistoryStore store;
+        QVERIFY(openStore(store, path));
+        QVERIFY(put(store, makeRun(QStringLiteral("before"))));
+    }
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
+    queryValue(path, QStringLiteral("PRAGMA user_version = 4"));
+
+    HistoryStore store;
+    QString error;
+    QVERIFY2(openStore(store, path, &error), qPrintable(error));
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 5);
+    QVERIFY(store.load(QStringLiteral("before"))->connections.isEmpty());
+    RunRecord after = makeRun(QStringLiteral("after"), at(-10));
+    NetworkAttempt allowed;
+    allowed.host = QStringLiteral("pypi.org");
+    allowed.port = 443;
+    allowed.verdict = NetworkAttempt::Verdict::Allowed;
+    allowed.rule = QStringLiteral("pypi.org");
+    allowed.bytesUp = 517;
+    allowed.bytesDown = 4096;
+    allowed.ms = 80;
+    NetworkAttempt refused;
+    refused.host = QStringLiteral("evil.example");
+    refused.port = 80;
+    refused.rule = QStringLiteral("not on the allow-list");
+    after.connections = {allowed, refused};
+    QVERIFY(put(store, after));
+    QCOMPARE(store.load(QStringLiteral("after"))->connections, after.connections);
+    // Runs without connections store nothing for them.
+    QVERIFY(queryValue(path, QStringLiteral("SELECT connections FROM runs WHERE id = 'before'"))
+                .isNull());
 }
 
 void tst_HistoryStore::openCreatesFolderAndSchema()
@@ -395,7 +437,7 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 4);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 5);
     // A new file gives pruned space back to the file system.
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA auto_vacuum")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "

@@ -30,6 +30,9 @@ private Q_SLOTS:
     void sampleCrossesWhole();
     void badSampleIsRefused_data();
     void badSampleIsRefused();
+    void connectionCrossesWhole();
+    void badConnectionIsRefused_data();
+    void badConnectionIsRefused();
 };
 
 void tst_JournalEvent::startedCarriesTheEngine()
@@ -135,6 +138,86 @@ void tst_JournalEvent::badSampleIsRefused_data()
 }
 
 void tst_JournalEvent::badSampleIsRefused()
+{
+    QFETCH(QJsonObject, json);
+    QVERIFY(!JournalEvent::fromJson(json).has_value());
+}
+
+void tst_JournalEvent::connectionCrossesWhole()
+{
+    JournalEvent e;
+    e.type = JournalEvent::Type::Connection;
+    e.run.id = QStringLiteral("run-7");
+    e.connection.id = 42;
+    e.connection.host = QStringLiteral("api.github.com");
+    e.connection.port = 443;
+    e.connection.verdict = NetworkAttempt::Verdict::Allowed;
+    e.connection.rule = QStringLiteral("*.github.com");
+    JournalEvent back = throughText(e);
+    QCOMPARE(back.type, JournalEvent::Type::Connection);
+    QCOMPARE(back.run.id, QStringLiteral("run-7"));
+    QCOMPARE(back.connection, e.connection);
+    // Once it ended: bytes each way and its duration.
+    e.connection.bytesUp = 517;
+    e.connection.bytesDown = qint64(1) << 33;
+    e.connection.ms = 1200;
+    back = throughText(e);
+    QCOMPARE(back.connection, e.connection);
+    // And in a finished record (the history's and a late window's copy), all of them.
+    JournalEvent finished;
+    finished.type = JournalEvent::Type::Finished;
+    finished.run.id = QStringLiteral("run-7");
+    finished.run.status = RunRecord::Status::Ok;
+    NetworkAttempt refused;
+    refused.host = QStringLiteral("evil.example");
+    refused.port = 80;
+    refused.rule = QStringLiteral("not on the allow-list");
+    finished.run.connections = {e.connection, refused};
+    const QList<NetworkAttempt> kept = throughText(finished).run.connections;
+    QCOMPARE(kept.size(), 2);
+    QCOMPARE(kept.at(1), refused);
+    QCOMPARE(kept.at(0).bytesDown, qint64(1) << 33);
+}
+
+void tst_JournalEvent::badConnectionIsRefused_data()
+{
+    QTest::addColumn<QJsonObject>("json");
+    const QJsonObject attempt{
+        {"host", "pypi.org"}, {"port", 443}, {"verdict", "refused"}, {"rule", "not listed"}};
+    const QJsonObject good{
+        {"type", "connection"}, {"id", "run-8"}, {"connection", attempt}, {"connection_id", 3}};
+    QVERIFY(JournalEvent::fromJson(good).has_value());
+    const auto with = [&good](const char *key, const QJsonValue &value) {
+        QJsonObject o = good;
+        o.insert(QLatin1String(key), value);
+        return o;
+    };
+    const auto withAttempt = [&good, &attempt](const char *key, const QJsonValue &value) {
+        QJsonObject a = attempt;
+        if (value.isUndefined())
+            a.remove(QLatin1String(key));
+        else
+            a.insert(QLatin1String(key), value);
+        QJsonObject o = good;
+        o.insert(QStringLiteral("connection"), a);
+        return o;
+    };
+    QTest::newRow("no id") << with("id", "");
+    QTest::newRow("no connection") << with("connection", QJsonValue::Undefined);
+    QTest::newRow("connection not an object") << with("connection", "pypi.org:443");
+    QTest::newRow("no connection id") << with("connection_id", QJsonValue::Undefined);
+    QTest::newRow("negative connection id") << with("connection_id", -1);
+    QTest::newRow("no host") << withAttempt("host", QJsonValue::Undefined);
+    QTest::newRow("empty host") << withAttempt("host", "");
+    QTest::newRow("a host too long") << withAttempt("host", QString(300, u'a'));
+    QTest::newRow("port 0") << withAttempt("port", 0);
+    QTest::newRow("port past 65535") << withAttempt("port", 70000);
+    QTest::newRow("port as text") << withAttempt("port", "443");
+    QTest::newRow("an unknown verdict") << withAttempt("verdict", "maybe");
+    QTest::newRow("no verdict") << withAttempt("verdict", QJsonValue::Undefined);
+}
+
+void tst_JournalEvent::badConnectionIsRefused()
 {
     QFETCH(QJsonObject, json);
     QVERIFY(!JournalEvent::fromJson(json).has_value());
