@@ -146,6 +146,11 @@ void AppController::setPolicies(const AssistantPolicies &policies)
     m_approvals->setPolicies(policies);
 }
 
+AssistantPolicies::HostAdded AppController::allowHost(const QString &client, const QString &pattern)
+{
+    return m_approvals->allowHost(client, pattern);
+}
+
 bool AppController::canStop(const QString &runId) const
 {
     const RunRecord *run = m_model->run(runId);

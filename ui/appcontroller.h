@@ -66,6 +66,8 @@ public:
     static constexpr int kMaxApprovals = ApprovalQueue::kMaxApprovals;
     // The policies this window applies and saves (Settings → Assistants, "always allow").
     void setPolicies(const AssistantPolicies &policies);
+    // "Allow for this assistant" on a host a run was refused (see ApprovalQueue::allowHost).
+    AssistantPolicies::HostAdded allowHost(const QString &client, const QString &pattern);
 
     // Starts a run by hand; returns its id (the run is in the model already).
     QString runManual(const QString &language, const QString &code, int timeoutSec);

@@ -44,6 +44,20 @@ void ApprovalQueue::setPolicies(const AssistantPolicies &policies)
         m_gate->setPolicies(policies);
 }
 
+AssistantPolicies::HostAdded ApprovalQueue::allowHost(const QString &client, const QString &pattern)
+{
+    AssistantPolicies policies = m_gate ? m_gate->policies() : AppSettings::loadPolicies();
+    const AssistantPolicies::HostAdded added = policies.allowHost(client, pattern);
+    if (added == AssistantPolicies::HostAdded::Added) {
+        qCInfo(lcUi).noquote() << "allowed" << pattern << "for" << client;
+        if (m_gate)
+            m_gate->setPolicies(policies);
+        AppSettings::savePolicies(policies);
+        Q_EMIT policiesChanged(policies);
+    }
+    return added;
+}
+
 void ApprovalQueue::instanceGone(const QString &instanceId)
 {
     const QList<ApprovalRequest> open = m_approvals;

@@ -27,6 +27,9 @@ public:
     void setRunGate(RunGate *gate);
     // The policies this window applies and saves (Settings → Assistants, "always allow").
     void setPolicies(const AssistantPolicies &policies);
+    // "Allow for this assistant" on a refused host: its policy's Hosts gain `pattern` (saved,
+    // and this window's gate uses them at once; headless instances read the file).
+    AssistantPolicies::HostAdded allowHost(const QString &client, const QString &pattern);
 
     // Oldest first.
     QList<ApprovalRequest> pending() const { return m_approvals; }

@@ -35,6 +35,36 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+namespace {
+// What "Allow for this assistant" did, for the person who clicked it.
+QString allowHostOutcome(AssistantPolicies::HostAdded added, const QString &client,
+                         const QString &pattern)
+{
+    using H = AssistantPolicies::HostAdded;
+    switch (added) {
+    case H::Added:
+        return QStringLiteral("%1 is on %2's Hosts now: its next runs may reach it (within the "
+                              "server's --egress list).")
+            .arg(pattern, client);
+    case H::AlreadyListed:
+        return QStringLiteral("%1 is on %2's Hosts already: the call's own network, or the "
+                              "server's --egress list, left it out of this run.")
+            .arg(pattern, client);
+    case H::ServerDecides:
+        return QStringLiteral("%2's policy has no Hosts of its own (or no network): the "
+                              "server's --egress list or the call refused %1. Add it to the "
+                              "server's --egress, or give %2 Hosts in Settings → Assistants.")
+            .arg(pattern, client);
+    case H::NoName:
+        return QStringLiteral("This assistant gave no name: only the default policy matches "
+                              "it, which is every assistant's.");
+    case H::NotAPattern:
+        return QStringLiteral("%1 is not a host pattern.").arg(pattern);
+    }
+    return QString();
+}
+} // namespace
+
 MainWindow::MainWindow(AppController *controller, const AppSettings &settings, QWidget *parent)
     : QMainWindow(parent), m_controller(controller), m_settings(settings),
       m_sessions(new SessionTreeModel(controller->model(), this)),
@@ -56,6 +86,11 @@ MainWindow::MainWindow(AppController *controller, const AppSettings &settings, Q
     connect(model, &RunListModel::runChanged, this, &MainWindow::onRunChanged);
     connect(model, &RunListModel::runChanged, this, &MainWindow::updateStopAction);
     connect(model, &RunListModel::outputAppended, m_details, &RunDetailsPane::appendOutput);
+    connect(m_details, &RunDetailsPane::allowHostRequested, this,
+            [this](const QString &client, const QString &pattern) {
+                m_details->setAllowHostOutcome(
+                    allowHostOutcome(m_controller->allowHost(client, pattern), client, pattern));
+            });
     connect(m_filter, &QAbstractItemModel::rowsInserted, this, &MainWindow::onRowsInserted);
     connect(m_filter, &QAbstractItemModel::modelReset, this, [this] {
         if (!m_details->runId().isEmpty())

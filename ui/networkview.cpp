@@ -18,11 +18,17 @@ NetworkView::NetworkView(QWidget *parent) : QTreeWidget(parent)
 
 void NetworkView::setConnections(const QList<NetworkAttempt> &connections)
 {
+    // The same rows again (a record refreshed for another reason): keep the selection.
+    if (connections == m_connections)
+        return;
+    m_connections = connections;
     clear();
     const QLocale locale;
-    for (const NetworkAttempt &a : connections) {
+    for (int i = 0; i < connections.size(); ++i) {
+        const NetworkAttempt &a = connections.at(i);
         // QTreeWidgetItem shows text as it is (no rich text), so a host cannot pass for markup.
         auto *row = new QTreeWidgetItem(this);
+        row->setData(HostColumn, Qt::UserRole, i);
         row->setText(HostColumn, QStringLiteral("%1:%2").arg(a.host).arg(a.port));
         row->setText(VerdictColumn, ExecutionResult::verdictName(a.verdict));
         row->setText(RuleColumn, a.rule);
@@ -44,4 +50,30 @@ void NetworkView::setConnections(const QList<NetworkAttempt> &connections)
     for (int c = 0; c < ColumnCount; ++c)
         if (c != RuleColumn)
             resizeColumnToContents(c);
+}
+
+std::optional<NetworkAttempt> NetworkView::selectedRefusal() const
+{
+    const QTreeWidgetItem *item = currentItem();
+    if (!item || !item->isSelected())
+        return std::nullopt;
+    const int i = item->data(HostColumn, Qt::UserRole).toInt();
+    if (i < 0 || i >= m_connections.size())
+        return std::nullopt;
+    const NetworkAttempt &a = m_connections.at(i);
+    // The gateway's words for a host that no entry of the list names (cs-gateway, decide()).
+    const bool notListed =
+        a.rule == u"not on the allow-list" || a.rule == u"an address not on the allow-list";
+    if (a.verdict != NetworkAttempt::Verdict::Refused || !notListed)
+        return std::nullopt;
+    return a;
+}
+
+QString NetworkView::patternFor(const NetworkAttempt &attempt)
+{
+    const QString host =
+        attempt.host.contains(u':') ? QStringLiteral("[%1]").arg(attempt.host) : attempt.host;
+    return attempt.port == 80 || attempt.port == 443
+               ? host
+               : QStringLiteral("%1:%2").arg(host).arg(attempt.port);
 }

@@ -25,4 +25,13 @@ public:
     explicit NetworkView(QWidget *parent = nullptr);
 
     void setConnections(const QList<NetworkAttempt> &connections);
+    // The selected connection, when it was refused for not being on the run's list: the one a
+    // person may allow (a refusal for other reasons, such as a name that leads inward, is not
+    // a list's to lift).
+    std::optional<NetworkAttempt> selectedRefusal() const;
+    // What to add to a list for it: the host (both 80 and 443) or host:port.
+    static QString patternFor(const NetworkAttempt &attempt);
+
+private:
+    QList<NetworkAttempt> m_connections;
 };

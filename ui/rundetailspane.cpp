@@ -16,6 +16,7 @@
 #include <QLabel>
 #include <QLocale>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -44,7 +45,9 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
       m_output(new OutputView(this)), m_code(new QPlainTextEdit(this)),
       m_images(new ImageStrip(this)), m_env(new EnvVarsView(this)),
       m_detailsPage(new QWidget(this)), m_details(new QFormLayout(m_detailsPage)),
-      m_network(new NetworkView(this))
+      m_network(new NetworkView(this)), m_networkPage(new QWidget(this)),
+      m_allowHost(new QPushButton(QStringLiteral("Allow for this assistant"), m_networkPage)),
+      m_allowOutcome(new QLabel(m_networkPage))
 {
     setObjectName(QStringLiteral("runDetails"));
     m_tabs->setObjectName(QStringLiteral("detailTabs"));
@@ -80,7 +83,26 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
     m_tabs->insertTab(EnvTab, m_env, QStringLiteral("&Environment"));
     m_tabs->insertTab(DetailsTab, detailsScroll, QStringLiteral("De&tails"));
     // Only for runs that tried connections (the allow-list mode).
-    m_tabs->insertTab(NetworkTab, m_network, QStringLiteral("&Network"));
+    auto *networkLayout = new QVBoxLayout(m_networkPage);
+    networkLayout->setContentsMargins(0, 0, 0, 0);
+    networkLayout->addWidget(m_network, 1);
+    auto *allowRow = new QHBoxLayout;
+    m_allowHost->setObjectName(QStringLiteral("allowHostButton"));
+    m_allowHost->setToolTip(QStringLiteral("Adds the selected refused host to the Hosts of this "
+                                           "assistant's policy (Settings → Assistants), for its "
+                                           "next runs"));
+    m_allowOutcome->setObjectName(QStringLiteral("allowHostOutcome"));
+    m_allowOutcome->setTextFormat(Qt::PlainText);
+    m_allowOutcome->setWordWrap(true);
+    allowRow->addWidget(m_allowHost);
+    allowRow->addWidget(m_allowOutcome, 1);
+    networkLayout->addLayout(allowRow);
+    connect(m_network, &QTreeWidget::itemSelectionChanged, this, &RunDetailsPane::refreshAllowHost);
+    connect(m_allowHost, &QPushButton::clicked, this, [this] {
+        if (const std::optional<NetworkAttempt> refused = m_network->selectedRefusal())
+            Q_EMIT allowHostRequested(m_run.source, NetworkView::patternFor(*refused));
+    });
+    m_tabs->insertTab(NetworkTab, m_networkPage, QStringLiteral("&Network"));
     m_tabs->setTabVisible(NetworkTab, false);
 
     auto *head = new QHBoxLayout;
@@ -188,6 +210,21 @@ void RunDetailsPane::refreshNetwork()
                                        ? QStringLiteral("&Network (%1 refused)").arg(refused)
                                        : QStringLiteral("&Network"));
     m_tabs->setTabVisible(NetworkTab, !m_run.connections.isEmpty());
+    refreshAllowHost();
+}
+
+void RunDetailsPane::refreshAllowHost()
+{
+    // Manual runs have no assistant, and a client without a name has only the default policy.
+    const bool assistant = !m_run.source.isEmpty() && m_run.source != u"manual" &&
+                           m_run.source != u"MCP client" && m_run.source != u"unknown";
+    m_allowHost->setEnabled(assistant && m_network->selectedRefusal().has_value());
+    m_allowHost->setVisible(assistant);
+}
+
+void RunDetailsPane::setAllowHostOutcome(const QString &message)
+{
+    m_allowOutcome->setText(message);
 }
 
 void RunDetailsPane::appendOutput(const QString &runId, int stream, const QByteArray &data)

@@ -12,6 +12,7 @@ class OutputView;
 class QFormLayout;
 class QLabel;
 class QPlainTextEdit;
+class QPushButton;
 class QTabWidget;
 class ResourceChart;
 class RunListModel;
@@ -40,6 +41,16 @@ public:
     QTabWidget *tabs() const { return m_tabs; }
     ResourceChart *resourceChart() const { return m_chart; }
     NetworkView *networkView() const { return m_network; }
+    QWidget *networkPage() const { return m_networkPage; }
+
+Q_SIGNALS:
+    // "Allow for this assistant" on a connection refused for not being on the run's list: add
+    // `pattern` to the Hosts of `client`'s policy.
+    void allowHostRequested(const QString &client, const QString &pattern);
+
+public:
+    // How that went, for the person who asked (the window says it in its status bar).
+    void setAllowHostOutcome(const QString &message);
 
 private:
     void refreshSummary(bool files = true);
@@ -47,6 +58,7 @@ private:
     void showEnding();
     void refreshChart();
     void refreshNetwork();
+    void refreshAllowHost();
 
     RunRecord m_run;
     QLabel *m_icon;
@@ -63,5 +75,8 @@ private:
     QWidget *m_detailsPage;
     QFormLayout *m_details;
     NetworkView *m_network;
+    QWidget *m_networkPage;
+    QPushButton *m_allowHost;
+    QLabel *m_allowOutcome;
     bool m_endingShown = false;
 };

@@ -1,5 +1,7 @@
 #include "assistantpolicies.h"
 
+#include "egresslist.h"
+
 #include <QJsonArray>
 
 const AssistantPolicy &AssistantPolicies::forClient(const QString &client) const
@@ -31,6 +33,35 @@ bool AssistantPolicies::allowAlways(const QString &client)
     own.action = AssistantPolicy::Action::Run;
     assistants.append(own);
     return true;
+}
+
+AssistantPolicies::HostAdded AssistantPolicies::allowHost(const QString &client,
+                                                          const QString &pattern)
+{
+    const QString name = client.trimmed();
+    if (name.isEmpty())
+        return HostAdded::NoName;
+    QString error;
+    const QStringList parsed = EgressList::parse({pattern}, &error);
+    if (parsed.isEmpty())
+        return HostAdded::NotAPattern;
+    // An empty list means "what the server allows": one entry would narrow it to that host.
+    const AssistantPolicy &current = forClient(name);
+    if (current.egress.isEmpty() || !current.network)
+        return HostAdded::ServerDecides;
+    if (EgressList::uncovered(parsed, current.egress).isEmpty())
+        return HostAdded::AlreadyListed;
+    for (AssistantPolicy &p : assistants) {
+        if (p.client.compare(name, Qt::CaseInsensitive) == 0) {
+            p.egress.append(parsed.first());
+            return HostAdded::Added;
+        }
+    }
+    AssistantPolicy own = fallback;
+    own.client = name;
+    own.egress.append(parsed.first());
+    assistants.append(own);
+    return HostAdded::Added;
 }
 
 bool AssistantPolicies::isOpen() const

@@ -28,6 +28,17 @@ struct AssistantPolicies
     // gave no name: the only policy matching it is the default, and making that "run" would let
     // every assistant without a policy of its own run unasked.
     bool allowAlways(const QString &client);
+    // "Allow for this assistant" on a host its run was refused: the host pattern joins its
+    // policy's Hosts (a policy of its own, from the default, when it has none).
+    enum class HostAdded
+    {
+        Added,
+        AlreadyListed,
+        NoName,        // a client without a name: only the default policy matches it (everyone's)
+        ServerDecides, // its policy has no list of its own: the server's (or the call's) refused it
+        NotAPattern
+    };
+    HostAdded allowHost(const QString &client, const QString &pattern);
     // Everything is the default (every assistant runs, no limits): no reason to look further.
     bool isOpen() const;
 

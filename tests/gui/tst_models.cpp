@@ -16,6 +16,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QListWidget>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
@@ -572,7 +573,7 @@ void ModelsTest::connectionsShowLiveInTheNetworkTab()
     model.apply(created(r));
     RunDetailsPane pane;
     pane.showRun(model.run(QStringLiteral("n")));
-    QVERIFY(!pane.tabs()->isTabVisible(pane.tabs()->indexOf(pane.networkView())));
+    QVERIFY(!pane.tabs()->isTabVisible(pane.tabs()->indexOf(pane.networkPage())));
     QObject::connect(&model, &RunListModel::runChanged, &pane, [&](const QString &id) {
         if (const RunRecord *run = model.run(id))
             pane.updateRun(*run);
@@ -608,7 +609,7 @@ void ModelsTest::connectionsShowLiveInTheNetworkTab()
     const RunRecord *run = model.run(QStringLiteral("n"));
     QCOMPARE(run->connections.size(), 2);
     QCOMPARE(run->connections.at(0).bytesDown, qint64(2048));
-    const int tab = pane.tabs()->indexOf(pane.networkView());
+    const int tab = pane.tabs()->indexOf(pane.networkPage());
     QVERIFY(pane.tabs()->isTabVisible(tab));
     QCOMPARE(pane.tabs()->tabText(tab), QStringLiteral("&Network (1 refused)"));
     QTreeWidget *view = pane.networkView();
@@ -622,12 +623,42 @@ void ModelsTest::connectionsShowLiveInTheNetworkTab()
              QStringLiteral("not on the allow-list"));
     QVERIFY(view->topLevelItem(1)->text(NetworkView::SentColumn).isEmpty());
 
+    // "Allow for this assistant": only for a connection refused for not being on the list.
+    auto *allow = pane.findChild<QPushButton *>(QStringLiteral("allowHostButton"));
+    QVERIFY(allow);
+    QVERIFY(!allow->isEnabled());
+    QSignalSpy asked(&pane, &RunDetailsPane::allowHostRequested);
+    view->setCurrentItem(view->topLevelItem(0)); // the allowed one
+    QVERIFY(!allow->isEnabled());
+    view->setCurrentItem(view->topLevelItem(1));
+    QVERIFY(allow->isEnabled());
+    allow->click();
+    QCOMPARE(asked.size(), 1);
+    QCOMPARE(asked.first().at(0).toString(), r.source);
+    QCOMPARE(asked.first().at(1).toString(), QStringLiteral("<b>evil</b>.example"));
+    pane.setAllowHostOutcome(QStringLiteral("<b>done</b>"));
+    QCOMPARE(pane.findChild<QLabel *>(QStringLiteral("allowHostOutcome"))->textFormat(),
+             Qt::PlainText);
+    // A name that leads inward is not a list's to allow.
+    JournalEvent inward =
+        connection(3, QStringLiteral("db.internal"), NetworkAttempt::Verdict::Refused,
+                   QStringLiteral("db.internal resolves to 10.0.0.5, a private "
+                                  "address; list the host itself to reach it"));
+    model.apply(inward);
+    view->setCurrentItem(view->topLevelItem(2));
+    QVERIFY(!allow->isEnabled());
+    QCOMPARE(NetworkView::patternFor(inward.connection), QStringLiteral("db.internal"));
+    inward.connection.host = QStringLiteral("2001:db8::1");
+    inward.connection.port = 8443;
+    QCOMPARE(NetworkView::patternFor(inward.connection), QStringLiteral("[2001:db8::1]:8443"));
+
     // The end carries them all (a window that opened mid-run gets them from it).
     RunRecord end = *run;
     end.connections.removeFirst();
     model.apply(finished(end, RunRecord::Status::Ok, 0));
-    QCOMPARE(model.run(QStringLiteral("n"))->connections.size(), 1);
-    QCOMPARE(pane.networkView()->topLevelItemCount(), 1);
+    QCOMPARE(end.connections.size(), 2);
+    QCOMPARE(model.run(QStringLiteral("n"))->connections, end.connections);
+    QCOMPARE(pane.networkView()->topLevelItemCount(), 2);
 }
 
 void ModelsTest::requestDataIsShownAsText()

@@ -279,6 +279,36 @@ private Q_SLOTS:
         }
     }
 
+    void allowHostJoinsTheAssistantsOwnList()
+    {
+        using H = AssistantPolicies::HostAdded;
+        AssistantPolicies set;
+        // The default has no list: the server decides, and one host would narrow it.
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("pypi.org")),
+                 H::ServerDecides);
+        QVERIFY(set.assistants.isEmpty());
+        set.fallback.egress = {QStringLiteral("pypi.org")};
+        QCOMPARE(set.allowHost(QString(), QStringLiteral("api.github.com")), H::NoName);
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("https://x/")),
+                 H::NotAPattern);
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("PyPI.org")),
+                 H::AlreadyListed);
+        // From the default, a policy of its own: the default itself is untouched.
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("api.github.com")),
+                 H::Added);
+        QCOMPARE(set.fallback.egress, QStringList{QStringLiteral("pypi.org")});
+        QCOMPARE(set.forClient(QStringLiteral("Cursor")).egress,
+                 (QStringList{QStringLiteral("pypi.org"), QStringLiteral("api.github.com")}));
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("evil.test:8443")),
+                 H::Added);
+        QCOMPARE(set.assistants.size(), 1);
+        QCOMPARE(set.assistants.first().egress.last(), QStringLiteral("evil.test:8443"));
+        // A policy without network stays without.
+        set.assistants.first().network = false;
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("a.test")),
+                 H::ServerDecides);
+    }
+
     void aBrokenHostListFailsClosed()
     {
         // A hand edit that left no valid host: no network, never the server's whole list.
