@@ -8,6 +8,7 @@
 #include "enginedialect.h"
 #include "enginereply.h"
 #include "imagesapi.h"
+#include "networksapi.h"
 #include "sandboxconfig.h"
 #include "systemapi.h"
 #include "volumesapi.h"
@@ -18,6 +19,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
+#include <QTimer>
 #include <cerrno>
 #include <signal.h>
 #include <thread>
@@ -140,7 +142,7 @@ void DockerBackend::listLeftovers(
     const std::function<void(const QList<Listed> &, const QString &error)> &done)
 {
     EngineReply *reply = VolumesApi(m_engine).listUnused(labels);
-    reply->then(context, [reply, done] {
+    reply->then(context, [this, reply, labels, context, done] {
         QList<Listed> found;
         // (Podman answers null rather than [] when there is none.)
         const QJsonArray volumes = reply->json().value(u"Volumes").toArray();
@@ -149,15 +151,55 @@ void DockerBackend::listLeftovers(
             const QString name = volume.value(u"Name").toString();
             found.append({name, name, volume.value(u"Labels").toObject()});
         }
-        done(found, errorOf(reply));
+        const QString volumesError = errorOf(reply);
+        // And the allow-list mode's networks (an egress gateway's, whose server died before it
+        // removed them): they carry the owner's labels too, and the pid that says it is gone.
+        EngineReply *networks = NetworksApi(m_engine).list(labels);
+        networks->then(context, [networks, found, volumesError, done]() mutable {
+            for (const QJsonValue &v : QJsonDocument::fromJson(networks->body()).array()) {
+                const QJsonObject network = v.toObject();
+                const QJsonObject labels = network.value(u"Labels").toObject();
+                if (!labels.contains(QLatin1String(EgressGateway::kLabelGatewayOf)))
+                    continue;
+                found.append(
+                    {QString::fromLatin1(kNetworkLeftover) + network.value(u"Id").toString(),
+                     network.value(u"Name").toString(), labels});
+            }
+            done(found, volumesError.isEmpty() ? errorOf(networks) : volumesError);
+        });
     });
 }
 
 void DockerBackend::removeLeftover(const QString &id, QObject *context,
                                    const SandboxContainer::Done &done)
 {
+    if (id.startsWith(QLatin1String(kNetworkLeftover))) {
+        removeNetworkLeftover(id.mid(int(qstrlen(kNetworkLeftover))), context, done,
+                              kNetworkRemoveTries);
+        return;
+    }
     EngineReply *reply = VolumesApi(m_engine).remove(id);
     reply->then(context, [reply, done] { done(errorOf(reply)); });
+}
+
+// A network left by a dead server's egress gateway. The janitor removes that gateway container
+// at the same time, and until it is gone the engine refuses (403, active endpoints): try again
+// for a few seconds.
+void DockerBackend::removeNetworkLeftover(const QString &id, QObject *context,
+                                          const SandboxContainer::Done &done, int triesLeft)
+{
+    EngineReply *reply = NetworksApi(m_engine).remove(id);
+    reply->then(context, [this, reply, id, context, done, triesLeft] {
+        const EngineError &e = reply->error();
+        if (!reply->ok() && !e.isNotFound() && triesLeft > 1) {
+            QTimer::singleShot(kNetworkRemoveRetryMs, context,
+                               [this, id, context, done, triesLeft] {
+                                   removeNetworkLeftover(id, context, done, triesLeft - 1);
+                               });
+            return;
+        }
+        done(reply->ok() || e.isNotFound() ? QString() : errorOf(reply));
+    });
 }
 
 void DockerBackend::removeById(const QString &id, QObject *context,

@@ -61,6 +61,12 @@ public:
     static constexpr qint64 kImageCacheMs = 3000;
 
 private:
+    // listLeftovers' ids of networks (volumes' ids are their names).
+    static constexpr const char *kNetworkLeftover = "network:";
+    static constexpr int kNetworkRemoveTries = 20;
+    static constexpr int kNetworkRemoveRetryMs = 500;
+    void removeNetworkLeftover(const QString &id, QObject *context,
+                               const SandboxContainer::Done &done, int triesLeft);
     struct Presence
     {
         qint64 atMs = 0;

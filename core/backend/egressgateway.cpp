@@ -19,9 +19,6 @@ namespace {
 // The owner's labels that say whose something is (not which language it ran).
 const char *const kOwnerLabels[] = {SandboxLayout::kLabelApp, SandboxLayout::kLabelPid,
                                     SandboxLayout::kLabelHost};
-// Not the instance label: the janitor removes every container of this instance it does not
-// know as a sandbox. A dead instance's gateway is still found by its pid (Janitor::isOrphan).
-constexpr const char *kLabelGatewayOf = "code-sandbox.gateway-of";
 constexpr const char *kLabelRole = "code-sandbox.role";
 
 // The address after the network's own gateway address: "a.b.c.0/n" → a.b.c.2.

@@ -41,6 +41,10 @@ public:
     static constexpr int kStartTimeoutMs = 30000;
     // After a removal, how often and how many times the engine is asked whether it is done.
     static constexpr int kGoneCheckMs = 200;
+    // On the gateway and its networks, naming their instance. Not the instance label: the
+    // janitor removes every container of this instance it does not know as a sandbox. A dead
+    // instance's gateway and networks are still found by their pid (Janitor::isOrphan).
+    static constexpr const char *kLabelGatewayOf = "code-sandbox.gateway-of";
     static constexpr int kGoneChecks = 50;
     // Test-only: NAME=ADDRESS,... resolved by the gateway without DNS, and IPv4 ranges it treats
     // as public (the tests' servers stand for the internet on this machine's private addresses).

@@ -77,7 +77,8 @@ void Janitor::removeLeftovers(const QStringList &labels,
             }
             if (removed > 0)
                 qCInfo(lcSandbox) << "removed" << removed
-                                  << "work volume(s) whose sandbox was removed without them";
+                                  << "work volume(s) or gateway network(s) whose sandbox or "
+                                     "server is gone";
             settle();
         });
 }

@@ -105,7 +105,7 @@ test('after kill -9 mid-run, the next server start removes what the dead one lef
             volumesLeft = await volumesOfVictim();
         }
         assert.deepEqual(volumesLeft, [], `work volumes of the dead instance not reaped; stderr:\n${next.stderr()}`);
-        assert.match(next.stderr(), /removed \d+ work volume\(s\) whose sandbox was removed without them/);
+        assert.match(next.stderr(), /removed \d+ work volume\(s\) or gateway network\(s\) whose sandbox or server is gone/);
         next.child.stdin.end();
         const done = await next.exited;
         assert.equal(done.code, 0, next.stderr());

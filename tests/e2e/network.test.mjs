@@ -6,7 +6,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { startClient, testNoContainersLeft, textOf } from './helpers.mjs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+import { DOCKER, sleep, startClient, testNoContainersLeft, textOf } from './helpers.mjs';
+
+const execFileP = promisify(execFile);
+/** Containers and networks (ids) that carry `label`. */
+async function withLabel(label) {
+    const ps = await execFileP(DOCKER, ['ps', '-aq', '--filter', `label=${label}`]);
+    const nets = await execFileP(DOCKER, ['network', 'ls', '-q', '--filter', `label=${label}`]);
+    return [...ps.stdout.split('\n'), ...nets.stdout.split('\n')].map((s) => s.trim()).filter(Boolean);
+}
 
 // A plain-HTTP request to the npm registry through the proxy: the gateway's 403, or whatever the
 // way there gives.
@@ -119,6 +130,32 @@ describe('an allow-list server (--egress)', () => {
         assert.equal(first?.host, 'registry.npmjs.org', JSON.stringify(result.structuredContent));
         assert.notEqual(first.rule, 'not on the allow-list', JSON.stringify(first));
     });
+});
+
+test('a server killed with its gateway up: the next server removes the gateway and its networks', { timeout: 120_000 }, async () => {
+    const doomed = await startClient({ args: ['--stdio', '--pool', '0', '--egress', 'registry.npmjs.org'] });
+    const ran = await doomed.client.callTool({ name: 'run_python_code', arguments: { code: 'print(1)' } });
+    assert.ok(!ran.isError, textOf(ran));
+    const pid = doomed.transport.pid;
+    const label = `code-sandbox.pid=${pid}`;
+    assert.ok((await withLabel(label)).length >= 3, 'the gateway and its two networks');
+    process.kill(pid, 'SIGKILL');
+    while ((() => { try { process.kill(pid, 0); return true; } catch { return false; } })()) await sleep(50);
+    await doomed.client.close().catch(() => {});
+    // Its gateway stops on its own (its control stream ended), its networks stay: until the next
+    // server's janitor finds them, by the dead pid.
+    const next = await startClient({ args: ['--stdio', '--pool', '0'] });
+    try {
+        const deadline = Date.now() + 60_000;
+        let left = await withLabel(label);
+        while (left.length > 0 && Date.now() < deadline) {
+            await sleep(250);
+            left = await withLabel(label);
+        }
+        assert.deepEqual(left, [], `left behind by the killed server: ${left.join(' ')}\n${next.stderr()}`);
+    } finally {
+        await next.client.close();
+    }
 });
 
 testNoContainersLeft();
