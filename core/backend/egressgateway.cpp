@@ -104,6 +104,13 @@ void EgressGateway::start()
     m_restartAfterLoss = false;
     ++m_generation;
     m_startDeadline.start();
+    // Podman's internal networks give the host an address on them (no inhibit_ipv4), so the
+    // sandboxes would reach the host's own services: not until that is closed and tested.
+    if (m_engine->dialect().kind() == EngineDialect::Kind::Podman) {
+        failStart(QStringLiteral("the allow-list mode is not available on Podman engines yet (its "
+                                 "internal networks reach the host); use a Docker engine"));
+        return;
+    }
     qCInfo(lcBackend).noquote() << "starting the egress gateway" << m_suffix;
     if (m_subnet.isEmpty())
         createInternal(true);
