@@ -7,6 +7,7 @@
 #include "enginereply.h"
 #include "networksapi.h"
 #include "sandboxlayout.h"
+#include "systemapi.h"
 
 #include <QHostAddress>
 #include <QJsonArray>
@@ -104,18 +105,31 @@ void EgressGateway::start()
     m_restartAfterLoss = false;
     ++m_generation;
     m_startDeadline.start();
-    // Podman's internal networks give the host an address on them (no inhibit_ipv4), so the
-    // sandboxes would reach the host's own services: not until that is closed and tested.
-    if (m_engine->dialect().kind() == EngineDialect::Kind::Podman) {
-        failStart(QStringLiteral("the allow-list mode is not available on Podman engines yet (its "
-                                 "internal networks reach the host); use a Docker engine"));
-        return;
-    }
     qCInfo(lcBackend).noquote() << "starting the egress gateway" << m_suffix;
-    if (m_subnet.isEmpty())
-        createInternal(true);
-    else
-        createGateway();
+    // Which engine it is first (this may be the engine's first request, before which the
+    // client does not know): Podman's internal networks give the host an address on them (no
+    // inhibit_ipv4), so the sandboxes would reach the host's own services. Not there until that
+    // is closed and tested.
+    ask(SystemApi(m_engine).version(), [this](EngineReply *r) {
+        if (m_state != State::Starting)
+            return;
+        if (!r->ok()) {
+            failStart(QStringLiteral("the engine did not say what it is: ") +
+                      r->error().toString());
+            return;
+        }
+        if (m_engine->dialect().kind() == EngineDialect::Kind::Podman ||
+            EngineDialect::fromVersion(r->json()).kind() == EngineDialect::Kind::Podman) {
+            failStart(QStringLiteral("the allow-list mode is not available on Podman engines yet "
+                                     "(its internal networks reach the host); use a Docker "
+                                     "engine"));
+            return;
+        }
+        if (m_subnet.isEmpty())
+            createInternal(true);
+        else
+            createGateway();
+    });
 }
 
 void EgressGateway::ask(EngineReply *reply, const std::function<void(EngineReply *)> &onAnswer)

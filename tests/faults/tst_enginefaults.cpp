@@ -14,6 +14,7 @@
 #include "sandboxservice.h"
 
 #include <QElapsedTimer>
+#include <QJsonArray>
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -406,6 +407,35 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, kBoundMs);
         QVERIFY(fake.allRemoved());
         QCOMPARE(fake.removed(), fake.created());
+    }
+
+    // The allow-list mode on a Podman engine: refused with why, before any network or gateway
+    // is made (Podman's internal networks give the host an address the sandboxes would reach).
+    void allowListRefusedOnPodman()
+    {
+        FakeEngine fake;
+        QVERIFY(fake.listen(m_path));
+        const QByteArray podman =
+            QJsonDocument(QJsonObject{{QStringLiteral("ApiVersion"), QStringLiteral("1.41")},
+                                      {QStringLiteral("Version"), QStringLiteral("4.3.1")},
+                                      {QStringLiteral("Components"),
+                                       QJsonArray{QJsonObject{{QStringLiteral("Name"),
+                                                               QStringLiteral("Podman Engine")}}}}})
+                .toJson(QJsonDocument::Compact);
+        fake.injectOnce("/version",
+                        sendAndKeepOpen("HTTP/1.1 200 OK\r\nContent-Type: "
+                                        "application/json\r\nContent-Length: " +
+                                        QByteArray::number(podman.size()) + "\r\n\r\n" + podman));
+        EngineClient engine(m_path);
+        DockerBackend backend(&engine);
+        SandboxConfig c = config();
+        c.egress = {QStringLiteral("pypi.org")};
+        SandboxService service(&backend, LanguageRegistry::builtIn(), c);
+        const ExecutionResult r = run(service, QStringLiteral("print(1)"));
+        QVERIFY2(r.error.contains(u"not available on Podman"), qPrintable(r.error));
+        QCOMPARE(fake.created(), 0);
+        for (const FakeEngine::Request &req : fake.requests())
+            QVERIFY2(!req.path.contains("/networks"), req.path.constData());
     }
 
     void runFaults_data()
