@@ -74,8 +74,7 @@ RunRecord Journal::queuedRecord(const Execution *execution) const
     run.cpus = config.cpus;
     run.pidsLimit = config.pidsLimit;
     // The run's own list (empty: none) or the server's mode; allow-listed hosts are network.
-    run.network =
-        request.egress ? !request.egress->isEmpty() : config.network || !config.egress.isEmpty();
+    run.network = config.withEgress(request.egress).hasNetwork();
     for (const auto &[name, value] : config.passThroughEnv) {
         run.envNames.append(name);
         run.envValues.append({name, value});

@@ -6,6 +6,7 @@
 #include <QPair>
 #include <QString>
 #include <QStringList>
+#include <optional>
 
 // Limits and policy for every container. The defaults are the hardened ones; each loosening is
 // an explicit option.
@@ -19,6 +20,21 @@ struct SandboxConfig
     // The hosts every run may reach (--egress, --egress-file: HostPattern entries); when not
     // empty, runs are in the allow-list mode, through the engine's egress gateway.
     QStringList egress;
+    // This config as one run sees it: with its own allow-list (ExecutionRequest::egress, an
+    // empty list being no network at all), else unchanged. SandboxSpec::forRun makes the mode
+    // from `network` and `egress`.
+    SandboxConfig withEgress(const std::optional<QStringList> &runEgress) const
+    {
+        SandboxConfig c = *this;
+        if (runEgress) {
+            c.egress = *runEgress;
+            if (runEgress->isEmpty())
+                c.network = false;
+        }
+        return c;
+    }
+    // Whether its runs reach any network (the open one, or listed hosts).
+    bool hasNetwork() const { return network || !egress.isEmpty(); }
     // Libraries may be installed (with network, in a separate install container); runs still
     // have no network unless `network` is set.
     bool allowInstall = false;

@@ -219,14 +219,7 @@ SandboxService::SpecFor SandboxService::runSpecFor(const Language &language,
                                                    const QString &librariesVolume, bool session,
                                                    const std::optional<QStringList> &egress) const
 {
-    SandboxConfig config = m_config;
-    if (egress) {
-        // The spec's network follows from these two (SandboxSpec::forRun): a list is the
-        // allow-list mode with it, none is no network at all.
-        config.egress = *egress;
-        if (egress->isEmpty())
-            config.network = false;
-    }
+    const SandboxConfig config = m_config.withEgress(egress);
     return [language, config, librariesVolume, session](const SandboxBackend &backend) {
         return backend.runSpec(language, language.image, config, librariesVolume, session);
     };

@@ -114,9 +114,9 @@ void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const Assista
     question.memoryBytes = m_config.memoryBytes;
     question.cpus = m_config.cpus;
     // What the run will reach: its own list (the call's or its policy's), else the server's.
-    question.egress = request.egress ? *request.egress : m_config.egress;
-    question.network = request.egress ? !request.egress->isEmpty()
-                                      : m_config.network || !m_config.egress.isEmpty();
+    const SandboxConfig run = m_config.withEgress(request.egress);
+    question.egress = run.egress;
+    question.network = run.hasNetwork();
     question.instanceId = m_config.instanceId;
     question.mode = m_mode;
     question.waitSec = m_policies.approvalTimeoutSec;
