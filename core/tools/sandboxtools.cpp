@@ -4,6 +4,7 @@
 #include "execution.h"
 #include "executionrequest.h"
 #include "imagewording.h"
+#include "lineframer.h"
 #include "mcpserver.h"
 #include "rungate.h"
 #include "sandboxbackend.h"
@@ -23,6 +24,7 @@
 #include <QStringDecoder>
 #include <QTimer>
 #include <QUrl>
+#include <array>
 #include <functional>
 #include <memory>
 
@@ -59,13 +61,12 @@ ExecutionRequest request(const QString &language, const QJsonObject &args)
     return r;
 }
 
-QString firstLine(const QByteArray &bytes)
+// Output lines longer than this give no progress message (a progress line is a glimpse).
+constexpr qsizetype kMaxProgressLine = 64 * 1024;
+
+QString progressLine(const QByteArray &line)
 {
-    QString s = QString::fromUtf8(bytes).trimmed();
-    const qsizetype nl = s.indexOf(u'\n');
-    if (nl >= 0)
-        s = s.left(nl);
-    return s.left(200);
+    return QString::fromUtf8(line).trimmed().left(200);
 }
 
 } // namespace
@@ -550,14 +551,26 @@ void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, T
     });
     QObject::connect(execution, &Execution::started, call,
                      [call] { call->progress(QStringLiteral("running")); });
-    QObject::connect(execution, &Execution::output, call,
-                     [call](int stream, const QByteArray &bytes) {
-                         const QString logger =
-                             stream == 2 ? QStringLiteral("stderr") : QStringLiteral("stdout");
-                         call->log(QStringLiteral("info"), logger, QString::fromUtf8(bytes));
-                         if (call->wantsProgress())
-                             call->progress(logger + QStringLiteral(": ") + firstLine(bytes));
-                     });
+    // Progress names whole lines: output arrives in pieces that the engine's framing and the end
+    // line's scanner cut anywhere, and half a line ("starte", "host=3f2a") misleads a client that
+    // reads it. A line too long for a progress message gives none.
+    auto lines = std::make_shared<std::array<LineFramer, 2>>(
+        std::array<LineFramer, 2>{LineFramer(kMaxProgressLine), LineFramer(kMaxProgressLine)});
+    QObject::connect(
+        execution, &Execution::output, call, [call, lines](int stream, const QByteArray &bytes) {
+            const QString logger =
+                stream == 2 ? QStringLiteral("stderr") : QStringLiteral("stdout");
+            call->log(QStringLiteral("info"), logger, QString::fromUtf8(bytes));
+            if (!call->wantsProgress())
+                return;
+            // A carriage return ends a line too: progress bars redraw with it.
+            QByteArray text = bytes;
+            text.replace('\r', '\n');
+            const LineFramer::Output complete = (*lines)[stream == 2 ? 1 : 0].feed(text);
+            if (!complete.lines.isEmpty())
+                call->progress(logger + QStringLiteral(": ") +
+                               progressLine(complete.lines.first()));
+        });
     QObject::connect(execution, &Execution::finished, call,
                      [call, hint, jsonText](const ExecutionResult &r) {
                          call->finish(toolResult(r, hint, jsonText));

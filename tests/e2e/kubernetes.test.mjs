@@ -130,7 +130,12 @@ test('a timeout stops the run and its pod is deleted', { timeout: 120_000 }, asy
 
 test('a cancelled call stops its pod', { timeout: 120_000 }, async () => {
     const controller = new AbortController();
-    const pending = call('execute_code', { language: 'python', code: 'import time\nprint("started", flush=True)\ntime.sleep(60)', timeout: 120 },
+    // "started" goes out in two pieces, as a loaded engine may deliver any line: the progress
+    // that ends the wait names the whole line (it once came as "starte" and "d", and the call
+    // ran its full minute).
+    const code = 'import sys, time\nsys.stdout.write("sta"); sys.stdout.flush(); time.sleep(0.3)\n'
+        + 'print("rted", flush=True)\ntime.sleep(60)';
+    const pending = call('execute_code', { language: 'python', code, timeout: 120 },
         { signal: controller.signal, onprogress: (p) => { if (/started/.test(p.message ?? '')) controller.abort(); } });
     await assert.rejects(pending);
     await waitForPods((list) => list.every((p) => p.status?.phase === 'Running' || p.status?.phase === 'Pending'),

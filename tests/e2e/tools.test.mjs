@@ -171,6 +171,24 @@ test('empty output gets a hint', { timeout: 60_000 }, async () => {
     assert.equal(r.structuredContent.stdout, '');
 });
 
+test('progress names whole lines of output, however the output was cut', { timeout: 60_000 }, async () => {
+    // A line written in pieces with pauses between them reaches the server in pieces; a bar
+    // redrawn with carriage returns is a line each time.
+    const code = 'import sys, time\n'
+        + 'for piece in ("hal", "f a li", "ne\\n"):\n'
+        + '    sys.stdout.write(piece); sys.stdout.flush(); time.sleep(0.3)\n'
+        + 'for p in (10, 20):\n'
+        + '    sys.stderr.write(f"\\r{p}%"); sys.stderr.flush(); time.sleep(0.3)\n'
+        + 'print("done", flush=True)';
+    const progress = [];
+    const r = await client.callTool({ name: 'run_python_code', arguments: { code } }, undefined,
+        { onprogress: (p) => progress.push(p.message ?? '') });
+    assert.equal(r.structuredContent.stdout, 'half a line\ndone\n', textOf(r));
+    const output = progress.filter((m) => /^std(out|err): /.test(m));
+    assert.deepEqual(output, ['stdout: half a line', 'stderr: 10%', 'stdout: done'],
+        `progress: ${JSON.stringify(progress)}`);
+});
+
 test('get_supported_languages lists every language', async () => {
     const r = await call('get_supported_languages', {});
     assert.notEqual(r.isError, true);
