@@ -23,7 +23,10 @@ ApprovalDialog::ApprovalDialog(const ApprovalRequest &request, QWidget *parent)
       m_deny(new QPushButton(QStringLiteral("&Deny"), this))
 {
     setObjectName(QStringLiteral("approvalDialog"));
-    setWindowTitle(QStringLiteral("Approve a run? — Code Sandbox"));
+    setWindowTitle(request.isConnection() ? QStringLiteral("Allow a connection? — Code Sandbox")
+                                          : QStringLiteral("Approve a run? — Code Sandbox"));
+    if (request.isConnection())
+        m_allowAlways->setText(QStringLiteral("&Always for this assistant"));
     setAttribute(Qt::WA_DeleteOnClose);
     auto *layout = new QVBoxLayout(this);
     addHeading(layout);
@@ -48,16 +51,23 @@ void ApprovalDialog::addHeading(QVBoxLayout *layout)
                                ? PlainText::shortName(m_request.client).toHtmlEscaped()
                                : QStringLiteral("An assistant that gave no name");
     // What is asked for: a program to run, or (create_session) libraries to install with network.
-    const QString what = installsOnly(m_request)
-                             ? QStringLiteral("wants to start a <b>%2</b> session and install "
-                                              "libraries into it from the network")
-                             : QStringLiteral("wants to run <b>%2</b> code");
+    // What is asked for: a program to run, or (create_session) libraries to install with network,
+    // or a held connection of a running program (the host whole; the program below reaches it).
+    const QString what =
+        m_request.isConnection()
+            ? QStringLiteral("wants to reach <b>%5</b> from its running <b>%2</b> program, which "
+                             "may not reach it without your say")
+        : installsOnly(m_request) ? QStringLiteral("wants to start a <b>%2</b> session and install "
+                                                   "libraries into it from the network")
+                                  : QStringLiteral("wants to run <b>%2</b> code");
+    // One arg() call for all: a value's own "%1" is not taken for a place to fill.
     auto *head = new QLabel(
-        QStringLiteral("<b>%1</b> %5.<br><small>%3, tool %4</small>")
-            .replace(QStringLiteral("%5"), what)
+        QStringLiteral("<b>%1</b> %6.<br><small>%3, tool %4</small>")
+            .replace(QStringLiteral("%6"), what)
             .arg(client, PlainText::shortName(languageTitle(m_request.language)).toHtmlEscaped(),
                  askerText(m_request).toHtmlEscaped(),
-                 PlainText::shortName(m_request.tool).toHtmlEscaped()),
+                 PlainText::shortName(m_request.tool).toHtmlEscaped(),
+                 PlainText::visible(m_request.hostPort()).toHtmlEscaped()),
         this);
     head->setObjectName(QStringLiteral("approvalHeading"));
     head->setTextFormat(Qt::RichText);
@@ -150,7 +160,9 @@ void ApprovalDialog::addDetails(QVBoxLayout *layout)
         names(m_request.libraries, QStringLiteral("approvalLibraries"),
               QStringLiteral("Installs (from the network):"));
     if (m_request.network && !m_request.egress.isEmpty())
-        names(m_request.egress, QStringLiteral("approvalEgress"), QStringLiteral("May reach:"));
+        names(m_request.egress, QStringLiteral("approvalEgress"),
+              m_request.isConnection() ? QStringLiteral("Its list:")
+                                       : QStringLiteral("May reach:"));
     if (!m_request.files.isEmpty()) {
         // One per line, each name as it is: a name cannot pass for a separator or hide the next.
         QStringList files;
@@ -172,7 +184,11 @@ void ApprovalDialog::addDetails(QVBoxLayout *layout)
     m_reason->setObjectName(QStringLiteral("denyReason"));
     m_reason->setPlaceholderText(QStringLiteral("Optional: why not (the assistant reads it)"));
     m_reason->setMaxLength(2000);
-    form->addRow(QStringLiteral("Reason to deny:"), m_reason);
+    // A refused connection reaches the program as the proxy's refusal, with no words of ours.
+    if (m_request.isConnection())
+        m_reason->hide();
+    else
+        form->addRow(QStringLiteral("Reason to deny:"), m_reason);
     layout->addLayout(form);
 }
 
@@ -184,7 +200,15 @@ void ApprovalDialog::addButtons(QVBoxLayout *layout)
     m_allowOnce->setObjectName(QStringLiteral("allowOnceButton"));
     m_allowAlways->setObjectName(QStringLiteral("allowAlwaysButton"));
     m_deny->setObjectName(QStringLiteral("denyButton"));
-    if (hasName(m_request)) {
+    if (hasName(m_request) && m_request.isConnection()) {
+        m_allowAlways->setToolTip(PlainText::toolTip(
+            QStringLiteral("%1 joins the hosts that runs of %2 may reach (this one from now on "
+                           "too); change it in Settings → Assistants")
+                .arg(PlainText::shortName(m_request.hostPattern()),
+                     PlainText::shortName(m_request.client))));
+        m_allowOnce->setToolTip(
+            PlainText::toolTip(QStringLiteral("This connection only: the next one asks again")));
+    } else if (hasName(m_request)) {
         m_allowAlways->setToolTip(PlainText::toolTip(
             QStringLiteral("Runs of %1 go ahead without asking from now on (its limits stay); "
                            "change it in Settings → Assistants")
@@ -258,7 +282,11 @@ void ApprovalDialog::updateCountdown()
 {
     const qint64 left = qMax<qint64>(0, m_request.waitSec - m_shown.elapsed() / 1000);
     m_countdown->setText(
-        QStringLiteral("The assistant is waiting. Without an answer the run is denied in %1:%2.")
+        (m_request.isConnection()
+             ? QStringLiteral("The program is waiting. Without an answer the connection is "
+                              "refused in %1:%2.")
+             : QStringLiteral("The assistant is waiting. Without an answer the run is denied in "
+                              "%1:%2."))
             .arg(left / 60)
             .arg(left % 60, 2, 10, QLatin1Char('0')));
 }

@@ -73,14 +73,21 @@ void ApprovalPrompter::open(const ApprovalRequest &request)
     dialog->activateWindow();
     const bool unseen = !m_window->isVisible() || m_window->isMinimized();
     if (unseen && m_tray && m_tray->isVisible()) {
-        m_tray->showMessage(
-            QStringLiteral("A run waits for your approval"),
-            QStringLiteral("%1 wants to run %2 code.")
-                .arg(ApprovalDialog::hasName(request)
-                         ? PlainText::notification(PlainText::shortName(request.client, 80))
-                         : QStringLiteral("An assistant"),
-                     PlainText::notification(
-                         PlainText::shortName(ApprovalDialog::languageTitle(request.language)))),
-            QSystemTrayIcon::Warning, 15000);
+        const QString who = ApprovalDialog::hasName(request)
+                                ? PlainText::notification(PlainText::shortName(request.client, 80))
+                                : QStringLiteral("An assistant");
+        if (request.isConnection())
+            m_tray->showMessage(
+                QStringLiteral("A connection waits for your approval"),
+                QStringLiteral("A run of %1 wants to reach %2.")
+                    .arg(who, PlainText::notification(PlainText::shortName(request.hostPort()))),
+                QSystemTrayIcon::Warning, 15000);
+        else
+            m_tray->showMessage(
+                QStringLiteral("A run waits for your approval"),
+                QStringLiteral("%1 wants to run %2 code.")
+                    .arg(who, PlainText::notification(PlainText::shortName(
+                                  ApprovalDialog::languageTitle(request.language)))),
+                QSystemTrayIcon::Warning, 15000);
     }
 }

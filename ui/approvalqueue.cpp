@@ -132,7 +132,12 @@ bool ApprovalQueue::answer(const QString &id, RunApprover::Answer choice, const 
     // it reads with them).
     if (choice == RunApprover::Answer::AllowAlways && !isOwn(request.instanceId)) {
         AssistantPolicies policies = m_gate ? m_gate->policies() : AppSettings::loadPolicies();
-        policies.allowAlways(request.client);
+        // A held connection's "always" lists its host for the assistant; a run's lets its runs
+        // go unasked.
+        if (request.isConnection())
+            policies.allowHost(request.client, request.hostPattern(), request.egress);
+        else
+            policies.allowAlways(request.client);
         if (m_gate)
             m_gate->setPolicies(policies);
         AppSettings::savePolicies(policies);

@@ -84,7 +84,8 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
     m_table->setObjectName(QStringLiteral("policyTable"));
     m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
                                         tr("Network"), tr("Hosts (empty: the server's)"),
-                                        tr("Libraries"), tr("Max timeout"), tr("Max memory")});
+                                        tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
+                                        tr("Max memory")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -164,6 +165,15 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
     auto *hosts = new QTableWidgetItem(policy.egress.join(QStringLiteral(", ")));
     markHosts(hosts);
     m_table->setItem(row, HostsColumn, hosts);
+    auto *others = new QComboBox(m_table);
+    others->setObjectName(QStringLiteral("policyOtherHosts"));
+    others->addItem(tr("refuse"), int(AssistantPolicy::OtherHosts::Refuse));
+    others->addItem(tr("ask"), int(AssistantPolicy::OtherHosts::Ask));
+    others->setCurrentIndex(others->findData(int(policy.otherHosts)));
+    others->setToolTip(tr("A connection of its runs to a host not on their list: refused at "
+                          "once, or held while this window asks you (Allow once, Always for "
+                          "this assistant, Deny). Runs with an allow-list only."));
+    m_table->setCellWidget(row, OtherHostsColumn, others);
     m_table->setCellWidget(row, LibrariesColumn,
                            checkCell(policy.libraries, QStringLiteral("policyLibraries"), m_table));
     m_table->setCellWidget(row, TimeoutColumn,
@@ -215,6 +225,8 @@ AssistantPolicy PolicyEditor::rowPolicy(int row) const
     p.egress = EgressList::parseEach(entries, &rejected);
     if (!rejected.isEmpty() && p.egress.isEmpty())
         p.network = false;
+    if (const auto *o = qobject_cast<QComboBox *>(m_table->cellWidget(row, OtherHostsColumn)))
+        p.otherHosts = AssistantPolicy::OtherHosts(o->currentData().toInt());
     p.libraries = cellChecked(m_table, row, LibrariesColumn);
     if (const auto *t = qobject_cast<QSpinBox *>(m_table->cellWidget(row, TimeoutColumn)))
         p.maxTimeoutSec = t->value();

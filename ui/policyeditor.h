@@ -24,6 +24,7 @@ public:
         LanguagesColumn,
         NetworkColumn,
         HostsColumn,
+        OtherHostsColumn,
         LibrariesColumn,
         TimeoutColumn,
         MemoryColumn,

@@ -87,7 +87,7 @@ SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QS
             if (!m_gatewayImage.isEmpty())
                 m_egress->setImage(m_gatewayImage);
         }
-        container->useEgress(m_egress, spec.egress, spec.labels);
+        container->useEgress(m_egress, spec.egress, spec.askOtherHosts, spec.labels);
         break;
     case SandboxSpec::Network::None:
     case SandboxSpec::Network::Open:

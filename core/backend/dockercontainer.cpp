@@ -20,11 +20,12 @@ DockerContainer::~DockerContainer()
         m_stream->deleteLater();
 }
 
-void DockerContainer::useEgress(EgressGateway *gateway, const QStringList &patterns,
+void DockerContainer::useEgress(EgressGateway *gateway, const QStringList &patterns, bool ask,
                                 const QMap<QString, QString> &labels)
 {
     m_egress = gateway;
     m_egressPatterns = patterns;
+    m_egressAsk = ask;
     m_egressLabels = labels;
 }
 
@@ -49,7 +50,7 @@ void DockerContainer::prepare()
                 return;
             }
             ContainerSpec::Egress egress = where;
-            egress.credential = m_credential = m_egress->grant(m_egressPatterns);
+            egress.credential = m_credential = m_egress->grant(m_egressPatterns, m_egressAsk);
             // The gateway's events about this sandbox's connections.
             connect(m_egress, &EgressGateway::event, this, &DockerContainer::onEgressEvent);
             create(ContainerSpec::joinEgress(m_body, egress));
@@ -164,6 +165,15 @@ void DockerContainer::onEgressEvent(const QJsonObject &event)
     if (event.value(u"ev").toString() == u"conn" && event.value(u"verdict").toString() == u"allow")
         m_connections.insert(id);
     Q_EMIT networkEvent(event);
+}
+
+void DockerContainer::answerConnection(quint64 connection, bool allow, const QString &widenTo)
+{
+    if (!m_egress || m_credential.isEmpty())
+        return;
+    if (allow && !widenTo.isEmpty())
+        m_egress->widen(m_credential, widenTo);
+    m_egress->answer(connection, allow);
 }
 
 void DockerContainer::revokeCredential()

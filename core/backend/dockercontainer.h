@@ -29,7 +29,7 @@ public:
 
     // An allow-list sandbox: created only once `gateway` answers, joined to its network with a
     // credential of its own for `patterns` (revoked when the sandbox goes). Before prepare().
-    void useEgress(EgressGateway *gateway, const QStringList &patterns,
+    void useEgress(EgressGateway *gateway, const QStringList &patterns, bool ask,
                    const QMap<QString, QString> &labels);
 
     void prepare() override;
@@ -41,6 +41,7 @@ public:
                     const Fetched &done) override;
     void exitStatus(QObject *context, const Exited &done) override;
     void interrupt() override;
+    void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
     bool sampleUsage(QObject *context, const Sampled &done) override;
 
     // Stats requests under way at once on one engine, across its sandboxes: each can hold a
@@ -67,6 +68,7 @@ private:
     QPointer<AttachStream> m_stream;
     QPointer<EgressGateway> m_egress;
     QStringList m_egressPatterns;
+    bool m_egressAsk = false;
     QMap<QString, QString> m_egressLabels;
     QString m_credential;
     QSet<qint64> m_connections; // the gateway's ids of this sandbox's open connections

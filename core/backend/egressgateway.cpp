@@ -84,13 +84,43 @@ void EgressGateway::whenReady(const QMap<QString, QString> &labels, QObject *con
     next();
 }
 
-QString EgressGateway::grant(const QStringList &patterns)
+QString EgressGateway::grant(const QStringList &patterns, bool ask)
 {
     const QString credential = randomHex(16);
-    m_grants.insert(credential, patterns);
+    m_grants.insert(credential, {patterns, ask});
     if (m_state == State::Ready)
-        send(QStringLiteral("grant\t%1\t*\trefuse\t%2").arg(credential, patterns.join(u',')));
+        sendGrant(credential);
     return credential;
+}
+
+void EgressGateway::widen(const QString &credential, const QString &pattern)
+{
+    const auto it = m_grants.find(credential);
+    if (it == m_grants.end() || it->patterns.contains(pattern))
+        return;
+    it->patterns.append(pattern);
+    // A grant again for the same credential replaces the gateway's (connections in flight keep
+    // what they were given).
+    if (m_state == State::Ready)
+        sendGrant(credential);
+}
+
+void EgressGateway::answer(quint64 connection, bool allow)
+{
+    // A gateway made again since the question does not know the connection (it died with the
+    // old one): it says so, and the line is harmless.
+    if (m_state == State::Ready)
+        send(QStringLiteral("verdict\t%1\t%2")
+                 .arg(connection)
+                 .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny")));
+}
+
+void EgressGateway::sendGrant(const QString &credential)
+{
+    const Grant grant = m_grants.value(credential);
+    send(QStringLiteral("grant\t%1\t*\t%2\t%3")
+             .arg(credential, grant.ask ? QStringLiteral("ask") : QStringLiteral("refuse"),
+                  grant.patterns.join(u',')));
 }
 
 void EgressGateway::revoke(const QString &credential)
@@ -242,8 +272,12 @@ void EgressGateway::createOutbound()
 
 QStringList EgressGateway::gatewayArgs() const
 {
-    QStringList args{QStringLiteral("--listen"), QStringLiteral("0.0.0.0:%1").arg(kPort),
-                     QStringLiteral("--control-timeout-ms"), QString::number(kPingMs * 5)};
+    QStringList args{QStringLiteral("--listen"),
+                     QStringLiteral("0.0.0.0:%1").arg(kPort),
+                     QStringLiteral("--control-timeout-ms"),
+                     QString::number(kPingMs * 5),
+                     QStringLiteral("--ask-timeout-ms"),
+                     QString::number(kAskTimeoutMs)};
     const QString hosts = qEnvironmentVariable(kTestHostsVar);
     if (!hosts.isEmpty())
         args << QStringLiteral("--hosts") << hosts;
@@ -378,8 +412,8 @@ void EgressGateway::onReady()
     m_startDeadline.stop();
     m_state = State::Ready;
     m_ping.start();
-    for (auto it = m_grants.begin(); it != m_grants.end(); ++it)
-        send(QStringLiteral("grant\t%1\t*\trefuse\t%2").arg(it.key(), it.value().join(u',')));
+    for (auto it = m_grants.cbegin(); it != m_grants.cend(); ++it)
+        sendGrant(it.key());
     qCInfo(lcBackend).noquote() << "egress gateway" << m_containerId.left(12) << "ready at"
                                 << m_address << "on" << m_internal;
     settle(QString());

@@ -46,6 +46,10 @@ public:
     // instance's gateway and networks are still found by their pid (Janitor::isOrphan).
     static constexpr const char *kLabelGatewayOf = "code-sandbox.gateway-of";
     static constexpr int kGoneChecks = 50;
+    // The longest a held connection waits in the gateway: past the longest approval time (an
+    // hour), which the server applies and answers at; this bounds a question whose answer was
+    // lost.
+    static constexpr int kAskTimeoutMs = 61 * 60 * 1000;
     // Test-only: NAME=ADDRESS,... resolved by the gateway without DNS, and IPv4 ranges it treats
     // as public (the tests' servers stand for the internet on this machine's private addresses).
     static constexpr const char *kTestHostsVar = "CODE_SANDBOX_TEST_EGRESS_HOSTS";
@@ -62,9 +66,14 @@ public:
     void whenReady(const QMap<QString, QString> &labels, QObject *context, const Ready &done);
 
     // A new credential for one sandbox (random, 128 bits), and its hosts. Kept until revoked,
-    // and given to a gateway made again.
-    QString grant(const QStringList &patterns);
+    // and given to a gateway made again. With `ask`, a connection to another host is held and
+    // reported ({"ev":"ask",...}) until answer() says, else refused at once.
+    QString grant(const QStringList &patterns, bool ask = false);
     void revoke(const QString &credential);
+    // The credential may reach `pattern` too from now on (a person allowed it always).
+    void widen(const QString &credential, const QString &pattern);
+    // The verdict on a held connection (its id from the "ask" event).
+    void answer(quint64 connection, bool allow);
 
     // Removes the gateway and both networks (after the sandboxes on them are gone); `done` when
     // the engine has answered every removal.
@@ -92,6 +101,11 @@ private:
         Ready,
         Stopping
     };
+    struct Grant
+    {
+        QStringList patterns;
+        bool ask = false;
+    };
     struct Waiter
     {
         QPointer<QObject> context;
@@ -115,6 +129,7 @@ private:
     void waitGone(const QString &id, int checksLeft);
     void settle(const QString &error);
     void send(const QString &line);
+    void sendGrant(const QString &credential);
     // Every engine request of this class goes through here: `onAnswer` records what the answer
     // made (always) and goes on with the start only while starting (it checks); then, with no
     // request left in flight, a shutdown or a wanted start proceeds (next()).
@@ -138,7 +153,7 @@ private:
     QPointer<AttachStream> m_stream;
     QByteArray m_pending; // stdout up to the next newline
     QList<Waiter> m_waiters;
-    QHash<QString, QStringList> m_grants; // credential → patterns
+    QHash<QString, Grant> m_grants; // credential → hosts
     QTimer m_ping;
     QTimer m_startDeadline;
     int m_generation = 0;

@@ -26,7 +26,24 @@ QJsonObject ApprovalRequest::toJson() const
     // Only when there is one, so that the lines of runs without it stay as they were.
     if (!egress.isEmpty())
         o.insert(QStringLiteral("egress"), QJsonArray::fromStringList(egress));
+    if (isConnection()) {
+        o.insert(QStringLiteral("host"), host);
+        o.insert(QStringLiteral("port"), port);
+        o.insert(QStringLiteral("runId"), runId);
+    }
     return o;
+}
+
+QString ApprovalRequest::hostPort() const
+{
+    if (host.contains(u':'))
+        return QStringLiteral("[%1]:%2").arg(host).arg(port);
+    return QStringLiteral("%1:%2").arg(host).arg(port);
+}
+
+QString ApprovalRequest::hostPattern() const
+{
+    return port == 443 || port == 80 ? host : hostPort();
 }
 
 std::optional<ApprovalRequest> ApprovalRequest::fromJson(const QJsonObject &json)
@@ -45,6 +62,13 @@ std::optional<ApprovalRequest> ApprovalRequest::fromJson(const QJsonObject &json
     r.sessionId = bounded(u"sessionId", 128);
     r.instanceId = bounded(u"instance", 64);
     r.mode = bounded(u"mode", 16);
+    // A host name is at most 253 characters (an address fewer).
+    r.host = bounded(u"host", 253);
+    r.runId = bounded(u"runId", 64);
+    const int port = json.value(u"port").toInt();
+    if (!r.host.isEmpty() && (port < 1 || port > 65535))
+        valid = false;
+    r.port = r.host.isEmpty() ? 0 : port;
     if (!valid || r.id.isEmpty())
         return std::nullopt;
     // What runs, and who asks, whole: the line that carried them bounds them.

@@ -32,9 +32,23 @@ struct ApprovalRequest
     // With network: the only hosts the run may reach (the allow-list mode); empty: the open
     // network, when `network` is set.
     QStringList egress;
+    // Set: not a run to start but a connection of a running one, held by the egress gateway:
+    // the host it reaches for (a name or an address, as the program gave it) and its port. The
+    // run's program, language and hosts are the fields above; "always" adds the host to the
+    // assistant's list rather than letting its runs go unasked.
+    QString host;
+    int port = 0;
+    QString runId;      // the run it belongs to (the window's list names it)
     QString instanceId; // the server that asks
     QString mode;       // how that server serves: "window", "stdio", "http"
     int waitSec = 0;    // how long it waits for an answer
+
+    bool isConnection() const { return !host.isEmpty(); }
+    // "host:port" ("[::1]:443" for an IPv6 address), as the window shows it and a policy lists it.
+    QString hostPort() const;
+    // The allow-list entry that lets its assistant reach this host from now on: the host alone
+    // for the web's ports (an entry without a port covers 443 and 80), else with its port.
+    QString hostPattern() const;
 
     QJsonObject toJson() const;
     static std::optional<ApprovalRequest> fromJson(const QJsonObject &json);

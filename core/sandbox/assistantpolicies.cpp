@@ -35,8 +35,8 @@ bool AssistantPolicies::allowAlways(const QString &client)
     return true;
 }
 
-AssistantPolicies::HostAdded AssistantPolicies::allowHost(const QString &client,
-                                                          const QString &pattern)
+AssistantPolicies::HostAdded
+AssistantPolicies::allowHost(const QString &client, const QString &pattern, const QStringList &seed)
 {
     const QString name = client.trimmed();
     if (name.isEmpty())
@@ -47,19 +47,28 @@ AssistantPolicies::HostAdded AssistantPolicies::allowHost(const QString &client,
         return HostAdded::NotAPattern;
     // An empty list means "what the server allows": one entry would narrow it to that host.
     const AssistantPolicy &current = forClient(name);
-    if (current.egress.isEmpty() || !current.network)
+    if (!current.network)
         return HostAdded::ServerDecides;
-    if (EgressList::uncovered(parsed, current.egress).isEmpty())
+    QStringList list = current.egress;
+    if (list.isEmpty()) {
+        list = EgressList::parse(seed, &error);
+        if (list.isEmpty())
+            return HostAdded::ServerDecides;
+    }
+    const bool covered = EgressList::uncovered(parsed, list).isEmpty();
+    if (covered && !current.egress.isEmpty())
         return HostAdded::AlreadyListed;
+    if (!covered)
+        list.append(parsed.first());
     for (AssistantPolicy &p : assistants) {
         if (p.client.compare(name, Qt::CaseInsensitive) == 0) {
-            p.egress.append(parsed.first());
+            p.egress = list;
             return HostAdded::Added;
         }
     }
     AssistantPolicy own = fallback;
     own.client = name;
-    own.egress.append(parsed.first());
+    own.egress = list;
     assistants.append(own);
     return HostAdded::Added;
 }

@@ -38,7 +38,10 @@ struct AssistantPolicies
         ServerDecides, // its policy has no list of its own: the server's (or the call's) refused it
         NotAPattern
     };
-    HostAdded allowHost(const QString &client, const QString &pattern);
+    // `seed`: for a policy without a list of its own (the server's decides), the list it gets
+    // before `pattern` joins (the hosts the run had); without one that is ServerDecides.
+    HostAdded allowHost(const QString &client, const QString &pattern,
+                        const QStringList &seed = {});
     // Everything is the default (every assistant runs, no limits): no reason to look further.
     bool isOpen() const;
 

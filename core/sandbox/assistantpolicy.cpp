@@ -82,10 +82,22 @@ QString AssistantPolicy::checkEgress(std::optional<QStringList> *egress,
         return QString();
     if (asked) {
         const QString beyond = EgressList::uncovered(**egress, this->egress);
-        if (!beyond.isEmpty())
+        if (!beyond.isEmpty() && otherHosts == OtherHosts::Ask) {
+            // The listed ones it gets; the others are asked about if the program reaches them.
+            // With none listed, what a call that did not say gets (an empty list would be no
+            // network, with nobody to ask).
+            const QStringList listed = EgressList::within(**egress, this->egress);
+            if (!listed.isEmpty()) {
+                *egress = listed;
+                return QString();
+            }
+            egress->reset();
+        } else if (!beyond.isEmpty()) {
             return QStringLiteral("the call asks for %1, which is not on its allow-list (%2)")
                 .arg(beyond, this->egress.join(QStringLiteral(", ")));
-        return QString();
+        } else {
+            return QString();
+        }
     }
     if (egress->has_value())
         return QString(); // the call asked for no network
@@ -130,6 +142,8 @@ QJsonObject AssistantPolicy::toJson() const
         o.insert(QStringLiteral("languages"), QJsonArray::fromStringList(languages));
     if (!egress.isEmpty())
         o.insert(QStringLiteral("egress"), QJsonArray::fromStringList(egress));
+    if (otherHosts == OtherHosts::Ask)
+        o.insert(QStringLiteral("otherHosts"), QStringLiteral("ask"));
     if (maxTimeoutSec > 0)
         o.insert(QStringLiteral("maxTimeoutSec"), maxTimeoutSec);
     if (maxMemoryMiB > 0)
@@ -166,6 +180,10 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
     p.egress = EgressList::parseEach(entries, &rejected);
     if (!entries.isEmpty() && p.egress.isEmpty())
         p.network = false;
+    // Anything but "ask" refuses: a hand edit that broke the word asks nobody.
+    p.otherHosts = json.value(u"otherHosts").toString().compare(u"ask", Qt::CaseInsensitive) == 0
+                       ? OtherHosts::Ask
+                       : OtherHosts::Refuse;
     p.libraries = json.value(u"libraries").toBool(true);
     const int timeout = json.value(u"maxTimeoutSec").toInt(0);
     p.maxTimeoutSec = timeout > 0 && timeout <= kMaxTimeoutSec ? timeout : 0;
@@ -177,6 +195,7 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
 bool AssistantPolicy::operator==(const AssistantPolicy &o) const
 {
     return client == o.client && action == o.action && languages == o.languages &&
-           network == o.network && egress == o.egress && libraries == o.libraries &&
-           maxTimeoutSec == o.maxTimeoutSec && maxMemoryMiB == o.maxMemoryMiB;
+           network == o.network && egress == o.egress && otherHosts == o.otherHosts &&
+           libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec &&
+           maxMemoryMiB == o.maxMemoryMiB;
 }

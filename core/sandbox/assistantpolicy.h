@@ -27,6 +27,15 @@ struct AssistantPolicy
     // server allows. Within the server's: on an --egress server, only the entries the server's
     // list covers count.
     QStringList egress;
+    // A connection of its runs to a host beyond their list: refused at once, or held while the
+    // window asks a person (and a call that names such hosts runs with the listed ones, the
+    // others asked when the program reaches for them).
+    enum class OtherHosts
+    {
+        Refuse,
+        Ask
+    };
+    OtherHosts otherHosts = OtherHosts::Refuse;
     bool libraries = true; // may ask for libraries to be installed
     int maxTimeoutSec = 0; // its calls' largest timeout; 0: the server's
     // The most memory its sandboxes may have; 0: the server's. A call cannot ask for memory, so
@@ -47,6 +56,9 @@ struct AssistantPolicy
     // set to what the run gets under this policy (its own list, or no network).
     QString check(const QString &language, int *timeoutSec, const QStringList &libraries,
                   const SandboxConfig &config, std::optional<QStringList> *egress = nullptr) const;
+
+    // Whether a run of this policy with an allow-list asks for other hosts.
+    bool asksOtherHosts() const { return network && otherHosts == OtherHosts::Ask; }
 
     static QString actionName(Action action); // "run", "ask", "refuse"
     static std::optional<Action> actionFromName(const QString &name);

@@ -84,9 +84,21 @@ void Execution::onNetworkEvent(const QJsonObject &event)
             }
         return;
     }
+    if (event.value(u"ev").toString() == u"ask") {
+        // Held by the gateway until answerConnection(); a program that keeps asking gets no more
+        // questions than its record has room for (the rest are refused at once).
+        if (m_held.size() + m_result.network.size() >= ExecutionResult::kMaxNetwork) {
+            answerConnection(id, false);
+            return;
+        }
+        m_held.insert(id);
+        Q_EMIT connectionHeld(id, event.value(u"host").toString(), event.value(u"port").toInt());
+        return;
+    }
     if (event.value(u"ev").toString() != u"conn" ||
         m_result.network.size() >= ExecutionResult::kMaxNetwork)
         return;
+    m_held.remove(id);
     NetworkAttempt a;
     a.id = id;
     a.host = event.value(u"host").toString();
@@ -99,6 +111,13 @@ void Execution::onNetworkEvent(const QJsonObject &event)
     a.rule = event.value(u"rule").toString();
     m_result.network.append(a);
     Q_EMIT networkAttempt(a);
+}
+
+void Execution::answerConnection(quint64 connection, bool allow, const QString &widenTo)
+{
+    if (!m_held.remove(connection) || !m_container)
+        return;
+    m_container->answerConnection(connection, allow, widenTo);
 }
 
 void Execution::onReady()

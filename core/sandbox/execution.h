@@ -9,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
+#include <QSet>
 #include <QTimer>
 #include <functional>
 
@@ -63,6 +64,9 @@ public:
     // on timeout the program is sent SIGINT and the session goes on if it reports within a few
     // seconds.
     void setSession(bool interruptible);
+    // The verdict on a held connection (connectionHeld); with `widenTo`, the run may reach that
+    // host pattern from now on without asking. Ignored for a connection not held.
+    void answerConnection(quint64 connection, bool allow, const QString &widenTo = QString());
     // After finished(): the session's container did not survive this run (see notes).
     bool endedSession() const { return m_endSession; }
 
@@ -78,6 +82,10 @@ Q_SIGNALS:
     // Allow-list mode: a connection the program tried, when the gateway decided it, and again
     // with its bytes and duration once it ended (the same id).
     void networkAttempt(const NetworkAttempt &attempt);
+    // Allow-list mode with asking (ExecutionRequest::askOtherHosts): the gateway holds a
+    // connection to a host beyond the list until answerConnection() says; its decision then
+    // comes as a networkAttempt with the same id.
+    void connectionHeld(quint64 connection, const QString &host, int port);
     void finished(const ExecutionResult &result);
 
 protected:
@@ -138,6 +146,7 @@ private:
     static constexpr int kInterruptGraceMs = 3000;
     OutputManifest::Limits m_fileLimits;
     Remover m_remover;
+    QSet<quint64> m_held; // connections the gateway holds for an answer
     // A QBasicTimer, not a QTimer: every run has one, and most never fire.
     QBasicTimer m_sampleTimer;
     bool m_sampling = false; // a reading was asked for and has not come

@@ -40,6 +40,9 @@ struct ExecutionRequest
     // egress gateway; an empty list is no network. Without it, the server's choice
     // (--egress, --network, or none).
     std::optional<QStringList> egress;
+    // With an allow-list: a connection to a host beyond it is held while a person decides (the
+    // caller's policy says "ask" for other hosts), instead of refused at once.
+    bool askOtherHosts = false;
     QString sessionId; // the sandbox session it runs in; empty: a fresh container
     // `language` and the session as resolved once where the request is made (the tools room),
     // so the service and the session manager do not look them up again. Without `resolved`,

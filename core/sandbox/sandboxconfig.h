@@ -20,12 +20,17 @@ struct SandboxConfig
     // The hosts every run may reach (--egress, --egress-file: HostPattern entries); when not
     // empty, runs are in the allow-list mode, through the engine's egress gateway.
     QStringList egress;
+    // One run's: a connection beyond `egress` is held for a person to decide (its caller's
+    // policy asks for other hosts). Never server-wide; set by withEgress.
+    bool askOtherHosts = false;
     // This config as one run sees it: with its own allow-list (ExecutionRequest::egress, an
     // empty list being no network at all), else unchanged. SandboxSpec::forRun makes the mode
     // from `network` and `egress`.
-    SandboxConfig withEgress(const std::optional<QStringList> &runEgress) const
+    SandboxConfig withEgress(const std::optional<QStringList> &runEgress,
+                             bool askOtherHosts = false) const
     {
         SandboxConfig c = *this;
+        c.askOtherHosts = askOtherHosts;
         if (runEgress) {
             c.egress = *runEgress;
             if (runEgress->isEmpty())

@@ -90,6 +90,15 @@ public:
         Q_UNUSED(done);
         return false;
     }
+    // Allow-list mode with asking: the verdict on a connection the gateway holds (its id from
+    // the "ask" networkEvent). With `widenTo`, the sandbox may reach that pattern from now on.
+    // The default (a backend without a gateway) has nothing held.
+    virtual void answerConnection(quint64 connection, bool allow, const QString &widenTo)
+    {
+        Q_UNUSED(connection);
+        Q_UNUSED(allow);
+        Q_UNUSED(widenTo);
+    }
 
 Q_SIGNALS:
     void ready();
@@ -98,7 +107,7 @@ Q_SIGNALS:
     void streamEnded();
     void removed();
     // Allow-list mode: what the egress gateway reported of this sandbox's connections, as the
-    // gateway words it ({"ev":"conn"|"end",...}, see containers/gateway/gateway.h).
+    // gateway words it ({"ev":"conn"|"ask"|"end",...}, see containers/gateway/gateway.h).
     void networkEvent(const QJsonObject &event);
 
 protected:

@@ -211,15 +211,17 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
-    submit(execution, runSpecFor(language, {}, false, request.egress), language.image);
+    submit(execution, runSpecFor(language, {}, false, request.egress, request.askOtherHosts),
+           language.image);
     return execution;
 }
 
 SandboxService::SpecFor SandboxService::runSpecFor(const Language &language,
                                                    const QString &librariesVolume, bool session,
-                                                   const std::optional<QStringList> &egress) const
+                                                   const std::optional<QStringList> &egress,
+                                                   bool askOtherHosts) const
 {
-    const SandboxConfig config = m_config.withEgress(egress);
+    const SandboxConfig config = m_config.withEgress(egress, askOtherHosts);
     return [language, config, librariesVolume, session](const SandboxBackend &backend) {
         return backend.runSpec(language, language.image, config, librariesVolume, session);
     };
@@ -325,8 +327,8 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
             if (guard)
                 guard->reportProgress(message);
         },
-        [this, guard, language, egress = request.egress](const QString &volume,
-                                                         const QString &error) {
+        [this, guard, language, egress = request.egress,
+         ask = request.askOtherHosts](const QString &volume, const QString &error) {
             if (!guard)
                 return;
             if (!error.isEmpty()) {
@@ -334,7 +336,7 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                 return;
             }
             // Where the volume is (the least loaded of them, if several have it).
-            const SpecFor spec = runSpecFor(language, volume, false, egress);
+            const SpecFor spec = runSpecFor(language, volume, false, egress, ask);
             SandboxSite *site = place(spec, m_volumeSites.value(volume));
             if (!site) {
                 guard->fail(noSiteMessage());

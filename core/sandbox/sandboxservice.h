@@ -123,7 +123,8 @@ private:
     // the server's and its policy's); an empty list is no network. Without it, the config's.
     SpecFor runSpecFor(const Language &language, const QString &librariesVolume = {},
                        bool session = false,
-                       const std::optional<QStringList> &egress = std::nullopt) const;
+                       const std::optional<QStringList> &egress = std::nullopt,
+                       bool askOtherHosts = false) const;
     // The usable site a new sandbox of `spec` goes to; null when none answers.
     SandboxSite *place(const SpecFor &spec, const QList<SandboxSite *> &among = {}) const;
     // Why no site can take a run: each engine and what is wrong with it.

@@ -58,6 +58,7 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
     if (!config.egress.isEmpty()) {
         spec.network = SandboxSpec::Network::Allowlist;
         spec.egress = config.egress;
+        spec.askOtherHosts = config.askOtherHosts;
     } else {
         spec.network = config.network ? SandboxSpec::Network::Open : SandboxSpec::Network::None;
     }
@@ -122,6 +123,7 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
         spec.mounts.append({Mount::Kind::HostFile, config.installCaBundle, caTarget, true});
     spec.network = Network::Open;
     spec.egress.clear();
+    spec.askOtherHosts = false;
     spec.role = QStringLiteral("install");
     return spec;
 }
@@ -168,6 +170,7 @@ QString SandboxSpec::key() const
         {QStringLiteral("mounts"), mountsJson},
         {QStringLiteral("network"), int(network)},
         {QStringLiteral("egress"), QJsonArray::fromStringList(egress)},
+        {QStringLiteral("askOtherHosts"), askOtherHosts},
         {QStringLiteral("runtime"), runtime},
         {QStringLiteral("secrets"), secretsJson},
         {QStringLiteral("session"), session},

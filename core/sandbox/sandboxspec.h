@@ -98,6 +98,9 @@ struct SandboxSpec
     // Allowlist: the host patterns the sandbox may reach (HostPattern's syntax: host, *.suffix,
     // each with an optional :port). Part of the key, so a warm sandbox serves only its own list.
     QStringList egress;
+    // Allowlist: a connection to another host is held, and the backend reports it for a person
+    // to decide (SandboxContainer::answerConnection); else it is refused at once. In the key.
+    bool askOtherHosts = false;
     // The container runtime (Docker's --runtime such as gVisor's runsc, Kubernetes'
     // RuntimeClass); empty: the engine's default.
     QString runtime;

@@ -1,5 +1,6 @@
 #include "rungate.h"
 
+#include "execution.h"
 #include "sandboxconfig.h"
 #include "toolcall.h"
 #include "toolslog.h"
@@ -12,6 +13,12 @@ struct RunGate::Waiting
     QPointer<ToolCall> call;
     ExecutionRequest request;
     Admitted admitted;
+    // A held connection's question instead of a run's: its answer goes here, once.
+    HostVerdict hostVerdict;
+    ApprovalRequest question;
+    bool allowed = false;
+    QString widenTo;
+    QMetaObject::Connection runEnded;
     QString client;
     QTimer deadline;
     QTimer progress;
@@ -54,6 +61,9 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
         admitted(request, broken);
         return;
     }
+    // Only where the run has an allow-list: without one there is no gateway to hold anything.
+    request.askOtherHosts =
+        policy.asksOtherHosts() && !m_config.withEgress(request.egress).egress.isEmpty();
     switch (policy.action) {
     case AssistantPolicy::Action::Run:
         admitted(request, QString());
@@ -97,8 +107,7 @@ QString RunGate::refusedText(const AssistantPolicy &policy)
         .arg(policy.describe());
 }
 
-void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,
-                  const Admitted &admitted)
+ApprovalRequest RunGate::question(ToolCall *call, const ExecutionRequest &request) const
 {
     ApprovalRequest question;
     question.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
@@ -120,12 +129,16 @@ void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const Assista
     question.instanceId = m_config.instanceId;
     question.mode = m_mode;
     question.waitSec = m_policies.approvalTimeoutSec;
+    return question;
+}
 
+RunGate::Waiting *RunGate::wait(ToolCall *call, const ApprovalRequest &question,
+                                const QString &client, const QString &waitingText)
+{
     auto *w = new Waiting;
     w->call = call;
-    w->request = request;
-    w->admitted = admitted;
-    w->client = policy.isDefault() ? call->clientName() : policy.client;
+    w->question = question;
+    w->client = client;
     const QString id = question.id;
     m_waiting.insert(id, w);
     Q_EMIT waitingChanged(waiting());
@@ -133,15 +146,19 @@ void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const Assista
     w->deadline.setSingleShot(true);
     w->deadline.setInterval(m_policies.approvalTimeoutSec * 1000);
     const int waitSec = m_policies.approvalTimeoutSec;
-    connect(&w->deadline, &QTimer::timeout, this, [this, id, waitSec] {
+    const QString what =
+        question.isConnection()
+            ? QStringLiteral("the connection to %1 was refused").arg(question.hostPort())
+            : QStringLiteral("the run did not start");
+    connect(&w->deadline, &QTimer::timeout, this, [this, id, waitSec, what] {
         settle(id,
                QStringLiteral("Denied: nobody answered in the Code Sandbox window within %1 s, so "
-                              "the run did not start.")
-                   .arg(waitSec),
+                              "%2.")
+                   .arg(waitSec)
+                   .arg(what),
                QStringLiteral("no answer within %1 s").arg(waitSec));
     });
     w->deadline.start();
-    const QString waitingText = QStringLiteral("waiting for approval in the Code Sandbox window");
     w->progress.setInterval(kProgressEveryMs);
     connect(&w->progress, &QTimer::timeout, this, [w, waitingText] {
         if (w->call)
@@ -155,9 +172,48 @@ void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const Assista
     w->destroyed = connect(call, &QObject::destroyed, this, [this, id] {
         settle(id, QString(), QStringLiteral("the assistant went away"));
     });
-    qCInfo(lcTools).noquote() << "run of" << question.client << "waits for approval" << id.left(8);
     call->progress(waitingText);
-    m_approver->ask(question);
+    return w;
+}
+
+void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,
+                  const Admitted &admitted)
+{
+    const ApprovalRequest q = question(call, request);
+    Waiting *w = wait(call, q, policy.isDefault() ? call->clientName() : policy.client,
+                      QStringLiteral("waiting for approval in the Code Sandbox window"));
+    w->request = request;
+    w->admitted = admitted;
+    qCInfo(lcTools).noquote() << "run of" << q.client << "waits for approval" << q.id.left(8);
+    m_approver->ask(q);
+}
+
+void RunGate::askHost(ToolCall *call, Execution *execution, const QString &host, int port,
+                      const HostVerdict &verdict)
+{
+    if (!m_approver || !m_approver->isAvailable()) {
+        qCInfo(lcTools).noquote() << "refused" << host << "for" << call->clientName()
+                                  << ": no window to ask";
+        verdict(false, QString());
+        return;
+    }
+    const AssistantPolicy &policy = m_policies.forClient(call->clientName());
+    ApprovalRequest q = question(call, execution->request());
+    q.host = host;
+    q.port = port;
+    q.runId = execution->runId();
+    Waiting *w = wait(call, q, policy.isDefault() ? call->clientName() : policy.client,
+                      QStringLiteral("waiting in the Code Sandbox window: may the run reach %1?")
+                          .arg(q.hostPort()));
+    w->request = execution->request();
+    w->hostVerdict = verdict;
+    const QString id = q.id;
+    // A run that ended (timed out, cancelled, finished without the connection) asks no more.
+    w->runEnded = connect(execution, &Execution::finished, this,
+                          [this, id] { settle(id, QString(), QStringLiteral("the run ended")); });
+    qCInfo(lcTools).noquote() << "run of" << q.client << "asks to reach" << q.hostPort()
+                              << id.left(8);
+    m_approver->ask(q);
 }
 
 void RunGate::onAnswered(const QString &id, RunApprover::Answer answer, const QString &reason)
@@ -165,6 +221,23 @@ void RunGate::onAnswered(const QString &id, RunApprover::Answer answer, const QS
     Waiting *w = m_waiting.value(id);
     if (!w)
         return; // answered twice, or after the deadline: the first word stands
+    if (w->hostVerdict) {
+        if (answer == RunApprover::Answer::Deny) {
+            settle(id, QStringLiteral("denied"), QString());
+            return;
+        }
+        w->allowed = true;
+        if (answer == RunApprover::Answer::AllowAlways) {
+            // Its list gains the host (seeded with the run's hosts when it had none of its
+            // own); the run reaches it from now on without asking again.
+            w->widenTo = w->question.hostPattern();
+            if (m_policies.allowHost(w->client, w->widenTo, w->question.egress) ==
+                AssistantPolicies::HostAdded::Added)
+                Q_EMIT policiesChanged(m_policies);
+        }
+        settle(id, QString(), QString());
+        return;
+    }
     switch (answer) {
     case RunApprover::Answer::AllowAlways:
         // A client without a name cannot be allowed always (its only policy is everyone's
@@ -204,8 +277,20 @@ void RunGate::settle(const QString &id, const QString &refusal, const QString &w
         return;
     disconnect(w->cancelled);
     disconnect(w->destroyed);
+    disconnect(w->runEnded);
     if (!withdrawWhy.isEmpty() && m_approver)
         m_approver->withdraw(id, withdrawWhy);
+    if (w->hostVerdict) {
+        const HostVerdict verdict = w->hostVerdict;
+        const bool allowed = w->allowed;
+        const QString widenTo = w->widenTo;
+        qCInfo(lcTools).noquote() << "connection to" << w->question.hostPort()
+                                  << (allowed ? "allowed" : "refused") << id.left(8);
+        delete w;
+        Q_EMIT waitingChanged(waiting());
+        verdict(allowed, widenTo);
+        return;
+    }
     const QPointer<ToolCall> call = w->call;
     const Admitted admitted = w->admitted;
     const ExecutionRequest request = w->request;

@@ -9,6 +9,7 @@
 #include <QPointer>
 #include <functional>
 
+class Execution;
 class QTimer;
 class ToolCall;
 struct SandboxConfig;
@@ -52,6 +53,15 @@ public:
                    const QStringList &libraries,
                    std::optional<QStringList> *egress = nullptr) const;
 
+    // A connection of a running program to a host beyond its list, held by the egress gateway
+    // because the caller's policy asks for other hosts (ExecutionRequest::askOtherHosts): the
+    // window is asked, as for a run, with the same deadline. `verdict` is called once: allowed
+    // (with the pattern the run may reach from now on, for "always") or not — at once when no
+    // window is open, when nobody answers in time, or when the run or the call ends first.
+    using HostVerdict = std::function<void(bool allow, const QString &widenTo)>;
+    void askHost(ToolCall *call, Execution *execution, const QString &host, int port,
+                 const HostVerdict &verdict);
+
 Q_SIGNALS:
     // A person chose "Always allow this assistant": policies() changed.
     void policiesChanged(const AssistantPolicies &policies);
@@ -61,6 +71,11 @@ private:
     struct Waiting;
     void ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,
              const Admitted &admitted);
+    // The question's fields that describe the call and its run.
+    ApprovalRequest question(ToolCall *call, const ExecutionRequest &request) const;
+    // Waits for the answer to `question`: its deadline, progress and the call's end.
+    Waiting *wait(ToolCall *call, const ApprovalRequest &question, const QString &client,
+                  const QString &waitingText);
     static QString refusedText(const AssistantPolicy &policy);
     void onAnswered(const QString &id, RunApprover::Answer answer, const QString &reason);
     void onLost();

@@ -498,7 +498,7 @@ void SandboxTools::runCode(const RunContext &context, ToolCall *call, const Exec
         return;
     }
     if (!context.gate) {
-        startRun(*context.sandbox, context.sessions, call, request, jsonText);
+        startRun(*context.sandbox, context.sessions, nullptr, call, request, jsonText);
         return;
     }
     const RunContext c = context;
@@ -508,12 +508,12 @@ void SandboxTools::runCode(const RunContext &context, ToolCall *call, const Exec
             if (!refusal.isEmpty())
                 call->finishWithError(refusal);
             else
-                startRun(*c.sandbox, c.sessions, call, admitted, jsonText);
+                startRun(*c.sandbox, c.sessions, c.gate, call, admitted, jsonText);
         });
 }
 
-void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
-                            const ExecutionRequest &asked, bool jsonText)
+void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, RunGate *gate,
+                            ToolCall *call, const ExecutionRequest &asked, bool jsonText)
 {
     ExecutionRequest request = asked;
     request.source =
@@ -577,6 +577,24 @@ void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, T
                      });
     QObject::connect(call, &ToolCall::cancelRequested, execution,
                      [execution] { execution->cancel(); });
+    if (gate && request.askOtherHosts) {
+        // A connection beyond the run's list waits for a person, as a run does.
+        const QPointer<Execution> run(execution);
+        const QPointer<RunGate> asker(gate);
+        QObject::connect(execution, &Execution::connectionHeld, call,
+                         [asker, call, run](quint64 id, const QString &host, int port) {
+                             if (!run)
+                                 return;
+                             const auto answer = [run, id](bool allow, const QString &widenTo) {
+                                 if (run)
+                                     run->answerConnection(id, allow, widenTo);
+                             };
+                             if (asker)
+                                 asker->askHost(call, run, host, port, answer);
+                             else
+                                 answer(false, QString());
+                         });
+    }
 }
 
 void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, SessionManager *sessions,

@@ -61,6 +61,8 @@ private:
     // Through the gate (when there is one), then startRun.
     static void runCode(const RunContext &context, ToolCall *call, const ExecutionRequest &request,
                         bool jsonText);
-    static void startRun(SandboxService &sandbox, SessionManager *sessions, ToolCall *call,
-                         const ExecutionRequest &request, bool jsonText);
+    // `gate` asks the window about held connections (an admitted request that asks for other
+    // hosts); null: nobody to ask.
+    static void startRun(SandboxService &sandbox, SessionManager *sessions, RunGate *gate,
+                         ToolCall *call, const ExecutionRequest &request, bool jsonText);
 };

@@ -8,6 +8,8 @@
 #   4. closing the window keeps the HTTP MCP endpoint answering; launching the app again shows
 #      the same window;
 #   5. after a restart, the history has the runs.
+# On the way: an approval, a connection asked about live (its dialog and the Network tab), and a
+# headless run stopped from the window.
 # Screenshots of the window go to SHOTS (docs/screenshots with --update-screenshots).
 #
 #   tests/gui/desktop.sh BIN_DIR [SHOTS_DIR]
@@ -156,7 +158,7 @@ SDK_CALL="$(cd "$(dirname "$0")/../e2e" && pwd)/sdk-call.mjs"
 mkdir -p "$XDG_CONFIG_HOME/code-sandbox"
 cat >>"$XDG_CONFIG_HOME/code-sandbox/code-sandbox.conf" <<'CONF'
 [assistants]
-policies="{\"default\":{\"action\":\"run\"},\"assistants\":[{\"client\":\"cautious-bot\",\"action\":\"ask\"}]}"
+policies="{\"default\":{\"action\":\"run\"},\"assistants\":[{\"client\":\"cautious-bot\",\"action\":\"ask\"},{\"client\":\"net-bot\",\"action\":\"run\",\"otherHosts\":\"ask\"}]}"
 CONF
 sdk_call() { # OUTPUT CLIENT TOOL ARGS: in the background
     node "$SDK_CALL" --stdio "$BIN/code-sandbox" --stdio --pool 0 -- --client "$2" --tool "$3" \
@@ -178,6 +180,39 @@ xdotool key --window "$DIALOG" alt+o
 wait_log "$WORK/ask.out" '"result"' 90 "the allowed call did not end"
 grep -q '2.8' "$WORK/ask.out" || fail "the allowed call did not run: $(cat "$WORK/ask.out")"
 ok "an 'ask' assistant's call waited for the window, and ran once allowed"
+
+# 3c. A connection beyond a run's list, asked live: a headless allow-list server (--egress), whose
+#     assistant's policy asks for other hosts, holds the connection while the window asks; "Allow
+#     once" lets it through, and the run's Network tab shows both connections. The world is a
+#     web server of this script's on the machine's address, named through the gateway's
+#     test-only name map (this machine has no internet).
+ADDR=$(hostname -I | tr ' ' '\n' | grep -E '^[0-9.]+$' | grep -v '^172\.' | head -1)
+[ -n "$ADDR" ] || fail "the machine has no address for the test's web server"
+WORLD_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')
+python3 -m http.server "$WORLD_PORT" --bind 0.0.0.0 --directory "$WORK" >"$WORK/world.log" 2>&1 &
+PIDS+=($!)
+CODE_SANDBOX_TEST_EGRESS_HOSTS="world.test=$ADDR,other.test=$ADDR" \
+CODE_SANDBOX_TEST_EGRESS_PUBLIC="$ADDR/32" \
+    node "$SDK_CALL" --stdio "$BIN/code-sandbox" --stdio --pool 0 --egress "world.test:$WORLD_PORT" \
+    -- --client net-bot --tool execute_code \
+    --args '{"language":"python","code":"import urllib.request\nfor host in (\"world.test\", \"other.test\"):\n    r = urllib.request.urlopen(f\"http://{host}:'"$WORLD_PORT"'/\", timeout=100)\n    print(host, r.status)\n"}' \
+    >"$WORK/net.out" 2>>"$WORK/stdio.log" &
+PIDS+=($!)
+DIALOG=$(timeout 90 xdotool search --sync --onlyvisible --name '^Allow a connection' | head -1) ||
+    fail "no dialog for the connection beyond the run's list: $(cat "$WORK/net.out")"
+grep -q '"result"' "$WORK/net.out" && fail "the held connection's call ended before anyone answered"
+sleep 0.5
+import -window "$DIALOG" "$SHOTS/ask-connection-dialog.png"
+ok "screenshot ask-connection-dialog.png"
+xdotool windowfocus --sync "$DIALOG"
+xdotool key --window "$DIALOG" alt+o
+wait_log "$WORK/net.out" '"result"' 90 "the call whose connection was allowed did not end"
+grep -q 'other.test 200' "$WORK/net.out" || fail "the allowed connection did not go through: $(cat "$WORK/net.out")"
+ok "a connection beyond the run's list waited for the window, and went through once allowed"
+xdotool windowfocus --sync "$WINDOW"
+xdotool key --window "$WINDOW" alt+n
+shot network-tab
+xdotool key --window "$WINDOW" alt+o
 
 sdk_call "$WORK/long.out" long-bot execute_code \
     '{"language":"python","timeout":120,"code":"import time\nx = bytearray(64 << 20)\nprint(\"started\", flush=True)\nt = time.time()\nwhile time.time() - t < 60: pass\n"}'

@@ -3,7 +3,8 @@
 // --stdio instance's), approves or denies runs before they start (both kinds of server; no answer
 // in time denies; "always" is saved and followed by headless instances, and never turns the
 // default policy into "run" for a client without a name), the dialog shows the whole program and
-// every name as it is, and policies refuse a language or network with an error naming them.
+// every name as it is, policies refuse a language or network with an error naming them, and a
+// connection to a host beyond a run's list is held while the window asks.
 
 #include "../integration/leftoversweeper.h"
 #include "appcontroller.h"
@@ -11,6 +12,7 @@
 #include "approvalprompter.h"
 #include "appsettings.h"
 #include "commandline.h"
+#include "egressgateway.h"
 #include "mainwindow.h"
 #include "monitorserver.h"
 #include "rungate.h"
@@ -26,11 +28,14 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QNetworkInterface>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeView>
@@ -185,6 +190,40 @@ private:
     QHash<int, QJsonObject> m_answers;
     QByteArray m_stderr;
 };
+// "hello <path>" to every HTTP request: the host an allow-list run reaches for, named
+// world.test and other.test through the gateway's test-only name map.
+class HelloServer : public QTcpServer
+{
+public:
+    HelloServer()
+    {
+        connect(this, &QTcpServer::pendingConnectionAvailable, this, [this] {
+            while (QTcpSocket *socket = nextPendingConnection()) {
+                connect(socket, &QTcpSocket::readyRead, socket, [socket] {
+                    const QByteArray in = socket->peek(8192);
+                    if (!in.contains("\r\n\r\n"))
+                        return;
+                    const QByteArray body = "hello " + in.split(' ').value(1);
+                    socket->readAll();
+                    socket->write(
+                        "HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size()) +
+                        "\r\nConnection: close\r\n\r\n" + body);
+                    socket->disconnectFromHost();
+                });
+                connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+            }
+        });
+    }
+};
+
+QString outwardAddress()
+{
+    for (const QHostAddress &a : QNetworkInterface::allAddresses())
+        if (a.protocol() == QAbstractSocket::IPv4Protocol && !a.isLoopback() &&
+            !a.toString().startsWith(QStringLiteral("172.")))
+            return a.toString();
+    return {};
+}
 } // namespace
 
 class ControlRoomTest : public QObject
@@ -207,6 +246,7 @@ private Q_SLOTS:
     void stopAHeadlessRun();
     void stopAnHttpRun();
     void deleteInTheWindowsListStops();
+    void aHeldConnectionIsAskedInTheWindow();
     void cleanupTestCase();
 
 private:
@@ -706,6 +746,85 @@ void ControlRoomTest::deleteInTheWindowsListStops()
     QTRY_VERIFY_WITH_TIMEOUT(call.done(), 20000);
     QVERIFY(call.result().value(u"structuredContent").toObject().value(u"cancelled").toBool());
     QTRY_VERIFY(!window.stopAction()->isEnabled());
+}
+
+void ControlRoomTest::aHeldConnectionIsAskedInTheWindow()
+{
+    // A headless allow-list server; its assistants' policy asks for other hosts. A connection
+    // to one is held while the window asks: "always" lets it through and lists the host for
+    // the assistant (its next connection there is not asked about); "deny" refuses it.
+    HelloServer world;
+    QVERIFY(world.listen(QHostAddress::AnyIPv4));
+    const QString address = outwardAddress();
+    if (address.isEmpty())
+        QSKIP("this machine has no non-loopback IPv4 address for the test's world");
+    const QString port = QString::number(world.serverPort());
+    QProcessEnvironment e = env();
+    e.insert(QString::fromLatin1(EgressGateway::kTestHostsVar),
+             QStringLiteral("world.test=%1,other.test=%1").arg(address));
+    // An allowed-when-asked name must resolve outside the private ranges (the machine's own
+    // address stands for the internet here).
+    e.insert(QString::fromLatin1(EgressGateway::kTestPublicVar), address + QStringLiteral("/32"));
+    AssistantPolicies p;
+    p.fallback.otherHosts = AssistantPolicy::OtherHosts::Ask;
+    setPolicies(p);
+    const QString program =
+        QStringLiteral("import urllib.request, urllib.error\n"
+                       "def get(path):\n"
+                       "    try:\n"
+                       "        return urllib.request.urlopen('http://other.test:%1' + path, "
+                       "timeout=100).read().decode()\n"
+                       "    except urllib.error.HTTPError as e:\n"
+                       "        return 'HTTP %d' % e.code\n"
+                       "print(get('/1'))\nprint(get('/2'))\n")
+            .arg(port);
+    const QStringList server =
+        stdio({QStringLiteral("--egress"), QStringLiteral("world.test:") + port});
+    {
+        SdkCall call(server, QStringLiteral("net-bot"), QStringLiteral("run_python_code"),
+                     {{QStringLiteral("code"), program}}, e);
+        ApprovalDialog *dialog = waitForDialog(call);
+        QVERIFY2(dialog, qPrintable(call.text() + call.error() + call.log()));
+        m_headless.append(dialog->request().instanceId);
+        QVERIFY(dialog->request().isConnection());
+        QCOMPARE(dialog->request().hostPort(), QStringLiteral("other.test:") + port);
+        QCOMPARE(dialog->windowTitle(), QStringLiteral("Allow a connection? — Code Sandbox"));
+        const QString shown = shownTexts(dialog);
+        QVERIFY2(shown.contains(QStringLiteral("other.test:") + port), qPrintable(shown));
+        QVERIFY2(shown.contains(QStringLiteral("world.test:") + port), qPrintable(shown));
+        QCOMPARE(dialog->findChild<QPlainTextEdit *>(QStringLiteral("approvalCode"))->toPlainText(),
+                 program);
+        click(dialog, "allowAlwaysButton");
+        QTRY_VERIFY_WITH_TIMEOUT(call.done(), kRunMs);
+        QVERIFY2(call.text().startsWith(QStringLiteral("hello /1\nhello /2\n")),
+                 qPrintable(call.text() + call.log()));
+        // The second connection was not asked about.
+        QVERIFY(m_prompter->dialogs().isEmpty());
+        QVERIFY(call.progress().join(u'\n').contains(
+            QStringLiteral("may the run reach other.test:") + port));
+    }
+    const AssistantPolicy saved = AppSettings::loadPolicies().forClient(QStringLiteral("net-bot"));
+    QCOMPARE(saved.client, QStringLiteral("net-bot"));
+    QCOMPARE(saved.egress, (QStringList{QStringLiteral("world.test:") + port,
+                                        QStringLiteral("other.test:") + port}));
+    QCOMPARE(saved.otherHosts, AssistantPolicy::OtherHosts::Ask);
+    QVERIFY(AppSettings::loadPolicies().fallback.egress.isEmpty());
+
+    SdkCall denied(server, QStringLiteral("deny-bot"), QStringLiteral("run_python_code"),
+                   {{QStringLiteral("code"), program}}, e);
+    for (int i = 0; i < 2; ++i) {
+        ApprovalDialog *dialog = waitForDialog(denied);
+        QVERIFY2(dialog, qPrintable(denied.text() + denied.error() + denied.log()));
+        if (i == 0)
+            m_headless.append(dialog->request().instanceId);
+        click(dialog, "denyButton");
+        QTRY_VERIFY(!m_prompter->dialogs().contains(dialog));
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(denied.done(), kRunMs);
+    QVERIFY2(denied.text().startsWith(QStringLiteral("HTTP 403\nHTTP 403\n")),
+             qPrintable(denied.text()));
+    QVERIFY2(denied.text().contains(u"denied when asked"), qPrintable(denied.text()));
+    setPolicies(AssistantPolicies());
 }
 
 void ControlRoomTest::cleanupTestCase()

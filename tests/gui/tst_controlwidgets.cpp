@@ -126,6 +126,64 @@ private Q_SLOTS:
         QCOMPARE(reach->text(), QStringLiteral("api.github.com, <b>evil</b>.test"));
     }
 
+    void connectionQuestionNamesTheHost()
+    {
+        // A held connection: what it wants to reach, in the heading (escaped), its run's list,
+        // the whole program; "always" says what it adds; no reason field (the program reads only
+        // the proxy's refusal); the countdown speaks of the connection.
+        ApprovalRequest r = request();
+        r.libraries.clear();
+        r.network = true;
+        r.egress = {QStringLiteral("pypi.org")};
+        r.host = QStringLiteral("<b>api</b>.example");
+        r.port = 8443;
+        r.runId = QStringLiteral("run-1");
+        auto *dialog = new ApprovalDialog(r);
+        QSignalSpy answered(dialog, &ApprovalDialog::answered);
+        QCOMPARE(dialog->windowTitle(), QStringLiteral("Allow a connection? — Code Sandbox"));
+        const QLabel *heading = dialog->findChild<QLabel *>(QStringLiteral("approvalHeading"));
+        QVERIFY(heading->text().contains(u"&lt;b&gt;api&lt;/b&gt;.example:8443"));
+        QVERIFY(!heading->text().contains(u"<b>api</b>"));
+        QCOMPARE(dialog->findChild<QLabel *>(QStringLiteral("approvalEgress"))->text(),
+                 QStringLiteral("pypi.org"));
+        QCOMPARE(dialog->findChild<QPlainTextEdit *>(QStringLiteral("approvalCode"))->toPlainText(),
+                 r.code);
+        auto *always = dialog->findChild<QPushButton *>(QStringLiteral("allowAlwaysButton"));
+        QCOMPARE(always->text(), QStringLiteral("&Always for this assistant"));
+        QVERIFY(always->toolTip().contains(u"<b>api</b>.example:8443") ||
+                always->toolTip().contains(u"&lt;b&gt;api&lt;/b&gt;.example:8443"));
+        QVERIFY(!dialog->findChild<QLineEdit *>(QStringLiteral("denyReason"))->isVisibleTo(dialog));
+        QVERIFY(dialog->findChild<QLabel *>(QStringLiteral("approvalCountdown"))
+                    ->text()
+                    .contains(u"the connection is refused in"));
+        QTest::mouseClick(always, Qt::LeftButton);
+        QCOMPARE(answered.size(), 1);
+        QCOMPARE(answered.first().at(1).value<RunApprover::Answer>(),
+                 RunApprover::Answer::AllowAlways);
+        // Without a name there is no "always": its rule would be everyone's.
+        r.client.clear();
+        ApprovalDialog nameless(r);
+        QVERIFY(
+            !nameless.findChild<QPushButton *>(QStringLiteral("allowAlwaysButton"))->isEnabled());
+    }
+
+    void policyEditorOtherHosts()
+    {
+        AssistantPolicies in;
+        AssistantPolicy cursor;
+        cursor.client = QStringLiteral("cursor");
+        cursor.otherHosts = AssistantPolicy::OtherHosts::Ask;
+        in.assistants.append(cursor);
+        PolicyEditor editor(in, {QStringLiteral("python")});
+        QCOMPARE(editor.policies(), in);
+        auto *others = qobject_cast<QComboBox *>(
+            editor.table()->cellWidget(0, PolicyEditor::OtherHostsColumn));
+        QVERIFY(others);
+        QCOMPARE(others->currentText(), QStringLiteral("refuse"));
+        others->setCurrentIndex(others->findText(QStringLiteral("ask")));
+        QCOMPARE(editor.policies().fallback.otherHosts, AssistantPolicy::OtherHosts::Ask);
+    }
+
     void approvalDialogShowsTheRun()
     {
         ApprovalDialog dialog(request());

@@ -93,3 +93,18 @@ const get = (url) => fetch(url).then((r) => r.status === 200 ? r.text() : "HTTP 
 Promise.all([get("http://world.test:%1/n"), get("http://other.test:%1/o")])
   .then(([allowed, other]) => console.log(JSON.stringify({ allowed, other })));
 )js";
+
+// %1 the port: four requests to other.test, a host the run's list does not name (the test
+// answers each question the gateway asks: once, deny, always; the fourth is not asked).
+inline constexpr const char *kAskedProgram = R"py(
+import json, urllib.request, urllib.error
+def get(path):
+    try:
+        return urllib.request.urlopen("http://other.test:%1" + path, timeout=60).read().decode()
+    except urllib.error.HTTPError as e:
+        return "HTTP %d" % e.code
+    except Exception as e:
+        return "ERR " + type(e).__name__ + " " + str(e)
+print(json.dumps({"once": get("/1"), "denied": get("/2"), "always": get("/3"),
+                  "after": get("/4")}))
+)py";

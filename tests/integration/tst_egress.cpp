@@ -27,6 +27,7 @@
 #include <QJsonDocument>
 #include <QNetworkInterface>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSslCertificate>
 #include <QSslConfiguration>
@@ -447,6 +448,59 @@ private Q_SLOTS:
         QCOMPARE(service.pool()->warmCount(warm), 1);
         QCOMPARE(runJson(service, fetch).value(u"got").toString(),
                  QStringLiteral("hello world.test:%1 /x").arg(port()));
+        shutDown(service, engine);
+    }
+
+    void anUnlistedHostIsAskedAbout()
+    {
+        // The caller's policy asks for other hosts: the gateway holds each connection to one
+        // until the run's answer (here the test's, as the window's would be): allowed once,
+        // denied, allowed always (the run reaches it from then on without asking).
+        prepareWorld();
+        // An allowed-when-asked name is not a listing: it must still resolve outside the
+        // private ranges, which the world's address is in on this machine.
+        qputenv(EgressGateway::kTestPublicVar, (m_address + QStringLiteral("/32")).toUtf8());
+        const auto unset = qScopeGuard([] { qunsetenv(EgressGateway::kTestPublicVar); });
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxConfig config = egressConfig({QStringLiteral("world.test:") + port()});
+        config.poolSize = 0;
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        ExecutionRequest request(QStringLiteral("python"),
+                                 QString::fromLatin1(kAskedProgram).arg(port()), 60);
+        request.askOtherHosts = true;
+        Execution *execution = service.execute(request);
+        QStringList asked;
+        connect(execution, &Execution::connectionHeld, this,
+                [&asked, execution, this](quint64 id, const QString &host, int heldPort) {
+                    asked.append(QStringLiteral("%1:%2").arg(host).arg(heldPort));
+                    const QString pattern = QStringLiteral("other.test:") + port();
+                    if (asked.size() == 1)
+                        execution->answerConnection(id, true);
+                    else if (asked.size() == 2)
+                        execution->answerConnection(id, false);
+                    else
+                        execution->answerConnection(id, true, pattern);
+                });
+        m_world.requests.clear();
+        const ExecutionResult r = resultOf(execution, 120 * 1000);
+        const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+        QVERIFY2(!out.isEmpty(), r.stdoutData + r.stderrData + r.error.toUtf8());
+        const QString other = QStringLiteral("other.test:") + port();
+        QCOMPARE(asked, QStringList(3, other));
+        QCOMPARE(out.value(u"once").toString(), QStringLiteral("hello %1 /1").arg(other));
+        QCOMPARE(out.value(u"denied").toString(), QStringLiteral("HTTP 403"));
+        QCOMPARE(out.value(u"always").toString(), QStringLiteral("hello %1 /3").arg(other));
+        QCOMPARE(out.value(u"after").toString(), QStringLiteral("hello %1 /4").arg(other));
+        QCOMPARE(m_world.requests, (QByteArrayList{"/1", "/3", "/4"}));
+        QStringList rules;
+        for (const NetworkAttempt &a : r.network)
+            rules.append(ExecutionResult::verdictName(a.verdict) + u' ' + a.rule);
+        QCOMPARE(rules, (QStringList{QStringLiteral("allowed allowed when asked"),
+                                     QStringLiteral("refused not on the allow-list, and denied "
+                                                    "when asked"),
+                                     QStringLiteral("allowed allowed when asked"),
+                                     QStringLiteral("allowed ") + other}));
         shutDown(service, engine);
     }
 

@@ -156,6 +156,7 @@ private Q_SLOTS:
         AssistantPolicy b;
         b.client = QStringLiteral("cursor");
         b.egress = {QStringLiteral("api.github.com"), QStringLiteral("*.pypi.org:443")};
+        b.otherHosts = AssistantPolicy::OtherHosts::Ask;
         set.assistants.append(b);
         set.approvalTimeoutSec = 30;
         set.runWhenNoWindow = true;
@@ -309,6 +310,69 @@ private Q_SLOTS:
                  H::ServerDecides);
     }
 
+    void askingForOtherHostsKeepsTheListedOnes()
+    {
+        AssistantPolicy p;
+        p.client = QStringLiteral("claude-code");
+        p.egress = {QStringLiteral("pypi.org"), QStringLiteral("*.github.com")};
+        p.otherHosts = AssistantPolicy::OtherHosts::Ask;
+        SandboxConfig config;
+        config.egress = {QStringLiteral("pypi.org"), QStringLiteral("*.github.com"),
+                         QStringLiteral("evil.test")};
+        int timeout = 0;
+        // Beyond the list: not refused; the run gets the listed ones, the rest are asked live.
+        std::optional<QStringList> egress =
+            QStringList{QStringLiteral("api.github.com"), QStringLiteral("evil.test")};
+        QCOMPARE(p.check(QStringLiteral("python"), &timeout, {}, config, &egress), QString());
+        QCOMPARE(*egress, QStringList{QStringLiteral("api.github.com")});
+        // None listed: what a call that did not say gets, not "no network".
+        egress = QStringList{QStringLiteral("evil.test")};
+        QCOMPARE(p.check(QStringLiteral("python"), &timeout, {}, config, &egress), QString());
+        QCOMPARE(*egress,
+                 (QStringList{QStringLiteral("pypi.org"), QStringLiteral("*.github.com")}));
+        QVERIFY(p.asksOtherHosts());
+        // Refuse (the default) refuses the same call, naming the rule.
+        p.otherHosts = AssistantPolicy::OtherHosts::Refuse;
+        egress = QStringList{QStringLiteral("evil.test")};
+        QVERIFY(p.check(QStringLiteral("python"), &timeout, {}, config, &egress)
+                    .contains(u"not on its allow-list"));
+        QVERIFY(!p.asksOtherHosts());
+        // Without network there is nothing to ask about.
+        p.otherHosts = AssistantPolicy::OtherHosts::Ask;
+        p.network = false;
+        QVERIFY(!p.asksOtherHosts());
+        // Only the word "ask" asks: a broken one refuses.
+        const auto read = [](const QString &word) {
+            return AssistantPolicy::fromJson({{QStringLiteral("action"), QStringLiteral("run")},
+                                              {QStringLiteral("otherHosts"), word}})
+                ->otherHosts;
+        };
+        QCOMPARE(read(QStringLiteral("ASK")), AssistantPolicy::OtherHosts::Ask);
+        QCOMPARE(read(QStringLiteral("askk")), AssistantPolicy::OtherHosts::Refuse);
+        QVERIFY(!AssistantPolicy().toJson().contains(u"otherHosts"));
+    }
+
+    void allowHostSeedsAPolicyWithoutAList()
+    {
+        using H = AssistantPolicies::HostAdded;
+        AssistantPolicies set;
+        // "Always" on a held connection: the assistant's list becomes the run's hosts and this one.
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("api.github.com"),
+                               {QStringLiteral("pypi.org")}),
+                 H::Added);
+        QCOMPARE(set.forClient(QStringLiteral("cursor")).egress,
+                 (QStringList{QStringLiteral("pypi.org"), QStringLiteral("api.github.com")}));
+        QVERIFY(set.fallback.egress.isEmpty());
+        // A list of its own is not seeded again.
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("a.test"),
+                               {QStringLiteral("b.test")}),
+                 H::Added);
+        QCOMPARE(set.forClient(QStringLiteral("cursor")).egress.size(), 3);
+        QCOMPARE(set.allowHost(QStringLiteral("cursor"), QStringLiteral("a.test"),
+                               {QStringLiteral("b.test")}),
+                 H::AlreadyListed);
+    }
+
     void aBrokenHostListFailsClosed()
     {
         // A hand edit that left no valid host: no network, never the server's whole list.
@@ -354,6 +418,28 @@ private Q_SLOTS:
         QVERIFY(!r.toJson().contains(u"egress"));
         r.egress = {QStringLiteral("api.github.com"), QStringLiteral("*.pypi.org")};
         QCOMPARE(ApprovalRequest::fromJson(r.toJson())->egress, r.egress);
+        // A held connection's question: its host, port and run cross too.
+        r.host = QStringLiteral("api.github.com");
+        r.port = 8443;
+        r.runId = QStringLiteral("run-1");
+        const std::optional<ApprovalRequest> held = ApprovalRequest::fromJson(r.toJson());
+        QVERIFY(held && held->isConnection());
+        QCOMPARE(held->hostPort(), QStringLiteral("api.github.com:8443"));
+        QCOMPARE(held->hostPattern(), QStringLiteral("api.github.com:8443"));
+        QCOMPARE(held->runId, QStringLiteral("run-1"));
+        r.port = 443;
+        QCOMPARE(r.hostPattern(), QStringLiteral("api.github.com"));
+        r.host = QStringLiteral("::1");
+        QCOMPARE(r.hostPort(), QStringLiteral("[::1]:443"));
+        QJsonObject badPort = r.toJson();
+        badPort.insert(QStringLiteral("port"), 70000);
+        QVERIFY(!ApprovalRequest::fromJson(badPort));
+        QJsonObject longHost = r.toJson();
+        longHost.insert(QStringLiteral("host"), QString(300, u'h'));
+        QVERIFY(!ApprovalRequest::fromJson(longHost));
+        r.host.clear();
+        r.port = 0;
+        QVERIFY(!r.toJson().contains(u"host"));
         r.egress.clear();
         QVERIFY(!ApprovalRequest::fromJson(QJsonObject{}));
         // What runs crosses whole, however large (the monitor's line bounds it, not a cut).

@@ -3,6 +3,7 @@
 // away), with an approver that records the questions it is asked. And create_session with
 // libraries through the whole server: its install (a container with network) waits for the same
 // approval, on an engine that records what it is asked to make.
+#include "execution.h"
 #include "jsonrpcmessage.h"
 #include "languageregistry.h"
 #include "mcpserver.h"
@@ -413,6 +414,159 @@ private Q_SLOTS:
         approver.goAway();
         QVERIFY(a.refusal.contains(u"window closed before anyone answered"));
         QVERIFY(b.refusal.contains(u"window closed before anyone answered"));
+        QCOMPARE(gate.waiting(), 0);
+    }
+
+    void askOtherHostsOnlyWithAnAllowList()
+    {
+        AssistantPolicies p;
+        p.fallback.otherHosts = AssistantPolicy::OtherHosts::Ask;
+        SandboxConfig listed;
+        listed.egress = {QStringLiteral("registry.npmjs.org")};
+        QObject owner;
+        RunGate withList(listed);
+        withList.setPolicies(p);
+        Outcome asks;
+        admit(withList, call(QStringLiteral("x"), &owner), &asks);
+        QVERIFY(asks.decided && asks.refusal.isEmpty());
+        QVERIFY(asks.request.askOtherHosts);
+        // No allow-list (no network, or the open one): no gateway, nothing to hold.
+        RunGate without(m_config);
+        without.setPolicies(p);
+        Outcome none;
+        admit(without, call(QStringLiteral("x"), &owner), &none);
+        QVERIFY(!none.request.askOtherHosts);
+        // A call that asked for no network has nothing to ask about either.
+        Outcome noNetwork;
+        ExecutionRequest r{QStringLiteral("python"), QStringLiteral("print(1)")};
+        r.egress = QStringList();
+        admit(withList, call(QStringLiteral("x"), &owner), &noNetwork, r);
+        QVERIFY(!noNetwork.request.askOtherHosts);
+        p.fallback.otherHosts = AssistantPolicy::OtherHosts::Refuse;
+        withList.setPolicies(p);
+        Outcome refuses;
+        admit(withList, call(QStringLiteral("x"), &owner), &refuses);
+        QVERIFY(!refuses.request.askOtherHosts);
+    }
+
+    void heldConnectionAllowedOnce()
+    {
+        SandboxConfig config;
+        config.egress = {QStringLiteral("registry.npmjs.org")};
+        RunGate gate(config);
+        gate.setPolicies(asking());
+        RecordingApprover approver;
+        gate.setApprover(&approver);
+        QObject owner;
+        ToolCall *c = call(QStringLiteral("claude-code"), &owner);
+        QSignalSpy progress(c, &ToolCall::progressReady);
+        Execution run({QStringLiteral("python"), QStringLiteral("import urllib")},
+                      QStringLiteral("python"), 30, 1024);
+        QList<QPair<bool, QString>> verdicts;
+        gate.askHost(c, &run, QStringLiteral("api.github.com"), 443,
+                     [&verdicts](bool allow, const QString &widen) {
+                         verdicts.append({allow, widen});
+                     });
+        QVERIFY(verdicts.isEmpty());
+        QCOMPARE(approver.asked.size(), 1);
+        const ApprovalRequest q = approver.asked.first();
+        QVERIFY(q.isConnection());
+        QCOMPARE(q.hostPort(), QStringLiteral("api.github.com:443"));
+        QCOMPARE(q.runId, run.runId());
+        QCOMPARE(q.code, QStringLiteral("import urllib"));
+        QCOMPARE(q.egress, config.egress);
+        QCOMPARE(q.client, QStringLiteral("claude-code"));
+        QVERIFY(progress.last()
+                    .first()
+                    .toJsonObject()
+                    .value(u"message")
+                    .toString()
+                    .contains(u"may the run reach api.github.com:443?"));
+        approver.answer(q.id, RunApprover::Answer::AllowOnce);
+        QCOMPARE(verdicts, (QList<QPair<bool, QString>>{{true, QString()}}));
+        QCOMPARE(gate.waiting(), 0);
+        QVERIFY(gate.policies().forClient(QStringLiteral("claude-code")).egress.isEmpty());
+        // Answered once: a second word changes nothing.
+        approver.answer(q.id, RunApprover::Answer::Deny);
+        QCOMPARE(verdicts.size(), 1);
+    }
+
+    void heldConnectionAlwaysListsTheHost()
+    {
+        SandboxConfig config;
+        config.egress = {QStringLiteral("registry.npmjs.org")};
+        RunGate gate(config);
+        AssistantPolicies p = asking();
+        p.fallback.action = AssistantPolicy::Action::Run;
+        gate.setPolicies(p);
+        RecordingApprover approver;
+        gate.setApprover(&approver);
+        QSignalSpy changed(&gate, &RunGate::policiesChanged);
+        QObject owner;
+        Execution run({QStringLiteral("python"), QStringLiteral("x")}, QStringLiteral("python"), 30,
+                      1024);
+        QString widened;
+        bool allowed = false;
+        gate.askHost(call(QStringLiteral("claude-code"), &owner), &run,
+                     QStringLiteral("api.github.com"), 8443, [&](bool allow, const QString &widen) {
+                         allowed = allow;
+                         widened = widen;
+                     });
+        approver.answer(approver.asked.first().id, RunApprover::Answer::AllowAlways);
+        QVERIFY(allowed);
+        QCOMPARE(widened, QStringLiteral("api.github.com:8443"));
+        QCOMPARE(changed.size(), 1);
+        // Its own policy now: the run's hosts and this one. Its runs still go unasked (as
+        // before), and the default is untouched.
+        const AssistantPolicy &own = gate.policies().forClient(QStringLiteral("claude-code"));
+        QCOMPARE(own.client, QStringLiteral("claude-code"));
+        QCOMPARE(own.egress, (QStringList{QStringLiteral("registry.npmjs.org"),
+                                          QStringLiteral("api.github.com:8443")}));
+        QCOMPARE(own.action, AssistantPolicy::Action::Run);
+        QVERIFY(gate.policies().fallback.egress.isEmpty());
+    }
+
+    void heldConnectionRefusedOtherwise()
+    {
+        SandboxConfig config;
+        config.egress = {QStringLiteral("registry.npmjs.org")};
+        QObject owner;
+        Execution run({QStringLiteral("python"), QStringLiteral("x")}, QStringLiteral("python"), 30,
+                      1024);
+        QList<bool> verdicts;
+        const auto record = [&verdicts](bool allow, const QString &) { verdicts.append(allow); };
+        // No window: refused at once, nobody asked.
+        RunGate alone(config);
+        alone.askHost(call(QStringLiteral("x"), &owner), &run, QStringLiteral("a.test"), 443,
+                      record);
+        QCOMPARE(verdicts, QList<bool>{false});
+        // Denied.
+        RunGate gate(config);
+        gate.setPolicies(asking(1));
+        RecordingApprover approver;
+        gate.setApprover(&approver);
+        gate.askHost(call(QStringLiteral("x"), &owner), &run, QStringLiteral("a.test"), 443,
+                     record);
+        approver.answer(approver.asked.last().id, RunApprover::Answer::Deny);
+        QCOMPARE(verdicts, (QList<bool>{false, false}));
+        // No answer in time.
+        gate.askHost(call(QStringLiteral("x"), &owner), &run, QStringLiteral("b.test"), 80, record);
+        QTRY_COMPARE_WITH_TIMEOUT(verdicts.size(), 3, 5000);
+        QVERIFY(!verdicts.last());
+        QVERIFY(approver.withdrawn.last().contains(u"no answer within 1 s"));
+        // The call cancelled.
+        ToolCall *cancelled = call(QStringLiteral("x"), &owner);
+        gate.askHost(cancelled, &run, QStringLiteral("c.test"), 443, record);
+        cancelled->cancel();
+        QCOMPARE(verdicts.size(), 4);
+        QVERIFY(!verdicts.last());
+        // The run ended first: the question is withdrawn.
+        gate.askHost(call(QStringLiteral("x"), &owner), &run, QStringLiteral("d.test"), 443,
+                     record);
+        run.failEarly(QStringLiteral("gone"), QStringLiteral("img"));
+        QTRY_COMPARE_WITH_TIMEOUT(verdicts.size(), 5, 5000);
+        QVERIFY(!verdicts.last());
+        QVERIFY(approver.withdrawn.last().contains(u"the run ended"));
         QCOMPARE(gate.waiting(), 0);
     }
 
