@@ -393,9 +393,10 @@ void SandboxService::ensureLibraries(
 SandboxContainer *SandboxService::createSessionContainer(const Language &language,
                                                          const QString &librariesVolume,
                                                          QString *error,
-                                                         const std::optional<QStringList> &egress)
+                                                         const std::optional<QStringList> &egress,
+                                                         bool askOtherHosts)
 {
-    const SpecFor spec = runSpecFor(language, librariesVolume, true, egress);
+    const SpecFor spec = runSpecFor(language, librariesVolume, true, egress, askOtherHosts);
     SandboxSite *site =
         librariesVolume.isEmpty() ? place(spec) : place(spec, m_volumeSites.value(librariesVolume));
     if (!site) {

@@ -62,11 +62,10 @@ public:
     // A session's container (see SessionManager): prepared now, serving one program after another
     // until removed; tracked like any other, so shutdown removes it. Placed like a run (where
     // `librariesVolume` was installed, when given); null when no engine answers (`error` says).
-    // `egress` as in runSpecFor.
-    SandboxContainer *
-    createSessionContainer(const Language &language, const QString &librariesVolume = {},
-                           QString *error = nullptr,
-                           const std::optional<QStringList> &egress = std::nullopt);
+    // `egress` and `askOtherHosts` as in runSpecFor.
+    SandboxContainer *createSessionContainer(
+        const Language &language, const QString &librariesVolume = {}, QString *error = nullptr,
+        const std::optional<QStringList> &egress = std::nullopt, bool askOtherHosts = false);
     // Runs the request's program in a session's container that is ready and idle; the container
     // stays unless the run ended it (Execution::endedSession()).
     Execution *executeIn(SandboxContainer *container, const Language &language,
@@ -121,6 +120,7 @@ private:
                 SandboxSite *site = nullptr);
     // `egress`: the run's own allow-list (a call's `network`, checked by the tools room against
     // the server's and its policy's); an empty list is no network. Without it, the config's.
+    // `askOtherHosts`: see ExecutionRequest::askOtherHosts.
     SpecFor runSpecFor(const Language &language, const QString &librariesVolume = {},
                        bool session = false,
                        const std::optional<QStringList> &egress = std::nullopt,

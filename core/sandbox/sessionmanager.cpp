@@ -29,7 +29,7 @@ SessionManager::~SessionManager()
 
 void SessionManager::create(const QString &owner, const QString &languageName,
                             const QStringList &libraries, int timeoutSec,
-                            const std::optional<QStringList> &egress,
+                            const std::optional<QStringList> &egress, bool askOtherHosts,
                             const std::function<void(const QString &)> &progress,
                             const Created &done)
 {
@@ -81,12 +81,12 @@ void SessionManager::create(const QString &owner, const QString &languageName,
         answer(QStringLiteral("the session could not start: ") + reason);
     });
     const Language lang = *language;
-    const auto start = [this, guard, lang, egress](const QString &volume) {
+    const auto start = [this, guard, lang, egress, askOtherHosts](const QString &volume) {
         if (!guard || guard->state() == SandboxSession::State::Ended)
             return;
         QString error;
         SandboxContainer *container =
-            m_sandbox->createSessionContainer(lang, volume, &error, egress);
+            m_sandbox->createSessionContainer(lang, volume, &error, egress, askOtherHosts);
         if (container)
             guard->attach(container);
         else

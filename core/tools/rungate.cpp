@@ -61,9 +61,7 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
         admitted(request, broken);
         return;
     }
-    // Only where the run has an allow-list: without one there is no gateway to hold anything.
-    request.askOtherHosts =
-        policy.asksOtherHosts() && !m_config.withEgress(request.egress).egress.isEmpty();
+    request.askOtherHosts = asksOtherHosts(call->clientName(), request.egress);
     switch (policy.action) {
     case AssistantPolicy::Action::Run:
         admitted(request, QString());
@@ -98,6 +96,13 @@ QString RunGate::screen(const QString &client, const QString &language, int time
     if (!broken.isEmpty() || policy.action != AssistantPolicy::Action::Refuse)
         return broken;
     return refusedText(policy);
+}
+
+bool RunGate::asksOtherHosts(const QString &client, const std::optional<QStringList> &egress) const
+{
+    // Only where the run has an allow-list: without one there is no gateway to hold anything.
+    return m_policies.forClient(client).asksOtherHosts() &&
+           !m_config.withEgress(egress).egress.isEmpty();
 }
 
 QString RunGate::refusedText(const AssistantPolicy &policy)

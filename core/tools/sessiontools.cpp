@@ -42,14 +42,14 @@ QJsonObject result(const QString &text, const QJsonObject &structured)
 
 // Starts the session's sandbox (installing its libraries first) and answers once it is ready.
 void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QStringList &libs,
-                  const std::optional<QStringList> &egress)
+                  const std::optional<QStringList> &egress, bool askOtherHosts)
 {
     const QJsonObject args = call->arguments();
     QPointer<ToolCall> guard(call);
     call->progress(QStringLiteral("starting the session's sandbox"));
     sm->create(
         call->owner(), args.value(u"language").toString(QStringLiteral("python")), libs,
-        args.value(u"timeout").toInt(0), egress,
+        args.value(u"timeout").toInt(0), egress, askOtherHosts,
         [guard](const QString &message) {
             if (guard)
                 guard->progress(message);
@@ -90,7 +90,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
         return;
     }
     if (!gate) {
-        startSession(sm, idleSec, call, libs, egress);
+        startSession(sm, idleSec, call, libs, egress, false);
         return;
     }
     const QString asked = args.value(u"language").toString(QStringLiteral("python"));
@@ -108,7 +108,8 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
     // Nothing to install, or nothing this server would install (create() says why): no question.
     if (libs.isEmpty() || !language ||
         !sm->sandbox()->librariesRefusal(*language, libs).isEmpty()) {
-        startSession(sm, idleSec, call, libs, egress);
+        startSession(sm, idleSec, call, libs, egress,
+                     gate->asksOtherHosts(call->clientName(), egress));
         return;
     }
     QPointer<ToolCall> guard(call);
@@ -127,7 +128,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
                                                       "nothing was installed."));
                 return;
             }
-            startSession(sm, idleSec, guard, libs, admitted.egress);
+            startSession(sm, idleSec, guard, libs, admitted.egress, admitted.askOtherHosts);
         });
 }
 } // namespace

@@ -321,7 +321,7 @@ private Q_SLOTS:
         bool done = false;
         sessions.create(
             QStringLiteral("owner"), QStringLiteral("python"), {}, 0,
-            QStringList{QStringLiteral("other.test:") + port()}, [](const QString &) {},
+            QStringList{QStringLiteral("other.test:") + port()}, false, [](const QString &) {},
             [&](SandboxSession *s, const QString &why) {
                 session = s;
                 error = why;
@@ -342,6 +342,34 @@ private Q_SLOTS:
                      QStringLiteral("hello other.test:%1 /b").arg(port()));
         }
         QCOMPARE(m_world.requests, (QByteArrayList{"/b", "/b"}));
+        // A session whose assistant asks for other hosts: its runs' connections beyond the
+        // session's list are held and reported to the run, which answers (here: deny).
+        QPointer<SandboxSession> asking;
+        done = false;
+        sessions.create(
+            QStringLiteral("owner"), QStringLiteral("python"), {}, 0,
+            QStringList{QStringLiteral("other.test:") + port()}, true, [](const QString &) {},
+            [&](SandboxSession *s, const QString &why) {
+                asking = s;
+                error = why;
+                done = true;
+            });
+        QTRY_VERIFY_WITH_TIMEOUT(done, 60000);
+        QVERIFY2(asking, qPrintable(error));
+        ExecutionRequest request(QStringLiteral("python"),
+                                 QString::fromLatin1(kFetchProgram).arg(port()), 40);
+        request.sessionId = asking->id();
+        request.session = asking;
+        Execution *run = sessions.execute(request);
+        QStringList held;
+        connect(run, &Execution::connectionHeld, this,
+                [&held, run](quint64 id, const QString &host, int heldPort) {
+                    held.append(QStringLiteral("%1:%2").arg(host).arg(heldPort));
+                    run->answerConnection(id, false);
+                });
+        const ExecutionResult r = resultOf(run, 120 * 1000);
+        QCOMPARE(held, QStringList{QStringLiteral("world.test:") + port()});
+        QVERIFY2(r.stderrData.contains("HTTP Error 403"), r.stdoutData + r.stderrData);
         sessions.closeAll(QStringLiteral("test over"));
         shutDown(service, engine);
     }
