@@ -86,6 +86,20 @@ shot() { # name
     ok "screenshot $1.png"
 }
 
+# The dialog a waiting call opens (its title matches TITLE): nothing answered it yet, its
+# screenshot, then Allow once, and the call ends.
+allow_once() { # TITLE OUTPUT SHOT WHAT
+    DIALOG=$(timeout 90 xdotool search --sync --onlyvisible --name "$1" | head -1) ||
+        fail "no dialog for $4: $(cat "$2")"
+    grep -q '"result"' "$2" && fail "$4 went ahead before anyone answered"
+    sleep 0.5
+    import -window "$DIALOG" "$SHOTS/$3.png"
+    ok "screenshot $3.png"
+    xdotool windowfocus --sync "$DIALOG"
+    xdotool key --window "$DIALOG" alt+o
+    wait_log "$2" '"result"' 90 "the call did not end once $4 was allowed"
+}
+
 start_app "$WORK/app.log"
 ok "the window opened (id $WINDOW)"
 wait_log "$WORK/app.log" 'MCP endpoint http://127.0.0.1:[0-9]+/mcp' 10 "no MCP endpoint"
@@ -167,17 +181,9 @@ sdk_call() { # OUTPUT CLIENT TOOL ARGS: in the background
 }
 sdk_call "$WORK/ask.out" cautious-bot execute_code \
     '{"language":"python","code":"import statistics\nprint(statistics.mean([3, 1, 4, 1, 5]))\n"}'
-DIALOG=$(timeout 60 xdotool search --sync --onlyvisible --name '^Approve a run' | head -1) ||
-    fail "no approval dialog for the assistant whose policy says ask"
+allow_once "^Approve a run" "$WORK/ask.out" approval-dialog "the run of an assistant whose policy says ask"
 grep -q '"progress":"waiting for approval in the Code Sandbox window"' "$WORK/ask.out" ||
     fail "the waiting call did not say it waits: $(cat "$WORK/ask.out")"
-grep -q '"result"' "$WORK/ask.out" && fail "the call ran before anyone allowed it"
-sleep 0.5
-import -window "$DIALOG" "$SHOTS/approval-dialog.png"
-ok "screenshot approval-dialog.png"
-xdotool windowfocus --sync "$DIALOG"
-xdotool key --window "$DIALOG" alt+o
-wait_log "$WORK/ask.out" '"result"' 90 "the allowed call did not end"
 grep -q '2.8' "$WORK/ask.out" || fail "the allowed call did not run: $(cat "$WORK/ask.out")"
 ok "an 'ask' assistant's call waited for the window, and ran once allowed"
 
@@ -198,15 +204,8 @@ CODE_SANDBOX_TEST_EGRESS_PUBLIC="$ADDR/32" \
     --args '{"language":"python","code":"import urllib.request\nfor host in (\"world.test\", \"other.test\"):\n    r = urllib.request.urlopen(f\"http://{host}:'"$WORLD_PORT"'/\", timeout=100)\n    print(host, r.status)\n"}' \
     >"$WORK/net.out" 2>>"$WORK/stdio.log" &
 PIDS+=($!)
-DIALOG=$(timeout 90 xdotool search --sync --onlyvisible --name '^Allow a connection' | head -1) ||
-    fail "no dialog for the connection beyond the run's list: $(cat "$WORK/net.out")"
-grep -q '"result"' "$WORK/net.out" && fail "the held connection's call ended before anyone answered"
-sleep 0.5
-import -window "$DIALOG" "$SHOTS/ask-connection-dialog.png"
-ok "screenshot ask-connection-dialog.png"
-xdotool windowfocus --sync "$DIALOG"
-xdotool key --window "$DIALOG" alt+o
-wait_log "$WORK/net.out" '"result"' 90 "the call whose connection was allowed did not end"
+allow_once "^Allow a connection" "$WORK/net.out" ask-connection-dialog \
+    "the connection beyond the run's list"
 grep -q 'other.test 200' "$WORK/net.out" || fail "the allowed connection did not go through: $(cat "$WORK/net.out")"
 ok "a connection beyond the run's list waited for the window, and went through once allowed"
 xdotool windowfocus --sync "$WINDOW"
