@@ -13,8 +13,9 @@ struct RunGate::Waiting
     QPointer<ToolCall> call;
     ExecutionRequest request;
     Admitted admitted;
-    // A held connection's question instead of a run's: its answer goes here, once.
-    HostVerdict hostVerdict;
+    // A held connection's question instead of a run's: its answer goes to each connection of
+    // the run to that host and port held meanwhile (one question for them all), once.
+    QList<HostVerdict> hostVerdicts;
     ApprovalRequest question;
     bool allowed = false;
     QString widenTo;
@@ -202,6 +203,15 @@ void RunGate::askHost(ToolCall *call, Execution *execution, const QString &host,
         verdict(false, QString());
         return;
     }
+    // The same run reaching for the same place again (a retry, parallel downloads) waits for
+    // the question already asked.
+    for (Waiting *open : std::as_const(m_waiting)) {
+        if (!open->hostVerdicts.isEmpty() && open->question.runId == execution->runId() &&
+            open->question.host == host && open->question.port == port) {
+            open->hostVerdicts.append(verdict);
+            return;
+        }
+    }
     const AssistantPolicy &policy = m_policies.forClient(call->clientName());
     ApprovalRequest q = question(call, execution->request());
     q.host = host;
@@ -211,7 +221,7 @@ void RunGate::askHost(ToolCall *call, Execution *execution, const QString &host,
                       QStringLiteral("waiting in the Code Sandbox window: may the run reach %1?")
                           .arg(q.hostPort()));
     w->request = execution->request();
-    w->hostVerdict = verdict;
+    w->hostVerdicts.append(verdict);
     const QString id = q.id;
     // A run that ended (timed out, cancelled, finished without the connection) asks no more.
     w->runEnded = connect(execution, &Execution::finished, this,
@@ -226,7 +236,7 @@ void RunGate::onAnswered(const QString &id, RunApprover::Answer answer, const QS
     Waiting *w = m_waiting.value(id);
     if (!w)
         return; // answered twice, or after the deadline: the first word stands
-    if (w->hostVerdict) {
+    if (!w->hostVerdicts.isEmpty()) {
         if (answer == RunApprover::Answer::Deny) {
             settle(id, QStringLiteral("denied"), QString());
             return;
@@ -234,11 +244,16 @@ void RunGate::onAnswered(const QString &id, RunApprover::Answer answer, const QS
         w->allowed = true;
         if (answer == RunApprover::Answer::AllowAlways) {
             // Its list gains the host (seeded with the run's hosts when it had none of its
-            // own); the run reaches it from now on without asking again.
-            w->widenTo = w->question.hostPattern();
-            if (m_policies.allowHost(w->client, w->widenTo, w->question.egress) ==
-                AssistantPolicies::HostAdded::Added)
+            // own); the run reaches it from now on without asking again. A client without a
+            // name has no list of its own to gain it (only everyone's default): once.
+            const QString pattern = w->question.hostPattern();
+            const AssistantPolicies::HostAdded added =
+                m_policies.allowHost(w->client, pattern, w->question.egress);
+            if (added == AssistantPolicies::HostAdded::Added)
                 Q_EMIT policiesChanged(m_policies);
+            if (added == AssistantPolicies::HostAdded::Added ||
+                added == AssistantPolicies::HostAdded::AlreadyListed)
+                w->widenTo = pattern;
         }
         settle(id, QString(), QString());
         return;
@@ -285,15 +300,16 @@ void RunGate::settle(const QString &id, const QString &refusal, const QString &w
     disconnect(w->runEnded);
     if (!withdrawWhy.isEmpty() && m_approver)
         m_approver->withdraw(id, withdrawWhy);
-    if (w->hostVerdict) {
-        const HostVerdict verdict = w->hostVerdict;
+    if (!w->hostVerdicts.isEmpty()) {
+        const QList<HostVerdict> verdicts = w->hostVerdicts;
         const bool allowed = w->allowed;
         const QString widenTo = w->widenTo;
         qCInfo(lcTools).noquote() << "connection to" << w->question.hostPort()
                                   << (allowed ? "allowed" : "refused") << id.left(8);
         delete w;
         Q_EMIT waitingChanged(waiting());
-        verdict(allowed, widenTo);
+        for (const HostVerdict &verdict : verdicts)
+            verdict(allowed, widenTo);
         return;
     }
     const QPointer<ToolCall> call = w->call;

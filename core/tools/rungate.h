@@ -55,9 +55,10 @@ public:
 
     // A connection of a running program to a host beyond its list, held by the egress gateway
     // because the caller's policy asks for other hosts (ExecutionRequest::askOtherHosts): the
-    // window is asked, as for a run, with the same deadline. `verdict` is called once: allowed
-    // (with the pattern the run may reach from now on, for "always") or not — at once when no
-    // window is open, when nobody answers in time, or when the run or the call ends first.
+    // window is asked, as for a run, with the same deadline (one question for the run's
+    // connections to one host and port held at once). `verdict` is called once: allowed (with
+    // the pattern the run may reach from now on, for "always") or not — at once when no window
+    // is open, when nobody answers in time, or when the run or the call ends first.
     using HostVerdict = std::function<void(bool allow, const QString &widenTo)>;
     // Whether runs of `client` with this allow-list (ExecutionRequest::egress) ask for other
     // hosts: its policy says so, and they have a list (a gateway) to go beyond.

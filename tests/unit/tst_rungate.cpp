@@ -526,6 +526,47 @@ private Q_SLOTS:
         QVERIFY(gate.policies().fallback.egress.isEmpty());
     }
 
+    void heldConnectionsToOnePlaceShareAQuestion()
+    {
+        // pip and npm open several connections at once: one question for the host and port of
+        // a run, its answer for all of them; another port, or another run, is asked anew.
+        SandboxConfig config;
+        config.egress = {QStringLiteral("registry.npmjs.org")};
+        RunGate gate(config);
+        gate.setPolicies(asking());
+        RecordingApprover approver;
+        gate.setApprover(&approver);
+        QObject owner;
+        ToolCall *c = call(QStringLiteral(""), &owner);
+        Execution run({QStringLiteral("python"), QStringLiteral("x")}, QStringLiteral("python"), 30,
+                      1024);
+        Execution other({QStringLiteral("python"), QStringLiteral("y")}, QStringLiteral("python"),
+                        30, 1024);
+        QStringList verdicts;
+        const auto record = [&verdicts](const QString &which) {
+            return [&verdicts, which](bool allow, const QString &widen) {
+                verdicts.append(
+                    which + (allow ? QStringLiteral(" allow ") : QStringLiteral(" deny ")) + widen);
+            };
+        };
+        gate.askHost(c, &run, QStringLiteral("pypi.org"), 443, record(QStringLiteral("a")));
+        gate.askHost(c, &run, QStringLiteral("pypi.org"), 443, record(QStringLiteral("b")));
+        gate.askHost(c, &run, QStringLiteral("pypi.org"), 80, record(QStringLiteral("c")));
+        gate.askHost(c, &other, QStringLiteral("pypi.org"), 443, record(QStringLiteral("d")));
+        QCOMPARE(approver.asked.size(), 3);
+        QCOMPARE(gate.waiting(), 3);
+        // "Always" from a client without a name: its only policy is everyone's, so this is
+        // once (the run's grant is not widened, the policies do not change).
+        approver.answer(approver.asked.first().id, RunApprover::Answer::AllowAlways);
+        QCOMPARE(verdicts, (QStringList{QStringLiteral("a allow "), QStringLiteral("b allow ")}));
+        QVERIFY(gate.policies().assistants.isEmpty());
+        approver.answer(approver.asked.at(1).id, RunApprover::Answer::Deny);
+        approver.answer(approver.asked.at(2).id, RunApprover::Answer::AllowOnce);
+        QCOMPARE(verdicts.mid(2),
+                 (QStringList{QStringLiteral("c deny "), QStringLiteral("d allow ")}));
+        QCOMPARE(gate.waiting(), 0);
+    }
+
     void heldConnectionRefusedOtherwise()
     {
         SandboxConfig config;
