@@ -161,6 +161,27 @@ struct GatedServer
     int lastId = 0;
 };
 
+// A gate on a server whose runs may reach the npm registry (an allow-list, so a gateway that
+// holds connections), with `policies` and the approver standing for the window.
+struct HostGate
+{
+    explicit HostGate(const AssistantPolicies &policies)
+    {
+        gate.setPolicies(policies);
+        gate.setApprover(&approver);
+    }
+    static SandboxConfig listed()
+    {
+        SandboxConfig c;
+        c.egress = {QStringLiteral("registry.npmjs.org")};
+        return c;
+    }
+    SandboxConfig config = listed();
+    RunGate gate{config}; // (holds a reference to config, declared before it)
+    RecordingApprover approver;
+    QObject owner;
+};
+
 struct Outcome
 {
     bool decided = false;
@@ -451,13 +472,10 @@ private Q_SLOTS:
 
     void heldConnectionAllowedOnce()
     {
-        SandboxConfig config;
-        config.egress = {QStringLiteral("registry.npmjs.org")};
-        RunGate gate(config);
-        gate.setPolicies(asking());
-        RecordingApprover approver;
-        gate.setApprover(&approver);
-        QObject owner;
+        HostGate h(asking());
+        RunGate &gate = h.gate;
+        RecordingApprover &approver = h.approver;
+        QObject &owner = h.owner;
         ToolCall *c = call(QStringLiteral("claude-code"), &owner);
         QSignalSpy progress(c, &ToolCall::progressReady);
         Execution run({QStringLiteral("python"), QStringLiteral("import urllib")},
@@ -474,7 +492,7 @@ private Q_SLOTS:
         QCOMPARE(q.hostPort(), QStringLiteral("api.github.com:443"));
         QCOMPARE(q.runId, run.runId());
         QCOMPARE(q.code, QStringLiteral("import urllib"));
-        QCOMPARE(q.egress, config.egress);
+        QCOMPARE(q.egress, h.config.egress);
         QCOMPARE(q.client, QStringLiteral("claude-code"));
         QVERIFY(progress.last()
                     .first()
@@ -493,14 +511,11 @@ private Q_SLOTS:
 
     void heldConnectionAlwaysListsTheHost()
     {
-        SandboxConfig config;
-        config.egress = {QStringLiteral("registry.npmjs.org")};
-        RunGate gate(config);
         AssistantPolicies p = asking();
         p.fallback.action = AssistantPolicy::Action::Run;
-        gate.setPolicies(p);
-        RecordingApprover approver;
-        gate.setApprover(&approver);
+        HostGate h(p);
+        RunGate &gate = h.gate;
+        RecordingApprover &approver = h.approver;
         QSignalSpy changed(&gate, &RunGate::policiesChanged);
         QObject owner;
         Execution run({QStringLiteral("python"), QStringLiteral("x")}, QStringLiteral("python"), 30,
@@ -530,13 +545,10 @@ private Q_SLOTS:
     {
         // pip and npm open several connections at once: one question for the host and port of
         // a run, its answer for all of them; another port, or another run, is asked anew.
-        SandboxConfig config;
-        config.egress = {QStringLiteral("registry.npmjs.org")};
-        RunGate gate(config);
-        gate.setPolicies(asking());
-        RecordingApprover approver;
-        gate.setApprover(&approver);
-        QObject owner;
+        HostGate h(asking());
+        RunGate &gate = h.gate;
+        RecordingApprover &approver = h.approver;
+        QObject &owner = h.owner;
         ToolCall *c = call(QStringLiteral(""), &owner);
         Execution run({QStringLiteral("python"), QStringLiteral("x")}, QStringLiteral("python"), 30,
                       1024);
