@@ -86,7 +86,7 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
                      .arg(policy.describe()));
         return;
     }
-    ask(call, request, policy, admitted);
+    ask(call, request, admitted);
 }
 
 QString RunGate::screen(const QString &client, const QString &language, int timeoutSec,
@@ -139,12 +139,14 @@ ApprovalRequest RunGate::question(ToolCall *call, const ExecutionRequest &reques
 }
 
 RunGate::Waiting *RunGate::wait(ToolCall *call, const ApprovalRequest &question,
-                                const QString &client, const QString &waitingText)
+                                const QString &waitingText)
 {
     auto *w = new Waiting;
     w->call = call;
     w->question = question;
-    w->client = client;
+    // Whose policy "always" changes: its own, or one made for it from the default.
+    const AssistantPolicy &policy = m_policies.forClient(call->clientName());
+    w->client = policy.isDefault() ? call->clientName() : policy.client;
     const QString id = question.id;
     m_waiting.insert(id, w);
     Q_EMIT waitingChanged(waiting());
@@ -182,12 +184,10 @@ RunGate::Waiting *RunGate::wait(ToolCall *call, const ApprovalRequest &question,
     return w;
 }
 
-void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,
-                  const Admitted &admitted)
+void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const Admitted &admitted)
 {
     const ApprovalRequest q = question(call, request);
-    Waiting *w = wait(call, q, policy.isDefault() ? call->clientName() : policy.client,
-                      QStringLiteral("waiting for approval in the Code Sandbox window"));
+    Waiting *w = wait(call, q, QStringLiteral("waiting for approval in the Code Sandbox window"));
     w->request = request;
     w->admitted = admitted;
     qCInfo(lcTools).noquote() << "run of" << q.client << "waits for approval" << q.id.left(8);
@@ -212,12 +212,11 @@ void RunGate::askHost(ToolCall *call, Execution *execution, const QString &host,
             return;
         }
     }
-    const AssistantPolicy &policy = m_policies.forClient(call->clientName());
     ApprovalRequest q = question(call, execution->request());
     q.host = host;
     q.port = port;
     q.runId = execution->runId();
-    Waiting *w = wait(call, q, policy.isDefault() ? call->clientName() : policy.client,
+    Waiting *w = wait(call, q,
                       QStringLiteral("waiting in the Code Sandbox window: may the run reach %1?")
                           .arg(q.hostPort()));
     w->request = execution->request();

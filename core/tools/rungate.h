@@ -73,13 +73,11 @@ Q_SIGNALS:
 
 private:
     struct Waiting;
-    void ask(ToolCall *call, const ExecutionRequest &request, const AssistantPolicy &policy,
-             const Admitted &admitted);
+    void ask(ToolCall *call, const ExecutionRequest &request, const Admitted &admitted);
     // The question's fields that describe the call and its run.
     ApprovalRequest question(ToolCall *call, const ExecutionRequest &request) const;
     // Waits for the answer to `question`: its deadline, progress and the call's end.
-    Waiting *wait(ToolCall *call, const ApprovalRequest &question, const QString &client,
-                  const QString &waitingText);
+    Waiting *wait(ToolCall *call, const ApprovalRequest &question, const QString &waitingText);
     static QString refusedText(const AssistantPolicy &policy);
     void onAnswered(const QString &id, RunApprover::Answer answer, const QString &reason);
     void onLost();
