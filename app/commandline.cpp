@@ -11,6 +11,7 @@
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <QUrl>
 #include <climits>
 #include <functional>
 
@@ -302,12 +303,14 @@ Option variableNames(const QString &name, const QString &help, const char *env)
 }
 
 // Host patterns every run may reach (the allow-list mode): --egress values (repeatable, each
-// also comma-separated) or --egress-file files, added to what the other one gave.
+// also comma-separated) or --egress-file files, added to what the other one gave; the same for
+// the hosts installs may reach besides their index (--index-host).
 Option egress(const QString &name, const QString &valueName, const QString &help, bool files,
-              const char *env)
+              const char *env, QStringList SandboxConfig::*field = &SandboxConfig::egress)
 {
     return {QCommandLineOption(name, help, valueName), Stage::Sandbox,
-            [name, files](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+            [name, files, field](CommandLine &cl, const QStringList &values,
+                                 const QProcessEnvironment &) {
                 QString error;
                 QStringList patterns;
                 for (const QString &value : values) {
@@ -317,9 +320,10 @@ Option egress(const QString &name, const QString &valueName, const QString &help
                     if (!error.isEmpty())
                         return QStringLiteral("--%1: %2").arg(name, error);
                 }
+                QStringList &list = cl.config.*field;
                 for (const QString &p : std::as_const(patterns))
-                    if (!cl.config.egress.contains(p))
-                        cl.config.egress.append(p);
+                    if (!list.contains(p))
+                        list.append(p);
                 return QString();
             },
             env, true};
@@ -345,6 +349,14 @@ QList<Option> sandboxOptions()
                "container that has network; the programs themselves still run without network. "
                "Installed sets are cached in volumes labelled code-sandbox.libraries."),
              Stage::Sandbox, &SandboxConfig::allowInstall),
+        egress(s("index-host"), s("pattern"),
+               s("A package mirror installs may reach besides their language's index "
+                 "(repeatable, or comma-separated; host or *.suffix with an optional :port). "
+                 "Installs reach only these and the index (PyPI, the npm registry, RubyGems, "
+                 "CRAN) through the engine's egress gateway. The hosts of the host's "
+                 "PIP_INDEX_URL, PIP_EXTRA_INDEX_URL and npm_config_registry, which installs "
+                 "are given, are added by themselves."),
+               false, "CODE_SANDBOX_INDEX_HOSTS", &SandboxConfig::indexHosts),
         text(s("install-ca-file"), s("file"),
              s("Trust store mounted into install containers, for networks that inspect TLS "
                "(default /etc/ssl/certs/ca-certificates.crt when it exists; 'none' keeps the "
@@ -617,16 +629,50 @@ QString engineTls(CommandLine &cl)
                           "DOCKER_CERT_PATH)");
 }
 
-// Proxy settings reach install containers only (runs have no network to use them with).
-QStringList proxySettings(const QProcessEnvironment &env)
+// The host's proxy and package index settings reach install containers only (runs have no use
+// for them). The hosts of the index settings join the installs' allow-list: a mirror the
+// operator set up for pip or npm is where the install must go. A setting that names no http(s)
+// host (a local folder, say) would not work inside the sandbox: it is left out, with a warning,
+// rather than stopping a server that was asked nothing about it.
+void installSettings(const QProcessEnvironment &env, SandboxConfig &c)
 {
-    QStringList settings;
+    c.installEnv.clear();
     for (const char *name :
          {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"})
         if (env.contains(QString::fromLatin1(name)))
-            settings.append(QString::fromLatin1(name) + u'=' +
-                            env.value(QString::fromLatin1(name)));
-    return settings;
+            c.installEnv.append(QString::fromLatin1(name) + u'=' +
+                                env.value(QString::fromLatin1(name)));
+    for (const char *name :
+         {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "npm_config_registry", "NPM_CONFIG_REGISTRY"}) {
+        const QString value = env.value(QString::fromLatin1(name)).trimmed();
+        if (value.isEmpty())
+            continue;
+        // pip takes several extra indexes, separated by spaces.
+        QStringList hosts;
+        for (const QString &word : value.split(u' ', Qt::SkipEmptyParts)) {
+            const QUrl url(word, QUrl::StrictMode);
+            QString error;
+            const QStringList host = EgressList::parse(
+                {url.port() > 0 ? QStringLiteral("%1:%2").arg(url.host()).arg(url.port())
+                                : url.host()},
+                &error);
+            if (!url.isValid() || !error.isEmpty() ||
+                (url.scheme() != u"http" && url.scheme() != u"https")) {
+                hosts.clear();
+                break;
+            }
+            hosts += host;
+        }
+        if (hosts.isEmpty()) {
+            qCWarning(lcApp).noquote()
+                << name << "is not passed to install containers: it names no http(s) host";
+            continue;
+        }
+        c.installEnv.append(QString::fromLatin1(name) + u'=' + value);
+        for (const QString &host : std::as_const(hosts))
+            if (!c.indexHosts.contains(host))
+                c.indexHosts.append(host);
+    }
 }
 
 // The sandbox's options, after the mode is known and --print-token has answered.
@@ -648,7 +694,7 @@ QString applySandbox(const QList<Option> &options, const QCommandLineParser &p,
         error = engineTls(cl);
     if (error.isEmpty())
         error = trustStore(p.isSet(QStringLiteral("install-ca-file")), c);
-    c.installEnv = proxySettings(env);
+    installSettings(env, c);
     return error;
 }
 } // namespace

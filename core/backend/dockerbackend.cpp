@@ -1,5 +1,6 @@
 #include "dockerbackend.h"
 
+#include "backendlog.h"
 #include "containersapi.h"
 #include "containerspec.h"
 #include "dockercontainer.h"
@@ -73,6 +74,24 @@ int DockerBackend::capacity() const
 {
     const int cpus = m_cpus > 0 ? m_cpus : int(std::thread::hardware_concurrency());
     return qMax(4, 2 * cpus);
+}
+
+SandboxSpec::Result DockerBackend::accept(SandboxSpec spec) const
+{
+    // The engine has answered by then (the install's volume was created first), so its kind is
+    // known. Runs are not widened: an allow-list run on Podman fails with why.
+    if (spec.role == u"install" && spec.network == SandboxSpec::Network::Allowlist &&
+        m_engine->dialect().kind() == EngineDialect::Kind::Podman) {
+        spec.network = SandboxSpec::Network::Open;
+        spec.egress.clear();
+        if (!m_warnedPodmanInstalls) {
+            m_warnedPodmanInstalls = true;
+            qCWarning(lcBackend).noquote()
+                << "installs on the Podman engine" << endpoint()
+                << "use its open network: the egress gateway is not available on Podman yet";
+        }
+    }
+    return SandboxBackend::accept(spec);
 }
 
 SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QString &name,

@@ -60,6 +60,12 @@ public:
     // get_supported_languages ask for every language at once.
     static constexpr qint64 kImageCacheMs = 3000;
 
+protected:
+    // An install's allow-list on a Podman engine, where the allow-list mode is not available
+    // yet (see EgressGateway::start), becomes the open network it had before; every other spec
+    // as it is.
+    SandboxSpec::Result accept(SandboxSpec spec) const override;
+
 private:
     // listLeftovers' ids of networks (volumes' ids are their names).
     static constexpr const char *kNetworkLeftover = "network:";
@@ -78,4 +84,5 @@ private:
     QHash<QString, Presence> m_images;
     EgressGateway *m_egress = nullptr;
     QString m_gatewayImage;
+    mutable bool m_warnedPodmanInstalls = false;
 };

@@ -44,7 +44,7 @@ SandboxSpec::Result KubernetesBackend::accept(SandboxSpec spec) const
     if (spec.network == SandboxSpec::Network::Allowlist)
         return SandboxSpec::Result::refused(QStringLiteral(
             "the allow-list network mode (--egress) is not available on Kubernetes yet; run "
-            "without --egress there, or use a Docker or Podman engine"));
+            "without --egress there, or use a Docker engine"));
     spec.runtime = m_options.runtimeClassName;
     return SandboxBackend::accept(spec);
 }

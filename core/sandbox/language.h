@@ -25,6 +25,9 @@ struct Language
     // Installing libraries: a shell command to which the quoted package names are appended, run
     // with network in an install container that writes into /opt/cs-libs (empty: unsupported).
     QString installCommand;
+    // The hosts an install may reach (the package index and where it serves files from): the
+    // install container's allow-list, with the server's --index-host mirrors.
+    QStringList indexHosts;
     // Set in runs that use installed libraries, so the language finds them under /opt/cs-libs.
     QStringList libraryEnv;
     QString packageManager;

@@ -47,6 +47,7 @@ Language fromJson(const QJsonObject &o)
     l.env = strings(o.value(u"env"));
     l.compileCommand = o.value(u"compile").toString();
     l.installCommand = o.value(u"install").toString();
+    l.indexHosts = strings(o.value(u"index_hosts"));
     l.libraryEnv = strings(o.value(u"library_env"));
     l.packageManager = o.value(u"package_manager").toString();
     l.versionCommand = strings(o.value(u"version_command"));

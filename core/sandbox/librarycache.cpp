@@ -1,6 +1,7 @@
 #include "librarycache.h"
 
 #include "execution.h"
+#include "executionresult.h"
 #include "language.h"
 #include "sandboxlog.h"
 
@@ -84,22 +85,45 @@ void LibraryCache::ensure(const Language &language, const QStringList &libraries
         if (!text.isEmpty())
             progress(QStringLiteral("install: ") + text.section(u'\n', -1).left(200));
     });
-    connect(install, &Execution::finished, this, [this, volume](const ExecutionResult &r) {
-        if (!r.error.isEmpty()) {
-            finished(volume, QStringLiteral("could not install the libraries: %1").arg(r.error));
-        } else if (r.timedOut) {
-            finished(
-                volume,
-                QStringLiteral("installing the libraries took longer than %1 s").arg(r.timeoutSec));
-        } else if (r.exitCode != 0) {
-            const QByteArray log = (r.stdoutData + r.stderrData).right(3000);
-            finished(volume, QStringLiteral("installing the libraries failed (exit code %1):\n%2")
+    connect(
+        install, &Execution::finished, this, [this, volume, language](const ExecutionResult &r) {
+            if (!r.error.isEmpty()) {
+                finished(volume,
+                         QStringLiteral("could not install the libraries: %1").arg(r.error));
+            } else if (r.timedOut) {
+                finished(volume, QStringLiteral("installing the libraries took longer than %1 s")
+                                         .arg(r.timeoutSec) +
+                                     refusedHosts(language, r));
+            } else if (r.exitCode != 0) {
+                const QByteArray log = (r.stdoutData + r.stderrData).right(3000);
+                finished(volume,
+                         QStringLiteral("installing the libraries failed (exit code %1):\n%2")
                                  .arg(r.exitCode)
-                                 .arg(QString::fromUtf8(log).trimmed()));
-        } else {
-            finished(volume, QString());
-        }
-    });
+                                 .arg(QString::fromUtf8(log).trimmed()) +
+                             refusedHosts(language, r));
+            } else {
+                finished(volume, QString());
+            }
+        });
+}
+
+QString LibraryCache::refusedHosts(const Language &language, const ExecutionResult &r)
+{
+    // The package manager's own message names the failure, seldom the gateway's reason: a
+    // package that pulls from elsewhere (a git URL, a tarball on another host) looks like a
+    // network fault without this.
+    QStringList refused;
+    for (const NetworkAttempt &a : r.network) {
+        const QString line = QStringLiteral("%1:%2 (%3)").arg(a.host).arg(a.port).arg(a.rule);
+        if (a.verdict == NetworkAttempt::Verdict::Refused && !refused.contains(line))
+            refused.append(line);
+    }
+    if (refused.isEmpty())
+        return {};
+    return QStringLiteral("\nThe install was refused a connection to %1: installs reach only "
+                          "the package index of %2 (%3) and the server's --index-host mirrors.")
+        .arg(refused.join(QStringLiteral(", ")), language.name,
+             language.indexHosts.join(QStringLiteral(", ")));
 }
 
 void LibraryCache::finished(const QString &volume, const QString &error)

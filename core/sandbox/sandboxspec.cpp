@@ -121,9 +121,20 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
     // The host's trust store, so installs work behind a TLS-inspecting proxy too.
     if (!config.installCaBundle.isEmpty())
         spec.mounts.append({Mount::Kind::HostFile, config.installCaBundle, caTarget, true});
-    spec.network = Network::Open;
-    spec.egress.clear();
+    // Package code from the index runs here with network, chosen by names the model gave: it
+    // reaches the language's index (and the operator's mirrors) through the egress gateway, and
+    // nothing else. Behind a proxy of the host's the gateway could not reach out (it does not
+    // chain to a proxy), so there the install keeps the open network and that proxy.
     spec.askOtherHosts = false;
+    spec.egress.clear();
+    if (config.installsUseHostProxy()) {
+        spec.network = Network::Open;
+    } else {
+        spec.network = Network::Allowlist;
+        for (const QString &host : language.indexHosts + config.indexHosts)
+            if (!spec.egress.contains(host))
+                spec.egress.append(host);
+    }
     spec.role = QStringLiteral("install");
     return spec;
 }

@@ -47,6 +47,19 @@ protected:
         QCOMPARE(LeftoverSweeper::containersOf(engine, service.config().instanceId), QStringList());
     }
 
+    // Shuts the service down and checks that nothing of it is left: sandboxes, and the egress
+    // gateway and its networks when it made them.
+    static void shutDown(SandboxService &service, EngineClient &engine)
+    {
+        QSignalSpy done(&service, &SandboxService::shutdownFinished);
+        service.shutdown();
+        QVERIFY(done.wait(30000));
+        const QString instance = service.config().instanceId;
+        QCOMPARE(LeftoverSweeper::containersOf(engine, instance), QStringList());
+        QCOMPARE(LeftoverSweeper::gatewaysOf(engine, instance), QStringList());
+        QCOMPARE(LeftoverSweeper::networksOf(engine, instance), QStringList());
+    }
+
     QString m_socket;
     QStringList m_instances;
 

@@ -19,9 +19,11 @@ public:
     // The engine's filters argument that picks what carries the instance's label.
     static QByteArray filterOf(const QString &instance)
     {
-        const QJsonObject filters{
-            {QStringLiteral("label"),
-             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}}};
+        return labelFilter(QStringLiteral("code-sandbox.instance=") + instance);
+    }
+    static QByteArray labelFilter(const QString &label)
+    {
+        const QJsonObject filters{{QStringLiteral("label"), QJsonArray{label}}};
         return QUrl::toPercentEncoding(
             QString::fromUtf8(QJsonDocument(filters).toJson(QJsonDocument::Compact)));
     }
@@ -51,6 +53,17 @@ public:
         return names;
     }
 
+    // The egress gateways (container ids) and their networks (names) an instance made and has
+    // not removed.
+    static QStringList gatewaysOf(EngineClient &engine, const QString &instance)
+    {
+        return gatewayLeftovers(engine, "/containers/json?all=1&filters=", instance, u"Id");
+    }
+    static QStringList networksOf(EngineClient &engine, const QString &instance)
+    {
+        return gatewayLeftovers(engine, "/networks?filters=", instance, u"Name");
+    }
+
     // For a test's cleanup(): after a failure, sweeps every instance the test used; always
     // forgets them.
     static void sweepAfterFailure(const QString &socket, QStringList &instances)
@@ -59,6 +72,20 @@ public:
             for (const QString &instance : std::as_const(instances))
                 sweep(socket, instance);
         instances.clear();
+    }
+
+    static QStringList gatewayLeftovers(EngineClient &engine, const QByteArray &query,
+                                        const QString &instance, QStringView key)
+    {
+        EngineReply *r =
+            engine.get(query + labelFilter(QStringLiteral("code-sandbox.gateway-of=") + instance));
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return {QStringLiteral("<engine query failed>")};
+        QStringList left;
+        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
+            left.append(v.toObject().value(key).toString());
+        return left;
     }
 
     static void sweep(const QString &socket, const QString &instance)

@@ -155,40 +155,6 @@ private:
 
     // The networks (their names) and gateways (their ids) this test's instance made that the
     // engine still has.
-    static QStringList leftOf(EngineReply *r, QStringView key)
-    {
-        QSignalSpy spy(r, &EngineReply::finished);
-        if (!spy.wait(10000) || !r->ok())
-            return {QStringLiteral("<engine query failed>")};
-        QStringList left;
-        for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
-            left.append(v.toObject().value(key).toString());
-        return left;
-    }
-    static QStringList leftNetworks(EngineClient &engine, const QString &instance)
-    {
-        return leftOf(
-            NetworksApi(&engine).list({QStringLiteral("code-sandbox.gateway-of=") + instance}),
-            u"Name");
-    }
-    static QStringList leftGateways(EngineClient &engine, const QString &instance)
-    {
-        return leftOf(
-            ContainersApi(&engine).list({QStringLiteral("code-sandbox.gateway-of=") + instance}),
-            u"Id");
-    }
-
-    void shutDown(SandboxService &service, EngineClient &engine)
-    {
-        QSignalSpy done(&service, &SandboxService::shutdownFinished);
-        service.shutdown();
-        QVERIFY(done.wait(30000));
-        const QString instance = service.config().instanceId;
-        QCOMPARE(LeftoverSweeper::containersOf(engine, instance), QStringList());
-        QCOMPARE(leftGateways(engine, instance), QStringList());
-        QCOMPARE(leftNetworks(engine, instance), QStringList());
-    }
-
     // The world server and the gateway's name map, once (EngineTestCase has initTestCase).
     void prepareWorld()
     {

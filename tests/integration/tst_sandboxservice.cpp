@@ -4,6 +4,7 @@
 #include "containersapi.h"
 #include "dockerbackend.h"
 #include "engineclient.h"
+#include "enginedialect.h"
 #include "enginereply.h"
 #include "enginetestcase.h"
 #include "execution.h"
@@ -41,6 +42,18 @@ private:
                         int timeoutSec = 20)
     {
         return resultOf(service.execute({language, code, timeoutSec}), (timeoutSec + 60) * 1000);
+    }
+
+    // Whether installs on this engine go through the egress gateway: not on Podman, where it is
+    // not available yet, nor behind a proxy of the host's (SandboxSpec::forInstall).
+    bool installsThroughGateway(EngineClient &engine, const SandboxConfig &config)
+    {
+        EngineReply *version = SystemApi(&engine).version();
+        QSignalSpy done(version, &EngineReply::finished);
+        if (!done.wait(10000) || !version->ok())
+            return false;
+        return engine.dialect().kind() != EngineDialect::Kind::Podman &&
+               !config.installsUseHostProxy();
     }
 
     // Containers of this test's instance that still exist in the engine.
@@ -191,13 +204,17 @@ print(json.dumps(out))
                 qWarning() << "could not remove" << volume << del->error().toString();
         });
 
-        // The install container's configuration, asked of the engine as soon as it runs.
+        // The install container's configuration, asked of the engine as soon as it runs, and
+        // the connections it made.
         QPointer<EngineReply> inspect;
+        QList<NetworkAttempt> installConnections;
         connect(&service, &SandboxService::executionStarted, this, [&](Execution *e) {
             if (!e->request().code.contains(QStringLiteral("/opt/cs-libs/.complete")))
                 return;
             connect(e, &Execution::started, this,
                     [&, e] { inspect = ContainersApi(&engine).inspect(e->result().containerId); });
+            connect(e, &Execution::finished, this,
+                    [&](const ExecutionResult &r) { installConnections = r.network; });
         });
         ExecutionRequest request(QStringLiteral("javascript"),
                                  QStringLiteral("console.log(process.env.CS_TEST_PASSED, "
@@ -220,7 +237,61 @@ print(json.dumps(out))
             QVERIFY2(!v.toString().startsWith(u"CS_TEST_PASSED="), qPrintable(v.toString()));
             QVERIFY2(!v.toString().contains(u"passed-value"), qPrintable(v.toString()));
         }
+        // It reached the registry through the egress gateway, on the gateway's internal network,
+        // not the engine's bridge.
+        const QString mode =
+            inspect->json().value(u"HostConfig").toObject().value(u"NetworkMode").toString();
+        if (installsThroughGateway(engine, config)) {
+            QVERIFY2(mode.startsWith(u"code-sandbox-egress-"), qPrintable(mode));
+            if (!cached) {
+                QVERIFY(!installConnections.isEmpty());
+                for (const NetworkAttempt &a : std::as_const(installConnections)) {
+                    QCOMPARE(a.host, QStringLiteral("registry.npmjs.org"));
+                    QCOMPARE(int(a.verdict), int(NetworkAttempt::Verdict::Allowed));
+                }
+            }
+        } else {
+            QVERIFY2(mode != u"none", qPrintable(mode));
+        }
         expectNoLeftovers(service, engine);
+        shutDown(service, engine);
+    }
+
+    // An install reaches its language's index and nothing else: a package from another host
+    // fails, and the error says which connection was refused and where installs may go.
+    void installReachesOnlyItsIndex()
+    {
+        EngineClient engine(m_socket);
+        SandboxConfig config = makeConfig();
+        config.allowInstall = true;
+        config.installTimeoutSec = 120;
+        if (!installsThroughGateway(engine, config))
+            QSKIP("installs on this engine use its open network (Podman, or a host proxy)");
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        ExecutionRequest request(QStringLiteral("javascript"),
+                                 QStringLiteral("console.log(require('left-pad')('7', 3, '0'))"),
+                                 30);
+        request.libraries = {QStringLiteral("http://downloads.example.invalid/left-pad.tgz")};
+        const QString volume = LibraryCache::volumeName(
+            *service.languages().find(QStringLiteral("javascript")), request.libraries);
+        const ExecutionResult r = resultOf(service.execute(request), 240000);
+        QVERIFY2(r.error.contains(u"The install was refused a connection to "
+                                  u"downloads.example.invalid:80 (not on the allow-list)"),
+                 qPrintable(r.error));
+        QVERIFY2(r.error.contains(u"installs reach only the package index of javascript "
+                                  u"(registry.npmjs.org)"),
+                 qPrintable(r.error));
+        QVERIFY(r.stdoutData.isEmpty());
+        expectNoLeftovers(service, engine);
+        shutDown(service, engine);
+        // The failed install's volume is gone too.
+        const auto volumeGone = [&engine, &volume] {
+            EngineReply *r = VolumesApi(&engine).inspect(volume);
+            QSignalSpy spy(r, &EngineReply::finished);
+            return spy.wait(10000) && r->error().isNotFound();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(volumeGone(), 15000);
     }
 
     // Runs beyond the concurrency limit wait in a queue of bounded length; one more is refused

@@ -68,6 +68,8 @@ private Q_SLOTS:
     void egress_data();
     void egress();
     void egressFile();
+    void indexHosts_data();
+    void indexHosts();
     void passThrough_data();
     void passThrough();
     void passThroughNeverReadsTheRealEnvironment();
@@ -443,6 +445,74 @@ void tst_CommandLine::egressFile()
              qPrintable(cl.message));
     cl = parse({"--egress-file", dir.filePath(QStringLiteral("missing.txt"))});
     QVERIFY2(cl.message.contains(QStringLiteral("cannot read")), qPrintable(cl.message));
+}
+
+void tst_CommandLine::indexHosts_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<QStringList>("hosts");      // SandboxConfig::indexHosts
+    QTest::addColumn<QStringList>("installEnv"); // what install containers are given
+    QTest::addColumn<QString>("error");
+
+    QTest::newRow("none by default")
+        << QStringList() << QStringList{"PATH=/bin"} << QStringList() << QStringList() << QString();
+    QTest::newRow("repeated and comma-separated, normalised, once each")
+        << QStringList{"--index-host", "Mirror.Example.", "--index-host",
+                       "*.cdn.example:8443,mirror.example"}
+        << QStringList() << QStringList{"mirror.example", "*.cdn.example:8443"} << QStringList()
+        << QString();
+    QTest::newRow("from the environment")
+        << QStringList() << QStringList{"CODE_SANDBOX_INDEX_HOSTS=pypi.mirror.example"}
+        << QStringList{"pypi.mirror.example"} << QStringList() << QString();
+    QTest::newRow("not a pattern")
+        << QStringList{"--index-host", "https://mirror.example/simple"} << QStringList()
+        << QStringList() << QStringList() << QStringLiteral("--index-host: not a host pattern");
+    // The host's own index settings go to installs, and their hosts (with a port that is not the
+    // scheme's) join the list; pip's extra indexes are several.
+    QTest::newRow("the host's pip and npm indexes")
+        << QStringList{"--index-host", "extra.example"}
+        << QStringList{"PIP_INDEX_URL=https://pypi.corp.example/simple",
+                       "PIP_EXTRA_INDEX_URL=http://a.example:8080/simple "
+                       "https://b.example/simple",
+                       "npm_config_registry=https://npm.corp.example/"}
+        << QStringList{"extra.example", "pypi.corp.example", "a.example:8080", "b.example",
+                       "npm.corp.example"}
+        << QStringList{"PIP_INDEX_URL=https://pypi.corp.example/simple",
+                       "PIP_EXTRA_INDEX_URL=http://a.example:8080/simple https://b.example/simple",
+                       "npm_config_registry=https://npm.corp.example/"}
+        << QString();
+    // A setting that names no http(s) host would not work in the sandbox: left out, and the
+    // server still starts.
+    QTest::newRow("a local index is left out")
+        << QStringList()
+        << QStringList{"PIP_INDEX_URL=file:///srv/wheels",
+                       "NPM_CONFIG_REGISTRY=https://npm.corp.example"}
+        << QStringList{"npm.corp.example"}
+        << QStringList{"NPM_CONFIG_REGISTRY=https://npm.corp.example"} << QString();
+    QTest::newRow("proxies go to installs, their hosts do not join")
+        << QStringList() << QStringList{"HTTPS_PROXY=http://proxy:3128", "no_proxy=.corp"}
+        << QStringList() << QStringList{"HTTPS_PROXY=http://proxy:3128", "no_proxy=.corp"}
+        << QString();
+}
+
+void tst_CommandLine::indexHosts()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(QStringList, hosts);
+    QFETCH(QStringList, installEnv);
+    QFETCH(QString, error);
+
+    const CommandLine cl = parse(QStringList{"--stdio"} + arguments, env);
+    if (error.isEmpty()) {
+        QCOMPARE(cl.message, QString());
+        QCOMPARE(cl.config.indexHosts, hosts);
+        QCOMPARE(cl.config.installEnv, installEnv);
+    } else {
+        QVERIFY2(cl.message.contains(error), qPrintable(cl.message));
+        QCOMPARE(int(cl.mode), int(Mode::Error));
+    }
 }
 
 void tst_CommandLine::passThrough_data()

@@ -1,4 +1,5 @@
 #include "containerspec.h"
+#include "egresslist.h"
 #include "languageregistry.h"
 #include "podspec.h"
 #include "sandboxconfig.h"
@@ -24,6 +25,7 @@ private Q_SLOTS:
     void installHasNoPassThrough();
     void runtime();
     void allowlist();
+    void installsReachTheirIndex();
 };
 
 namespace {
@@ -210,7 +212,8 @@ void tst_SandboxSpec::installHasNoPassThrough()
         SandboxSpec::forInstall(js, js.image, loose(), QStringLiteral("cs-libs-y"));
     for (const auto &var : install.env)
         QVERIFY2(var.first != u"API_KEY", qPrintable(var.first));
-    QCOMPARE(install.network, SandboxSpec::Network::Open);
+    // --network is for runs: the install reaches its package index only.
+    QCOMPARE(install.network, SandboxSpec::Network::Allowlist);
     QCOMPARE(install.role, QStringLiteral("install"));
     QCOMPARE(install.sandboxLabels().value(QStringLiteral("code-sandbox.role")),
              QStringLiteral("install"));
@@ -236,7 +239,8 @@ QTEST_GUILESS_MAIN(tst_SandboxSpec)
 void tst_SandboxSpec::allowlist()
 {
     // An allow-list makes runs Allowlist, narrowing --network; the list is part of the key, so a
-    // warm sandbox serves only runs with the same hosts. Installs stay as they were.
+    // warm sandbox serves only runs with the same hosts. Installs get their package index, not
+    // the runs' list.
     const Language &py = lang("python");
     SandboxConfig config = base();
     config.network = true;
@@ -252,7 +256,60 @@ void tst_SandboxSpec::allowlist()
 
     const SandboxSpec install =
         SandboxSpec::forInstall(py, py.image, config, QStringLiteral("cs-libs"));
-    QCOMPARE(install.network, SandboxSpec::Network::Open);
-    QVERIFY(install.egress.isEmpty());
+    QCOMPARE(install.network, SandboxSpec::Network::Allowlist);
+    QCOMPARE(install.egress, py.indexHosts);
+    QVERIFY(!install.askOtherHosts);
     QCOMPARE(SandboxSpec::forRun(py, py.image, base()).network, SandboxSpec::Network::None);
+}
+
+void tst_SandboxSpec::installsReachTheirIndex()
+{
+    // Every language that installs names the hosts of its index, each a pattern the gateway
+    // takes.
+    for (const Language &l : registry().all()) {
+        if (l.installCommand.isEmpty())
+            continue;
+        QVERIFY2(!l.indexHosts.isEmpty(), qPrintable(l.name));
+        QString error;
+        QCOMPARE(EgressList::parse(l.indexHosts, &error), l.indexHosts);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+    const Language &py = lang("python");
+    QCOMPARE(py.indexHosts,
+             QStringList({QStringLiteral("pypi.org"), QStringLiteral("files.pythonhosted.org")}));
+    QCOMPARE(lang("javascript").indexHosts, QStringList{QStringLiteral("registry.npmjs.org")});
+
+    // The operator's mirrors join the index, once each.
+    SandboxConfig config = base();
+    config.indexHosts = {QStringLiteral("mirror.example:8080"), QStringLiteral("pypi.org")};
+    SandboxSpec install = SandboxSpec::forInstall(py, py.image, config, QStringLiteral("v"));
+    QCOMPARE(install.network, SandboxSpec::Network::Allowlist);
+    QCOMPARE(install.egress,
+             QStringList({QStringLiteral("pypi.org"), QStringLiteral("files.pythonhosted.org"),
+                          QStringLiteral("mirror.example:8080")}));
+    // The rendered body has no network of its own: DockerContainer joins the gateway's.
+    const QJsonObject body = docker(install);
+    QCOMPARE(body.value(u"NetworkDisabled").toBool(), true);
+    QCOMPARE(body.value(u"HostConfig").toObject().value(u"NetworkMode").toString(),
+             QStringLiteral("none"));
+
+    // Behind the host's proxy (either case, either scheme) the install keeps the open network
+    // and that proxy; a variable set but empty names no proxy.
+    for (const char *entry : {"HTTPS_PROXY=http://proxy:3128", "http_proxy=http://proxy:3128"}) {
+        config.installEnv = {QString::fromLatin1(entry)};
+        install = SandboxSpec::forInstall(py, py.image, config, QStringLiteral("v"));
+        QCOMPARE(install.network, SandboxSpec::Network::Open);
+        QVERIFY(install.egress.isEmpty());
+        QVERIFY(install.envEntries().contains(QString::fromLatin1(entry)));
+    }
+    config.installEnv = {QStringLiteral("HTTPS_PROXY="), QStringLiteral("NO_PROXY=x.example")};
+    QCOMPARE(SandboxSpec::forInstall(py, py.image, config, QStringLiteral("v")).network,
+             SandboxSpec::Network::Allowlist);
+    // The runs' list and asking for other hosts are the runs': an install gets neither.
+    config.installEnv.clear();
+    config.egress = {QStringLiteral("api.example.com")};
+    config.askOtherHosts = true;
+    install = SandboxSpec::forInstall(py, py.image, config, QStringLiteral("v"));
+    QVERIFY(!install.egress.contains(QStringLiteral("api.example.com")));
+    QVERIFY(!install.askOtherHosts);
 }
