@@ -133,8 +133,25 @@ void DockerBackend::createVolume(const QString &name, const QJsonObject &labels,
 
 void DockerBackend::removeVolume(const QString &name)
 {
+    removeVolumeTrying(name, kVolumeRemoveTries);
+}
+
+// A failed install's volume is removed while the install's container may still be there (used
+// containers wait for a quiet moment, at most SandboxSite::kMaxRemovalDelayMs): the engine
+// refuses (409, in use) until it is gone, so try again for a while.
+void DockerBackend::removeVolumeTrying(const QString &name, int triesLeft)
+{
     EngineReply *reply = VolumesApi(m_engine).remove(name);
-    QObject::connect(reply, &EngineReply::finished, reply, &QObject::deleteLater);
+    reply->then(this, [this, reply, name, triesLeft] {
+        const EngineError &e = reply->error();
+        if (e.kind == EngineError::Kind::Http && e.status == 409 && triesLeft > 1)
+            QTimer::singleShot(kVolumeRemoveRetryMs, this, [this, name, triesLeft] {
+                removeVolumeTrying(name, triesLeft - 1);
+            });
+        else if (!reply->ok() && !e.isNotFound())
+            qCWarning(lcBackend).noquote()
+                << "could not remove the volume" << name << ":" << e.toString();
+    });
 }
 
 void DockerBackend::list(

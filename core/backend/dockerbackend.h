@@ -71,6 +71,10 @@ private:
     static constexpr const char *kNetworkLeftover = "network:";
     static constexpr int kNetworkRemoveTries = 20;
     static constexpr int kNetworkRemoveRetryMs = 500;
+    // 30 s in all: past the longest wait of a used container for its removal.
+    static constexpr int kVolumeRemoveTries = 30;
+    static constexpr int kVolumeRemoveRetryMs = 1000;
+    void removeVolumeTrying(const QString &name, int triesLeft);
     void removeNetworkLeftover(const QString &id, QObject *context,
                                const SandboxContainer::Done &done, int triesLeft);
     struct Presence

@@ -294,6 +294,39 @@ print(json.dumps(out))
         QTRY_VERIFY_WITH_TIMEOUT(volumeGone(), 15000);
     }
 
+    // The same install that works through the registry fails, saying why, when the registry is
+    // not the language's index (here: an index on another host, as a mirror would be).
+    void installWithoutItsIndexIsRefused()
+    {
+        EngineClient engine(m_socket);
+        SandboxConfig config = makeConfig();
+        config.allowInstall = true;
+        config.installTimeoutSec = 150;
+        if (!installsThroughGateway(engine, config))
+            QSKIP("installs on this engine use its open network (Podman, or a host proxy)");
+        LanguageRegistry languages;
+        for (Language l : LanguageRegistry::builtIn().all()) {
+            if (l.name == u"javascript")
+                l.indexHosts = {QStringLiteral("npm.mirror.invalid")};
+            languages.add(l);
+        }
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, languages, config);
+        ExecutionRequest request(QStringLiteral("javascript"),
+                                 QStringLiteral("console.log(require('left-pad')('7', 3, '0'))"),
+                                 30);
+        // (Not the version other tests install: a volume of it left cached would need no
+        // network.)
+        request.libraries = {QStringLiteral("left-pad@1.2.0")};
+        const ExecutionResult r = resultOf(service.execute(request), 240000);
+        QVERIFY2(r.error.contains(u"The install was refused a connection to "
+                                  u"registry.npmjs.org:443 (not on the allow-list)"),
+                 qPrintable(r.error));
+        QVERIFY2(r.error.contains(u"(npm.mirror.invalid)"), qPrintable(r.error));
+        expectNoLeftovers(service, engine);
+        shutDown(service, engine);
+    }
+
     // Runs beyond the concurrency limit wait in a queue of bounded length; one more is refused
     // at once, and the others still run.
     void queueIsBounded()
