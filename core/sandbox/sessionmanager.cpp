@@ -59,6 +59,7 @@ void SessionManager::create(const QString &owner, const QString &languageName,
     const int timeout = m_sandbox->config().callTimeout().forCall(timeoutSec);
     auto *session = new SandboxSession(id, owner, *language, timeout, this);
     session->setLibraries(libraries);
+    session->setNetwork(egress, askOtherHosts);
     m_sessions.insert(id, session);
     connect(session, &SandboxSession::ended, this,
             [this, session](const QString &reason) { forget(session, reason); });

@@ -492,10 +492,19 @@ void SandboxTools::runCode(const RunContext &context, ToolCall *call, const Exec
         call->finishWithError(refused);
         return;
     }
-    if (request.egress && call->arguments().contains(u"session_id")) {
+    const QString sessionId = call->arguments().value(u"session_id").toString();
+    if (request.egress && !sessionId.isEmpty()) {
         call->finishWithError(QStringLiteral("A session's network is its own, chosen when it "
                                              "was created: call without network in a session."));
         return;
+    }
+    // A call in a session runs with the session's hosts: the policy checks those, and the
+    // approval shows them (a call that is not the caller's own session is refused later).
+    if (!sessionId.isEmpty() && context.sessions) {
+        const SessionAdmission session =
+            context.sessions->admit(sessionId, call->owner(), nullptr, false);
+        if (session.admitted())
+            request.egress = session.session->egress();
     }
     if (!context.gate) {
         startRun(*context.sandbox, context.sessions, nullptr, call, request, jsonText);
@@ -541,6 +550,10 @@ void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, R
         }
         request.sessionId = sessionId;
         request.session = verdict.session;
+        // Its sandbox reaches what the session chose, and asks as the session was told to when
+        // it was created: the request says so too, for the journal and the connection questions.
+        request.egress = verdict.session->egress();
+        request.askOtherHosts = verdict.session->asksOtherHosts();
         execution = sessions->execute(request);
     } else {
         execution = sandbox.execute(request);

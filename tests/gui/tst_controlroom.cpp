@@ -116,7 +116,8 @@ private:
 class RawStdioSession
 {
 public:
-    RawStdioSession(const QString &binary, const QString &client, const QProcessEnvironment &env)
+    RawStdioSession(const QString &binary, const QString &client, const QProcessEnvironment &env,
+                    const QStringList &extra = {})
     {
         m_process.setProcessEnvironment(env);
         m_process.setProcessChannelMode(QProcess::SeparateChannels);
@@ -124,8 +125,9 @@ public:
         QObject::connect(&m_process, &QProcess::readyReadStandardOutput, [this] { read(); });
         QObject::connect(&m_process, &QProcess::readyReadStandardError,
                          [this] { m_stderr += m_process.readAllStandardError(); });
-        m_process.start(binary,
-                        {QStringLiteral("--stdio"), QStringLiteral("--pool"), QStringLiteral("0")});
+        m_process.start(binary, QStringList{QStringLiteral("--stdio"), QStringLiteral("--pool"),
+                                            QStringLiteral("0")} +
+                                    extra);
         send(1, QStringLiteral("initialize"),
              {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")},
               {QStringLiteral("capabilities"), QJsonObject()},
@@ -163,6 +165,14 @@ public:
         for (const QJsonValue &c : result.value(u"content").toArray())
             all += c.toObject().value(u"text").toString();
         return all + m_answers.value(id).value(u"error").toObject().value(u"message").toString();
+    }
+    QJsonObject structured(int id) const
+    {
+        return m_answers.value(id)
+            .value(u"result")
+            .toObject()
+            .value(u"structuredContent")
+            .toObject();
     }
     QString log() const { return QString::fromUtf8(m_stderr.right(4000)); }
 
@@ -247,6 +257,7 @@ private Q_SLOTS:
     void stopAnHttpRun();
     void deleteInTheWindowsListStops();
     void aHeldConnectionIsAskedInTheWindow();
+    void aSessionsQuestionNamesItsHosts();
     void cleanupTestCase();
 
 private:
@@ -824,6 +835,57 @@ void ControlRoomTest::aHeldConnectionIsAskedInTheWindow()
     QVERIFY2(denied.text().startsWith(QStringLiteral("HTTP 403\nHTTP 403\n")),
              qPrintable(denied.text()));
     QVERIFY2(denied.text().contains(u"denied when asked"), qPrintable(denied.text()));
+    setPolicies(AssistantPolicies());
+}
+
+void ControlRoomTest::aSessionsQuestionNamesItsHosts()
+{
+    // A session reaches the hosts it chose when it was created, narrower than the server's: the
+    // question for a host beyond them shows the session's hosts (it showed the server's list).
+    HelloServer world;
+    QVERIFY(world.listen(QHostAddress::AnyIPv4));
+    const QString address = outwardAddress();
+    if (address.isEmpty())
+        QSKIP("this machine has no non-loopback IPv4 address for the test's world");
+    const QString port = QString::number(world.serverPort());
+    QProcessEnvironment e = env();
+    e.insert(QString::fromLatin1(EgressGateway::kTestHostsVar),
+             QStringLiteral("world.test=%1,other.test=%1,third.test=%1").arg(address));
+    AssistantPolicies p;
+    p.fallback.otherHosts = AssistantPolicy::OtherHosts::Ask;
+    setPolicies(p);
+    const QString listed = QStringLiteral("world.test:") + port;
+    RawStdioSession session(
+        m_binary, QStringLiteral("session-net-bot"), e,
+        {QStringLiteral("--egress"), listed + QStringLiteral(",third.test:") + port});
+    const int created = session.call(QStringLiteral("create_session"),
+                                     {{QStringLiteral("language"), QStringLiteral("python")},
+                                      {QStringLiteral("network"), QJsonArray{listed}}});
+    QTRY_VERIFY_WITH_TIMEOUT(session.done(created), kRunMs);
+    QVERIFY2(!session.isError(created), qPrintable(session.text(created) + session.log()));
+    const QString id = session.structured(created).value(u"session_id").toString();
+    QVERIFY2(!id.isEmpty(), qPrintable(session.text(created)));
+    const int run = session.call(
+        QStringLiteral("execute_code"),
+        {{QStringLiteral("language"), QStringLiteral("python")},
+         {QStringLiteral("session_id"), id},
+         {QStringLiteral("code"),
+          QStringLiteral("import urllib.request, urllib.error\n"
+                         "try:\n"
+                         "    urllib.request.urlopen('http://other.test:%1/', timeout=100)\n"
+                         "except urllib.error.HTTPError as e:\n"
+                         "    print('HTTP', e.code)\n")
+              .arg(port)}});
+    ApprovalDialog *dialog = waitForDialog([&] { return session.done(run); });
+    QVERIFY2(dialog, qPrintable(session.text(run) + session.log()));
+    m_headless.append(dialog->request().instanceId);
+    QCOMPARE(dialog->request().hostPort(), QStringLiteral("other.test:") + port);
+    QCOMPARE(dialog->request().egress, QStringList{listed});
+    const QString shown = shownTexts(dialog);
+    QVERIFY2(!shown.contains(QStringLiteral("third.test")), qPrintable(shown));
+    click(dialog, "denyButton");
+    QTRY_VERIFY_WITH_TIMEOUT(session.done(run), kRunMs);
+    QCOMPARE(session.structured(run).value(u"stdout").toString(), QStringLiteral("HTTP 403\n"));
     setPolicies(AssistantPolicies());
 }
 
