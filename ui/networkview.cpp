@@ -31,8 +31,11 @@ void NetworkView::setConnections(const QList<NetworkAttempt> &connections)
         row->setData(HostColumn, Qt::UserRole, i);
         row->setText(HostColumn, QStringLiteral("%1:%2").arg(a.host).arg(a.port));
         row->setText(VerdictColumn, ExecutionResult::verdictName(a.verdict));
-        row->setText(RuleColumn, a.rule);
-        row->setToolTip(RuleColumn, a.rule);
+        const QString rule = a.verdict == NetworkAttempt::Verdict::Held
+                                 ? tr("held until you answer the question in the window")
+                                 : a.rule;
+        row->setText(RuleColumn, rule);
+        row->setToolTip(RuleColumn, rule);
         if (a.bytesUp >= 0) {
             row->setText(SentColumn, locale.formattedDataSize(a.bytesUp, 1,
                                                               QLocale::DataSizeTraditionalFormat));
@@ -42,10 +45,19 @@ void NetworkView::setConnections(const QList<NetworkAttempt> &connections)
         }
         for (int c : {SentColumn, ReceivedColumn, TimeColumn})
             row->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
-        if (a.verdict != NetworkAttempt::Verdict::Allowed)
-            row->setForeground(VerdictColumn, QBrush(a.verdict == NetworkAttempt::Verdict::Refused
-                                                         ? QColor(Qt::red)
-                                                         : QColor(Qt::darkYellow)));
+        switch (a.verdict) {
+        case NetworkAttempt::Verdict::Allowed:
+            break;
+        case NetworkAttempt::Verdict::Refused:
+            row->setForeground(VerdictColumn, QBrush(QColor(Qt::red)));
+            break;
+        case NetworkAttempt::Verdict::Failed:
+            row->setForeground(VerdictColumn, QBrush(QColor(Qt::darkYellow)));
+            break;
+        case NetworkAttempt::Verdict::Held:
+            row->setForeground(VerdictColumn, QBrush(QColor(Qt::blue)));
+            break;
+        }
     }
     for (int c = 0; c < ColumnCount; ++c)
         if (c != RuleColumn)

@@ -92,7 +92,14 @@ void Execution::onNetworkEvent(const QJsonObject &event)
             return;
         }
         m_held.insert(id);
-        Q_EMIT connectionHeld(id, event.value(u"host").toString(), event.value(u"port").toInt());
+        // Shown as waiting while the question is open (not in the result: its decision is).
+        NetworkAttempt held;
+        held.id = id;
+        held.host = event.value(u"host").toString();
+        held.port = event.value(u"port").toInt();
+        held.verdict = NetworkAttempt::Verdict::Held;
+        Q_EMIT networkAttempt(held);
+        Q_EMIT connectionHeld(id, held.host, held.port);
         return;
     }
     if (event.value(u"ev").toString() != u"conn" ||

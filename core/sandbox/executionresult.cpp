@@ -11,6 +11,8 @@ QString ExecutionResult::verdictName(NetworkAttempt::Verdict verdict)
         return QStringLiteral("refused");
     case NetworkAttempt::Verdict::Failed:
         return QStringLiteral("failed");
+    case NetworkAttempt::Verdict::Held:
+        return QStringLiteral("asking");
     }
     return QStringLiteral("refused");
 }
@@ -46,6 +48,8 @@ std::optional<NetworkAttempt> NetworkAttempt::fromJson(const QJsonObject &json)
         a.verdict = Verdict::Refused;
     else if (verdict == u"failed")
         a.verdict = Verdict::Failed;
+    else if (verdict == u"asking")
+        a.verdict = Verdict::Held;
     else
         return std::nullopt;
     const auto count = [&json](QStringView key) {

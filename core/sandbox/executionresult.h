@@ -34,7 +34,11 @@ struct NetworkAttempt
     {
         Allowed, // through to the host
         Refused, // by the gateway: not on the list, a name that leads inward, a wrong TLS name
-        Failed   // allowed, but the host could not be reached
+        Failed,  // allowed, but the host could not be reached
+        // Held by the gateway while a person is asked (AssistantPolicy::otherHosts): live only,
+        // as a journal event; its decision comes as another attempt with the same id, and a
+        // result never holds one.
+        Held
     };
     Verdict verdict = Verdict::Refused;
     QString rule;        // the pattern that allowed it, or why it was refused or failed

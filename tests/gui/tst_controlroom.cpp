@@ -295,6 +295,20 @@ private:
         p.approvalTimeoutSec = waitSec;
         return p;
     }
+    // A headless server's environment in which `hosts` lead to this machine's outward address
+    // (the gateway's test-only name map), under a policy that asks for hosts beyond a run's list.
+    QProcessEnvironment askingWorld(const QString &address, const QStringList &hosts)
+    {
+        QStringList map;
+        for (const QString &host : hosts)
+            map.append(host + u'=' + address);
+        QProcessEnvironment e = env();
+        e.insert(QString::fromLatin1(EgressGateway::kTestHostsVar), map.join(u','));
+        AssistantPolicies p;
+        p.fallback.otherHosts = AssistantPolicy::OtherHosts::Ask;
+        setPolicies(p);
+        return e;
+    }
     ApprovalDialog *waitForDialog(const SdkCall &call)
     {
         return waitForDialog([&call] { return call.done(); });
@@ -770,15 +784,11 @@ void ControlRoomTest::aHeldConnectionIsAskedInTheWindow()
     if (address.isEmpty())
         QSKIP("this machine has no non-loopback IPv4 address for the test's world");
     const QString port = QString::number(world.serverPort());
-    QProcessEnvironment e = env();
-    e.insert(QString::fromLatin1(EgressGateway::kTestHostsVar),
-             QStringLiteral("world.test=%1,other.test=%1").arg(address));
+    QProcessEnvironment e =
+        askingWorld(address, {QStringLiteral("world.test"), QStringLiteral("other.test")});
     // An allowed-when-asked name must resolve outside the private ranges (the machine's own
     // address stands for the internet here).
     e.insert(QString::fromLatin1(EgressGateway::kTestPublicVar), address + QStringLiteral("/32"));
-    AssistantPolicies p;
-    p.fallback.otherHosts = AssistantPolicy::OtherHosts::Ask;
-    setPolicies(p);
     const QString program =
         QStringLiteral("import urllib.request, urllib.error\n"
                        "def get(path):\n"
@@ -848,12 +858,9 @@ void ControlRoomTest::aSessionsQuestionNamesItsHosts()
     if (address.isEmpty())
         QSKIP("this machine has no non-loopback IPv4 address for the test's world");
     const QString port = QString::number(world.serverPort());
-    QProcessEnvironment e = env();
-    e.insert(QString::fromLatin1(EgressGateway::kTestHostsVar),
-             QStringLiteral("world.test=%1,other.test=%1,third.test=%1").arg(address));
-    AssistantPolicies p;
-    p.fallback.otherHosts = AssistantPolicy::OtherHosts::Ask;
-    setPolicies(p);
+    const QProcessEnvironment e =
+        askingWorld(address, {QStringLiteral("world.test"), QStringLiteral("other.test"),
+                              QStringLiteral("third.test")});
     const QString listed = QStringLiteral("world.test:") + port;
     RawStdioSession session(
         m_binary, QStringLiteral("session-net-bot"), e,
@@ -883,6 +890,13 @@ void ControlRoomTest::aSessionsQuestionNamesItsHosts()
     QCOMPARE(dialog->request().egress, QStringList{listed});
     const QString shown = shownTexts(dialog);
     QVERIFY2(!shown.contains(QStringLiteral("third.test")), qPrintable(shown));
+    // Meanwhile the window's record of the headless run shows the connection as waiting.
+    const auto held = [this] {
+        const RunRecord *r = runningOf(QStringLiteral("session-net-bot"));
+        return r && !r->connections.isEmpty() && r->connections.last().host == u"other.test" &&
+               r->connections.last().verdict == NetworkAttempt::Verdict::Held;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(held(), 10000);
     click(dialog, "denyButton");
     QTRY_VERIFY_WITH_TIMEOUT(session.done(run), kRunMs);
     QCOMPARE(session.structured(run).value(u"stdout").toString(), QStringLiteral("HTTP 403\n"));

@@ -652,13 +652,31 @@ void ModelsTest::connectionsShowLiveInTheNetworkTab()
     inward.connection.port = 8443;
     QCOMPARE(NetworkView::patternFor(inward.connection), QStringLiteral("[2001:db8::1]:8443"));
 
+    // A connection held while the window asks shows as waiting, then as decided (same id).
+    JournalEvent held =
+        connection(4, QStringLiteral("files.example"), NetworkAttempt::Verdict::Held, QString());
+    model.apply(held);
+    QCOMPARE(view->topLevelItemCount(), 4);
+    QCOMPARE(view->topLevelItem(3)->text(NetworkView::VerdictColumn), QStringLiteral("asking"));
+    QCOMPARE(view->topLevelItem(3)->text(NetworkView::RuleColumn),
+             QStringLiteral("held until you answer the question in the window"));
+    QCOMPARE(pane.tabs()->tabText(tab), QStringLiteral("&Network (2 refused)"));
+    held.connection.verdict = NetworkAttempt::Verdict::Allowed;
+    held.connection.rule = QStringLiteral("allowed when asked");
+    model.apply(held);
+    QCOMPARE(view->topLevelItemCount(), 4);
+    QCOMPARE(view->topLevelItem(3)->text(NetworkView::VerdictColumn), QStringLiteral("allowed"));
+    QCOMPARE(view->topLevelItem(3)->text(NetworkView::RuleColumn),
+             QStringLiteral("allowed when asked"));
+    run = model.run(QStringLiteral("n"));
+
     // The end carries them all (a window that opened mid-run gets them from it).
     RunRecord end = *run;
     end.connections.removeFirst();
     model.apply(finished(end, RunRecord::Status::Ok, 0));
-    QCOMPARE(end.connections.size(), 2);
+    QCOMPARE(end.connections.size(), 3);
     QCOMPARE(model.run(QStringLiteral("n"))->connections, end.connections);
-    QCOMPARE(pane.networkView()->topLevelItemCount(), 2);
+    QCOMPARE(pane.networkView()->topLevelItemCount(), 3);
 }
 
 void ModelsTest::requestDataIsShownAsText()

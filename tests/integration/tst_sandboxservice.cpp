@@ -56,6 +56,37 @@ private:
                !config.installsUseHostProxy();
     }
 
+    // A JavaScript run whose one library cannot be installed through the gateway: its result,
+    // and nothing of it left (containers, the gateway and its networks, the half-made volume).
+    ExecutionResult failedInstall(const LanguageRegistry &languages, const QString &library)
+    {
+        EngineClient engine(m_socket);
+        SandboxConfig config = makeConfig();
+        config.allowInstall = true;
+        config.installTimeoutSec = 150;
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, languages, config);
+        ExecutionRequest request(QStringLiteral("javascript"),
+                                 QStringLiteral("console.log(require('left-pad')('7', 3, '0'))"),
+                                 30);
+        request.libraries = {library};
+        const QString volume = LibraryCache::volumeName(
+            *languages.find(QStringLiteral("javascript")), request.libraries);
+        const ExecutionResult r = resultOf(service.execute(request), 240000);
+        [&] {
+            QVERIFY(r.stdoutData.isEmpty());
+            expectNoLeftovers(service, engine);
+            shutDown(service, engine);
+            const auto volumeGone = [&engine, &volume] {
+                EngineReply *inspect = VolumesApi(&engine).inspect(volume);
+                QSignalSpy spy(inspect, &EngineReply::finished);
+                return spy.wait(10000) && inspect->error().isNotFound();
+            };
+            QTRY_VERIFY_WITH_TIMEOUT(volumeGone(), 15000);
+        }();
+        return r;
+    }
+
     // Containers of this test's instance that still exist in the engine.
     int leftovers(EngineClient &engine, const QString &instance)
     {
@@ -262,36 +293,17 @@ print(json.dumps(out))
     void installReachesOnlyItsIndex()
     {
         EngineClient engine(m_socket);
-        SandboxConfig config = makeConfig();
-        config.allowInstall = true;
-        config.installTimeoutSec = 120;
-        if (!installsThroughGateway(engine, config))
+        if (!installsThroughGateway(engine, makeConfig()))
             QSKIP("installs on this engine use its open network (Podman, or a host proxy)");
-        DockerBackend backend(&engine);
-        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
-        ExecutionRequest request(QStringLiteral("javascript"),
-                                 QStringLiteral("console.log(require('left-pad')('7', 3, '0'))"),
-                                 30);
-        request.libraries = {QStringLiteral("http://downloads.example.invalid/left-pad.tgz")};
-        const QString volume = LibraryCache::volumeName(
-            *service.languages().find(QStringLiteral("javascript")), request.libraries);
-        const ExecutionResult r = resultOf(service.execute(request), 240000);
+        const ExecutionResult r =
+            failedInstall(LanguageRegistry::builtIn(),
+                          QStringLiteral("http://downloads.example.invalid/left-pad.tgz"));
         QVERIFY2(r.error.contains(u"The install was refused a connection to "
                                   u"downloads.example.invalid:80 (not on the allow-list)"),
                  qPrintable(r.error));
         QVERIFY2(r.error.contains(u"installs reach only the package index of javascript "
                                   u"(registry.npmjs.org)"),
                  qPrintable(r.error));
-        QVERIFY(r.stdoutData.isEmpty());
-        expectNoLeftovers(service, engine);
-        shutDown(service, engine);
-        // The failed install's volume is gone too.
-        const auto volumeGone = [&engine, &volume] {
-            EngineReply *r = VolumesApi(&engine).inspect(volume);
-            QSignalSpy spy(r, &EngineReply::finished);
-            return spy.wait(10000) && r->error().isNotFound();
-        };
-        QTRY_VERIFY_WITH_TIMEOUT(volumeGone(), 15000);
     }
 
     // The same install that works through the registry fails, saying why, when the registry is
@@ -299,10 +311,7 @@ print(json.dumps(out))
     void installWithoutItsIndexIsRefused()
     {
         EngineClient engine(m_socket);
-        SandboxConfig config = makeConfig();
-        config.allowInstall = true;
-        config.installTimeoutSec = 150;
-        if (!installsThroughGateway(engine, config))
+        if (!installsThroughGateway(engine, makeConfig()))
             QSKIP("installs on this engine use its open network (Podman, or a host proxy)");
         LanguageRegistry languages;
         for (Language l : LanguageRegistry::builtIn().all()) {
@@ -310,21 +319,13 @@ print(json.dumps(out))
                 l.indexHosts = {QStringLiteral("npm.mirror.invalid")};
             languages.add(l);
         }
-        DockerBackend backend(&engine);
-        SandboxService service(&backend, languages, config);
-        ExecutionRequest request(QStringLiteral("javascript"),
-                                 QStringLiteral("console.log(require('left-pad')('7', 3, '0'))"),
-                                 30);
         // (Not the version other tests install: a volume of it left cached would need no
         // network.)
-        request.libraries = {QStringLiteral("left-pad@1.2.0")};
-        const ExecutionResult r = resultOf(service.execute(request), 240000);
+        const ExecutionResult r = failedInstall(languages, QStringLiteral("left-pad@1.2.0"));
         QVERIFY2(r.error.contains(u"The install was refused a connection to "
                                   u"registry.npmjs.org:443 (not on the allow-list)"),
                  qPrintable(r.error));
         QVERIFY2(r.error.contains(u"(npm.mirror.invalid)"), qPrintable(r.error));
-        expectNoLeftovers(service, engine);
-        shutDown(service, engine);
     }
 
     // Runs beyond the concurrency limit wait in a queue of bounded length; one more is refused

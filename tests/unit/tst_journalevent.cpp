@@ -163,6 +163,15 @@ void tst_JournalEvent::connectionCrossesWhole()
     e.connection.ms = 1200;
     back = throughText(e);
     QCOMPARE(back.connection, e.connection);
+    // Held while a person is asked: "asking", with no rule yet.
+    JournalEvent held = e;
+    held.connection.id = 43;
+    held.connection.verdict = NetworkAttempt::Verdict::Held;
+    held.connection.rule.clear();
+    held.connection.bytesUp = held.connection.bytesDown = held.connection.ms = -1;
+    QCOMPARE(held.toJson().value(u"connection").toObject().value(u"verdict").toString(),
+             QStringLiteral("asking"));
+    QCOMPARE(throughText(held).connection, held.connection);
     // And in a finished record (the history's and a late window's copy), all of them.
     JournalEvent finished;
     finished.type = JournalEvent::Type::Finished;
