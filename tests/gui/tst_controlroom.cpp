@@ -138,11 +138,16 @@ public:
     }
     ~RawStdioSession()
     {
-        // The end of its stdin ends a stdio server, which removes its sandboxes.
+        // The end of its stdin ends a stdio server, which removes its sandboxes once its calls
+        // are answered; then, as MCP's stdio shutdown goes, SIGTERM (it still removes them: a
+        // test that failed with a call held open) and last SIGKILL.
         m_process.closeWriteChannel();
         if (!m_process.waitForFinished(20000)) {
-            m_process.kill();
-            m_process.waitForFinished(5000);
+            m_process.terminate();
+            if (!m_process.waitForFinished(15000)) {
+                m_process.kill();
+                m_process.waitForFinished(5000);
+            }
         }
     }
     int call(const QString &tool, const QJsonObject &arguments)
