@@ -5,8 +5,9 @@
 #include <QTreeWidget>
 
 // The connections a run tried in the allow-list mode, one row each: host and port, the verdict
-// (allowed, refused, failed, or asking while the window asks about it) with the rule or reason, and bytes each way and duration once the
-// connection ended. Hosts and reasons come from the program and the gateway: plain text.
+// (allowed, refused, failed, or asking while the window asks about it) with the rule or reason, and
+// bytes each way and duration once the connection ended. Hosts and reasons come from the program
+// and the gateway: plain text.
 class NetworkView : public QTreeWidget
 {
     Q_OBJECT
