@@ -346,7 +346,9 @@ QList<Option> sandboxOptions()
                                      "(repeatable).")),
         flag(s("allow-network-for-install"),
              s("Let execute_code install its 'libraries' (pip, npm, gem, R) in a separate install "
-               "container that has network; the programs themselves still run without network. "
+               "container that reaches only the language's package index, through the engine's "
+               "egress gateway (the open network behind HTTP(S)_PROXY and on Podman); the "
+               "programs themselves still run without network. "
                "Installed sets are cached in volumes labelled code-sandbox.libraries."),
              Stage::Sandbox, &SandboxConfig::allowInstall),
         egress(s("index-host"), s("pattern"),

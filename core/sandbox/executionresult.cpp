@@ -17,6 +17,17 @@ QString ExecutionResult::verdictName(NetworkAttempt::Verdict verdict)
     return QStringLiteral("refused");
 }
 
+QStringList ExecutionResult::connectionsWith(NetworkAttempt::Verdict verdict) const
+{
+    QStringList out;
+    for (const NetworkAttempt &a : network) {
+        const QString line = QStringLiteral("%1:%2 (%3)").arg(a.host).arg(a.port).arg(a.rule);
+        if (a.verdict == verdict && !out.contains(line))
+            out.append(line);
+    }
+    return out;
+}
+
 QJsonObject NetworkAttempt::toJson() const
 {
     QJsonObject one{{QStringLiteral("host"), host},

@@ -85,6 +85,9 @@ struct ExecutionResult
     static constexpr int kMaxNetwork = 200;
     // "allowed", "refused", "failed": as structuredContent and the history say it.
     static QString verdictName(NetworkAttempt::Verdict verdict);
+    // The connections with this verdict as "host:port (rule)", each once, in order: what a
+    // sentence to the caller names.
+    QStringList connectionsWith(NetworkAttempt::Verdict verdict) const;
     // Set when the sandbox itself failed (engine down, image missing): no program ran.
     QString error;
 

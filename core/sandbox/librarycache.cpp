@@ -112,12 +112,7 @@ QString LibraryCache::refusedHosts(const Language &language, const ExecutionResu
     // The package manager's own message names the failure, seldom the gateway's reason: a
     // package that pulls from elsewhere (a git URL, a tarball on another host) looks like a
     // network fault without this.
-    QStringList refused;
-    for (const NetworkAttempt &a : r.network) {
-        const QString line = QStringLiteral("%1:%2 (%3)").arg(a.host).arg(a.port).arg(a.rule);
-        if (a.verdict == NetworkAttempt::Verdict::Refused && !refused.contains(line))
-            refused.append(line);
-    }
+    const QStringList refused = r.connectionsWith(NetworkAttempt::Verdict::Refused);
     if (refused.isEmpty())
         return {};
     return QStringLiteral("\nThe install was refused a connection to %1: installs reach only "

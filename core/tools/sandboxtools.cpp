@@ -324,12 +324,7 @@ QString SandboxTools::formatText(const ExecutionResult &r, const QString &printH
     // user what to allow or what failed.
     for (const NetworkAttempt::Verdict verdict :
          {NetworkAttempt::Verdict::Refused, NetworkAttempt::Verdict::Failed}) {
-        QStringList hosts;
-        for (const NetworkAttempt &a : r.network) {
-            const QString line = QStringLiteral("%1:%2 (%3)").arg(a.host).arg(a.port).arg(a.rule);
-            if (a.verdict == verdict && !hosts.contains(line))
-                hosts.append(line);
-        }
+        const QStringList hosts = r.connectionsWith(verdict);
         if (!hosts.isEmpty())
             section(
                 QStringLiteral("[network %1: %2]")
