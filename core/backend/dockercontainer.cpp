@@ -167,6 +167,14 @@ void DockerContainer::onEgressEvent(const QJsonObject &event)
     Q_EMIT networkEvent(event);
 }
 
+void DockerContainer::settleNetwork(QObject *context, const std::function<void()> &done)
+{
+    if (m_egress && !m_credential.isEmpty())
+        m_egress->flush(context, done);
+    else
+        done();
+}
+
 void DockerContainer::answerConnection(quint64 connection, bool allow, const QString &widenTo)
 {
     if (!m_egress || m_credential.isEmpty())

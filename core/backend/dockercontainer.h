@@ -42,6 +42,7 @@ public:
     void exitStatus(QObject *context, const Exited &done) override;
     void interrupt() override;
     void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
+    void settleNetwork(QObject *context, const std::function<void()> &done) override;
     bool sampleUsage(QObject *context, const Sampled &done) override;
 
     // Stats requests under way at once on one engine, across its sandboxes: each can hold a

@@ -44,7 +44,7 @@ EgressGateway::EgressGateway(EngineClient *engine, QObject *parent)
     : QObject(parent), m_engine(engine)
 {
     m_ping.setInterval(kPingMs);
-    connect(&m_ping, &QTimer::timeout, this, [this] { send(QStringLiteral("ping")); });
+    connect(&m_ping, &QTimer::timeout, this, &EgressGateway::ping);
     m_startDeadline.setSingleShot(true);
     m_startDeadline.setInterval(kStartTimeoutMs);
     connect(&m_startDeadline, &QTimer::timeout, this, [this] {
@@ -395,6 +395,9 @@ void EgressGateway::onOutput(int stream, const QByteArray &bytes)
         if (kind == u"ready") {
             if (m_state == State::Starting)
                 onReady();
+        } else if (kind == u"pong") {
+            ++m_pongs;
+            releaseFlushes(false);
         } else if (kind == u"error") {
             qCWarning(lcBackend).noquote() << "egress gateway refused a control line:" << line;
         } else if (kind == u"conn" || kind == u"ask" || kind == u"end") {
@@ -454,6 +457,8 @@ void EgressGateway::lost(const QString &why)
 
 void EgressGateway::closeStream()
 {
+    releaseFlushes(true);
+    m_pingsSent = m_pongs = 0;
     if (!m_stream)
         return;
     m_stream->disconnect(this);
@@ -506,6 +511,51 @@ void EgressGateway::send(const QString &line)
 {
     if (m_stream)
         m_stream->write(line.toUtf8() + '\n');
+}
+
+void EgressGateway::ping()
+{
+    if (!m_stream)
+        return;
+    send(QStringLiteral("ping"));
+    ++m_pingsSent;
+}
+
+void EgressGateway::flush(QObject *context, const std::function<void()> &done)
+{
+    if (m_state != State::Ready || !m_stream) {
+        done();
+        return;
+    }
+    ping();
+    const quint64 token = ++m_flushTokens;
+    m_flushes.append({token, m_pingsSent, context, done});
+    QTimer::singleShot(kFlushTimeoutMs, this, [this, token] {
+        for (qsizetype i = 0; i < m_flushes.size(); ++i)
+            if (m_flushes.at(i).token == token) {
+                const Flush late = m_flushes.takeAt(i);
+                qCWarning(lcBackend)
+                    << "the egress gateway did not answer a ping within" << kFlushTimeoutMs
+                    << "ms; a run's result may miss its last "
+                       "connections";
+                if (late.context)
+                    late.done();
+                return;
+            }
+    });
+}
+
+void EgressGateway::releaseFlushes(bool all)
+{
+    QList<Flush> due;
+    for (qsizetype i = 0; i < m_flushes.size();)
+        if (all || m_flushes.at(i).ping <= m_pongs)
+            due.append(m_flushes.takeAt(i));
+        else
+            ++i;
+    for (const Flush &f : due)
+        if (f.context)
+            f.done();
 }
 
 void EgressGateway::shutdown(QObject *context, const std::function<void()> &done)

@@ -50,6 +50,8 @@ public:
     // hour), which the server applies and answers at; this bounds a question whose answer was
     // lost.
     static constexpr int kAskTimeoutMs = 61 * 60 * 1000;
+    // The longest a run's result waits for the gateway's pending events (flush()).
+    static constexpr int kFlushTimeoutMs = 3000;
     // Test-only: NAME=ADDRESS,... resolved by the gateway without DNS, and IPv4 ranges it treats
     // as public (the tests' servers stand for the internet on this machine's private addresses).
     static constexpr const char *kTestHostsVar = "CODE_SANDBOX_TEST_EGRESS_HOSTS";
@@ -74,6 +76,11 @@ public:
     void widen(const QString &credential, const QString &pattern);
     // The verdict on a held connection (its id from the "ask" event).
     void answer(quint64 connection, bool allow);
+    // Calls `done` once every event the gateway wrote before now has arrived: it answers control
+    // lines in order on the stream its events come on, so a ping's answer follows them. A run's
+    // end comes on the sandbox's own stream and can overtake its last connection's event; its
+    // result waits for this. At once when no gateway runs; after kFlushTimeoutMs at the latest.
+    void flush(QObject *context, const std::function<void()> &done);
 
     // Removes the gateway and both networks (after the sandboxes on them are gone); `done` when
     // the engine has answered every removal.
@@ -111,6 +118,13 @@ private:
         QPointer<QObject> context;
         Ready done;
     };
+    struct Flush
+    {
+        quint64 token = 0;
+        quint64 ping = 0; // released by the answer to this ping
+        QPointer<QObject> context;
+        std::function<void()> done;
+    };
 
     void start();
     // With `probe`, the engine picks the subnet; the network is then made again with it given.
@@ -129,6 +143,9 @@ private:
     void waitGone(const QString &id, int checksLeft);
     void settle(const QString &error);
     void send(const QString &line);
+    void ping();
+    // Releases the flushes whose ping was answered (all with `all`: the stream is gone).
+    void releaseFlushes(bool all);
     void sendGrant(const QString &credential);
     // Every engine request of this class goes through here: `onAnswer` records what the answer
     // made (always) and goes on with the start only while starting (it checks); then, with no
@@ -153,6 +170,10 @@ private:
     QPointer<AttachStream> m_stream;
     QByteArray m_pending; // stdout up to the next newline
     QList<Waiter> m_waiters;
+    QList<Flush> m_flushes;
+    quint64 m_pingsSent = 0; // on the current stream
+    quint64 m_pongs = 0;
+    quint64 m_flushTokens = 0;
     QHash<QString, Grant> m_grants; // credential → hosts
     QTimer m_ping;
     QTimer m_startDeadline;

@@ -232,17 +232,39 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
     const QByteArray visible = scanner.feed(bytes);
     if (!visible.isEmpty())
         append(stream, visible);
-    if (m_outScanner.found() && m_errScanner.found() && m_phase != Phase::Collecting) {
+    if (m_outScanner.found() && m_errScanner.found() && !m_endSeen) {
         m_result.exitCode = m_outScanner.status();
         m_result.outOfMemory = m_outScanner.outOfMemory();
         m_result.compileError = m_outScanner.hasFlag("compile");
         m_result.peakMemoryBytes = m_outScanner.value("mem");
         m_result.cpuTimeMs = m_outScanner.value("cpu");
+        // The program's time ends here, whatever comes after (files, the gateway's last events).
+        m_result.durationMs = m_clock.elapsed();
+        m_endSeen = true;
+        m_timer.stop();
+        m_sampleTimer.stop();
+        // The gateway reports connections on its own stream, which can lag behind this one: the
+        // result waits for its events up to now (bounded), alongside fetching the files.
+        m_networkPending = m_container != nullptr;
+        if (m_container)
+            m_container->settleNetwork(this, [this] {
+                m_networkPending = false;
+                if (m_finishWhenSettled)
+                    finish();
+            });
         if (m_outScanner.hasFlag("out") || m_outScanner.hasFlag("plots"))
             collectFiles();
         else
-            finish();
+            finishWhenSettled();
     }
+}
+
+void Execution::finishWhenSettled()
+{
+    if (m_networkPending)
+        m_finishWhenSettled = true;
+    else
+        finish();
 }
 
 void Execution::collectFiles()
@@ -251,7 +273,6 @@ void Execution::collectFiles()
     // supervisor keeps the container up until the files are read (the workdir volume goes when
     // the container stops).
     m_phase = Phase::Collecting;
-    m_result.durationMs = m_clock.elapsed();
     m_timer.start(kCollectTimeoutMs);
     auto *collector = new OutputCollector(m_container, m_fileLimits, this);
     connect(collector, &OutputCollector::finished, this,
@@ -261,7 +282,7 @@ void Execution::collectFiles()
                     return;
                 m_result.files = files;
                 m_result.notes += notes;
-                finish();
+                finishWhenSettled();
             });
     collector->start(m_outScanner.hasFlag("plots"), m_outScanner.hasFlag("out"));
 }
@@ -303,7 +324,9 @@ void Execution::append(int stream, const QByteArray &bytes)
 
 void Execution::onStreamEnded()
 {
-    if (m_phase == Phase::Finished || m_phase == Phase::Collecting)
+    // After the end line the stream's end says nothing new (the result waits for its files or
+    // the gateway's last events).
+    if (m_phase == Phase::Finished || m_phase == Phase::Collecting || m_endSeen)
         return;
     // The stream closed without the supervisor's end line: the container died (killed, or the
     // program took the supervisor down). Keep what was printed and say what we know.
@@ -421,7 +444,6 @@ void Execution::finish()
 {
     if (m_phase == Phase::Finished)
         return;
-    const Phase last = m_phase;
     m_phase = Phase::Finished;
     // With several engines, a failure says which one it happened on (unless it already does).
     if (!m_result.error.isEmpty() && !m_result.engine.isEmpty() &&
@@ -430,7 +452,7 @@ void Execution::finish()
             QStringLiteral("on the engine %1: %2").arg(m_result.engine, m_result.error);
     m_timer.stop();
     m_sampleTimer.stop();
-    if (last != Phase::Collecting)
+    if (!m_endSeen)
         m_result.durationMs = m_clock.isValid() ? m_clock.elapsed() : 0;
     // A session's container that came through the run serves the next one: it is handed back
     // untouched. Anything that went wrong mid-run (no result line, a lost stream, a timeout that

@@ -101,6 +101,8 @@ private:
     void onTimeout();
     void append(int stream, const QByteArray &bytes);
     void finish();
+    // finish() once the gateway's events have come (see onOutput).
+    void finishWhenSettled();
     void sampleUsage();
 
     static constexpr int kStartupTimeoutMs = 60000;
@@ -146,7 +148,10 @@ private:
     static constexpr int kInterruptGraceMs = 3000;
     OutputManifest::Limits m_fileLimits;
     Remover m_remover;
-    QSet<quint64> m_held; // connections the gateway holds for an answer
+    QSet<quint64> m_held;             // connections the gateway holds for an answer
+    bool m_endSeen = false;           // both end lines came: the program's figures are known
+    bool m_networkPending = false;    // waiting for the gateway's events up to the end
+    bool m_finishWhenSettled = false; // the rest is done: finish when they have come
     // A QBasicTimer, not a QTimer: every run has one, and most never fire.
     QBasicTimer m_sampleTimer;
     bool m_sampling = false; // a reading was asked for and has not come

@@ -99,6 +99,14 @@ public:
         Q_UNUSED(allow);
         Q_UNUSED(widenTo);
     }
+    // Allow-list mode: calls `done` once the gateway's events about connections made so far
+    // have come (networkEvent), which can lag behind the program's end on another stream;
+    // bounded. The default (no gateway) has nothing to wait for and calls `done` at once.
+    virtual void settleNetwork(QObject *context, const std::function<void()> &done)
+    {
+        Q_UNUSED(context);
+        done();
+    }
 
 Q_SIGNALS:
     void ready();

@@ -85,6 +85,28 @@ export function sharedClient(options) {
 }
 
 /** The text of the first content item of a tool result. */
+// The progress notifications of one call as they arrive on the wire. The SDK client handles a
+// notification a microtask after it arrives but a response at once, so progress written just
+// before the result, read in the same chunk under load, finds its request ended and is dropped
+// (modelcontextprotocol/typescript-sdk#2580): what the server sent is read here instead.
+export async function progressOnTheWire(client, callTool) {
+    const transport = client.transport;
+    const deliver = transport.onmessage;
+    const seen = [];
+    transport.onmessage = (message, extra) => {
+        if (message?.method === 'notifications/progress')
+            seen.push(message.params);
+        deliver(message, extra);
+    };
+    try {
+        const result = await callTool();
+        const token = seen[0]?.progressToken;
+        return { result, progress: seen.filter((p) => p.progressToken === token) };
+    } finally {
+        transport.onmessage = deliver;
+    }
+}
+
 export function textOf(result) {
     assert.ok(Array.isArray(result.content) && result.content.length > 0,
         `result has no content: ${JSON.stringify(result)}`);

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import { startClient, testNoContainersLeft, textOf } from './helpers.mjs';
+import { progressOnTheWire, startClient, testNoContainersLeft, textOf } from './helpers.mjs';
 
 const RUN_TOOLS = ['run_python_code', 'run_javascript_code', 'execute_code'];
 const SESSION_TOOLS = ['create_session', 'list_sessions', 'close_session'];
@@ -180,11 +180,10 @@ test('progress names whole lines of output, however the output was cut', { timeo
         + 'for p in (10, 20):\n'
         + '    sys.stderr.write(f"\\r{p}%"); sys.stderr.flush(); time.sleep(0.3)\n'
         + 'print("done", flush=True)';
-    const progress = [];
-    const r = await client.callTool({ name: 'run_python_code', arguments: { code } }, undefined,
-        { onprogress: (p) => progress.push(p.message ?? '') });
+    const { result: r, progress } = await progressOnTheWire(client, () => client.callTool(
+        { name: 'run_python_code', arguments: { code } }, undefined, { onprogress: () => {} }));
     assert.equal(r.structuredContent.stdout, 'half a line\ndone\n', textOf(r));
-    const output = progress.filter((m) => /^std(out|err): /.test(m));
+    const output = progress.map((p) => p.message ?? '').filter((m) => /^std(out|err): /.test(m));
     assert.deepEqual(output, ['stdout: half a line', 'stderr: 10%', 'stdout: done'],
         `progress: ${JSON.stringify(progress)}`);
 });
