@@ -38,13 +38,14 @@ RUN_PACKAGES=(build-essential cmake ninja-build pkg-config curl ca-certificates
 # (dpkg-dev, desktop-file-utils, appstream), and the hardening tests: clang with libFuzzer and the
 # sanitizer runtimes (llvm-14 for symbolised stacks), Podman with the init it needs for
 # HostConfig.Init, and the extra engines of tests/engines (a private sshd, bridges made with ip,
-# certificates made with openssl). Node.js comes from Debian only where no node is installed.
+# certificates made with openssl), and gVisor's runsc, which tests/engines registers with one of
+# them (never with the user's engine). Node.js comes from Debian only where no node is installed.
 TEST_PACKAGES=(git clang-format python3-docker
                python3-aiohttp python3-kubernetes python3-websocket python3-yaml python3-jsonschema
                xvfb trayer xdotool imagemagick fonts-dejavu-core
                dpkg-dev desktop-file-utils appstream
                clang-14 libclang-rt-14-dev llvm-14 podman catatonit
-               openssh-server openssh-client iproute2 openssl)
+               openssh-server openssh-client iproute2 openssl runsc)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

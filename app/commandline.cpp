@@ -145,14 +145,18 @@ Option engineAddresses(const QString &name, const QString &help)
                         clusters.append(value);
                         continue;
                     }
-                    if (value.startsWith(u"context:")) {
-                        const QString context = value.mid(8);
+                    QString runtime;
+                    QString error;
+                    const QString where = EngineAddress::takeRuntime(value, &runtime, &error);
+                    if (!error.isEmpty())
+                        return QStringLiteral("--%1: %2").arg(name, error);
+                    if (where.startsWith(u"context:")) {
+                        const QString context = where.mid(8);
                         if (context != u"default" && !EngineLocator::isValidContextName(context))
                             return QStringLiteral("--%1: '%2' is not a Docker context name")
                                 .arg(name, context);
                     } else {
-                        QString error;
-                        if (!EngineAddress::parse(value, &error).isValid())
+                        if (!EngineAddress::parse(where, &error).isValid())
                             return QStringLiteral("--%1: %2").arg(name, error);
                     }
                     engines.append(value);
@@ -510,6 +514,13 @@ QList<Option> instanceOptions()
                "REGISTRY/PREFIX/code-sandbox/NAME:latest instead of code-sandbox/NAME:latest "
                "(push them with containers/build-images.sh --push REGISTRY/PREFIX)."),
              Stage::Sandbox, &CommandLine::imagePrefix),
+        text(s("runtime"), s("name"),
+             s("Container runtime of the sandboxes on the Docker and Podman engines of --engine "
+               "that name none of their own (ADDRESS?runtime=NAME), e.g. runsc for gVisor: a "
+               "kernel of its own between the program and the host's. The engine must have it "
+               "registered (Docker: \"runtimes\" in /etc/docker/daemon.json; see the README); "
+               "default: the engine's own (runc)."),
+             Stage::Sandbox, &CommandLine::runtime),
         text(s("runtime-class"), s("name"),
              s("RuntimeClass of the sandbox pods on Kubernetes clusters of --engine, e.g. one "
                "for gVisor (runsc), for a kernel of their own."),
@@ -624,7 +635,9 @@ QString engineTls(CommandLine &cl)
         *file = QFileInfo(*file).absoluteFilePath();
     }
     for (const QString &engine : std::as_const(cl.engines))
-        if (EngineAddress::parse(engine).scheme == EngineAddress::Scheme::Tcp)
+        if (QString runtime;
+            EngineAddress::parse(EngineAddress::takeRuntime(engine, &runtime)).scheme ==
+            EngineAddress::Scheme::Tcp)
             return {};
     return QStringLiteral("--tls-ca, --tls-cert and --tls-key are for tcp:// engines given with "
                           "--engine (a Docker context brings its own; DOCKER_HOST uses "
@@ -694,6 +707,10 @@ QString applySandbox(const QList<Option> &options, const QCommandLineParser &p,
     }
     if (error.isEmpty())
         error = engineTls(cl);
+    if (error.isEmpty() && !cl.runtime.isEmpty() && !EngineAddress::isRuntimeName(cl.runtime))
+        error = QStringLiteral("--runtime: '%1' is not a runtime's name (letters, digits, '.', "
+                               "'_', '-'), such as runsc")
+                    .arg(cl.runtime);
     if (error.isEmpty())
         error = trustStore(p.isSet(QStringLiteral("install-ca-file")), c);
     installSettings(env, c);

@@ -32,6 +32,7 @@ struct CommandLine
     // The Kubernetes clusters among --engine (k8s://[CONTEXT][/NAMESPACE]), in order; with only
     // these, no Docker engine is looked for.
     QStringList kubeEngines;
+    QString runtime;      // --runtime: the container runtime on Docker/Podman engines (runsc)
     QString runtimeClass; // --runtime-class: the RuntimeClass of sandbox pods (e.g. gVisor's)
     QString imagePrefix;  // --image-prefix: where clusters pull the images (build-images.sh --push)
     int maxPods = 0;      // --max-pods: pods running at once per cluster (0: the backend's default)

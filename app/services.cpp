@@ -95,7 +95,7 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     for (const QString &name : cl.missingPassThrough)
         qCWarning(lcApp).noquote()
             << "--pass-through-env:" << name << "is not set here; it will not be passed";
-    QList<SandboxBackend *> backends = addDockerEngines(engines);
+    QList<SandboxBackend *> backends = addDockerEngines(engines, cl.runtime);
     if (!addClusters(cl, &backends))
         return false;
     m_sandbox = std::make_unique<SandboxService>(backends, languages, config);
@@ -121,7 +121,8 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     return true;
 }
 
-QList<SandboxBackend *> Services::addDockerEngines(const QList<EngineLocator::Result> &engines)
+QList<SandboxBackend *> Services::addDockerEngines(const QList<EngineLocator::Result> &engines,
+                                                   const QString &runtime)
 {
     QList<SandboxBackend *> backends;
     for (const EngineLocator::Result &where : engines) {
@@ -131,9 +132,14 @@ QList<SandboxBackend *> Services::addDockerEngines(const QList<EngineLocator::Re
         // upgraded connection, and /wait is only asked of containers that already ended.
         engine->setRequestTimeout(120000);
         auto backend = std::make_unique<DockerBackend>(engine.get());
+        // The engine's own runtime, else the server's; checked against what the engine has.
+        backend->setRuntime(where.address.runtime.isEmpty() ? runtime : where.address.runtime);
         backends.append(backend.get());
         qCInfo(lcApp).noquote() << "engine" << where.address.display()
-                                << QStringLiteral("(%1)").arg(where.source);
+                                << QStringLiteral("(%1)").arg(where.source)
+                                << (backend->runtime().isEmpty()
+                                        ? QString()
+                                        : QStringLiteral("runtime %1").arg(backend->runtime()));
         m_engines.push_back(std::move(engine));
         m_backends.push_back(std::move(backend));
     }

@@ -86,7 +86,9 @@ private:
     Services() = default;
     bool build(const CommandLine &cl, Mode mode, const Placement &placement);
     // One backend per Docker engine found (kept here, as their engine clients are).
-    QList<SandboxBackend *> addDockerEngines(const QList<EngineLocator::Result> &engines);
+    // `runtime`: --runtime, for the engines that name none of their own.
+    QList<SandboxBackend *> addDockerEngines(const QList<EngineLocator::Result> &engines,
+                                             const QString &runtime);
     // The run gate, the MCP server with this product's tools, and the sessions they use.
     void createServer(const CommandLine &cl, Mode mode);
     // A headless instance's link to the window: its events go there, and the window may stop

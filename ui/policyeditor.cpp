@@ -1,6 +1,7 @@
 #include "policyeditor.h"
 
 #include "egresslist.h"
+#include "sandboxspec.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -85,7 +86,7 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
     m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
                                         tr("Network"), tr("Hosts (empty: the server's)"),
                                         tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
-                                        tr("Max memory")});
+                                        tr("Max memory"), tr("Isolation")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -182,6 +183,20 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
     m_table->setCellWidget(row, MemoryColumn,
                            limitCell(policy.maxMemoryMiB, AssistantPolicy::kMaxMemoryMiB,
                                      tr(" MiB"), QStringLiteral("policyMemory"), m_table));
+    // Editable: a runtime of another name (kata, a RuntimeClass) is typed in.
+    auto *isolation = new QComboBox(m_table);
+    isolation->setObjectName(QStringLiteral("policyIsolation"));
+    isolation->setEditable(true);
+    isolation->addItem(QString::fromLatin1(AssistantPolicy::kIsolationContainer));
+    isolation->addItem(QString::fromLatin1(SandboxSpec::kIsolationGvisor));
+    isolation->setCurrentText(policy.isolation.isEmpty()
+                                  ? QString::fromLatin1(AssistantPolicy::kIsolationContainer)
+                                  : policy.isolation);
+    isolation->setToolTip(tr("The runtime its runs and sessions must have: container (any), "
+                             "gvisor (a kernel of its own between the program and the host's: "
+                             "only engines with runsc, or a gVisor RuntimeClass), or a runtime's "
+                             "name. With no engine that has it, its runs are refused."));
+    m_table->setCellWidget(row, IsolationColumn, isolation);
 }
 
 bool PolicyEditor::addAssistant(const QString &client)
@@ -232,6 +247,12 @@ AssistantPolicy PolicyEditor::rowPolicy(int row) const
         p.maxTimeoutSec = t->value();
     if (const auto *m = qobject_cast<QSpinBox *>(m_table->cellWidget(row, MemoryColumn)))
         p.maxMemoryMiB = m->value();
+    if (const auto *i = qobject_cast<QComboBox *>(m_table->cellWidget(row, IsolationColumn))) {
+        p.isolation = i->currentText().trimmed();
+        if (p.isolation.compare(QLatin1String(AssistantPolicy::kIsolationContainer),
+                                Qt::CaseInsensitive) == 0)
+            p.isolation.clear();
+    }
     return p;
 }
 

@@ -28,6 +28,7 @@ public:
         LibrariesColumn,
         TimeoutColumn,
         MemoryColumn,
+        IsolationColumn,
         ColumnCount
     };
 

@@ -76,6 +76,117 @@ int DockerBackend::capacity() const
     return qMax(4, 2 * cpus);
 }
 
+void DockerBackend::setRuntime(const QString &runtime)
+{
+    m_runtime = runtime;
+    EngineReply *info = SystemApi(m_engine).info();
+    info->then(this, [this, info] {
+        if (!info->ok())
+            return; // an engine that does not answer says so at the first call
+        readRuntimes(info->json());
+        QString error;
+        SandboxSpec plain;
+        if (!m_runtime.isEmpty() && runtimeFor(plain, &error).isEmpty())
+            qCWarning(lcBackend).noquote() << error;
+    });
+}
+
+bool DockerBackend::Runtime::isGvisor() const
+{
+    return QFileInfo(path).fileName().startsWith(u"runsc");
+}
+
+bool DockerBackend::Runtime::withoutNetwork() const
+{
+    return args.contains(u"--network=none");
+}
+
+void DockerBackend::readRuntimes(const QJsonObject &info)
+{
+    const QJsonObject runtimes = info.value(u"Runtimes").toObject();
+    // Podman answers without them: nothing is known then, and the create says what is wrong.
+    if (runtimes.isEmpty())
+        return;
+    m_runtimes.clear();
+    for (auto it = runtimes.constBegin(); it != runtimes.constEnd(); ++it) {
+        const QJsonObject r = it.value().toObject();
+        Runtime runtime;
+        runtime.path = r.value(u"path").toString();
+        for (const QJsonValue &arg : r.value(u"runtimeArgs").toArray())
+            runtime.args.append(arg.toString());
+        m_runtimes.insert(it.key(), runtime);
+    }
+    m_runtimesKnown = true;
+}
+
+QString DockerBackend::runtimesText() const
+{
+    QStringList names = m_runtimes.keys();
+    names.sort();
+    return names.join(QStringLiteral(", "));
+}
+
+QString DockerBackend::runtimeFor(const SandboxSpec &spec, QString *error) const
+{
+    const bool gvisor = spec.isolation.compare(QLatin1String(SandboxSpec::kIsolationGvisor),
+                                               Qt::CaseInsensitive) == 0;
+    const bool networked = spec.network != SandboxSpec::Network::None;
+    const QString fix =
+        QStringLiteral("register it in the engine's configuration (Docker: \"runtimes\" in "
+                       "/etc/docker/daemon.json, then SIGHUP to dockerd; see the README's "
+                       "\"Stronger isolation\")");
+    // What the engine's own choice (--runtime) or the run's requirement names.
+    QString wanted = m_runtime;
+    if (!spec.isolation.isEmpty() && !gvisor)
+        wanted = spec.isolation;
+    if (gvisor && !(m_runtimes.contains(m_runtime) && m_runtimes.value(m_runtime).isGvisor())) {
+        wanted.clear();
+        // Before the engine has said (the first moments after start): the names the README
+        // registers gVisor under. An engine without them refuses the create, so such a run
+        // fails closed, never runs under another runtime.
+        if (!m_runtimesKnown)
+            return networked ? QStringLiteral("runsc-net") : QStringLiteral("runsc");
+        for (auto it = m_runtimes.cbegin(); it != m_runtimes.cend(); ++it)
+            if (it->isGvisor() && (wanted.isEmpty() || it.key() < wanted))
+                wanted = it.key();
+        if (wanted.isEmpty()) {
+            *error = QStringLiteral("the engine %1 has no gVisor runtime (it has %2): %3")
+                         .arg(endpoint(), runtimesText(), fix);
+            return {};
+        }
+    }
+    if (wanted.isEmpty() || !m_runtimesKnown)
+        return wanted;
+    if (!m_runtimes.contains(wanted)) {
+        *error = QStringLiteral("the engine %1 has no container runtime \"%2\" (it has %3): %4")
+                     .arg(endpoint(), wanted, runtimesText(), fix);
+        return {};
+    }
+    // gVisor with --network=none cannot join a network, and Debian's runsc under Docker 20.10
+    // runs a --network none container only with it: a run with network takes a gVisor entry of
+    // the same runsc without it (e.g. "runsc-net" with --network=host, which uses the
+    // container's own network namespace).
+    const Runtime chosen = m_runtimes.value(wanted);
+    if (networked && chosen.isGvisor() && chosen.withoutNetwork()) {
+        QString sibling;
+        for (auto it = m_runtimes.cbegin(); it != m_runtimes.cend(); ++it)
+            if (it->isGvisor() && !it->withoutNetwork() && it->path == chosen.path &&
+                (sibling.isEmpty() || it.key() < sibling))
+                sibling = it.key();
+        if (sibling.isEmpty()) {
+            *error = QStringLiteral("the engine %1 runs gVisor as \"%2\", with --network=none, "
+                                    "and this run needs network (an allow-list or --network): "
+                                    "register a second entry of the same runsc for it, e.g. "
+                                    "\"runsc-net\" with \"runtimeArgs\": [\"--network=host\"] "
+                                    "(see the README's \"Stronger isolation\")")
+                         .arg(endpoint(), wanted);
+            return {};
+        }
+        return sibling;
+    }
+    return wanted;
+}
+
 SandboxSpec::Result DockerBackend::accept(SandboxSpec spec) const
 {
     // The engine has answered by then (the install's volume was created first), so its kind is
@@ -91,6 +202,10 @@ SandboxSpec::Result DockerBackend::accept(SandboxSpec spec) const
                 << "use its open network: the egress gateway is not available on Podman yet";
         }
     }
+    QString error;
+    spec.runtime = runtimeFor(spec, &error);
+    if (!error.isEmpty())
+        return SandboxSpec::Result::refused(error);
     return SandboxBackend::accept(spec);
 }
 
@@ -266,10 +381,14 @@ void DockerBackend::health(bool cheap, QObject *context,
             // capacity placement weighs it by.
             EngineReply *info = SystemApi(m_engine).info();
             info->then(context, [this, info, h, done]() mutable {
+                h.runtime = m_runtime;
                 if (info->ok()) {
                     const QJsonObject i = info->json();
                     h.cpus = i.value(u"NCPU").toInt();
                     h.memoryBytes = qint64(i.value(u"MemTotal").toDouble());
+                    readRuntimes(i);
+                    h.runtimes = m_runtimes.keys();
+                    h.runtimes.sort();
                     if (h.cpus > 0)
                         m_cpus = h.cpus;
                 }

@@ -48,6 +48,15 @@ public:
     // Removes the egress gateway and its networks, if this engine ever needed them.
     void shutdown(QObject *context, const std::function<void()> &done) override;
 
+    // The runtime its sandboxes get ("" the engine's default, runc), e.g. runsc for gVisor. Asks
+    // the engine which runtimes it has (/info); a missing one is logged now and refuses runs
+    // with the fix. Runs that require gVisor (SandboxSpec::isolation) get one of its gVisor
+    // runtimes even without it.
+    void setRuntime(const QString &runtime);
+    QString runtime() const override { return m_runtime; }
+    // Whether the engine has said which runtimes it has.
+    bool knowsRuntimes() const { return m_runtimesKnown; }
+
     // The allow-list mode's gateway on this engine; null until a sandbox needed it.
     EgressGateway *egressGateway() const { return m_egress; }
     // Its image, when not code-sandbox/gateway:latest; before the first allow-list sandbox.
@@ -75,6 +84,18 @@ private:
     static constexpr int kVolumeRemoveTries = 30;
     static constexpr int kVolumeRemoveRetryMs = 1000;
     void removeVolumeTrying(const QString &name, int triesLeft);
+    // A registered runtime, as /info's Runtimes has it.
+    struct Runtime
+    {
+        QString path;
+        QStringList args;
+        bool isGvisor() const;
+        bool withoutNetwork() const; // gVisor's --network=none: no network at all
+    };
+    void readRuntimes(const QJsonObject &info);
+    // The runtime for `spec` on this engine, or why there is none (`error`).
+    QString runtimeFor(const SandboxSpec &spec, QString *error) const;
+    QString runtimesText() const;
     void removeNetworkLeftover(const QString &id, QObject *context,
                                const SandboxContainer::Done &done, int triesLeft);
     struct Presence
@@ -89,4 +110,7 @@ private:
     EgressGateway *m_egress = nullptr;
     QString m_gatewayImage;
     mutable bool m_warnedPodmanInstalls = false;
+    QString m_runtime;
+    QHash<QString, Runtime> m_runtimes; // name → what it is, from /info
+    bool m_runtimesKnown = false;
 };

@@ -140,6 +140,13 @@ void DockerContainer::fail(const EngineError &error, const QString &what)
     else
         message =
             QStringLiteral("could not %1 the sandbox container: %2").arg(what, error.toString());
+    // A runtime the engine does not have (Docker: "Unknown runtime specified runsc").
+    const QString runtime = m_body.value(u"HostConfig").toObject().value(u"Runtime").toString();
+    if (!runtime.isEmpty() && error.toString().contains(u"runtime", Qt::CaseInsensitive))
+        message += QStringLiteral(" (the runtime %1 must be registered with the engine: Docker's "
+                                  "\"runtimes\" in /etc/docker/daemon.json, then SIGHUP to "
+                                  "dockerd; see the README's \"Stronger isolation\")")
+                       .arg(runtime);
     failWith(message);
 }
 

@@ -46,6 +46,25 @@ SandboxSpec::Result KubernetesBackend::accept(SandboxSpec spec) const
             "the allow-list network mode (--egress) is not available on Kubernetes yet; run "
             "without --egress there, or use a Docker engine"));
     spec.runtime = m_options.runtimeClassName;
+    // The cluster's RuntimeClasses are not listed here: a run that requires gVisor goes only
+    // where --runtime-class names one (GKE's is "gvisor"; others call it after runsc), one
+    // that requires a named runtime only where --runtime-class is that name.
+    if (!spec.isolation.isEmpty()) {
+        const QString rc = spec.runtime;
+        const bool gvisor = spec.isolation.compare(QLatin1String(SandboxSpec::kIsolationGvisor),
+                                                   Qt::CaseInsensitive) == 0;
+        const bool has = gvisor ? (rc.contains(u"gvisor", Qt::CaseInsensitive) ||
+                                   rc.contains(u"runsc", Qt::CaseInsensitive))
+                                : rc == spec.isolation;
+        if (!has)
+            return SandboxSpec::Result::refused(
+                QStringLiteral("the cluster %1 runs sandbox pods with %2, not %3 (give "
+                               "--runtime-class the RuntimeClass that has it)")
+                    .arg(endpoint(),
+                         rc.isEmpty() ? QStringLiteral("its default runtime")
+                                      : QStringLiteral("the RuntimeClass %1").arg(rc),
+                         gvisor ? QStringLiteral("gVisor") : spec.isolation));
+    }
     return SandboxBackend::accept(spec);
 }
 

@@ -36,6 +36,7 @@ public:
 
     QString endpoint() const override;
     int capacity() const override;
+    QString runtime() const override { return m_options.runtimeClassName; }
     // A pod made from PodSpec's rendering of `spec` with the configured image prefix and node
     // selector.
     SandboxContainer *createSandbox(const SandboxSpec &spec, const QString &name,

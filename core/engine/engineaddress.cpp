@@ -151,7 +151,33 @@ bool EngineAddress::operator==(const EngineAddress &o) const
 {
     return scheme == o.scheme && socketPath == o.socketPath && host == o.host && port == o.port &&
            user == o.user && tls == o.tls && caFile == o.caFile && systemCa == o.systemCa &&
-           certFile == o.certFile && keyFile == o.keyFile && context == o.context;
+           certFile == o.certFile && keyFile == o.keyFile && context == o.context &&
+           runtime == o.runtime;
+}
+
+bool EngineAddress::isRuntimeName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"));
+    return re.match(name).hasMatch();
+}
+
+QString EngineAddress::takeRuntime(const QString &value, QString *runtime, QString *error)
+{
+    runtime->clear();
+    const qsizetype mark = value.lastIndexOf(u'?');
+    if (mark < 0)
+        return value;
+    const QString suffix = value.mid(mark + 1);
+    static const QString key = QStringLiteral("runtime=");
+    if (!suffix.startsWith(key) || !isRuntimeName(suffix.mid(key.size()))) {
+        fail(error, QStringLiteral("'%1': after '?' an engine address takes only runtime=NAME "
+                                   "(the container runtime of its sandboxes, e.g. "
+                                   "?runtime=runsc)")
+                        .arg(value));
+        return value;
+    }
+    *runtime = suffix.mid(key.size());
+    return value.left(mark);
 }
 
 EngineAddress EngineAddress::unixSocket(const QString &path)

@@ -35,6 +35,10 @@ struct EngineAddress
     QString certFile; // Tcp+TLS: the client certificate (with keyFile), optional
     QString keyFile;
     QString context; // the Docker context it came from, if any
+    // The container runtime its sandboxes get (HostConfig.Runtime: runsc for gVisor, say), from
+    // an "?runtime=NAME" after the address; empty: the server's --runtime, else the engine's
+    // default. Not part of url(): the engine is the same.
+    QString runtime;
 
     bool isValid() const { return scheme != Scheme::None; }
     // The port a TCP connection goes to (the default filled in).
@@ -52,5 +56,10 @@ struct EngineAddress
 
     // Any of the forms above; on failure an invalid address and `*error` says why.
     static EngineAddress parse(const QString &text, QString *error = nullptr);
+    // An --engine value (an address or context:NAME) without its "?runtime=NAME" suffix, the
+    // runtime in `runtime` ("" without one); a suffix that is not that sets `error`.
+    static QString takeRuntime(const QString &value, QString *runtime, QString *error = nullptr);
+    // Whether `name` can be a runtime's name as Docker and Podman register them.
+    static bool isRuntimeName(const QString &name);
     static EngineAddress unixSocket(const QString &path);
 };

@@ -333,7 +333,14 @@ QList<EngineLocator::Result> EngineLocator::locateAll(const Options &options,
     for (const QString &value : options.engines) {
         // An address the user named is taken as given (no fallback), so a typo is reported
         // rather than silently replaced by another engine.
-        Result r = resolver.named(value.trimmed());
+        // "?runtime=NAME" is the engine's setting, not part of where it is.
+        QString runtime;
+        QString error;
+        const QString where = EngineAddress::takeRuntime(value.trimmed(), &runtime, &error);
+        Result r = resolver.named(where);
+        r.address.runtime = runtime;
+        if (!error.isEmpty())
+            r.error = error;
         for (qsizetype i = 0; r.ok() && i < results.size(); ++i)
             if (results[i].ok() && results[i].address.url() == r.address.url())
                 r.error = QStringLiteral("--engine %1: the same engine as --engine %2")

@@ -148,6 +148,8 @@ QJsonObject AssistantPolicy::toJson() const
         o.insert(QStringLiteral("maxTimeoutSec"), maxTimeoutSec);
     if (maxMemoryMiB > 0)
         o.insert(QStringLiteral("maxMemoryMiB"), maxMemoryMiB);
+    if (!isolation.isEmpty())
+        o.insert(QStringLiteral("isolation"), isolation);
     return o;
 }
 
@@ -189,6 +191,11 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
     p.maxTimeoutSec = timeout > 0 && timeout <= kMaxTimeoutSec ? timeout : 0;
     const int memory = json.value(u"maxMemoryMiB").toInt(0);
     p.maxMemoryMiB = memory > 0 && memory <= kMaxMemoryMiB ? memory : 0;
+    // Kept as written, even when no engine could have it: a requirement a hand edit broke
+    // refuses the runs (no engine has that runtime), never lets them run anywhere.
+    p.isolation = json.value(u"isolation").toString().trimmed();
+    if (p.isolation.compare(QLatin1String(kIsolationContainer), Qt::CaseInsensitive) == 0)
+        p.isolation.clear();
     return p;
 }
 
@@ -197,5 +204,5 @@ bool AssistantPolicy::operator==(const AssistantPolicy &o) const
     return client == o.client && action == o.action && languages == o.languages &&
            network == o.network && egress == o.egress && otherHosts == o.otherHosts &&
            libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec &&
-           maxMemoryMiB == o.maxMemoryMiB;
+           maxMemoryMiB == o.maxMemoryMiB && isolation == o.isolation;
 }

@@ -42,6 +42,11 @@ struct AssistantPolicy
     // a server whose sandboxes get more refuses this assistant's runs (the rule says why).
     int maxMemoryMiB = 0;
     static constexpr int kMaxMemoryMiB = 1024 * 1024;
+    // The runtime its runs and sessions must have: "" any (a plain container), "gvisor" a gVisor
+    // one, else a runtime (Kubernetes: RuntimeClass) of that name. Placement sends them only to
+    // engines that have it; with none, they are refused naming the rule (SandboxSpec::isolation).
+    QString isolation;
+    static constexpr const char *kIsolationContainer = "container";
     // The most this policy's limits are: the server's largest timeout is 300 s (AppSettings).
     static constexpr int kMaxTimeoutSec = 300;
 

@@ -43,6 +43,8 @@ struct ExecutionRequest
     // With an allow-list: a connection to a host beyond it is held while a person decides (the
     // caller's policy says "ask" for other hosts), instead of refused at once.
     bool askOtherHosts = false;
+    // What its runtime must be (SandboxSpec::isolation): its caller's policy's; "" any.
+    QString isolation;
     QString sessionId; // the sandbox session it runs in; empty: a fresh container
     // `language` and the session as resolved once where the request is made (the tools room),
     // so the service and the session manager do not look them up again. Without `resolved`,

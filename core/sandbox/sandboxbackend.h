@@ -46,6 +46,8 @@ public:
         QString apiVersion;
         int cpus = 0;           // what the engine's machine has (0: not known)
         qint64 memoryBytes = 0; // likewise
+        QString runtime;        // the one its sandboxes get ("" the engine's default)
+        QStringList runtimes;   // the ones it has, where it says
         QString error;          // why it does not answer, and what to try
     };
 
@@ -105,6 +107,9 @@ public:
     // placement weighs a backend's running sandboxes against. It may grow once health(false)
     // has learnt the engine's machine.
     virtual int capacity() const = 0;
+    // The container runtime its sandboxes get unless a run needs another ("" the engine's
+    // default): Docker's runtime, Kubernetes' RuntimeClass.
+    virtual QString runtime() const { return {}; }
 
     // The spec of a sandbox for one program of `language` (or a session's, serving programs one
     // after another), with `librariesVolume` mounted read-only when given: SandboxSpec::forRun

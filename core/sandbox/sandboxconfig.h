@@ -23,14 +23,18 @@ struct SandboxConfig
     // One run's: a connection beyond `egress` is held for a person to decide (its caller's
     // policy asks for other hosts). Never server-wide; set by withEgress.
     bool askOtherHosts = false;
+    // What a run requires of the runtime (SandboxSpec::isolation): an assistant policy's.
+    // Never server-wide; set by withEgress.
+    QString isolation;
     // This config as one run sees it: with its own allow-list (ExecutionRequest::egress, an
-    // empty list being no network at all), else unchanged. SandboxSpec::forRun makes the mode
-    // from `network` and `egress`.
+    // empty list being no network at all), else unchanged, and its isolation. SandboxSpec::forRun
+    // makes the mode from `network` and `egress`.
     SandboxConfig withEgress(const std::optional<QStringList> &runEgress,
-                             bool askOtherHosts = false) const
+                             bool askOtherHosts = false, const QString &isolation = {}) const
     {
         SandboxConfig c = *this;
         c.askOtherHosts = askOtherHosts;
+        c.isolation = isolation;
         if (runEgress) {
             c.egress = *runEgress;
             if (runEgress->isEmpty())

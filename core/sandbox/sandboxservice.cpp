@@ -211,17 +211,20 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
-    submit(execution, runSpecFor(language, {}, false, request.egress, request.askOtherHosts),
-           language.image);
+    submit(
+        execution,
+        runSpecFor(language, {}, false, request.egress, request.askOtherHosts, request.isolation),
+        language.image);
     return execution;
 }
 
 SandboxService::SpecFor SandboxService::runSpecFor(const Language &language,
                                                    const QString &librariesVolume, bool session,
                                                    const std::optional<QStringList> &egress,
-                                                   bool askOtherHosts) const
+                                                   bool askOtherHosts,
+                                                   const QString &isolation) const
 {
-    const SandboxConfig config = m_config.withEgress(egress, askOtherHosts);
+    const SandboxConfig config = m_config.withEgress(egress, askOtherHosts, isolation);
     return [language, config, librariesVolume, session](const SandboxBackend &backend) {
         return backend.runSpec(language, language.image, config, librariesVolume, session);
     };
@@ -260,9 +263,15 @@ void SandboxService::submit(Execution *execution, const SpecFor &spec, const QSt
         execution->failEarly(QStringLiteral("the server is shutting down"), image);
         return;
     }
-    // Never queued behind engines that are all gone: said at once.
-    if (!site && !place(spec)) {
-        execution->failEarly(noSiteMessage(), image);
+    // Never queued behind engines that are all gone, nor when the engine cannot run it (no
+    // runtime the run requires): said at once, after the caller has connected to the run.
+    SandboxSite *target = site ? site : place(spec);
+    if (!target) {
+        execution->failEarly(noSiteMessage(spec), image);
+        return;
+    }
+    if (const SandboxSpec::Result made = spec(*target->backend()); !made.ok()) {
+        execution->failEarly(made.error, image);
         return;
     }
     Q_EMIT executionStarted(execution);
@@ -280,7 +289,11 @@ SandboxSite *SandboxService::place(const SpecFor &spec, const QList<SandboxSite 
     for (SandboxSite *site : candidates) {
         if (!site->isUsable())
             continue;
+        // An engine that cannot run the spec (no runtime the run requires, a cluster and a
+        // library volume) is not a place for it.
         const SandboxSpec::Result made = spec(*site->backend());
+        if (!made.ok())
+            continue;
         const int warm = site->pool() && made.ok() ? site->pool()->warmCount(*made.spec) : 0;
         if (!best) {
             best = site;
@@ -301,8 +314,20 @@ SandboxSite *SandboxService::place(const SpecFor &spec, const QList<SandboxSite 
     return best;
 }
 
-QString SandboxService::noSiteMessage() const
+QString SandboxService::noSiteMessage(const SpecFor &spec) const
 {
+    // Engines that answer but cannot run it: their reasons (one engine's is the run's error).
+    QStringList refused;
+    if (spec)
+        for (SandboxSite *site : m_sites) {
+            if (!site->isUsable())
+                continue;
+            const SandboxSpec::Result made = spec(*site->backend());
+            if (!made.ok())
+                refused.append(made.error);
+        }
+    if (!refused.isEmpty())
+        return QStringLiteral("no engine can run this: %1").arg(refused.join(QStringLiteral("; ")));
     QStringList why;
     for (SandboxSite *site : m_sites)
         why.append(QStringLiteral("%1: %2").arg(site->endpoint(), site->error()));
@@ -327,8 +352,8 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
             if (guard)
                 guard->reportProgress(message);
         },
-        [this, guard, language, egress = request.egress,
-         ask = request.askOtherHosts](const QString &volume, const QString &error) {
+        [this, guard, language, egress = request.egress, ask = request.askOtherHosts,
+         isolation = request.isolation](const QString &volume, const QString &error) {
             if (!guard)
                 return;
             if (!error.isEmpty()) {
@@ -336,14 +361,15 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                 return;
             }
             // Where the volume is (the least loaded of them, if several have it).
-            const SpecFor spec = runSpecFor(language, volume, false, egress, ask);
+            const SpecFor spec = runSpecFor(language, volume, false, egress, ask, isolation);
             SandboxSite *site = place(spec, m_volumeSites.value(volume));
             if (!site) {
-                guard->fail(noSiteMessage());
+                guard->fail(noSiteMessage(spec));
                 return;
             }
             submit(guard, spec, language.image, site);
-        });
+        },
+        request.isolation);
     return execution;
 }
 
@@ -369,16 +395,17 @@ QString SandboxService::librariesRefusal(const Language &language,
 void SandboxService::ensureLibraries(
     const Language &language, const QStringList &libraries,
     const std::function<void(const QString &)> &progress,
-    const std::function<void(const QString &, const QString &)> &done)
+    const std::function<void(const QString &, const QString &)> &done, const QString &isolation)
 {
     // Libraries live in a volume on one engine: where one already has them, else where a run
     // would go now.
     const QString volume = LibraryCache::volumeName(language, libraries);
-    SandboxSite *site = place(runSpecFor(language, volume), m_volumeSites.value(volume));
+    const SpecFor runs = runSpecFor(language, volume, false, std::nullopt, false, isolation);
+    SandboxSite *site = place(runs, m_volumeSites.value(volume));
     if (!site)
-        site = place(runSpecFor(language, volume));
+        site = place(runs);
     if (!site) {
-        done(QString(), noSiteMessage());
+        done(QString(), noSiteMessage(runs));
         return;
     }
     QPointer<SandboxSite> where(site);
@@ -390,18 +417,18 @@ void SandboxService::ensureLibraries(
         });
 }
 
-SandboxContainer *SandboxService::createSessionContainer(const Language &language,
-                                                         const QString &librariesVolume,
-                                                         QString *error,
-                                                         const std::optional<QStringList> &egress,
-                                                         bool askOtherHosts)
+SandboxContainer *
+SandboxService::createSessionContainer(const Language &language, const QString &librariesVolume,
+                                       QString *error, const std::optional<QStringList> &egress,
+                                       bool askOtherHosts, const QString &isolation)
 {
-    const SpecFor spec = runSpecFor(language, librariesVolume, true, egress, askOtherHosts);
+    const SpecFor spec =
+        runSpecFor(language, librariesVolume, true, egress, askOtherHosts, isolation);
     SandboxSite *site =
         librariesVolume.isEmpty() ? place(spec) : place(spec, m_volumeSites.value(librariesVolume));
     if (!site) {
         if (error)
-            *error = noSiteMessage();
+            *error = noSiteMessage(spec);
         return nullptr;
     }
     const SandboxSpec::Result made = spec(*site->backend());
@@ -476,7 +503,7 @@ void SandboxService::launch(const ExecutionQueue::Job &next)
     if (!site || !site->isUsable()) {
         next.execution->fail(site ? QStringLiteral("the container engine %1 does not answer: %2")
                                         .arg(site->endpoint(), site->error())
-                                  : noSiteMessage());
+                                  : noSiteMessage(next.spec));
         return;
     }
     const SandboxSpec::Result made = next.spec(*site->backend());

@@ -62,20 +62,24 @@ public:
     // A session's container (see SessionManager): prepared now, serving one program after another
     // until removed; tracked like any other, so shutdown removes it. Placed like a run (where
     // `librariesVolume` was installed, when given); null when no engine answers (`error` says).
-    // `egress` and `askOtherHosts` as in runSpecFor.
-    SandboxContainer *createSessionContainer(
-        const Language &language, const QString &librariesVolume = {}, QString *error = nullptr,
-        const std::optional<QStringList> &egress = std::nullopt, bool askOtherHosts = false);
+    // `egress`, `askOtherHosts` and `isolation` as in runSpecFor.
+    SandboxContainer *
+    createSessionContainer(const Language &language, const QString &librariesVolume = {},
+                           QString *error = nullptr,
+                           const std::optional<QStringList> &egress = std::nullopt,
+                           bool askOtherHosts = false, const QString &isolation = {});
     // Runs the request's program in a session's container that is ready and idle; the container
     // stays unless the run ended it (Execution::endedSession()).
     Execution *executeIn(SandboxContainer *container, const Language &language,
                          const ExecutionRequest &request);
     // Why `libraries` cannot be installed for `language` here ("" when they can).
     QString librariesRefusal(const Language &language, const QStringList &libraries) const;
-    // Installs (or finds cached) `libraries`; `done` gets the volume to mount, or an error.
+    // Installs (or finds cached) `libraries`; `done` gets the volume to mount, or an error. On
+    // an engine that can run the runs that mount it (`isolation`: what their runtime must be).
     void ensureLibraries(const Language &language, const QStringList &libraries,
                          const std::function<void(const QString &)> &progress,
-                         const std::function<void(const QString &, const QString &)> &done);
+                         const std::function<void(const QString &, const QString &)> &done,
+                         const QString &isolation = {});
     // Runs `script` with sh in an install container on `site` that writes into `volume` there
     // (see LibraryCache).
     Execution *runInstall(SandboxSite *site, const Language &language, const QString &volume,
@@ -120,15 +124,16 @@ private:
                 SandboxSite *site = nullptr);
     // `egress`: the run's own allow-list (a call's `network`, checked by the tools room against
     // the server's and its policy's); an empty list is no network. Without it, the config's.
-    // `askOtherHosts`: see ExecutionRequest::askOtherHosts.
+    // `askOtherHosts`, `isolation`: see ExecutionRequest.
     SpecFor runSpecFor(const Language &language, const QString &librariesVolume = {},
                        bool session = false,
                        const std::optional<QStringList> &egress = std::nullopt,
-                       bool askOtherHosts = false) const;
+                       bool askOtherHosts = false, const QString &isolation = {}) const;
     // The usable site a new sandbox of `spec` goes to; null when none answers.
     SandboxSite *place(const SpecFor &spec, const QList<SandboxSite *> &among = {}) const;
     // Why no site can take a run: each engine and what is wrong with it.
-    QString noSiteMessage() const;
+    // With `spec`: the engines that answer but refuse it, and why.
+    QString noSiteMessage(const SpecFor &spec = {}) const;
     void setUpSite(SandboxSite *site);
     ContainerPool *makePool(SandboxSite *site);
     void siteStateChanged(SandboxSite *site);

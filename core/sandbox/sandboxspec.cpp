@@ -54,6 +54,8 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
     spec.limits.pidsLimit = config.pidsLimit;
     spec.limits.tmpfsBytes = config.tmpfsBytes;
     spec.limits.maxTimeoutSec = config.maxTimeoutSec;
+    if (config.isolation != QLatin1String(SandboxSpec::kIsolationContainer))
+        spec.isolation = config.isolation;
     // An allow-list narrows --network: with one, the sandbox reaches only the hosts it names.
     if (!config.egress.isEmpty()) {
         spec.network = SandboxSpec::Network::Allowlist;

@@ -102,8 +102,15 @@ struct SandboxSpec
     // to decide (SandboxContainer::answerConnection); else it is refused at once. In the key.
     bool askOtherHosts = false;
     // The container runtime (Docker's --runtime such as gVisor's runsc, Kubernetes'
-    // RuntimeClass); empty: the engine's default.
+    // RuntimeClass); empty: the engine's default. Set by the backend's accept().
     QString runtime;
+    // What the run requires of its runtime (an assistant policy's isolation): "" any,
+    // kIsolationGvisor a gVisor one, else a runtime (RuntimeClass) of that name. The backend
+    // turns it into `runtime`, or refuses a spec it has no runtime for; not in the key (the
+    // runtime is).
+    QString isolation;
+    static constexpr const char *kIsolationGvisor = "gvisor";
+    static constexpr const char *kIsolationContainer = "container"; // (= "": any runtime)
     QList<Secret> secrets;
     // It serves many programs one after another (a session, see SandboxSession).
     bool session = false;

@@ -30,6 +30,7 @@ SessionManager::~SessionManager()
 void SessionManager::create(const QString &owner, const QString &languageName,
                             const QStringList &libraries, int timeoutSec,
                             const std::optional<QStringList> &egress, bool askOtherHosts,
+                            const QString &isolation,
                             const std::function<void(const QString &)> &progress,
                             const Created &done)
 {
@@ -82,12 +83,13 @@ void SessionManager::create(const QString &owner, const QString &languageName,
         answer(QStringLiteral("the session could not start: ") + reason);
     });
     const Language lang = *language;
-    const auto start = [this, guard, lang, egress, askOtherHosts](const QString &volume) {
+    const auto start = [this, guard, lang, egress, askOtherHosts,
+                        isolation](const QString &volume) {
         if (!guard || guard->state() == SandboxSession::State::Ended)
             return;
         QString error;
-        SandboxContainer *container =
-            m_sandbox->createSessionContainer(lang, volume, &error, egress, askOtherHosts);
+        SandboxContainer *container = m_sandbox->createSessionContainer(
+            lang, volume, &error, egress, askOtherHosts, isolation);
         if (container)
             guard->attach(container);
         else
@@ -97,15 +99,17 @@ void SessionManager::create(const QString &owner, const QString &languageName,
         start(QString());
         return;
     }
-    m_sandbox->ensureLibraries(lang, libraries, progress,
-                               [guard, start](const QString &volume, const QString &error) {
-                                   if (!guard)
-                                       return;
-                                   if (!error.isEmpty())
-                                       guard->end(error);
-                                   else
-                                       start(volume);
-                               });
+    m_sandbox->ensureLibraries(
+        lang, libraries, progress,
+        [guard, start](const QString &volume, const QString &error) {
+            if (!guard)
+                return;
+            if (!error.isEmpty())
+                guard->end(error);
+            else
+                start(volume);
+        },
+        isolation);
 }
 
 SessionAdmission SessionManager::lookup(const QString &id, const QString &owner) const

@@ -37,10 +37,12 @@ public:
     // (0: the server's default) applies to each call that does not give its own. `egress`: the
     // session sandbox's own allow-list (see ExecutionRequest::egress); without it, the server's.
     // `askOtherHosts`: its connections beyond the list are held for a person (see
-    // ExecutionRequest::askOtherHosts), for all its runs.
+    // ExecutionRequest::askOtherHosts), for all its runs. `isolation`: what its runtime must be
+    // (ExecutionRequest::isolation).
     void create(const QString &owner, const QString &language, const QStringList &libraries,
                 int timeoutSec, const std::optional<QStringList> &egress, bool askOtherHosts,
-                const std::function<void(const QString &)> &progress, const Created &done);
+                const QString &isolation, const std::function<void(const QString &)> &progress,
+                const Created &done);
     // The owner's live session, or why there is none (unknown, ended, another instance's).
     SessionAdmission lookup(const QString &id, const QString &owner) const;
     // Whether a call in `language` (null: not checked), with libraries or not, may run in the

@@ -63,6 +63,7 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
         return;
     }
     request.askOtherHosts = asksOtherHosts(call->clientName(), request.egress);
+    request.isolation = policy.isolation;
     switch (policy.action) {
     case AssistantPolicy::Action::Run:
         admitted(request, QString());
@@ -104,6 +105,11 @@ bool RunGate::asksOtherHosts(const QString &client, const std::optional<QStringL
     // Only where the run has an allow-list: without one there is no gateway to hold anything.
     return m_policies.forClient(client).asksOtherHosts() &&
            !m_config.withEgress(egress).egress.isEmpty();
+}
+
+QString RunGate::isolationOf(const QString &client) const
+{
+    return m_policies.forClient(client).isolation;
 }
 
 QString RunGate::refusedText(const AssistantPolicy &policy)

@@ -60,6 +60,8 @@ public:
     // the pattern the run may reach from now on, for "always") or not — at once when no window
     // is open, when nobody answers in time, or when the run or the call ends first.
     using HostVerdict = std::function<void(bool allow, const QString &widenTo)>;
+    // What `client`'s policy requires of the runtime (AssistantPolicy::isolation).
+    QString isolationOf(const QString &client) const;
     // Whether runs of `client` with this allow-list (ExecutionRequest::egress) ask for other
     // hosts: its policy says so, and they have a list (a gateway) to go beyond.
     bool asksOtherHosts(const QString &client, const std::optional<QStringList> &egress) const;

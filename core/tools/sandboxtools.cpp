@@ -168,6 +168,11 @@ QJsonObject engineJson(const SandboxSite &site, const LoneEngine *lone)
         o.insert(QStringLiteral("cpus"), described.cpus);
     if (described.memoryBytes > 0)
         o.insert(QStringLiteral("memory_bytes"), described.memoryBytes);
+    // Known before the engine answers: it is the server's setting.
+    if (const QString runtime = site.backend()->runtime(); !runtime.isEmpty())
+        o.insert(QStringLiteral("runtime"), runtime);
+    if (!described.runtimes.isEmpty())
+        o.insert(QStringLiteral("runtimes"), QJsonArray::fromStringList(described.runtimes));
     if (state == SandboxSite::State::Down)
         o.insert(QStringLiteral("error"), error);
     return o;
@@ -257,6 +262,8 @@ QString enginesText(const QJsonArray &engines)
         if (e.contains(u"product"))
             line += QStringLiteral(", %1 %2").arg(e.value(u"product").toString(),
                                                   e.value(u"version").toString());
+        if (e.contains(u"runtime"))
+            line += QStringLiteral(", runtime %1").arg(e.value(u"runtime").toString());
         // Nothing runs on one that is down, unless it went down under them.
         if (!e.contains(u"error") || e.value(u"running").toInt() > 0)
             line += QStringLiteral(", %1 of %2 running")

@@ -42,14 +42,15 @@ QJsonObject result(const QString &text, const QJsonObject &structured)
 
 // Starts the session's sandbox (installing its libraries first) and answers once it is ready.
 void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QStringList &libs,
-                  const std::optional<QStringList> &egress, bool askOtherHosts)
+                  const std::optional<QStringList> &egress, bool askOtherHosts,
+                  const QString &isolation = {})
 {
     const QJsonObject args = call->arguments();
     QPointer<ToolCall> guard(call);
     call->progress(QStringLiteral("starting the session's sandbox"));
     sm->create(
         call->owner(), args.value(u"language").toString(QStringLiteral("python")), libs,
-        args.value(u"timeout").toInt(0), egress, askOtherHosts,
+        args.value(u"timeout").toInt(0), egress, askOtherHosts, isolation,
         [guard](const QString &message) {
             if (guard)
                 guard->progress(message);
@@ -109,7 +110,8 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
     if (libs.isEmpty() || !language ||
         !sm->sandbox()->librariesRefusal(*language, libs).isEmpty()) {
         startSession(sm, idleSec, call, libs, egress,
-                     gate->asksOtherHosts(call->clientName(), egress));
+                     gate->asksOtherHosts(call->clientName(), egress),
+                     gate->isolationOf(call->clientName()));
         return;
     }
     QPointer<ToolCall> guard(call);
@@ -128,7 +130,8 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
                                                       "nothing was installed."));
                 return;
             }
-            startSession(sm, idleSec, guard, libs, admitted.egress, admitted.askOtherHosts);
+            startSession(sm, idleSec, guard, libs, admitted.egress, admitted.askOtherHosts,
+                         admitted.isolation);
         });
 }
 } // namespace

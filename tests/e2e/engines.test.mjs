@@ -13,22 +13,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 
-import { DOCKER, SANDBOX_LABEL, sleep, startClient, textOf } from './helpers.mjs';
+import { DOCKER, engineFixture, SANDBOX_LABEL, sleep, startClient, textOf } from './helpers.mjs';
 
 const execFileP = promisify(execFile);
 
-function fixture() {
-    const dir = process.env.CS_ENGINES_DIR;
-    assert.ok(dir, 'CS_ENGINES_DIR is not set: run this through ctest (-R e2e_engines)');
-    const env = {};
-    for (const line of readFileSync(join(dir, 'env'), 'utf8').split('\n')) {
-        const eq = line.indexOf('=');
-        if (eq > 0) env[line.slice(0, eq)] = line.slice(eq + 1).trim();
-    }
-    return env;
-}
-
-const F = fixture();
+const F = engineFixture();
 const ENGINES_SH = new URL('../engines/engines.sh', import.meta.url).pathname;
 const tlsArgs = ['--tls-ca', `${F.CS_TLS_CERT_PATH}/ca.pem`, '--tls-cert',
     `${F.CS_TLS_CERT_PATH}/cert.pem`, '--tls-key', `${F.CS_TLS_CERT_PATH}/key.pem`];

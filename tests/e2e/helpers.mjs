@@ -2,7 +2,8 @@
 // binary (path in CODE_SANDBOX_BIN) and talk MCP to it over stdio.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -82,6 +83,21 @@ export function sharedClient(options) {
     });
     after(shared.close);
     return shared;
+}
+
+/**
+ * The engines fixture's addresses (tests/engines/engines.sh writes them to $CS_ENGINES_DIR/env;
+ * ctest starts the fixture for the tests that need it).
+ */
+export function engineFixture() {
+    const dir = process.env.CS_ENGINES_DIR;
+    assert.ok(dir, 'CS_ENGINES_DIR is not set: run this through ctest (it starts the engines fixture)');
+    const env = {};
+    for (const line of readFileSync(join(dir, 'env'), 'utf8').split('\n')) {
+        const eq = line.indexOf('=');
+        if (eq > 0) env[line.slice(0, eq)] = line.slice(eq + 1).trim();
+    }
+    return env;
 }
 
 /** The text of the first content item of a tool result. */

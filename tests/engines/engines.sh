@@ -27,6 +27,14 @@ MAX_SLOTS=60
 TMPFS_SIZE=${CS_ENGINES_TMPFS_SIZE:-8g}
 PING_TIMEOUT=${CS_ENGINE_PING_TIMEOUT:-90}
 STOP_TIMEOUT=20
+RUNSC=${CS_RUNSC:-/usr/bin/runsc}
+# Docker 20.10 with Debian's runsc: a --network none container needs --network=none (without it:
+# "cannot run with network enabled in root network namespace"), and so does one on a network
+# with runsc's own network stack; --network=host (the container's own namespace, passed
+# through) is what works for a container on a network (the allow-list mode's), hence a second
+# entry. As the README tells users to register them.
+RUNSC_RUNTIMES="{ \"runsc\": { \"path\": \"$RUNSC\", \"runtimeArgs\": [\"--network=none\"] }, \
+\"runsc-net\": { \"path\": \"$RUNSC\", \"runtimeArgs\": [\"--network=host\"] } }"
 
 say() { printf 'engines.sh: %s\n' "$*"; }
 warn() { printf 'engines.sh: %s\n' "$*" >&2; }
@@ -249,7 +257,14 @@ prepare_dockerd() { # NAME -- bridge, directories, config and the recorded flags
     # Its own configuration (/etc/docker/daemon.json is the main engine's), and its own trust
     # key: dockerd 20.10 derives the engine's ID (docker info) from it, and engines on separate
     # machines have separate IDs. Newer dockerd ignore the key (the ID lives in the data root).
-    printf '{ "deprecated-key-path": "%s" }\n' "$DAEMON_DIR/key.json" > "$DAEMON_DIR/daemon.json"
+    # The tls engine also offers gVisor (Debian's runsc) when it is installed, so that the tests
+    # have an engine with it and engines without (see RUNSC_RUNTIMES).
+    local runtimes=
+    if [ "$name" = tls ] && [ -x "$RUNSC" ]; then
+        runtimes=", \"runtimes\": $RUNSC_RUNTIMES"
+    fi
+    printf '{ "deprecated-key-path": "%s"%s }\n' "$DAEMON_DIR/key.json" "$runtimes" \
+        > "$DAEMON_DIR/daemon.json"
     ip link add "$BRIDGE" type bridge
     ip addr add "$BRIDGE_ADDR" dev "$BRIDGE"
     ip link set "$BRIDGE" up

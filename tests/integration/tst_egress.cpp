@@ -289,7 +289,7 @@ private Q_SLOTS:
             bool done = false;
             sessions.create(
                 QStringLiteral("owner"), QStringLiteral("python"), {}, 0,
-                QStringList{QStringLiteral("other.test:") + port()}, askOtherHosts,
+                QStringList{QStringLiteral("other.test:") + port()}, askOtherHosts, QString(),
                 [](const QString &) {},
                 [&](SandboxSession *s, const QString &why) {
                     session = s;

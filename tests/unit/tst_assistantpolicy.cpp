@@ -157,12 +157,29 @@ private Q_SLOTS:
         b.client = QStringLiteral("cursor");
         b.egress = {QStringLiteral("api.github.com"), QStringLiteral("*.pypi.org:443")};
         b.otherHosts = AssistantPolicy::OtherHosts::Ask;
+        b.isolation = QStringLiteral("gvisor");
         set.assistants.append(b);
         set.approvalTimeoutSec = 30;
         set.runWhenNoWindow = true;
         QStringList warnings;
         QCOMPARE(AssistantPolicies::fromJson(set.toJson(), &warnings), set);
         QVERIFY(warnings.isEmpty());
+    }
+
+    // Isolation is kept as written: "container" is the default, and a name no engine has (a
+    // hand edit's typo) stays, so its runs are refused rather than run anywhere.
+    void isolationIsKeptAsWritten()
+    {
+        const auto read = [](const QJsonValue &isolation) {
+            return AssistantPolicy::fromJson({{QStringLiteral("action"), QStringLiteral("run")},
+                                              {QStringLiteral("isolation"), isolation}})
+                ->isolation;
+        };
+        QCOMPARE(read(QStringLiteral("gvisor")), QStringLiteral("gvisor"));
+        QCOMPARE(read(QStringLiteral("container")), QString());
+        QCOMPARE(read(QStringLiteral(" gvsior ")), QStringLiteral("gvsior"));
+        QCOMPARE(read(QJsonValue()), QString());
+        QVERIFY(!AssistantPolicy().toJson().contains(u"isolation"));
     }
 
     void badEntriesAreDroppedNotTheSet()

@@ -635,6 +635,7 @@ void tst_CommandLine::engine()
     QCOMPARE(many.engine, QStringLiteral("unix:///a.sock"));
     QCOMPARE(many.engineOptions().engines, many.engines);
     QVERIFY(!many.insecureTcp);
+    QCOMPARE(many.runtime, QString());
 
     // A value that is no address is refused at once, with the reason.
     const auto error = [](const QStringList &args) {
@@ -648,6 +649,18 @@ void tst_CommandLine::engine()
     QVERIFY(!error({"--engine", "ssh://u:secret@h"}).contains(u"secret"));
     QVERIFY(error({"--engine", "context:bad name"}).contains(u"not a Docker context name"));
     QVERIFY(error({"--engine", "tcp://h:99999"}).contains(u"tcp://h:99999"));
+
+    // A runtime: for every Docker/Podman engine (--runtime), or one engine's (?runtime=NAME).
+    const CommandLine runtimes = parse({"--engine", "unix:///a.sock?runtime=runsc", "--engine",
+                                        "context:ci?runtime=kata", "--runtime", "runsc"});
+    QCOMPARE(runtimes.message, QString());
+    QCOMPARE(runtimes.runtime, QStringLiteral("runsc"));
+    QCOMPARE(runtimes.engines,
+             QStringList({"unix:///a.sock?runtime=runsc", "context:ci?runtime=kata"}));
+    QVERIFY(error({"--engine", "unix:///a.sock?network=none"}).contains(u"only runtime=NAME"));
+    QVERIFY(error({"--engine", "unix:///a.sock?runtime="}).contains(u"only runtime=NAME"));
+    QVERIFY(
+        error({"--runtime", "run sc"}).contains(u"--runtime: 'run sc' is not a runtime's name"));
 
     // Kubernetes clusters are kept apart: they are resolved from the kubeconfig, not located.
     const CommandLine clusters =

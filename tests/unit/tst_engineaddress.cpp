@@ -16,7 +16,28 @@ private Q_SLOTS:
     void errors();
     void display();
     void loopback();
+    void runtimeSuffix();
 };
+
+// "?runtime=NAME" after any --engine value: the engine's runtime, not part of its address.
+void tst_EngineAddress::runtimeSuffix()
+{
+    QString runtime;
+    QString error;
+    QCOMPARE(
+        EngineAddress::takeRuntime(QStringLiteral("ssh://me@box?runtime=runsc"), &runtime, &error),
+        QStringLiteral("ssh://me@box"));
+    QCOMPARE(runtime, QStringLiteral("runsc"));
+    QVERIFY(error.isEmpty());
+    QCOMPARE(EngineAddress::takeRuntime(QStringLiteral("context:ci"), &runtime, &error),
+             QStringLiteral("context:ci"));
+    QCOMPARE(runtime, QString());
+    EngineAddress::takeRuntime(QStringLiteral("/d.sock?runtime=a b"), &runtime, &error);
+    QVERIFY2(error.contains(u"only runtime=NAME"), qPrintable(error));
+    QVERIFY(EngineAddress::isRuntimeName(QStringLiteral("runsc-net")));
+    QVERIFY(!EngineAddress::isRuntimeName(QStringLiteral("-x")));
+    QVERIFY(!EngineAddress::isRuntimeName(QStringLiteral("a/b")));
+}
 
 void tst_EngineAddress::parse_data()
 {
