@@ -153,6 +153,15 @@ const log = (message) => console.error(`bench: ${message}`);
 
 // ---------------------------------------------------------------- docker helpers
 
+// Whether the engine has a runtime named runsc (docker info's Runtimes).
+async function engineHasRunsc() {
+    try {
+        return 'runsc' in JSON.parse(await docker(['info', '--format', '{{json .Runtimes}}']));
+    } catch {
+        return false;
+    }
+}
+
 async function docker(args, { timeout = 60_000 } = {}) {
     const { stdout } = await execFileP(DOCKER, args, { timeout, maxBuffer: 1 << 20 });
     return stdout;
@@ -813,7 +822,8 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     const all = [...lat, ...burstRows];
     const byName = Object.fromEntries(all.map((l) => [l.key, l]));
     const { pooled, paced, unpooled, flow, lean, apiExec, session, peerSession, burst, allowlist } = byName;
-    const at4 = thr.find((t) => t.concurrency === 4);
+    const at4 = thr.find((t) => t.concurrency === 4 && !t.gvisor);
+    const at4Gvisor = thr.find((t) => t.gvisor);
     // The row's whole work (until its pool is back to the start) against the ceiling's.
     const at4Rate = at4 ? (at4.perSecSettled ?? at4.perSec) : NaN;
     const vsCeiling = at4 && ceiling ? at4Rate / ceiling.perSec : NaN;
@@ -860,6 +870,14 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push(`| burst of ${BURST} calls at once, after the pool has seen one | ${ms(burst?.p50)} ms (p95 ${ms(burst?.p95)}) |`);
     L.push(`| one call, pool refilled before it | ${ms(paced.p50)} ms |`);
     L.push(`| the same in the allow-list mode (\`--egress\`) | ${ms(allowlist?.p50)} ms |`);
+    if (byName.gvisor) {
+        L.push(`| the same under gVisor (\`--runtime runsc\`) | ${ms(byName.gvisor.p50)} ms (p95 ${ms(byName.gvisor.p95)}) |`);
+        L.push(`| \`--pool 0\`: runc, gVisor | ${ms(unpooled.p50)} ms, ${ms(byName.gvisorUnpooled?.p50)} ms |`);
+        const rate = (t) => (t ? (t.perSecSettled ?? t.perSec).toFixed(2) : '–');
+        L.push(`| sustained, 4 in flight: runc, gVisor | ${rate(at4)}, ${rate(at4Gvisor)} calls/s |`);
+    } else {
+        L.push('| gVisor | not measured: the engine has no `runsc` runtime registered |');
+    }
     L.push(`| a call in a live session | ${ms(session.p50)} ms |`);
     L.push(`| sustained, 4 in flight (until the pool is back to the start) | ${at4 ? at4Rate.toFixed(2) : '–'} calls/s = ${ratio(vsCeiling)} the engine's own create+start+wait+remove (${ceiling ? ceiling.perSec.toFixed(2) : '–'}/s) |`);
     if (handoverCeiling) L.push(`| the same, against those containers used without a pool (create, attach, start, hand-over, result, wait, remove) | ${ratio(at4Rate / handoverCeiling.perSec)} (${handoverCeiling.perSec.toFixed(2)}/s) |`);
@@ -1072,6 +1090,7 @@ async function main() {
     const init = [];
     let idleKb = NaN;
     let busyKb = NaN;
+    let gvisor = false; // the engine has runsc: the gVisor rows run
     let ceiling = null;
     let handoverCeiling = null;
     let burstRows = [];
@@ -1093,6 +1112,11 @@ async function main() {
     // of them), and a call runs in one from the pool as in the default mode. The host is never
     // asked for: print(1) reaches nothing.
     const allowlisted = await startServer(opts.bin, ['--egress', 'registry.npmjs.org']);
+    // gVisor beside runc, where the engine has runsc registered (README: "Stronger isolation").
+    gvisor = await engineHasRunsc();
+    if (!gvisor) log('gVisor rows: the engine has no "runsc" runtime registered; left out');
+    const gvPooled = gvisor ? await startServer(opts.bin, ['--runtime', 'runsc']) : null;
+    const gvUnpooled = gvisor ? await startServer(opts.bin, ['--runtime', 'runsc', '--pool', '0']) : null;
     const peers = startPeers();
     let execId = null;
     let sessionId = null;
@@ -1104,6 +1128,8 @@ async function main() {
         await settle(pooled, { pooled: true });
         await settle(unpooled, { pooled: false });
         await settle(allowlisted, { pooled: true });
+        if (gvPooled) await settle(gvPooled, { pooled: true });
+        if (gvUnpooled) await settle(gvUnpooled, { pooled: false });
         idleKb = rssKb(pooled.pid);
         log(`pooled server pid ${pooled.pid}: idle RSS ${(idleKb / 1024).toFixed(1)} MiB`);
         execId = (await docker(['run', '-d', '--label', `${BENCH_LABEL}=${RUN_ID}`, '--network', 'none',
@@ -1125,6 +1151,11 @@ async function main() {
             { key: 'unpooled', name: 'ours, `--pool 0`', call: () => callOurs(unpooled.client) },
             { key: 'allowlist', name: 'ours, pooled, allow-list mode (`--egress`: sandboxes on the egress gateway\'s network), pool refilled before each call',
                 call: () => callOurs(allowlisted.client), before: () => settle(allowlisted, { pooled: true, quick: true }) },
+            ...(gvisor ? [
+                { key: 'gvisor', name: 'ours, pooled, under gVisor (`--runtime runsc`), pool refilled before each call',
+                    call: () => callOurs(gvPooled.client), before: () => settle(gvPooled, { pooled: true, quick: true }) },
+                { key: 'gvisorUnpooled', name: 'ours, `--pool 0`, under gVisor (`--runtime runsc`)', call: () => callOurs(gvUnpooled.client) },
+            ] : []),
             { key: 'session', name: 'ours, a call in a live Python session (create_session; state kept, not a fresh sandbox)',
                 call: () => callOurs(pooled.client, sessionId) },
             { key: 'flow', name: 'code-sandbox-mcp / llm-sandbox per call, Engine API (SDK): session open, venv, pip upgrade, run, stop (10 s grace), remove',
@@ -1144,7 +1175,11 @@ async function main() {
         if (execId) await docker(['rm', '-f', execId]).catch(() => {});
         await unpooled.close();
         await allowlisted.close();
+        await gvPooled?.close();
+        await gvUnpooled?.close();
     }
+    if (gvPooled) await ensureNoContainers(gvPooled.label, 'ours, under gVisor');
+    if (gvUnpooled) await ensureNoContainers(gvUnpooled.label, 'ours, --pool 0 under gVisor');
     await ensureNoContainers(unpooled.label, 'ours, --pool 0');
     // With its gateway and the gateway's networks (containersWithLabel leaves the gateway out).
     await ensureNoContainers(allowlisted.label, 'ours, allow-list mode');
@@ -1219,6 +1254,23 @@ async function main() {
                 await server.close();
             }
             await ensureNoContainers(server.label, `ours, sustained ${c}`);
+        }
+        // The same sustained row under gVisor, on a fresh server of its own.
+        if (gvisor) {
+            const server = await startServer(opts.bin, ['--runtime', 'runsc']);
+            try {
+                await settle(server, { pooled: true });
+                await throughput(server.client, 4, opts.sustainedWarmup, server.pid, false, 'warm-up, 4 in flight, gVisor');
+                const count = await settle(server, { pooled: true });
+                const t = await section('sustained, 4 in flight, gVisor',
+                    () => throughput(server.client, 4, opts.throughputCalls, server.pid, false, 'sustained, 4 in flight, gVisor',
+                        { label: server.label, count }));
+                t.gvisor = true;
+                thr.push(t);
+            } finally {
+                await server.close();
+            }
+            await ensureNoContainers(server.label, 'ours, sustained 4, gVisor');
         }
     } finally {
         await peers.close();
