@@ -90,6 +90,7 @@ void EngineWatch::refreshEngine()
             s.product = h.product;
             s.cpus = h.cpus;
             s.memoryBytes = h.memoryBytes;
+            s.runtimes = h.runtimes;
         } else {
             s.error = h.error;
             s.fix = QStringLiteral("Start the engine (sudo systemctl start docker, or dockerd), "
@@ -118,6 +119,7 @@ void EngineWatch::updateEngines()
             s.apiVersion = h.apiVersion;
             s.cpus = h.cpus;
             s.memoryBytes = h.memoryBytes;
+            s.runtimes = h.runtimes;
             if (site->state() == SandboxSite::State::Down) {
                 s.error = site->error();
                 s.fix = QStringLiteral("New runs go to the other engines meanwhile; it is asked "
@@ -126,6 +128,7 @@ void EngineWatch::updateEngines()
             }
         }
         s.address = site->endpoint();
+        s.runtime = site->backend()->runtime();
         s.running = site->running();
         s.capacity = site->capacity();
         s.placed = site->placed();

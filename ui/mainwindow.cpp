@@ -523,9 +523,13 @@ void MainWindow::onEngines(const QList<EngineStatus> &engines)
                 QStringLiteral("Engine: asking %1…").arg(e.address.toHtmlEscaped()));
         else if (e.reachable)
             m_engineLabel->setText(
-                dot(e) + QStringLiteral(" %1 %2 (API %3) · %4")
-                             .arg(e.product.toHtmlEscaped(), e.version.toHtmlEscaped(),
-                                  e.apiVersion.toHtmlEscaped(), e.address.toHtmlEscaped()));
+                dot(e) +
+                QStringLiteral(" %1 %2 (API %3) · %4")
+                    .arg(e.product.toHtmlEscaped(), e.version.toHtmlEscaped(),
+                         e.apiVersion.toHtmlEscaped(), e.address.toHtmlEscaped()) +
+                (e.runtime.isEmpty()
+                     ? QString()
+                     : QStringLiteral(" · runtime %1").arg(e.runtime.toHtmlEscaped())));
         else
             m_engineLabel->setText(dot(e) +
                                    QStringLiteral(" Engine not reachable at %1 — %2")
@@ -582,6 +586,15 @@ QString MainWindow::engineDetails(const EngineStatus &e)
         lines << QStringLiteral("%1 %2 (API %3)")
                      .arg(e.product.toHtmlEscaped(), e.version.toHtmlEscaped(),
                           e.apiVersion.toHtmlEscaped());
+    // Which runtime its sandboxes get, and which it has (for assistants that require gVisor).
+    if (!e.runtime.isEmpty() || !e.runtimes.isEmpty())
+        lines << QStringLiteral("Sandboxes' runtime: %1%2")
+                     .arg(e.runtime.isEmpty() ? QStringLiteral("the engine's default")
+                                              : e.runtime.toHtmlEscaped(),
+                          e.runtimes.isEmpty()
+                              ? QString()
+                              : QStringLiteral(" (it has %1)")
+                                    .arg(e.runtimes.join(QStringLiteral(", ")).toHtmlEscaped()));
     if (e.known && !e.reachable) {
         lines << e.error.toHtmlEscaped();
         if (!e.fix.isEmpty())
