@@ -79,16 +79,29 @@ int DockerBackend::capacity() const
 void DockerBackend::setRuntime(const QString &runtime)
 {
     m_runtime = runtime;
+    m_askingRuntimes = true;
+    QTimer::singleShot(kRuntimesWaitMs, this, &DockerBackend::stopAskingRuntimes);
     EngineReply *info = SystemApi(m_engine).info();
     info->then(this, [this, info] {
+        // (An engine that does not answer says so at the first call.) Known before the runs
+        // that waited for it are placed.
+        if (info->ok())
+            readRuntimes(info->json());
+        stopAskingRuntimes();
         if (!info->ok())
-            return; // an engine that does not answer says so at the first call
-        readRuntimes(info->json());
+            return;
         QString error;
         SandboxSpec plain;
         if (!m_runtime.isEmpty() && runtimeFor(plain, &error).isEmpty())
             qCWarning(lcBackend).noquote() << error;
     });
+}
+
+void DockerBackend::stopAskingRuntimes()
+{
+    if (!std::exchange(m_askingRuntimes, false))
+        return;
+    Q_EMIT settled();
 }
 
 bool DockerBackend::Runtime::isGvisor() const

@@ -56,6 +56,10 @@ public:
     QString runtime() const override { return m_runtime; }
     // Whether the engine has said which runtimes it has.
     bool knowsRuntimes() const { return m_runtimesKnown; }
+    // From setRuntime() until the engine has answered which runtimes it has (or
+    // kRuntimesWaitMs passed).
+    bool isSettling() const override { return m_askingRuntimes; }
+    static constexpr int kRuntimesWaitMs = 5000;
 
     // The allow-list mode's gateway on this engine; null until a sandbox needed it.
     EgressGateway *egressGateway() const { return m_egress; }
@@ -113,4 +117,6 @@ private:
     QString m_runtime;
     QHash<QString, Runtime> m_runtimes; // name → what it is, from /info
     bool m_runtimesKnown = false;
+    bool m_askingRuntimes = false;
+    void stopAskingRuntimes();
 };

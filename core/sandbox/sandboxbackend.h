@@ -110,6 +110,9 @@ public:
     // The container runtime its sandboxes get unless a run needs another ("" the engine's
     // default): Docker's runtime, Kubernetes' RuntimeClass.
     virtual QString runtime() const { return {}; }
+    // Whether what it adds to a spec is still being learnt from the engine (the runtimes it
+    // has): placement waits for settled() rather than decide on a guess. Bounded by the backend.
+    virtual bool isSettling() const { return false; }
 
     // The spec of a sandbox for one program of `language` (or a session's, serving programs one
     // after another), with `librariesVolume` mounted read-only when given: SandboxSpec::forRun
@@ -201,6 +204,10 @@ public:
         Q_UNUSED(context);
         done();
     }
+
+Q_SIGNALS:
+    // isSettling() became false.
+    void settled();
 
 protected:
     // A spec the sandbox room made, as this backend runs it (with what it adds, such as its

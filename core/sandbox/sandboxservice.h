@@ -72,6 +72,9 @@ public:
     // stays unless the run ended it (Execution::endedSession()).
     Execution *executeIn(SandboxContainer *container, const Language &language,
                          const ExecutionRequest &request);
+    // Calls `f` once no usable engine is still learning what it adds to specs (its runtimes,
+    // just after start): at once nearly always.
+    void whenSettled(QObject *context, const std::function<void()> &f);
     // Why `libraries` cannot be installed for `language` here ("" when they can).
     QString librariesRefusal(const Language &language, const QStringList &libraries) const;
     // Installs (or finds cached) `libraries`; `done` gets the volume to mount, or an error. On

@@ -96,7 +96,7 @@ void SessionManager::create(const QString &owner, const QString &languageName,
             guard->end(error);
     };
     if (libraries.isEmpty()) {
-        start(QString());
+        m_sandbox->whenSettled(session, [start] { start(QString()); });
         return;
     }
     m_sandbox->ensureLibraries(
