@@ -51,12 +51,23 @@ private Q_SLOTS:
         claude.network = false;
         claude.maxTimeoutSec = 60;
         claude.maxMemoryMiB = 256;
+        claude.isolation = QStringLiteral("gvisor");
         in.assistants.append(claude);
+        AssistantPolicy kata;
+        kata.client = QStringLiteral("kata-bot");
+        kata.isolation = QStringLiteral("kata"); // a runtime's name, typed in
+        in.assistants.append(kata);
         in.approvalTimeoutSec = 45;
         in.runWhenNoWindow = true;
         PolicyEditor editor(in, {QStringLiteral("python"), QStringLiteral("javascript")});
-        QCOMPARE(editor.table()->rowCount(), 2);
+        QCOMPARE(editor.table()->rowCount(), 3);
         QCOMPARE(editor.policies(), in);
+        // "container" is any runtime: the policy says nothing.
+        auto *isolation =
+            qobject_cast<QComboBox *>(editor.table()->cellWidget(1, PolicyEditor::IsolationColumn));
+        QCOMPARE(isolation->currentText(), QStringLiteral("gvisor"));
+        isolation->setCurrentText(QStringLiteral("container"));
+        QCOMPARE(editor.policies().forClient(QStringLiteral("claude-code")).isolation, QString());
     }
 
     void policyEditorEdits()
