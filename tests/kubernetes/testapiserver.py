@@ -1284,6 +1284,9 @@ class ApiServer:
             self.store.remove("pods", pod)
             self.pods.pop((ns, name), None)
             if runtime:
+                # Marked now, not when the spawned removal first runs: a status the pod's
+                # start publishes in between would otherwise put the deleted pod back.
+                runtime.deleting = True
                 self.spawn(runtime.remove(0))
             return answer
         self.store.put("pods", pod, "MODIFIED")
