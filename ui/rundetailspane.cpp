@@ -327,6 +327,8 @@ void RunDetailsPane::refreshDetails()
     add(QStringLiteral("Container"), m_run.containerId.left(12));
     if (!m_run.engine.isEmpty())
         add(QStringLiteral("Engine"), m_run.engine);
+    if (!m_run.runtime.isEmpty())
+        add(QStringLiteral("Runtime"), m_run.runtime);
     add(QStringLiteral("Memory limit"),
         m_run.memoryBytes > 0 ? bytesText(m_run.memoryBytes) : QString());
     add(QStringLiteral("CPUs"), m_run.cpus > 0 ? QString::number(m_run.cpus) : QString());

@@ -174,6 +174,8 @@ void RunListModel::apply(const JournalEvent &event)
             run.status = RunRecord::Status::Running;
         if (!event.run.engine.isEmpty())
             run.engine = event.run.engine;
+        if (!event.run.runtime.isEmpty())
+            run.runtime = event.run.runtime;
         break;
     case JournalEvent::Type::Output: {
         qint64 &received = m_outputBytes[id];

@@ -116,6 +116,8 @@ bool DockerBackend::Runtime::withoutNetwork() const
 
 void DockerBackend::readRuntimes(const QJsonObject &info)
 {
+    if (const QString fallback = info.value(u"DefaultRuntime").toString(); !fallback.isEmpty())
+        m_defaultRuntime = fallback;
     const QJsonObject runtimes = info.value(u"Runtimes").toObject();
     // Podman answers without them: nothing is known then, and the create says what is wrong.
     if (runtimes.isEmpty())

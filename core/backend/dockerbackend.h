@@ -54,6 +54,8 @@ public:
     // runtimes even without it.
     void setRuntime(const QString &runtime);
     QString runtime() const override { return m_runtime; }
+    // /info's DefaultRuntime (runc as Docker ships), once the engine has answered.
+    QString defaultRuntime() const override { return m_defaultRuntime; }
     // Whether the engine has said which runtimes it has.
     bool knowsRuntimes() const { return m_runtimesKnown; }
     // From setRuntime() until the engine has answered which runtimes it has (or
@@ -115,6 +117,7 @@ private:
     QString m_gatewayImage;
     mutable bool m_warnedPodmanInstalls = false;
     QString m_runtime;
+    QString m_defaultRuntime;
     QHash<QString, Runtime> m_runtimes; // name → what it is, from /info
     bool m_runtimesKnown = false;
     bool m_askingRuntimes = false;

@@ -16,7 +16,8 @@
 #include <future>
 
 namespace {
-constexpr int kSchemaVersion = 5; // 2: session_id; 3: size_bytes; 4: engine; 5: connections
+constexpr int kSchemaVersion = 6; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
+                                  // 6: runtime
 // Readers on the owner's thread: in WAL mode they wait only in rare cases (recovery).
 constexpr int kBusyTimeoutMs = 5000;
 // The worker may wait long for another process's write lock: nothing waits on it but the queue.
@@ -58,7 +59,8 @@ const char *const kSchema[] = {
     " session_id TEXT,"
     " size_bytes INTEGER," // code, output and files: what the size cap counts
     " engine TEXT,"        // the engine that ran it, with several; NULL/'' with one
-    " connections TEXT"    // JSON array: the allow-list mode's connections; NULL/'' for none
+    " connections TEXT,"   // JSON array: the allow-list mode's connections; NULL/'' for none
+    " runtime TEXT"        // the container runtime; NULL/'' where not known
     ")",
     // Covers the size cap's queries (sum and running total, newest first) without reading the
     // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.
@@ -375,6 +377,12 @@ QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
     // 1 to 4 had no allow-list mode: their runs tried no connections.
     if (version >= 1 && version <= 4 &&
         !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN connections TEXT"), &sqlError)) {
+        rollback(db);
+        return sqlError;
+    }
+    // 1 to 5 did not name the container runtime; their runs read as "".
+    if (version >= 1 && version <= 5 &&
+        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN runtime TEXT"), &sqlError)) {
         rollback(db);
         return sqlError;
     }

@@ -90,11 +90,13 @@ void Journal::runStarted(const QString &id, const Execution *execution)
     it->status = RunRecord::Status::Running;
     // Placed when it left the queue, just before it started.
     it->engine = execution->engine();
+    it->runtime = execution->runtime();
     JournalEvent e;
     e.type = JournalEvent::Type::Started;
     e.run.id = id;
     e.run.status = RunRecord::Status::Running;
     e.run.engine = it->engine;
+    e.run.runtime = it->runtime;
     publish(e);
 }
 

@@ -29,6 +29,8 @@ QJsonObject JournalEvent::toJson() const
         json.insert(QStringLiteral("id"), run.id);
         if (!run.engine.isEmpty())
             json.insert(QStringLiteral("engine"), run.engine);
+        if (!run.runtime.isEmpty())
+            json.insert(QStringLiteral("runtime"), run.runtime);
         break;
     case Type::Session:
         json.insert(QStringLiteral("session"), run.sessionId);
@@ -87,6 +89,7 @@ std::optional<JournalEvent> JournalEvent::fromJson(const QJsonObject &json)
     if (event.type == Type::Started) {
         event.run.status = RunRecord::Status::Running;
         event.run.engine = json.value(u"engine").toString();
+        event.run.runtime = json.value(u"runtime").toString();
     }
     if (event.type == Type::Sample) {
         // All three, each a plain count: a sample the chart would have to guess at is none.

@@ -216,6 +216,7 @@ const std::vector<RunRecordField> &RunRecord::fields()
         {"sessionId", "session_id", &RunRecord::sessionId},
         {"engine", "engine", &RunRecord::engine},
         {"connections", "connections", &RunRecord::connections},
+        {"runtime", "runtime", &RunRecord::runtime},
     };
     return all;
 }
@@ -290,6 +291,8 @@ void RunRecord::applyResult(const ExecutionResult &result)
         containerId = result.containerId;
     if (!result.engine.isEmpty())
         engine = result.engine;
+    if (!result.runtime.isEmpty())
+        runtime = result.runtime;
     files = result.files;
     if (result.peakMemoryBytes >= 0)
         peakMemoryBytes = result.peakMemoryBytes;

@@ -59,6 +59,9 @@ struct RunRecord
     // The engine the run was placed on, when the server has several ("" with one, and in runs
     // recorded before engines were named).
     QString engine;
+    // The container runtime its sandbox had (runc, runsc, a RuntimeClass; "" where the engine
+    // did not say, and in runs recorded before runtimes were named).
+    QString runtime;
     // Limits the container had.
     qint64 memoryBytes = 0;
     double cpus = 0;

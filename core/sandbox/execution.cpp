@@ -51,6 +51,7 @@ void Execution::run(SandboxContainer *container)
 {
     m_container = container;
     m_result.image = container->image();
+    m_result.runtime = container->runtime();
     connect(container, &SandboxContainer::output, this, &Execution::onOutput);
     connect(container, &SandboxContainer::streamEnded, this, &Execution::onStreamEnded);
     connect(container, &SandboxContainer::failed, this, &Execution::fail);

@@ -57,6 +57,7 @@ public:
     // The engine the run was placed on (with several), for its result and the journal.
     void setEngine(const QString &engine) { m_result.engine = engine; }
     const QString &engine() const { return m_result.engine; }
+    const QString &runtime() const { return m_result.runtime; }
     // Work done for this run before it starts (installing libraries), for the caller to show.
     void reportProgress(const QString &message);
     // A run in a session's container: the container stays after the run, unless the run ended

@@ -78,6 +78,8 @@ struct ExecutionResult
     QString containerId;
     // The engine that ran it, when the server has several ("" with one).
     QString engine;
+    // The container runtime its sandbox had (see SandboxContainer::runtime).
+    QString runtime;
     // Things the caller should know that are not output (files left out, libraries used).
     QStringList notes;
     // Allow-list mode: every connection the program tried, in order (at most kMaxNetwork).

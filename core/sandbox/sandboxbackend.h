@@ -110,6 +110,8 @@ public:
     // The container runtime its sandboxes get unless a run needs another ("" the engine's
     // default): Docker's runtime, Kubernetes' RuntimeClass.
     virtual QString runtime() const { return {}; }
+    // The runtime a sandbox whose spec names none gets, where the engine says ("" otherwise).
+    virtual QString defaultRuntime() const { return {}; }
     // Whether what it adds to a spec is still being learnt from the engine (the runtimes it
     // has): placement waits for settled() rather than decide on a guess. Bounded by the backend.
     virtual bool isSettling() const { return false; }

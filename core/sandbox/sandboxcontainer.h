@@ -54,6 +54,10 @@ public:
     QString id() const { return m_id; }     // the backend's id; empty until created
     QString name() const { return m_name; } // unique on the backend, known before creation
     QString image() const { return m_image; }
+    // The container runtime it is created with, by name (runc, runsc, a RuntimeClass; "" where
+    // the backend did not say): what the run's record shows.
+    QString runtime() const { return m_runtime; }
+    void setRuntime(const QString &runtime) { m_runtime = runtime; }
     bool imageMissing() const { return m_imageMissing; }
     // Why the attached stream ended early (connection lost, frame cut); empty if it just ended.
     QString streamError() const { return m_streamError; }
@@ -143,6 +147,7 @@ protected:
     QString m_id;
     QString m_name;
     QString m_image;
+    QString m_runtime;
     bool m_imageMissing = false;
     bool m_createOutcomeUnknown = false;
     bool m_backendLost = false;

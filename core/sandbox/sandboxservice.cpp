@@ -595,6 +595,8 @@ SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const Sandbox
             .arg(m_config.instanceId.isEmpty() ? QStringLiteral("anonymous") : m_config.instanceId)
             .arg(++m_containerSeq);
     SandboxContainer *container = site->backend()->createSandbox(spec, containerName, this);
+    container->setRuntime(spec.runtime.isEmpty() ? site->backend()->defaultRuntime()
+                                                 : spec.runtime);
     if (m_missingImageWording) {
         MissingImage missing;
         missing.image = spec.image;

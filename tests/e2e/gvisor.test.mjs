@@ -39,6 +39,19 @@ async function noneLeft(socket, timeoutMs = 20_000) {
     assert.deepEqual(left, [], `sandboxes left on ${socket}`);
 }
 
+// The runtime of every run in a history file, read with Debian's Python (Node 20 has no SQLite).
+async function runtimesIn(history) {
+    const { stdout } = await execFileP('python3', ['-c', [
+        'import json, sqlite3, sys',
+        'try:',
+        '    db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)',
+        '    print(json.dumps([r[0] for r in db.execute("SELECT runtime FROM runs WHERE tool = \'run_python_code\'")]))',
+        'except sqlite3.Error:',
+        '    print("[]")',
+    ].join('\n'), history]);
+    return JSON.parse(stdout);
+}
+
 // A settings folder whose default policy requires `isolation` of every assistant's runs.
 const settingsDirs = [];
 function settingsRequiring(isolation) {
@@ -171,7 +184,10 @@ describe('placement by isolation', () => {
     });
     const start = async (args, isolation) => {
         const config = settingsRequiring(isolation);
-        const s = await startClient({ args: ['--stdio', ...args], env: { XDG_CONFIG_HOME: config } });
+        // The history goes to the same folder (code-sandbox/history.sqlite), not the user's.
+        const s = await startClient({ args: ['--stdio', ...args],
+            env: { XDG_CONFIG_HOME: config, XDG_DATA_HOME: config } });
+        s.history = join(config, 'code-sandbox', 'history.sqlite');
         started.push(s);
         // As a client can ask first: the engines, once each has said which runtimes it has.
         const deadline = Date.now() + 30_000;
@@ -191,7 +207,7 @@ describe('placement by isolation', () => {
 
     test('runs that require gVisor go to the engine that has it', { timeout: 180_000 }, async () => {
         // No --runtime: the engine's runsc is chosen for the policy's runs alone.
-        const { client, stderr, engines } = await start(['--engine', F.CS_MAIN_ENGINE, '--engine', F.CS_TLS_UNIX], 'gvisor');
+        const { client, stderr, engines, history } = await start(['--engine', F.CS_MAIN_ENGINE, '--engine', F.CS_TLS_UNIX], 'gvisor');
         assert.deepEqual(engines.map((e) => e.runtimes.includes('runsc')), [false, true], JSON.stringify(engines));
         for (let i = 0; i < 4; i++) {
             const r = await client.callTool({ name: 'run_python_code',
@@ -200,6 +216,15 @@ describe('placement by isolation', () => {
             assert.equal(r.structuredContent.stdout, '4.4.0\n', `call ${i} ran on ${r.structuredContent.engine}`);
             assert.match(r.structuredContent.engine, /tls/, `call ${i} ran on ${r.structuredContent.engine}`);
         }
+        // The history (what the window's run details show) names the runtime of each run.
+        const deadline = Date.now() + 20_000;
+        let runtimes = [];
+        while (Date.now() < deadline) {
+            runtimes = await runtimesIn(history);
+            if (runtimes.length === 4) break;
+            await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        assert.deepEqual(runtimes, ['runsc', 'runsc', 'runsc', 'runsc']);
     });
 
     test('with no engine that has gVisor, the run is refused naming the rule and the fix', { timeout: 60_000 }, async () => {

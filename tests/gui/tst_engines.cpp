@@ -206,6 +206,10 @@ void EnginesTest::runDetailsNameTheEngine()
     desk.window->selectRun(id);
     QCOMPARE(desk.window->details()->runId(), id);
     QCOMPARE(desk.detail(QStringLiteral("Engine")), run->engine);
+    // And the container runtime it had: the engine's default (runc as Docker ships it), which
+    // the window learnt from the engine's /info.
+    QVERIFY2(!run->runtime.isEmpty(), "the run names no runtime");
+    QCOMPARE(desk.detail(QStringLiteral("Runtime")), run->runtime);
     bool subtitle = false;
     for (const QLabel *label : desk.window->details()->findChildren<QLabel *>())
         subtitle |= label->text().contains(QStringLiteral("on %1").arg(run->engine));

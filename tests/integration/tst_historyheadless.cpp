@@ -3,6 +3,9 @@
 // up an MCP answer, even while another process holds the file's write lock. And such an instance,
 // started before any window, is seen by a window opened later, and again after it reopens.
 
+#include "engineclient.h"
+#include "enginelocator.h"
+#include "enginereply.h"
 #include "historystore.h"
 #include "monitorpublisher.h"
 #include "monitorserver.h"
@@ -297,6 +300,16 @@ void tst_HistoryHeadless::answerArrivesWhileHistoryWriteWaits()
         qPrintable(server.log()), 60000);
     QVERIFY(reader.value(QStringLiteral("SELECT sum(length(data)) FROM files")).toLongLong() >=
             4 * 4718592LL);
+    // The run names the container runtime it had: the engine's default, as its /info says.
+    EngineClient engine(EngineLocator::locate(QString()).socketPath);
+    EngineReply *info = engine.get("/info");
+    QSignalSpy infoDone(info, &EngineReply::finished);
+    QVERIFY(infoDone.wait(10000) && info->ok());
+    const QString defaultRuntime = info->json().value(u"DefaultRuntime").toString();
+    QVERIFY(!defaultRuntime.isEmpty());
+    QCOMPARE(reader.value(QStringLiteral("SELECT runtime FROM runs WHERE tool = 'execute_code'"))
+                 .toString(),
+             defaultRuntime);
     QCOMPARE(server.finish(), 0);
 }
 

@@ -46,6 +46,7 @@ inline RunRecord everyFieldSet()
     r.image = QStringLiteral("code-sandbox/python:3.12");
     r.containerId = QStringLiteral("0123456789abcdef");
     r.engine = QStringLiteral("ssh://builder@gpu-box:2222");
+    r.runtime = QStringLiteral("runsc");
     r.memoryBytes = 512LL * 1024 * 1024 * 1024;
     r.cpus = 1.5;
     r.pidsLimit = 64;
@@ -97,6 +98,7 @@ inline void compareRecords(const RunRecord &actual, const RunRecord &expected)
     QCOMPARE(actual.image, expected.image);
     QCOMPARE(actual.containerId, expected.containerId);
     QCOMPARE(actual.engine, expected.engine);
+    QCOMPARE(actual.runtime, expected.runtime);
     QCOMPARE(actual.memoryBytes, expected.memoryBytes);
     QCOMPARE(actual.cpus, expected.cpus);
     QCOMPARE(actual.pidsLimit, expected.pidsLimit);

@@ -236,6 +236,7 @@ private Q_SLOTS:
     void openMigratesSchemaOne();
     void openMigratesSchemaThree();
     void openMigratesSchemaFour();
+    void openMigratesSchemaFive();
     void openUnusable_data();
     void openUnusable();
     void notOpen();
@@ -313,6 +314,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN size_bytes"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN engine"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
     QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
@@ -322,7 +324,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 5);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
     QVERIFY(store.load(QStringLiteral("old")).has_value());
     QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
     RunRecord fresh = makeRun(QStringLiteral("new"));
@@ -357,13 +359,14 @@ void tst_HistoryStore::openMigratesSchemaThree()
     QVERIFY(queryValue(path, hasEngine).isValid());
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN engine"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 3"));
     QVERIFY(!queryValue(path, hasEngine).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 5);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
     QVERIFY(queryValue(path, hasEngine).isValid());
     // The old run is all there, without an engine.
     const std::optional<RunRecord> before = store.load(QStringLiteral("before"));
@@ -392,12 +395,13 @@ void tst_HistoryStore::openMigratesSchemaFour()
         QVERIFY(put(store, makeRun(QStringLiteral("before"))));
     }
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 4"));
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 5);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
     QVERIFY(store.load(QStringLiteral("before"))->connections.isEmpty());
     RunRecord after = makeRun(QStringLiteral("after"), at(-10));
     NetworkAttempt allowed;
@@ -420,6 +424,40 @@ void tst_HistoryStore::openMigratesSchemaFour()
                 .isNull());
 }
 
+void tst_HistoryStore::openMigratesSchemaFive()
+{
+    // A file of schema 5, before runs named their container runtime: its runs read without one,
+    // and a new run keeps its runtime in the whole record and in the list.
+    const QString path = newPath();
+    {
+        HistoryStore store;
+        QVERIFY(openStore(store, path));
+        QVERIFY(put(store, makeRun(QStringLiteral("before"))));
+    }
+    const QString hasRuntime =
+        QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'runtime'");
+    QVERIFY(queryValue(path, hasRuntime).isValid());
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
+    queryValue(path, QStringLiteral("PRAGMA user_version = 5"));
+    QVERIFY(!queryValue(path, hasRuntime).isValid());
+
+    HistoryStore store;
+    QString error;
+    QVERIFY2(openStore(store, path, &error), qPrintable(error));
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
+    QVERIFY(queryValue(path, hasRuntime).isValid());
+    QCOMPARE(store.load(QStringLiteral("before"))->runtime, QString());
+    QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
+    RunRecord after = makeRun(QStringLiteral("after"), at(-10));
+    after.runtime = QStringLiteral("runsc");
+    QVERIFY(put(store, after));
+    QCOMPARE(store.load(QStringLiteral("after"))->runtime, QStringLiteral("runsc"));
+    const QList<RunRecord> runs = recentOf(store, 10);
+    QCOMPARE(runs.size(), 2);
+    QCOMPARE(runs.at(0).runtime, QStringLiteral("runsc"));
+    QCOMPARE(runs.at(1).runtime, QString());
+}
+
 void tst_HistoryStore::openCreatesFolderAndSchema()
 {
     const QString path = newPath();
@@ -437,7 +475,7 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 5);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
     // A new file gives pruned space back to the file system.
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA auto_vacuum")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "

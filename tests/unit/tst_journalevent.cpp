@@ -41,12 +41,15 @@ void tst_JournalEvent::startedCarriesTheEngine()
     e.type = JournalEvent::Type::Started;
     e.run.id = QStringLiteral("run-1");
     e.run.engine = QStringLiteral("ssh://ci@build-host");
+    e.run.runtime = QStringLiteral("runsc");
     QCOMPARE(e.toJson().value(u"engine").toString(), QStringLiteral("ssh://ci@build-host"));
+    QCOMPARE(e.toJson().value(u"runtime").toString(), QStringLiteral("runsc"));
     const JournalEvent back = throughText(e);
     QCOMPARE(back.type, JournalEvent::Type::Started);
     QCOMPARE(back.run.id, QStringLiteral("run-1"));
     QCOMPARE(back.run.status, RunRecord::Status::Running);
     QCOMPARE(back.run.engine, QStringLiteral("ssh://ci@build-host"));
+    QCOMPARE(back.run.runtime, QStringLiteral("runsc"));
 }
 
 void tst_JournalEvent::startedWithoutEngineIsUnchanged()

@@ -394,6 +394,7 @@ void tst_RunRecord::applyResultFields()
     result.image = QStringLiteral("img:1");
     result.containerId = QStringLiteral("c0ffee");
     result.engine = QStringLiteral("tcp://127.0.0.1:23760 (TLS)");
+    result.runtime = QStringLiteral("runsc");
     result.timeoutSec = 45;
     OutputFile f;
     f.name = QStringLiteral("out.csv");
@@ -418,6 +419,7 @@ void tst_RunRecord::applyResultFields()
     QCOMPARE(r.image, QStringLiteral("img:1"));
     QCOMPARE(r.containerId, QStringLiteral("c0ffee"));
     QCOMPARE(r.engine, QStringLiteral("tcp://127.0.0.1:23760 (TLS)"));
+    QCOMPARE(r.runtime, QStringLiteral("runsc"));
     QCOMPARE(r.timeoutSec, 45);
     QCOMPARE(r.files.size(), 1);
     QCOMPARE(r.files.at(0).data, QByteArray("x,y\n"));
