@@ -35,14 +35,15 @@ RUN_PACKAGES=(build-essential cmake ninja-build pkg-config curl ca-certificates
 # (python3-docker), the test Kubernetes API server and the official Kubernetes client that checks
 # it (aiohttp, kubernetes, websocket-client, PyYAML, jsonschema), what the GUI tests need (Xvfb, a
 # tray, xdotool to type, ImageMagick's import for screenshots, a font), the package checks
-# (dpkg-dev, desktop-file-utils, appstream), and the hardening tests: clang with libFuzzer and the
+# (dpkg-dev, desktop-file-utils, appstream), headless Chromium for the run view's host test
+# (e2e_view_browser), and the hardening tests: clang with libFuzzer and the
 # sanitizer runtimes (llvm-14 for symbolised stacks), Podman with the init it needs for
 # HostConfig.Init, and the extra engines of tests/engines (a private sshd, bridges made with ip,
 # certificates made with openssl), and gVisor's runsc, which tests/engines registers with one of
 # them (never with the user's engine). Node.js comes from Debian only where no node is installed.
 TEST_PACKAGES=(git clang-format python3-docker
                python3-aiohttp python3-kubernetes python3-websocket python3-yaml python3-jsonschema
-               xvfb trayer xdotool imagemagick fonts-dejavu-core
+               xvfb trayer xdotool imagemagick fonts-dejavu-core chromium
                dpkg-dev desktop-file-utils appstream
                clang-14 libclang-rt-14-dev llvm-14 podman catatonit
                openssh-server openssh-client iproute2 openssl runsc)

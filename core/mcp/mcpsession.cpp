@@ -91,6 +91,11 @@ bool McpSession::Caller::declaresTasks() const
     return capabilities.value(u"extensions").toObject().contains(ProtocolEra::kTasksExtension);
 }
 
+bool McpSession::Caller::declaresUi() const
+{
+    return ProtocolEra::declaresUi(capabilities);
+}
+
 McpSession::Caller McpSession::callerOf(const McpMessage &m) const
 {
     if (m.era.isModern())
@@ -336,21 +341,39 @@ void McpSession::onToolsList(const McpMessage &m, const QJsonObject &)
 {
     QJsonArray tools;
     const bool modern = isModernRequest(m.id);
+    const bool ui = callerOf(m).declaresUi();
     for (const ToolDefinition &t : m_catalog->tools().all()) {
-        QJsonObject tool = t.toJson();
+        if (t.appOnly && !ui)
+            continue;
+        QJsonObject tool = ui ? t.toJsonForUi() : t.toJson();
         if (modern) // 2025-11-25 vocabulary; under the tasks extension the server decides
             tool.remove(QStringLiteral("execution"));
         tools.append(tool);
     }
-    reply(m.id, QJsonObject{{QStringLiteral("tools"), tools}});
+    reply(m.id, listResult(m, ui, QStringLiteral("tools"), tools));
+}
+
+QJsonObject McpSession::listResult(const McpMessage &m, bool ui, const QString &key,
+                                   const QJsonArray &items) const
+{
+    QJsonObject result{{key, items}};
+    // A list made for a host with views differs from everyone else's: no shared cache may hand
+    // it to another client (decorateModern keeps hints already given).
+    if (ui && m.era.isModern()) {
+        result.insert(QStringLiteral("ttlMs"), 60 * 60 * 1000);
+        result.insert(QStringLiteral("cacheScope"), QStringLiteral("private"));
+    }
+    return result;
 }
 
 void McpSession::onResourcesList(const McpMessage &m, const QJsonObject &)
 {
     QJsonArray list;
+    const bool ui = callerOf(m).declaresUi();
     for (const ResourceDefinition &r : m_catalog->resources().all())
-        list.append(r.toJson());
-    reply(m.id, QJsonObject{{QStringLiteral("resources"), list}});
+        if (ui || !r.forUi)
+            list.append(r.toJson());
+    reply(m.id, listResult(m, ui, QStringLiteral("resources"), list));
 }
 
 void McpSession::onResourceTemplatesList(const McpMessage &m, const QJsonObject &)
@@ -368,7 +391,7 @@ void McpSession::onResourcesRead(const McpMessage &m, const QJsonObject &params)
         return;
     }
     const QString uri = params.value(u"uri").toString();
-    const QJsonObject contents = m_catalog->resources().read(uri);
+    const QJsonObject contents = m_catalog->resources().read(uri, callerOf(m).declaresUi());
     if (contents.isEmpty()) {
         replyError(m.id, JsonRpcMessage::ResourceNotFound, QStringLiteral("Resource not found"),
                    QJsonObject{{QStringLiteral("uri"), uri}});
@@ -479,13 +502,14 @@ void McpSession::onToolsCall(const McpMessage &m, const QJsonObject &params)
         return;
     }
     const QString name = params.value(u"name").toString();
+    const Caller caller = callerOf(m);
     const ToolDefinition *tool = m_catalog->tools().find(name);
-    if (!tool) {
+    // A view's tool does not exist for a client without views (as its tools/list says).
+    if (!tool || (tool->appOnly && !caller.declaresUi())) {
         replyError(m.id, JsonRpcMessage::InvalidParams,
                    QStringLiteral("Unknown tool: %1").arg(name));
         return;
     }
-    const Caller caller = callerOf(m);
     bool asTask = false;
     if (!decideTask(m, *tool, caller, &asTask))
         return;

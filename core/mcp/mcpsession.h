@@ -86,10 +86,14 @@ private:
         QJsonObject capabilities;
         QJsonObject clientInfo;
         bool declaresTasks() const;
+        bool declaresUi() const;
     };
     using Handler = void (McpSession::*)(const McpMessage &, const QJsonObject &);
 
     Caller callerOf(const McpMessage &m) const;
+    // A list result; for a client with views, with caching hints that keep it to that client.
+    QJsonObject listResult(const McpMessage &m, bool ui, const QString &key,
+                           const QJsonArray &items) const;
     // Every method of both eras, in one table; the era's rules before its handler.
     void dispatch(const McpMessage &m);
     // A 2026-07-28 request: its id is free, and what its answer needs is kept. False when it

@@ -46,6 +46,20 @@ public:
     static inline const QString kMetaServerInfo =
         QStringLiteral("io.modelcontextprotocol/serverInfo");
     static inline const QString kTasksExtension = QStringLiteral("io.modelcontextprotocol/tasks");
+    // MCP Apps (SEP-1865): a host that renders a tool's ui:// view declares it with the views'
+    // MIME type among its mimeTypes.
+    static inline const QString kUiExtension = QStringLiteral("io.modelcontextprotocol/ui");
+    static inline const QString kUiMimeType = QStringLiteral("text/html;profile=mcp-app");
+    static bool declaresUi(const QJsonObject &clientCapabilities)
+    {
+        return clientCapabilities.value(u"extensions")
+            .toObject()
+            .value(kUiExtension)
+            .toObject()
+            .value(u"mimeTypes")
+            .toArray()
+            .contains(kUiMimeType);
+    }
 
     struct Verdict
     {

@@ -20,6 +20,8 @@ QJsonObject ResourceDefinition::toJson() const
 {
     QJsonObject o{{QStringLiteral("uri"), uri}, {QStringLiteral("name"), name}};
     insertDescriptive(o, title, description, mimeType);
+    if (!ui.isEmpty())
+        o.insert(QStringLiteral("_meta"), QJsonObject{{QStringLiteral("ui"), ui}});
     return o;
 }
 
@@ -32,6 +34,8 @@ QJsonObject ResourceDefinition::contents() const
         o.insert(QStringLiteral("text"), read ? read() : QString());
     if (!mimeType.isEmpty())
         o.insert(QStringLiteral("mimeType"), mimeType);
+    if (!ui.isEmpty())
+        o.insert(QStringLiteral("_meta"), QJsonObject{{QStringLiteral("ui"), ui}});
     return o;
 }
 
@@ -73,10 +77,10 @@ const ResourceDefinition *ResourceRegistry::find(const QString &uri) const
     return nullptr;
 }
 
-QJsonObject ResourceRegistry::read(const QString &uri) const
+QJsonObject ResourceRegistry::read(const QString &uri, bool ui) const
 {
     if (const ResourceDefinition *r = find(uri))
-        return r->contents();
+        return r->forUi && !ui ? QJsonObject() : r->contents();
     for (const ResourceTemplateDefinition &t : m_templates) {
         QHash<QString, QString> vars;
         if (t.match(uri, &vars) && t.read)

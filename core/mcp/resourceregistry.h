@@ -17,6 +17,10 @@ struct ResourceDefinition
     std::function<QString()> read;
     // For binary resources instead of read: the bytes, sent base64-encoded as "blob".
     std::function<QByteArray()> readBlob;
+    // MCP Apps: a view (ui://) is listed and read only by clients that declare the extension;
+    // `ui` is its _meta.ui (csp, prefersBorder), on the listing and on the contents.
+    bool forUi = false;
+    QJsonObject ui;
 
     QJsonObject toJson() const;
     QJsonObject contents() const; // {uri, mimeType, text | blob}
@@ -46,8 +50,9 @@ public:
     const ResourceDefinition *find(const QString &uri) const;
     const QList<ResourceDefinition> &all() const { return m_resources; }
     const QList<ResourceTemplateDefinition> &templates() const { return m_templates; }
-    // The contents of a fixed resource or of the first template that matches; empty if none.
-    QJsonObject read(const QString &uri) const;
+    // The contents of a fixed resource or of the first template that matches; empty if none (and
+    // for a view, unless `ui`: the client declared the MCP Apps extension).
+    QJsonObject read(const QString &uri, bool ui = false) const;
     bool isEmpty() const { return m_resources.isEmpty() && m_templates.isEmpty(); }
 
 private:

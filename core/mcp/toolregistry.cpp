@@ -33,6 +33,18 @@ QJsonObject ToolDefinition::toJson() const
     return o;
 }
 
+QJsonObject ToolDefinition::toJsonForUi() const
+{
+    QJsonObject o = toJson();
+    if (ui.isEmpty())
+        return o;
+    QJsonObject meta{{QStringLiteral("ui"), ui}};
+    if (ui.contains(u"resourceUri"))
+        meta.insert(QStringLiteral("ui/resourceUri"), ui.value(u"resourceUri"));
+    o.insert(QStringLiteral("_meta"), meta);
+    return o;
+}
+
 bool ToolRegistry::isValidName(const QString &name)
 {
     static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9_.-]{1,128}$"));

@@ -481,8 +481,10 @@ Execution *SandboxService::executeIn(SandboxContainer *container, const Language
 {
     Execution *execution = create(language, request, timeoutFor(request));
     execution->setSession(language.interruptible);
-    if (SandboxSite *site = siteOf(container))
+    if (SandboxSite *site = siteOf(container)) {
+        nameRuntime(container, site);
         placeOn(execution, site);
+    }
     Q_EMIT executionCreated(execution);
     // Not through the queue: the session's container is already running, and its calls come one
     // at a time.
@@ -550,6 +552,7 @@ void SandboxService::launch(const ExecutionQueue::Job &next)
     SandboxContainer *container = pool ? pool->take(*made.spec) : nullptr;
     if (!container)
         container = makeContainer(site, *made.spec);
+    nameRuntime(container, site);
     site->countPlaced();
     placeOn(next.execution, site);
     next.execution->run(container);
@@ -586,6 +589,14 @@ void SandboxService::placeOn(Execution *execution, SandboxSite *site)
     });
 }
 
+void SandboxService::nameRuntime(SandboxContainer *container, SandboxSite *site)
+{
+    // A spec that names no runtime gets the engine's default, which the engine may have named
+    // only after the pool made the container (its first answer comes after the first creates).
+    if (container->runtime().isEmpty())
+        container->setRuntime(site->backend()->defaultRuntime());
+}
+
 SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const SandboxSpec &spec)
 {
     // Named after the instance, so that the engine's own listing shows whose it is, and so that
@@ -595,8 +606,7 @@ SandboxContainer *SandboxService::makeContainer(SandboxSite *site, const Sandbox
             .arg(m_config.instanceId.isEmpty() ? QStringLiteral("anonymous") : m_config.instanceId)
             .arg(++m_containerSeq);
     SandboxContainer *container = site->backend()->createSandbox(spec, containerName, this);
-    container->setRuntime(spec.runtime.isEmpty() ? site->backend()->defaultRuntime()
-                                                 : spec.runtime);
+    container->setRuntime(spec.runtime);
     if (m_missingImageWording) {
         MissingImage missing;
         missing.image = spec.image;

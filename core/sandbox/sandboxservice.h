@@ -153,6 +153,9 @@ private:
     void warm(const Language &language);
     void warmOn(SandboxSite *site, const Language &language);
     SandboxContainer *makeContainer(SandboxSite *site, const SandboxSpec &spec);
+    // Before a run in `container`: the runtime it has, by name (the engine's default when its
+    // spec named none).
+    static void nameRuntime(SandboxContainer *container, SandboxSite *site);
     void track(SandboxContainer *container, SandboxSite *site);
     void checkShutdownDone();
     int janitorsPending() const;

@@ -197,6 +197,7 @@ void RunGate::ask(ToolCall *call, const ExecutionRequest &request, const Admitte
     w->request = request;
     w->admitted = admitted;
     qCInfo(lcTools).noquote() << "run of" << q.client << "waits for approval" << q.id.left(8);
+    Q_EMIT asking(call);
     m_approver->ask(q);
 }
 

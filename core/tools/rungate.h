@@ -72,6 +72,8 @@ Q_SIGNALS:
     // A person chose "Always allow this assistant": policies() changed.
     void policiesChanged(const AssistantPolicies &policies);
     void waitingChanged(int waiting);
+    // A call's run waits for a person's answer now (the run view says so).
+    void asking(ToolCall *call);
 
 private:
     struct Waiting;

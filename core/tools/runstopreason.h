@@ -15,4 +15,11 @@ inline QString fromWindow()
     return QStringLiteral("stopped from the Code Sandbox window");
 }
 
+// A person stopped it from the run's view in the chat (MCP Apps), through the client that
+// called it.
+inline QString fromView()
+{
+    return QStringLiteral("stopped by the user from the run's view in the chat");
+}
+
 } // namespace RunStopReason

@@ -5,8 +5,11 @@
 #include "executionrequest.h"
 #include "imagewording.h"
 #include "lineframer.h"
+#include "liveruns.h"
 #include "mcpserver.h"
+#include "protocolera.h"
 #include "rungate.h"
+#include "runstopreason.h"
 #include "sandboxbackend.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
@@ -17,6 +20,7 @@
 #include "toolschemas.h"
 #include "workdirpath.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QPointer>
@@ -482,12 +486,16 @@ struct SandboxTools::RunContext
     SandboxService *sandbox;
     SessionManager *sessions;
     RunGate *gate;
+    LiveRuns *live; // the runs of clients with the run view
 };
 
 void SandboxTools::runCode(const RunContext &context, ToolCall *call, const ExecutionRequest &asked,
                            bool jsonText)
 {
     ExecutionRequest request = asked;
+    // A host that renders the run view follows the run from now on, approval included.
+    if (ProtocolEra::declaresUi(call->clientCapabilities()))
+        context.live->add(call, request.language, request.code);
     const QString refused =
         parseNetwork(call->arguments(), context.sandbox->config(), &request.egress);
     if (!refused.isEmpty()) {
@@ -509,7 +517,7 @@ void SandboxTools::runCode(const RunContext &context, ToolCall *call, const Exec
             request.egress = session.session->egress();
     }
     if (!context.gate) {
-        startRun(*context.sandbox, context.sessions, nullptr, call, request, jsonText);
+        startRun(context, call, request, jsonText);
         return;
     }
     const RunContext c = context;
@@ -519,13 +527,16 @@ void SandboxTools::runCode(const RunContext &context, ToolCall *call, const Exec
             if (!refusal.isEmpty())
                 call->finishWithError(refusal);
             else
-                startRun(*c.sandbox, c.sessions, c.gate, call, admitted, jsonText);
+                startRun(c, call, admitted, jsonText);
         });
 }
 
-void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, RunGate *gate,
-                            ToolCall *call, const ExecutionRequest &asked, bool jsonText)
+void SandboxTools::startRun(const RunContext &context, ToolCall *call,
+                            const ExecutionRequest &asked, bool jsonText)
 {
+    SandboxService &sandbox = *context.sandbox;
+    SessionManager *sessions = context.sessions;
+    RunGate *gate = context.gate;
     ExecutionRequest request = asked;
     request.source =
         call->clientName().isEmpty() ? QStringLiteral("MCP client") : call->clientName();
@@ -560,6 +571,7 @@ void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, R
     } else {
         execution = sandbox.execute(request);
     }
+    context.live->started(call, execution);
     call->progress(QStringLiteral("starting a %1 sandbox").arg(language));
     QObject::connect(execution, &Execution::queued, call, [call](int position) {
         call->progress(QStringLiteral("queued: %1 ahead (all sandboxes busy)").arg(position - 1));
@@ -586,9 +598,15 @@ void SandboxTools::startRun(SandboxService &sandbox, SessionManager *sessions, R
                 call->progress(logger + QStringLiteral(": ") +
                                progressLine(complete.lines.first()));
         });
+    const QString viewId = context.live->idOf(call);
     QObject::connect(execution, &Execution::finished, call,
-                     [call, hint, jsonText](const ExecutionResult &r) {
-                         call->finish(toolResult(r, hint, jsonText));
+                     [call, hint, jsonText, viewId](const ExecutionResult &r) {
+                         QJsonObject result = toolResult(r, hint, jsonText);
+                         // For the run view only (hosts without it get today's result): what
+                         // the window shows beside the exit code.
+                         if (!viewId.isEmpty())
+                             result.insert(QStringLiteral("_meta"), viewFigures(r, viewId));
+                         call->finish(result);
                      });
     QObject::connect(call, &ToolCall::cancelRequested, execution,
                      [execution] { execution->cancel(); });
@@ -636,7 +654,14 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
     // A lone engine is asked once now, so the first read of sandbox://environments knows it.
     const auto lone = std::make_shared<LoneEngine>();
     askEngines(sandbox, lone, nullptr, {});
-    registerRunTools(server, RunContext{&sandbox, sessions, gate}, values);
+    // The run view's state lives as long as the server.
+    auto *live = new LiveRuns(&server);
+    if (gate)
+        QObject::connect(gate, &RunGate::asking, live,
+                         [live](ToolCall *call) { live->waitingForApproval(call); });
+    const RunContext context{&sandbox, sessions, gate, live};
+    registerRunTools(server, context, values);
+    registerViewTools(server, context);
     registerLanguageTools(server, sandbox, lone, values);
     registerResources(server, sandbox, lone);
     if (sessions)
@@ -655,6 +680,7 @@ void SandboxTools::registerRunTools(McpServer &server, const RunContext &context
     // A run may outlast what a client waits for one request (often 60 s): these tools may run
     // as tasks, answered at once with a handle the client polls.
     py.taskSupport = QStringLiteral("optional");
+    py.ui = viewMeta();
     server.tools().add(py);
 
     ToolDefinition js = ToolSchemas::tool(QStringLiteral("run_javascript_code"), values);
@@ -662,6 +688,7 @@ void SandboxTools::registerRunTools(McpServer &server, const RunContext &context
         runCode(context, call, request(QStringLiteral("javascript"), call->arguments()), false);
     };
     js.taskSupport = QStringLiteral("optional");
+    js.ui = viewMeta();
     server.tools().add(js);
 
     ToolDefinition exec = ToolSchemas::tool(QStringLiteral("execute_code"), values);
@@ -694,7 +721,87 @@ void SandboxTools::registerRunTools(McpServer &server, const RunContext &context
         runCode(context, call, r, true);
     };
     exec.taskSupport = QStringLiteral("optional");
+    exec.ui = viewMeta();
     server.tools().add(exec);
+}
+
+QJsonObject SandboxTools::viewFigures(const ExecutionResult &r, const QString &viewId)
+{
+    QJsonObject run{{QStringLiteral("run_id"), viewId}};
+    if (r.peakMemoryBytes >= 0)
+        run.insert(QStringLiteral("peak_memory_bytes"), r.peakMemoryBytes);
+    if (r.cpuTimeMs >= 0)
+        run.insert(QStringLiteral("cpu_time_ms"), r.cpuTimeMs);
+    if (!r.runtime.isEmpty())
+        run.insert(QStringLiteral("runtime"), r.runtime);
+    return {{QStringLiteral("code-sandbox/run"), run}};
+}
+
+QJsonObject SandboxTools::viewMeta()
+{
+    return {{QStringLiteral("resourceUri"), QLatin1String(kViewUri)}};
+}
+
+void SandboxTools::registerViewTools(McpServer &server, const RunContext &context)
+{
+    LiveRuns *live = context.live;
+    // Called by the view, never by the model: hosts leave them out of the model's tools.
+    const QJsonObject appOnly{{QStringLiteral("visibility"), QJsonArray{QStringLiteral("app")}}};
+
+    ToolDefinition read = ToolSchemas::tool(QStringLiteral("read_run_output"), {});
+    read.ui = appOnly;
+    read.appOnly = true;
+    read.handler = [live](ToolCall *call) {
+        QString error;
+        const QJsonObject o = live->read(call->owner(), call->arguments(), &error);
+        if (o.isEmpty()) {
+            call->finishWithError(error);
+            return;
+        }
+        call->finish({{QStringLiteral("content"),
+                       QJsonArray{ToolCall::textContent(
+                           QStringLiteral("run %1: %2")
+                               .arg(o.value(u"run_id").toString(), o.value(u"state").toString()))}},
+                      {QStringLiteral("structuredContent"), o}});
+    };
+    server.tools().add(read);
+
+    ToolDefinition stop = ToolSchemas::tool(QStringLiteral("stop_run"), {});
+    stop.ui = appOnly;
+    stop.appOnly = true;
+    stop.handler = [live](ToolCall *call) {
+        QString error;
+        const QString id = call->arguments().value(u"run_id").toString();
+        if (!live->stop(call->owner(), id, RunStopReason::fromView(), &error)) {
+            call->finishWithError(error);
+            return;
+        }
+        call->finish(
+            {{QStringLiteral("content"),
+              QJsonArray{ToolCall::textContent(QStringLiteral("run %1: stopping").arg(id))}}});
+    };
+    server.tools().add(stop);
+
+    ResourceDefinition view;
+    view.uri = QLatin1String(kViewUri);
+    view.name = QStringLiteral("run-view");
+    view.title = QStringLiteral("Code Sandbox run");
+    view.description = QStringLiteral("A run as it happens: its code, output, figures, files and "
+                                      "status, with a Stop button.");
+    view.mimeType = ProtocolEra::kUiMimeType;
+    view.forUi = true;
+    // Everything is inline: no origin to reach, nothing to load (the host's strictest policy).
+    view.ui = {
+        {QStringLiteral("csp"), QJsonObject{{QStringLiteral("connectDomains"), QJsonArray()},
+                                            {QStringLiteral("resourceDomains"), QJsonArray()},
+                                            {QStringLiteral("frameDomains"), QJsonArray()},
+                                            {QStringLiteral("baseUriDomains"), QJsonArray()}}},
+        {QStringLiteral("prefersBorder"), true}};
+    view.read = [] {
+        QFile file(QStringLiteral(":/code-sandbox/views/run.html"));
+        return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+    };
+    server.resources().add(view);
 }
 
 void SandboxTools::registerLanguageTools(McpServer &server, SandboxService &sandbox,

@@ -63,6 +63,13 @@ private:
                         bool jsonText);
     // `gate` asks the window about held connections (an admitted request that asks for other
     // hosts); null: nobody to ask.
-    static void startRun(SandboxService &sandbox, SessionManager *sessions, RunGate *gate,
-                         ToolCall *call, const ExecutionRequest &request, bool jsonText);
+    static void startRun(const RunContext &context, ToolCall *call, const ExecutionRequest &request,
+                         bool jsonText);
+    // The run view (MCP Apps): its ui:// resource and the tools it calls (read_run_output,
+    // stop_run), for clients that declare the extension only.
+    static void registerViewTools(McpServer &server, const RunContext &context);
+    static QJsonObject viewMeta();
+    // The result's _meta for the run view: its id and the figures structuredContent lacks.
+    static QJsonObject viewFigures(const ExecutionResult &result, const QString &viewId);
+    static constexpr const char *kViewUri = "ui://code-sandbox/run.html";
 };
