@@ -92,7 +92,10 @@ void DockerBackend::setRuntime(const QString &runtime)
             return;
         QString error;
         SandboxSpec plain;
-        if (!m_runtime.isEmpty() && runtimeFor(plain, &error).isEmpty())
+        if (m_runtime.isEmpty())
+            return;
+        runtimeFor(plain, &error);
+        if (!error.isEmpty())
             qCWarning(lcBackend).noquote() << error;
     });
 }
@@ -154,6 +157,8 @@ QString DockerBackend::runtimeFor(const SandboxSpec &spec, QString *error) const
     QString wanted = m_runtime;
     if (!spec.isolation.isEmpty() && !gvisor)
         wanted = spec.isolation;
+    if (m_runtimesKnown && m_engine->dialect().kind() == EngineDialect::Kind::Podman)
+        return podmanRuntime(wanted, gvisor, error);
     if (gvisor && !(m_runtimes.contains(m_runtime) && m_runtimes.value(m_runtime).isGvisor())) {
         wanted.clear();
         // Before the engine has said (the first moments after start): the names the README
@@ -200,6 +205,26 @@ QString DockerBackend::runtimeFor(const SandboxSpec &spec, QString *error) const
         return sibling;
     }
     return wanted;
+}
+
+QString DockerBackend::podmanRuntime(const QString &wanted, bool gvisor, QString *error) const
+{
+    // Podman's Docker-compatible API (4.3, checked) ignores HostConfig.Runtime: a container
+    // asked for runsc runs under Podman's default runtime. So the default is the only runtime
+    // there is, and a run that needs another is refused rather than run without its wall.
+    const bool has = gvisor ? m_runtimes.value(m_defaultRuntime).isGvisor()
+                            : wanted.isEmpty() || wanted == m_defaultRuntime;
+    if (!has)
+        *error = QStringLiteral("the engine %1 is Podman, whose Docker-compatible API runs every "
+                                "container under its default runtime (%2) whatever the request "
+                                "names, so it cannot give this run %3: make it Podman's default "
+                                "(containers.conf: [engine] runtime = \"NAME\", with NAME in "
+                                "[engine.runtimes]; see the README's \"Stronger isolation\"), "
+                                "or use a Docker engine")
+                     .arg(endpoint(),
+                          m_defaultRuntime.isEmpty() ? QStringLiteral("unknown") : m_defaultRuntime,
+                          gvisor ? QStringLiteral("gVisor") : QStringLiteral("\"%1\"").arg(wanted));
+    return {}; // nothing to ask for: the default is what it gets
 }
 
 SandboxSpec::Result DockerBackend::accept(SandboxSpec spec) const

@@ -101,6 +101,8 @@ private:
     void readRuntimes(const QJsonObject &info);
     // The runtime for `spec` on this engine, or why there is none (`error`).
     QString runtimeFor(const SandboxSpec &spec, QString *error) const;
+    // runtimeFor on Podman, where only the engine's default runtime can be had.
+    QString podmanRuntime(const QString &wanted, bool gvisor, QString *error) const;
     QString runtimesText() const;
     void removeNetworkLeftover(const QString &id, QObject *context,
                                const SandboxContainer::Done &done, int triesLeft);

@@ -466,6 +466,69 @@ print(json.dumps(out))
         expectNoLeftovers(service, engine);
     }
 
+    void aRuntimeTheEngineCannotGiveIsRefused()
+    {
+        // Docker: a runtime it has not registered. Podman: any runtime but its default, which
+        // its Docker-compatible API would ignore (the run would go without the wall it asked
+        // for). Refused with why, and nothing created.
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        backend.setRuntime(QStringLiteral("runsc-not-registered"));
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
+        ExecutionResult r = run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        QVERIFY(r.stdoutData.isEmpty());
+        const bool podman = engine.dialect().kind() == EngineDialect::Kind::Podman;
+        const QString podmanWords = QStringLiteral("is Podman, whose Docker-compatible API runs "
+                                                   "every container under its default runtime");
+        if (podman)
+            QVERIFY2(r.error.contains(podmanWords), qPrintable(r.error));
+        else
+            QVERIFY2(r.error.contains(u"has no container runtime \"runsc-not-registered\""),
+                     qPrintable(r.error));
+
+        // A run that requires gVisor, on an engine whose gVisor cannot be had (this suite's
+        // engines run runc).
+        DockerBackend plain(&engine);
+        plain.setRuntime(QString());
+        SandboxService other(&plain, LanguageRegistry::builtIn(), makeConfig());
+        ExecutionRequest gvisor(QStringLiteral("python"), QStringLiteral("print(1)"), 20);
+        gvisor.isolation = QLatin1String(SandboxSpec::kIsolationGvisor);
+        r = resultOf(other.execute(gvisor), 80000);
+        QVERIFY(r.stdoutData.isEmpty());
+        QVERIFY2(r.error.contains(podman ? podmanWords : QStringLiteral("has no gVisor runtime")),
+                 qPrintable(r.error));
+        QVERIFY2(r.error.contains(u"gVisor"), qPrintable(r.error));
+        expectNoLeftovers(service, engine);
+        expectNoLeftovers(other, engine);
+    }
+
+    void runsUnderTheEnginesGvisor()
+    {
+        // Podman with runsc as its default runtime (podman.sh's second service): every sandbox
+        // is under gVisor, and a run that requires it is placed there.
+        if (qEnvironmentVariable("CS_EXPECT_GVISOR") != u"1")
+            QSKIP("the engine's default runtime is not gVisor (podman.sh sets CS_EXPECT_GVISOR)");
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        backend.setRuntime(QString());
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig());
+        ExecutionRequest request(QStringLiteral("python"),
+                                 QStringLiteral("import os, platform\n"
+                                                "print(platform.release(), os.getuid())"),
+                                 20);
+        request.isolation = QLatin1String(SandboxSpec::kIsolationGvisor);
+        ExecutionResult r = resultOf(service.execute(request), 80000);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        // gVisor's kernel, not the host's; the sandbox's user.
+        QCOMPARE(r.stdoutData, QByteArray("4.4.0 1000\n"));
+        QCOMPARE(r.runtime, QStringLiteral("runsc"));
+        // The timeout holds under it too.
+        r = run(service, QStringLiteral("python"), QStringLiteral("import time; time.sleep(60)"),
+                2);
+        QVERIFY(r.timedOut);
+        expectNoLeftovers(service, engine);
+    }
+
     void missingImageIsExplained()
     {
         EngineClient engine(m_socket);
