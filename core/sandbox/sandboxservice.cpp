@@ -265,15 +265,14 @@ void SandboxService::submit(Execution *execution, const SpecFor &spec, const QSt
     }
     // Placed once the engines have said which runtimes they have (the first moments after
     // start), so that a run is not placed on a guess.
-    for (SandboxSite *s : std::as_const(m_sites))
-        if (!site && s->isUsable() && s->backend()->isSettling()) {
-            QPointer<Execution> guard(execution);
-            whenSettled(execution, [this, guard, spec, image] {
-                if (guard)
-                    submit(guard, spec, image);
-            });
-            return;
-        }
+    if (!site && settlingSite()) {
+        QPointer<Execution> guard(execution);
+        whenSettled(execution, [this, guard, spec, image] {
+            if (guard)
+                submit(guard, spec, image);
+        });
+        return;
+    }
     // Never queued behind engines that are all gone, nor when the engine cannot run it (no
     // runtime the run requires): said at once, after the caller has connected to the run.
     SandboxSite *target = site ? site : place(spec);
@@ -403,17 +402,22 @@ QString SandboxService::librariesRefusal(const Language &language,
     return LibraryCache::validate(libraries);
 }
 
+SandboxSite *SandboxService::settlingSite() const
+{
+    for (SandboxSite *site : std::as_const(m_sites))
+        if (site->isUsable() && site->backend()->isSettling())
+            return site;
+    return nullptr;
+}
+
 void SandboxService::whenSettled(QObject *context, const std::function<void()> &f)
 {
-    for (SandboxSite *site : std::as_const(m_sites)) {
-        SandboxBackend *backend = site->backend();
-        if (site->isUsable() && backend->isSettling()) {
-            // Asked again after this one: another may still be learning.
-            connect(
-                backend, &SandboxBackend::settled, context,
-                [this, context, f] { whenSettled(context, f); }, Qt::SingleShotConnection);
-            return;
-        }
+    if (SandboxSite *site = settlingSite()) {
+        // Asked again after this one: another may still be learning.
+        connect(
+            site->backend(), &SandboxBackend::settled, context,
+            [this, context, f] { whenSettled(context, f); }, Qt::SingleShotConnection);
+        return;
     }
     f();
 }
@@ -423,13 +427,12 @@ void SandboxService::ensureLibraries(
     const std::function<void(const QString &)> &progress,
     const std::function<void(const QString &, const QString &)> &done, const QString &isolation)
 {
-    for (SandboxSite *s : std::as_const(m_sites))
-        if (s->isUsable() && s->backend()->isSettling()) {
-            whenSettled(this, [this, language, libraries, progress, done, isolation] {
-                ensureLibraries(language, libraries, progress, done, isolation);
-            });
-            return;
-        }
+    if (settlingSite()) {
+        whenSettled(this, [this, language, libraries, progress, done, isolation] {
+            ensureLibraries(language, libraries, progress, done, isolation);
+        });
+        return;
+    }
     // Libraries live in a volume on one engine: where one already has them, else where a run
     // would go now.
     const QString volume = LibraryCache::volumeName(language, libraries);

@@ -75,6 +75,8 @@ public:
     // Calls `f` once no usable engine is still learning what it adds to specs (its runtimes,
     // just after start): at once nearly always.
     void whenSettled(QObject *context, const std::function<void()> &f);
+    // A usable site whose backend is still learning what it adds to specs; null when none.
+    SandboxSite *settlingSite() const;
     // Why `libraries` cannot be installed for `language` here ("" when they can).
     QString librariesRefusal(const Language &language, const QStringList &libraries) const;
     // Installs (or finds cached) `libraries`; `done` gets the volume to mount, or an error. On
