@@ -115,7 +115,11 @@ void TaskMethods::result(const McpMessage &m, const QJsonObject &params)
                                    QJsonObject{{QStringLiteral("taskId"), taskId}}}};
         if (task->status == TaskStore::Status::Completed) {
             QJsonObject result = task->result();
-            result.insert(QStringLiteral("_meta"), related);
+            // Added to what the result's own _meta says (a tool's figures), not in its place.
+            QJsonObject meta = result.value(u"_meta").toObject();
+            meta.insert(QStringLiteral("io.modelcontextprotocol/related-task"),
+                        related.value(u"io.modelcontextprotocol/related-task"));
+            result.insert(QStringLiteral("_meta"), meta);
             self->reply(id, result);
         } else if (task->status == TaskStore::Status::Failed) {
             const QJsonObject error = task->error();

@@ -5,6 +5,7 @@
 
 #include <QJsonArray>
 #include <QUuid>
+#include <utility>
 
 namespace {
 // The length of `bytes` cut to at most `limit`, not inside a UTF-8 sequence.
@@ -16,6 +17,19 @@ qsizetype utf8Cut(const QByteArray &bytes, qsizetype limit)
     while (at > 0 && (uchar(bytes.at(at)) & 0xC0) == 0x80)
         --at;
     return at;
+}
+
+// The length of `bytes` without a UTF-8 sequence cut off at its end (more may come).
+qsizetype completeUtf8(const QByteArray &bytes)
+{
+    for (qsizetype back = 1; back <= qMin<qsizetype>(4, bytes.size()); ++back) {
+        const uchar c = uchar(bytes.at(bytes.size() - back));
+        if ((c & 0xC0) == 0x80)
+            continue; // a continuation byte: its lead is further back
+        const int length = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+        return length > back ? bytes.size() - back : bytes.size();
+    }
+    return bytes.size();
 }
 } // namespace
 
@@ -41,6 +55,7 @@ QString LiveRuns::add(ToolCall *call, const QString &language, const QString &co
     prune();
     Run run;
     run.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    run.seq = ++m_seq;
     run.owner = call->owner();
     run.language = language;
     run.code = code;
@@ -128,15 +143,17 @@ const LiveRuns::Run *LiveRuns::find(const QString &owner, const QJsonObject &arg
         *error = QStringLiteral("Name the run: run_id, or the language and code of its call.");
         return nullptr;
     }
-    // The newest run of this client with that code: a view is made for a call just made.
+    // This client's newest run with that code, one still going first: a view is made for a call
+    // just made.
     const QString code = arguments.value(u"code").toString();
     const QString language = arguments.value(u"language").toString();
     const Run *newest = nullptr;
+    const auto rank = [](const Run &r) { return std::pair(r.state != State::Finished, r.seq); };
     for (const Run &run : m_runs) {
         if (run.owner != owner || run.code != code ||
             (!language.isEmpty() && run.language != language))
             continue;
-        if (!newest || (run.state != State::Finished && newest->state == State::Finished))
+        if (!newest || rank(run) > rank(*newest))
             newest = &run;
     }
     if (!newest)
@@ -144,8 +161,9 @@ const LiveRuns::Run *LiveRuns::find(const QString &owner, const QJsonObject &arg
     return newest;
 }
 
-QJsonObject LiveRuns::read(const QString &owner, const QJsonObject &arguments, QString *error) const
+QJsonObject LiveRuns::read(const QString &owner, const QJsonObject &arguments, QString *error)
 {
+    prune();
     const Run *run = find(owner, arguments, error);
     if (!run)
         return {};
@@ -155,10 +173,13 @@ QJsonObject LiveRuns::read(const QString &owner, const QJsonObject &arguments, Q
     qsizetype budget = kMaxReadBytes;
     for (const Chunk &chunk : run->output) {
         const qint64 end = chunk.offset + chunk.bytes.size();
-        if (end <= next || budget <= 0)
+        if (end <= next)
             continue;
         const QByteArray rest = chunk.bytes.mid(next - chunk.offset);
-        const QByteArray piece = rest.left(utf8Cut(rest, budget));
+        QByteArray piece = rest.left(utf8Cut(rest, budget));
+        // The end of a run's output so far may stop inside a character: the rest comes later.
+        if (&chunk == &run->output.constLast() && run->state != State::Finished)
+            piece.truncate(completeUtf8(piece));
         if (piece.isEmpty())
             break;
         output.append(
@@ -167,6 +188,9 @@ QJsonObject LiveRuns::read(const QString &owner, const QJsonObject &arguments, Q
                         {QStringLiteral("text"), QString::fromUtf8(piece)}});
         next += piece.size();
         budget -= piece.size();
+        // Cut short (the budget, a character): the next read goes on from here.
+        if (piece.size() < rest.size())
+            break;
     }
     // Finished only once everything kept has been read: the view shows the end after the output.
     const State state =
@@ -207,5 +231,15 @@ void LiveRuns::prune()
             it = m_runs.erase(it);
         else
             ++it;
+    }
+    // Many runs ended within the window: the oldest finished ones go.
+    while (m_runs.size() > kMaxKept) {
+        auto oldest = m_runs.end();
+        for (auto it = m_runs.begin(); it != m_runs.end(); ++it)
+            if (it->state == State::Finished && (oldest == m_runs.end() || it->seq < oldest->seq))
+                oldest = it;
+        if (oldest == m_runs.end())
+            break; // all still going: each is bounded by its call
+        m_runs.erase(oldest);
     }
 }

@@ -40,7 +40,7 @@ public:
     void started(ToolCall *call, Execution *execution);
 
     // read_run_output's answer (structuredContent), or an empty object with `error` set.
-    QJsonObject read(const QString &owner, const QJsonObject &arguments, QString *error) const;
+    QJsonObject read(const QString &owner, const QJsonObject &arguments, QString *error);
     // Stops the run `id` of `owner` with `reason`; false with `error` when it cannot.
     bool stop(const QString &owner, const QString &id, const QString &reason, QString *error);
 
@@ -49,8 +49,10 @@ public:
     static constexpr qsizetype kMaxOutputBytes = 1024 * 1024;
     // What one read returns at most (the view asks again for the rest).
     static constexpr qsizetype kMaxReadBytes = 256 * 1024;
-    // How long a finished run stays readable.
+    // How long a finished run stays readable, and how many are kept at most (the oldest finished
+    // ones go first).
     static constexpr int kKeepFinishedMs = 10 * 60 * 1000;
+    static constexpr int kMaxKept = 200;
 
 private:
     struct Chunk
@@ -62,6 +64,7 @@ private:
     struct Run
     {
         QString id;
+        quint64 seq = 0; // order of arrival
         QString owner;
         QString language;
         QString code;
@@ -79,4 +82,5 @@ private:
 
     QHash<QString, Run> m_runs;                // by id
     QHash<const ToolCall *, QString> m_byCall; // calls still open
+    quint64 m_seq = 0;
 };

@@ -745,15 +745,20 @@ QJsonObject SandboxTools::viewMeta()
 void SandboxTools::registerViewTools(McpServer &server, const RunContext &context)
 {
     LiveRuns *live = context.live;
+    SandboxService *sb = context.sandbox;
     // Called by the view, never by the model: hosts leave them out of the model's tools.
     const QJsonObject appOnly{{QStringLiteral("visibility"), QJsonArray{QStringLiteral("app")}}};
 
     ToolDefinition read = ToolSchemas::tool(QStringLiteral("read_run_output"), {});
     read.ui = appOnly;
     read.appOnly = true;
-    read.handler = [live](ToolCall *call) {
+    read.handler = [live, sb](ToolCall *call) {
         QString error;
-        const QJsonObject o = live->read(call->owner(), call->arguments(), &error);
+        // The view sends the language as the call gave it ("py", "Python"): runs know its name.
+        QJsonObject arguments = call->arguments();
+        if (const Language *l = sb->languages().find(arguments.value(u"language").toString()))
+            arguments.insert(QStringLiteral("language"), l->name);
+        const QJsonObject o = live->read(call->owner(), arguments, &error);
         if (o.isEmpty()) {
             call->finishWithError(error);
             return;

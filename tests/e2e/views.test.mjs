@@ -131,6 +131,42 @@ describe('a host with views (2025-11-25)', () => {
     });
 });
 
+describe('a host with views: which run a view finds', () => {
+    let client;
+    after(async () => { await client?.close(); await waitForNoContainers(); });
+
+    test('the call just made, not an earlier one with the same code, whatever the language is called', { timeout: 120_000 }, async () => {
+        client = await startUiClient();
+        const code = 'import time\nprint("go", flush=True)\ntime.sleep(3)';
+        // "Python" as a model may write it: the run is python's, and the view sends it as given.
+        const first = await client.callTool({ name: 'execute_code', arguments: { language: 'Python', code } });
+        assert.notEqual(first.isError, true, textOf(first));
+        const firstId = first._meta['code-sandbox/run'].run_id;
+        const call = client.callTool({ name: 'execute_code', arguments: { language: 'Python', code } });
+        let read;
+        for (let i = 0; i < 100; i++) {
+            read = await client.callTool({ name: 'read_run_output', arguments: { code, language: 'Python' } });
+            if (!read.isError && read.structuredContent.state === 'running') break;
+            await sleep(100);
+        }
+        assert.notEqual(read.isError, true, textOf(read));
+        assert.equal(read.structuredContent.state, 'running');
+        assert.notEqual(read.structuredContent.run_id, firstId, 'the finished earlier run was found');
+        const second = await call;
+        assert.equal(second._meta['code-sandbox/run'].run_id, read.structuredContent.run_id);
+    });
+
+    test('a run called as a task keeps the view\'s figures beside the task\'s own _meta', { timeout: 120_000 }, async () => {
+        const { CallToolResultSchema, CreateTaskResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+        const created = await client.request({ method: 'tools/call',
+            params: { name: 'run_python_code', arguments: { code: 'print(7)' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+        const result = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+        assert.equal(result._meta['io.modelcontextprotocol/related-task'].taskId, created.task.taskId);
+        assert.equal(result.structuredContent.stdout, '7\n');
+        assert.match(result._meta['code-sandbox/run'].run_id, /^[0-9a-f-]{36}$/, JSON.stringify(result._meta));
+    });
+});
+
 describe('a host with views (2026-07-28)', () => {
     let client;
     after(async () => { await client?.close(); });
