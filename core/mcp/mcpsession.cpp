@@ -125,15 +125,20 @@ QJsonObject McpSession::decorateModern(const QJsonObject &message,
                             {QStringLiteral("version"), info.version}});
     result.insert(QStringLiteral("_meta"), meta);
     // Caching hints (SEP-2549). The lists never change while the server runs and are the same
-    // for every client; resource contents (engine state) may change at any time.
+    // for every client, except the tools and resources a host with views is shown (no shared
+    // cache may hand those to another client); resource contents (engine state) may change at
+    // any time.
     static const QSet<QString> lists{QStringLiteral("tools/list"), QStringLiteral("resources/list"),
                                      QStringLiteral("resources/templates/list"),
                                      QStringLiteral("prompts/list"),
                                      QStringLiteral("server/discover")};
     if (result.value(u"resultType").toString() == u"complete" && !result.contains(u"ttlMs")) {
         if (lists.contains(request.method)) {
+            const bool tailored = request.declaresUi && (request.method == u"tools/list" ||
+                                                         request.method == u"resources/list");
             result.insert(QStringLiteral("ttlMs"), 60 * 60 * 1000);
-            result.insert(QStringLiteral("cacheScope"), QStringLiteral("public"));
+            result.insert(QStringLiteral("cacheScope"),
+                          tailored ? QStringLiteral("private") : QStringLiteral("public"));
         } else if (request.method == u"resources/read") {
             result.insert(QStringLiteral("ttlMs"), 0);
             result.insert(QStringLiteral("cacheScope"), QStringLiteral("private"));
@@ -283,6 +288,7 @@ bool McpSession::admitModern(const McpMessage &m)
     if (level.isString() && levelRank(level.toString()) >= 0)
         request.logThreshold = levelRank(level.toString());
     request.declaresTasks = callerOf(m).declaresTasks();
+    request.declaresUi = callerOf(m).declaresUi();
     m_modern.insert(key, request);
     return true;
 }
@@ -350,20 +356,7 @@ void McpSession::onToolsList(const McpMessage &m, const QJsonObject &)
             tool.remove(QStringLiteral("execution"));
         tools.append(tool);
     }
-    reply(m.id, listResult(m, ui, QStringLiteral("tools"), tools));
-}
-
-QJsonObject McpSession::listResult(const McpMessage &m, bool ui, const QString &key,
-                                   const QJsonArray &items) const
-{
-    QJsonObject result{{key, items}};
-    // A list made for a host with views differs from everyone else's: no shared cache may hand
-    // it to another client (decorateModern keeps hints already given).
-    if (ui && m.era.isModern()) {
-        result.insert(QStringLiteral("ttlMs"), 60 * 60 * 1000);
-        result.insert(QStringLiteral("cacheScope"), QStringLiteral("private"));
-    }
-    return result;
+    reply(m.id, QJsonObject{{QStringLiteral("tools"), tools}});
 }
 
 void McpSession::onResourcesList(const McpMessage &m, const QJsonObject &)
@@ -373,7 +366,7 @@ void McpSession::onResourcesList(const McpMessage &m, const QJsonObject &)
     for (const ResourceDefinition &r : m_catalog->resources().all())
         if (ui || !r.forUi)
             list.append(r.toJson());
-    reply(m.id, listResult(m, ui, QStringLiteral("resources"), list));
+    reply(m.id, QJsonObject{{QStringLiteral("resources"), list}});
 }
 
 void McpSession::onResourceTemplatesList(const McpMessage &m, const QJsonObject &)

@@ -77,6 +77,7 @@ private:
         QString method;
         int logThreshold = 99;      // from _meta logLevel; none without it
         bool declaresTasks = false; // the client lists io.modelcontextprotocol/tasks
+        bool declaresUi = false;    // ... and io.modelcontextprotocol/ui (MCP Apps views)
     };
     // Who asks, as the request's era says: a 2025 request speaks for the session's handshake,
     // a 2026-07-28 request for itself (its _meta). The one place the eras differ in this.
@@ -91,9 +92,6 @@ private:
     using Handler = void (McpSession::*)(const McpMessage &, const QJsonObject &);
 
     Caller callerOf(const McpMessage &m) const;
-    // A list result; for a client with views, with caching hints that keep it to that client.
-    QJsonObject listResult(const McpMessage &m, bool ui, const QString &key,
-                           const QJsonArray &items) const;
     // Every method of both eras, in one table; the era's rules before its handler.
     void dispatch(const McpMessage &m);
     // A 2026-07-28 request: its id is free, and what its answer needs is kept. False when it

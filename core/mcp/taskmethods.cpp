@@ -111,14 +111,12 @@ void TaskMethods::result(const McpMessage &m, const QJsonObject &params)
                              store->notFoundMessage(taskId, who));
             return;
         }
-        const QJsonObject related{{QStringLiteral("io.modelcontextprotocol/related-task"),
-                                   QJsonObject{{QStringLiteral("taskId"), taskId}}}};
         if (task->status == TaskStore::Status::Completed) {
             QJsonObject result = task->result();
             // Added to what the result's own _meta says (a tool's figures), not in its place.
             QJsonObject meta = result.value(u"_meta").toObject();
             meta.insert(QStringLiteral("io.modelcontextprotocol/related-task"),
-                        related.value(u"io.modelcontextprotocol/related-task"));
+                        QJsonObject{{QStringLiteral("taskId"), taskId}});
             result.insert(QStringLiteral("_meta"), meta);
             self->reply(id, result);
         } else if (task->status == TaskStore::Status::Failed) {

@@ -177,6 +177,10 @@ describe('a host with views (2026-07-28)', () => {
         await client.connect(new ModernStdio({ command: BIN, args: ['--stdio'], env: { PATH: MINIMAL_PATH }, stderr: 'pipe' }));
         assert.equal(client.getProtocolEra(), 'modern');
         await checkOffered(client, '2026-07-28');
+        // Lists made for a host with views are its own; the others stay shareable.
+        assert.equal((await client.listTools()).cacheScope, 'private');
+        assert.equal((await client.listResources()).cacheScope, 'private');
+        assert.equal((await client.listPrompts()).cacheScope, 'public');
         const r = await client.callTool({ name: 'run_python_code',
             arguments: { code: 'import time\nx = bytearray(32 << 20)\ntime.sleep(1.5)\nprint(6 * 7)' } });
         assert.equal(r.structuredContent.stdout, '42\n');
