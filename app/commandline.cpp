@@ -351,7 +351,7 @@ QList<Option> sandboxOptions()
         flag(s("allow-network-for-install"),
              s("Let execute_code install its 'libraries' (pip, npm, gem, R) in a separate install "
                "container that reaches only the language's package index, through the engine's "
-               "egress gateway (the open network behind HTTP(S)_PROXY and on Podman); the "
+               "egress gateway (the open network behind HTTP(S)_PROXY); the "
                "programs themselves still run without network. "
                "Installed sets are cached in volumes labelled code-sandbox.libraries."),
              Stage::Sandbox, &SandboxConfig::allowInstall),
@@ -451,7 +451,7 @@ QList<Option> sandboxLimitOptions()
                  "(repeatable, or comma-separated): host, *.suffix (names below it) or an IP "
                  "address, each with an optional :port (default 80 and 443). The sandbox gets "
                  "HTTP_PROXY/HTTPS_PROXY; it resolves no names and has no other route. Narrows "
-                 "--network. On Docker engines (not yet Podman or Kubernetes); the gateway is the "
+                 "--network. On Docker and Podman engines (not yet Kubernetes); the gateway is the "
                  "image code-sandbox/gateway."),
                false, "CODE_SANDBOX_EGRESS"),
         egress(s("egress-file"), s("file"),

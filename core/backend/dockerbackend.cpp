@@ -229,19 +229,6 @@ QString DockerBackend::podmanRuntime(const QString &wanted, bool gvisor, QString
 
 SandboxSpec::Result DockerBackend::accept(SandboxSpec spec) const
 {
-    // The engine has answered by then (the install's volume was created first), so its kind is
-    // known. Runs are not widened: an allow-list run on Podman fails with why.
-    if (spec.role == u"install" && spec.network == SandboxSpec::Network::Allowlist &&
-        m_engine->dialect().kind() == EngineDialect::Kind::Podman) {
-        spec.network = SandboxSpec::Network::Open;
-        spec.egress.clear();
-        if (!m_warnedPodmanInstalls) {
-            m_warnedPodmanInstalls = true;
-            qCWarning(lcBackend).noquote()
-                << "installs on the Podman engine" << endpoint()
-                << "use its open network: the egress gateway is not available on Podman yet";
-        }
-    }
     QString error;
     spec.runtime = runtimeFor(spec, &error);
     if (!error.isEmpty())

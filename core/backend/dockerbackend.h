@@ -76,9 +76,7 @@ public:
     static constexpr qint64 kImageCacheMs = 3000;
 
 protected:
-    // An install's allow-list on a Podman engine, where the allow-list mode is not available
-    // yet (see EgressGateway::start), becomes the open network it had before; every other spec
-    // as it is.
+    // The runtime the engine can give the spec (runtimeFor), or the refusal why not.
     SandboxSpec::Result accept(SandboxSpec spec) const override;
 
 private:
@@ -117,7 +115,6 @@ private:
     QHash<QString, Presence> m_images;
     EgressGateway *m_egress = nullptr;
     QString m_gatewayImage;
-    mutable bool m_warnedPodmanInstalls = false;
     QString m_runtime;
     QString m_defaultRuntime;
     QHash<QString, Runtime> m_runtimes; // name → what it is, from /info

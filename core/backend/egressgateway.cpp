@@ -137,9 +137,7 @@ void EgressGateway::start()
     m_startDeadline.start();
     qCInfo(lcBackend).noquote() << "starting the egress gateway" << m_suffix;
     // Which engine it is first (this may be the engine's first request, before which the
-    // client does not know): Podman's internal networks give the host an address on them (no
-    // inhibit_ipv4), so the sandboxes would reach the host's own services. Not there until that
-    // is closed and tested.
+    // client does not know): the internal network is made differently on Podman, and checked.
     ask(SystemApi(m_engine).version(), [this](EngineReply *r) {
         if (m_state != State::Starting)
             return;
@@ -148,13 +146,8 @@ void EgressGateway::start()
                       r->error().toString());
             return;
         }
-        if (m_engine->dialect().kind() == EngineDialect::Kind::Podman ||
-            EngineDialect::fromVersion(r->json()).kind() == EngineDialect::Kind::Podman) {
-            failStart(QStringLiteral("the allow-list mode is not available on Podman engines yet "
-                                     "(its internal networks reach the host); use a Docker "
-                                     "engine"));
-            return;
-        }
+        m_onPodman = m_engine->dialect().kind() == EngineDialect::Kind::Podman ||
+                     EngineDialect::fromVersion(r->json()).kind() == EngineDialect::Kind::Podman;
         if (m_subnet.isEmpty())
             createInternal(true);
         else
@@ -200,8 +193,9 @@ void EgressGateway::createInternal(bool probe)
     internal.labels = labelsFor("egress");
     internal.internal = true;
     // No address on the host's side of the bridge: the sandboxes cannot reach the host's own
-    // services through it (Docker only; the option is Docker's bridge driver's).
-    if (m_engine->dialect().kind() == EngineDialect::Kind::Docker)
+    // services through it. Docker's bridge driver takes this option; Podman's CNI backend gives
+    // an internal network no gateway by itself, which readSubnet checks (netavark would).
+    if (!m_onPodman)
         internal.options = {
             {QStringLiteral("com.docker.network.bridge.inhibit_ipv4"), QStringLiteral("true")}};
     // The engine picks a free subnet for a first network, which is removed and made again with
@@ -233,6 +227,25 @@ void EgressGateway::readSubnet()
         if (!r->ok() || addressIn(subnet).isEmpty()) {
             failStart(QStringLiteral("the engine gave the network %1 no usable IPv4 subnet (%2)")
                           .arg(m_internal, r->ok() ? subnet : r->error().toString()));
+            return;
+        }
+        // A host address on the internal network would let a sandbox reach the host's own
+        // services past the gateway. Podman says "<nil>" (CNI) when there is none; its netavark
+        // backend gives internal networks one, and is refused.
+        const QHostAddress hostSide(config.first().toObject().value(u"Gateway").toString());
+        if (m_onPodman && !hostSide.isNull()) {
+            // Not kept for the next start, which would meet the same engine.
+            ask(NetworksApi(m_engine).remove(m_internal), [this](EngineReply *drop) {
+                if (drop->ok())
+                    m_internal.clear();
+            });
+            failStart(QStringLiteral("the Podman engine gives its internal networks an address on "
+                                     "the host (%1, its netavark network backend), through which "
+                                     "the sandboxes would reach the host's services; the "
+                                     "allow-list mode needs Podman's CNI backend "
+                                     "(containers.conf [network] network_backend = \"cni\") "
+                                     "or a Docker engine")
+                          .arg(hostSide.toString()));
             return;
         }
         ask(NetworksApi(m_engine).remove(m_internal), [this, subnet](EngineReply *drop) {
@@ -474,26 +487,31 @@ void EgressGateway::removeContainer()
         return;
     const QString id = std::exchange(m_containerId, {});
     ask(ContainersApi(m_engine).remove(id), [this, id](EngineReply *r) {
-        // 409: the engine is removing it already (AutoRemove, once its program ended).
+        // A refusal is not yet a failure: the engine may be removing it already (AutoRemove,
+        // once its program ended), which Docker answers with 409 and Podman with 500 ("container
+        // state improper"). Said only if the container is still there after the checks.
         const EngineError &e = r->error();
-        if (!r->ok() && !e.isNotFound() && !(e.kind == EngineError::Kind::Http && e.status == 409))
-            qCWarning(lcBackend).noquote()
-                << "could not remove the egress gateway" << id.left(12) << ":" << e.toString();
-        waitGone(id, kGoneChecks);
+        waitGone(id, kGoneChecks, r->ok() || e.isNotFound() ? QString() : e.toString());
     });
 }
 
 // Until the engine no longer knows the container: only then are its address on the internal
 // network free for the next gateway, and the networks free to be removed.
-void EgressGateway::waitGone(const QString &id, int checksLeft)
+void EgressGateway::waitGone(const QString &id, int checksLeft, const QString &removalError)
 {
-    ask(ContainersApi(m_engine).inspect(id), [this, id, checksLeft](EngineReply *r) {
-        if (r->error().isNotFound() || checksLeft <= 0)
+    ask(ContainersApi(m_engine).inspect(id), [this, id, checksLeft, removalError](EngineReply *r) {
+        if (r->error().isNotFound())
             return;
+        if (checksLeft <= 0) {
+            if (!removalError.isEmpty())
+                qCWarning(lcBackend).noquote()
+                    << "could not remove the egress gateway" << id.left(12) << ":" << removalError;
+            return;
+        }
         ++m_inFlight;
-        QTimer::singleShot(kGoneCheckMs, this, [this, id, checksLeft] {
+        QTimer::singleShot(kGoneCheckMs, this, [this, id, checksLeft, removalError] {
             --m_inFlight;
-            waitGone(id, checksLeft - 1);
+            waitGone(id, checksLeft - 1, removalError);
         });
     });
 }

@@ -140,7 +140,7 @@ private:
     void lost(const QString &why);
     void closeStream();
     void removeContainer();
-    void waitGone(const QString &id, int checksLeft);
+    void waitGone(const QString &id, int checksLeft, const QString &removalError);
     void settle(const QString &error);
     void send(const QString &line);
     void ping();
@@ -180,6 +180,7 @@ private:
     int m_generation = 0;
     int m_inFlight = 0;              // engine requests not answered yet
     bool m_restartAfterLoss = false; // a running gateway went away while sandboxes held grants
+    bool m_onPodman = false;         // known once the engine has said what it is
     QPointer<QObject> m_shutdownContext;
     std::function<void()> m_shutdownDone;
 };

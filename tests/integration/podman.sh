@@ -29,8 +29,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$BIN" ] && [ -n "$WORK" ] || { echo "usage: podman.sh --bin DIR --work DIR [TEST...]" >&2; exit 2; }
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(tst_sandboxservice tst_containerpool tst_abuse tst_engineoutage)
-IMAGES=(python node bash) # what those tests run
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(tst_sandboxservice tst_containerpool tst_abuse tst_egress tst_engineoutage)
+IMAGES=(python node bash gateway) # what those tests run
 
 say() { printf '==> %s\n' "$*"; }
 fail() { echo "podman.sh: $*" >&2; exit 1; }
@@ -77,10 +77,11 @@ for lang in "${IMAGES[@]}"; do
     fi
 done
 
-# (Every container and volume of ours carries the label code-sandbox=1.)
+# (Every container, volume and network of ours carries the label code-sandbox=1.)
 leftovers() {
     podman ps -a -q --filter label=code-sandbox
     podman volume ls -q --filter label=code-sandbox
+    podman network ls -q --filter label=code-sandbox
 }
 before=$(leftovers | sort)
 

@@ -48,12 +48,13 @@ private:
     // not available yet, nor behind a proxy of the host's (SandboxSpec::forInstall).
     bool installsThroughGateway(EngineClient &engine, const SandboxConfig &config)
     {
+        // (On Docker and Podman alike; the engine is asked so that a test that cannot reach it
+        // fails on its own assertion, not here.)
         EngineReply *version = SystemApi(&engine).version();
         QSignalSpy done(version, &EngineReply::finished);
         if (!done.wait(10000) || !version->ok())
             return false;
-        return engine.dialect().kind() != EngineDialect::Kind::Podman &&
-               !config.installsUseHostProxy();
+        return !config.installsUseHostProxy();
     }
 
     // A JavaScript run whose one library cannot be installed through the gateway: its result,
@@ -269,11 +270,18 @@ print(json.dumps(out))
             QVERIFY2(!v.toString().contains(u"passed-value"), qPrintable(v.toString()));
         }
         // It reached the registry through the egress gateway, on the gateway's internal network,
-        // not the engine's bridge.
-        const QString mode =
-            inspect->json().value(u"HostConfig").toObject().value(u"NetworkMode").toString();
+        // not the engine's bridge. (The networks it is on: Podman names a custom network's
+        // NetworkMode "bridge".)
+        const QString mode = inspect->json()
+                                 .value(u"NetworkSettings")
+                                 .toObject()
+                                 .value(u"Networks")
+                                 .toObject()
+                                 .keys()
+                                 .join(u',');
         if (installsThroughGateway(engine, config)) {
-            QVERIFY2(mode.startsWith(u"code-sandbox-egress-"), qPrintable(mode));
+            QVERIFY2(mode.startsWith(u"code-sandbox-egress-") && !mode.contains(u','),
+                     qPrintable(mode));
             if (!cached) {
                 QVERIFY(!installConnections.isEmpty());
                 for (const NetworkAttempt &a : std::as_const(installConnections)) {
@@ -282,7 +290,7 @@ print(json.dumps(out))
                 }
             }
         } else {
-            QVERIFY2(mode != u"none", qPrintable(mode));
+            QVERIFY2(!mode.isEmpty() && mode != u"none", qPrintable(mode));
         }
         expectNoLeftovers(service, engine);
         shutDown(service, engine);
@@ -294,7 +302,7 @@ print(json.dumps(out))
     {
         EngineClient engine(m_socket);
         if (!installsThroughGateway(engine, makeConfig()))
-            QSKIP("installs on this engine use its open network (Podman, or a host proxy)");
+            QSKIP("installs use the open network behind a host proxy");
         const ExecutionResult r =
             failedInstall(LanguageRegistry::builtIn(),
                           QStringLiteral("http://downloads.example.invalid/left-pad.tgz"));
@@ -312,7 +320,7 @@ print(json.dumps(out))
     {
         EngineClient engine(m_socket);
         if (!installsThroughGateway(engine, makeConfig()))
-            QSKIP("installs on this engine use its open network (Podman, or a host proxy)");
+            QSKIP("installs use the open network behind a host proxy");
         LanguageRegistry languages;
         for (Language l : LanguageRegistry::builtIn().all()) {
             if (l.name == u"javascript")
