@@ -27,6 +27,15 @@ try:
 except OSError as e:
     out["raw"] = "ERR"
 proxy = os.environ["HTTP_PROXY"]
+# The host's side of the internal network (the address before the gateway's, where an engine
+# would put it): no address there, so no way to the host's own services on the world's port.
+gateway = proxy.split("@")[1].split(":")[0]
+hostside = ".".join(gateway.split(".")[:3] + [str(int(gateway.split(".")[3]) - 1)])
+s = socket.socket(); s.settimeout(3)
+try:
+    s.connect((hostside, PORT)); out["hostside"] = "connected"
+except OSError as e:
+    out["hostside"] = "ERR"
 forged = proxy.split("@")[0].rsplit(":", 1)[0] + ":not-a-credential@" + proxy.split("@")[1]
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": forged}))
 out["forged"] = get("http://world.test:%d/d" % PORT, opener)

@@ -205,6 +205,7 @@ private Q_SLOTS:
         QCOMPARE(out.value(u"forged").toString(), QStringLiteral("HTTP 407"));
         QCOMPARE(out.value(u"dns").toString(), QStringLiteral("ERR"));
         QCOMPARE(out.value(u"raw").toString(), QStringLiteral("ERR"));
+        QCOMPARE(out.value(u"hostside").toString(), QStringLiteral("ERR"));
         // Only the allowed request reached the world.
         QCOMPARE(m_world.requests, QByteArrayList{"/a"});
         // The run's result lists what the gateway decided, allowed ones with their bytes.
