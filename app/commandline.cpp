@@ -351,7 +351,8 @@ QList<Option> sandboxOptions()
         flag(s("allow-network-for-install"),
              s("Let execute_code install its 'libraries' (pip, npm, gem, R) in a separate install "
                "container that reaches only the language's package index, through the engine's "
-               "egress gateway (the open network behind HTTP(S)_PROXY); the "
+               "egress gateway (which goes out through the host's http:// HTTPS_PROXY or "
+               "HTTP_PROXY when one is set); the "
                "programs themselves still run without network. "
                "Installed sets are cached in volumes labelled code-sandbox.libraries."),
              Stage::Sandbox, &SandboxConfig::allowInstall),

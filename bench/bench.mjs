@@ -5,6 +5,7 @@
 import { execFile, spawn } from 'node:child_process';
 import readline from 'node:readline';
 import http from 'node:http';
+import https from 'node:https';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +31,8 @@ const TARGETS = {
     p50Ms: 25, vsExec: 0.35, vsFlow: 0.06, callsPerSecAt4: 10, initMs: 100, idleRssMb: 40,
     // issue 19
     backToBackP50Ms: 30, burstP50Ms: 60, vsCeilingAt4: 1.2, firstRunS: 300,
+    // issue 27: what an HTTPS request through the egress gateway adds, p50
+    gatewayAddsMs: 2,
 };
 const BURST = 8;          // calls sent at once in a burst row
 const B2B_ROUND = 25;     // back-to-back calls per round
@@ -93,6 +96,7 @@ function parseArgs(argv) {
         o.flowCalls ??= 1;
         o.burstServers = 1;      // fresh servers, one first burst each
         o.burstsAfter = 1;       // bursts per server after its first
+        o.gateway = { rounds: 1, perRound: 5, warmup: 2 };
     } else {
         o.warmup = 5;
         o.throughputCalls = 60;
@@ -103,6 +107,7 @@ function parseArgs(argv) {
         o.flowCalls ??= 10;
         o.burstServers = 3;
         o.burstsAfter = 3;
+        o.gateway = { rounds: 6, perRound: 50, warmup: 5 };
     }
     if (!Number.isInteger(o.flowCalls) || o.flowCalls < 1) throw new Error('--flow-calls needs a positive integer');
     o.flowCalls = Math.min(o.flowCalls, o.calls);
@@ -380,6 +385,105 @@ async function callOurs(client, sessionId) {
     } catch (e) {
         return { ok: false, ms: now() - t0, detail: String(e.message ?? e).slice(0, 300) };
     }
+}
+
+// ---------------------------------------------------------------- HTTPS through the gateway
+
+// The world of the gateway row: an HTTPS server of the bench's own on this machine's outward
+// address (not loopback, which a container cannot reach), with a certificate for
+// WORLD_HOST from a CA made for the run, which the programs trust. Each answers "ok".
+const WORLD_HOST = 'bench-world.test';
+
+function outwardAddress() {
+    const all = Object.values(os.networkInterfaces()).flat()
+        .filter((a) => a.family === 'IPv4' && !a.internal);
+    return (all.find((a) => !a.address.startsWith('172.')) ?? all[0])?.address;
+}
+
+async function startWorld() {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'code-sandbox-bench-tls-'));
+    const openssl = (args) => execFileP('openssl', args, { cwd: dir });
+    writeFileSync(path.join(dir, 'ext'), `subjectAltName=DNS:${WORLD_HOST}\n`);
+    await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem',
+        '-days', '2', '-subj', '/CN=code-sandbox bench CA']);
+    await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr',
+        '-subj', `/CN=${WORLD_HOST}`]);
+    await openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+        '-out', 'server.pem', '-days', '2', '-extfile', 'ext']);
+    const read = (f) => readFileSync(path.join(dir, f));
+    const server = https.createServer({ key: read('server.key'), cert: read('server.pem') }, (req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' });
+        res.end('ok');
+    });
+    const address = outwardAddress();
+    if (!address) throw new Error('the machine has no non-loopback IPv4 address for the gateway row');
+    await new Promise((resolve, reject) => server.listen(0, '0.0.0.0', resolve).once('error', reject));
+    const ca = read('ca.pem').toString();
+    rmSync(dir, { recursive: true, force: true });
+    return { server, address, port: server.address().port, ca, close: () => new Promise((r) => server.close(r)) };
+}
+
+// A Python program that makes `count` HTTPS requests to the world, each on a new connection (TCP,
+// TLS handshake, request, answer), and prints their times in ms. urllib takes HTTPS_PROXY from
+// the environment: through the gateway in a sandbox of the allow-list mode, straight out on
+// the bridge.
+function worldProgram(world, count) {
+    return `import json, ssl, time, urllib.request
+ctx = ssl.create_default_context(cadata=${JSON.stringify(world.ca)})
+url = "https://${WORLD_HOST}:${world.port}/"
+times = []
+for i in range(${count}):
+    t = time.perf_counter()
+    body = urllib.request.urlopen(url, context=ctx, timeout=15).read()
+    times.append((time.perf_counter() - t) * 1000)
+    assert body == b"ok", body
+print(json.dumps(times))
+`;
+}
+
+/**
+ * The time an HTTPS request through the egress gateway adds: the same program, timing its own
+ * requests, in a sandbox of the allow-list server (through the gateway: CONNECT, the gateway's
+ * name and SNI checks, its own connection out) and in a container on the engine's bridge (its
+ * own connection out), in alternating rounds; the first few requests of each round are warm-up.
+ */
+async function gatewayHttps(server, world, { rounds, perRound, warmup }) {
+    const program = worldProgram(world, perRound + warmup);
+    const through = [];
+    const bridge = [];
+    let failures = 0;
+    const details = [];
+    const parse = (text, into, what) => {
+        try {
+            const times = JSON.parse(text.trim().split('\n').pop());
+            if (!Array.isArray(times) || times.length !== perRound + warmup) throw new Error('wrong count');
+            into.push(...times.slice(warmup));
+        } catch (e) {
+            failures += 1;
+            details.push(`${what}: ${String(text).slice(0, 300)}`);
+        }
+    };
+    for (let round = 0; round < rounds; round++) {
+        const r = await server.client.callTool({ name: 'run_python_code', arguments: { code: program } },
+            undefined, { timeout: 120_000 }).catch((e) => ({ isError: true, content: [{ text: String(e.message ?? e) }] }));
+        const sc = r.structuredContent ?? {};
+        if (r.isError || sc.exit_code !== 0) {
+            failures += 1;
+            details.push(`through the gateway: ${JSON.stringify(r).slice(0, 300)}`);
+        } else {
+            parse(sc.stdout, through, 'through the gateway');
+        }
+        const out = await docker(['run', '--rm', '--label', `${BENCH_LABEL}=${RUN_ID}`, '--network', 'bridge',
+            '--add-host', `${WORLD_HOST}:${world.address}`, '--user', '1000:1000',
+            // The sandbox's default limits, so that only the path differs.
+            '--cpus', '1', '--memory', '512m', '--read-only', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+            IMAGE, 'python3', '-c', program],
+        { timeout: 120_000 }).catch((e) => `ERR ${e.message}`);
+        parse(out, bridge, 'on the bridge');
+    }
+    const t = summarize(through);
+    const b = summarize(bridge);
+    return { through: t, bridge: b, addsMs: t.p50 - b.p50, failures, details };
 }
 
 // ---------------------------------------------------------------- the peers' flows (peers.py)
@@ -818,7 +922,7 @@ async function machine(bin) {
 
 // ---------------------------------------------------------------- report
 
-function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, burstRows, peerInfo, sections, elapsedS, command }) {
+function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, burstRows, peerInfo, gatewayRow, sections, elapsedS, command }) {
     const all = [...lat, ...burstRows];
     const byName = Object.fromEntries(all.map((l) => [l.key, l]));
     const { pooled, paced, unpooled, flow, lean, apiExec, session, peerSession, burst, allowlist } = byName;
@@ -870,6 +974,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push(`| burst of ${BURST} calls at once, after the pool has seen one | ${ms(burst?.p50)} ms (p95 ${ms(burst?.p95)}) |`);
     L.push(`| one call, pool refilled before it | ${ms(paced.p50)} ms |`);
     L.push(`| the same in the allow-list mode (\`--egress\`) | ${ms(allowlist?.p50)} ms |`);
+    L.push(`| an HTTPS request (new connection) through the egress gateway, against the same from a container on the bridge | ${ms(gatewayRow?.through.p50)} ms against ${ms(gatewayRow?.bridge.p50)} ms: adds ${ms(gatewayRow?.addsMs)} ms |`);
     if (byName.gvisor) {
         L.push(`| the same under gVisor (\`--runtime runsc\`) | ${ms(byName.gvisor.p50)} ms (p95 ${ms(byName.gvisor.p95)}) |`);
         L.push(`| \`--pool 0\`: runc, gVisor | ${ms(unpooled.p50)} ms, ${ms(byName.gvisorUnpooled?.p50)} ms |`);
@@ -907,6 +1012,16 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
         L.push('Exit status of the llm-sandbox environment set-up commands (the open session; each flow does the same): ' +
             Object.entries(peerInfo.sessionSetup).map(([k, v]) => `${k} ${v}`).join(', ') +
             '. With no network, the pip upgrade retries 5 times, then finds pip already installed and exits 0.', '');
+    }
+
+    if (gatewayRow) {
+        const g = opts.gateway;
+        L.push('## An HTTPS request through the egress gateway', '');
+        L.push(`The same Python program, timing its own requests (each a new connection: TCP, TLS handshake, \`GET\`, answer) to the bench's HTTPS server on this machine's address, by name (\`${WORLD_HOST}\`, with a CA made for the run): in a sandbox of the allow-list server (urllib through \`HTTPS_PROXY\`: CONNECT to the gateway, its credential, name and SNI checks, its own connection out) and in a container on the engine's bridge with the sandbox's default limits (1 CPU, 512 MiB, read-only, no capabilities; its own connection out, the name from \`--add-host\`). ${g.rounds} alternating rounds of ${g.perRound} requests each, after ${g.warmup} untimed ones per round.`, '');
+        L.push('| Path | n | p50 ms | p95 ms | min ms | max ms |', '|---|---:|---:|---:|---:|---:|');
+        for (const [name, t] of [['through the egress gateway (allow-list mode)', gatewayRow.through], ['on the bridge (no gateway)', gatewayRow.bridge]])
+            L.push(`| ${name} | ${t.n} | ${ms(t.p50)} | ${ms(t.p95)} | ${ms(t.min)} | ${ms(t.max)} |`);
+        L.push('', `The gateway adds **${ms(gatewayRow.addsMs)} ms** at p50${gatewayRow.failures ? ` (${gatewayRow.failures} rounds failed; see the problems)` : ''}.`, '');
     }
 
     L.push(`## Back-to-back and bursts (pooled server, default \`--pool\` and \`--pool-max\`)`, '');
@@ -1007,6 +1122,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push(`| issue 19: sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the engine's ceiling | ${ratio(vsCeiling)} | ${mark(vsCeiling >= TARGETS.vsCeilingAt4 && at4?.failures === 0)} |`);
     L.push(`| issue 5: p50 \`print(1)\` ≤ ${TARGETS.p50Ms} ms (pooled, pool refilled before each call) | ${ms(paced.p50)} ms | ${mark(paced.p50 <= TARGETS.p50Ms && paced.failures === 0)} |`);
     L.push(`| issue 27: p50 \`print(1)\` in the allow-list mode ≤ ${TARGETS.p50Ms} ms (pooled, refilled, as the default mode) | ${ms(allowlist?.p50)} ms | ${mark(allowlist && allowlist.p50 <= TARGETS.p50Ms && allowlist.failures === 0)} |`);
+    L.push(`| issue 27: an HTTPS request through the gateway adds ≤ ${TARGETS.gatewayAddsMs} ms p50 (against the bridge) | ${ms(gatewayRow?.addsMs)} ms | ${mark(gatewayRow && gatewayRow.addsMs <= TARGETS.gatewayAddsMs && gatewayRow.failures === 0)} |`);
     L.push(`| issue 5: ≤ ${TARGETS.vsExec}× exec into a running container (here over the Engine API, not the CLI; refilled) | ${ratio(paced.p50 / apiExec.p50)} | ${mark(paced.p50 / apiExec.p50 <= TARGETS.vsExec)} |`);
     L.push(`| issue 5: ≤ ${TARGETS.vsFlow}× the reproduced per-call flow (Engine API; refilled) | ${ratio(paced.p50 / flow.p50)} | ${mark(paced.p50 / flow.p50 <= TARGETS.vsFlow)} |`);
     L.push(`| issue 5: ≥ ${TARGETS.callsPerSecAt4} calls/s at concurrency 4, all correct | ${at4 ? at4Rate.toFixed(2) : '–'} calls/s, ${at4?.failures ?? '–'} failed | ${mark(at4 && at4.failures === 0 && at4Rate >= TARGETS.callsPerSecAt4)} |`);
@@ -1095,6 +1211,7 @@ async function main() {
     let handoverCeiling = null;
     let burstRows = [];
     let peerInfo = null;
+    let gatewayRow = null;
     const sections = [];   // { name, before, after }: 1-minute load average around each section
     const section = async (name, f) => {
         const before = load1();
@@ -1111,7 +1228,12 @@ async function main() {
     // The allow-list mode: its sandboxes join the egress gateway's network (made with the first
     // of them), and a call runs in one from the pool as in the default mode. The host is never
     // asked for: print(1) reaches nothing.
-    const allowlisted = await startServer(opts.bin, ['--egress', 'registry.npmjs.org']);
+    // It also reaches the bench's own HTTPS server (named through the gateway's test-only name
+    // map), for the row of what a request through the gateway adds.
+    const world = await startWorld();
+    const allowlisted = await startServer(opts.bin,
+        ['--egress', 'registry.npmjs.org', '--egress', `${WORLD_HOST}:${world.port}`],
+        { env: { CODE_SANDBOX_TEST_EGRESS_HOSTS: `${WORLD_HOST}=${world.address}` } });
     // gVisor beside runc, where the engine has runsc registered (README: "Stronger isolation").
     gvisor = await engineHasRunsc();
     if (!gvisor) log('gVisor rows: the engine has no "runsc" runtime registered; left out');
@@ -1168,7 +1290,10 @@ async function main() {
             { key: 'exec', context: true, name: 'context: `docker exec` (CLI) into a running container', call: () => callDockerExec(execId) },
             { key: 'cli', context: true, name: 'context: `docker --version` (CLI launch alone)', call: callCliLaunch },
         ], opts)));
+        gatewayRow = await section('HTTPS through the gateway', () => gatewayHttps(allowlisted, world, opts.gateway));
+        for (const d of gatewayRow.details) problem(`HTTPS row: ${d}`);
     } finally {
+        await world.close();
         if (peerSessionOpen) await callPeer(peers, 'close');
         if (sessionId)
             await pooled.client.callTool({ name: 'close_session', arguments: { session_id: sessionId } }).catch(() => {});
@@ -1317,7 +1442,7 @@ async function main() {
 
     m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
     m.loadEnd1 = load1();
-    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, burstRows, peerInfo, sections,
+    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, burstRows, peerInfo, gatewayRow, sections,
         elapsedS: (now() - started) / 1000, command });
     writeFileSync(opts.out, text);
     console.log(text);

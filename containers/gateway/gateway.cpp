@@ -112,7 +112,53 @@ std::string Gateway::control(const std::string &line)
         m_verdicts.notify_all();
         return {};
     }
-    return error("not a control line (grant, revoke, verdict, ping)");
+    if (f[0] == "upstream" && f.size() == 4) {
+        std::optional<Upstream> upstream;
+        if (f[1] != "-") {
+            const size_t colon = f[1].rfind(':');
+            char *end = nullptr;
+            const long port =
+                colon == std::string::npos ? 0 : std::strtol(f[1].c_str() + colon + 1, &end, 10);
+            if (colon == 0 || port <= 0 || port > 65535 || *end != '\0')
+                return error("an upstream proxy is host:port");
+            std::string host = f[1].substr(0, colon);
+            if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+                host = host.substr(1, host.size() - 2);
+            upstream = Upstream{host, int(port), f[2] == "-" ? std::string() : "Basic " + f[2]};
+        }
+        std::vector<std::string> noUpstream;
+        if (f[3] != "-")
+            for (std::string entry : split(f[3], ',')) {
+                entry = HostPattern::normalise(entry);
+                if (entry.size() > 1 && entry[0] == '*' && entry[1] == '.')
+                    entry.erase(0, 1);
+                if (!entry.empty())
+                    noUpstream.push_back(entry);
+            }
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_upstream = std::move(upstream);
+        m_noUpstream = std::move(noUpstream);
+        return "{\"ev\":\"ok\",\"upstream\":" + quote(f[1]) + "}";
+    }
+    return error("not a control line (grant, revoke, verdict, upstream, ping)");
+}
+
+std::optional<Gateway::Upstream> Gateway::upstreamFor(const std::string &host) const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_upstream)
+        return std::nullopt;
+    for (const std::string &entry : m_noUpstream) {
+        if (entry == "*" || entry == host)
+            return std::nullopt;
+        // ".example.com" and "example.com" both cover the names below example.com (curl's
+        // reading of NO_PROXY).
+        const std::string suffix = entry[0] == '.' ? entry : "." + entry;
+        if (host.size() > suffix.size() &&
+            host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0)
+            return std::nullopt;
+    }
+    return m_upstream;
 }
 
 bool Gateway::knows(const std::string &credential, const std::string &source) const

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 //   grant <credential> <source address or *> <refuse|ask> <pattern>[,<pattern>…]   → ok
 //   revoke <credential>                                                           → ok
 //   verdict <connection id> <allow|deny>
+//   upstream <host:port|-> <Basic credential, base64, or -> <no-proxy list or ->   → ok
 //   ping                                                                          → pong
 //
 // Events: {"ev":"conn",…} per decision, {"ev":"ask",…} while one waits for a verdict,
@@ -30,6 +32,14 @@ public:
         std::string source; // "" for any
         bool ask = false;   // for hosts beyond the list: ask the server, else refuse
         std::vector<HostPattern> patterns;
+    };
+    // A proxy of the host's network that every connection goes through (behind a corporate
+    // proxy there is no other way out), except to the hosts of its no-proxy list.
+    struct Upstream
+    {
+        std::string host;
+        int port = 0;
+        std::string authorization; // "Basic …" for Proxy-Authorization, or ""
     };
     struct Decision
     {
@@ -59,6 +69,9 @@ public:
     Decision decide(uint64_t connection, const std::string &credential, const std::string &host,
                     int port);
 
+    // The proxy a connection to `host` goes through, or none (no upstream, or a no-proxy host).
+    std::optional<Upstream> upstreamFor(const std::string &host) const;
+
     uint64_t nextConnectionId() { return ++m_lastId; }
     // One JSON line on stdout (whole, never interleaved with another).
     void emit(const std::string &json);
@@ -70,6 +83,8 @@ private:
     std::map<std::string, Grant> m_grants;
     std::map<uint64_t, int> m_pending; // connection id → 0 waiting, 1 allow, -1 deny
     std::map<std::string, std::string> m_hosts;
+    std::optional<Upstream> m_upstream;
+    std::vector<std::string> m_noUpstream; // NO_PROXY entries: "*", a name, or ".suffix"
     std::vector<std::pair<uint32_t, int>> m_public;
     std::atomic<uint64_t> m_lastId{0};
     int m_askTimeoutMs = kAskTimeoutMs;

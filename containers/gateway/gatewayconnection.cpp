@@ -61,6 +61,30 @@ const char *statusText(int status)
     }
 }
 
+// The addresses DNS gives for `host` (at most 16), or getaddrinfo's error in `rc`.
+std::vector<std::string> lookUp(const std::string &host, int *rc)
+{
+    std::vector<std::string> out;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *list = nullptr;
+    *rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &list);
+    if (*rc != 0)
+        return out;
+    for (addrinfo *a = list; a && out.size() < 16; a = a->ai_next) {
+        char text[INET6_ADDRSTRLEN] = {};
+        const void *raw =
+            a->ai_family == AF_INET
+                ? static_cast<const void *>(&reinterpret_cast<sockaddr_in *>(a->ai_addr)->sin_addr)
+                : &reinterpret_cast<sockaddr_in6 *>(a->ai_addr)->sin6_addr;
+        if (inet_ntop(a->ai_family, raw, text, sizeof text))
+            out.emplace_back(text);
+    }
+    ::freeaddrinfo(list);
+    return out;
+}
+
 } // namespace
 
 GatewayConnection::GatewayConnection(Gateway &gateway, int fd, std::string peer)
@@ -109,7 +133,7 @@ void GatewayConnection::report(const std::string &verdict, const std::string &ru
                    "}");
 }
 
-bool GatewayConnection::resolve(bool exact, std::string *why)
+bool GatewayConnection::resolve(bool exact, bool upstream, std::string *why)
 {
     m_addresses.clear();
     const auto mapped = m_gateway.hosts().find(m_host);
@@ -118,25 +142,16 @@ bool GatewayConnection::resolve(bool exact, std::string *why)
     } else if (HostPattern::isAddressLiteral(m_host)) {
         m_addresses.push_back(m_host);
     } else {
-        addrinfo hints{};
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        addrinfo *list = nullptr;
-        const int rc = ::getaddrinfo(m_host.c_str(), nullptr, &hints, &list);
+        int rc = 0;
+        m_addresses = lookUp(m_host, &rc);
+        // Behind a proxy of the host's network the gateway may have no resolver for outside
+        // names: the proxy resolves them (and the address checks are the proxy's network's).
+        if (rc != 0 && upstream)
+            return true;
         if (rc != 0) {
             *why = "cannot resolve " + m_host + ": " + gai_strerror(rc);
             return false;
         }
-        for (addrinfo *a = list; a && m_addresses.size() < 16; a = a->ai_next) {
-            char text[INET6_ADDRSTRLEN] = {};
-            const void *raw = a->ai_family == AF_INET
-                                  ? static_cast<const void *>(
-                                        &reinterpret_cast<sockaddr_in *>(a->ai_addr)->sin_addr)
-                                  : &reinterpret_cast<sockaddr_in6 *>(a->ai_addr)->sin6_addr;
-            if (inet_ntop(a->ai_family, raw, text, sizeof text))
-                m_addresses.emplace_back(text);
-        }
-        ::freeaddrinfo(list);
     }
     // Every address, not only the one used: a name that also resolves inward is refused as a
     // whole (no choosing the harmless one now and the other on a retry).
@@ -155,21 +170,22 @@ bool GatewayConnection::resolve(bool exact, std::string *why)
     return true;
 }
 
-int GatewayConnection::connectOut(std::string *why)
+int GatewayConnection::connectTo(const std::vector<std::string> &addresses, int port,
+                                 std::string *why)
 {
     const int64_t deadline = nowMs() + kStepTimeoutMs;
-    for (const std::string &a : m_addresses) {
+    for (const std::string &a : addresses) {
         sockaddr_storage storage{};
         socklen_t length = 0;
         auto *v4 = reinterpret_cast<sockaddr_in *>(&storage);
         auto *v6 = reinterpret_cast<sockaddr_in6 *>(&storage);
         if (inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
             v4->sin_family = AF_INET;
-            v4->sin_port = htons(uint16_t(m_port));
+            v4->sin_port = htons(uint16_t(port));
             length = sizeof *v4;
         } else if (inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
             v6->sin6_family = AF_INET6;
-            v6->sin6_port = htons(uint16_t(m_port));
+            v6->sin6_port = htons(uint16_t(port));
             length = sizeof *v6;
         } else {
             continue;
@@ -192,13 +208,68 @@ int GatewayConnection::connectOut(std::string *why)
             ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
             return fd;
         }
-        *why = "cannot connect to " + a + " port " + std::to_string(m_port) + ": " +
+        *why = "cannot connect to " + a + " port " + std::to_string(port) + ": " +
                std::strerror(errno);
         ::close(fd);
     }
     if (why->empty())
         *why = "no address to connect to";
     return -1;
+}
+
+int GatewayConnection::openUpstream(const Gateway::Upstream &upstream, std::string *why)
+{
+    int rc = 0;
+    const std::vector<std::string> addresses = HostPattern::isAddressLiteral(upstream.host)
+                                                   ? std::vector<std::string>{upstream.host}
+                                                   : lookUp(upstream.host, &rc);
+    if (rc != 0) {
+        *why = "cannot resolve the upstream proxy " + upstream.host + ": " + gai_strerror(rc);
+        return -1;
+    }
+    const int fd = connectTo(addresses, upstream.port, why);
+    if (fd < 0)
+        *why = "the upstream proxy: " + *why;
+    return fd;
+}
+
+bool GatewayConnection::tunnelUpstream(int out, const Gateway::Upstream &upstream,
+                                       std::string *early, std::string *why)
+{
+    const bool v6 = m_host.find(':') != std::string::npos;
+    const std::string target = (v6 ? "[" + m_host + "]" : m_host) + ":" + std::to_string(m_port);
+    std::string head = "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n";
+    if (!upstream.authorization.empty())
+        head += "Proxy-Authorization: " + upstream.authorization + "\r\n";
+    head += "\r\n";
+    if (!writeAll(out, head.data(), head.size())) {
+        *why = "the upstream proxy closed the connection";
+        return false;
+    }
+    // Its answer's head, byte by byte up to its end: what follows is the tunnel's.
+    std::string answer;
+    const int64_t deadline = nowMs() + kStepTimeoutMs;
+    while (answer.find("\r\n\r\n") == std::string::npos) {
+        pollfd p{out, POLLIN, 0};
+        const int64_t left = deadline - nowMs();
+        char chunk[4096];
+        ssize_t n = 0;
+        if (answer.size() > ProxyRequest::kMaxHeadBytes || left <= 0 ||
+            ::poll(&p, 1, int(left)) <= 0 || (n = ::recv(out, chunk, sizeof chunk, 0)) <= 0) {
+            *why = "the upstream proxy did not answer the CONNECT";
+            return false;
+        }
+        answer.append(chunk, size_t(n));
+    }
+    const size_t end = answer.find("\r\n\r\n");
+    const std::string status = answer.substr(0, answer.find("\r\n"));
+    // "HTTP/1.x 2xx …"
+    if (status.size() < 12 || status.compare(0, 5, "HTTP/") != 0 || status[9] != '2') {
+        *why = "the upstream proxy refused the tunnel: " + status.substr(0, 200);
+        return false;
+    }
+    *early = answer.substr(end + 4);
+    return true;
 }
 
 void GatewayConnection::splice(int out, const std::string &toOut)
@@ -278,12 +349,24 @@ void GatewayConnection::run()
         return;
     }
     std::string why;
-    if (!resolve(decision.exact, &why)) {
+    const std::optional<Gateway::Upstream> upstream = m_gateway.upstreamFor(m_host);
+    if (!resolve(decision.exact, upstream.has_value(), &why)) {
         report("deny", why);
         answer(403, why);
         return;
     }
-    const int out = connectOut(&why);
+    // Straight to the addresses just checked, or through the host's proxy: a tunnel to the
+    // host:port asked for, or the request in absolute form.
+    std::string early;
+    int out = -1;
+    if (!upstream) {
+        out = connectTo(m_addresses, m_port, &why);
+    } else if ((out = openUpstream(*upstream, &why)) >= 0 &&
+               request.kind() == ProxyRequest::Kind::Connect &&
+               !tunnelUpstream(out, *upstream, &early, &why)) {
+        ::close(out);
+        out = -1;
+    }
     if (out < 0) {
         report("error", why);
         answer(502, why);
@@ -292,10 +375,12 @@ void GatewayConnection::run()
     const std::string rest = buffer.substr(request.headBytes());
     if (request.kind() == ProxyRequest::Kind::Forward) {
         report("allow", decision.rule);
-        splice(out, request.originHead() + rest);
+        splice(out,
+               (upstream ? request.upstreamHead(upstream->authorization) : request.originHead()) +
+                   rest);
         return;
     }
-    static const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n";
+    const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n" + early;
     writeAll(m_fd, established.data(), established.size());
     // The first bytes through the tunnel: a TLS ClientHello whose server name is the host the
     // CONNECT named (an address needs none), so that an allowed name fronts for no other.

@@ -1,10 +1,10 @@
 #pragma once
 
+#include "gateway.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-class Gateway;
 
 // One client connection of the egress gateway, served on a thread of its own: the request head
 // (ProxyRequest), the sandbox's credential and its allow-list (Gateway::decide), the name
@@ -30,8 +30,14 @@ private:
     void report(const std::string &verdict, const std::string &rule);
     // Addresses for the host (the test map, an address as itself, else DNS); "" and `why` when
     // none, or one the decision does not allow.
-    bool resolve(bool exact, std::string *why);
-    int connectOut(std::string *why);
+    // With an upstream proxy, a name the gateway cannot resolve is left to the proxy.
+    bool resolve(bool exact, bool upstream, std::string *why);
+    int connectTo(const std::vector<std::string> &addresses, int port, std::string *why);
+    int openUpstream(const Gateway::Upstream &upstream, std::string *why);
+    // CONNECT through the upstream proxy to the host and port asked for; `early`: bytes the
+    // proxy sent after its answer's head (the tunnel's first).
+    bool tunnelUpstream(int out, const Gateway::Upstream &upstream, std::string *early,
+                        std::string *why);
     void splice(int out, const std::string &toOut);
     // For a tunnel that does not start with TLS: "" when its first request is an HTTP request
     // for the CONNECT's host and port, else why not.

@@ -239,8 +239,24 @@ ProxyRequest ProxyRequest::readTunnelRequest(ProxyRequest r, bool connect)
 
 std::string ProxyRequest::originHead() const
 {
-    std::string head = m_method + " " + m_path + " HTTP/" + std::to_string(m_major) + "." +
-                       std::to_string(m_minor) + "\r\n";
+    return headFor(m_path, {});
+}
+
+std::string ProxyRequest::upstreamHead(const std::string &authorization) const
+{
+    const bool v6 = m_host.find(':') != std::string::npos;
+    const std::string target = "http://" + (v6 ? "[" + m_host + "]" : m_host) +
+                               (m_port == 80 ? std::string() : ":" + std::to_string(m_port)) +
+                               m_path;
+    return headFor(target, authorization.empty()
+                               ? std::string()
+                               : "Proxy-Authorization: " + authorization + "\r\n");
+}
+
+std::string ProxyRequest::headFor(const std::string &target, const std::string &extra) const
+{
+    std::string head = m_method + " " + target + " HTTP/" + std::to_string(m_major) + "." +
+                       std::to_string(m_minor) + "\r\n" + extra;
     bool host = false;
     for (const auto &[name, value] : m_headers) {
         const std::string n = lower(name);

@@ -48,11 +48,15 @@ public:
     // For a forward: the request as the origin server gets it — origin-form target, the
     // client's headers without Proxy-* and hop-by-hop ones, `Connection: close`.
     std::string originHead() const;
+    // The same for a proxy upstream: the absolute-form target, and its Proxy-Authorization
+    // value when given (the sandbox's own credential never leaves the gateway).
+    std::string upstreamHead(const std::string &authorization) const;
 
 private:
     friend struct ProxyRequestParse;
     static ProxyRequest parseHead(const char *data, size_t size, bool inTunnel);
     static ProxyRequest readTunnelRequest(ProxyRequest r, bool connect);
+    std::string headFor(const std::string &target, const std::string &extra) const;
     Status m_state = Status::NeedMore;
     int m_status = 0;
     std::string m_error;

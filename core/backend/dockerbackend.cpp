@@ -236,6 +236,13 @@ SandboxSpec::Result DockerBackend::accept(SandboxSpec spec) const
     return SandboxBackend::accept(spec);
 }
 
+void DockerBackend::setUpstreamProxy(const UpstreamProxy &proxy)
+{
+    m_upstream = proxy;
+    if (m_egress)
+        m_egress->setUpstream(proxy);
+}
+
 SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QString &name,
                                                QObject *parent)
 {
@@ -247,6 +254,7 @@ SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QS
             m_egress = new EgressGateway(m_engine, this);
             if (!m_gatewayImage.isEmpty())
                 m_egress->setImage(m_gatewayImage);
+            m_egress->setUpstream(m_upstream);
         }
         container->useEgress(m_egress, spec.egress, spec.askOtherHosts, spec.labels);
         break;

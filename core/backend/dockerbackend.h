@@ -67,6 +67,8 @@ public:
     EgressGateway *egressGateway() const { return m_egress; }
     // Its image, when not code-sandbox/gateway:latest; before the first allow-list sandbox.
     void setGatewayImage(const QString &image) { m_gatewayImage = image; }
+    // Given to the gateway, now or when it is made.
+    void setUpstreamProxy(const UpstreamProxy &proxy) override;
 
     // Where build-images.sh writes IMAGE.status: $CODE_SANDBOX_IMAGE_STATUS, else
     // /run/code-sandbox-images (root's to write, so the files cannot be planted).
@@ -115,6 +117,7 @@ private:
     QHash<QString, Presence> m_images;
     EgressGateway *m_egress = nullptr;
     QString m_gatewayImage;
+    UpstreamProxy m_upstream;
     QString m_runtime;
     QString m_defaultRuntime;
     QHash<QString, Runtime> m_runtimes; // name → what it is, from /info

@@ -413,6 +413,13 @@ void EgressGateway::onOutput(int stream, const QByteArray &bytes)
             releaseFlushes(false);
         } else if (kind == u"error") {
             qCWarning(lcBackend).noquote() << "egress gateway refused a control line:" << line;
+            // An image older than this server: it goes out directly, which behind the host's
+            // proxy reaches nothing.
+            if (message.value(u"line").toString().startsWith(u"upstream"))
+                qCWarning(lcBackend).noquote()
+                    << "the gateway image" << m_image
+                    << "cannot go out through the host's proxy: it is older than this server; "
+                       "rebuild it with containers/build-images.sh --force gateway";
         } else if (kind == u"conn" || kind == u"ask" || kind == u"end") {
             qCDebug(lcBackend).noquote() << "egress:" << line;
             Q_EMIT event(message);
@@ -423,11 +430,30 @@ void EgressGateway::onOutput(int stream, const QByteArray &bytes)
         m_pending.clear();
 }
 
+void EgressGateway::setUpstream(const UpstreamProxy &proxy)
+{
+    m_upstream = proxy;
+    if (m_state == State::Ready)
+        sendUpstream();
+}
+
+void EgressGateway::sendUpstream()
+{
+    const QByteArray basic = m_upstream.basicCredential();
+    const QStringList noProxy = m_upstream.noProxy();
+    send(QStringLiteral("upstream\t%1\t%2\t%3")
+             .arg(m_upstream.isSet() ? m_upstream.hostPort() : QStringLiteral("-"),
+                  basic.isEmpty() ? QStringLiteral("-") : QString::fromLatin1(basic),
+                  noProxy.isEmpty() ? QStringLiteral("-") : noProxy.join(u',')));
+}
+
 void EgressGateway::onReady()
 {
     m_startDeadline.stop();
     m_state = State::Ready;
     m_ping.start();
+    if (m_upstream.isSet())
+        sendUpstream();
     for (auto it = m_grants.cbegin(); it != m_grants.cend(); ++it)
         sendGrant(it.key());
     qCInfo(lcBackend).noquote() << "egress gateway" << m_containerId.left(12) << "ready at"

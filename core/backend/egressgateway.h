@@ -1,6 +1,7 @@
 #pragma once
 
 #include "containerspec.h"
+#include "upstreamproxy.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -88,6 +89,10 @@ public:
 
     // The gateway's image (kImage unless told; a registry's copy, say). For the next start.
     void setImage(const QString &image) { m_image = image; }
+    // The host's proxy it goes out through (not set: straight out); sent to a running gateway
+    // at once, and to each one started, before any grant. Over the control channel, so that
+    // the proxy's credential is not in the container's configuration.
+    void setUpstream(const UpstreamProxy &proxy);
 
     bool isRunning() const { return m_state == State::Ready; }
     // Live credentials: sandboxes that exist and may reach their hosts through the gateway.
@@ -156,6 +161,7 @@ private:
     QJsonObject containerBody() const;
     QJsonObject labelsFor(const char *role) const;
     QStringList gatewayArgs() const;
+    void sendUpstream();
 
     EngineClient *m_engine;
     QString m_image = QString::fromLatin1(kImage);
@@ -181,6 +187,7 @@ private:
     int m_inFlight = 0;              // engine requests not answered yet
     bool m_restartAfterLoss = false; // a running gateway went away while sandboxes held grants
     bool m_onPodman = false;         // known once the engine has said what it is
+    UpstreamProxy m_upstream;
     QPointer<QObject> m_shutdownContext;
     std::function<void()> m_shutdownDone;
 };

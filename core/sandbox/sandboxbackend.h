@@ -2,6 +2,7 @@
 
 #include "sandboxcontainer.h"
 #include "sandboxspec.h"
+#include "upstreamproxy.h"
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -197,6 +198,11 @@ public:
         none.state = ImageStatus::State::Missing;
         return none;
     }
+
+    // The host's proxy through which what the allow-list mode lets out leaves the machine, set
+    // by the service before its first sandbox (UpstreamProxy::isSet() false: straight out). By
+    // default the backend has no such way out to give it to.
+    virtual void setUpstreamProxy(const UpstreamProxy &proxy) { Q_UNUSED(proxy); }
 
     // At the service's shutdown, once its sandboxes are gone: removes what the backend made
     // beside them (the allow-list mode's gateway and networks), then calls `done` (while

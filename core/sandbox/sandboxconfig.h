@@ -57,18 +57,6 @@ struct SandboxConfig
     // Hosts installs may reach besides their language's package index (--index-host, and the
     // hosts of the index settings in installEnv): HostPattern entries.
     QStringList indexHosts;
-    // Whether installEnv routes installs through a proxy of the host's. The egress gateway does
-    // not chain to another proxy, so such installs keep the engine's open network.
-    bool installsUseHostProxy() const
-    {
-        for (const QString &entry : installEnv) {
-            const QString name = entry.section(u'=', 0, 0).toLower();
-            if ((name == u"http_proxy" || name == u"https_proxy") &&
-                !entry.section(u'=', 1).trimmed().isEmpty())
-                return true;
-        }
-        return false;
-    }
     int defaultTimeoutSec = 30;
     int maxTimeoutSec = 300;
     // The two above as the one rule every call's timeout goes through.

@@ -27,6 +27,13 @@ SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
     : QObject(parent), m_languages(languages), m_config(config)
 {
     Q_ASSERT(!backends.isEmpty());
+    m_upstream = UpstreamProxy::fromEnv(config.installEnv);
+    if (!m_upstream.error().isEmpty())
+        qCWarning(lcSandbox).noquote()
+            << m_upstream.error() << "- the egress gateway goes out directly";
+    else if (m_upstream.isSet())
+        qCInfo(lcSandbox).noquote()
+            << "the egress gateway goes out through the host's proxy" << m_upstream.describe();
     for (SandboxBackend *backend : backends)
         m_sites.append(new SandboxSite(backend, int(m_sites.size()), this));
     int capacity = 0;
@@ -47,6 +54,7 @@ SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
 
 void SandboxService::setUpSite(SandboxSite *site)
 {
+    site->backend()->setUpstreamProxy(m_upstream);
     site->setLibraries(new LibraryCache(
         {[this, site](const Language &language, const QString &volume, const QString &script) {
              return runInstall(site, language, volume, script);

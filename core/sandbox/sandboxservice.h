@@ -4,6 +4,7 @@
 #include "languageregistry.h"
 #include "sandboxconfig.h"
 #include "sandboxspec.h"
+#include "upstreamproxy.h"
 
 #include <QHash>
 #include <QObject>
@@ -165,6 +166,7 @@ private:
     QList<SandboxSite *> m_sites;
     LanguageRegistry m_languages;
     SandboxConfig m_config;
+    UpstreamProxy m_upstream; // from the config's installEnv: the host's proxy, if any
     MissingImageWording m_missingImageWording;
     QHash<SandboxContainer *, SandboxSite *> m_containers;
     QSet<Execution *> m_executions;

@@ -4,6 +4,7 @@
 #include "language.h"
 #include "sandboxconfig.h"
 #include "sandboxlayout.h"
+#include "upstreamproxy.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
@@ -110,7 +111,12 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
     // anywhere.
     SandboxConfig installConfig = config;
     installConfig.passThroughEnv.clear();
-    QStringList env = config.installEnv;
+    // The host's proxy variables stay out: the gateway is the install's proxy, and goes out
+    // through the host's (UpstreamProxy) when there is one.
+    QStringList env;
+    for (const QString &entry : config.installEnv)
+        if (!UpstreamProxy::isProxyVariable(entry.section(u'=', 0, 0)))
+            env.append(entry);
     const QString caTarget = QStringLiteral("/etc/code-sandbox/host-ca.crt");
     if (!config.installCaBundle.isEmpty())
         for (const char *var :
@@ -125,18 +131,13 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
         spec.mounts.append({Mount::Kind::HostFile, config.installCaBundle, caTarget, true});
     // Package code from the index runs here with network, chosen by names the model gave: it
     // reaches the language's index (and the operator's mirrors) through the egress gateway, and
-    // nothing else. Behind a proxy of the host's the gateway could not reach out (it does not
-    // chain to a proxy), so there the install keeps the open network and that proxy.
+    // nothing else.
     spec.askOtherHosts = false;
     spec.egress.clear();
-    if (config.installsUseHostProxy()) {
-        spec.network = Network::Open;
-    } else {
-        spec.network = Network::Allowlist;
-        for (const QString &host : language.indexHosts + config.indexHosts)
-            if (!spec.egress.contains(host))
-                spec.egress.append(host);
-    }
+    spec.network = Network::Allowlist;
+    for (const QString &host : language.indexHosts + config.indexHosts)
+        if (!spec.egress.contains(host))
+            spec.egress.append(host);
     spec.role = QStringLiteral("install");
     return spec;
 }

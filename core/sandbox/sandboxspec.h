@@ -122,9 +122,9 @@ struct SandboxSpec
                               bool session = false);
     // A sandbox that runs the install script it receives as its program, writing into `volume`
     // at kLibrariesDir; never given the pass-through variables. Its network is the allow-list
-    // of the language's indexHosts and the config's indexHosts, or the open one when the config
-    // routes installs through a proxy of the host's (installsUseHostProxy). The config's
-    // installEnv is added, and its installCaBundle (if any) is mounted as the trust store.
+    // of the language's indexHosts and the config's indexHosts (the gateway chains to the
+    // host's proxy, if any). The config's installEnv is added without its proxy variables, and
+    // its installCaBundle (if any) is mounted as the trust store.
     static SandboxSpec forInstall(const Language &language, const QString &image,
                                   const SandboxConfig &config, const QString &volume);
 

@@ -20,12 +20,12 @@
 #include "sandboxservice.h"
 #include "sandboxsession.h"
 #include "sessionmanager.h"
+#include "tunnelproxy.h"
 
 #include <QFile>
 #include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QNetworkInterface>
 #include <QProcess>
 #include <QScopeGuard>
 #include <QSignalSpy>
@@ -104,17 +104,6 @@ bool makeCertificates(const QString &dir)
                 "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext"});
 }
 
-QString firstOutwardAddress()
-{
-    for (const QHostAddress &a : QNetworkInterface::allAddresses())
-        if (a.protocol() == QAbstractSocket::IPv4Protocol && !a.isLoopback() &&
-            !a.toString().startsWith(QStringLiteral("172.")))
-            return a.toString();
-    for (const QHostAddress &a : QNetworkInterface::allAddresses())
-        if (a.protocol() == QAbstractSocket::IPv4Protocol && !a.isLoopback())
-            return a.toString();
-    return {};
-}
 } // namespace
 
 class TestEgress : public EngineTestCase
@@ -160,7 +149,7 @@ private:
     {
         if (m_world.isListening())
             return;
-        m_address = firstOutwardAddress();
+        m_address = outwardAddress();
         QVERIFY2(!m_address.isEmpty(), "the machine has no non-loopback IPv4 address");
         QVERIFY(m_world.listen(QHostAddress::AnyIPv4));
         QVERIFY(m_certs.isValid());

@@ -2,7 +2,8 @@
 // (grant, revoke, verdict), plain-HTTP forwarding and CONNECT tunnels to origin servers the test
 // runs, and every refusal — an unlisted host, a wrong credential, a name that resolves inward, an
 // address through a name pattern, a TLS server name that is not the CONNECT host, no TLS at all,
-// a held connection denied or unanswered — and its end with stdin.
+// a held connection denied or unanswered — its chaining through an upstream proxy of the
+// host's, and its end with stdin.
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -23,6 +24,7 @@ private Q_SLOTS:
     void tunnelsTlsOnlyToTheNamedHost();
     void refusesNamesThatLeadInward();
     void asksAndFollowsTheVerdict();
+    void chainsThroughAnUpstreamProxy();
     void endsWithItsControlChannel();
 
 private:
@@ -77,7 +79,7 @@ void TestGateway::init()
                      {"--listen", "127.0.0.1:0", "--control-timeout-ms", "0", "--ask-timeout-ms",
                       "1500", "--hosts",
                       "web.test=127.0.0.1,tls.example.test=127.0.0.1,meta.lab.test=169.254.169.254,"
-                      "inner.lab.test=127.0.0.2",
+                      "inner.lab.test=127.0.0.2,direct.test=127.0.0.1",
                       "--public", "127.0.0.1/32"});
     QVERIFY(m_gateway->waitForStarted());
     const QJsonObject ready = nextEvent(QStringLiteral("ready"));
@@ -321,6 +323,101 @@ void TestGateway::asksAndFollowsTheVerdict()
     // A verdict for a connection that no longer waits says so.
     control("verdict\t999\tallow");
     QVERIFY(nextEvent(QStringLiteral("error")).value(u"why").toString().contains(u"no connection"));
+}
+
+void TestGateway::chainsThroughAnUpstreamProxy()
+{
+    // The host's proxy: keeps what it was sent; a CONNECT gets 200 and then, once the tunnel's
+    // first bytes come, the origin's answer; a request in absolute form the answer at once;
+    // a CONNECT to refused.test a 407.
+    QTcpServer proxy;
+    QVERIFY(proxy.listen(QHostAddress::LocalHost));
+    QByteArray proxied;
+    connect(&proxy, &QTcpServer::newConnection, this, [&proxy, &proxied] {
+        QTcpSocket *s = proxy.nextPendingConnection();
+        connect(s, &QTcpSocket::readyRead, s, [s, &proxied] {
+            const bool tunnel = s->property("tunnel").toBool();
+            const QByteArray in = s->readAll();
+            proxied += in;
+            const QByteArray ok = "HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nproxied";
+            if (tunnel) {
+                s->write(ok);
+                s->disconnectFromHost();
+            } else if (in.startsWith("CONNECT refused.test")) {
+                s->write("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n");
+                s->disconnectFromHost();
+            } else if (in.startsWith("CONNECT ")) {
+                s->setProperty("tunnel", true);
+                s->write("HTTP/1.1 200 Connection established\r\n\r\n");
+            } else {
+                s->write(ok);
+                s->disconnectFromHost();
+            }
+        });
+    });
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-a\t*\trefuse\ttls.example.test:" + port + ",web.test:" + port +
+            ",nowhere.invalid,refused.test,*.lab.test:443,direct.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    control("upstream\t127.0.0.1:" + QByteArray::number(proxy.serverPort()) + "\t" +
+            QByteArray("up:pw").toBase64() + "\t.direct.test,direct.test");
+    QCOMPARE(nextEvent(QStringLiteral("ok")).value(u"upstream").toString(),
+             QStringLiteral("127.0.0.1:%1").arg(proxy.serverPort()));
+    const QByteArray upstreamAuth = "Proxy-Authorization: Basic " + QByteArray("up:pw").toBase64();
+
+    // A tunnel: CONNECT to the host asked for, with the proxy's credential, never the
+    // sandbox's; the server-name check still applies to what the sandbox sends.
+    const QByteArray clientHello = hello();
+    QByteArray answer = exchange("CONNECT tls.example.test:" + port + " HTTP/1.1\r\n" +
+                                 auth("cred-a") + "\r\n" + clientHello);
+    QVERIFY2(answer == "HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.0 200 OK\r\n"
+                       "Content-Length: 7\r\n\r\nproxied",
+             answer.constData());
+    QCOMPARE(proxied, "CONNECT tls.example.test:" + port + " HTTP/1.1\r\nHost: tls.example.test:" +
+                          port + "\r\n" + upstreamAuth + "\r\n\r\n" + clientHello);
+    QCOMPARE(nextEvent(QStringLiteral("conn")).value(u"verdict").toString(),
+             QStringLiteral("allow"));
+    // Plain HTTP: the request in absolute form, without the sandbox's Proxy-* headers.
+    proxied.clear();
+    answer = exchange("GET http://web.test:" + port + "/x HTTP/1.1\r\nHost: web.test\r\n" +
+                      auth("cred-a") + "\r\n");
+    QVERIFY2(answer.endsWith("proxied"), answer.constData());
+    QVERIFY2(proxied.startsWith("GET http://web.test:" + port + "/x HTTP/1.1\r\n" + upstreamAuth +
+                                "\r\nHost: web.test\r\n"),
+             proxied.constData());
+    QVERIFY2(!proxied.contains(QByteArray("cs:cred-a").toBase64()), proxied.constData());
+    // A name the gateway cannot resolve is the proxy's to resolve; one that resolves inward
+    // is refused as before, proxy or not.
+    proxied.clear();
+    // (Its tunnel then starts with a hello for another name, and is closed at once.)
+    answer = exchange("CONNECT nowhere.invalid:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n" +
+                      clientHello);
+    QVERIFY2(proxied.startsWith("CONNECT nowhere.invalid:443 HTTP/1.1\r\n"), proxied.constData());
+    answer = exchange("CONNECT meta.lab.test:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 403") && answer.contains("169.254.169.254"),
+             answer.constData());
+    // The proxy's refusal reaches the sandbox as a 502 saying so.
+    answer = exchange("CONNECT refused.test:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 502") &&
+                 answer.contains("the upstream proxy refused the tunnel: HTTP/1.1 407"),
+             answer.constData());
+    // A no-proxy host goes straight to its address.
+    proxied.clear();
+    m_received.clear();
+    answer =
+        exchange("GET http://direct.test:" + port + "/d HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QVERIFY(m_received.startsWith("GET /d HTTP/1.1\r\n"));
+    QVERIFY(proxied.isEmpty());
+    // And without an upstream, straight out again.
+    control("upstream\t-\t-\t-");
+    nextEvent(QStringLiteral("ok"));
+    m_received.clear();
+    answer = exchange("GET http://web.test:" + port + "/y HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QVERIFY(proxied.isEmpty());
+    control("upstream\tno-port\t-\t-");
+    QVERIFY(nextEvent(QStringLiteral("error")).value(u"why").toString().contains(u"host:port"));
 }
 
 void TestGateway::endsWithItsControlChannel()

@@ -293,18 +293,21 @@ void tst_SandboxSpec::installsReachTheirIndex()
     QCOMPARE(body.value(u"HostConfig").toObject().value(u"NetworkMode").toString(),
              QStringLiteral("none"));
 
-    // Behind the host's proxy (either case, either scheme) the install keeps the open network
-    // and that proxy; a variable set but empty names no proxy.
-    for (const char *entry : {"HTTPS_PROXY=http://proxy:3128", "http_proxy=http://proxy:3128"}) {
-        config.installEnv = {QString::fromLatin1(entry)};
+    // Behind the host's proxy (either case) the install is still on the allow-list (the
+    // gateway chains to that proxy), and the host's proxy variables stay out of it: the
+    // sandbox's proxy is the gateway. Its other settings (an index) go in.
+    for (const char *entry : {"HTTPS_PROXY=http://u:p@proxy:3128", "http_proxy=http://proxy:3128",
+                              "NO_PROXY=x.example", "ALL_PROXY=socks5://s:1080"}) {
+        config.installEnv = {QString::fromLatin1(entry),
+                             QStringLiteral("PIP_INDEX_URL=https://mirror.example/simple")};
         install = SandboxSpec::forInstall(py, py.image, config, QStringLiteral("v"));
-        QCOMPARE(install.network, SandboxSpec::Network::Open);
-        QVERIFY(install.egress.isEmpty());
-        QVERIFY(install.envEntries().contains(QString::fromLatin1(entry)));
+        QCOMPARE(install.network, SandboxSpec::Network::Allowlist);
+        QVERIFY(install.egress.contains(QStringLiteral("pypi.org")));
+        QCOMPARE(install.envEntries().filter(QStringLiteral("PROXY"), Qt::CaseInsensitive),
+                 QStringList());
+        QVERIFY(install.envEntries().contains(
+            QStringLiteral("PIP_INDEX_URL=https://mirror.example/simple")));
     }
-    config.installEnv = {QStringLiteral("HTTPS_PROXY="), QStringLiteral("NO_PROXY=x.example")};
-    QCOMPARE(SandboxSpec::forInstall(py, py.image, config, QStringLiteral("v")).network,
-             SandboxSpec::Network::Allowlist);
     // The runs' list and asking for other hosts are the runs': an install gets neither.
     config.installEnv.clear();
     config.egress = {QStringLiteral("api.example.com")};
