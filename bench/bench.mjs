@@ -30,7 +30,10 @@ const TARGETS = {
     // issue 5
     p50Ms: 25, vsExec: 0.35, vsFlow: 0.06, callsPerSecAt4: 10, initMs: 100, idleRssMb: 40,
     // issue 19
-    backToBackP50Ms: 30, burstP50Ms: 60, vsCeilingAt4: 1.2, firstRunS: 300,
+    backToBackP50Ms: 30, burstP50Ms: 60,
+    // issue 31 (replacing issue 19's 1.2× and 5 minutes): the sustained rate against the bare
+    // ceiling measured in the same run, and the first answer on a fresh machine
+    vsCeilingAt4: 0.95, firstRunS: 240,
     // issue 27: what an HTTPS request through the egress gateway adds, p50
     gatewayAddsMs: 2,
 };
@@ -1129,8 +1132,9 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push('## Targets', '');
     L.push('| Target | Measured | |', '|---|---:|---|');
     L.push(`| issue 19: ${B2B_ROUND} back-to-back, p50 ≤ ${TARGETS.backToBackP50Ms} ms (after the pool has seen such a round) | ${ms(pooled.p50)} ms | ${mark(pooled.p50 <= TARGETS.backToBackP50Ms && pooled.failures === 0)} |`);
+    L.push(`| issue 31: ${B2B_ROUND} back-to-back, p50 ≤ ${TARGETS.backToBackP50Ms} ms from the first round (pool at its base) | ${ms(byName.b2bFirst?.p50)} ms | ${mark(byName.b2bFirst && byName.b2bFirst.p50 <= TARGETS.backToBackP50Ms && byName.b2bFirst.failures === 0)} |`);
     L.push(`| issue 19: burst of ${BURST}, p50 ≤ ${TARGETS.burstP50Ms} ms (after the pool has seen one) | ${ms(burst?.p50)} ms | ${mark(burst && burst.p50 <= TARGETS.burstP50Ms && burst.failures === 0)} |`);
-    L.push(`| issue 19: sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the engine's ceiling | ${ratio(vsCeiling)} | ${mark(vsCeiling >= TARGETS.vsCeilingAt4 && at4?.failures === 0)} |`);
+    L.push(`| issue 31: sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the bare engine ceiling of the same run | ${ratio(vsCeiling)} | ${mark(vsCeiling >= TARGETS.vsCeilingAt4 && at4?.failures === 0)} |`);
     L.push(`| issue 5: p50 \`print(1)\` ≤ ${TARGETS.p50Ms} ms (pooled, pool refilled before each call) | ${ms(paced.p50)} ms | ${mark(paced.p50 <= TARGETS.p50Ms && paced.failures === 0)} |`);
     L.push(`| issue 27: p50 \`print(1)\` in the allow-list mode ≤ ${TARGETS.p50Ms} ms (pooled, refilled, as the default mode) | ${ms(allowlist?.p50)} ms | ${mark(allowlist && allowlist.p50 <= TARGETS.p50Ms && allowlist.failures === 0)} |`);
     L.push(`| issue 27: an HTTPS request through the gateway adds ≤ ${TARGETS.gatewayAddsMs} ms p50 (against the bridge) | ${ms(gatewayRow?.addsMs)} ms | ${mark(gatewayRow && gatewayRow.addsMs <= TARGETS.gatewayAddsMs && gatewayRow.failures === 0)} |`);
@@ -1138,7 +1142,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push(`| issue 5: ≤ ${TARGETS.vsFlow}× the reproduced per-call flow (Engine API; refilled) | ${ratio(paced.p50 / flow.p50)} | ${mark(paced.p50 / flow.p50 <= TARGETS.vsFlow)} |`);
     L.push(`| issue 5: ≥ ${TARGETS.callsPerSecAt4} calls/s at concurrency 4, all correct | ${at4 ? at4Rate.toFixed(2) : '–'} calls/s, ${at4?.failures ?? '–'} failed | ${mark(at4 && at4.failures === 0 && at4Rate >= TARGETS.callsPerSecAt4)} |`);
     L.push(`| issue 5: initialize ≤ ${TARGETS.initMs} ms after launch (default, pooled) | ${ms(initPooled.p50)} ms | ${mark(initPooled.p50 <= TARGETS.initMs)} |`);
-    if (first) L.push(`| issue 19: first answer from \`./dev.sh run\` on a fresh machine ≤ ${TARGETS.firstRunS / 60} min | ${first.seconds !== null ? `${first.seconds.toFixed(0)} s` : 'none'} | ${mark(first.seconds !== null && first.seconds <= TARGETS.firstRunS)} |`);
+    if (first) L.push(`| issue 31: first answer from \`./dev.sh run\` on a fresh machine ≤ ${TARGETS.firstRunS / 60} min | ${first.seconds !== null ? `${first.seconds.toFixed(0)} s` : 'none'} | ${mark(first.seconds !== null && first.seconds <= TARGETS.firstRunS)} |`);
     L.push(`| idle RSS ≤ ${TARGETS.idleRssMb} MB (pool at its base) | ${(idleKb * 1024 / 1e6).toFixed(1)} MB | ${mark(idleKb * 1024 / 1e6 <= TARGETS.idleRssMb)} |`, '');
     if (busy) L.push(`Targets measured on a busy machine (peak load ${peak.toFixed(2)} on ${m.cores} cores) say little either way.`, '');
 
