@@ -618,6 +618,13 @@ build_offline() { # IMAGE TAG
 # manager, a few MB that load fast onto a remote engine. libstdc++ and libhttp-parser are linked
 # statically, so only libc and its loader come from the host; glibc 2.36 resolves names (files,
 # dns) without loading NSS modules. It runs as nobody.
+# What the gateway image is built from, as the label it carries: an image built from other
+# sources (an older checkout) is rebuilt without --force, since the server and the gateway speak a
+# protocol of their own that grows with both.
+gateway_sources() {
+    cat "$HERE"/gateway/*.cpp "$HERE"/gateway/*.h | sha256sum | cut -c1-16
+}
+
 build_gateway() { # TAG
     local tag=$1 tmp root parser lib
     command -v c++ > /dev/null || die "the gateway image needs a C++ compiler: apt-get install g++"
@@ -654,6 +661,7 @@ build_gateway() { # TAG
         | engine import -m "code-sandbox egress gateway" --change 'USER 65534:65534' \
             --change 'ENTRYPOINT ["/usr/local/bin/cs-gateway"]' \
             --change "LABEL org.opencontainers.image.title=code-sandbox-$GATEWAY_IMAGE" \
+            --change "LABEL code-sandbox.sources=$(gateway_sources)" \
             - "$tag" >> "$LOG" 2>&1
     step_end
     remove_tree "$tmp"
@@ -801,6 +809,13 @@ for image in "${IMAGES[@]}"; do
     seen[$image]=1
     if [ "$FORCE" = 0 ] && engine image inspect "code-sandbox/$image:latest" > /dev/null 2>&1
     then
+        if [ "$image" = "$GATEWAY_IMAGE" ] && [ "$(engine image inspect --format \
+            '{{index .Config.Labels "code-sandbox.sources"}}' "code-sandbox/$image:latest" \
+            2> /dev/null)" != "$(gateway_sources)" ]; then
+            echo "code-sandbox/$image:latest${ENGINE:+ on $ENGINE} was built from other sources; rebuilding" >&2
+            TODO+=("$image")
+            continue
+        fi
         echo "code-sandbox/$image:latest already exists${ENGINE:+ on $ENGINE}; skipping (use --force to rebuild)" >&2
         continue
     fi
