@@ -234,10 +234,9 @@ int GatewayConnection::openUpstream(const Gateway::Upstream &upstream, std::stri
 }
 
 bool GatewayConnection::tunnelUpstream(int out, const Gateway::Upstream &upstream,
-                                       std::string *early, std::string *why)
+                                       const std::string &target, std::string *early,
+                                       std::string *why)
 {
-    const bool v6 = m_host.find(':') != std::string::npos;
-    const std::string target = (v6 ? "[" + m_host + "]" : m_host) + ":" + std::to_string(m_port);
     std::string head = "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n";
     if (!upstream.authorization.empty())
         head += "Proxy-Authorization: " + upstream.authorization + "\r\n";
@@ -363,7 +362,7 @@ void GatewayConnection::run()
         out = connectTo(m_addresses, m_port, &why);
     } else if ((out = openUpstream(*upstream, &why)) >= 0 &&
                request.kind() == ProxyRequest::Kind::Connect &&
-               !tunnelUpstream(out, *upstream, &early, &why)) {
+               !tunnelUpstream(out, *upstream, request.authority(true), &early, &why)) {
         ::close(out);
         out = -1;
     }

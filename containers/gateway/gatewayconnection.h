@@ -34,10 +34,10 @@ private:
     bool resolve(bool exact, bool upstream, std::string *why);
     int connectTo(const std::vector<std::string> &addresses, int port, std::string *why);
     int openUpstream(const Gateway::Upstream &upstream, std::string *why);
-    // CONNECT through the upstream proxy to the host and port asked for; `early`: bytes the
-    // proxy sent after its answer's head (the tunnel's first).
-    bool tunnelUpstream(int out, const Gateway::Upstream &upstream, std::string *early,
-                        std::string *why);
+    // CONNECT through the upstream proxy to `target` (host:port, as asked for); `early`: bytes
+    // the proxy sent after its answer's head (the tunnel's first).
+    bool tunnelUpstream(int out, const Gateway::Upstream &upstream, const std::string &target,
+                        std::string *early, std::string *why);
     void splice(int out, const std::string &toOut);
     // For a tunnel that does not start with TLS: "" when its first request is an HTTP request
     // for the CONNECT's host and port, else why not.

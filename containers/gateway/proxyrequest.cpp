@@ -242,15 +242,18 @@ std::string ProxyRequest::originHead() const
     return headFor(m_path, {});
 }
 
-std::string ProxyRequest::upstreamHead(const std::string &authorization) const
+std::string ProxyRequest::authority(bool defaultPort) const
 {
     const bool v6 = m_host.find(':') != std::string::npos;
-    const std::string target = "http://" + (v6 ? "[" + m_host + "]" : m_host) +
-                               (m_port == 80 ? std::string() : ":" + std::to_string(m_port)) +
-                               m_path;
-    return headFor(target, authorization.empty()
-                               ? std::string()
-                               : "Proxy-Authorization: " + authorization + "\r\n");
+    return (v6 ? "[" + m_host + "]" : m_host) +
+           (m_port == 80 && !defaultPort ? std::string() : ":" + std::to_string(m_port));
+}
+
+std::string ProxyRequest::upstreamHead(const std::string &authorization) const
+{
+    return headFor("http://" + authority(false) + m_path,
+                   authorization.empty() ? std::string()
+                                         : "Proxy-Authorization: " + authorization + "\r\n");
 }
 
 std::string ProxyRequest::headFor(const std::string &target, const std::string &extra) const
@@ -269,12 +272,8 @@ std::string ProxyRequest::headFor(const std::string &target, const std::string &
         }
         head += name + ": " + value + "\r\n";
     }
-    if (!host) {
-        const bool defaultPort = m_port == 80;
-        const bool v6 = m_host.find(':') != std::string::npos;
-        head += "Host: " + (v6 ? "[" + m_host + "]" : m_host) +
-                (defaultPort ? std::string() : ":" + std::to_string(m_port)) + "\r\n";
-    }
+    if (!host)
+        head += "Host: " + authority(false) + "\r\n";
     head += "Connection: close\r\n\r\n";
     return head;
 }

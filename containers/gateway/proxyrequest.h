@@ -51,6 +51,9 @@ public:
     // The same for a proxy upstream: the absolute-form target, and its Proxy-Authorization
     // value when given (the sandbox's own credential never leaves the gateway).
     std::string upstreamHead(const std::string &authorization) const;
+    // host:port as a request names it ([…] around an IPv6 address); without ":80" unless
+    // `defaultPort` (a CONNECT target always has its port).
+    std::string authority(bool defaultPort) const;
 
 private:
     friend struct ProxyRequestParse;
