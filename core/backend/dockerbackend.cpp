@@ -4,9 +4,10 @@
 #include "containersapi.h"
 #include "containerspec.h"
 #include "dockercontainer.h"
-#include "egressgateway.h"
+#include "egresslease.h"
 #include "engineclient.h"
 #include "enginedialect.h"
+#include "enginegateway.h"
 #include "enginereply.h"
 #include "imagesapi.h"
 #include "networksapi.h"
@@ -251,12 +252,13 @@ SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QS
     switch (spec.network) {
     case SandboxSpec::Network::Allowlist:
         if (!m_egress) {
-            m_egress = new EgressGateway(m_engine, this);
+            m_egress = new EngineGateway(m_engine, this);
             if (!m_gatewayImage.isEmpty())
                 m_egress->setImage(m_gatewayImage);
             m_egress->setUpstream(m_upstream);
         }
-        container->useEgress(m_egress, spec.egress, spec.askOtherHosts, spec.labels);
+        container->useEgress(
+            new EgressLease(m_egress, spec.egress, spec.askOtherHosts, spec.labels, container));
         break;
     case SandboxSpec::Network::None:
     case SandboxSpec::Network::Open:

@@ -4,7 +4,7 @@
 #include "backendlog.h"
 #include "containersapi.h"
 #include "containerspec.h"
-#include "egressgateway.h"
+#include "egresslease.h"
 #include "engineclient.h"
 #include "enginereply.h"
 
@@ -20,18 +20,16 @@ DockerContainer::~DockerContainer()
         m_stream->deleteLater();
 }
 
-void DockerContainer::useEgress(EgressGateway *gateway, const QStringList &patterns, bool ask,
-                                const QMap<QString, QString> &labels)
+void DockerContainer::useEgress(EgressLease *lease)
 {
-    m_egress = gateway;
-    m_egressPatterns = patterns;
-    m_egressAsk = ask;
-    m_egressLabels = labels;
+    m_egress = lease;
+    lease->setParent(this);
+    connect(lease, &EgressLease::networkEvent, this, &SandboxContainer::networkEvent);
 }
 
 void DockerContainer::prepare()
 {
-    if (m_state != State::New || m_waitingForEgress)
+    if (m_state != State::New || (m_egress && m_egress->isWaiting()))
         return;
     if (!m_egress) {
         create(m_body);
@@ -39,22 +37,15 @@ void DockerContainer::prepare()
     }
     // Still New while the gateway starts: a removal meanwhile ends the sandbox at once, with
     // nothing created (a shutdown that waits for it never waits on the gateway).
-    m_waitingForEgress = true;
-    m_egress->whenReady(
-        m_egressLabels, this, [this](const ContainerSpec::Egress &where, const QString &error) {
-            m_waitingForEgress = false;
-            if (m_state != State::New)
-                return;
-            if (!error.isEmpty() || !m_egress) {
-                failWith(error.isEmpty() ? QStringLiteral("no egress gateway") : error);
-                return;
-            }
-            ContainerSpec::Egress egress = where;
-            egress.credential = m_credential = m_egress->grant(m_egressPatterns, m_egressAsk);
-            // The gateway's events about this sandbox's connections.
-            connect(m_egress, &EgressGateway::event, this, &DockerContainer::onEgressEvent);
-            create(ContainerSpec::joinEgress(m_body, egress));
-        });
+    m_egress->take(this, [this](const ContainerSpec::Egress &egress, const QString &error) {
+        if (m_state != State::New)
+            return;
+        if (!error.isEmpty()) {
+            failWith(error);
+            return;
+        }
+        create(ContainerSpec::joinEgress(m_body, egress));
+    });
 }
 
 void DockerContainer::create(const QJsonObject &body)
@@ -158,44 +149,24 @@ void DockerContainer::failWith(const QString &message)
     Q_EMIT failed(message);
 }
 
-void DockerContainer::onEgressEvent(const QJsonObject &event)
-{
-    // A connection is this sandbox's by the credential it came with; its end says only its id.
-    const qint64 id = qint64(event.value(u"id").toDouble());
-    if (event.value(u"ev").toString() == u"end") {
-        if (m_connections.remove(id))
-            Q_EMIT networkEvent(event);
-        return;
-    }
-    if (m_credential.isEmpty() || event.value(u"cred").toString() != m_credential)
-        return;
-    if (event.value(u"ev").toString() == u"conn" && event.value(u"verdict").toString() == u"allow")
-        m_connections.insert(id);
-    Q_EMIT networkEvent(event);
-}
-
 void DockerContainer::settleNetwork(QObject *context, const std::function<void()> &done)
 {
-    if (m_egress && !m_credential.isEmpty())
-        m_egress->flush(context, done);
+    if (m_egress)
+        m_egress->settle(context, done);
     else
         done();
 }
 
 void DockerContainer::answerConnection(quint64 connection, bool allow, const QString &widenTo)
 {
-    if (!m_egress || m_credential.isEmpty())
-        return;
-    if (allow && !widenTo.isEmpty())
-        m_egress->widen(m_credential, widenTo);
-    m_egress->answer(connection, allow);
+    if (m_egress)
+        m_egress->answer(connection, allow, widenTo);
 }
 
 void DockerContainer::revokeCredential()
 {
-    if (m_egress && !m_credential.isEmpty())
-        m_egress->revoke(m_credential);
-    m_credential.clear();
+    if (m_egress)
+        m_egress->revoke();
 }
 
 void DockerContainer::closeStream()

@@ -3,14 +3,11 @@
 #include "sandboxcontainer.h"
 
 #include <QJsonObject>
-#include <QMap>
 #include <QPointer>
-#include <QSet>
 #include <QString>
-#include <QStringList>
 
 class AttachStream;
-class EgressGateway;
+class EgressLease;
 class EngineClient;
 struct EngineError;
 
@@ -27,10 +24,10 @@ public:
                     const QString &name, QObject *parent = nullptr);
     ~DockerContainer() override;
 
-    // An allow-list sandbox: created only once `gateway` answers, joined to its network with a
-    // credential of its own for `patterns` (revoked when the sandbox goes). Before prepare().
-    void useEgress(EgressGateway *gateway, const QStringList &patterns, bool ask,
-                   const QMap<QString, QString> &labels);
+    // An allow-list sandbox: created only once the lease's gateway answers, joined to its
+    // network with the lease's credential (revoked when the sandbox goes). Before prepare(); the
+    // sandbox owns it.
+    void useEgress(EgressLease *lease);
 
     void prepare() override;
     void write(const QByteArray &bytes) override;
@@ -60,18 +57,11 @@ private:
     void fail(const EngineError &error, const QString &what);
     void failWith(const QString &message);
     void revokeCredential();
-    void onEgressEvent(const QJsonObject &event);
     void attach();
     void start();
 
     EngineClient *m_engine;
     QJsonObject m_body;
     QPointer<AttachStream> m_stream;
-    QPointer<EgressGateway> m_egress;
-    QStringList m_egressPatterns;
-    bool m_egressAsk = false;
-    QMap<QString, QString> m_egressLabels;
-    QString m_credential;
-    QSet<qint64> m_connections; // the gateway's ids of this sandbox's open connections
-    bool m_waitingForEgress = false;
+    EgressLease *m_egress = nullptr;
 };

@@ -14,23 +14,20 @@
 #include <QTimer>
 #include <functional>
 
-class AttachStream;
-class EngineClient;
-class EngineReply;
-struct EngineError;
-
-// The allow-list mode's way out on one Docker engine (Docker, Podman): an internal network with
-// no route out that the sandboxes join, and one egress gateway container (code-sandbox/gateway,
-// containers/gateway) on it and on a private outbound bridge. The gateway is an HTTP proxy that
-// lets each sandbox's credential reach only that sandbox's hosts; it takes its rules over its
-// attach stream (which works wherever the engine is: a socket, TLS, ssh), so this class is its
-// whole control channel: grants and revocations in, a ping every kPingMs, events out.
+// The allow-list mode's way out on one backend: one egress gateway (code-sandbox/gateway,
+// containers/gateway), an HTTP proxy that lets each sandbox's credential reach only that
+// sandbox's hosts. It takes its rules over its stdin and reports on its stdout (an attach
+// stream, which works wherever the backend is: a socket, TLS, ssh, a cluster's API server), so
+// this class is its whole control channel: grants and revocations in, a ping every kPingMs,
+// events out. Where the gateway runs and how the sandboxes reach it is the subclasses' part:
+// EngineGateway (a container and two networks on a Docker or Podman engine), PodGateway (a pod
+// and a Service in a Kubernetes namespace).
 //
-// Started on the first sandbox that needs it; its networks stay until shutdown(), the
-// container is made again when it is gone (killed, crashed, the engine restarted) at the same
-// address, and is given every live grant again, so warm sandboxes keep working. While none
-// runs, an allow-list sandbox has no way out: the gateway exits when this side stops talking
-// (stdin ends, or no ping for its --control-timeout-ms), so nothing fails open.
+// Started on the first sandbox that needs it; made again when it is gone (killed, crashed, the
+// engine restarted) at the same address, and given every live grant again, so warm sandboxes
+// keep working. While none runs, an allow-list sandbox has no way out: the gateway exits when
+// this side stops talking (stdin ends, or no ping for its --control-timeout-ms), so nothing
+// fails open.
 class EgressGateway : public QObject
 {
     Q_OBJECT
@@ -40,13 +37,14 @@ public:
     static constexpr int kPingMs = 2000;
     // From the first request to the gateway's "ready": past it the waiting sandboxes fail.
     static constexpr int kStartTimeoutMs = 30000;
-    // After a removal, how often and how many times the engine is asked whether it is done.
+    // After a removal, how often and how many times the backend is asked whether it is done.
     static constexpr int kGoneCheckMs = 200;
-    // On the gateway and its networks, naming their instance. Not the instance label: the
+    static constexpr int kGoneChecks = 50;
+    // On the gateway and what it needs, naming their instance. Not the instance label: the
     // janitor removes every container of this instance it does not know as a sandbox. A dead
     // instance's gateway and networks are still found by their pid (Janitor::isOrphan).
     static constexpr const char *kLabelGatewayOf = "code-sandbox.gateway-of";
-    static constexpr int kGoneChecks = 50;
+    static constexpr const char *kLabelRole = "code-sandbox.role";
     // The longest a held connection waits in the gateway: past the longest approval time (an
     // hour), which the server applies and answers at; this bounds a question whose answer was
     // lost.
@@ -58,14 +56,15 @@ public:
     static constexpr const char *kTestHostsVar = "CODE_SANDBOX_TEST_EGRESS_HOSTS";
     static constexpr const char *kTestPublicVar = "CODE_SANDBOX_TEST_EGRESS_PUBLIC";
 
-    explicit EgressGateway(EngineClient *engine, QObject *parent = nullptr);
+    explicit EgressGateway(QObject *parent = nullptr);
     ~EgressGateway() override;
 
-    // The network to join and the proxy's address, or why there is none.
+    // Where the sandboxes reach the proxy (and the network to join, on an engine), or why
+    // there is none.
     using Ready = std::function<void(const ContainerSpec::Egress &where, const QString &error)>;
     // Calls `done` once the gateway answers (starting it when none runs). `labels`: the owner's
-    // labels of the asking sandbox (app, instance, pid, host); the networks and the gateway
-    // carry them, so leftovers of an instance that died can be found.
+    // labels of the asking sandbox (app, instance, pid, host); what the gateway is made of
+    // carries them, so leftovers of an instance that died can be found.
     void whenReady(const QMap<QString, QString> &labels, QObject *context, const Ready &done);
 
     // A new credential for one sandbox (random, 128 bits), and its hosts. Kept until revoked,
@@ -83,15 +82,15 @@ public:
     // result waits for this. At once when no gateway runs; after kFlushTimeoutMs at the latest.
     void flush(QObject *context, const std::function<void()> &done);
 
-    // Removes the gateway and both networks (after the sandboxes on them are gone); `done` when
-    // the engine has answered every removal.
+    // Removes the gateway and what it needed (after the sandboxes on it are gone); `done` when
+    // the backend has answered every removal.
     void shutdown(QObject *context, const std::function<void()> &done);
 
     // The gateway's image (kImage unless told; a registry's copy, say). For the next start.
     void setImage(const QString &image) { m_image = image; }
     // The host's proxy it goes out through (not set: straight out); sent to a running gateway
     // at once, and to each one started, before any grant. Over the control channel, so that
-    // the proxy's credential is not in the container's configuration.
+    // the proxy's credential is not in the gateway's configuration.
     void setUpstream(const UpstreamProxy &proxy);
 
     bool isRunning() const { return m_state == State::Ready; }
@@ -99,13 +98,14 @@ public:
     int grantCount() const { return int(m_grants.size()); }
     // How many gateways were started (a test sees that a killed one was made again).
     int generation() const { return m_generation; }
+    // The running gateway's container id, or its pod's name.
     QString containerId() const { return m_containerId; }
 
 Q_SIGNALS:
     // A line the gateway reported: {"ev":"conn"|"ask"|"end"|"error",...} (see gateway.h).
     void event(const QJsonObject &event);
 
-private:
+protected:
     enum class State
     {
         Absent,
@@ -113,6 +113,44 @@ private:
         Ready,
         Stopping
     };
+
+    // The subclasses' part. startGateway(): make what is missing and the gateway, open the
+    // control stream (feeding its output to onOutput()), then call onReady() (or the output's
+    // "ready" or first "pong" does), or failStart(). removeGateway(): remove m_containerId
+    // (the control stream is closed already). finishShutdown(): with no request in flight and
+    // no gateway left, remove the rest, then call shutdownDone().
+    virtual void startGateway() = 0;
+    virtual void removeGateway() = 0;
+    virtual void finishShutdown() = 0;
+    virtual void writeControl(const QByteArray &bytes) = 0;
+    // Closes the stream without its ended/failed following; false when none is open.
+    virtual bool closeControl() = 0;
+    // Where the sandboxes reach the running gateway.
+    virtual ContainerSpec::Egress where() const = 0;
+
+    // Every backend request of a subclass is counted between these: with none in flight, a
+    // shutdown or a wanted start proceeds (next()).
+    void requestStarted() { ++m_inFlight; }
+    void requestFinished();
+    void onOutput(int stream, const QByteArray &bytes);
+    void onReady();
+    void failStart(const QString &why);
+    void lost(const QString &why);
+    void shutdownDone();
+    // The gateway's command line, and the labels of what belongs to it (the owner's, the role).
+    QStringList gatewayArgs() const;
+    QJsonObject labelsFor(const char *role) const;
+    // Once the stream is open and the gateway has said nothing yet (an attach after its start
+    // missed its "ready"): its answer to this ping makes it ready.
+    void ping();
+
+    State m_state = State::Absent;
+    QString m_image = QString::fromLatin1(kImage);
+    QString m_suffix; // names: code-sandbox-egress[-out]-<suffix>, code-sandbox-gateway-<suffix>
+    QString m_containerId;
+    int m_generation = 0;
+
+private:
     struct Grant
     {
         QStringList patterns;
@@ -132,48 +170,17 @@ private:
     };
 
     void start();
-    // With `probe`, the engine picks the subnet; the network is then made again with it given.
-    void createInternal(bool probe);
-    void readSubnet();
-    void createOutbound();
-    void createGateway();
-    void joinAndAttach();
-    void startContainer();
-    void onOutput(int stream, const QByteArray &bytes);
-    void onReady();
-    void failStart(const QString &why);
-    void lost(const QString &why);
+    void next();
     void closeStream();
-    void removeContainer();
-    void waitGone(const QString &id, int checksLeft, const QString &removalError);
+    void removeIfAny();
     void settle(const QString &error);
     void send(const QString &line);
-    void ping();
     // Releases the flushes whose ping was answered (all with `all`: the stream is gone).
     void releaseFlushes(bool all);
     void sendGrant(const QString &credential);
-    // Every engine request of this class goes through here: `onAnswer` records what the answer
-    // made (always) and goes on with the start only while starting (it checks); then, with no
-    // request left in flight, a shutdown or a wanted start proceeds (next()).
-    void ask(EngineReply *reply, const std::function<void(EngineReply *)> &onAnswer);
-    void next();
-    void finishShutdown();
-    QJsonObject containerBody() const;
-    QJsonObject labelsFor(const char *role) const;
-    QStringList gatewayArgs() const;
     void sendUpstream();
 
-    EngineClient *m_engine;
-    QString m_image = QString::fromLatin1(kImage);
-    State m_state = State::Absent;
     QMap<QString, QString> m_labels;
-    QString m_suffix; // names: code-sandbox-egress[-out]-<suffix>
-    QString m_internal;
-    QString m_outbound;
-    QString m_subnet;  // the internal network's, fixed so that the gateway keeps its address
-    QString m_address; // the gateway's on it
-    QString m_containerId;
-    QPointer<AttachStream> m_stream;
     QByteArray m_pending; // stdout up to the next newline
     QList<Waiter> m_waiters;
     QList<Flush> m_flushes;
@@ -183,10 +190,8 @@ private:
     QHash<QString, Grant> m_grants; // credential → hosts
     QTimer m_ping;
     QTimer m_startDeadline;
-    int m_generation = 0;
-    int m_inFlight = 0;              // engine requests not answered yet
+    int m_inFlight = 0;              // backend requests not answered yet
     bool m_restartAfterLoss = false; // a running gateway went away while sandboxes held grants
-    bool m_onPodman = false;         // known once the engine has said what it is
     UpstreamProxy m_upstream;
     QPointer<QObject> m_shutdownContext;
     std::function<void()> m_shutdownDone;

@@ -1,7 +1,9 @@
 #include "kubernetesbackend.h"
 
+#include "egresslease.h"
 #include "kubeclient.h"
 #include "kubernetescontainer.h"
+#include "podgateway.h"
 #include "podisolation.h"
 #include "podsapi.h"
 #include "podspec.h"
@@ -41,10 +43,6 @@ SandboxSpec::Result KubernetesBackend::accept(SandboxSpec spec) const
 {
     if (!spec.mounts.isEmpty())
         return SandboxSpec::Result::refused(notSupported());
-    if (spec.network == SandboxSpec::Network::Allowlist)
-        return SandboxSpec::Result::refused(QStringLiteral(
-            "the allow-list network mode (--egress) is not available on Kubernetes yet; run "
-            "without --egress there, or use a Docker engine"));
     spec.runtime = m_options.runtimeClassName;
     // The cluster's RuntimeClasses are not listed here: a run that requires gVisor goes only
     // where --runtime-class names one (GKE's is "gvisor"; others call it after runsc), one
@@ -74,8 +72,33 @@ SandboxContainer *KubernetesBackend::createSandbox(const SandboxSpec &spec, cons
     PodSpec::Options options;
     options.imagePrefix = m_options.imagePrefix;
     options.nodeSelector = m_options.nodeSelector;
-    return new KubernetesContainer(m_client, m_isolation, PodSpec::render(spec, options),
-                                   spec.image, name, parent);
+    auto *pod = new KubernetesContainer(m_client, m_isolation, PodSpec::render(spec, options),
+                                        spec.image, name, parent);
+    if (spec.network == SandboxSpec::Network::Allowlist) {
+        if (!m_egress) {
+            m_egress = new PodGateway(m_client, m_options.imagePrefix, this);
+            m_egress->setUpstream(m_upstream);
+        }
+        pod->useEgress(
+            new EgressLease(m_egress, spec.egress, spec.askOtherHosts, spec.labels, pod));
+    }
+    return pod;
+}
+
+void KubernetesBackend::setUpstreamProxy(const UpstreamProxy &proxy)
+{
+    m_upstream = proxy;
+    if (m_egress)
+        m_egress->setUpstream(proxy);
+}
+
+void KubernetesBackend::shutdown(QObject *context, const std::function<void()> &done)
+{
+    if (!m_egress) {
+        done();
+        return;
+    }
+    m_egress->shutdown(context, done);
 }
 
 void KubernetesBackend::createVolume(const QString &name, const QJsonObject &labels,

@@ -1,10 +1,12 @@
 #pragma once
 
 #include "sandboxbackend.h"
+#include "upstreamproxy.h"
 
 #include <QMap>
 
 class KubeClient;
+class PodGateway;
 class PodIsolation;
 
 // Sandboxes as pods of one namespace of a Kubernetes cluster (through KubeClient): each built by
@@ -13,8 +15,9 @@ class PodIsolation;
 // delete with grace 0). Pods without network are only created once the namespace has
 // NetworkPolicies that deny their egress and their ingress (PodSpec::sandboxIsolationProblem);
 // with network on (--network) the pods carry the label the egress policy leaves out, and
-// neither is required. Library volumes are not supported on Kubernetes yet: runs that need
-// them, and installs, fail with that message.
+// neither is required. Allow-list pods (--egress) reach only the egress gateway this backend
+// starts in the namespace (PodGateway). Library volumes are not supported on Kubernetes yet:
+// runs that need them, and installs, fail with that message.
 class KubernetesBackend : public SandboxBackend
 {
     Q_OBJECT
@@ -55,6 +58,13 @@ public:
     void health(bool cheap, QObject *context,
                 const std::function<void(const Health &)> &done) override;
 
+    // Removes the egress gateway's pod and Service, if a sandbox ever needed them.
+    void shutdown(QObject *context, const std::function<void()> &done) override;
+    // Given to the gateway, now or when it is made.
+    void setUpstreamProxy(const UpstreamProxy &proxy) override;
+    // The allow-list mode's gateway in the namespace; null until a sandbox needed it.
+    PodGateway *egressGateway() const { return m_egress; }
+
     static QString notSupported();
 
 protected:
@@ -66,4 +76,6 @@ private:
     KubeClient *m_client;
     Options m_options;
     PodIsolation *m_isolation; // whether pods without network may be made; shared by the pods
+    PodGateway *m_egress = nullptr;
+    UpstreamProxy m_upstream;
 };

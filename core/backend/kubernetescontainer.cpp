@@ -1,6 +1,7 @@
 #include "kubernetescontainer.h"
 
 #include "backendlog.h"
+#include "egresslease.h"
 #include "kubeclient.h"
 #include "kubestream.h"
 #include "podisolation.h"
@@ -59,6 +60,27 @@ KubernetesContainer::~KubernetesContainer()
         m_stream->close();
 }
 
+void KubernetesContainer::useEgress(EgressLease *lease)
+{
+    m_egress = lease;
+    lease->setParent(this);
+    connect(lease, &EgressLease::networkEvent, this, &SandboxContainer::networkEvent);
+}
+
+void KubernetesContainer::settleNetwork(QObject *context, const std::function<void()> &done)
+{
+    if (m_egress)
+        m_egress->settle(context, done);
+    else
+        done();
+}
+
+void KubernetesContainer::answerConnection(quint64 connection, bool allow, const QString &widenTo)
+{
+    if (m_egress)
+        m_egress->answer(connection, allow, widenTo);
+}
+
 void KubernetesContainer::prepare()
 {
     if (m_state != State::New)
@@ -82,6 +104,20 @@ void KubernetesContainer::prepare()
                 .arg(violations.join(QStringLiteral(", ")));
         QMetaObject::invokeMethod(
             this, [this, message] { fail(message); }, Qt::QueuedConnection);
+        return;
+    }
+    if (m_egress) {
+        // Its way out first: the gateway (made on the first such pod) and a credential.
+        m_egress->take(this, [this](const ContainerSpec::Egress &egress, const QString &error) {
+            if (removeIfAsked()) // removed while waiting: nothing was created
+                return;
+            if (!error.isEmpty()) {
+                fail(error);
+                return;
+            }
+            m_pod = PodSpec::joinEgress(m_pod, egress);
+            create();
+        });
         return;
     }
     if (hasNetwork(m_pod)) {
@@ -236,6 +272,8 @@ void KubernetesContainer::fail(const QString &message, bool lost)
     m_backendLost = lost;
     m_state = State::Failed;
     m_pollTimer.stop();
+    if (m_egress)
+        m_egress->revoke();
     qCWarning(lcBackend).noquote() << message;
     Q_EMIT failed(message);
 }
@@ -255,6 +293,8 @@ void KubernetesContainer::closeStream()
 
 void KubernetesContainer::sendRemove()
 {
+    if (m_egress)
+        m_egress->revoke();
     // Grace 0: the program is killed at once, as a forced Docker removal does.
     KubeReply *reply = PodsApi(m_client).remove(m_id);
     connect(reply, &KubeReply::finished, this, [this, reply] {

@@ -8,6 +8,7 @@
 #include <QString>
 #include <QTimer>
 
+class EgressLease;
 class KubeClient;
 class KubeStream;
 class PodIsolation;
@@ -41,6 +42,11 @@ public:
                         const QString &image, const QString &name, QObject *parent = nullptr);
     ~KubernetesContainer() override;
 
+    // An allow-list pod: created only once the lease's gateway answers, with the proxy
+    // variables for it and the lease's credential (revoked when the sandbox goes). Before
+    // prepare(); the sandbox owns it.
+    void useEgress(EgressLease *lease);
+
     void prepare() override;
     void write(const QByteArray &bytes) override;
 
@@ -50,6 +56,8 @@ public:
                     const Fetched &done) override;
     void exitStatus(QObject *context, const Exited &done) override;
     void interrupt() override;
+    void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
+    void settleNetwork(QObject *context, const std::function<void()> &done) override;
 
 protected:
     void closeStream() override;
@@ -66,6 +74,7 @@ private:
 
     KubeClient *m_client;
     PodIsolation *m_isolation;
+    EgressLease *m_egress = nullptr;
     QJsonObject m_pod;
     QPointer<KubeStream> m_stream;
     QTimer m_pollTimer;

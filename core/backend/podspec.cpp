@@ -1,5 +1,6 @@
 #include "podspec.h"
 
+#include "egressgateway.h"
 #include "sandboxlayout.h"
 #include "sandboxspec.h"
 
@@ -224,8 +225,10 @@ QJsonObject PodSpec::metadataJson(const SandboxSpec &spec)
     case SandboxSpec::Network::Open:
         labels.insert(QString::fromLatin1(kLabelNetwork), QStringLiteral("on"));
         break;
+    case SandboxSpec::Network::Allowlist:
+        labels.insert(QString::fromLatin1(kLabelNetwork), QString::fromLatin1(kNetworkAllowlist));
+        break;
     case SandboxSpec::Network::None:
-    case SandboxSpec::Network::Allowlist: // refused by KubernetesBackend::accept for now
         break;
     }
     // generateName: the server adds a random suffix, so pods never collide by name.
@@ -332,6 +335,15 @@ QJsonObject PodSpec::render(const SandboxSpec &spec, const Options &options)
     };
     if (!spec.runtime.isEmpty())
         podSpec.insert(QStringLiteral("runtimeClassName"), spec.runtime);
+    if (spec.network == SandboxSpec::Network::Allowlist) {
+        // No cluster DNS: a name server that answers nothing, as on Docker (its policy lets
+        // the pod reach the gateway alone anyway).
+        podSpec.insert(QStringLiteral("dnsPolicy"), QStringLiteral("None"));
+        podSpec.insert(
+            QStringLiteral("dnsConfig"),
+            QJsonObject{{QStringLiteral("nameservers"),
+                         QJsonArray{QString::fromLatin1(ContainerSpec::kNoNameServer)}}});
+    }
     if (!options.nodeSelector.isEmpty()) {
         QJsonObject selector;
         for (auto it = options.nodeSelector.begin(); it != options.nodeSelector.end(); ++it)
@@ -344,6 +356,29 @@ QJsonObject PodSpec::render(const SandboxSpec &spec, const Options &options)
         {QStringLiteral("metadata"), metadataJson(spec)},
         {QStringLiteral("spec"), podSpec},
     };
+}
+
+QJsonObject PodSpec::joinEgress(const QJsonObject &pod, const ContainerSpec::Egress &egress)
+{
+    QJsonObject spec = pod.value(u"spec").toObject();
+    QJsonArray containers = spec.value(u"containers").toArray();
+    QJsonObject container = containers.at(0).toObject();
+    QJsonArray env = container.value(u"env").toArray();
+    for (const QString &entry : ContainerSpec::proxyEnv(egress)) {
+        const qsizetype eq = entry.indexOf(u'=');
+        const QString name = entry.left(eq);
+        for (qsizetype i = env.size() - 1; i >= 0; --i)
+            if (env.at(i)[u"name"].toString() == name)
+                env.removeAt(i);
+        env.append(QJsonObject{{QStringLiteral("name"), name},
+                               {QStringLiteral("value"), entry.mid(eq + 1)}});
+    }
+    container.insert(QStringLiteral("env"), env);
+    containers.replace(0, container);
+    spec.insert(QStringLiteral("containers"), containers);
+    QJsonObject out = pod;
+    out.insert(QStringLiteral("spec"), spec);
+    return out;
 }
 
 namespace {
@@ -528,4 +563,127 @@ QString PodSpec::sandboxIsolationProblem(const QJsonArray &policies)
         if (!problem.isEmpty())
             problems.append(problem);
     return problems.join(QStringLiteral("; and "));
+}
+
+namespace {
+
+// Whether a selector matches every allow-list pod, whatever its instance, pid, host and language.
+bool selectsEveryAllowlistSandbox(const QJsonObject &selector)
+{
+    const QString app = QString::fromLatin1(SandboxLayout::kLabelApp);
+    const QString network = QString::fromLatin1(PodSpec::kLabelNetwork);
+    const QString allowlist = QString::fromLatin1(PodSpec::kNetworkAllowlist);
+    const QJsonObject matchLabels = selector.value(u"matchLabels").toObject();
+    for (auto it = matchLabels.begin(); it != matchLabels.end(); ++it)
+        if (!(it.key() == app && it.value().toString() == u"1") &&
+            !(it.key() == network && it.value().toString() == allowlist))
+            return false;
+    for (const QJsonValue &e : selector.value(u"matchExpressions").toArray()) {
+        const QString key = e[u"key"].toString();
+        const QString op = e[u"operator"].toString();
+        const QStringList values = strings(e[u"values"]);
+        if (key == app || key == network) {
+            const QString value = key == app ? QStringLiteral("1") : allowlist;
+            if (!(op == u"Exists" || (op == u"In" && values.contains(value))))
+                return false;
+        } else if (sandboxLabelKeys().contains(key)) {
+            if (op != u"Exists")
+                return false;
+        } else if (op != u"DoesNotExist" && op != u"NotIn") {
+            return false;
+        }
+    }
+    return true;
+}
+
+// False only when the selector certainly matches no allow-list pod.
+bool mightSelectAnAllowlistSandbox(const QJsonObject &selector)
+{
+    const QString app = QString::fromLatin1(SandboxLayout::kLabelApp);
+    const QString network = QString::fromLatin1(PodSpec::kLabelNetwork);
+    const QString allowlist = QString::fromLatin1(PodSpec::kNetworkAllowlist);
+    const QJsonObject matchLabels = selector.value(u"matchLabels").toObject();
+    for (auto it = matchLabels.begin(); it != matchLabels.end(); ++it) {
+        if (it.key() == network) {
+            if (it.value().toString() != allowlist)
+                return false;
+        } else if (!sandboxLabelKeys().contains(it.key()) ||
+                   (it.key() == app && it.value().toString() != u"1")) {
+            return false;
+        }
+    }
+    for (const QJsonValue &e : selector.value(u"matchExpressions").toArray()) {
+        const QString key = e[u"key"].toString();
+        const QString op = e[u"operator"].toString();
+        const QStringList values = strings(e[u"values"]);
+        const bool known = key == network || sandboxLabelKeys().contains(key);
+        if (!known) {
+            if (op == u"In" || op == u"Exists")
+                return false;
+        } else if (op == u"DoesNotExist") {
+            return false;
+        } else if (key == app || key == network) {
+            const QString value = key == app ? QStringLiteral("1") : allowlist;
+            if ((op == u"In" && !values.contains(value)) ||
+                (op == u"NotIn" && values.contains(value)))
+                return false;
+        }
+    }
+    return true;
+}
+
+// An egress rule that lets a pod reach the namespace's gateway pods and nothing else.
+bool onlyToGateway(const QJsonObject &rule)
+{
+    const QJsonArray peers = rule.value(u"to").toArray();
+    if (peers.isEmpty())
+        return false; // no "to": every destination
+    for (const QJsonValue &v : peers) {
+        const QJsonObject peer = v.toObject();
+        if (peer.contains(u"ipBlock") || peer.contains(u"namespaceSelector") ||
+            !peer.contains(u"podSelector"))
+            return false;
+        const QJsonObject labels = peer.value(u"podSelector")[u"matchLabels"].toObject();
+        if (labels.value(QLatin1String(EgressGateway::kLabelRole)).toString() != u"gateway")
+            return false;
+    }
+    return true;
+}
+
+bool allOnlyToGateway(const QJsonArray &rules)
+{
+    for (const QJsonValue &rule : rules)
+        if (!onlyToGateway(rule.toObject()))
+            return false;
+    return true;
+}
+
+} // namespace
+
+QString PodSpec::allowlistEgressProblem(const QJsonArray &policies)
+{
+    bool confined = false;
+    for (const QJsonValue &v : policies) {
+        const QJsonObject policy = v.toObject();
+        const QJsonObject spec = policy.value(u"spec").toObject();
+        if (!hasEgressType(spec))
+            continue;
+        const QJsonObject selector = spec.value(u"podSelector").toObject();
+        const QJsonArray rules = spec.value(u"egress").toArray();
+        if (!mightSelectAnAllowlistSandbox(selector))
+            continue;
+        if (!allOnlyToGateway(rules))
+            return QStringLiteral("the NetworkPolicy %1 allows allow-list sandboxes egress to "
+                                  "more than the egress gateway; policies add up, so they would "
+                                  "reach the network past it")
+                .arg(policy.value(u"metadata")[u"name"].toString());
+        if (!rules.isEmpty() && selectsEveryAllowlistSandbox(selector))
+            confined = true;
+    }
+    if (!confined)
+        return QStringLiteral("no NetworkPolicy in the namespace lets allow-list sandbox pods "
+                              "reach the egress gateway and nothing else "
+                              "(code-sandbox-allowlist-egress of packaging/kubernetes/; apply "
+                              "it, or run without --egress there)");
+    return {};
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "containerspec.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QMap>
@@ -42,14 +44,21 @@ public:
     // A session's pod: it lives while it is used, so its deadline is only the backstop.
     static constexpr qint64 kSessionDeadlineSec = 24 * 3600;
 
-    // Label on pods that have network (--network): the NetworkPolicy leaves them out.
+    // Label on pods that have network: "on" (--network), which the deny policy leaves out, or
+    // "allowlist", whose own policy lets them reach only the egress gateway.
     static constexpr const char *kLabelNetwork = "code-sandbox.network";
+    static constexpr const char *kNetworkAllowlist = "allowlist";
     static constexpr const char *kContainerName = "sandbox";
     // Annotation keeping the sandbox's own name when the pod name had to differ from it.
     static constexpr const char *kAnnotationName = "code-sandbox.name";
 
     static QJsonObject render(const SandboxSpec &spec, const Options &options);
     static QJsonObject render(const SandboxSpec &spec); // with no Options
+
+    // `pod` (render() of an allow-list spec) with the proxy variables for `egress` last in its
+    // container's environment (they replace passed-through ones of the same name). The pod
+    // already has no name server of the cluster's: names are the gateway's to resolve.
+    static QJsonObject joinEgress(const QJsonObject &pod, const ContainerSpec::Egress &egress);
 
     // kWarmWaitSec + the largest timeout a call may ask + kDeadlineMarginSec, or
     // kSessionDeadlineSec for a session.
@@ -86,6 +95,11 @@ public:
     // Both: what the namespace lacks to isolate pods without network, each missing or opening
     // policy named; empty when both egress and ingress are denied.
     static QString sandboxIsolationProblem(const QJsonArray &policies);
+    // For allow-list pods (kNetworkAllowlist): one policy selects all of them, lists Egress and
+    // allows only connections to the gateway's pods (podSelector with code-sandbox.role:
+    // gateway, in the namespace); and none that might select such a pod allows anything else.
+    // Empty when confined, else why not.
+    static QString allowlistEgressProblem(const QJsonArray &policies);
 
 private:
     static QJsonArray envJson(const SandboxSpec &spec);

@@ -1,5 +1,7 @@
 #include "containerspec.h"
+#include "egressgateway.h"
 #include "languageregistry.h"
+#include "podgateway.h"
 #include "podspec.h"
 #include "sandboxconfig.h"
 #include "sandboxlayout.h"
@@ -181,6 +183,8 @@ private Q_SLOTS:
     void volumes();
     void labels();
     void network();
+    void allowlist();
+    void gatewayPod();
     void passThroughEnvironment();
     void optionalPlacement();
     void deadline();
@@ -196,6 +200,8 @@ private Q_SLOTS:
     void ingressPolicies_data();
     void ingressPolicies();
     void isolationNamesWhatIsMissing();
+    void allowlistPolicies_data();
+    void allowlistPolicies();
     void writeForSchemaCheck();
 };
 
@@ -354,6 +360,64 @@ void tst_PodSpec::network()
     const QJsonObject pod = build(config);
     QCOMPARE(at(pod, {"metadata", "labels", PodSpec::kLabelNetwork}).toString(), "on");
     QCOMPARE(PodSpec::hardeningViolations(pod), QStringList());
+}
+
+namespace {
+// An allow-list run: its own policy's label, no cluster DNS, and once the gateway answered
+// the proxy variables last, replacing passed-through ones of the same name.
+QJsonObject allowlistPod()
+{
+    SandboxConfig config = defaultConfig();
+    config.egress = {"pypi.org"};
+    config.passThroughEnv = {{"HTTPS_PROXY", "http://corporate:3128"}};
+    return PodSpec::joinEgress(PodSpec::render(specFor(config)),
+                               {QString(), "10.96.7.9", 3128, "c0ffee"});
+}
+} // namespace
+
+void tst_PodSpec::allowlist()
+{
+    const QJsonObject pod = allowlistPod();
+    QCOMPARE(at(pod, {"metadata", "labels", PodSpec::kLabelNetwork}).toString(), "allowlist");
+    QCOMPARE(at(pod, {"spec", "dnsPolicy"}).toString(), "None");
+    QCOMPARE(at(pod, {"spec", "dnsConfig", "nameservers"}).toArray(),
+             QJsonArray{ContainerSpec::kNoNameServer});
+    const QStringList env = envOf(pod);
+    const QString proxy = "http://sandbox:c0ffee@10.96.7.9:3128";
+    QCOMPARE(env.filter(QRegularExpression("^HTTPS_PROXY=")), QStringList{"HTTPS_PROXY=" + proxy});
+    QVERIFY(env.contains("npm_config_proxy=" + proxy));
+    QVERIFY(env.contains("NO_PROXY=localhost,127.0.0.1,::1"));
+    QCOMPARE(PodSpec::hardeningViolations(pod), QStringList());
+    // Without network, neither label nor DNS setting.
+    QVERIFY(!at(build(), {"spec"}).toObject().contains("dnsPolicy"));
+}
+
+void tst_PodSpec::gatewayPod()
+{
+    const QJsonObject labels{{EgressGateway::kLabelRole, "gateway"},
+                             {EgressGateway::kLabelGatewayOf, "inst"}};
+    const QJsonObject pod =
+        PodGateway::podManifest("code-sandbox-gateway-x-1", "code-sandbox/gateway:latest",
+                                {"--listen", "0.0.0.0:3128"}, labels);
+    QCOMPARE(PodSpec::hardeningViolations(pod), QStringList());
+    QCOMPARE(at(pod, {"spec", "containers", "0", "securityContext", "runAsUser"}).toInt(), 65534);
+    QCOMPARE(at(pod, {"spec", "containers", "0", "stdin"}), QJsonValue(true));
+    QCOMPARE(at(pod, {"spec", "containers", "0", "args", "1"}).toString(), "0.0.0.0:3128");
+    // Not a sandbox: neither the sandbox policies nor the janitor's listing select it.
+    QVERIFY(!at(pod, {"metadata", "labels"}).toObject().contains(SandboxLayout::kLabelApp));
+    // It matches what the shipped policies let allow-list pods reach.
+    const QJsonArray shipped = networkPolicies();
+    bool reached = false;
+    for (const QJsonValue &p : shipped)
+        for (const QJsonValue &rule : at(p.toObject(), {"spec", "egress"}).toArray())
+            for (const QJsonValue &peer : rule[u"to"].toArray())
+                reached |= peer[u"podSelector"][u"matchLabels"][EgressGateway::kLabelRole] ==
+                           at(pod, {"metadata", "labels", EgressGateway::kLabelRole});
+    QVERIFY(reached);
+    const QJsonObject service = PodGateway::serviceManifest(
+        "code-sandbox-gateway-x", labels, QJsonObject{{EgressGateway::kLabelRole, "gateway"}});
+    QCOMPARE(at(service, {"spec", "ports", "0", "port"}).toInt(), EgressGateway::kPort);
+    QCOMPARE(at(service, {"spec", "selector", EgressGateway::kLabelRole}).toString(), "gateway");
 }
 
 void tst_PodSpec::passThroughEnvironment()
@@ -549,7 +613,8 @@ void tst_PodSpec::everyLanguageIsHardened()
 void tst_PodSpec::shippedNetworkPolicyIsolates()
 {
     const QJsonArray shipped = networkPolicies();
-    QCOMPARE(shipped.size(), 2);
+    // Deny egress, deny ingress, confine allow-list pods, the gateway's.
+    QCOMPARE(shipped.size(), 4);
     QVERIFY(PodSpec::deniesSandboxEgress(shipped.at(0).toObject()));
     QCOMPARE(PodSpec::sandboxEgressProblem(shipped), QString());
     QVERIFY(PodSpec::deniesSandboxIngress(shipped.at(1).toObject()));
@@ -563,6 +628,13 @@ void tst_PodSpec::shippedNetworkPolicyIsolates()
         QCOMPARE(labels.value(it.key()), it.value());
     QCOMPARE(at(selector, {"matchExpressions", "0", "key"}).toString(), PodSpec::kLabelNetwork);
     QCOMPARE(at(selector, {"matchExpressions", "0", "operator"}).toString(), "DoesNotExist");
+    // The allow-list policy selects an allow-list pod by all its labels.
+    const QJsonObject allowlistLabels = at(allowlistPod(), {"metadata", "labels"}).toObject();
+    const QJsonObject confine =
+        at(shipped.at(2).toObject(), {"spec", "podSelector", "matchLabels"}).toObject();
+    QVERIFY(!confine.isEmpty());
+    for (auto it = confine.begin(); it != confine.end(); ++it)
+        QCOMPARE(allowlistLabels.value(it.key()), it.value());
 }
 
 void tst_PodSpec::egressPolicies_data()
@@ -668,6 +740,63 @@ void tst_PodSpec::isolationNamesWhatIsMissing()
              qPrintable(none));
 }
 
+void tst_PodSpec::allowlistPolicies_data()
+{
+    QTest::addColumn<QJsonArray>("policies");
+    QTest::addColumn<bool>("confined");
+    const QJsonObject allowlisted{
+        {"matchLabels", QJsonObject{{"code-sandbox", "1"}, {PodSpec::kLabelNetwork, "allowlist"}}}};
+    const QJsonObject gatewayPods{
+        {"podSelector",
+         QJsonObject{{"matchLabels", QJsonObject{{"code-sandbox.role", "gateway"}}}}}};
+    const QJsonArray toGateway{QJsonObject{{"to", QJsonArray{gatewayPods}}}};
+    const QJsonObject confine = policy(allowlisted, {"Egress"}, toGateway);
+    QTest::newRow("shipped") << networkPolicies() << true;
+    QTest::newRow("none") << QJsonArray{} << false;
+    QTest::newRow("only the sandboxes' deny") << QJsonArray{networkPolicies().at(0)} << false;
+    QTest::newRow("confine") << QJsonArray{confine} << true;
+    QTest::newRow("confine, and another lets every pod out")
+        << QJsonArray{confine, policy({}, {"Egress"}, kAnywhere)} << false;
+    QTest::newRow("confine, and another lets the sandboxes out")
+        << QJsonArray{confine, policy(kSandboxes, {"Egress"}, kAnywhere)} << false;
+    QTest::newRow("confine, and another lets pods with network out")
+        << QJsonArray{confine, policy(QJsonObject{{"matchLabels",
+                                                   QJsonObject{{PodSpec::kLabelNetwork, "on"}}}},
+                                      {"Egress"}, kAnywhere)}
+        << true;
+    QTest::newRow("to the gateway and an address block")
+        << QJsonArray{policy(allowlisted, {"Egress"}, toGateway + kAnywhere.at(0))} << false;
+    QTest::newRow("to gateways of any namespace")
+        << QJsonArray{policy(
+               allowlisted, {"Egress"},
+               QJsonArray{QJsonObject{
+                   {"to", QJsonArray{QJsonObject{{"podSelector", gatewayPods.value("podSelector")},
+                                                 {"namespaceSelector", QJsonObject{}}}}}}})}
+        << false;
+    QTest::newRow("to every pod")
+        << QJsonArray{policy(allowlisted, {"Egress"},
+                             QJsonArray{QJsonObject{
+                                 {"to", QJsonArray{QJsonObject{{"podSelector", QJsonObject{}}}}}}})}
+        << false;
+    QTest::newRow("only python's allow-list pods")
+        << QJsonArray{policy(
+               QJsonObject{{"matchLabels", QJsonObject{{"code-sandbox", "1"},
+                                                       {PodSpec::kLabelNetwork, "allowlist"},
+                                                       {"code-sandbox.language", "python"}}}},
+               {"Egress"}, toGateway)}
+        << false;
+}
+
+void tst_PodSpec::allowlistPolicies()
+{
+    QFETCH(QJsonArray, policies);
+    QFETCH(bool, confined);
+    const QString problem = PodSpec::allowlistEgressProblem(policies);
+    QVERIFY2(problem.isEmpty() == confined, qPrintable(problem));
+    if (!confined && policies.isEmpty())
+        QVERIFY2(problem.contains("code-sandbox-allowlist-egress"), qPrintable(problem));
+}
+
 void tst_PodSpec::writeForSchemaCheck()
 {
     // tests/kubernetes/schema/validate.py runs this function with CS_PODSPEC_DIR set and checks
@@ -692,9 +821,14 @@ void tst_PodSpec::writeForSchemaCheck()
     PodSpec::Options prefix;
     prefix.imagePrefix = "registry.example.com/team";
     pods.append({"session-small", PodSpec::render(specFor(small, "python", true), prefix)});
+    pods.append({"allowlist", allowlistPod()});
+    pods.append({"gateway",
+                 PodGateway::podManifest("code-sandbox-gateway-x-1", "code-sandbox/gateway:latest",
+                                         {"--listen", "0.0.0.0:3128"},
+                                         QJsonObject{{"code-sandbox.role", "gateway"}})});
     for (const Language &l : registry().all())
         pods.append({"language-" + l.name, build(defaultConfig(), {}, l.name)});
-    QVERIFY(pods.size() >= 5 + 11);
+    QVERIFY(pods.size() >= 7 + 11);
 
     const QString dir = qEnvironmentVariable("CS_PODSPEC_DIR");
     for (const auto &[name, pod] : pods) {
@@ -704,6 +838,16 @@ void tst_PodSpec::writeForSchemaCheck()
         QFile f(QDir(dir).filePath(name + ".json"));
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(QJsonDocument(pod).toJson());
+    }
+    // And the gateway's Service.
+    if (!dir.isEmpty()) {
+        QFile f(QDir(dir).filePath("gateway-service.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(PodGateway::serviceManifest(
+                                  "code-sandbox-gateway-x",
+                                  QJsonObject{{"code-sandbox.role", "gateway-service"}},
+                                  QJsonObject{{"code-sandbox.role", "gateway"}}))
+                    .toJson());
     }
 }
 

@@ -19,7 +19,7 @@ import sys
 # The kinds packaging/kubernetes/ ships and the pods PodSpec builds.
 ROOTS = {
     "api/v1": ["io.k8s.api.core.v1.Pod", "io.k8s.api.core.v1.Namespace",
-               "io.k8s.api.core.v1.ServiceAccount"],
+               "io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.Service"],
     "apis/rbac.authorization.k8s.io/v1": ["io.k8s.api.rbac.v1.Role",
                                           "io.k8s.api.rbac.v1.RoleBinding"],
     "apis/networking.k8s.io/v1": ["io.k8s.api.networking.v1.NetworkPolicy"],

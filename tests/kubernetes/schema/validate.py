@@ -5,7 +5,8 @@
 
 - every pod PodSpec builds (unit_podspec's writeForSchemaCheck writes them: defaults, network,
   a runtimeClass with a node selector, pass-through variables, a session with small limits and an
-  image prefix, and each language of resources/languages.json);
+  image prefix, an allow-list pod, the egress gateway's pod and Service (PodGateway), and each
+  language of resources/languages.json);
 - every object in packaging/kubernetes/*.yaml;
 
 against k8s-1.35-openapi-v3.json (the definitions they use, cut from Kubernetes 1.35's published
@@ -178,7 +179,8 @@ def main():
         else:
             print("ok   %s (%s)" % (name, obj.get("kind")))
 
-    expected_kinds = {"Pod", "Namespace", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"}
+    expected_kinds = {"Pod", "Service", "Namespace", "ServiceAccount", "Role", "RoleBinding",
+                      "NetworkPolicy"}
     if not expected_kinds <= kinds:
         print("FAIL kinds missing: %s" % sorted(expected_kinds - kinds))
         failed += 1

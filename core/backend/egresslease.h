@@ -1,0 +1,55 @@
+#pragma once
+
+#include "containerspec.h"
+
+#include <QMap>
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+#include <QString>
+#include <QStringList>
+#include <functional>
+
+class EgressGateway;
+
+// One allow-list sandbox's hold on its backend's egress gateway: a credential of its own for
+// its hosts, taken once the gateway answers and revoked when the sandbox goes (or fails), and
+// the gateway's events about that sandbox's connections. Each backend's container has one
+// (DockerContainer, KubernetesContainer), so both keep the same promises.
+class EgressLease : public QObject
+{
+    Q_OBJECT
+public:
+    EgressLease(EgressGateway *gateway, const QStringList &patterns, bool ask,
+                const QMap<QString, QString> &labels, QObject *parent = nullptr);
+    ~EgressLease() override;
+
+    // Calls `done` with where to reach the proxy and the new credential, or why not (the
+    // gateway could not start, or is gone). Not called once `context` is gone.
+    void take(
+        QObject *context,
+        const std::function<void(const ContainerSpec::Egress &egress, const QString &error)> &done);
+    // The gateway forgets the credential; the sandbox has no way out from now on.
+    void revoke();
+    bool isWaiting() const { return m_waiting; }
+
+    // SandboxContainer's: the events of this sandbox's connections have come; a person's verdict
+    // on a held connection (and the pattern to add, if always).
+    void settle(QObject *context, const std::function<void()> &done);
+    void answer(quint64 connection, bool allow, const QString &widenTo);
+
+Q_SIGNALS:
+    // The gateway's events about this sandbox's connections (see gateway.h).
+    void networkEvent(const QJsonObject &event);
+
+private:
+    void onEvent(const QJsonObject &event);
+
+    QPointer<EgressGateway> m_gateway;
+    QStringList m_patterns;
+    bool m_ask = false;
+    QMap<QString, QString> m_labels;
+    QString m_credential;
+    QSet<qint64> m_connections; // the gateway's ids of this sandbox's open connections
+    bool m_waiting = false;
+};
