@@ -44,6 +44,9 @@ public:
     // Our label values as Kubernetes takes them (PodSpec::labelValue).
     static QJsonObject kubeLabels(const QJsonObject &labels);
 
+    // The Service's name, once it is made (until shutdown).
+    QString serviceName() const { return m_service; }
+
 protected:
     void startGateway() override;
     void removeGateway() override;

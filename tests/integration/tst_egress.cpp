@@ -21,6 +21,7 @@
 #include "sandboxsession.h"
 #include "sessionmanager.h"
 #include "tunnelproxy.h"
+#include "worldserver.h"
 
 #include <QFile>
 #include <QHostAddress>
@@ -39,49 +40,6 @@
 #include <QTest>
 
 namespace {
-// Answers every request with "hello <Host> <path>" and counts what it was asked. Over TLS with
-// a QSslServer (Qt hands over a connection once its handshake is done).
-template <class Server> class WorldServer : public Server
-{
-public:
-    WorldServer()
-    {
-        QObject::connect(this, &QTcpServer::pendingConnectionAvailable, this, [this] {
-            while (QTcpSocket *socket = this->nextPendingConnection())
-                serve(socket);
-        });
-    }
-    QByteArrayList requests;
-
-private:
-    void serve(QTcpSocket *socket)
-    {
-        QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket] {
-            QByteArray &in = m_buffers[socket];
-            in += socket->readAll();
-            if (!in.contains("\r\n\r\n"))
-                return;
-            const QList<QByteArray> lines = in.split('\n');
-            const QByteArray path = lines.first().split(' ').value(1);
-            QByteArray host;
-            for (const QByteArray &line : lines)
-                if (line.toLower().startsWith("host:"))
-                    host = line.mid(5).trimmed();
-            in.clear();
-            requests.append(path);
-            const QByteArray body = "hello " + host + ' ' + path;
-            socket->write("HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size()) +
-                          "\r\nConnection: close\r\n\r\n" + body);
-            socket->disconnectFromHost();
-        });
-        QObject::connect(socket, &QTcpSocket::disconnected, socket, [this, socket] {
-            m_buffers.remove(socket);
-            socket->deleteLater();
-        });
-    }
-    QHash<QTcpSocket *, QByteArray> m_buffers;
-};
-
 // A CA and a certificate for world.test and other.test signed by it, made with openssl.
 bool makeCertificates(const QString &dir)
 {

@@ -4,6 +4,7 @@
 // WebSocket), and SandboxService runs Python and JavaScript on it as it does on Docker.
 
 #include "containerpool.h"
+#include "egressprograms.h"
 #include "engineclient.h"
 #include "enginelocator.h"
 #include "enginereply.h"
@@ -12,9 +13,15 @@
 #include "kubeclient.h"
 #include "kubeconfig.h"
 #include "kubernetesbackend.h"
+#include "kubereply.h"
 #include "kubetarget.h"
+#include "podgateway.h"
+#include "podsapi.h"
 #include "podspec.h"
+#include "servicesapi.h"
 #include "sandboxservice.h"
+#include "tunnelproxy.h"
+#include "worldserver.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -42,7 +49,7 @@ private:
     };
 
     // Starts the test API server, with `policies` loaded as its NetworkPolicies (empty: none).
-    bool startServer(Server &server, const QString &policies)
+    bool startServer(Server &server, const QString &policies, const QStringList &more = {})
     {
         if (!server.state.isValid())
             return false;
@@ -59,6 +66,7 @@ private:
                                       QStringLiteral("schema/k8s-1.35-openapi-v3.json"))};
         if (!policies.isEmpty())
             args << QStringLiteral("--network-policies") << policies;
+        args << more;
         // Debian's interpreter, for its packages (python3-aiohttp, python3-yaml).
         server.process->start(QStringLiteral("/usr/bin/python3"), args);
         if (!server.process->waitForStarted(10000))
@@ -356,6 +364,142 @@ print("done")
             answered = true;
         });
         QTRY_VERIFY_WITH_TIMEOUT(answered, 10000);
+    }
+
+    // The allow-list mode: a gateway pod behind a Service, which the allow-list pods reach
+    // (and nothing else, the namespace's policies say, which the test server applies with
+    // networks of its own); made again behind the same address when it is killed; deleted with
+    // its Service at shutdown. The world is this test's HTTP server on the machine's address,
+    // named through the gateway's test-only name map.
+    void allowListThroughTheGateway()
+    {
+        WorldServer<QTcpServer> world;
+        QVERIFY(world.listen(QHostAddress::AnyIPv4));
+        const QString address = outwardAddress();
+        QVERIFY(!address.isEmpty());
+        const QString port = QString::number(world.serverPort());
+        qputenv(EgressGateway::kTestHostsVar,
+                QStringLiteral("world.test=%1,other.test=%1").arg(address).toUtf8());
+        const auto unset = qScopeGuard([] { qunsetenv(EgressGateway::kTestHostsVar); });
+
+        Server server;
+        // The gateway's egress policy lets it out: onto the engine's bridge, as a cluster's pod
+        // network would.
+        QVERIFY(startServer(server, m_policies,
+                            {QStringLiteral("--pod-network"), QStringLiteral("bridge")}));
+        const auto stop = qScopeGuard([&] { stopServer(server); });
+        KubeClient client(accessFor(server));
+        KubernetesBackend backend(&client, KubernetesBackend::Options());
+        SandboxConfig config = makeConfig();
+        config.egress = {QStringLiteral("world.test:") + port};
+        config.warmLanguages = {QStringLiteral("python")};
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        const QString instance = m_instance;
+
+        const auto runJson = [&](const QString &code) {
+            const ExecutionResult r = run(service, QStringLiteral("python"), code, 40);
+            const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+            if (out.isEmpty())
+                qWarning().noquote() << "exit" << r.exitCode << r.stdoutData << r.stderrData
+                                     << r.error;
+            return std::make_pair(out, r);
+        };
+        auto [out, r] = runJson(QString::fromLatin1(kReachProgram).arg(port, address));
+        QCOMPARE(out.value(u"allowed").toString(), QStringLiteral("hello world.test:%1 /a").arg(port));
+        QCOMPARE(out.value(u"other").toString(), QStringLiteral("HTTP 403"));
+        QCOMPARE(out.value(u"literal").toString(), QStringLiteral("HTTP 403"));
+        QCOMPARE(out.value(u"forged").toString(), QStringLiteral("HTTP 407"));
+        QCOMPARE(out.value(u"dns").toString(), QStringLiteral("ERR"));
+        QCOMPARE(out.value(u"raw").toString(), QStringLiteral("ERR"));
+        QCOMPARE(out.value(u"hostside").toString(), QStringLiteral("ERR"));
+        QCOMPARE(world.requests, QByteArrayList{"/a"});
+        QStringList seen;
+        for (const NetworkAttempt &a : r.network)
+            seen.append(QStringLiteral("%1:%2 %3")
+                            .arg(a.host)
+                            .arg(a.port)
+                            .arg(ExecutionResult::verdictName(a.verdict)));
+        QCOMPARE(seen, (QStringList{QStringLiteral("world.test:%1 allowed").arg(port),
+                                    QStringLiteral("other.test:%1 refused").arg(port),
+                                    QStringLiteral("%1:%2 refused").arg(address, port)}));
+
+        // The proxy is the Service's address, not the pod's.
+        PodGateway *gateway = backend.egressGateway();
+        QVERIFY(gateway);
+        const QString proxy = out.value(u"proxy").toString();
+        const QString serviceName = gateway->serviceName();
+        QVERIFY(!serviceName.isEmpty());
+        KubeReply *svc = ServicesApi(&client).get(serviceName);
+        QSignalSpy svcDone(svc, &KubeReply::finished);
+        QVERIFY(svcDone.wait(10000));
+        QVERIFY2(svc->ok(), qPrintable(svc->error().toString()));
+        const QString clusterIP = svc->json().value(u"spec")[u"clusterIP"].toString();
+        QVERIFY2(proxy.contains(u'@' + clusterIP + u':'), qPrintable(proxy + u' ' + clusterIP));
+
+        // The gateway pod killed: made again behind the same address; a warm pod made before
+        // keeps working through it.
+        QTRY_VERIFY_WITH_TIMEOUT(gateway->isRunning() && gateway->grantCount() == 1, 60000);
+        const int generation = gateway->generation();
+        KubeReply *kill = PodsApi(&client).remove(gateway->containerId());
+        QSignalSpy killed(kill, &KubeReply::finished);
+        QVERIFY(killed.wait(10000));
+        QVERIFY2(kill->ok(), qPrintable(kill->error().toString()));
+        QTRY_VERIFY_WITH_TIMEOUT(gateway->generation() > generation && gateway->isRunning(),
+                                 60000);
+        std::tie(out, r) = runJson(QString::fromLatin1(kFetchProgram).arg(port));
+        QCOMPARE(out.value(u"got").toString(), QStringLiteral("hello world.test:%1 /x").arg(port));
+
+        // Shutdown: the sandboxes, then the gateway pod and its Service.
+        service.shutdown();
+        QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, 30000);
+        bool shut = false;
+        backend.shutdown(this, [&] { shut = true; });
+        QTRY_VERIFY_WITH_TIMEOUT(shut, 30000);
+        KubeReply *gone = ServicesApi(&client).get(serviceName);
+        QSignalSpy goneDone(gone, &KubeReply::finished);
+        QVERIFY(goneDone.wait(10000));
+        QVERIFY(gone->error().isNotFound());
+        KubeReply *gateways = PodsApi(&client).list({QStringLiteral("code-sandbox.role=gateway")});
+        QSignalSpy listed(gateways, &KubeReply::finished);
+        QVERIFY(listed.wait(10000));
+        QVERIFY(gateways->ok());
+        QCOMPARE(gateways->json().value(u"items").toArray().size(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(pods(backend, instance), 0, 15000);
+    }
+
+    void allowListNeedsItsPolicy()
+    {
+        // The shipped deny policies without the allow-list one: sandboxes without network would
+        // run, but no gateway starts, and no pod is made.
+        QFile shipped(m_policies);
+        QVERIFY(shipped.open(QIODevice::ReadOnly));
+        const QStringList docs = QString::fromUtf8(shipped.readAll()).split(QStringLiteral("\n---\n"));
+        QCOMPARE(docs.size(), 4);
+        QVERIFY(docs.at(2).contains(u"code-sandbox-allowlist-egress"));
+        QFile file(m_dir.filePath(QStringLiteral("deny-only.yaml")));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write((docs.at(0) + QStringLiteral("\n---\n") + docs.at(1)).toUtf8());
+        file.close();
+
+        Server server;
+        QVERIFY(startServer(server, file.fileName()));
+        const auto stop = qScopeGuard([&] { stopServer(server); });
+        KubeClient client(accessFor(server));
+        KubernetesBackend backend(&client, KubernetesBackend::Options());
+        SandboxConfig config = makeConfig();
+        config.poolSize = 0;
+        config.egress = {QStringLiteral("world.test")};
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"), QStringLiteral("print(1)"));
+        QVERIFY2(r.error.contains(QLatin1String("code-sandbox-allowlist-egress")),
+                 qPrintable(r.error));
+        QVERIFY(r.stdoutData.isEmpty());
+        QCOMPARE(pods(backend, m_instance), 0);
+        KubeReply *gateways = PodsApi(&client).list({QStringLiteral("code-sandbox.role=gateway")});
+        QSignalSpy listed(gateways, &KubeReply::finished);
+        QVERIFY(listed.wait(10000));
+        QCOMPARE(gateways->json().value(u"items").toArray().size(), 0);
     }
 
     void refusesLibraries()
