@@ -233,8 +233,9 @@ void EgressGateway::onReady()
     for (auto it = m_grants.cbegin(); it != m_grants.cend(); ++it)
         sendGrant(it.key());
     const ContainerSpec::Egress at = where();
-    qCInfo(lcBackend).noquote() << "egress gateway" << m_containerId.left(12) << "ready at"
-                                << at.proxyHost
+    // A container's id is long hex; a pod's name is what kubectl shows.
+    const QString shown = m_containerId.size() == 64 ? m_containerId.left(12) : m_containerId;
+    qCInfo(lcBackend).noquote() << "egress gateway" << shown << "ready at" << at.proxyHost
                                 << (at.network.isEmpty() ? QString() : QStringLiteral("on"))
                                 << at.network;
     settle(QString());

@@ -15,10 +15,18 @@ lacks (also the 1.35 'create' check on a WebSocket exec), the v5.channel.k8s.io 
 (with websocket-client, the library the official client uses, since python3-kubernetes 22
 speaks only v4), and that SIGTERM removes the server's containers.
 
+And the allow-list network mode's objects: a ClusterIP Service (create, read, list by label,
+delete, a watch's DELETED) whose cluster IP is in the server's cluster network; a gateway pod
+that the Service selects gets that address, and a sandbox pod that the allow-list policy
+restricts to the gateway reaches it there and nothing else (not even the gateway's address on
+the bridge); a replacement gateway gets the address back, a second one at the same time does
+not; SIGTERM removes the cluster network too.
+
 Run: tests/kubernetes/test_with_official_client.py (needs Docker and code-sandbox/python).
 """
 
 import io
+import ipaddress
 import json
 import os
 import secrets
@@ -53,6 +61,63 @@ DENY_EGRESS = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                "metadata": {"name": "code-sandbox-deny-egress", "namespace": NS},
                "spec": {"podSelector": {"matchLabels": {"code-sandbox": "1"}},
                         "policyTypes": ["Egress"]}}
+# The allow-list mode's policies (packaging/kubernetes/40-networkpolicy.yaml): sandboxes with
+# code-sandbox.network=allowlist reach the gateway pods only, the gateways anything.
+GATEWAY = {"code-sandbox.role": "gateway"}
+ALLOWLIST = {"code-sandbox": "1", "code-sandbox.network": "allowlist"}
+ALLOWLIST_POLICIES = [
+    {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+     "metadata": {"name": "code-sandbox-deny-egress", "namespace": NS},
+     "spec": {"podSelector": {"matchLabels": {"code-sandbox": "1"}, "matchExpressions": [
+         {"key": "code-sandbox.network", "operator": "DoesNotExist"}]},
+         "policyTypes": ["Egress"], "egress": []}},
+    {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+     "metadata": {"name": "code-sandbox-deny-ingress", "namespace": NS},
+     "spec": {"podSelector": {"matchLabels": {"code-sandbox": "1"}},
+              "policyTypes": ["Ingress"], "ingress": []}},
+    {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+     "metadata": {"name": "code-sandbox-allowlist-egress", "namespace": NS},
+     "spec": {"podSelector": {"matchLabels": ALLOWLIST}, "policyTypes": ["Egress"],
+              "egress": [{"to": [{"podSelector": {"matchLabels": GATEWAY}}],
+                          "ports": [{"protocol": "TCP", "port": 3128}]}]}},
+    {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+     "metadata": {"name": "code-sandbox-gateway", "namespace": NS},
+     "spec": {"podSelector": {"matchLabels": GATEWAY}, "policyTypes": ["Ingress", "Egress"],
+              "ingress": [{"from": [{"podSelector": {"matchLabels": ALLOWLIST}}],
+                           "ports": [{"protocol": "TCP", "port": 3128}]}],
+              "egress": [{}]}},
+]
+# What the backend needs for the allow-list mode besides ROLE (and the logs, to show what a
+# sandbox saw).
+SERVICES_ROLE = ROLE + ["create,get,list,watch,delete:services", "get:pods/log"]
+# A stand-in for the gateway's proxy: answers every connection with one line.
+ECHO_SERVER = """
+import socketserver
+class Handler(socketserver.StreamRequestHandler):
+    def handle(self):
+        self.wfile.write(b"pong\\n")
+socketserver.ThreadingTCPServer.allow_reuse_address = True
+socketserver.ThreadingTCPServer(("0.0.0.0", 3128), Handler).serve_forever()
+"""
+# In an allow-list sandbox: the gateway at the Service's address answers; its address on the
+# bridge (outside the cluster network) and the outside world do not. Exit 0 when all holds.
+PROBE = """
+import socket, sys, time
+cluster_ip, bridge_ip = sys.argv[1], sys.argv[2]
+def reach(host, port, tries=1):
+    for _ in range(tries):
+        try:
+            with socket.create_connection((host, port), timeout=2) as s:
+                return s.recv(64).decode().strip() or "connected"
+        except OSError as e:
+            error = e
+            time.sleep(0.2)
+    return "unreachable: %s" % error
+answers = [reach(cluster_ip, 3128, 25), reach(bridge_ip, 3128), reach("1.1.1.1", 80)]
+print(answers)
+sys.exit(0 if answers[0] == "pong" and all(a.startswith("unreachable") for a in answers[1:])
+         else 1)
+"""
 
 failures = []
 checks = 0
@@ -71,12 +136,13 @@ def check(condition, what, detail=""):
 
 
 class Server:
-    def __init__(self, allow, extra=()):
+    def __init__(self, allow, extra=(), policies=(DENY_EGRESS,)):
         self.state = tempfile.mkdtemp(prefix="kube-apiserver-test-")
         self.token = secrets.token_hex(16)
+        objects = policies
         policies = os.path.join(self.state, "policies.yaml")
         with open(policies, "w") as f:
-            yaml.safe_dump(DENY_EGRESS, f)
+            yaml.safe_dump_all(objects, f)
         cmd = [sys.executable, SERVER, "--port", "0", "--token", self.token, "--state-dir",
                self.state, "--make-client-cert", "alice:sandbox-admins",
                "--network-policies", policies, *extra]
@@ -133,6 +199,25 @@ def supervisor_pod(name_prefix, extra_spec=None, labels=None):
             }],
             "volumes": [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
                         {"name": "work", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}],
+        },
+    }
+    pod["spec"].update(extra_spec or {})
+    return pod
+
+
+def plain_pod(name_prefix, labels, command, extra_spec=None):
+    """A pod of one python3 container, as unprivileged as the sandboxes."""
+    pod = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"generateName": name_prefix, "labels": labels},
+        "spec": {
+            "restartPolicy": "Never", "automountServiceAccountToken": False,
+            "enableServiceLinks": False, "activeDeadlineSeconds": 120,
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000},
+            "containers": [{"name": "main", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+                            "command": command,
+                            "securityContext": {"allowPrivilegeEscalation": False,
+                                                "capabilities": {"drop": ["ALL"]}}}],
         },
     }
     pod["spec"].update(extra_spec or {})
@@ -458,6 +543,123 @@ def scenario_no_exec_create(server):
     return pod
 
 
+def cluster_network(server):
+    """The server's cluster network, found by the label of its process id."""
+    found = docker.from_env().networks.list(
+        filters={"label": f"code-sandbox-test.kube-apiserver.pid={server.proc.pid}"})
+    return found[0] if len(found) == 1 else None
+
+
+def cluster_address(uid, network):
+    info = docker_containers(uid)[0].attrs
+    return ((info["NetworkSettings"]["Networks"].get(network.name) or {}).get("IPAddress"),
+            info)
+
+
+def scenario_services(server):
+    """The allow-list mode: a gateway pod behind a ClusterIP Service, a sandbox confined to it."""
+    core = client.CoreV1Api(server.api())
+    resources = {r.name for r in core.get_api_resources().resources}
+    check("services" in resources, "GET /api/v1 lists services")
+    name = "code-sandbox-gateway-test"
+    selector = {**GATEWAY, "code-sandbox.gateway-of": "test"}
+    body = {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "labels": {"code-sandbox.role": "gateway-service"}},
+            "spec": {"type": "ClusterIP", "selector": selector,
+                     "ports": [{"name": "proxy", "protocol": "TCP", "port": 3128,
+                                "targetPort": 3128}]}}
+    svc = core.create_namespaced_service(NS, body)
+    ip = svc.spec.cluster_ip
+    check(ip and svc.spec.cluster_i_ps == [ip] and svc.spec.type == "ClusterIP"
+          and svc.spec.session_affinity == "None" and svc.metadata.uid
+          and svc.metadata.resource_version and svc.spec.ports[0].target_port == 3128,
+          "create_namespaced_service: a ClusterIP Service with a cluster IP", ip)
+    net = cluster_network(server)
+    subnet = net and ipaddress.ip_network(net.attrs["IPAM"]["Config"][0]["Subnet"])
+    check(net is not None and net.attrs["Internal"]
+          and net.attrs["Options"].get("com.docker.network.bridge.inhibit_ipv4") == "true"
+          and ipaddress.ip_address(ip) in subnet,
+          "the cluster IP is in the server's cluster network (internal, no host address)",
+          f"{net and net.name} {subnet}")
+    check(core.read_namespaced_service(name, NS).spec.cluster_ip == ip,
+          "read_namespaced_service")
+    names = lambda sel: [s.metadata.name for s in  # noqa: E731
+                         core.list_namespaced_service(NS, label_selector=sel).items]
+    check(names("code-sandbox.role=gateway-service") == [name]
+          and names("code-sandbox.role=other") == []
+          and [s.metadata.name for s in core.list_service_for_all_namespaces().items] == [name],
+          "list_namespaced_service with a labelSelector, and in all namespaces")
+    try:
+        core.create_namespaced_service(NS, body)
+        check(False, "a second create of the Service: 409")
+    except ApiException as e:
+        check(e.status == 409 and json.loads(e.body)["reason"] == "AlreadyExists",
+              "a second create of the Service: 409 AlreadyExists")
+    try:
+        core.create_namespaced_service(NS, {**body, "metadata": {"name": "other"},
+                                            "spec": {**body["spec"], "type": "NodePort"}})
+        check(False, "a NodePort Service is refused")
+    except ApiException as e:
+        check(e.status == 422 and "test API server" in json.loads(e.body)["message"],
+              "a NodePort Service: 422, a limit of this server", json.loads(e.body)["message"])
+
+    # The gateway (a stand-in answering on 3128) gets the Service's address; a sandbox that the
+    # policies confine to the gateways reaches it there, and nothing else.
+    gateway = core.create_namespaced_pod(NS, plain_pod("cs-gateway-", selector,
+                                                       ["python3", "-c", ECHO_SERVER]))
+    running, _ = wait_for(core, gateway.metadata.name, lambda t, p: p.status.phase == "Running",
+                          gateway.metadata.resource_version)
+    address, info = cluster_address(gateway.metadata.uid, net)
+    check(address == ip and info["HostConfig"]["NetworkMode"] == "bridge"
+          and running.status.pod_ip == info["NetworkSettings"]["Networks"]["bridge"]["IPAddress"],
+          "the gateway pod: on its own network (bridge) and at the cluster IP on the cluster "
+          "network", f"{address} {running.status.pod_ip}")
+    sandbox = core.create_namespaced_pod(NS, plain_pod(
+        "cs-allowlist-", ALLOWLIST, ["python3", "-c", PROBE, ip, running.status.pod_ip],
+        {"dnsPolicy": "None", "dnsConfig": {"nameservers": ["192.0.2.1"]}}))
+    done, _ = wait_for(core, sandbox.metadata.name,
+                       lambda t, p: p.status.phase in ("Succeeded", "Failed"),
+                       sandbox.metadata.resource_version)
+    log = core.read_namespaced_pod_log(sandbox.metadata.name, NS).strip()
+    check(done.status.phase == "Succeeded", "an allow-list sandbox reaches the gateway at the "
+          "cluster IP, not its bridge address nor the outside", log)
+    hc = docker_containers(sandbox.metadata.uid)[0].attrs["HostConfig"]
+    check(hc["NetworkMode"] == net.name and hc["Dns"] == ["192.0.2.1"]
+          and ipaddress.ip_address(done.status.pod_ip) in subnet,
+          "its container: on the cluster network alone, dnsConfig's nameserver",
+          f"{hc['NetworkMode']} {hc['Dns']} {done.status.pod_ip}")
+
+    # One endpoint per Service: a second gateway at the same time joins without the address; a
+    # replacement made right after the delete gets it once the old container has gone.
+    second = core.create_namespaced_pod(NS, plain_pod("cs-gateway-", selector,
+                                                      ["python3", "-c", ECHO_SERVER]))
+    wait_for(core, second.metadata.name, lambda t, p: p.status.phase == "Running",
+             second.metadata.resource_version)
+    address2, _ = cluster_address(second.metadata.uid, net)
+    check(address2 and address2 != ip, "a second pod of the Service: on the cluster network, "
+          "without the Service's address", address2)
+    core.delete_namespaced_pod(second.metadata.name, NS, grace_period_seconds=0)
+    core.delete_namespaced_pod(gateway.metadata.name, NS, grace_period_seconds=0)
+    third = core.create_namespaced_pod(NS, plain_pod("cs-gateway-", selector,
+                                                     ["python3", "-c", ECHO_SERVER]))
+    wait_for(core, third.metadata.name, lambda t, p: p.status.phase == "Running",
+             third.metadata.resource_version)
+    check(cluster_address(third.metadata.uid, net)[0] == ip,
+          "a replacement gateway made right after the delete gets the cluster IP")
+
+    rv = svc.metadata.resource_version
+    core.delete_namespaced_service(name, NS)
+    try:
+        core.read_namespaced_service(name, NS)
+        check(False, "get after delete_namespaced_service: 404")
+    except ApiException as e:
+        check(e.status == 404, "delete_namespaced_service, then get: 404")
+    events = [ev["type"] for ev in watch.Watch().stream(
+        core.list_namespaced_service, NS, resource_version=rv, timeout_seconds=2)]
+    check(events == ["DELETED"], "watch of services: DELETED", events)
+    return [third, sandbox], net
+
+
 def main():
     if not docker.from_env().images.list(name=IMAGE.split(":")[0]):
         print(f"SKIP: {IMAGE} is not built")
@@ -474,8 +676,24 @@ def main():
         code = main_server.stop()
         check(code == 0 and all(wait_gone(p.metadata.uid, 5) for p in left),
               "SIGTERM: the server exits 0 and its running pods' containers are gone")
+        try:
+            client.CoreV1Api(other.api()).list_namespaced_service(NS)
+            check(False, "services without a rule for them: 403")
+        except ApiException as e:
+            want = (f'services is forbidden: User "{RUNNER}" cannot list resource "services" in '
+                    f'API group "" in the namespace "{NS}"')
+            check(e.status == 403 and json.loads(e.body)["message"] == want,
+                  "services without a rule for them: 403", json.loads(e.body)["message"])
         code = other.stop()
         check(code == 0 and wait_gone(pod.metadata.uid, 5), "the second server too")
+        third = Server(SERVICES_ROLE, ["--pod-network", "bridge"], ALLOWLIST_POLICIES)
+        servers.append(third)
+        left, net = scenario_services(third)
+        code = third.stop()
+        networks = [n.name for n in docker.from_env().networks.list()]
+        check(code == 0 and all(wait_gone(p.metadata.uid, 5) for p in left)
+              and net is not None and net.name not in networks,
+              "SIGTERM: the third server's containers and cluster network are gone")
     except Exception:
         traceback.print_exc()
         failures.append("exception")

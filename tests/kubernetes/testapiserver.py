@@ -17,8 +17,15 @@ container on the local Docker engine, so that what a pod prints and its exit cod
 - pods/attach and pods/exec over WebSocket, subprotocols v5.channel.k8s.io and
   v4.channel.k8s.io (see WebSocketStreams);
 - networkpolicies (networking.k8s.io/v1): list, get, create, delete; loaded from a file too. A
-  pod gets the network given by --pod-network only when no policy that selects it restricts its
-  egress (an approximation: a policy with any egress rule counts as allowing all egress);
+  pod gets the network given by --pod-network when no policy that selects it restricts its
+  egress, or when one of their egress rules reaches further than pods (an approximation: such a
+  rule counts as allowing all egress); the cluster network only when every rule reaches only
+  pods (podSelector peers); no network when the policies have no egress rule at all;
+- services (core/v1, type ClusterIP with a selector): create, get, list, watch, delete. The
+  cluster network (see ClusterNetwork below) emulates the pod network: an internal Docker network
+  that the host has no address on. Pods that egress rules name as destinations join it, and a
+  pod that a Service selects joins it with the Service's cluster IP as its own address, so that
+  clusterIP:port reaches it (one endpoint per Service);
 - namespaces: get, for the namespaces given with --namespace;
 - authentication by bearer token or client certificate (mutual TLS), 401 otherwise;
   authorization by a set of allowed verbs per resource (--allow), 403 with the apiserver's
@@ -26,9 +33,10 @@ container on the local Docker engine, so that what a pod prints and its exit cod
 
 What a pod may ask for is what the sandbox backend sends: one container, restartPolicy Never,
 emptyDir volumes. Anything else is refused with 422 (the message says it is this server's limit)
-rather than run differently from a cluster. Every container it makes carries the label
-code-sandbox-test.kube-apiserver=<this server's id>; they are removed on pod deletion, at
-shutdown (SIGTERM, SIGINT) and, for servers that died, when a server starts.
+rather than run differently from a cluster. Every container and network it makes carries the
+label code-sandbox-test.kube-apiserver=<this server's id>: a pod's container is removed on its
+deletion, and all of them at shutdown (SIGTERM, SIGINT) and, for servers that died, when a server
+starts.
 
 Usage: testapiserver.py --port 0 --token TOKEN --state-dir DIR [--allow VERB:RESOURCE ...]
 prints "url: https://127.0.0.1:PORT" and writes DIR/kubeconfig (server, CA, token) for clients.
@@ -38,6 +46,7 @@ import argparse
 import asyncio
 import base64
 import datetime
+import ipaddress
 import json
 import os
 import random
@@ -91,6 +100,7 @@ RESOURCES = {
     "pods/log": ("", ["get"]),
     "pods/status": ("", ["get"]),
     "namespaces": ("", ["get"]),
+    "services": ("", ["create", "delete", "get", "list", "watch"]),
     "networkpolicies": ("networking.k8s.io", ["create", "delete", "get", "list", "watch"]),
 }
 
@@ -252,6 +262,8 @@ FIELDS = {
              "status.phase": lambda o: o.get("status", {}).get("phase", "")},
     "networkpolicies": {"metadata.name": lambda o: o["metadata"]["name"],
                         "metadata.namespace": lambda o: o["metadata"]["namespace"]},
+    "services": {"metadata.name": lambda o: o["metadata"]["name"],
+                 "metadata.namespace": lambda o: o["metadata"]["namespace"]},
 }
 
 
@@ -533,6 +545,7 @@ def validate_pod(pod):
         causes.append(("spec.restartPolicy", "FieldValueNotSupported",
                        f'Unsupported value: "{spec.get("restartPolicy")}": supported values: '
                        f'"Always", "OnFailure", "Never"'))
+    causes += dns_problems(spec)
     if spec.get("activeDeadlineSeconds") is not None and spec["activeDeadlineSeconds"] < 1:
         causes.append(("spec.activeDeadlineSeconds", "FieldValueInvalid",
                        f'Invalid value: {spec["activeDeadlineSeconds"]}: must be between 1 and '
@@ -580,6 +593,133 @@ def validate_pod(pod):
     for f in ("envFrom", "ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle"):
         if c.get(f):
             raise unsupported("Pod", name, f"spec.containers[0].{f}", f)
+    # With another policy the kubelet adds these servers to the cluster's DNS; the engine can only
+    # replace its own.
+    if spec["dnsPolicy"] != "None" and (spec.get("dnsConfig") or {}).get("nameservers"):
+        raise unsupported("Pod", name, "spec.dnsConfig.nameservers",
+                          f'nameservers with dnsPolicy "{spec["dnsPolicy"]}" (only with "None")')
+
+
+DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
+
+
+def dns_problems(spec):
+    """The apiserver's checks of dnsPolicy and dnsConfig (pkg/apis/core/validation)."""
+    policy, config = spec.get("dnsPolicy"), spec.get("dnsConfig")
+    if policy not in DNS_POLICIES:
+        return [("spec.dnsPolicy", "FieldValueNotSupported",
+                 f'Unsupported value: "{policy}": supported values: '
+                 + ", ".join(f'"{p}"' for p in DNS_POLICIES))]
+    if policy == "None" and config is None:
+        return [("spec.dnsConfig", "FieldValueRequired",
+                 "Required value: must provide `dnsConfig` when `dnsPolicy` is None")]
+    servers = (config or {}).get("nameservers") or []
+    if policy == "None" and not servers:
+        return [("spec.dnsConfig.nameservers", "FieldValueRequired",
+                 "Required value: must provide at least one DNS nameserver when `dnsPolicy` is "
+                 "None")]
+    causes = []
+    if len(servers) > 3:
+        causes.append(("spec.dnsConfig.nameservers", "FieldValueInvalid",
+                       f"Invalid value: {servers}: must not have more than 3 nameservers"))
+    for i, server in enumerate(servers):
+        try:
+            ipaddress.ip_address(server)
+        except ValueError:
+            causes.append((f"spec.dnsConfig.nameservers[{i}]", "FieldValueInvalid",
+                           f'Invalid value: "{server}": must be a valid IP address'))
+    return causes
+
+
+# ---------------------------------------------------------------------------------------------
+# Services: defaults and validation.
+
+DNS1035_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+
+
+def default_service(svc):
+    """The defaults the apiserver fills in for a ClusterIP Service (pkg/apis/core/v1/defaults.go
+    and the registry's IP family defaulting, single-stack IPv4 here)."""
+    spec = svc.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec["type"] == "ClusterIP":
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+    for p in spec.get("ports") or []:
+        if isinstance(p, dict):
+            p.setdefault("protocol", "TCP")
+            if p.get("targetPort") in (None, 0, ""):
+                p["targetPort"] = p.get("port")
+
+
+def validate_service(svc):
+    name = svc["metadata"]["name"]
+    spec = svc["spec"]
+    causes = []
+    if spec["type"] not in ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort"):
+        causes.append(("spec.type", "FieldValueNotSupported",
+                       f'Unsupported value: "{spec["type"]}": supported values: "ClusterIP", '
+                       f'"ExternalName", "LoadBalancer", "NodePort"'))
+    if spec["sessionAffinity"] not in ("ClientIP", "None"):
+        causes.append(("spec.sessionAffinity", "FieldValueNotSupported",
+                       f'Unsupported value: "{spec["sessionAffinity"]}": supported values: '
+                       f'"ClientIP", "None"'))
+    ports = spec.get("ports") or []
+    if not ports and spec["type"] != "ExternalName":
+        causes.append(("spec.ports", "FieldValueRequired", "Required value"))
+    seen = set()
+    for i, p in enumerate(ports):
+        where = f"spec.ports[{i}]"
+        if not isinstance(p, dict):
+            causes.append((where, "FieldValueInvalid", f"Invalid value: {p!r}"))
+            continue
+        if len(ports) > 1 and not p.get("name"):
+            causes.append((f"{where}.name", "FieldValueRequired", "Required value"))
+        elif p.get("name") in seen:
+            causes.append((f"{where}.name", "FieldValueDuplicate",
+                           f'Duplicate value: "{p["name"]}"'))
+        seen.add(p.get("name"))
+        port = p.get("port")
+        if not isinstance(port, int) or not 1 <= port <= 65535:
+            causes.append((f"{where}.port", "FieldValueInvalid",
+                           f"Invalid value: {port!r}: must be between 1 and 65535, inclusive"))
+        if p["protocol"] not in ("TCP", "UDP", "SCTP"):
+            causes.append((f"{where}.protocol", "FieldValueNotSupported",
+                           f'Unsupported value: "{p["protocol"]}": supported values: "SCTP", '
+                           f'"TCP", "UDP"'))
+    selector = spec.get("selector")
+    if selector is not None and (not isinstance(selector, dict) or
+                                 not all(isinstance(v, str) for v in selector.values())):
+        causes.append(("spec.selector", "FieldValueInvalid",
+                       f"Invalid value: {selector!r}: label values must be strings"))
+    if causes:
+        raise invalid("Service", name, causes)
+    # What this server cannot serve the way a cluster would: refused, not served differently.
+    if spec["type"] != "ClusterIP":
+        raise unsupported("Service", name, "spec.type", f'"{spec["type"]}" (only ClusterIP)')
+    if spec.get("clusterIP") == "None":
+        raise unsupported("Service", name, "spec.clusterIP", "a headless Service")
+    if spec.get("clusterIP") or spec.get("clusterIPs"):
+        raise unsupported("Service", name, "spec.clusterIP",
+                          f'"{spec.get("clusterIP") or spec.get("clusterIPs")}" (this server '
+                          f"allocates the address)")
+    if not selector:
+        raise unsupported("Service", name, "spec.selector",
+                          "a Service without a selector (its endpoints would be managed by hand)")
+    if spec["ipFamilies"] != ["IPv4"] or spec["ipFamilyPolicy"] == "RequireDualStack":
+        raise unsupported("Service", name, "spec.ipFamilies",
+                          f'{spec["ipFamilies"]} {spec["ipFamilyPolicy"]} (IPv4 only)')
+    for field in ("externalIPs", "loadBalancerIP", "externalName"):
+        if spec.get(field):
+            raise unsupported("Service", name, f"spec.{field}", field)
+    for i, p in enumerate(ports):
+        # The endpoint's container is reached at the Service's address directly: no port
+        # translation, and pods cannot name their ports here.
+        if p["targetPort"] != p["port"]:
+            raise unsupported("Service", name, f"spec.ports[{i}].targetPort",
+                              f"{p['targetPort']!r} other than the port {p['port']}")
 
 
 class PodRuntime:
@@ -594,6 +734,14 @@ class PodRuntime:
         self.deadline_exceeded = False
         self.deleting = False
         self.terminal = asyncio.Event()
+        self.address = None  # the cluster IP of the Service this pod is the endpoint of
+
+    def release_address(self):
+        """The pod is no endpoint any more (ended or deleted): its Service's address is free for
+        the next pod the Service selects (the engine frees it when the container stops)."""
+        if self.address and self.server.address_holders.get(self.address) is self:
+            del self.server.address_holders[self.address]
+        self.address = None
 
     @property
     def key(self):
@@ -677,6 +825,10 @@ class PodRuntime:
                 self.container_status({"waiting": {"reason": e.reason, "message": e.message}})
                 self.publish()
                 return
+            endpoint = await self.server.join_cluster(self, body)
+            if self.deleting:
+                self.release_address()
+                return
             # Shielded: a delete that cancels this task while dockerd is still creating must
             # still learn the container's id (the engine finishes the create regardless, and
             # a label search made meanwhile would not find it yet).
@@ -684,10 +836,20 @@ class PodRuntime:
                 "POST", "/containers/create", params={"name": self.docker_name()}, body=body))
             created = await asyncio.shield(self.creating)
             self.container_id = created["Id"]
-            if self.deleting or self.deadline_exceeded:
+            if self.deleting:
                 return
+            if self.deadline_exceeded:
+                # (the deadline passed during the create: its kill found nothing running)
+                self.finish(137, "Error", None, None, now())
+                return
+            if endpoint is not None:
+                # Its own network first, the cluster network as a second interface (internal:
+                # the default route stays on the first).
+                await self.server.docker.call(
+                    "POST", f"/networks/{self.server.cluster.name}/connect",
+                    body={"Container": self.container_id, "EndpointConfig": endpoint})
             try:
-                await self.server.docker.call("POST", f"/containers/{self.container_id}/start")
+                await self.start_container()
             except DockerError as e:
                 self.finish(128, "StartError", e.message, None, None)
                 return
@@ -695,7 +857,10 @@ class PodRuntime:
             started = docker_time(info["State"].get("StartedAt")) or now()
             self.set_condition("PodReadyToStartContainers", "True")
             if not self.deadline_exceeded:
-                ip = (info.get("NetworkSettings") or {}).get("IPAddress")
+                # The address on its own network (the first one, its NetworkMode).
+                networks = (info.get("NetworkSettings") or {}).get("Networks") or {}
+                own = networks.get((info.get("HostConfig") or {}).get("NetworkMode")) or {}
+                ip = own.get("IPAddress") or (info.get("NetworkSettings") or {}).get("IPAddress")
                 if ip:
                     pod["status"]["podIP"] = ip
                     pod["status"]["podIPs"] = [{"ip": ip}]
@@ -716,15 +881,36 @@ class PodRuntime:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # an engine error: the pod fails, as a kubelet would report it
+            self.release_address()
             if not self.deleting:
                 print(f"testapiserver: pod {self.key}: {e!r}", file=sys.stderr, flush=True)
                 self.container_status({"waiting": {"reason": "CreateContainerError",
                                                    "message": str(e)}})
                 self.publish()
 
+    async def start_container(self):
+        """Starts the container; the engine allocates its fixed address at this point. A
+        Service's address may still be held by the container of the pod this one replaces (a
+        pod's container is removed right after its delete has answered): retried for a while."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 10
+        while True:
+            try:
+                await self.server.docker.call("POST", f"/containers/{self.container_id}/start")
+                return
+            except DockerError as e:
+                held = self.address and "already in use" in e.message.lower()
+                if not held or self.deleting:
+                    raise
+                if loop.time() > end:
+                    raise DockerError(e.status, f"{e.message}: the address {self.address} of its "
+                                                f"Service, still held after 10 s")
+            await asyncio.sleep(0.2)
+
     def finish(self, code, reason, message, started, finished):
         if self.terminal.is_set():
             return
+        self.release_address()
         pod = self.pod
         term = {"exitCode": code, "reason": reason, "startedAt": started,
                 "finishedAt": finished or now()}
@@ -773,6 +959,7 @@ class PodRuntime:
     async def remove(self, grace):
         """Kubelet side of a delete: stop within the grace period, then remove the container."""
         self.deleting = True
+        self.release_address()
         if self.deadline_task:
             self.deadline_task.cancel()
         if self.task and grace == 0:
@@ -807,6 +994,81 @@ class PodConfigError(Exception):
     def __init__(self, reason, message):
         super().__init__(message)
         self.reason, self.message = reason, message
+
+
+# ---------------------------------------------------------------------------------------------
+# The cluster network: the pod network, as far as NetworkPolicies that restrict pods to pods and
+# ClusterIP Services need it.
+
+
+def to_pods_only(rule):
+    """Whether an egress rule reaches only pods of the policy's namespace: every peer a
+    podSelector alone (no `to` at all is everywhere; a namespaceSelector or an ipBlock reaches
+    past the namespace's pods)."""
+    peers = (rule or {}).get("to") or []
+    return bool(peers) and all(isinstance(p, dict) and list(p) == ["podSelector"] for p in peers)
+
+
+class ClusterNetwork:
+    """An internal Docker network (no route out) that the host has no address on
+    (inhibit_ipv4), made when first needed. The pods that policies restrict to pods are on it
+    alone; the pods that such rules name and the endpoints of Services join it as a second
+    network. A Service's cluster IP is an address of this network that its endpoint's container
+    gets as its own, so clusterIP:port reaches that container with no proxy in between.
+
+    The engine gives a container a fixed address only on a network whose subnet was given at
+    its creation: the network is made once to let the engine pick a free subnet, removed, and
+    made again with that subnet, dynamic addresses in its lower half and cluster IPs taken from
+    the top down, so that the two never meet."""
+
+    def __init__(self, server):
+        self.server = server
+        self.name = f"testapiserver-{server.instance_id[:6]}-cluster"
+        self.subnet = None
+        self.lock = asyncio.Lock()
+
+    async def ensure(self):
+        async with self.lock:
+            if self.subnet is None:
+                self.subnet = await self.create()
+        return self.subnet
+
+    async def create(self):
+        docker = self.server.docker
+        body = {"Name": self.name, "CheckDuplicate": True, "Driver": "bridge", "Internal": True,
+                "Options": {"com.docker.network.bridge.inhibit_ipv4": "true"},
+                "Labels": self.server.docker_labels()}
+        for attempt in range(5):
+            probe = await docker.call("POST", "/networks/create", body=body)
+            try:
+                info = await docker.call("GET", f"/networks/{probe['Id']}")
+            finally:
+                await docker.call("DELETE", f"/networks/{probe['Id']}", ok=(200, 204, 404))
+            subnet = ipaddress.ip_network(info["IPAM"]["Config"][0]["Subnet"])
+            lower = next(subnet.subnets())
+            try:
+                await docker.call("POST", "/networks/create", body=dict(body, IPAM={
+                    "Driver": "default",
+                    "Config": [{"Subnet": str(subnet), "IPRange": str(lower)}]}))
+            except DockerError:
+                if attempt == 4:
+                    raise
+                continue  # (another network took the subnet in between)
+            print(f"testapiserver: cluster network {self.name} {subnet}", file=sys.stderr,
+                  flush=True)
+            return subnet
+
+    def allocate(self):
+        """A free cluster IP from the top of the subnet down: neither a Service's nor still held
+        by a pod of a Service deleted meanwhile."""
+        taken = {svc["spec"].get("clusterIP") for svc in self.server.store.items("services")}
+        taken |= set(self.server.address_holders)
+        for i in range(self.subnet.num_addresses - 6, self.subnet.num_addresses // 2, -1):
+            ip = str(self.subnet[i])
+            if ip not in taken:
+                return ip
+        raise ApiError(500, "InternalError", "Internal error occurred: failed to allocate a "
+                                             "serviceIP: range is full")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -946,6 +1208,8 @@ class ApiServer:
         self.watch_responses = set()
         self.stopping = asyncio.Event()
         self.supervisor_path = None
+        self.cluster = ClusterNetwork(self)
+        self.address_holders = {}  # cluster IP -> the PodRuntime whose container has it
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -969,25 +1233,57 @@ class ApiServer:
                                        params={"all": "1", "filters": json.dumps(filters)})
         await asyncio.gather(*(self.remove_container(c["Id"]) for c in found))
 
+    def docker_labels(self):
+        """The labels of every container and network this server makes: what its shutdown and
+        the sweep of a later server find them by."""
+        return {LABEL_INSTANCE: self.instance_id, LABEL_PID: str(os.getpid()),
+                LABEL_HOST: socket.gethostname()}
+
+    async def remove_network(self, nid):
+        # (the endpoints of containers just removed can take a moment to go)
+        for attempt in range(20):
+            try:
+                await self.docker.call("DELETE", f"/networks/{nid}", ok=(200, 204, 404))
+                return
+            except DockerError as e:
+                if attempt == 19:
+                    print(f"testapiserver: removing the network {nid[:12]}: {e}",
+                          file=sys.stderr, flush=True)
+                    return
+            await asyncio.sleep(0.25)
+
+    async def remove_networks(self):
+        found = await self.docker.call("GET", "/networks", params={
+            "filters": json.dumps({"label": [f"{LABEL_INSTANCE}={self.instance_id}"]})})
+        await asyncio.gather(*(self.remove_network(n["Id"]) for n in found))
+
+    @staticmethod
+    def server_alive(labels):
+        pid = int((labels or {}).get(LABEL_PID, "0") or 0)
+        if pid <= 0:
+            return False
+        try:
+            os.kill(pid, 0)
+            # (a killed server whose parent has not reaped it yet is a zombie)
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except (ProcessLookupError, FileNotFoundError):
+            return False
+        except PermissionError:
+            return True
+
     async def sweep_dead_servers(self):
-        """Containers left by a server of this host that died without its shutdown."""
-        found = await self.docker.call("GET", "/containers/json", params={
-            "all": "1", "filters": json.dumps({"label": [f"{LABEL_HOST}={socket.gethostname()}"]})})
+        """Containers, then networks, left by a server of this host that died without its
+        shutdown."""
+        filters = json.dumps({"label": [f"{LABEL_HOST}={socket.gethostname()}"]})
+        found = await self.docker.call("GET", "/containers/json",
+                                       params={"all": "1", "filters": filters})
         for c in found:
-            pid = int(c["Labels"].get(LABEL_PID, "0") or 0)
-            alive = pid > 0
-            if alive:
-                try:
-                    os.kill(pid, 0)
-                    # (a killed server whose parent has not reaped it yet is a zombie)
-                    with open(f"/proc/{pid}/stat") as f:
-                        alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
-                except (ProcessLookupError, FileNotFoundError):
-                    alive = False
-                except PermissionError:
-                    pass
-            if not alive:
+            if not self.server_alive(c["Labels"]):
                 await self.remove_container(c["Id"])
+        for n in await self.docker.call("GET", "/networks", params={"filters": filters}):
+            if not self.server_alive(n.get("Labels")):
+                await self.remove_network(n["Id"])
 
     def user_of(self, request):
         auth = request.headers.get("Authorization", "")
@@ -1060,6 +1356,8 @@ class ApiServer:
             res("pods/exec", "PodExecOptions", ["create", "get"]),
             res("pods/log", "Pod", ["get"]),
             res("pods/status", "Pod", ["get"]),
+            res("services", "Service", ["create", "delete", "get", "list", "watch"],
+                short=["svc"]),
         ]})
 
     def group(self):
@@ -1189,42 +1487,58 @@ class ApiServer:
         except ValueError as e:
             raise bad_request(f"error decoding the request body: {e}")
 
-    async def create_pod(self, request, ns):
-        pod = await self.read_body(request)
-        # Every pod a client sends, checked against Kubernetes' own schema when asked: unknown
-        # fields, wrong types and bad quantities are refused as an API server's strict field
-        # validation refuses them.
-        if self.schema is not None:
-            problems = self.schema.errors(pod)
-            if problems:
-                raise invalid("Pod", (pod.get("metadata") or {}).get("name") or "",
-                              [(p.split(":", 1)[0], "FieldValueInvalid", p) for p in problems[:20]])
-        meta = pod.setdefault("metadata", {})
+    def check_schema(self, obj, kind):
+        """Every object of a kind the schema has, checked against Kubernetes' own schema when
+        asked: unknown fields, wrong types and bad quantities are refused as an API server's
+        strict field validation refuses them."""
+        if self.schema is None or ("v1", kind) not in self.schema.kinds:
+            return
+        problems = self.schema.errors(obj)
+        if problems:
+            raise invalid(kind, (obj.get("metadata") or {}).get("name") or "",
+                          [(p.split(":", 1)[0], "FieldValueInvalid", p) for p in problems[:20]])
+
+    def accept_metadata(self, obj, ns, kind):
+        """A new object's kind, namespace and name (or generateName), and the metadata the
+        apiserver sets; returns its name."""
+        meta = obj.setdefault("metadata", {})
         name = meta.get("name") or ""
-        self.authorizer.check(request["user"], "create", "pods", ns)
-        self.check_namespace(ns)
-        if pod.get("kind", "Pod") != "Pod" or pod.get("apiVersion", "v1") != "v1":
-            raise bad_request(f"the API version in the data ({pod.get('apiVersion')}) does not "
+        if obj.get("kind", kind) != kind or obj.get("apiVersion", "v1") != "v1":
+            raise bad_request(f"the API version in the data ({obj.get('apiVersion')}) does not "
                               f"match the expected API version (v1)")
         if meta.get("namespace", ns) != ns:
             raise bad_request("the namespace of the provided object does not match the namespace "
                               "sent on the request")
         if not name:
             if not meta.get("generateName"):
-                raise invalid("Pod", "", [("metadata.name", "FieldValueRequired",
-                                           "Required value: name or generateName is required")])
+                raise invalid(kind, "", [("metadata.name", "FieldValueRequired",
+                                          "Required value: name or generateName is required")])
             name = meta["generateName"] + "".join(random.choice(GENERATE_ALPHABET)
                                                   for _ in range(5))
+        if kind == "Service" and (len(name) > 63 or not DNS1035_RE.fullmatch(name)):
+            raise invalid(kind, name, [("metadata.name", "FieldValueInvalid",
+                                        f'Invalid value: "{name}": a DNS-1035 label must consist '
+                                        f"of lower case alphanumeric characters or '-', start "
+                                        f"with an alphabetic character, and end with an "
+                                        f"alphanumeric character")])
         if len(name) > 253 or not NAME_RE.fullmatch(name):
-            raise invalid("Pod", name, [("metadata.name", "FieldValueInvalid",
-                                         f'Invalid value: "{name}": a lowercase RFC 1123 '
-                                         f"subdomain must consist of lower case alphanumeric "
-                                         f"characters, '-' or '.', and must start and end with an "
-                                         f"alphanumeric character")])
+            raise invalid(kind, name, [("metadata.name", "FieldValueInvalid",
+                                        f'Invalid value: "{name}": a lowercase RFC 1123 '
+                                        f"subdomain must consist of lower case alphanumeric "
+                                        f"characters, '-' or '.', and must start and end with an "
+                                        f"alphanumeric character")])
         meta.update({"name": name, "namespace": ns, "uid": str(random_uuid()),
                      "creationTimestamp": now()})
         for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
             meta.pop(k, None)
+        return name
+
+    async def create_pod(self, request, ns):
+        pod = await self.read_body(request)
+        self.check_schema(pod, "Pod")
+        self.authorizer.check(request["user"], "create", "pods", ns)
+        self.check_namespace(ns)
+        name = self.accept_metadata(pod, ns, "Pod")
         default_pod(pod)
         validate_pod(pod)
         rc = pod["spec"].get("runtimeClassName")
@@ -1471,18 +1785,80 @@ class ApiServer:
         self.image_ids[image] = info["Id"]
         return info
 
+    def egress_policies(self, ns):
+        """The specs of the namespace's policies that restrict egress."""
+        specs = (pol.get("spec") or {} for pol in self.store.items("networkpolicies", ns))
+        return [spec for spec in specs if "Egress" in (spec.get("policyTypes") or [])]
+
     def network_for(self, pod):
-        """The network a pod gets: --pod-network, unless a policy that selects it limits egress."""
-        if not self.args.pod_network:
-            return "none"
+        """The pod's own network, from the policies that select it and restrict its egress (their
+        rules add up, as in a cluster):
+        - no such policy: --pod-network (no network at all when it is not given);
+        - a rule that reaches more than pods (no `to`, a namespaceSelector, an ipBlock): the same
+          (an approximation: it counts as all egress);
+        - rules that all reach pods only (podSelector peers): the cluster network alone, where
+          the pods they name are (see join_cluster);
+        - no rule at all: no network.
+        The ports of the rules are not enforced."""
+        own = self.args.pod_network or "none"
         labels = pod["metadata"].get("labels") or {}
-        for pol in self.store.items("networkpolicies", pod["metadata"]["namespace"]):
-            spec = pol.get("spec") or {}
-            if not labels_match(selector_from_label_selector(spec.get("podSelector") or {}), labels):
-                continue
-            if "Egress" in (spec.get("policyTypes") or []) and not spec.get("egress"):
-                return "none"
-        return self.args.pod_network
+        policies = [spec for spec in self.egress_policies(pod["metadata"]["namespace"])
+                    if labels_match(selector_from_label_selector(spec.get("podSelector") or {}),
+                                    labels)]
+        if not policies:
+            return own
+        rules = [rule for spec in policies for rule in spec.get("egress") or []]
+        if not all(to_pods_only(rule) for rule in rules):
+            return own
+        return self.cluster.name if rules else "none"
+
+    def reached_by_egress_rule(self, pod):
+        """Whether a rule that restricts some pods to pods names this one: those must reach it
+        on the cluster network."""
+        labels = pod["metadata"].get("labels") or {}
+        for spec in self.egress_policies(pod["metadata"]["namespace"]):
+            for rule in spec.get("egress") or []:
+                if to_pods_only(rule) and any(
+                        labels_match(selector_from_label_selector(peer["podSelector"] or {}),
+                                     labels) for peer in rule["to"]):
+                    return True
+        return False
+
+    def services_of(self, pod):
+        """The Services of the pod's namespace that select it, by name."""
+        labels = pod["metadata"].get("labels") or {}
+        return [svc for svc in self.store.items("services", pod["metadata"]["namespace"])
+                if all(labels.get(k) == v for k, v in svc["spec"]["selector"].items())]
+
+    async def join_cluster(self, runtime, body):
+        """Puts the pod's container on the cluster network when it belongs there: it is its own
+        network, an egress rule names the pod, or a Service selects it. A pod that a Service
+        selects gets the Service's cluster IP as its address there, unless another pod holds it
+        (one endpoint per Service; the first Service by name whose address is free when the pod
+        starts). On its own network or none, the container is made on the cluster network;
+        otherwise the EndpointConfig to connect it with once made is returned (None: nothing
+        to connect)."""
+        pod, host = runtime.pod, body["HostConfig"]
+        if (host["NetworkMode"] != self.cluster.name and not self.services_of(pod)
+                and not self.reached_by_egress_rule(pod)):
+            return None
+        await self.cluster.ensure()
+        endpoint = {}
+        for svc in self.services_of(pod):
+            ip = svc["spec"]["clusterIP"]
+            if ip not in self.address_holders:
+                self.address_holders[ip] = runtime
+                runtime.address = ip
+                endpoint = {"IPAMConfig": {"IPv4Address": ip}}
+                break
+        if host["NetworkMode"] in ("none", self.cluster.name):
+            # (a pod without egress that others reach: on the cluster network, it reaches them
+            # too; ingress is not enforced either)
+            host["NetworkMode"] = self.cluster.name
+            body["NetworkDisabled"] = False
+            body["NetworkingConfig"] = {"EndpointsConfig": {self.cluster.name: endpoint}}
+            return None
+        return endpoint
 
     async def docker_body(self, pod):
         meta, spec = pod["metadata"], pod["spec"]
@@ -1554,6 +1930,16 @@ class ApiServer:
             host["NanoCpus"] = int(parse_quantity(limits["cpu"]) * 1e9)
         if spec.get("runtimeClassName"):
             host["Runtime"] = self.runtime_classes[spec["runtimeClassName"]] or "runc"
+        # ClusterFirst (and Default): the engine's own resolver. dnsPolicy None: the pod's
+        # dnsConfig alone.
+        dns = spec.get("dnsConfig") or {}
+        if spec.get("dnsPolicy") == "None":
+            host["Dns"] = dns.get("nameservers") or []
+        if dns.get("searches"):
+            host["DnsSearch"] = dns["searches"]
+        if dns.get("options"):
+            host["DnsOptions"] = [o["name"] + (f":{o['value']}" if o.get("value") else "")
+                                  for o in dns["options"] if o.get("name")]
         volumes = {v["name"]: v.get("emptyDir") or {} for v in spec.get("volumes") or []}
         mounts = []
         for m in c.get("volumeMounts") or []:
@@ -1580,13 +1966,18 @@ class ApiServer:
                                    "type": "tmpfs", "device": "tmpfs", "o": ",".join(opts)}}}})
         host["Mounts"] = mounts
         env = [f"HOSTNAME={meta['name'][:63]}"]
-        # The variables every pod gets for the cluster's API service (enableServiceLinks adds the
-        # namespace's services as well; there are none here).
+        # The variables every pod gets for the cluster's API service, and with
+        # enableServiceLinks those of the namespace's Services.
         env += ["KUBERNETES_SERVICE_HOST=10.96.0.1", "KUBERNETES_SERVICE_PORT=443",
                 "KUBERNETES_SERVICE_PORT_HTTPS=443", "KUBERNETES_PORT=tcp://10.96.0.1:443",
                 "KUBERNETES_PORT_443_TCP=tcp://10.96.0.1:443",
                 "KUBERNETES_PORT_443_TCP_PROTO=tcp", "KUBERNETES_PORT_443_TCP_PORT=443",
                 "KUBERNETES_PORT_443_TCP_ADDR=10.96.0.1"]
+        if spec.get("enableServiceLinks", True):
+            own = {e.get("name") for e in c.get("env") or []}
+            env += [f"{k}={v}" for k, v in service_links(self.store.items("services",
+                                                                          meta["namespace"]))
+                    if k not in own]
         for e in c.get("env") or []:
             if "valueFrom" in e:
                 path = e["valueFrom"]["fieldRef"]["fieldPath"]
@@ -1602,8 +1993,7 @@ class ApiServer:
             "OpenStdin": bool(c.get("stdin")), "StdinOnce": bool(c.get("stdinOnce")),
             "AttachStdin": bool(c.get("stdin")), "AttachStdout": True, "AttachStderr": True,
             "NetworkDisabled": host["NetworkMode"] == "none",
-            "Labels": {LABEL_INSTANCE: self.instance_id, LABEL_PID: str(os.getpid()),
-                       LABEL_HOST: socket.gethostname(),
+            "Labels": {**self.docker_labels(),
                        "io.kubernetes.pod.name": meta["name"],
                        "io.kubernetes.pod.namespace": meta["namespace"],
                        "io.kubernetes.pod.uid": meta["uid"],
@@ -1618,6 +2008,50 @@ class ApiServer:
         elif c.get("args"):
             body["Cmd"] = c["args"]
         return body
+
+    # -- services ------------------------------------------------------------------------------
+
+    async def services_collection(self, request):
+        ns = request.match_info["ns"]
+        if request.method == "GET":
+            return await self.list_or_watch(request, "services", "Service", "v1", ns)
+        if request.method != "POST":
+            raise web.HTTPMethodNotAllowed(request.method, ["GET", "POST"])
+        svc = await self.read_body(request)
+        self.authorizer.check(request["user"], "create", "services", ns)
+        self.check_namespace(ns)
+        self.check_schema(svc, "Service")
+        name = self.accept_metadata(svc, ns, "Service")
+        default_service(svc)
+        validate_service(svc)
+        for attempt in range(2):  # (before the network is made, and after)
+            if self.store.get("services", ns, name):
+                raise ApiError(409, "AlreadyExists", f'services "{name}" already exists',
+                               {"name": name, "kind": "services"})
+            if attempt == 0:
+                await self.cluster.ensure()
+        ip = self.cluster.allocate()
+        svc["spec"]["clusterIP"], svc["spec"]["clusterIPs"] = ip, [ip]
+        svc["kind"], svc["apiVersion"] = "Service", "v1"
+        svc["status"] = {"loadBalancer": {}}
+        self.store.put("services", svc, "ADDED")
+        return web.json_response(svc, status=201)
+
+    async def service(self, request):
+        ns, name = request.match_info["ns"], request.match_info["name"]
+        verb = "get" if request.method == "GET" else "delete"
+        self.authorizer.check(request["user"], verb, "services", ns, name)
+        svc = self.store.get("services", ns, name)
+        if svc is None:
+            raise not_found("services", name)
+        if verb == "delete":
+            # The apiserver answers a Service's delete with the object. The pod that has its
+            # address keeps it until the pod ends, and the address is not given out before.
+            self.store.remove("services", svc)
+        return web.json_response(svc)
+
+    async def all_services(self, request):
+        return await self.list_or_watch(request, "services", "Service", "v1", None)
 
     # -- network policies ----------------------------------------------------------------------
 
@@ -1700,6 +2134,10 @@ class ApiServer:
         r.add_delete("/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies/{name}",
                      self.policy)
         r.add_get("/apis/networking.k8s.io/v1/networkpolicies", self.all_policies)
+        r.add_get("/api/v1/services", self.all_services)
+        r.add_route("*", "/api/v1/namespaces/{ns}/services", self.services_collection)
+        r.add_get("/api/v1/namespaces/{ns}/services/{name}", self.service)
+        r.add_delete("/api/v1/namespaces/{ns}/services/{name}", self.service)
         return app
 
     async def all_policies(self, request):
@@ -1721,6 +2159,7 @@ class ApiServer:
         for t in list(self.background):
             t.cancel()
         await self.remove_containers({})
+        await self.remove_networks()  # (once no container is on them)
 
 
 def expand(value, env):
@@ -1732,6 +2171,29 @@ def expand(value, env):
             return "$"
         return known.get(m.group(1), m.group(0))
     return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", sub, value)
+
+
+def service_links(services):
+    """The variables of enableServiceLinks for these Services (kubelet pkg/kubelet/envvars)."""
+    out = []
+    for svc in services:
+        spec = svc["spec"]
+        ip, ports = spec.get("clusterIP"), spec.get("ports") or []
+        if not ip or ip == "None" or not ports:
+            continue
+        prefix = svc["metadata"]["name"].upper().replace("-", "_")
+        out += [(prefix + "_SERVICE_HOST", ip), (prefix + "_SERVICE_PORT", str(ports[0]["port"]))]
+        out += [(f"{prefix}_SERVICE_PORT_{p['name'].upper().replace('-', '_')}", str(p["port"]))
+                for p in ports if p.get("name")]
+        for i, p in enumerate(ports):
+            proto = p.get("protocol") or "TCP"
+            url = f"{proto.lower()}://{ip}:{p['port']}"
+            if i == 0:
+                out.append((prefix + "_PORT", url))
+            at = f"{prefix}_PORT_{p['port']}_{proto.upper()}"
+            out += [(at, url), (at + "_PROTO", proto.lower()), (at + "_PORT", str(p["port"])),
+                    (at + "_ADDR", ip)]
+    return out
 
 
 def random_uuid(seed=None):
@@ -1881,7 +2343,8 @@ async def main(args):
     await server.shutdown()
     await runner.cleanup()
     await server.docker.close()
-    print("testapiserver: stopped, its containers removed", file=sys.stderr, flush=True)
+    print("testapiserver: stopped, its containers and networks removed", file=sys.stderr,
+          flush=True)
 
 
 def parse_args(argv=None):
@@ -1900,8 +2363,8 @@ def parse_args(argv=None):
     p.add_argument("--ca-cert", help="the CA of --tls-cert, written into the kubeconfig")
     p.add_argument("--allow", action="append", metavar="VERB:RESOURCE",
                    help="allowed verbs (comma-separated or *) on resources (pods, pods/attach, "
-                        "pods/exec, pods/log, pods/status, namespaces, networkpolicies, *); "
-                        "everything is allowed without any --allow")
+                        "pods/exec, pods/log, pods/status, namespaces, networkpolicies, "
+                        "services, *); everything is allowed without any --allow")
     p.add_argument("--no-websocket-create-check", action="store_true",
                    help="authorize a WebSocket attach/exec by 'get' only, as before 1.35")
     p.add_argument("--namespace", action="append",
@@ -1911,8 +2374,8 @@ def parse_args(argv=None):
     p.add_argument("--network-policies", action="append", metavar="FILE",
                    help="YAML with NetworkPolicy objects to load at start")
     p.add_argument("--pod-network", default="",
-                   help="the Docker network pods get when no policy limits their egress "
-                        "(default: none, no network at all)")
+                   help="the Docker network pods get when no policy limits their egress to "
+                        "pods or to nothing (default: none, no network at all)")
     p.add_argument("--runtime-class", action="append", metavar="NAME[=DOCKER_RUNTIME]",
                    help="a RuntimeClass that exists (its handler: a Docker runtime; runc if "
                         "not given)")
@@ -1920,8 +2383,9 @@ def parse_args(argv=None):
                    default=os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
                    .removeprefix("unix://"))
     p.add_argument("--validate-schema", metavar="OPENAPI.json",
-                   help="refuse (422) every pod that does not validate against this schema "
-                        "(tests/kubernetes/schema), as strict field validation would")
+                   help="refuse (422) every pod or Service that does not validate against "
+                        "this schema (tests/kubernetes/schema), as strict field validation "
+                        "would")
     p.add_argument("--state-dir", required=True)
     args = p.parse_args(argv)
     if not args.token and not args.client_ca and not args.make_client_cert:

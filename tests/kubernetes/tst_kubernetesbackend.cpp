@@ -12,14 +12,14 @@
 #include "executionrequest.h"
 #include "kubeclient.h"
 #include "kubeconfig.h"
-#include "kubernetesbackend.h"
 #include "kubereply.h"
+#include "kubernetesbackend.h"
 #include "kubetarget.h"
 #include "podgateway.h"
 #include "podsapi.h"
 #include "podspec.h"
-#include "servicesapi.h"
 #include "sandboxservice.h"
+#include "servicesapi.h"
 #include "tunnelproxy.h"
 #include "worldserver.h"
 
@@ -395,17 +395,19 @@ print("done")
         config.warmLanguages = {QStringLiteral("python")};
         SandboxService service(&backend, LanguageRegistry::builtIn(), config);
         const QString instance = m_instance;
+        service.warmUp(); // a warm allow-list pod holds a grant, and must outlive a gateway
 
         const auto runJson = [&](const QString &code) {
             const ExecutionResult r = run(service, QStringLiteral("python"), code, 40);
             const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
             if (out.isEmpty())
-                qWarning().noquote() << "exit" << r.exitCode << r.stdoutData << r.stderrData
-                                     << r.error;
+                qWarning().noquote()
+                    << "exit" << r.exitCode << r.stdoutData << r.stderrData << r.error;
             return std::make_pair(out, r);
         };
         auto [out, r] = runJson(QString::fromLatin1(kReachProgram).arg(port, address));
-        QCOMPARE(out.value(u"allowed").toString(), QStringLiteral("hello world.test:%1 /a").arg(port));
+        QCOMPARE(out.value(u"allowed").toString(),
+                 QStringLiteral("hello world.test:%1 /a").arg(port));
         QCOMPARE(out.value(u"other").toString(), QStringLiteral("HTTP 403"));
         QCOMPARE(out.value(u"literal").toString(), QStringLiteral("HTTP 403"));
         QCOMPARE(out.value(u"forged").toString(), QStringLiteral("HTTP 407"));
@@ -438,14 +440,18 @@ print("done")
 
         // The gateway pod killed: made again behind the same address; a warm pod made before
         // keeps working through it.
-        QTRY_VERIFY_WITH_TIMEOUT(gateway->isRunning() && gateway->grantCount() == 1, 60000);
+        QTRY_VERIFY2_WITH_TIMEOUT(gateway->isRunning() && gateway->grantCount() == 1,
+                                  qPrintable(QStringLiteral("running %1, grants %2, warm %3")
+                                                 .arg(gateway->isRunning())
+                                                 .arg(gateway->grantCount())
+                                                 .arg(service.pool()->totalCount())),
+                                  60000);
         const int generation = gateway->generation();
         KubeReply *kill = PodsApi(&client).remove(gateway->containerId());
         QSignalSpy killed(kill, &KubeReply::finished);
         QVERIFY(killed.wait(10000));
         QVERIFY2(kill->ok(), qPrintable(kill->error().toString()));
-        QTRY_VERIFY_WITH_TIMEOUT(gateway->generation() > generation && gateway->isRunning(),
-                                 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(gateway->generation() > generation && gateway->isRunning(), 60000);
         std::tie(out, r) = runJson(QString::fromLatin1(kFetchProgram).arg(port));
         QCOMPARE(out.value(u"got").toString(), QStringLiteral("hello world.test:%1 /x").arg(port));
 
@@ -473,7 +479,8 @@ print("done")
         // run, but no gateway starts, and no pod is made.
         QFile shipped(m_policies);
         QVERIFY(shipped.open(QIODevice::ReadOnly));
-        const QStringList docs = QString::fromUtf8(shipped.readAll()).split(QStringLiteral("\n---\n"));
+        const QStringList docs =
+            QString::fromUtf8(shipped.readAll()).split(QStringLiteral("\n---\n"));
         QCOMPARE(docs.size(), 4);
         QVERIFY(docs.at(2).contains(u"code-sandbox-allowlist-egress"));
         QFile file(m_dir.filePath(QStringLiteral("deny-only.yaml")));
