@@ -140,6 +140,17 @@ protected:
     // The gateway's command line, and the labels of what belongs to it (the owner's, the role).
     QStringList gatewayArgs() const;
     QJsonObject labelsFor(const char *role) const;
+    // Closes a subclass's control stream so that nothing of it reaches this object any more.
+    template <class Stream> bool closeQuietly(QPointer<Stream> &stream)
+    {
+        if (!stream)
+            return false;
+        stream->disconnect(this);
+        stream->close();
+        stream->deleteLater();
+        stream.clear();
+        return true;
+    }
     // Once the stream is open and the gateway has said nothing yet (an attach after its start
     // missed its "ready"): its answer to this ping makes it ready.
     void ping();

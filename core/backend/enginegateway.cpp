@@ -264,13 +264,7 @@ void EngineGateway::writeControl(const QByteArray &bytes)
 
 bool EngineGateway::closeControl()
 {
-    if (!m_stream)
-        return false;
-    m_stream->disconnect(this);
-    m_stream->close();
-    m_stream->deleteLater();
-    m_stream.clear();
-    return true;
+    return closeQuietly(m_stream);
 }
 
 void EngineGateway::removeGateway()

@@ -7,6 +7,7 @@
 #include "podisolation.h"
 #include "podsapi.h"
 #include "podspec.h"
+#include "servicesapi.h"
 
 #include <QJsonArray>
 #include <QPointer>
@@ -15,6 +16,20 @@ namespace {
 QString errorOf(const KubeReply *reply)
 {
     return reply->ok() ? QString() : reply->error().toString();
+}
+
+constexpr const char *kServiceLeftover = "service/";
+
+// Our label values are made into Kubernetes ones by PodSpec::labelValue, the same way here.
+QStringList kubeSelector(const QStringList &labels)
+{
+    QStringList selector;
+    for (const QString &label : labels) {
+        const qsizetype eq = label.indexOf(u'=');
+        selector.append(eq < 0 ? label
+                               : label.left(eq) + u'=' + PodSpec::labelValue(label.mid(eq + 1)));
+    }
+    return selector;
 }
 } // namespace
 
@@ -119,14 +134,7 @@ void KubernetesBackend::list(
     const QStringList &labels, QObject *context,
     const std::function<void(const QList<Listed> &, const QString &error)> &done)
 {
-    // Our label values are made into Kubernetes ones by PodSpec::labelValue, the same way here.
-    QStringList selector;
-    for (const QString &label : labels) {
-        const qsizetype eq = label.indexOf(u'=');
-        selector.append(eq < 0 ? label
-                               : label.left(eq) + u'=' + PodSpec::labelValue(label.mid(eq + 1)));
-    }
-    KubeReply *reply = PodsApi(m_client).list(selector);
+    KubeReply *reply = PodsApi(m_client).list(kubeSelector(labels));
     connect(reply, &KubeReply::finished, context, [reply, done] {
         reply->deleteLater();
         QList<Listed> found;
@@ -152,6 +160,44 @@ void KubernetesBackend::removeById(const QString &id, QObject *context,
                                    const SandboxContainer::Done &done)
 {
     KubeReply *reply = PodsApi(m_client).remove(id);
+    connect(reply, &KubeReply::finished, context, [reply, done] {
+        reply->deleteLater();
+        done(reply->ok() || reply->error().isNotFound() ? QString() : errorOf(reply));
+    });
+    connect(context, &QObject::destroyed, reply, &QObject::deleteLater);
+}
+
+void KubernetesBackend::listLeftovers(
+    const QStringList &labels, QObject *context,
+    const std::function<void(const QList<Listed> &, const QString &error)> &done)
+{
+    const QStringList selector =
+        kubeSelector(labels)
+        << QStringLiteral("%1=gateway-service").arg(QLatin1String(EgressGateway::kLabelRole));
+    KubeReply *reply = ServicesApi(m_client).list(selector);
+    connect(reply, &KubeReply::finished, context, [reply, done] {
+        reply->deleteLater();
+        QList<Listed> found;
+        for (const QJsonValue &v : reply->json().value(u"items").toArray()) {
+            const QJsonObject meta = v.toObject().value(u"metadata").toObject();
+            const QString name = meta.value(u"name").toString();
+            found.append({QString::fromLatin1(kServiceLeftover) + name, name,
+                          meta.value(u"labels").toObject()});
+        }
+        done(found, errorOf(reply));
+    });
+    connect(context, &QObject::destroyed, reply, &QObject::deleteLater);
+}
+
+void KubernetesBackend::removeLeftover(const QString &id, QObject *context,
+                                       const SandboxContainer::Done &done)
+{
+    if (!id.startsWith(QLatin1String(kServiceLeftover))) {
+        QMetaObject::invokeMethod(
+            context, [done] { done(QString()); }, Qt::QueuedConnection);
+        return;
+    }
+    KubeReply *reply = ServicesApi(m_client).remove(id.mid(qsizetype(qstrlen(kServiceLeftover))));
     connect(reply, &KubeReply::finished, context, [reply, done] {
         reply->deleteLater();
         done(reply->ok() || reply->error().isNotFound() ? QString() : errorOf(reply));

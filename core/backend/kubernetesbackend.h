@@ -52,6 +52,13 @@ public:
          const std::function<void(const QList<Listed> &, const QString &error)> &done) override;
     void removeById(const QString &id, QObject *context,
                     const SandboxContainer::Done &done) override;
+    // The egress gateways' Services (a dead server's gateway pod is listed with the sandboxes,
+    // by its pid and host labels, and goes the same way); ids "service/NAME".
+    void listLeftovers(
+        const QStringList &labels, QObject *context,
+        const std::function<void(const QList<Listed> &, const QString &error)> &done) override;
+    void removeLeftover(const QString &id, QObject *context,
+                        const SandboxContainer::Done &done) override;
     // Cheap: GET /version. Full: the same, then the namespace's NetworkPolicies; a namespace
     // without the egress or ingress policy is reachable but says why no sandbox without network
     // will run.

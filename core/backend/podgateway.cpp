@@ -75,18 +75,7 @@ QJsonObject PodGateway::podManifest(const QString &name, const QString &image,
         {QStringLiteral("memory"), QStringLiteral("256Mi")},
         {QStringLiteral("ephemeral-storage"), QStringLiteral("64Mi")},
     };
-    const QJsonObject security{
-        {QStringLiteral("runAsNonRoot"), true},
-        {QStringLiteral("runAsUser"), 65534},
-        {QStringLiteral("runAsGroup"), 65534},
-        {QStringLiteral("readOnlyRootFilesystem"), true},
-        {QStringLiteral("allowPrivilegeEscalation"), false},
-        {QStringLiteral("privileged"), false},
-        {QStringLiteral("capabilities"),
-         QJsonObject{{QStringLiteral("drop"), QJsonArray{QStringLiteral("ALL")}}}},
-        {QStringLiteral("seccompProfile"),
-         QJsonObject{{QStringLiteral("type"), QStringLiteral("RuntimeDefault")}}},
-    };
+    const QJsonObject security = PodSpec::containerSecurity(kNobody, kNobody);
     const QJsonObject container{
         {QStringLiteral("name"), QString::fromLatin1(kContainerName)},
         {QStringLiteral("image"), image},
@@ -109,8 +98,8 @@ QJsonObject PodGateway::podManifest(const QString &name, const QString &image,
         {QStringLiteral("hostIPC"), false},
         {QStringLiteral("securityContext"),
          QJsonObject{{QStringLiteral("runAsNonRoot"), true},
-                     {QStringLiteral("runAsUser"), 65534},
-                     {QStringLiteral("runAsGroup"), 65534},
+                     {QStringLiteral("runAsUser"), kNobody},
+                     {QStringLiteral("runAsGroup"), kNobody},
                      {QStringLiteral("seccompProfile"),
                       QJsonObject{{QStringLiteral("type"), QStringLiteral("RuntimeDefault")}}}}},
         {QStringLiteral("containers"), QJsonArray{container}},
@@ -283,13 +272,7 @@ void PodGateway::writeControl(const QByteArray &bytes)
 bool PodGateway::closeControl()
 {
     m_poll.stop();
-    if (!m_stream)
-        return false;
-    m_stream->disconnect(this);
-    m_stream->close();
-    m_stream->deleteLater();
-    m_stream.clear();
-    return true;
+    return closeQuietly(m_stream);
 }
 
 void PodGateway::removeGateway()

@@ -29,6 +29,7 @@ public:
     // A backstop for a gateway pod whose server vanished without its stream ending.
     static constexpr qint64 kDeadlineSec = 7 * 24 * 3600;
     static constexpr int kPollMs = 200;
+    static constexpr qint64 kNobody = 65534; // its user and group
 
     // `imagePrefix`: the registry the cluster pulls from (PodSpec::prefixedImage).
     PodGateway(KubeClient *client, const QString &imagePrefix, QObject *parent = nullptr);

@@ -244,6 +244,22 @@ QJsonObject PodSpec::metadataJson(const SandboxSpec &spec)
     return metadata;
 }
 
+QJsonObject PodSpec::containerSecurity(qint64 uid, qint64 gid)
+{
+    return {
+        {QStringLiteral("runAsNonRoot"), true},
+        {QStringLiteral("runAsUser"), uid},
+        {QStringLiteral("runAsGroup"), gid},
+        {QStringLiteral("readOnlyRootFilesystem"), true},
+        {QStringLiteral("allowPrivilegeEscalation"), false},
+        {QStringLiteral("privileged"), false},
+        {QStringLiteral("capabilities"),
+         QJsonObject{{QStringLiteral("drop"), QJsonArray{QStringLiteral("ALL")}}}},
+        {QStringLiteral("seccompProfile"),
+         QJsonObject{{QStringLiteral("type"), QStringLiteral("RuntimeDefault")}}},
+    };
+}
+
 QJsonObject PodSpec::containerJson(const SandboxSpec &spec, const QString &image)
 {
     // Requests equal to limits: the pod is in the Guaranteed QoS class, so it is scheduled only
@@ -256,18 +272,7 @@ QJsonObject PodSpec::containerJson(const SandboxSpec &spec, const QString &image
         {QStringLiteral("memory"), bytesQuantity(spec.limits.memoryBytes)},
         {QStringLiteral("ephemeral-storage"), bytesQuantity(spec.limits.tmpfsBytes)},
     };
-    const QJsonObject containerSecurity{
-        {QStringLiteral("runAsNonRoot"), true},
-        {QStringLiteral("runAsUser"), spec.uid},
-        {QStringLiteral("runAsGroup"), spec.gid},
-        {QStringLiteral("readOnlyRootFilesystem"), true},
-        {QStringLiteral("allowPrivilegeEscalation"), false},
-        {QStringLiteral("privileged"), false},
-        {QStringLiteral("capabilities"),
-         QJsonObject{{QStringLiteral("drop"), QJsonArray{QStringLiteral("ALL")}}}},
-        {QStringLiteral("seccompProfile"),
-         QJsonObject{{QStringLiteral("type"), QStringLiteral("RuntimeDefault")}}},
-    };
+    const QJsonObject security = containerSecurity(spec.uid, spec.gid);
     return {
         {QStringLiteral("name"), QString::fromLatin1(kContainerName)},
         {QStringLiteral("image"), image},
@@ -282,7 +287,7 @@ QJsonObject PodSpec::containerJson(const SandboxSpec &spec, const QString &image
         {QStringLiteral("tty"), false},
         {QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), quantities},
                                                   {QStringLiteral("requests"), quantities}}},
-        {QStringLiteral("securityContext"), containerSecurity},
+        {QStringLiteral("securityContext"), security},
         {QStringLiteral("volumeMounts"),
          QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("tmp")},
                                 {QStringLiteral("mountPath"), QStringLiteral("/tmp")}},

@@ -66,6 +66,10 @@ public:
 
     static QString prefixedImage(const QString &imagePrefix, const QString &image);
 
+    // A container's securityContext as every pod we send has it: non-root as `uid`:`gid`,
+    // read-only root, no privilege escalation, no capabilities, RuntimeDefault seccomp.
+    static QJsonObject containerSecurity(qint64 uid, qint64 gid);
+
     // A valid pod name (DNS-1123 subdomain) for a sandbox name.
     static QString podName(const QString &name);
 

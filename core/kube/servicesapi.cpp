@@ -2,6 +2,8 @@
 
 #include "kubeclient.h"
 
+#include <QUrl>
+
 QString ServicesApi::path() const
 {
     return QStringLiteral("/api/v1/namespaces/%1/services").arg(m_client->access().namespaceName);
@@ -20,4 +22,13 @@ KubeReply *ServicesApi::get(const QString &name)
 KubeReply *ServicesApi::remove(const QString &name)
 {
     return m_client->del(path() + u'/' + name);
+}
+
+KubeReply *ServicesApi::list(const QStringList &selector)
+{
+    QString query = path();
+    if (!selector.isEmpty())
+        query += QStringLiteral("?labelSelector=") +
+                 QString::fromLatin1(QUrl::toPercentEncoding(selector.join(u',')));
+    return m_client->get(query);
 }

@@ -2,6 +2,7 @@
 
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 
 class KubeClient;
 class KubeReply;
@@ -17,6 +18,9 @@ public:
     KubeReply *create(const QJsonObject &service);
     KubeReply *get(const QString &name);
     KubeReply *remove(const QString &name);
+    // Every Service that has all of `selector` ("key=value", values as Kubernetes labels take
+    // them).
+    KubeReply *list(const QStringList &selector);
 
     // /api/v1/namespaces/NS/services
     QString path() const;

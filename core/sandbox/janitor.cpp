@@ -77,8 +77,8 @@ void Janitor::removeLeftovers(const QStringList &labels,
             }
             if (removed > 0)
                 qCInfo(lcSandbox) << "removed" << removed
-                                  << "work volume(s) or gateway network(s) whose sandbox or "
-                                     "server is gone";
+                                  << "leftover(s) whose sandbox or server is gone (work volumes, "
+                                     "a gateway's networks or Service)";
             settle();
         });
 }

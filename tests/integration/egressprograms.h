@@ -1,5 +1,12 @@
 #pragma once
 
+#include "executionresult.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
 // The Python programs tst_egress runs in allow-list sandboxes (a header of their own: moc does
 // not read raw string literals well, and tst_egress.cpp is moc's to read). %1, %2: see each.
 
@@ -117,3 +124,39 @@ def get(path):
 print(json.dumps({"once": get("/1"), "denied": get("/2"), "always": get("/3"),
                   "after": get("/4")}))
 )py";
+
+// What kReachProgram's output says that it should not ("" when all is as expected): the listed
+// host answered, the others refused by the gateway with an HTTP error the program can read, a
+// forged credential refused, and no name lookup, raw route or host address of its own.
+inline QString reachMismatch(const QJsonObject &out, const QString &port)
+{
+    const QList<QPair<const char *, QString>> expected{
+        {"allowed", QStringLiteral("hello world.test:%1 /a").arg(port)},
+        {"other", QStringLiteral("HTTP 403")},
+        {"literal", QStringLiteral("HTTP 403")},
+        {"forged", QStringLiteral("HTTP 407")},
+        {"dns", QStringLiteral("ERR")},
+        {"raw", QStringLiteral("ERR")},
+        {"hostside", QStringLiteral("ERR")},
+    };
+    QStringList wrong;
+    for (const auto &[key, value] : expected) {
+        const QString got = out.value(QLatin1String(key)).toString();
+        if (got != value)
+            wrong.append(
+                QStringLiteral("%1: %2 (expected %3)").arg(QLatin1String(key), got, value));
+    }
+    return wrong.join(QStringLiteral("; "));
+}
+
+// A run's connections as "host:port verdict".
+inline QStringList attemptsSeen(const QList<NetworkAttempt> &attempts)
+{
+    QStringList seen;
+    for (const NetworkAttempt &a : attempts)
+        seen.append(QStringLiteral("%1:%2 %3")
+                        .arg(a.host)
+                        .arg(a.port)
+                        .arg(ExecutionResult::verdictName(a.verdict)));
+    return seen;
+}

@@ -144,27 +144,16 @@ private Q_SLOTS:
         m_world.requests.clear();
         const QJsonObject out =
             runJson(service, QString::fromLatin1(kReachProgram).arg(port(), m_address));
-        QCOMPARE(out.value(u"allowed").toString(),
-                 QStringLiteral("hello world.test:%1 /a").arg(port()));
-        // Refused by the gateway with an HTTP error the program can read.
-        QCOMPARE(out.value(u"other").toString(), QStringLiteral("HTTP 403"));
-        QCOMPARE(out.value(u"literal").toString(), QStringLiteral("HTTP 403"));
-        QCOMPARE(out.value(u"forged").toString(), QStringLiteral("HTTP 407"));
-        QCOMPARE(out.value(u"dns").toString(), QStringLiteral("ERR"));
-        QCOMPARE(out.value(u"raw").toString(), QStringLiteral("ERR"));
-        QCOMPARE(out.value(u"hostside").toString(), QStringLiteral("ERR"));
+        // Refused by the gateway with an HTTP error the program can read; no name lookup, raw
+        // route or host address of its own.
+        QCOMPARE(reachMismatch(out, port()), QString());
         // Only the allowed request reached the world.
         QCOMPARE(m_world.requests, QByteArrayList{"/a"});
         // The run's result lists what the gateway decided, allowed ones with their bytes.
-        QStringList seen;
-        for (const NetworkAttempt &a : m_last.network)
-            seen.append(QStringLiteral("%1:%2 %3")
-                            .arg(a.host)
-                            .arg(a.port)
-                            .arg(ExecutionResult::verdictName(a.verdict)));
-        QCOMPARE(seen, (QStringList{QStringLiteral("world.test:%1 allowed").arg(port()),
-                                    QStringLiteral("other.test:%1 refused").arg(port()),
-                                    QStringLiteral("%1:%2 refused").arg(m_address, port())}));
+        QCOMPARE(attemptsSeen(m_last.network),
+                 (QStringList{QStringLiteral("world.test:%1 allowed").arg(port()),
+                              QStringLiteral("other.test:%1 refused").arg(port()),
+                              QStringLiteral("%1:%2 refused").arg(m_address, port())}));
         QCOMPARE(m_last.network.first().rule, QStringLiteral("world.test:") + port());
 
         // Another sandbox's credential (this one's, once its sandbox is gone) is refused.
