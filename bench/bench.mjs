@@ -6,6 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import readline from 'node:readline';
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -100,6 +101,7 @@ function parseArgs(argv) {
         o.burstServers = 1;      // fresh servers, one first burst each
         o.burstsAfter = 1;       // bursts per server after its first
         o.gateway = { rounds: 1, perRound: 5, warmup: 2 };
+        o.requestCalls = 8;
     } else {
         o.warmup = 5;
         o.throughputCalls = 60;
@@ -111,6 +113,7 @@ function parseArgs(argv) {
         o.burstServers = 3;
         o.burstsAfter = 3;
         o.gateway = { rounds: 6, perRound: 50, warmup: 5 };
+        o.requestCalls = 40;
     }
     if (!Number.isInteger(o.flowCalls) || o.flowCalls < 1) throw new Error('--flow-calls needs a positive integer');
     o.flowCalls = Math.min(o.flowCalls, o.calls);
@@ -585,6 +588,83 @@ function engineSocket() {
     return '/var/run/docker.sock';
 }
 
+/** "POST /v1.41/containers/3f0c…/start?x=1" → "POST /containers/{id}/start": one kind per request. */
+function requestKind(method, target) {
+    const p = target.split('?')[0].replace(/^\/v\d+(\.\d+)?(?=\/)/, '');
+    const parts = p.split('/');
+    // An image's name has slashes of its own: /images/code-sandbox/python:latest/json.
+    if (parts[1] === 'images' && parts.length > 3) return `${method} /images/{name}/${parts[parts.length - 1]}`;
+    // /containers/ID/..., /volumes/NAME, /networks/ID/..., /exec/ID/...
+    if (['containers', 'volumes', 'networks', 'exec', 'images'].includes(parts[1]) && parts.length > 2 &&
+        !['create', 'json', 'prune'].includes(parts[2])) parts[2] = '{id}';
+    return `${method} ${parts.join('/')}`;
+}
+
+/**
+ * A Unix socket in front of the engine's that counts the HTTP requests going through it, by kind
+ * (requestKind), and passes every byte on unchanged. A request's body is skipped by its
+ * Content-Length; after an upgrade (attach) the connection is the container's stream, not HTTP.
+ */
+async function startEngineCounter() {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-bench-count-'));
+    const socketPath = path.join(dir, 'engine.sock');
+    const counts = new Map();
+    const server = net.createServer((client) => {
+        const engine = net.connect(engineSocket());
+        let buffer = Buffer.alloc(0);
+        let skip = 0;        // body bytes still to pass
+        let raw = false;     // upgraded: no more requests on this connection
+        client.on('data', (chunk) => {
+            engine.write(chunk);
+            if (raw) return;
+            buffer = Buffer.concat([buffer, chunk]);
+            for (;;) {
+                if (skip > 0) {
+                    const n = Math.min(skip, buffer.length);
+                    buffer = buffer.subarray(n);
+                    skip -= n;
+                    if (skip > 0) return;
+                }
+                const end = buffer.indexOf('\r\n\r\n');
+                if (end < 0) return;
+                const head = buffer.subarray(0, end).toString('latin1').split('\r\n');
+                buffer = buffer.subarray(end + 4);
+                const [method, target] = head[0].split(' ');
+                const kind = requestKind(method, target ?? '');
+                counts.set(kind, (counts.get(kind) ?? 0) + 1);
+                const header = (name) => head.find((h) => h.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+                if (header('upgrade') || /\/attach$/.test(kind)) { raw = true; return; }
+                skip = Number(header('content-length') ?? 0);
+            }
+        });
+        engine.on('data', (chunk) => client.write(chunk));
+        const both = () => { client.destroy(); engine.destroy(); };
+        client.on('close', both);
+        engine.on('close', both);
+        client.on('error', both);
+        engine.on('error', both);
+    });
+    await new Promise((resolve, reject) => server.listen(socketPath, resolve).on('error', reject));
+    return {
+        host: `unix://${socketPath}`,
+        snapshot: () => new Map(counts),
+        async close() {
+            await new Promise((resolve) => server.close(resolve));
+            rmSync(dir, { recursive: true, force: true });
+        },
+    };
+}
+
+/** after − before, per kind, divided by `per`. */
+function requestsPer(before, after, per) {
+    const out = {};
+    for (const [kind, n] of after) {
+        const d = n - (before.get(kind) ?? 0);
+        if (d > 0) out[kind] = d / per;
+    }
+    return out;
+}
+
 function engineRequest(method, urlPath, body) {
     return new Promise((resolve, reject) => {
         const data = body === undefined ? null : Buffer.from(JSON.stringify(body));
@@ -936,7 +1016,7 @@ async function machine(bin) {
 
 // ---------------------------------------------------------------- report
 
-function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, burstRows, peerInfo, gatewayRow, sections, elapsedS, command }) {
+function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, requestsRow, burstRows, peerInfo, gatewayRow, sections, elapsedS, command }) {
     const all = [...lat, ...burstRows];
     const byName = Object.fromEntries(all.map((l) => [l.key, l]));
     const { pooled, paced, unpooled, flow, lean, apiExec, session, peerSession, burst, allowlist } = byName;
@@ -1099,6 +1179,21 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
                 'than calls in flight; on a machine whose CPUs the engine already fills, it cannot make the engine\'s work smaller.', '');
         }
     }
+    if (requestsRow) {
+        // What each side asks of the engine per call or container, kind by kind.
+        const sides = [['ours', requestsRow.perCall], ['bare ceiling', ceiling?.requestsPerContainer],
+            ['hand-over ceiling', handoverCeiling?.requestsPerContainer]].filter(([, v]) => v);
+        const kinds = [...new Set(sides.flatMap(([, v]) => Object.keys(v)))].sort();
+        const total = (v) => Object.values(v).reduce((a, b) => a + b, 0);
+        L.push('### Engine requests per call', '',
+            `Counted on the way to the engine (a socket in front of its own that counts each HTTP request and passes it on), in a row of`,
+            `their own (${requestsRow.calls} calls of ours at 4 in flight on a fresh server, from the first call until its pool is back where it`,
+            'started, so a call\'s refill is counted with it; the timed rows above go to the engine directly), and by peers.py for the',
+            'ceilings\' containers. Per call of ours, per container of the ceilings:', '');
+        L.push(`| Request | ${sides.map(([n]) => n).join(' | ')} |`, `|---|${sides.map(() => '---:').join('|')}|`);
+        for (const k of kinds) L.push(`| \`${k}\` | ${sides.map(([, v]) => (v[k] ? v[k].toFixed(2) : '–')).join(' | ')} |`);
+        L.push(`| **all** | ${sides.map(([, v]) => `**${total(v).toFixed(2)}**`).join(' | ')} |`, '');
+    }
 
     L.push(`## Start-up and memory`, '');
     L.push('| Measure | Value |', '|---|---:|');
@@ -1224,6 +1319,7 @@ async function main() {
     let gvisor = false; // the engine has runsc: the gVisor rows run
     let ceiling = null;
     let handoverCeiling = null;
+    let requestsRow = null;
     let burstRows = [];
     let peerInfo = null;
     let gatewayRow = null;
@@ -1363,7 +1459,16 @@ async function main() {
         return { concurrency: 4, total, okCalls, wallMs, perSec: (okCalls / wallMs) * 1000,
             cpuPerContainer: halves.reduce((a, r) => a + (r.cpuMs ?? NaN), 0) / Math.max(1, total),
             failed: halves.reduce((a, r) => a + (r.failed ?? 0), 0),
-            halves: halves.map((r) => ((r.okCalls ?? 0) / r.wallMs) * 1000), hostConfig: halves[1].hostConfig ?? halves[0].hostConfig };
+            halves: halves.map((r) => ((r.okCalls ?? 0) / r.wallMs) * 1000), hostConfig: halves[1].hostConfig ?? halves[0].hostConfig,
+            // peers.py's requests by method and path, made into kinds, per container
+            requestsPerContainer: requestsPer(new Map(), halves.reduce((all, r) => {
+                for (const [raw, n] of Object.entries(r.requests ?? {})) {
+                    const [method, target] = raw.split(' ');
+                    const kind = requestKind(method, target);
+                    all.set(kind, (all.get(kind) ?? 0) + n);
+                }
+                return all;
+            }, new Map()), Math.max(1, total)) };
     };
     try {
         for (const c of [1, 4, 8]) {
@@ -1395,6 +1500,28 @@ async function main() {
             }
             await ensureNoContainers(server.label, `ours, sustained ${c}`);
         }
+        // What a call costs the engine in requests, counted on the way (a counting socket in
+        // front of the engine's): a row of its own, so that the counting costs the timed rows
+        // nothing. From the first call to the pool being back where it started, as the
+        // sustained rows: a call's refill is part of its cost.
+        requestsRow = await section('engine requests per call, 4 in flight', async () => {
+            const counter = await startEngineCounter();
+            const server = await startServer(opts.bin, [], { env: { DOCKER_HOST: counter.host } });
+            try {
+                await settle(server, { pooled: true });
+                await throughput(server.client, 4, opts.sustainedWarmup, server.pid, false, 'warm-up, 4 in flight, counted');
+                const count = await settle(server, { pooled: true });
+                const before = counter.snapshot();
+                const t = await throughput(server.client, 4, opts.requestCalls, server.pid, false,
+                    'engine requests counted, 4 in flight', { label: server.label, count });
+                const perCall = requestsPer(before, counter.snapshot(), Math.max(1, t.ok));
+                log(`engine requests per call: ${Object.values(perCall).reduce((a, b) => a + b, 0).toFixed(2)} (${Object.entries(perCall).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')})`);
+                return { calls: t.ok, perCall };
+            } finally {
+                await server.close();
+                await counter.close();
+            }
+        });
         // The same sustained row under gVisor, on a fresh server of its own.
         if (gvisor) {
             const server = await startServer(opts.bin, ['--runtime', 'runsc']);
@@ -1457,7 +1584,7 @@ async function main() {
 
     m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
     m.loadEnd1 = load1();
-    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, burstRows, peerInfo, gatewayRow, sections,
+    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, requestsRow, burstRows, peerInfo, gatewayRow, sections,
         elapsedS: (now() - started) / 1000, command });
     writeFileSync(opts.out, text);
     console.log(text);

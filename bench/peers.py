@@ -14,6 +14,7 @@ Every answer: {"ok": bool, "parts": {step: ms}, "detail": str, ...}. See README.
 flow includes and where it departs from the originals (and why).
 """
 
+import collections
 import io
 import json
 import socket
@@ -320,6 +321,16 @@ def op_ceiling(req):
 
     # One client per thread, made before the clock starts.
     clients = [docker.from_env().api for _ in range(concurrency)]
+    # Every request the workers send to the engine, by method and path (the clients' own
+    # /version at their making is before this): the bench sets them beside ours.
+    requests = collections.Counter()
+
+    def count(response, *args, **kwargs):
+        with lock:
+            requests[f"{response.request.method} {response.request.path_url}"] += 1
+
+    for c in clients:
+        c.hooks["response"].append(count)
 
     def worker(client):
         try:
@@ -369,7 +380,8 @@ def op_ceiling(req):
         t.join()
     wall = ms_since(t0)
     return {"ok": state["ok"] == total, "total": total, "okCalls": state["ok"], "failed": state["failed"],
-            "wallMs": wall, "cpuMs": machine_cpu_ms() - cpu0, "hostConfig": sorted(host_config), "detail": "; ".join(state["details"][:3])}
+            "wallMs": wall, "cpuMs": machine_cpu_ms() - cpu0, "hostConfig": sorted(host_config),
+            "requests": dict(requests), "detail": "; ".join(state["details"][:3])}
 
 
 def op_hello(req):
