@@ -105,7 +105,7 @@ test('after kill -9 mid-run, the next server start removes what the dead one lef
             volumesLeft = await volumesOfVictim();
         }
         assert.deepEqual(volumesLeft, [], `work volumes of the dead instance not reaped; stderr:\n${next.stderr()}`);
-        assert.match(next.stderr(), /removed \d+ work volume\(s\) or gateway network\(s\) whose sandbox or server is gone/);
+        assert.match(next.stderr(), /removed \d+ leftover\(s\) whose sandbox or server is gone \(work volumes/);
         next.child.stdin.end();
         const done = await next.exited;
         assert.equal(done.code, 0, next.stderr());
