@@ -161,8 +161,14 @@ void PodGateway::checkPolicies()
                           .arg(ns, r->error().toString()));
             return;
         }
-        const QString problem =
-            PodSpec::allowlistEgressProblem(r->json().value(u"items").toArray());
+        // Confined on the way out, and (as every sandbox pod) unreachable from the network.
+        const QJsonArray items = r->json().value(u"items").toArray();
+        QStringList problems;
+        for (const QString &p :
+             {PodSpec::allowlistEgressProblem(items), PodSpec::sandboxIngressProblem(items)})
+            if (!p.isEmpty())
+                problems.append(p);
+        const QString problem = problems.join(QStringLiteral("; and "));
         if (!problem.isEmpty()) {
             failStart(QStringLiteral("the namespace %1 does not confine allow-list sandboxes to "
                                      "the gateway: %2")

@@ -13,8 +13,9 @@ class KubeStream;
 // selects it, whose address the sandboxes get in their proxy variables, so a gateway pod made
 // again (with a new pod address) is where the warm sandboxes look. Allow-list sandbox pods
 // (code-sandbox.network=allowlist) may reach only the gateway: a NetworkPolicy of the
-// namespace must say so (code-sandbox-allowlist-egress in packaging/kubernetes/), which is
-// checked at every start (PodSpec::allowlistEgressProblem) before anything is made.
+// namespace must say so (code-sandbox-allowlist-egress in packaging/kubernetes/), and deny
+// their ingress as every sandbox's (code-sandbox-deny-ingress), which is checked at every start
+// (PodSpec::allowlistEgressProblem, sandboxIngressProblem) before anything is made.
 //
 // A pod and not a Deployment: the gateway's rules come over its stdin from this server alone,
 // so a copy restarted by a controller would have none; this class makes it again itself, as on
