@@ -20,7 +20,7 @@ public:
     // Where an allow-list sandbox reaches its egress gateway, and what it proves itself with.
     struct Egress
     {
-        QString network;   // the internal network it joins
+        QString network;   // the internal network it joins (none on Kubernetes: a policy confines)
         QString proxyHost; // the gateway's address on it
         int proxyPort = 0;
         QString credential; // this sandbox's own, valid while it lives
