@@ -24,12 +24,12 @@ ROOT=$PWD
 BUILD=${BUILD_DIR:-$ROOT/build}
 SOCKET=/var/run/docker.sock
 
-# What building and running need: build tools, Qt 6.4 and the three C libraries (tar, HTTP
-# framing, YAML for kubeconfig files), the engine, and the image builder (debootstrap, and python3
-# to read resources/languages.json). ./dev.sh run and build install only these, so that a first
-# run does not wait for the test tools.
+# What building and running need: build tools, Qt 6.4 and the four C libraries (tar, HTTP
+# framing, YAML for kubeconfig files, OpenSSL for the secrets' authority and the gateway's TLS),
+# the engine, and the image builder (debootstrap, and python3 to read resources/languages.json).
+# ./dev.sh run and build install only these, so that a first run does not wait for the test tools.
 RUN_PACKAGES=(build-essential cmake ninja-build pkg-config curl ca-certificates
-              qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev libyaml-cpp-dev
+              qt6-base-dev libqt6sql6-sqlite libarchive-dev libhttp-parser-dev libyaml-cpp-dev libssl-dev
               qt6-websockets-dev shared-mime-info docker.io debootstrap python3)
 # What the tests add: git and clang-format (format check), the peers' flows in the benchmark
 # (python3-docker), the test Kubernetes API server and the official Kubernetes client that checks

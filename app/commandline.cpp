@@ -306,6 +306,54 @@ Option variableNames(const QString &name, const QString &help, const char *env)
         env, true};
 }
 
+// Secrets bound to hosts: NAME=HOSTVAR@HOST[,HOST…], repeatable. The value is read from the host
+// variable once, here; the sandbox's NAME holds a placeholder that the egress gateway replaces
+// with it in requests to those hosts only.
+Option secrets()
+{
+    return {
+        QCommandLineOption(
+            QStringLiteral("secret"),
+            QStringLiteral(
+                "Let runs use a key without holding it: the sandbox's NAME holds a "
+                "placeholder, and the egress gateway puts the value of the host variable "
+                "HOSTVAR in its place in requests to HOST (comma-separated; host or "
+                "*.suffix, optional :port) and nowhere else, terminating TLS for those hosts "
+                "only. Repeatable. Runs are in the allow-list mode, the secrets' hosts "
+                "reachable."),
+            QStringLiteral("NAME=HOSTVAR@HOST")),
+        Stage::Sandbox,
+        [](CommandLine &cl, const QStringList &values, const QProcessEnvironment &env) {
+            for (const QString &value : values) {
+                const qsizetype eq = value.indexOf(u'=');
+                const qsizetype at = value.indexOf(u'@', eq + 1);
+                const QString name = value.left(eq).trimmed();
+                const QString var = value.mid(eq + 1, at - eq - 1).trimmed();
+                if (eq <= 0 || at < 0 || !AppSettings::isValidEnvName(name) ||
+                    !AppSettings::isValidEnvName(var))
+                    return QStringLiteral("--secret takes NAME=HOSTVAR@HOST[,HOST...], e.g. "
+                                          "OPENAI_API_KEY=OPENAI_API_KEY@api.openai.com, not "
+                                          "'%1'")
+                        .arg(value);
+                QString error;
+                const QStringList hosts =
+                    EgressList::parse(value.mid(at + 1).split(u',', Qt::SkipEmptyParts), &error);
+                if (!error.isEmpty() || hosts.isEmpty())
+                    return QStringLiteral("--secret %1: %2")
+                        .arg(name, error.isEmpty() ? QStringLiteral("it names no host") : error);
+                if (!env.contains(var) || env.value(var).isEmpty())
+                    return QStringLiteral("--secret %1: the host variable %2 is not set")
+                        .arg(name, var);
+                for (const SandboxSpec::Secret &other : std::as_const(cl.config.secrets))
+                    if (other.name == name)
+                        return QStringLiteral("--secret %1 is given twice").arg(name);
+                cl.config.secrets.append({name, hosts, env.value(var).toUtf8()});
+            }
+            return QString();
+        },
+        nullptr, true};
+}
+
 // Host patterns every run may reach (the allow-list mode): --egress values (repeatable, each
 // also comma-separated) or --egress-file files, added to what the other one gave; the same for
 // the hosts installs may reach besides their index (--index-host).
@@ -342,6 +390,7 @@ QList<Option> sandboxOptions()
         variableNames(s("pass-through-env"),
                       s("Comma-separated host variables whose values enter the sandbox."),
                       "CODE_SANDBOX_PASS_THROUGH_ENV"),
+        secrets(),
         languageImage(s("python-image"),
                       s("Image for Python (default code-sandbox/python:latest)."), s("python")),
         languageImage(s("js-image"), s("Image for JavaScript (default code-sandbox/node:latest)."),
@@ -714,6 +763,11 @@ QString applySandbox(const QList<Option> &options, const QCommandLineParser &p,
                     .arg(cl.runtime);
     if (error.isEmpty())
         error = trustStore(p.isSet(QStringLiteral("install-ca-file")), c);
+    // The open network has no gateway to add a secret: the placeholder would leave as it is.
+    if (error.isEmpty() && !c.secrets.isEmpty() && c.network && c.egress.isEmpty())
+        error = QStringLiteral("--secret needs the allow-list mode, and --network gives the open "
+                               "network, where nothing can add the secret: leave out --network "
+                               "(the secrets' hosts are reachable), or list hosts with --egress");
     installSettings(env, c);
     return error;
 }

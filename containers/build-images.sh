@@ -616,7 +616,8 @@ build_offline() { # IMAGE TAG
 # The egress gateway: compiled here with the host's compiler (Debian 12's, as the images') and put
 # into an image of its own with the C library it links and nothing else: no shell, no package
 # manager, a few MB that load fast onto a remote engine. libstdc++ and libhttp-parser are linked
-# statically, so only libc and its loader come from the host; glibc 2.36 resolves names (files,
+# statically, so only libc, its loader and OpenSSL's two libraries (the TLS where a secret is
+# added) come from the host; glibc 2.36 resolves names (files,
 # dns) without loading NSS modules. It runs as nobody.
 # What the gateway image is built from, as the label it carries: an image built from other
 # sources (an older checkout) is rebuilt without --force, since the server and the gateway speak a
@@ -631,6 +632,8 @@ build_gateway() { # TAG
     parser=$(c++ -print-file-name=libhttp_parser.a)
     [ -f "$parser" ] && [ -f /usr/include/http_parser.h ] \
         || die "the gateway image needs libhttp-parser: apt-get install libhttp-parser-dev"
+    [ -f /usr/include/openssl/ssl.h ] \
+        || die "the gateway image needs OpenSSL's headers: apt-get install libssl-dev"
     new_tmpdir tmp "$GATEWAY_IMAGE"
     root=$tmp/root
     install -d -m 0755 "$root/usr/local/bin" "$root/etc" "$root/tmp"
@@ -638,7 +641,7 @@ build_gateway() { # TAG
     step_begin 1 3 "$GATEWAY_IMAGE: compiling containers/gateway"
     c++ -std=c++17 -O2 -pthread -static-libstdc++ -static-libgcc -Wl,-z,relro,-z,now -pie -fPIE \
         -fstack-protector-strong -D_FORTIFY_SOURCE=2 -o "$root/usr/local/bin/cs-gateway" \
-        "$HERE"/gateway/*.cpp "$parser" >> "$LOG" 2>&1
+        "$HERE"/gateway/*.cpp "$parser" -lssl -lcrypto >> "$LOG" 2>&1
     step_end
 
     step_begin 2 3 "$GATEWAY_IMAGE: the C library and the files it reads"

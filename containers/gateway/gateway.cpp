@@ -1,5 +1,6 @@
 #include "gateway.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <chrono>
 #include <cstdio>
@@ -71,6 +72,59 @@ std::string Gateway::control(const std::string &line)
     };
     if (f.empty() || f[0].empty())
         return error("an empty line");
+    // Lines that carry a key or a secret's value: their errors say only what is wrong.
+    const auto quiet = [&](const std::string &why) {
+        return "{\"ev\":\"error\",\"line\":" + quote(f[0] + " …") + ",\"why\":" + quote(why) + "}";
+    };
+    if (f[0] == "authority") {
+        std::string certificate;
+        std::string key;
+        std::string why;
+        if (f.size() != 3 || !SecretRewriter::decodeBase64(f[1], &certificate) ||
+            !SecretRewriter::decodeBase64(f[2], &key))
+            return quiet("authority takes a certificate and a key, each PEM in base64");
+        if (!m_mint.setAuthority(certificate, key, &why))
+            return quiet(why);
+        return "{\"ev\":\"ok\",\"authority\":true}";
+    }
+    if (f[0] == "trust") {
+        std::string bundle;
+        std::string why;
+        if (f.size() != 2 || !SecretRewriter::decodeBase64(f[1], &bundle))
+            return quiet("trust takes a PEM bundle in base64");
+        if (!m_mint.setTrust(bundle, &why))
+            return quiet(why);
+        return "{\"ev\":\"ok\",\"trust\":true}";
+    }
+    if (f[0] == "secret") {
+        BoundSecret secret;
+        if (f.size() != 6 || f[1].empty() || f[2].empty() || f[3].size() < 16 ||
+            !SecretRewriter::decodeBase64(f[4], &secret.value) || secret.value.empty())
+            return quiet("secret takes a credential, a name, a placeholder (16 characters or "
+                         "more), a value in base64 and hosts");
+        secret.name = f[2];
+        secret.placeholder = f[3];
+        for (const std::string &text : split(f[5], ',')) {
+            if (text.empty())
+                continue;
+            std::string why;
+            const auto pattern = HostPattern::parse(text, &why);
+            if (!pattern)
+                return quiet(why);
+            secret.hosts.push_back(*pattern);
+        }
+        if (secret.hosts.empty())
+            return quiet("a secret needs a host");
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (m_grants.find(f[1]) == m_grants.end())
+            return quiet("a secret needs the credential's grant first");
+        auto &list = m_secrets[f[1]];
+        list.erase(std::remove_if(list.begin(), list.end(),
+                                  [&](const BoundSecret &s) { return s.name == secret.name; }),
+                   list.end());
+        list.push_back(std::move(secret));
+        return "{\"ev\":\"ok\",\"cred\":" + quote(f[1]) + ",\"secret\":" + quote(f[2]) + "}";
+    }
     if (f[0] == "ping" && f.size() == 1)
         return "{\"ev\":\"pong\"}";
     if (f[0] == "grant" && f.size() == 5) {
@@ -97,6 +151,7 @@ std::string Gateway::control(const std::string &line)
     if (f[0] == "revoke" && f.size() == 2) {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_grants.erase(f[1]);
+        m_secrets.erase(f[1]);
         return "{\"ev\":\"ok\",\"cred\":" + quote(f[1]) + "}";
     }
     if (f[0] == "verdict" && f.size() == 3 && (f[2] == "allow" || f[2] == "deny")) {
@@ -140,7 +195,8 @@ std::string Gateway::control(const std::string &line)
         m_noUpstream = std::move(noUpstream);
         return "{\"ev\":\"ok\",\"upstream\":" + quote(f[1]) + "}";
     }
-    return error("not a control line (grant, revoke, verdict, upstream, ping)");
+    return error(
+        "not a control line (grant, revoke, verdict, upstream, ping, authority, trust, secret)");
 }
 
 std::optional<Gateway::Upstream> Gateway::upstreamFor(const std::string &host) const
@@ -159,6 +215,13 @@ std::optional<Gateway::Upstream> Gateway::upstreamFor(const std::string &host) c
             return std::nullopt;
     }
     return m_upstream;
+}
+
+SecretRewriter Gateway::secretsFor(const std::string &credential) const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto it = m_secrets.find(credential);
+    return it == m_secrets.end() ? SecretRewriter() : SecretRewriter(it->second);
 }
 
 bool Gateway::knows(const std::string &credential, const std::string &source) const

@@ -1,6 +1,8 @@
 #pragma once
 
+#include "certificatemint.h"
 #include "hostpattern.h"
+#include "secretrewriter.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -21,9 +23,19 @@
 //   verdict <connection id> <allow|deny>
 //   upstream <host:port|-> <Basic credential, base64, or -> <no-proxy list or ->   → ok
 //   ping                                                                          → pong
+//   authority <certificate PEM, base64> <key PEM, base64>                         → ok
+//   trust <the host's trust store, PEM, base64>                                   → ok
+//   secret <credential> <name> <placeholder> <value, base64> <pattern>[,…]        → ok
+//
+// A secret's value reaches the gateway only on this channel, and never comes back out of it: an
+// error about a line that carries one does not quote the line. Where a request goes to one of a
+// secret's hosts, the gateway terminates its TLS with a certificate from the authority, puts the
+// value in place of the placeholder and masks the value in the answer (SecretExchange); other
+// hosts stay plain tunnels.
 //
 // Events: {"ev":"conn",…} per decision, {"ev":"ask",…} while one waits for a verdict,
-// {"ev":"end",…} with the bytes each way, {"ev":"error",…} for a control line it cannot take.
+// {"ev":"end",…} with the bytes each way, {"ev":"secret","id":…,"names":[…]} when a request got
+// secrets, {"ev":"error",…} for a control line it cannot take.
 class Gateway
 {
 public:
@@ -72,6 +84,10 @@ public:
     // The proxy a connection to `host` goes through, or none (no upstream, or a no-proxy host).
     std::optional<Upstream> upstreamFor(const std::string &host) const;
 
+    // The secrets of `credential`'s sandbox (none: an empty rewriter).
+    SecretRewriter secretsFor(const std::string &credential) const;
+    CertificateMint &mint() { return m_mint; }
+
     uint64_t nextConnectionId() { return ++m_lastId; }
     // One JSON line on stdout (whole, never interleaved with another).
     void emit(const std::string &json);
@@ -81,6 +97,8 @@ private:
     mutable std::mutex m_mutex;
     std::condition_variable m_verdicts;
     std::map<std::string, Grant> m_grants;
+    std::map<std::string, std::vector<BoundSecret>> m_secrets; // credential → its secrets
+    CertificateMint m_mint;
     std::map<uint64_t, int> m_pending; // connection id → 0 waiting, 1 allow, -1 deny
     std::map<std::string, std::string> m_hosts;
     std::optional<Upstream> m_upstream;

@@ -1,9 +1,11 @@
 #include "gatewayconnection.h"
 
 #include "addressclass.h"
+#include "bytechannel.h"
 #include "clienthello.h"
 #include "gateway.h"
 #include "proxyrequest.h"
+#include "secretexchange.h"
 
 #include <arpa/inet.h>
 #include <atomic>
@@ -297,9 +299,101 @@ void GatewayConnection::splice(int out, const std::string &toOut)
         back.join();
     }
     ::close(out);
-    m_gateway.emit("{\"ev\":\"end\",\"id\":" + std::to_string(m_id) + ",\"up\":" +
-                   std::to_string(up.load()) + ",\"down\":" + std::to_string(down.load()) +
+    endEvent(up.load(), down.load(), started);
+}
+
+void GatewayConnection::endEvent(uint64_t up, uint64_t down, int64_t started)
+{
+    m_gateway.emit("{\"ev\":\"end\",\"id\":" + std::to_string(m_id) +
+                   ",\"up\":" + std::to_string(up) + ",\"down\":" + std::to_string(down) +
                    ",\"ms\":" + std::to_string(nowMs() - started) + "}");
+}
+
+void GatewayConnection::exchangePlain(int out, const std::string &raw, size_t headBytes,
+                                      const std::string &head, const std::string &rule)
+{
+    const int64_t started = nowMs();
+    report("allow", rule);
+    ByteChannel client(m_fd);
+    ByteChannel origin(out);
+    const SecretExchange::Result r =
+        SecretExchange(m_secrets, m_host, m_port)
+            .run(client, origin, raw, headBytes, head,
+                 [this](const std::vector<std::string> &names) { secretEvent(names); });
+    ::close(out);
+    endEvent(r.up, r.down, started);
+}
+
+void GatewayConnection::secretEvent(const std::vector<std::string> &names)
+{
+    std::string list;
+    for (const std::string &name : names)
+        list += (list.empty() ? "" : ",") + Gateway::quote(name);
+    m_gateway.emit("{\"ev\":\"secret\",\"id\":" + std::to_string(m_id) + ",\"names\":[" + list +
+                   "]}");
+}
+
+void GatewayConnection::exchangeTls(int out, const std::string &rule)
+{
+    const int64_t started = nowMs();
+    ByteChannel client(m_fd);
+    ByteChannel origin(out);
+    const auto fail = [&](const std::string &verdict, const std::string &why) {
+        ::close(out);
+        report(verdict, why);
+    };
+    std::string why;
+    SSL *served = m_gateway.mint().serve(m_host, &why);
+    if (!served)
+        return fail("error", why);
+    if (!client.handshake(served, true, nowMs() + kStepTimeoutMs, &why))
+        return fail("deny", "the sandbox's TLS handshake for " + m_host + " failed: " + why);
+    const bool address = HostPattern::isAddressLiteral(m_host);
+    const char *name = SSL_get_servername(client.tls(), TLSEXT_NAMETYPE_host_name);
+    if (name ? HostPattern::normalise(name) != m_host : !address) {
+        SecretExchange::answer(client, 421, "the TLS server name is not " + m_host);
+        return fail("deny", name ? "the TLS server name " + std::string(name) + " is not " + m_host
+                                 : "the TLS ClientHello names no server");
+    }
+    SSL *reached = m_gateway.mint().reach(m_host, &why);
+    if (!reached || !origin.handshake(reached, false, nowMs() + kStepTimeoutMs, &why)) {
+        why = "cannot reach " + m_host + " securely: " + why;
+        SecretExchange::answer(client, 502, why);
+        return fail("error", why);
+    }
+    // The request inside, for the host the CONNECT named and nothing else.
+    std::string raw;
+    const int64_t deadline = nowMs() + kStepTimeoutMs;
+    ProxyRequest inner = ProxyRequest::parseInTunnel(raw.data(), raw.size(), 443);
+    char chunk[4096];
+    while (inner.state() == ProxyRequest::Status::NeedMore &&
+           raw.size() <= ProxyRequest::kMaxHeadBytes) {
+        const long n = client.read(chunk, sizeof chunk, deadline);
+        if (n <= 0)
+            break;
+        raw.append(chunk, size_t(n));
+        inner = ProxyRequest::parseInTunnel(raw.data(), raw.size(), 443);
+    }
+    if (inner.state() != ProxyRequest::Status::Ok) {
+        why = inner.state() == ProxyRequest::Status::Bad ? inner.error()
+                                                         : "no whole HTTP request came";
+        SecretExchange::answer(client, 400, why);
+        return fail("deny", why);
+    }
+    if (inner.host() != m_host || inner.port() != m_port) {
+        why = "the request in the tunnel is for " + inner.host() + ":" +
+              std::to_string(inner.port()) + ", not " + m_host + ":" + std::to_string(m_port);
+        SecretExchange::answer(client, 421, why);
+        return fail("deny", why);
+    }
+    report("allow", rule);
+    const SecretExchange::Result r =
+        SecretExchange(m_secrets, m_host, m_port)
+            .run(client, origin, raw, inner.headBytes(), inner.originHead(),
+                 [this](const std::vector<std::string> &names) { secretEvent(names); });
+    origin.finish();
+    ::close(out);
+    endEvent(r.up, r.down, started);
 }
 
 std::string GatewayConnection::checkPlainTunnel(std::string *first, int64_t deadlineMs)
@@ -372,6 +466,29 @@ void GatewayConnection::run()
         return;
     }
     const std::string rest = buffer.substr(request.headBytes());
+    // A host one of this sandbox's secrets is bound to: its requests are read and rewritten.
+    m_secrets = m_gateway.secretsFor(m_credential);
+    const bool rewrite = m_secrets.bindsTo(m_host, m_port);
+    if (rewrite && request.kind() == ProxyRequest::Kind::Forward) {
+        exchangePlain(out, buffer, request.headBytes(),
+                      upstream ? request.upstreamHead(upstream->authorization)
+                               : request.originHead(),
+                      decision.rule);
+        return;
+    }
+    if (rewrite) {
+        // The client waits for the answer to its CONNECT before its TLS: bytes before it, or
+        // from the host's proxy after its answer, would be neither the client's TLS nor ours.
+        if (!rest.empty() || !early.empty()) {
+            ::close(out);
+            report("deny", "bytes came before the tunnel was open");
+            return;
+        }
+        const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n";
+        writeAll(m_fd, established.data(), established.size());
+        exchangeTls(out, decision.rule);
+        return;
+    }
     if (request.kind() == ProxyRequest::Kind::Forward) {
         report("allow", decision.rule);
         splice(out,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway.h"
+#include "secretrewriter.h"
 
 #include <cstdint>
 #include <string>
@@ -39,6 +40,13 @@ private:
     bool tunnelUpstream(int out, const Gateway::Upstream &upstream, const std::string &target,
                         std::string *early, std::string *why);
     void splice(int out, const std::string &toOut);
+    // For a host that a secret of this sandbox is bound to: one request through SecretExchange,
+    // over TLS terminated here for a tunnel (`raw` and `head` then come from inside it).
+    void exchangePlain(int out, const std::string &raw, size_t headBytes, const std::string &head,
+                       const std::string &rule);
+    void exchangeTls(int out, const std::string &rule);
+    void secretEvent(const std::vector<std::string> &names);
+    void endEvent(uint64_t up, uint64_t down, int64_t started);
     // For a tunnel that does not start with TLS: "" when its first request is an HTTP request
     // for the CONNECT's host and port, else why not.
     std::string checkPlainTunnel(std::string *first, int64_t deadlineMs);
@@ -51,4 +59,5 @@ private:
     std::string m_host;
     int m_port = 0;
     std::vector<std::string> m_addresses;
+    SecretRewriter m_secrets;
 };

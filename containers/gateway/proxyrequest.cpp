@@ -116,12 +116,12 @@ ProxyRequest ProxyRequest::parse(const char *data, size_t size)
     return parseHead(data, size, false);
 }
 
-ProxyRequest ProxyRequest::parseInTunnel(const char *data, size_t size)
+ProxyRequest ProxyRequest::parseInTunnel(const char *data, size_t size, int defaultPort)
 {
-    return parseHead(data, size, true);
+    return parseHead(data, size, true, defaultPort);
 }
 
-ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunnel)
+ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunnel, int defaultPort)
 {
     ProxyRequestParse s;
     ProxyRequest &r = s.request;
@@ -155,7 +155,7 @@ ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunne
     // Paused in on_headers_complete: the parser has not counted the byte that ended the head.
     r.m_headBytes = err == HPE_PAUSED ? used + 1 : used;
     if (inTunnel)
-        return readTunnelRequest(std::move(r), parser.method == HTTP_CONNECT);
+        return readTunnelRequest(std::move(r), parser.method == HTTP_CONNECT, defaultPort);
     const bool connect = parser.method == HTTP_CONNECT;
     r.m_kind = connect ? Kind::Connect : Kind::Forward;
     http_parser_url url;
@@ -203,7 +203,7 @@ ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunne
     return r;
 }
 
-ProxyRequest ProxyRequest::readTunnelRequest(ProxyRequest r, bool connect)
+ProxyRequest ProxyRequest::readTunnelRequest(ProxyRequest r, bool connect, int defaultPort)
 {
     auto bad = [&](const std::string &why) {
         r.m_state = Status::Bad;
@@ -231,7 +231,7 @@ ProxyRequest ProxyRequest::readTunnelRequest(ProxyRequest r, bool connect)
         uri.substr(url.field_data[UF_HOST].off, url.field_data[UF_HOST].len));
     if (r.m_host.empty())
         return bad("the request in the tunnel has no valid Host header");
-    r.m_port = (url.field_set & (1 << UF_PORT)) ? url.port : 80;
+    r.m_port = (url.field_set & (1 << UF_PORT)) ? url.port : defaultPort;
     r.m_path = r.m_url;
     r.m_state = Status::Ok;
     return r;

@@ -31,7 +31,9 @@ public:
     // The first request inside a CONNECT tunnel that does not start with TLS (Node's undici
     // tunnels plain http: too): an origin-form request, its host and port from its Host header,
     // no credential (the CONNECT carried it).
-    static ProxyRequest parseInTunnel(const char *data, size_t size);
+    // `defaultPort`: the port a Host header without one means (443 inside TLS the gateway
+    // terminated itself).
+    static ProxyRequest parseInTunnel(const char *data, size_t size, int defaultPort = 80);
 
     Status state() const { return m_state; }
     int status() const { return m_status; } // with Bad: 400, 405, 407 (no credential), 431
@@ -57,8 +59,9 @@ public:
 
 private:
     friend struct ProxyRequestParse;
-    static ProxyRequest parseHead(const char *data, size_t size, bool inTunnel);
-    static ProxyRequest readTunnelRequest(ProxyRequest r, bool connect);
+    static ProxyRequest parseHead(const char *data, size_t size, bool inTunnel,
+                                  int defaultPort = 80);
+    static ProxyRequest readTunnelRequest(ProxyRequest r, bool connect, int defaultPort);
     std::string headFor(const std::string &target, const std::string &extra) const;
     Status m_state = Status::NeedMore;
     int m_status = 0;

@@ -125,7 +125,7 @@ QStringList ContainerSpec::proxyEnv(const Egress &egress)
     // A program's own local servers are not behind the gateway.
     for (const char *name : {"NO_PROXY", "no_proxy"})
         env.append(QString::fromLatin1(name) + QStringLiteral("=localhost,127.0.0.1,::1"));
-    return env;
+    return env + egress.env;
 }
 
 QJsonObject ContainerSpec::joinEgress(const QJsonObject &body, const Egress &egress)

@@ -24,12 +24,16 @@ public:
         QString proxyHost; // the gateway's address on it
         int proxyPort = 0;
         QString credential; // this sandbox's own, valid while it lives
+        // NAME=value entries after the proxy variables: the secrets' placeholders, and the
+        // authority's certificate for the supervisor to add to the trust store (CS_EXTRA_CA).
+        QStringList env;
     };
     // `body` (render() of an allow-list spec) on the gateway's internal network, with the proxy
     // variables last (they win over passed-through ones) and a name server that answers nothing:
     // names are the gateway's to resolve.
     static QJsonObject joinEgress(const QJsonObject &body, const Egress &egress);
-    // HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (both cases), npm's, and NO_PROXY for loopback.
+    // HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (both cases), npm's, NO_PROXY for loopback, then the
+    // Egress's own entries.
     static QStringList proxyEnv(const Egress &egress);
     // A documentation address (RFC 5737): on a network without a route out nothing answers it.
     static constexpr const char *kNoNameServer = "192.0.2.1";

@@ -237,6 +237,16 @@ SandboxSpec::Result DockerBackend::accept(SandboxSpec spec) const
     return SandboxBackend::accept(spec);
 }
 
+void DockerBackend::setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
+                                    const QByteArray &trustPem)
+{
+    m_authorityCertificate = certificatePem;
+    m_authorityKey = keyPem;
+    m_trust = trustPem;
+    if (m_egress)
+        m_egress->setInterception(certificatePem, keyPem, trustPem);
+}
+
 void DockerBackend::setUpstreamProxy(const UpstreamProxy &proxy)
 {
     m_upstream = proxy;
@@ -250,16 +260,20 @@ SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QS
     auto *container =
         new DockerContainer(m_engine, ContainerSpec::render(spec), spec.image, name, parent);
     switch (spec.network) {
-    case SandboxSpec::Network::Allowlist:
+    case SandboxSpec::Network::Allowlist: {
         if (!m_egress) {
             m_egress = new EngineGateway(m_engine, this);
             if (!m_gatewayImage.isEmpty())
                 m_egress->setImage(m_gatewayImage);
             m_egress->setUpstream(m_upstream);
+            m_egress->setInterception(m_authorityCertificate, m_authorityKey, m_trust);
         }
-        container->useEgress(
-            new EgressLease(m_egress, spec.egress, spec.askOtherHosts, spec.labels, container));
+        auto *lease =
+            new EgressLease(m_egress, spec.egress, spec.askOtherHosts, spec.labels, container);
+        lease->setSecrets(spec.secrets);
+        container->useEgress(lease);
         break;
+    }
     case SandboxSpec::Network::None:
     case SandboxSpec::Network::Open:
         break;

@@ -69,6 +69,8 @@ public:
     void setGatewayImage(const QString &image) { m_gatewayImage = image; }
     // Given to the gateway, now or when it is made.
     void setUpstreamProxy(const UpstreamProxy &proxy) override;
+    void setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
+                         const QByteArray &trustPem) override;
 
     // Where build-images.sh writes IMAGE.status: $CODE_SANDBOX_IMAGE_STATUS, else
     // /run/code-sandbox-images (root's to write, so the files cannot be planted).
@@ -118,6 +120,9 @@ private:
     EgressGateway *m_egress = nullptr;
     QString m_gatewayImage;
     UpstreamProxy m_upstream;
+    QByteArray m_authorityCertificate;
+    QByteArray m_authorityKey;
+    QByteArray m_trust;
     QString m_runtime;
     QString m_defaultRuntime;
     QHash<QString, Runtime> m_runtimes; // name → what it is, from /info

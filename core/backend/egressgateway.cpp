@@ -60,10 +60,11 @@ void EgressGateway::whenReady(const QMap<QString, QString> &labels, QObject *con
     next();
 }
 
-QString EgressGateway::grant(const QStringList &patterns, bool ask)
+QString EgressGateway::grant(const QStringList &patterns, bool ask,
+                             const QList<SecretGrant> &secrets)
 {
     const QString credential = randomHex(16);
-    m_grants.insert(credential, {patterns, ask});
+    m_grants.insert(credential, {patterns, ask, secrets});
     if (m_state == State::Ready)
         sendGrant(credential);
     return credential;
@@ -97,6 +98,32 @@ void EgressGateway::sendGrant(const QString &credential)
     send(QStringLiteral("grant\t%1\t*\t%2\t%3")
              .arg(credential, grant.ask ? QStringLiteral("ask") : QStringLiteral("refuse"),
                   grant.patterns.join(u',')));
+    // Never logged: these lines carry the values.
+    for (const SecretGrant &secret : grant.secrets)
+        send(QStringLiteral("secret\t%1\t%2\t%3\t%4\t%5")
+                 .arg(credential, secret.name, secret.placeholder,
+                      QString::fromLatin1(secret.value.toBase64()), secret.hosts.join(u',')));
+}
+
+void EgressGateway::setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
+                                    const QByteArray &trustPem)
+{
+    m_authorityCertificate = certificatePem;
+    m_authorityKey = keyPem;
+    m_trust = trustPem;
+    if (m_state == State::Ready)
+        sendInterception();
+}
+
+void EgressGateway::sendInterception()
+{
+    if (m_authorityKey.isEmpty())
+        return;
+    send(QStringLiteral("authority\t%1\t%2")
+             .arg(QString::fromLatin1(m_authorityCertificate.toBase64()),
+                  QString::fromLatin1(m_authorityKey.toBase64())));
+    if (!m_trust.isEmpty())
+        send(QStringLiteral("trust\t") + QString::fromLatin1(m_trust.toBase64()));
 }
 
 void EgressGateway::revoke(const QString &credential)
@@ -196,7 +223,7 @@ void EgressGateway::onOutput(int stream, const QByteArray &bytes)
                     << "the gateway image" << m_image
                     << "cannot go out through the host's proxy: it is older than this server; "
                        "rebuild it with containers/build-images.sh --force gateway";
-        } else if (kind == u"conn" || kind == u"ask" || kind == u"end") {
+        } else if (kind == u"conn" || kind == u"ask" || kind == u"end" || kind == u"secret") {
             qCDebug(lcBackend).noquote() << "egress:" << line;
             Q_EMIT event(message);
         }
@@ -230,6 +257,7 @@ void EgressGateway::onReady()
     m_ping.start();
     if (m_upstream.isSet())
         sendUpstream();
+    sendInterception();
     for (auto it = m_grants.cbegin(); it != m_grants.cend(); ++it)
         sendGrant(it.key());
     const ContainerSpec::Egress at = where();

@@ -67,10 +67,20 @@ public:
     // carries them, so leftovers of an instance that died can be found.
     void whenReady(const QMap<QString, QString> &labels, QObject *context, const Ready &done);
 
-    // A new credential for one sandbox (random, 128 bits), and its hosts. Kept until revoked,
-    // and given to a gateway made again. With `ask`, a connection to another host is held and
-    // reported ({"ev":"ask",...}) until answer() says, else refused at once.
-    QString grant(const QStringList &patterns, bool ask = false);
+    // One sandbox's secret as the gateway gets it: the placeholder the sandbox holds, made for
+    // it alone.
+    struct SecretGrant
+    {
+        QString name;
+        QString placeholder;
+        QByteArray value;
+        QStringList hosts;
+    };
+    // A new credential for one sandbox (random, 128 bits), its hosts and its secrets. Kept until
+    // revoked, and given to a gateway made again. With `ask`, a connection to another host is
+    // held and reported ({"ev":"ask",...}) until answer() says, else refused at once.
+    QString grant(const QStringList &patterns, bool ask = false,
+                  const QList<SecretGrant> &secrets = {});
     void revoke(const QString &credential);
     // The credential may reach `pattern` too from now on (a person allowed it always).
     void widen(const QString &credential, const QString &pattern);
@@ -92,6 +102,13 @@ public:
     // at once, and to each one started, before any grant. Over the control channel, so that
     // the proxy's credential is not in the gateway's configuration.
     void setUpstream(const UpstreamProxy &proxy);
+
+    // The installation's authority (InterceptionAuthority) and the host's trust store, for the
+    // hosts secrets are bound to: sent to a running gateway at once and to each one started,
+    // before any grant. Without them a secret's host cannot be reached.
+    void setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
+                         const QByteArray &trustPem);
+    QByteArray authorityCertificate() const { return m_authorityCertificate; }
 
     bool isRunning() const { return m_state == State::Ready; }
     // Live credentials: sandboxes that exist and may reach their hosts through the gateway.
@@ -166,6 +183,7 @@ private:
     {
         QStringList patterns;
         bool ask = false;
+        QList<SecretGrant> secrets;
     };
     struct Waiter
     {
@@ -190,6 +208,7 @@ private:
     void releaseFlushes(bool all);
     void sendGrant(const QString &credential);
     void sendUpstream();
+    void sendInterception();
 
     QMap<QString, QString> m_labels;
     QByteArray m_pending; // stdout up to the next newline
@@ -204,6 +223,9 @@ private:
     int m_inFlight = 0;              // backend requests not answered yet
     bool m_restartAfterLoss = false; // a running gateway went away while sandboxes held grants
     UpstreamProxy m_upstream;
+    QByteArray m_authorityCertificate;
+    QByteArray m_authorityKey;
+    QByteArray m_trust;
     QPointer<QObject> m_shutdownContext;
     std::function<void()> m_shutdownDone;
 };

@@ -3,6 +3,7 @@
 #include "egressgateway.h"
 
 #include <QJsonObject>
+#include <QRandomGenerator>
 
 EgressLease::EgressLease(EgressGateway *gateway, const QStringList &patterns, bool ask,
                          const QMap<QString, QString> &labels, QObject *parent)
@@ -35,11 +36,37 @@ void EgressLease::take(
                 return;
             }
             ContainerSpec::Egress egress = where;
-            egress.credential = m_credential = m_gateway->grant(m_patterns, m_ask);
+            QList<EgressGateway::SecretGrant> secrets;
+            for (const SandboxSpec::Secret &s : std::as_const(m_secrets)) {
+                const QString placeholder = placeholderFor(s.name);
+                secrets.append({s.name, placeholder, s.value, s.hosts});
+                egress.env.append(s.name + u'=' + placeholder);
+            }
+            if (!secrets.isEmpty()) {
+                if (m_gateway->authorityCertificate().isEmpty()) {
+                    done({}, QStringLiteral("this run has secrets, but the authority the egress "
+                                            "gateway signs their hosts' certificates with could "
+                                            "not be loaded (see the server's log)"));
+                    return;
+                }
+                egress.env.append(QString::fromLatin1(kAuthorityVar) + u'=' +
+                                  QString::fromLatin1(m_gateway->authorityCertificate()));
+            }
+            egress.credential = m_credential = m_gateway->grant(m_patterns, m_ask, secrets);
             connect(m_gateway, &EgressGateway::event, this, &EgressLease::onEvent,
                     Qt::UniqueConnection);
             done(egress, QString());
         });
+}
+
+QString EgressLease::placeholderFor(const QString &name)
+{
+    quint64 bits[2];
+    QRandomGenerator::system()->fillRange(bits);
+    return QStringLiteral("csb-secret-%1-%2%3")
+        .arg(name)
+        .arg(bits[0], 16, 16, QLatin1Char('0'))
+        .arg(bits[1], 16, 16, QLatin1Char('0'));
 }
 
 void EgressLease::revoke()
@@ -55,6 +82,11 @@ void EgressLease::onEvent(const QJsonObject &event)
     const qint64 id = qint64(event.value(u"id").toDouble());
     if (event.value(u"ev").toString() == u"end") {
         if (m_connections.remove(id))
+            Q_EMIT networkEvent(event);
+        return;
+    }
+    if (event.value(u"ev").toString() == u"secret") {
+        if (m_connections.contains(id))
             Q_EMIT networkEvent(event);
         return;
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "containerspec.h"
+#include "sandboxspec.h"
 
 #include <QMap>
 #include <QObject>
@@ -22,6 +23,12 @@ class EgressLease : public QObject
 public:
     EgressLease(EgressGateway *gateway, const QStringList &patterns, bool ask,
                 const QMap<QString, QString> &labels, QObject *parent = nullptr);
+    // Its sandbox's secrets: each gets a placeholder of its own when the lease is taken
+    // (csb-secret-NAME-<128 random bits>), which is what the sandbox holds.
+    void setSecrets(const QList<SandboxSpec::Secret> &secrets) { m_secrets = secrets; }
+    static QString placeholderFor(const QString &name);
+    // The supervisor adds the authority's certificate from this variable to the trust store.
+    static constexpr const char *kAuthorityVar = "CS_EXTRA_CA";
     ~EgressLease() override;
 
     // Calls `done` with where to reach the proxy and the new credential, or why not (the
@@ -48,6 +55,7 @@ private:
     QPointer<EgressGateway> m_gateway;
     QStringList m_patterns;
     bool m_ask = false;
+    QList<SandboxSpec::Secret> m_secrets;
     QMap<QString, QString> m_labels;
     QString m_credential;
     QSet<qint64> m_connections; // the gateway's ids of this sandbox's open connections

@@ -35,7 +35,7 @@ EngineGateway::~EngineGateway()
 
 ContainerSpec::Egress EngineGateway::where() const
 {
-    return {m_internal, m_address, kPort, {}};
+    return {m_internal, m_address, kPort, {}, {}};
 }
 
 void EngineGateway::ask(EngineReply *reply, const std::function<void(EngineReply *)> &onAnswer)

@@ -93,11 +93,23 @@ SandboxContainer *KubernetesBackend::createSandbox(const SandboxSpec &spec, cons
         if (!m_egress) {
             m_egress = new PodGateway(m_client, m_options.imagePrefix, this);
             m_egress->setUpstream(m_upstream);
+            m_egress->setInterception(m_authorityCertificate, m_authorityKey, m_trust);
         }
-        pod->useEgress(
-            new EgressLease(m_egress, spec.egress, spec.askOtherHosts, spec.labels, pod));
+        auto *lease = new EgressLease(m_egress, spec.egress, spec.askOtherHosts, spec.labels, pod);
+        lease->setSecrets(spec.secrets);
+        pod->useEgress(lease);
     }
     return pod;
+}
+
+void KubernetesBackend::setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
+                                        const QByteArray &trustPem)
+{
+    m_authorityCertificate = certificatePem;
+    m_authorityKey = keyPem;
+    m_trust = trustPem;
+    if (m_egress)
+        m_egress->setInterception(certificatePem, keyPem, trustPem);
 }
 
 void KubernetesBackend::setUpstreamProxy(const UpstreamProxy &proxy)

@@ -69,6 +69,8 @@ public:
     void shutdown(QObject *context, const std::function<void()> &done) override;
     // Given to the gateway, now or when it is made.
     void setUpstreamProxy(const UpstreamProxy &proxy) override;
+    void setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
+                         const QByteArray &trustPem) override;
     // The allow-list mode's gateway in the namespace; null until a sandbox needed it.
     PodGateway *egressGateway() const { return m_egress; }
 
@@ -76,7 +78,7 @@ public:
 
 protected:
     // With the configured RuntimeClass; refused with a mount (a library volume: runs with
-    // libraries, and installs) or secrets.
+    // libraries, and installs).
     SandboxSpec::Result accept(SandboxSpec spec) const override;
 
 private:
@@ -85,4 +87,7 @@ private:
     PodIsolation *m_isolation; // whether pods without network may be made; shared by the pods
     PodGateway *m_egress = nullptr;
     UpstreamProxy m_upstream;
+    QByteArray m_authorityCertificate;
+    QByteArray m_authorityKey;
+    QByteArray m_trust;
 };

@@ -44,7 +44,7 @@ PodGateway::~PodGateway()
 
 ContainerSpec::Egress PodGateway::where() const
 {
-    return {QString(), m_clusterIP, kPort, {}};
+    return {QString(), m_clusterIP, kPort, {}, {}};
 }
 
 QJsonObject PodGateway::kubeLabels(const QJsonObject &labels)

@@ -85,6 +85,16 @@ void Execution::onNetworkEvent(const QJsonObject &event)
             }
         return;
     }
+    if (event.value(u"ev").toString() == u"secret") {
+        for (NetworkAttempt &a : m_result.network)
+            if (a.id == id) {
+                for (const QJsonValue &name : event.value(u"names").toArray())
+                    if (!a.secrets.contains(name.toString()))
+                        a.secrets.append(name.toString());
+                Q_EMIT networkAttempt(a);
+            }
+        return;
+    }
     if (event.value(u"ev").toString() == u"ask") {
         // Held by the gateway until answerConnection(); a program that keeps asking gets no more
         // questions than its record has room for (the rest are refused at once).

@@ -39,6 +39,8 @@ QJsonObject NetworkAttempt::toJson() const
         one.insert(QStringLiteral("bytes_received"), bytesDown);
         one.insert(QStringLiteral("duration_ms"), ms);
     }
+    if (!secrets.isEmpty())
+        one.insert(QStringLiteral("secrets_added"), QJsonArray::fromStringList(secrets));
     return one;
 }
 
@@ -73,13 +75,17 @@ std::optional<NetworkAttempt> NetworkAttempt::fromJson(const QJsonObject &json)
     // The three come together or not at all.
     if (a.bytesUp < 0 || a.bytesDown < 0 || a.ms < 0)
         a.bytesUp = a.bytesDown = a.ms = -1;
+    for (const QJsonValue &name : json.value(u"secrets_added").toArray())
+        if (name.isString() && name.toString().size() <= 128 && a.secrets.size() < 32)
+            a.secrets.append(name.toString());
     return a;
 }
 
 bool NetworkAttempt::operator==(const NetworkAttempt &o) const
 {
     return id == o.id && host == o.host && port == o.port && verdict == o.verdict &&
-           rule == o.rule && bytesUp == o.bytesUp && bytesDown == o.bytesDown && ms == o.ms;
+           rule == o.rule && bytesUp == o.bytesUp && bytesDown == o.bytesDown && ms == o.ms &&
+           secrets == o.secrets;
 }
 
 QJsonObject ExecutionResult::toJson() const

@@ -45,6 +45,8 @@ struct NetworkAttempt
     qint64 bytesUp = -1; // program → host, once the connection ended (-1 before)
     qint64 bytesDown = -1;
     qint64 ms = -1;
+    // The secrets the gateway added to its request (names only; --secret).
+    QStringList secrets;
 
     // As structuredContent has it (without the id); the bytes and duration once it ended.
     QJsonObject toJson() const;

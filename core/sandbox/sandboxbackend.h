@@ -203,6 +203,16 @@ public:
     // by the service before its first sandbox (UpstreamProxy::isSet() false: straight out). By
     // default the backend has no such way out to give it to.
     virtual void setUpstreamProxy(const UpstreamProxy &proxy) { Q_UNUSED(proxy); }
+    // The installation's authority and the host's trust store, for the hosts of bound secrets
+    // (EgressGateway::setInterception); set by the service before its first sandbox when it has
+    // secrets. By default the backend has no gateway to give them to.
+    virtual void setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
+                                 const QByteArray &trustPem)
+    {
+        Q_UNUSED(certificatePem);
+        Q_UNUSED(keyPem);
+        Q_UNUSED(trustPem);
+    }
 
     // At the service's shutdown, once its sandboxes are gone: removes what the backend made
     // beside them (the allow-list mode's gateway and networks), then calls `done` (while
@@ -219,13 +229,15 @@ Q_SIGNALS:
 
 protected:
     // A spec the sandbox room made, as this backend runs it (with what it adds, such as its
-    // runtime), or why it cannot run it. By default: as it is, unless it has secrets, which no
-    // backend delivers yet.
+    // runtime), or why it cannot run it. By default: as it is, unless it has secrets outside
+    // the allow-list mode (only its egress gateway can add them).
     virtual SandboxSpec::Result accept(SandboxSpec spec) const
     {
-        if (!spec.secrets.isEmpty())
+        if (!spec.secrets.isEmpty() && spec.network != SandboxSpec::Network::Allowlist)
             return SandboxSpec::Result::refused(
-                QStringLiteral("secrets are not supported by the backend at %1").arg(endpoint()));
+                QStringLiteral("secrets need the allow-list network mode (the egress gateway "
+                               "adds them); the backend at %1 was given a run without it")
+                    .arg(endpoint()));
         return SandboxSpec::Result::of(spec);
     }
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "calltimeout.h"
+#include "sandboxspec.h"
 
 #include <QList>
 #include <QPair>
@@ -37,8 +38,11 @@ struct SandboxConfig
         c.isolation = isolation;
         if (runEgress) {
             c.egress = *runEgress;
-            if (runEgress->isEmpty())
+            // No network at all: no secret either.
+            if (runEgress->isEmpty()) {
                 c.network = false;
+                c.secrets.clear();
+            }
         }
         return c;
     }
@@ -70,6 +74,12 @@ struct SandboxConfig
     // Host variables that enter the sandbox: name and value, read once at start. Values are never
     // logged.
     QList<QPair<QString, QString>> passThroughEnv;
+    // Secrets bound to hosts (--secret): runs hold placeholders, the egress gateway adds the
+    // values for those hosts only. Runs with some are in the allow-list mode, their hosts added.
+    QList<SandboxSpec::Secret> secrets;
+    // Where the authority the gateway signs those hosts' certificates with is kept (made there
+    // on first use; InterceptionAuthority); empty: the user's config folder.
+    QString secretsAuthorityFolder;
     QString instanceId; // labels our containers so leftovers can be found
     // Containers kept started ahead of time per language (0: create one per call): the base the
     // pool starts from and returns to.

@@ -3,6 +3,7 @@
 #include "containerpool.h"
 #include "execution.h"
 #include "executionqueue.h"
+#include "interceptionauthority.h"
 #include "janitor.h"
 #include "librarycache.h"
 #include "missingimage.h"
@@ -11,6 +12,7 @@
 #include "sandboxlog.h"
 #include "sandboxsite.h"
 
+#include <QFile>
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
@@ -34,6 +36,8 @@ SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
     else if (m_upstream.isSet())
         qCInfo(lcSandbox).noquote()
             << "the egress gateway goes out through the host's proxy" << m_upstream.describe();
+    if (!config.secrets.isEmpty())
+        loadAuthority();
     for (SandboxBackend *backend : backends)
         m_sites.append(new SandboxSite(backend, int(m_sites.size()), this));
     int capacity = 0;
@@ -52,9 +56,41 @@ SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
             site->watch();
 }
 
+void SandboxService::loadAuthority()
+{
+    QString error;
+    const QString folder = m_config.secretsAuthorityFolder.isEmpty()
+                               ? InterceptionAuthority::defaultFolder()
+                               : m_config.secretsAuthorityFolder;
+    const auto authority = InterceptionAuthority::loadOrCreate(folder, &error);
+    if (!authority) {
+        // Runs with secrets then fail with a clear error (EgressLease); the others go on.
+        qCWarning(lcSandbox).noquote() << "secrets cannot be used:" << error;
+        return;
+    }
+    m_authorityCertificate = authority->certificatePem();
+    m_authorityKey = authority->keyPem();
+    // The host's trust store checks the real servers where a secret is added: the one installs
+    // use (--install-ca-file), else the system's.
+    QFile trust(m_config.installCaBundle.isEmpty()
+                    ? QStringLiteral("/etc/ssl/certs/ca-certificates.crt")
+                    : m_config.installCaBundle);
+    if (trust.open(QIODevice::ReadOnly))
+        m_trust = trust.read(4 * 1024 * 1024);
+    else
+        qCWarning(lcSandbox).noquote()
+            << "no trust store at" << trust.fileName()
+            << "- the hosts secrets are bound to cannot be checked, so they cannot be reached";
+    qCInfo(lcSandbox).noquote() << "secrets:" << m_config.secrets.size()
+                                << "bound; their hosts' certificates are signed by the authority in"
+                                << folder;
+}
+
 void SandboxService::setUpSite(SandboxSite *site)
 {
     site->backend()->setUpstreamProxy(m_upstream);
+    if (!m_authorityKey.isEmpty())
+        site->backend()->setInterception(m_authorityCertificate, m_authorityKey, m_trust);
     site->setLibraries(new LibraryCache(
         {[this, site](const Language &language, const QString &volume, const QString &script) {
              return runInstall(site, language, volume, script);

@@ -141,6 +141,8 @@ private:
     // With `spec`: the engines that answer but refuse it, and why.
     QString noSiteMessage(const SpecFor &spec = {}) const;
     void setUpSite(SandboxSite *site);
+    // The secrets' authority (InterceptionAuthority) and the trust store, when there are secrets.
+    void loadAuthority();
     ContainerPool *makePool(SandboxSite *site);
     void siteStateChanged(SandboxSite *site);
     void dropPool(SandboxSite *site);
@@ -167,6 +169,10 @@ private:
     LanguageRegistry m_languages;
     SandboxConfig m_config;
     UpstreamProxy m_upstream; // from the config's installEnv: the host's proxy, if any
+    // The secrets' authority and the host's trust store (loadAuthority), for the backends.
+    QByteArray m_authorityCertificate;
+    QByteArray m_authorityKey;
+    QByteArray m_trust;
     MissingImageWording m_missingImageWording;
     QHash<SandboxContainer *, SandboxSite *> m_containers;
     QSet<Execution *> m_executions;

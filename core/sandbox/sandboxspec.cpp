@@ -58,10 +58,16 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
     if (config.isolation != QLatin1String(SandboxSpec::kIsolationContainer))
         spec.isolation = config.isolation;
     // An allow-list narrows --network: with one, the sandbox reaches only the hosts it names.
-    if (!config.egress.isEmpty()) {
+    // Bound secrets need the gateway too, and their hosts are reachable (what they are for).
+    if (!config.egress.isEmpty() || (!config.secrets.isEmpty() && !config.network)) {
         spec.network = SandboxSpec::Network::Allowlist;
         spec.egress = config.egress;
         spec.askOtherHosts = config.askOtherHosts;
+        spec.secrets = config.secrets;
+        for (const SandboxSpec::Secret &secret : config.secrets)
+            for (const QString &host : secret.hosts)
+                if (!spec.egress.contains(host))
+                    spec.egress.append(host);
     } else {
         spec.network = config.network ? SandboxSpec::Network::Open : SandboxSpec::Network::None;
     }
@@ -111,6 +117,7 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
     // anywhere.
     SandboxConfig installConfig = config;
     installConfig.passThroughEnv.clear();
+    installConfig.secrets.clear();
     // The host's proxy variables stay out: the gateway is the install's proxy, and goes out
     // through the host's (UpstreamProxy) when there is one.
     QStringList env;
@@ -169,7 +176,10 @@ QString SandboxSpec::key() const
         mountsJson.append(QJsonArray{int(m.kind), m.source, m.target, m.readOnly});
     QJsonArray secretsJson;
     for (const Secret &s : secrets)
-        secretsJson.append(QJsonArray{s.name, s.envVar});
+        secretsJson.append(
+            QJsonArray{s.name, QJsonArray::fromStringList(s.hosts),
+                       QString::fromLatin1(
+                           QCryptographicHash::hash(s.value, QCryptographicHash::Sha256).toHex())});
     const QJsonObject all{
         {QStringLiteral("language"), language},
         {QStringLiteral("image"), image},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QByteArray>
 #include <QList>
 #include <QMap>
 #include <QPair>
@@ -61,17 +62,19 @@ struct SandboxSpec
         }
     };
 
-    // A credential given to the sandbox without passing through the program's inputs. Room for
-    // the issue that brings secrets: nothing sets one yet, and the renderers do not deliver
-    // them (a backend's runSpec must refuse a spec with secrets until its renderer does).
+    // A secret bound to hosts (--secret NAME=HOSTVAR@HOST,…): the sandbox's variable NAME holds
+    // a placeholder made for it alone, and the backend's egress gateway puts the value in its
+    // place in requests to those hosts only (and masks it in what they answer). The value never
+    // enters the sandbox; it reaches the gateway over its control channel.
     struct Secret
     {
-        QString name;   // the secret's name where the backend keeps it
-        QString envVar; // the variable that carries it into the sandbox
+        QString name;      // the variable inside the sandbox
+        QStringList hosts; // HostPattern entries
+        QByteArray value;  // the host variable's, read once at start; never logged
 
         bool operator==(const Secret &other) const
         {
-            return name == other.name && envVar == other.envVar;
+            return name == other.name && hosts == other.hosts && value == other.value;
         }
     };
 
@@ -111,6 +114,7 @@ struct SandboxSpec
     QString isolation;
     static constexpr const char *kIsolationGvisor = "gvisor";
     static constexpr const char *kIsolationContainer = "container"; // (= "": any runtime)
+    // Allowlist only (the gateway adds them): in the key by name, hosts and a hash of the value.
     QList<Secret> secrets;
     // It serves many programs one after another (a session, see SandboxSession).
     bool session = false;

@@ -275,7 +275,7 @@ void tst_ContainerSpec::joinEgress()
     const QJsonObject body = build(config);
     const ContainerSpec::Egress egress{QStringLiteral("code-sandbox-egress-x"),
                                        QStringLiteral("172.30.0.2"), 3128,
-                                       QStringLiteral("c0ffee")};
+                                       QStringLiteral("c0ffee"), {}};
     const QJsonObject joined = ContainerSpec::joinEgress(body, egress);
     QCOMPARE(at(joined, {"HostConfig", "NetworkMode"}), QJsonValue("code-sandbox-egress-x"));
     QCOMPARE(joined.value("NetworkDisabled"), QJsonValue(false));

@@ -3,19 +3,77 @@
 // runs, and every refusal — an unlisted host, a wrong credential, a name that resolves inward, an
 // address through a name pattern, a TLS server name that is not the CONNECT host, no TLS at all,
 // a held connection denied or unanswered — its chaining through an upstream proxy of the
-// host's, and its end with stdin.
+// host's, and its end with stdin. And its secrets: put in for their hosts' requests (over TLS it
+// terminates with a certificate from the authority it was sent), masked in the answers, kept from
+// every other host, from its stdout and from its errors; a real host it cannot verify is not sent
+// one.
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSslCertificate>
+#include <QSslConfiguration>
+#include <QSslKey>
+#include <QSslServer>
+#include <QSslSocket>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QTest>
+
+namespace {
+
+// With the openssl program, into `dir`: a CA (ca.pem) and world.test's certificate from it
+// (server.pem, server.key), as a real host has; the authority the gateway signs with
+// (authority.pem, authority.key: CA:TRUE, and a subject key identifier that the certificates it
+// makes point to); and an unrelated CA (stranger.pem) for a trust store that lacks world.test's.
+bool makeCertificates(const QString &dir)
+{
+    const auto run = [&dir](const QStringList &args) {
+        QProcess p;
+        p.setWorkingDirectory(dir);
+        p.start(QStringLiteral("openssl"), args);
+        if (p.waitForFinished(30000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
+            return true;
+        // Its progress dots otherwise: only a failure's words are worth showing.
+        qWarning().noquote() << "openssl" << args.join(u' ') << "failed:" << p.errorString()
+                             << p.readAllStandardError();
+        return false;
+    };
+    QFile ext(dir + QStringLiteral("/ext"));
+    if (!ext.open(QIODevice::WriteOnly) || ext.write("subjectAltName=DNS:world.test\n") < 0)
+        return false;
+    ext.close();
+    // Self-signed, unencrypted key, valid for two days.
+    const QStringList root = {"req", "-x509", "-nodes", "-days", "2"};
+    return run(root + QStringList{"-newkey", "rsa:2048", "-keyout", "ca.key", "-out", "ca.pem",
+                                  "-subj", "/CN=gateway test CA"}) &&
+           run({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
+                "server.csr", "-subj", "/CN=world.test"}) &&
+           run({"x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext"}) &&
+           run(root + QStringList{"-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-keyout",
+                                  "authority.key", "-out", "authority.pem", "-subj",
+                                  "/CN=gateway test authority", "-addext",
+                                  "basicConstraints=critical,CA:TRUE", "-addext",
+                                  "keyUsage=critical,keyCertSign", "-addext",
+                                  "subjectKeyIdentifier=hash"}) &&
+           run(root + QStringList{"-newkey", "rsa:2048", "-keyout", "stranger.key", "-out",
+                                  "stranger.pem", "-subj", "/CN=unrelated CA"});
+}
+
+// A secret as the server sends it: the sandbox holds the placeholder (EgressLease's form).
+const QByteArray kPlaceholder = "csb-secret-API_KEY-0123456789abcdef0123456789abcdef";
+const QByteArray kValue = "sk-live-5ecret-VALUE-4242";
+
+} // namespace
 
 class TestGateway : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    void initTestCase();
     void init();
     void cleanup();
     void forwardsPlainHttpToAListedHost();
@@ -26,6 +84,9 @@ private Q_SLOTS:
     void asksAndFollowsTheVerdict();
     void chainsThroughAnUpstreamProxy();
     void endsWithItsControlChannel();
+    void addsASecretOnlyForItsHost();
+    void refusesAnUntrustedHost();
+    void keepsASecretOutOfItsErrors();
 
 private:
     // The origin: answers every connection with `reply` once it has a request head (or, for a
@@ -44,6 +105,23 @@ private:
         QFile f(QStringLiteral(CS_CLIENTHELLO_DATA "/clienthello-sni.bin"));
         return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
     }
+    QByteArray certificateFile(const QString &name) const
+    {
+        QFile f(m_certs.filePath(name));
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }
+    // world.test over TLS, with the certificate of ca.pem: keeps each request head, and answers
+    // with the Authorization it got, in a header and in the body (as an API that echoes a key).
+    void startTlsOrigin();
+    // Sends the authority, and `trustFile` as the roots the gateway checks real hosts with.
+    void setUpInterception(const QString &trustFile);
+    // `credential`'s secret API_KEY (kPlaceholder, kValue) for world.test:<the TLS origin's
+    // port> and `also`.
+    void addSecret(const QByteArray &credential, const QByteArray &also = QByteArray());
+    // As a sandbox: a CONNECT to world.test:<the TLS origin's port>, TLS that trusts the authority
+    // alone, `request` (none: the gateway is to answer first); what came back over TLS until the
+    // gateway closed.
+    void throughTls(const QByteArray &credential, const QByteArray &request, QByteArray *answer);
 
     QProcess *m_gateway = nullptr;
     QTcpServer *m_origin = nullptr;
@@ -51,7 +129,17 @@ private:
     int m_port = 0;       // the gateway's
     int m_originPort = 0; // the origin's
     QByteArray m_out;
+    QByteArray m_allOut; // everything the gateway printed that nextEvent read
+    QTemporaryDir m_certs;
+    QSslServer *m_tlsOrigin = nullptr;
+    QByteArrayList m_tlsHeads; // what the TLS origin was sent
 };
+
+void TestGateway::initTestCase()
+{
+    QVERIFY(m_certs.isValid());
+    QVERIFY2(makeCertificates(m_certs.path()), "openssl could not make the test certificates");
+}
 
 void TestGateway::startOrigin(const QByteArray &reply)
 {
@@ -72,6 +160,8 @@ void TestGateway::init()
 {
     m_received.clear();
     m_out.clear();
+    m_allOut.clear();
+    m_tlsHeads.clear();
     startOrigin("HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello");
     m_gateway = new QProcess(this);
     m_gateway->setProcessChannelMode(QProcess::ForwardedErrorChannel);
@@ -79,7 +169,8 @@ void TestGateway::init()
                      {"--listen", "127.0.0.1:0", "--control-timeout-ms", "0", "--ask-timeout-ms",
                       "1500", "--hosts",
                       "web.test=127.0.0.1,tls.example.test=127.0.0.1,meta.lab.test=169.254.169.254,"
-                      "inner.lab.test=127.0.0.2,direct.test=127.0.0.1",
+                      "inner.lab.test=127.0.0.2,direct.test=127.0.0.1,world.test=127.0.0.1,"
+                      "plain.test=127.0.0.1",
                       "--public", "127.0.0.1/32"});
     QVERIFY(m_gateway->waitForStarted());
     const QJsonObject ready = nextEvent(QStringLiteral("ready"));
@@ -99,6 +190,8 @@ void TestGateway::cleanup()
     }
     delete m_origin;
     m_origin = nullptr;
+    delete m_tlsOrigin;
+    m_tlsOrigin = nullptr;
 }
 
 void TestGateway::control(const QByteArray &line)
@@ -121,7 +214,9 @@ QJsonObject TestGateway::nextEvent(const QString &kind, int timeoutMs)
         }
         if (!m_gateway->waitForReadyRead(200))
             QCoreApplication::processEvents();
-        m_out += m_gateway->readAllStandardOutput();
+        const QByteArray more = m_gateway->readAllStandardOutput();
+        m_out += more;
+        m_allOut += more;
     }
     return {};
 }
@@ -428,6 +523,267 @@ void TestGateway::endsWithItsControlChannel()
     QTcpSocket client;
     client.connectToHost(QHostAddress::LocalHost, quint16(m_port));
     QVERIFY(!client.waitForConnected(2000)); // nothing listens: no gateway, no way out
+}
+
+void TestGateway::startTlsOrigin()
+{
+    m_tlsOrigin = new QSslServer(this);
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    tls.setLocalCertificate(
+        QSslCertificate::fromPath(m_certs.filePath(QStringLiteral("server.pem"))).value(0));
+    QFile key(m_certs.filePath(QStringLiteral("server.key")));
+    QVERIFY(key.open(QIODevice::ReadOnly));
+    tls.setPrivateKey(QSslKey(&key, QSsl::Rsa));
+    m_tlsOrigin->setSslConfiguration(tls);
+    QVERIFY(m_tlsOrigin->listen(QHostAddress::LocalHost));
+    // Qt hands a connection over once its handshake is done: one that the gateway broke off
+    // (a certificate it did not trust) never shows here.
+    connect(m_tlsOrigin, &QTcpServer::pendingConnectionAvailable, this, [this] {
+        while (QTcpSocket *s = m_tlsOrigin->nextPendingConnection()) {
+            connect(s, &QAbstractSocket::disconnected, s, &QObject::deleteLater);
+            connect(s, &QIODevice::readyRead, s, [this, s] {
+                const QByteArray in = s->property("in").toByteArray() + s->readAll();
+                s->setProperty("in", in);
+                const qsizetype end = in.indexOf("\r\n\r\n");
+                if (end < 0)
+                    return;
+                const QByteArray head = in.left(end + 4);
+                m_tlsHeads << head;
+                QByteArray authorization;
+                for (const QByteArray &line : head.split('\n'))
+                    if (line.toLower().startsWith("authorization:"))
+                        authorization = line.mid(14).trimmed();
+                const QByteArray body = "you sent: " + authorization;
+                s->write("HTTP/1.1 200 OK\r\nX-Echo: " + authorization + "\r\nContent-Length: " +
+                         QByteArray::number(body.size()) + "\r\n\r\n" + body);
+                s->disconnectFromHost();
+            });
+        }
+    });
+}
+
+void TestGateway::setUpInterception(const QString &trustFile)
+{
+    control("authority\t" + certificateFile(QStringLiteral("authority.pem")).toBase64() + "\t" +
+            certificateFile(QStringLiteral("authority.key")).toBase64());
+    QVERIFY(nextEvent(QStringLiteral("ok")).value(u"authority").toBool());
+    control("trust\t" + certificateFile(trustFile).toBase64());
+    QVERIFY(nextEvent(QStringLiteral("ok")).value(u"trust").toBool());
+}
+
+void TestGateway::addSecret(const QByteArray &credential, const QByteArray &also)
+{
+    control("secret\t" + credential + "\tAPI_KEY\t" + kPlaceholder + "\t" + kValue.toBase64() +
+            "\tworld.test:" + QByteArray::number(m_tlsOrigin->serverPort()) +
+            (also.isEmpty() ? QByteArray() : "," + also));
+    const QJsonObject ok = nextEvent(QStringLiteral("ok"));
+    QCOMPARE(ok.value(u"cred").toString(), QString::fromLatin1(credential));
+    QCOMPARE(ok.value(u"secret").toString(), QStringLiteral("API_KEY"));
+}
+
+void TestGateway::throughTls(const QByteArray &credential, const QByteArray &request,
+                             QByteArray *answer)
+{
+    const QByteArray target = "world.test:" + QByteArray::number(m_tlsOrigin->serverPort());
+    QSslSocket client;
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    // The authority alone: a certificate that the gateway did not make for world.test fails.
+    tls.setCaCertificates(
+        QSslCertificate::fromPath(m_certs.filePath(QStringLiteral("authority.pem"))));
+    client.setSslConfiguration(tls);
+    client.setPeerVerifyName(QStringLiteral("world.test")); // and the TLS server name
+    QByteArray received;
+    connect(&client, &QIODevice::readyRead, &client, [&] { received += client.readAll(); });
+    QStringList errors;
+    connect(&client, &QSslSocket::sslErrors, &client, [&](const QList<QSslError> &list) {
+        for (const QSslError &e : list)
+            errors << e.errorString();
+    });
+    client.connectToHost(QHostAddress::LocalHost, quint16(m_port));
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), QAbstractSocket::ConnectedState, 5000);
+    client.write("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n" + auth(credential) +
+                 "\r\n");
+    QTRY_VERIFY_WITH_TIMEOUT(
+        received.contains("\r\n\r\n") || client.state() != QAbstractSocket::ConnectedState, 10000);
+    QCOMPARE(received, QByteArray("HTTP/1.1 200 Connection Established\r\n\r\n"));
+    received.clear();
+    // The signal, not isEncrypted(): a gateway that answers at once may have closed (and the
+    // socket forgotten its encryption) before the next look.
+    bool encrypted = false;
+    connect(&client, &QSslSocket::encrypted, &client, [&encrypted] { encrypted = true; });
+    client.startClientEncryption();
+    QTRY_VERIFY_WITH_TIMEOUT(encrypted || client.state() == QAbstractSocket::UnconnectedState,
+                             10000);
+    QVERIFY2(encrypted,
+             qPrintable(client.errorString() + u' ' + errors.join(QStringLiteral("; "))));
+    if (!request.isEmpty())
+        client.write(request);
+    // The gateway closes after one answer.
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), QAbstractSocket::UnconnectedState, 15000);
+    received += client.readAll();
+    *answer = received;
+}
+
+void TestGateway::addsASecretOnlyForItsHost()
+{
+    startTlsOrigin();
+    if (QTest::currentTestFailed())
+        return;
+    setUpInterception(QStringLiteral("ca.pem"));
+    if (QTest::currentTestFailed())
+        return;
+    const QByteArray tlsPort = QByteArray::number(m_tlsOrigin->serverPort());
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-s\t*\trefuse\tworld.test:" + tlsPort + ",plain.test:" + port +
+            ",web.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    addSecret("cred-s", "plain.test:" + port);
+    if (QTest::currentTestFailed())
+        return;
+
+    // Over TLS: the host gets the value where the sandbox wrote the placeholder, and no
+    // Accept-Encoding (a compressed answer could not be searched for the value).
+    QByteArray answer;
+    throughTls("cred-s",
+               "GET /x HTTP/1.1\r\nHost: world.test:" + tlsPort + "\r\nAuthorization: Bearer " +
+                   kPlaceholder + "\r\nAccept-Encoding: gzip\r\nUser-Agent: test\r\n\r\n",
+               &answer);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(m_tlsHeads.size(), 1);
+    const QByteArray head = m_tlsHeads.first();
+    QVERIFY2(head.startsWith("GET /x HTTP/1.1\r\n"), head.constData());
+    QVERIFY2(head.contains("\r\nAuthorization: Bearer " + kValue + "\r\n"), head.constData());
+    QVERIFY2(!head.contains(kPlaceholder), head.constData());
+    QVERIFY2(!head.toLower().contains("accept-encoding"), head.constData());
+    QVERIFY2(head.contains("\r\nUser-Agent: test\r\n"), head.constData());
+    QVERIFY2(head.contains("\r\nConnection: close\r\n"), head.constData());
+    // The origin echoed the value in a header and in its body: the sandbox sees the placeholder
+    // in both, and the body up to the end of the connection (masking may change its length).
+    QVERIFY2(answer.startsWith("HTTP/1.1 200 OK\r\n"), answer.constData());
+    QVERIFY2(answer.contains("\r\nX-Echo: Bearer " + kPlaceholder + "\r\n"), answer.constData());
+    QVERIFY2(answer.endsWith("\r\n\r\nyou sent: Bearer " + kPlaceholder), answer.constData());
+    QVERIFY2(!answer.contains(kValue), answer.constData());
+    QVERIFY2(!answer.toLower().contains("content-length"), answer.constData());
+    const QJsonObject conn = nextEvent(QStringLiteral("conn"));
+    QCOMPARE(conn.value(u"verdict").toString(), QStringLiteral("allow"));
+    QCOMPARE(conn.value(u"host").toString(), QStringLiteral("world.test"));
+    const QJsonObject secret = nextEvent(QStringLiteral("secret"));
+    QCOMPARE(secret.value(u"id"), conn.value(u"id"));
+    QCOMPARE(secret.value(u"names").toArray(), QJsonArray{QStringLiteral("API_KEY")});
+    const QJsonObject end = nextEvent(QStringLiteral("end"));
+    QCOMPARE(end.value(u"id"), conn.value(u"id"));
+    QCOMPARE(end.value(u"down").toInt(), answer.size());
+
+    // Plain HTTP to a host the secret is bound to: the same, without TLS (in the request line
+    // too).
+    m_received.clear();
+    answer = exchange("GET http://plain.test:" + port + "/p?key=" + kPlaceholder +
+                      " HTTP/1.1\r\nHost: plain.test:" + port + "\r\n" + auth("cred-s") +
+                      "Authorization: Bearer " + kPlaceholder + "\r\n\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 200 OK\r\n") && answer.endsWith("hello"),
+             answer.constData());
+    QVERIFY2(m_received.startsWith("GET /p?key=" + kValue + " HTTP/1.1\r\n"),
+             m_received.constData());
+    QVERIFY2(m_received.contains("\r\nAuthorization: Bearer " + kValue + "\r\n"),
+             m_received.constData());
+    QCOMPARE(nextEvent(QStringLiteral("secret")).value(u"names").toArray(),
+             QJsonArray{QStringLiteral("API_KEY")});
+    nextEvent(QStringLiteral("end"));
+
+    // Another host the sandbox may reach, that the secret is not bound to: the placeholder
+    // arrives as it was sent, and the value stays in the gateway.
+    m_received.clear();
+    answer = exchange("GET http://web.test:" + port + "/w?key=" + kPlaceholder +
+                      " HTTP/1.1\r\nHost: web.test:" + port + "\r\n" + auth("cred-s") +
+                      "Authorization: Bearer " + kPlaceholder + "\r\n\r\n");
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QVERIFY2(m_received.startsWith("GET /w?key=" + kPlaceholder + " HTTP/1.1\r\n"),
+             m_received.constData());
+    QVERIFY2(m_received.contains("\r\nAuthorization: Bearer " + kPlaceholder + "\r\n"),
+             m_received.constData());
+    QVERIFY2(!m_received.contains(kValue), m_received.constData());
+    const QJsonObject web = nextEvent(QStringLiteral("conn"));
+    QCOMPARE(web.value(u"host").toString(), QStringLiteral("web.test"));
+    QCOMPARE(nextEvent(QStringLiteral("end")).value(u"id"), web.value(u"id"));
+
+    // All it printed, to its end: two requests got the secret, and the value never shows.
+    m_gateway->closeWriteChannel();
+    QVERIFY(m_gateway->waitForFinished(5000));
+    m_allOut += m_gateway->readAllStandardOutput();
+    QCOMPARE(m_allOut.count("\"ev\":\"secret\""), 2);
+    QVERIFY2(!m_allOut.contains(kValue), m_allOut.constData());
+    QVERIFY2(!m_allOut.contains(kValue.toBase64()), m_allOut.constData());
+}
+
+void TestGateway::refusesAnUntrustedHost()
+{
+    startTlsOrigin();
+    if (QTest::currentTestFailed())
+        return;
+    // Roots that world.test's CA is not among: the gateway cannot tell the real host from one
+    // that would collect the value.
+    setUpInterception(QStringLiteral("stranger.pem"));
+    if (QTest::currentTestFailed())
+        return;
+    control("grant\tcred-s\t*\trefuse\tworld.test:" +
+            QByteArray::number(m_tlsOrigin->serverPort()));
+    nextEvent(QStringLiteral("ok"));
+    addSecret("cred-s");
+    if (QTest::currentTestFailed())
+        return;
+    QByteArray answer;
+    // No request: the gateway answers before it reads one (a request it did not read would
+    // make its close a reset, and the answer could be lost).
+    throughTls("cred-s", QByteArray(), &answer);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY2(answer.startsWith("HTTP/1.1 502 "), answer.constData());
+    QVERIFY2(answer.contains("cannot reach world.test securely: its certificate is not trusted ("),
+             answer.constData());
+    const QJsonObject conn = nextEvent(QStringLiteral("conn"));
+    QCOMPARE(conn.value(u"verdict").toString(), QStringLiteral("error"));
+    QVERIFY2(conn.value(u"rule").toString().contains(u"not trusted"),
+             qPrintable(conn.value(u"rule").toString()));
+    QVERIFY(m_tlsHeads.isEmpty());
+    QVERIFY(!m_allOut.contains("\"ev\":\"secret\""));
+}
+
+void TestGateway::keepsASecretOutOfItsErrors()
+{
+    control("grant\tcred-s\t*\trefuse\tworld.test");
+    nextEvent(QStringLiteral("ok"));
+    // What a secret's line carries must not come back out, whatever is wrong with it.
+    const QByteArray notBase64 = "hunter2*not-base64!";
+    const auto quiet = [this](const QByteArray &line, const QString &why) {
+        control(line);
+        const QJsonObject error = nextEvent(QStringLiteral("error"));
+        QVERIFY2(error.value(u"why").toString().contains(why),
+                 qPrintable(error.value(u"why").toString()));
+    };
+    quiet("secret\tcred-s\tAPI_KEY\t" + kPlaceholder + "\t" + notBase64 + "\tworld.test",
+          QStringLiteral("a value in base64"));
+    quiet("secret\tcred-none\tAPI_KEY\t" + kPlaceholder + "\t" + kValue.toBase64() + "\tworld.test",
+          QStringLiteral("grant first"));
+    quiet("secret\tcred-s\tAPI_KEY\tshort\t" + kValue.toBase64() + "\tworld.test",
+          QStringLiteral("16 characters"));
+    quiet("secret\tcred-s\tAPI_KEY\t" + kPlaceholder + "\t" + kValue.toBase64() + "\t*.com",
+          QStringLiteral("two labels"));
+    quiet("secret\tcred-s\tAPI_KEY\t" + kPlaceholder + "\t" + kValue.toBase64(),
+          QStringLiteral("hosts"));
+    // The authority's key, and a trust store, are no more quoted.
+    quiet("authority\t" + QByteArray("-----BEGIN PRIVATE KEY-----").toBase64() + "\t" +
+              kValue.toBase64(),
+          QStringLiteral("do not load"));
+    quiet("trust\t" + notBase64, QStringLiteral("PEM bundle in base64"));
+    if (QTest::currentTestFailed())
+        return;
+    // Nothing went through: the gateway still answers, and none of it was printed.
+    control("ping");
+    QVERIFY(!nextEvent(QStringLiteral("pong")).isEmpty());
+    for (const QByteArray &text : {notBase64, kValue, kValue.toBase64(), kPlaceholder,
+                                   QByteArray("-----BEGIN PRIVATE KEY-----").toBase64()})
+        QVERIFY2(!m_allOut.contains(text), m_allOut.constData());
 }
 
 QTEST_GUILESS_MAIN(TestGateway)

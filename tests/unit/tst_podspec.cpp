@@ -371,7 +371,7 @@ QJsonObject allowlistPod()
     config.egress = {"pypi.org"};
     config.passThroughEnv = {{"HTTPS_PROXY", "http://corporate:3128"}};
     return PodSpec::joinEgress(PodSpec::render(specFor(config)),
-                               {QString(), "10.96.7.9", 3128, "c0ffee"});
+                               {QString(), "10.96.7.9", 3128, "c0ffee", {}});
 }
 } // namespace
 

@@ -193,8 +193,13 @@ void tst_SandboxSpec::keys()
     other.runtime = QStringLiteral("runsc");
     QVERIFY(run != other);
     other = run;
-    other.secrets.append({QStringLiteral("token"), QStringLiteral("API_TOKEN")});
+    other.secrets.append({QStringLiteral("API_TOKEN"), {QStringLiteral("api.example.com")}, "v1"});
     QVERIFY(run != other);
+    // Another value of the same secret is another sandbox: a warm one holds the old grant.
+    SandboxSpec rotated = other;
+    rotated.secrets.first().value = "v2";
+    QVERIFY(rotated != other);
+    QVERIFY(!other.key().contains(u"v1"));
     other = run;
     other.env.append({QStringLiteral("A"), QStringLiteral("1")});
     QVERIFY(run != other);
