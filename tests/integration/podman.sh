@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$BIN" ] && [ -n "$WORK" ] || { echo "usage: podman.sh --bin DIR --work DIR [TEST...]" >&2; exit 2; }
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(tst_sandboxservice tst_containerpool tst_abuse tst_egress tst_engineoutage)
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(tst_sandboxservice tst_containerpool tst_abuse tst_egress tst_secrets tst_engineoutage)
 IMAGES=(python node bash gateway) # what those tests run
 
 say() { printf '==> %s\n' "$*"; }

@@ -6,7 +6,8 @@
 #include <QTcpSocket>
 
 // Answers every request with "hello <Host> <path>" and counts what it was asked. Over TLS with
-// a QSslServer (Qt hands over a connection once its handshake is done).
+// a QSslServer (Qt hands over a connection once its handshake is done). With `echo`, the answer
+// ends with " auth=<the Authorization header>", as services that reflect a request do.
 template <class Server> class WorldServer : public Server
 {
 public:
@@ -18,6 +19,8 @@ public:
         });
     }
     QByteArrayList requests;
+    QByteArrayList authorizations; // each request's Authorization header ("" without one)
+    bool echo = false;
 
 private:
     void serve(QTcpSocket *socket)
@@ -30,12 +33,18 @@ private:
             const QList<QByteArray> lines = in.split('\n');
             const QByteArray path = lines.first().split(' ').value(1);
             QByteArray host;
-            for (const QByteArray &line : lines)
+            QByteArray authorization;
+            for (const QByteArray &line : lines) {
                 if (line.toLower().startsWith("host:"))
                     host = line.mid(5).trimmed();
+                if (line.toLower().startsWith("authorization:"))
+                    authorization = line.mid(14).trimmed();
+            }
             in.clear();
             requests.append(path);
-            const QByteArray body = "hello " + host + ' ' + path;
+            authorizations.append(authorization);
+            const QByteArray body =
+                "hello " + host + ' ' + path + (echo ? " auth=" + authorization : QByteArray());
             socket->write("HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size()) +
                           "\r\nConnection: close\r\n\r\n" + body);
             socket->disconnectFromHost();

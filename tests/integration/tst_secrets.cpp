@@ -1,0 +1,258 @@
+// Secrets bound to hosts against the real engine (--secret): programs in allow-list sandboxes
+// hold a placeholder; the egress gateway puts the value in its place for the secret's hosts
+// only, over TLS it terminates with the installation's authority, verifies the real server, and
+// masks the value in what comes back. The value is searched for byte for byte in everything the
+// run gives back. Nothing is left behind.
+//
+// The world is this test's own servers on the machine's first non-loopback address (as in
+// tst_egress): world.test over TLS with a certificate of a test CA that stands for the host's
+// trust store (--install-ca-file), other.test in plain HTTP, and bad.test over TLS with a
+// certificate nobody trusts.
+
+#include "dockerbackend.h"
+#include "egressgateway.h"
+#include "engineclient.h"
+#include "enginetestcase.h"
+#include "execution.h"
+#include "interceptionauthority.h"
+#include "sandboxservice.h"
+#include "secretprograms.h"
+#include "tunnelproxy.h"
+#include "worldserver.h"
+
+#include <QDir>
+#include <QFile>
+#include <QHostAddress>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSslCertificate>
+#include <QSslConfiguration>
+#include <QSslKey>
+#include <QSslServer>
+#include <QTcpServer>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+const QByteArray kValue = "sk-live-4d1c8a0f-real-value-never-in-a-sandbox";
+
+bool openssl(const QString &dir, const QStringList &args)
+{
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.start(QStringLiteral("openssl"), args);
+    return p.waitForFinished(30000) && p.exitCode() == 0;
+}
+
+// A CA and world.test's certificate signed by it; bad.test's, signed by nobody known.
+bool makeCertificates(const QString &dir)
+{
+    QFile ext(dir + QStringLiteral("/ext"));
+    if (!ext.open(QIODevice::WriteOnly) || ext.write("subjectAltName=DNS:world.test\n") < 0)
+        return false;
+    ext.close();
+    return openssl(dir, {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
+                         "-out", "ca.pem", "-days", "2", "-subj", "/CN=secrets test CA"}) &&
+           openssl(dir, {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
+                         "server.csr", "-subj", "/CN=world.test"}) &&
+           openssl(dir,
+                   {"x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                    "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext"}) &&
+           openssl(dir, {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "bad.key",
+                         "-out", "bad.pem", "-days", "2", "-subj", "/CN=bad.test", "-addext",
+                         "subjectAltName=DNS:bad.test"});
+}
+
+bool serveTls(WorldServer<QSslServer> &server, const QString &cert, const QString &key)
+{
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    tls.setLocalCertificate(QSslCertificate::fromPath(cert).value(0));
+    QFile file(key);
+    if (!file.open(QIODevice::ReadOnly))
+        return false;
+    tls.setPrivateKey(QSslKey(&file, QSsl::Rsa));
+    server.setSslConfiguration(tls);
+    return server.listen(QHostAddress::AnyIPv4);
+}
+} // namespace
+
+class TestSecrets : public EngineTestCase
+{
+    Q_OBJECT
+
+private:
+    WorldServer<QTcpServer> m_world;
+    WorldServer<QSslServer> m_tlsWorld;
+    WorldServer<QSslServer> m_badWorld;
+    QTemporaryDir m_dir;
+
+    QString port(const QTcpServer &server) const { return QString::number(server.serverPort()); }
+
+    SandboxConfig secretConfig()
+    {
+        SandboxConfig c = newConfig(QStringLiteral("secrets-"));
+        c.secrets = {{QStringLiteral("API_KEY"),
+                      {QStringLiteral("world.test:") + port(m_tlsWorld),
+                       QStringLiteral("bad.test:") + port(m_badWorld)},
+                      kValue}};
+        c.egress = {QStringLiteral("other.test:") + port(m_world)};
+        c.passThroughEnv = {{QStringLiteral("PLAIN_VAR"), QStringLiteral("visible")}};
+        c.secretsAuthorityFolder = m_dir.filePath(QStringLiteral("authority"));
+        // The host's trust store, as the gateway checks real servers with it.
+        c.installCaBundle = m_dir.filePath(QStringLiteral("ca.pem"));
+        c.poolSize = 1;
+        c.warmLanguages = {};
+        return c;
+    }
+
+    // The value, anywhere in what a run gave back.
+    static QString leak(const ExecutionResult &r)
+    {
+        if (r.stdoutData.contains(kValue))
+            return QStringLiteral("stdout");
+        if (r.stderrData.contains(kValue))
+            return QStringLiteral("stderr");
+        if (QJsonDocument(r.toJson()).toJson().contains(kValue))
+            return QStringLiteral("the result's JSON");
+        for (const OutputFile &f : r.files)
+            if (f.data.contains(kValue))
+                return QStringLiteral("the file ") + f.name;
+        if (r.error.toUtf8().contains(kValue))
+            return QStringLiteral("the error");
+        return {};
+    }
+
+    // The servers and the gateway's name map, once (EngineTestCase has initTestCase).
+    void prepareWorld()
+    {
+        if (m_world.isListening())
+            return;
+        QVERIFY(m_dir.isValid());
+        QVERIFY2(makeCertificates(m_dir.path()), "openssl could not make the test certificates");
+        const QString address = outwardAddress();
+        QVERIFY2(!address.isEmpty(), "the machine has no non-loopback IPv4 address");
+        QVERIFY(m_world.listen(QHostAddress::AnyIPv4));
+        QVERIFY(serveTls(m_tlsWorld, m_dir.filePath(QStringLiteral("server.pem")),
+                         m_dir.filePath(QStringLiteral("server.key"))));
+        QVERIFY(serveTls(m_badWorld, m_dir.filePath(QStringLiteral("bad.pem")),
+                         m_dir.filePath(QStringLiteral("bad.key"))));
+        m_world.echo = true;
+        m_tlsWorld.echo = true;
+        qputenv(EgressGateway::kTestHostsVar,
+                QStringLiteral("world.test=%1,other.test=%1,bad.test=%1").arg(address).toUtf8());
+        EngineClient engine(m_socket);
+        EngineReply *r = engine.get("/images/code-sandbox/gateway:latest/json");
+        QSignalSpy spy(r, &EngineReply::finished);
+        QVERIFY(spy.wait(10000));
+        QVERIFY2(r->ok(), "no code-sandbox/gateway image: containers/build-images.sh gateway");
+    }
+
+private Q_SLOTS:
+
+    void aPythonProgramUsesTheKeyWithoutHoldingIt()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), secretConfig());
+        m_tlsWorld.authorizations.clear();
+        m_world.authorizations.clear();
+        m_badWorld.requests.clear();
+        const QString code = QString::fromLatin1(kSecretPythonProgram)
+                                 .arg(port(m_tlsWorld), port(m_world), port(m_badWorld));
+        const ExecutionResult r =
+            resultOf(service.execute({QStringLiteral("python"), code, 60}), 180 * 1000);
+        const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+        QVERIFY2(!out.isEmpty(), r.stdoutData + r.stderrData + r.error.toUtf8());
+        const QString key = out.value(u"key").toString();
+        QVERIFY2(key.startsWith(QStringLiteral("csb-secret-API_KEY-")), qPrintable(key));
+        QCOMPARE(key.size(), int(qstrlen("csb-secret-API_KEY-")) + 32);
+        // The host got the value; the program saw its own placeholder in the echo.
+        QCOMPARE(m_tlsWorld.authorizations, QByteArrayList{"Bearer " + kValue});
+        QCOMPARE(
+            out.value(u"bound").toString(),
+            QStringLiteral("hello world.test:%1 /bound auth=Bearer %2").arg(port(m_tlsWorld), key));
+        // Another host gets the placeholder as it is.
+        QCOMPARE(m_world.authorizations, QByteArrayList{"Bearer " + key.toUtf8()});
+        QCOMPARE(
+            out.value(u"other").toString(),
+            QStringLiteral("hello other.test:%1 /other auth=Bearer %2").arg(port(m_world), key));
+        // A bound host whose certificate the trust store does not know: refused, clearly, and
+        // the request never reaches it.
+        const QString untrusted = out.value(u"untrusted").toString();
+        QVERIFY2(untrusted.startsWith(QStringLiteral("HTTP 502")) &&
+                     untrusted.contains(QStringLiteral("not trusted")),
+                 qPrintable(untrusted));
+        QCOMPARE(m_badWorld.requests, QByteArrayList());
+        // Pass-through variables work as before.
+        QCOMPARE(out.value(u"plain_var").toString(), QStringLiteral("visible"));
+        // The run's record: the secret added to world.test's request, by name, and not to
+        // the others.
+        QStringList seen;
+        for (const NetworkAttempt &a : r.network)
+            seen.append(
+                QStringLiteral("%1 %2 [%3]")
+                    .arg(a.host, ExecutionResult::verdictName(a.verdict), a.secrets.join(u',')));
+        QVERIFY2(seen.contains(QStringLiteral("world.test allowed [API_KEY]")),
+                 qPrintable(seen.join(QStringLiteral("; "))));
+        QVERIFY2(seen.contains(QStringLiteral("other.test allowed []")),
+                 qPrintable(seen.join(QStringLiteral("; "))));
+        QVERIFY2(seen.contains(QStringLiteral("bad.test failed []")),
+                 qPrintable(seen.join(QStringLiteral("; "))));
+        QVERIFY2(r.files.size() == 1, "the program's file came back");
+        const QString where = leak(r);
+        QVERIFY2(where.isEmpty(), qPrintable(QStringLiteral("the value is in ") + where));
+        // The authority was made where the config says, its key the user's alone.
+        const QString keyFile = m_dir.filePath(QStringLiteral("authority/")) +
+                                QLatin1String(InterceptionAuthority::kKeyFile);
+        const QFileDevice::Permissions others = QFileDevice::ReadGroup | QFileDevice::WriteGroup |
+                                                QFileDevice::ExeGroup | QFileDevice::ReadOther |
+                                                QFileDevice::WriteOther | QFileDevice::ExeOther;
+        QVERIFY(QFile::exists(keyFile));
+        QCOMPARE(QFile::permissions(keyFile) & others, QFileDevice::Permissions());
+        shutDown(service, engine);
+    }
+
+    void aNodeProgramToo()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), secretConfig());
+        m_tlsWorld.authorizations.clear();
+        const ExecutionResult r = resultOf(
+            service.execute({QStringLiteral("javascript"),
+                             QString::fromLatin1(kSecretNodeProgram).arg(port(m_tlsWorld)), 60}),
+            180 * 1000);
+        const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+        QVERIFY2(!out.isEmpty(), r.stdoutData + r.stderrData + r.error.toUtf8());
+        const QString key = out.value(u"key").toString();
+        QVERIFY2(key.startsWith(QStringLiteral("csb-secret-API_KEY-")), qPrintable(key));
+        QCOMPARE(m_tlsWorld.authorizations, QByteArrayList{"Bearer " + kValue});
+        QCOMPARE(
+            out.value(u"got").toString(),
+            QStringLiteral("hello world.test:%1 /node auth=Bearer %2").arg(port(m_tlsWorld), key));
+        const QString where = leak(r);
+        QVERIFY2(where.isEmpty(), qPrintable(QStringLiteral("the value is in ") + where));
+        shutDown(service, engine);
+    }
+
+    void aRunWithoutNetworkGetsNoSecret()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), secretConfig());
+        ExecutionRequest request(
+            QStringLiteral("python"),
+            QStringLiteral("import os; print(repr(os.environ.get('API_KEY')))"), 30);
+        request.egress = QStringList();
+        const ExecutionResult r = resultOf(service.execute(request), 120 * 1000);
+        QCOMPARE(r.stdoutData.trimmed(), QByteArray("None"));
+        shutDown(service, engine);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSecrets)
+#include "tst_secrets.moc"
