@@ -73,6 +73,8 @@ private Q_SLOTS:
     void passThrough_data();
     void passThrough();
     void passThroughNeverReadsTheRealEnvironment();
+    void secrets_data();
+    void secrets();
     void images_data();
     void images();
     void engine();
@@ -565,6 +567,65 @@ void tst_CommandLine::passThrough()
     QCOMPARE(cl.message, QString());
     QCOMPARE(assignments(cl.config.passThroughEnv), passed);
     QCOMPARE(cl.missingPassThrough, missing);
+}
+
+void tst_CommandLine::secrets_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("env");
+    QTest::addColumn<QStringList>("bound"); // NAME=value@hosts, in order
+    QTest::addColumn<QString>("error");     // a part of the message, "" for none
+
+    QTest::newRow("one") << QStringList{"--secret", "KEY=HOST_KEY@api.example.com"}
+                         << QStringList{"HOST_KEY=sk-1"} << QStringList{"KEY=sk-1@api.example.com"}
+                         << QString();
+    QTest::newRow("two hosts, two secrets")
+        << QStringList{"--secret", "A=VA@a.example.com,*.b.example.com:8443", "--secret",
+                       "B=VB@b.example.com"}
+        << QStringList{"VA=1", "VB=2"}
+        << QStringList{"A=1@a.example.com,*.b.example.com:8443", "B=2@b.example.com"} << QString();
+    QTest::newRow("with an allow-list")
+        << QStringList{"--secret", "K=K@x.example.com", "--egress", "pypi.org", "--network"}
+        << QStringList{"K=v"} << QStringList{"K=v@x.example.com"} << QString();
+    QTest::newRow("missing variable")
+        << QStringList{"--secret", "K=NOT_SET@x.example.com"} << QStringList() << QStringList()
+        << QStringLiteral("the host variable NOT_SET is not set");
+    QTest::newRow("no host") << QStringList{"--secret", "K=V@"} << QStringList{"V=1"}
+                             << QStringList() << QStringLiteral("names no host");
+    QTest::newRow("bad host") << QStringList{"--secret", "K=V@http://x"} << QStringList{"V=1"}
+                              << QStringList() << QStringLiteral("--secret K:");
+    QTest::newRow("not NAME=VAR@HOST")
+        << QStringList{"--secret", "K@x.example.com"} << QStringList{"K=1"} << QStringList()
+        << QStringLiteral("--secret takes NAME=HOSTVAR@HOST");
+    QTest::newRow("twice") << QStringList{"--secret", "K=V@a.example.com", "--secret",
+                                          "K=V@b.example.com"}
+                           << QStringList{"V=1"} << QStringList() << QStringLiteral("given twice");
+    QTest::newRow("open network") << QStringList{"--secret", "K=V@a.example.com", "--network"}
+                                  << QStringList{"V=1"} << QStringList()
+                                  << QStringLiteral("--secret needs the allow-list mode");
+}
+
+void tst_CommandLine::secrets()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, env);
+    QFETCH(QStringList, bound);
+    QFETCH(QString, error);
+
+    const CommandLine cl = parse(QStringList{"--stdio"} + arguments, env);
+    if (!error.isEmpty()) {
+        QVERIFY2(cl.message.contains(error), qPrintable(cl.message));
+        // The message names the variable, never its value.
+        for (const QString &assignment : env)
+            if (assignment.section(u'=', 1).size() > 1)
+                QVERIFY(!cl.message.contains(assignment.section(u'=', 1)));
+        return;
+    }
+    QCOMPARE(cl.message, QString());
+    QStringList got;
+    for (const SandboxSpec::Secret &s : cl.config.secrets)
+        got.append(s.name + u'=' + QString::fromUtf8(s.value) + u'@' + s.hosts.join(u','));
+    QCOMPARE(got, bound);
 }
 
 void tst_CommandLine::passThroughNeverReadsTheRealEnvironment()
