@@ -28,12 +28,21 @@ EnvVarsView::EnvVarsView(QWidget *parent)
 }
 
 void EnvVarsView::setVariables(const QStringList &names,
-                               const QList<QPair<QString, QString>> &values)
+                               const QList<QPair<QString, QString>> &values,
+                               const QList<BoundSecret> &secrets)
 {
     m_names = names;
     m_values = values;
+    m_secrets = secrets;
     conceal();
     refresh();
+}
+
+QString EnvVarsView::boundText(const BoundSecret &secret)
+{
+    return secret.hosts.isEmpty() ? QStringLiteral("bound secret — no host to add it for")
+                                  : QStringLiteral("bound secret — added by the gateway for %1")
+                                        .arg(secret.hosts.join(QLatin1String(", ")));
 }
 
 bool EnvVarsView::isRevealed() const
@@ -48,14 +57,23 @@ void EnvVarsView::conceal()
 
 void EnvVarsView::refresh()
 {
-    m_hint->setText(m_names.isEmpty()
-                        ? QStringLiteral("No host variables entered this sandbox (see "
-                                         "--pass-through-env or Settings → Environment).")
-                        : QStringLiteral("Host variables this sandbox received. Values are never "
-                                         "stored in the history."));
-    m_table->setVisible(!m_names.isEmpty());
+    QStringList hint;
+    if (!m_names.isEmpty())
+        hint << QStringLiteral("Host variables this sandbox received. Values are never stored in "
+                               "the history.");
+    if (!m_secrets.isEmpty())
+        hint << QStringLiteral("Bound secrets: the sandbox held a placeholder; the egress gateway "
+                               "put the value only in requests to their hosts. Their values are "
+                               "never shown or stored.");
+    if (hint.isEmpty())
+        hint << QStringLiteral("No host variables entered this sandbox (see --pass-through-env or "
+                               "Settings → Environment).");
+    m_hint->setText(hint.join(u' '));
+    const int rows = int(m_names.size() + m_secrets.size());
+    m_table->setVisible(rows > 0);
+    // Only pass-through values can be revealed: a bound secret has none here.
     m_reveal->setVisible(!m_names.isEmpty() && !m_values.isEmpty());
-    m_table->setRowCount(int(m_names.size()));
+    m_table->setRowCount(rows);
     for (int row = 0; row < m_names.size(); ++row) {
         const QString &name = m_names.at(row);
         QString value;
@@ -73,6 +91,24 @@ void EnvVarsView::refresh()
         auto *item = new QTableWidgetItem(shown);
         if (!known)
             item->setForeground(palette().color(QPalette::PlaceholderText));
+        m_table->setItem(row, 1, item);
+    }
+    for (int i = 0; i < m_secrets.size(); ++i) {
+        const BoundSecret &secret = m_secrets.at(i);
+        const int row = int(m_names.size()) + i;
+        // Plain text items: a name or host cannot pass for markup.
+        const QString tip =
+            QStringLiteral("%1 held a placeholder inside the sandbox. The egress gateway put the "
+                           "real value in place of it only in requests to: %2. The value is never "
+                           "shown, logged or stored.")
+                .arg(secret.name, secret.hosts.isEmpty() ? QStringLiteral("(no host)")
+                                                         : secret.hosts.join(QLatin1String(", ")));
+        auto *name = new QTableWidgetItem(secret.name);
+        name->setToolTip(tip);
+        m_table->setItem(row, 0, name);
+        auto *item = new QTableWidgetItem(boundText(secret));
+        item->setToolTip(tip);
+        item->setForeground(palette().color(QPalette::PlaceholderText));
         m_table->setItem(row, 1, item);
     }
     m_table->resizeColumnToContents(0);

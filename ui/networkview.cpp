@@ -7,8 +7,8 @@ NetworkView::NetworkView(QWidget *parent) : QTreeWidget(parent)
 {
     setObjectName(QStringLiteral("networkView"));
     setColumnCount(ColumnCount);
-    setHeaderLabels(
-        {tr("Host"), tr("Verdict"), tr("Rule or reason"), tr("Sent"), tr("Received"), tr("Time")});
+    setHeaderLabels({tr("Host"), tr("Verdict"), tr("Rule or reason"), tr("Sent"), tr("Received"),
+                     tr("Time"), tr("Secrets added")});
     setRootIsDecorated(false);
     setUniformRowHeights(true);
     setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -24,6 +24,7 @@ void NetworkView::setConnections(const QList<NetworkAttempt> &connections)
     m_connections = connections;
     clear();
     const QLocale locale;
+    bool anySecret = false;
     for (int i = 0; i < connections.size(); ++i) {
         const NetworkAttempt &a = connections.at(i);
         // QTreeWidgetItem shows text as it is (no rich text), so a host cannot pass for markup.
@@ -43,6 +44,15 @@ void NetworkView::setConnections(const QList<NetworkAttempt> &connections)
                                              a.bytesDown, 1, QLocale::DataSizeTraditionalFormat));
             row->setText(TimeColumn, tr("%1 ms").arg(a.ms));
         }
+        if (!a.secrets.isEmpty()) {
+            row->setText(SecretsColumn, secretsText(a));
+            row->setToolTip(
+                SecretsColumn,
+                tr("The egress gateway put the value of %1 in this connection's request, in place "
+                   "of the placeholder the program held. Only the name is shown or kept.")
+                    .arg(a.secrets.join(QLatin1String(", "))));
+            anySecret = true;
+        }
         for (int c : {SentColumn, ReceivedColumn, TimeColumn})
             row->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
         switch (a.verdict) {
@@ -59,6 +69,8 @@ void NetworkView::setConnections(const QList<NetworkAttempt> &connections)
             break;
         }
     }
+    // Most runs have no bound secrets: no empty column for them.
+    setColumnHidden(SecretsColumn, !anySecret);
     for (int c = 0; c < ColumnCount; ++c)
         if (c != RuleColumn)
             resizeColumnToContents(c);
@@ -79,6 +91,15 @@ std::optional<NetworkAttempt> NetworkView::selectedRefusal() const
     if (a.verdict != NetworkAttempt::Verdict::Refused || !notListed)
         return std::nullopt;
     return a;
+}
+
+QString NetworkView::secretsText(const NetworkAttempt &attempt)
+{
+    if (attempt.secrets.isEmpty())
+        return {};
+    const QString names = attempt.secrets.join(QLatin1String(", "));
+    return attempt.secrets.size() == 1 ? tr("secret added: %1").arg(names)
+                                       : tr("secrets added: %1").arg(names);
 }
 
 QString NetworkView::patternFor(const NetworkAttempt &attempt)

@@ -6,8 +6,9 @@
 
 // The connections a run tried in the allow-list mode, one row each: host and port, the verdict
 // (allowed, refused, failed, or asking while the window asks about it) with the rule or reason, and
-// bytes each way and duration once the connection ended. Hosts and reasons come from the program
-// and the gateway: plain text.
+// bytes each way and duration once the connection ended, and the names of the bound secrets the
+// gateway added to its request (the column shows only for a run where it added one). Hosts and
+// reasons come from the program and the gateway: plain text.
 class NetworkView : public QTreeWidget
 {
     Q_OBJECT
@@ -20,6 +21,7 @@ public:
         SentColumn,
         ReceivedColumn,
         TimeColumn,
+        SecretsColumn,
         ColumnCount
     };
 
@@ -32,6 +34,8 @@ public:
     std::optional<NetworkAttempt> selectedRefusal() const;
     // What to add to a list for it: the host (both 80 and 443) or host:port.
     static QString patternFor(const NetworkAttempt &attempt);
+    // What the Secrets column shows for an attempt: "" when the gateway added none.
+    static QString secretsText(const NetworkAttempt &attempt);
 
 private:
     QList<NetworkAttempt> m_connections;

@@ -135,7 +135,7 @@ void RunDetailsPane::showRun(const RunRecord *run)
         showEnding();
     m_code->setPlainText(m_run.code);
     m_highlighter->setLanguage(m_run.language);
-    m_env->setVariables(m_run.envNames, m_run.envValues);
+    m_env->setVariables(m_run.envNames, m_run.envValues, m_run.secrets);
     refreshSummary();
     refreshDetails();
     refreshChart();
@@ -179,6 +179,7 @@ void RunDetailsPane::updateRun(const RunRecord &run)
     const QList<OutputChunk> shown = m_run.output;
     const QStringList shownNames = m_run.envNames;
     const auto shownValues = m_run.envValues;
+    const QList<BoundSecret> shownSecrets = m_run.secrets;
     const int shownFiles = int(m_run.files.size());
     m_run = run;
     // A record that arrives whole at the end may carry output this view never saw (the window
@@ -190,8 +191,9 @@ void RunDetailsPane::updateRun(const RunRecord &run)
         showEnding();
     }
     // Only when they changed: a revealed value stays revealed while the run goes on.
-    if (!run.isFinished() && (run.envNames != shownNames || run.envValues != shownValues))
-        m_env->setVariables(run.envNames, run.envValues);
+    if (!run.isFinished() &&
+        (run.envNames != shownNames || run.envValues != shownValues || run.secrets != shownSecrets))
+        m_env->setVariables(run.envNames, run.envValues, run.secrets);
     // The strip is rebuilt only when the files changed (they arrive with the end of the run):
     // a Save dialog open on it must not lose its file under it.
     refreshSummary(int(run.files.size()) != shownFiles);
@@ -300,10 +302,10 @@ void RunDetailsPane::refreshSummary(bool files)
                        m_run.files.isEmpty()
                            ? QStringLiteral("&Images && files")
                            : QStringLiteral("&Images && files (%1)").arg(m_run.files.size()));
-    m_tabs->setTabText(EnvTab,
-                       m_run.envNames.isEmpty()
-                           ? QStringLiteral("&Environment")
-                           : QStringLiteral("&Environment (%1)").arg(m_run.envNames.size()));
+    // Bound secrets count: they are variables the sandbox had too (with placeholders).
+    const qsizetype variables = m_run.envNames.size() + m_run.secrets.size();
+    m_tabs->setTabText(EnvTab, variables == 0 ? QStringLiteral("&Environment")
+                                              : QStringLiteral("&Environment (%1)").arg(variables));
 }
 
 void RunDetailsPane::refreshDetails()

@@ -16,8 +16,8 @@
 #include <future>
 
 namespace {
-constexpr int kSchemaVersion = 6; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
-                                  // 6: runtime
+constexpr int kSchemaVersion = 7; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
+                                  // 6: runtime; 7: secrets
 // Readers on the owner's thread: in WAL mode they wait only in rare cases (recovery).
 constexpr int kBusyTimeoutMs = 5000;
 // The worker may wait long for another process's write lock: nothing waits on it but the queue.
@@ -60,7 +60,9 @@ const char *const kSchema[] = {
     " size_bytes INTEGER," // code, output and files: what the size cap counts
     " engine TEXT,"        // the engine that ran it, with several; NULL/'' with one
     " connections TEXT,"   // JSON array: the allow-list mode's connections; NULL/'' for none
-    " runtime TEXT"        // the container runtime; NULL/'' where not known
+    " runtime TEXT,"       // the container runtime; NULL/'' where not known
+    " secrets TEXT"        // JSON array of bound secrets' names and hosts (never values); NULL
+                           // for none
     ")",
     // Covers the size cap's queries (sum and running total, newest first) without reading the
     // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.
@@ -170,6 +172,15 @@ QVariant sqlValue(const QList<NetworkAttempt> &v)
                      QJsonDocument(RunRecord::connectionsJson(v)).toJson(QJsonDocument::Compact)));
 }
 
+QVariant sqlValue(const QList<BoundSecret> &v)
+{
+    // As for connections: most runs have none.
+    return v.isEmpty()
+               ? QVariant()
+               : QVariant(QString::fromUtf8(
+                     QJsonDocument(RunRecord::secretsJson(v)).toJson(QJsonDocument::Compact)));
+}
+
 // A NULL or unreadable number keeps the default record's value.
 void readSql(const QVariant &v, QString *out)
 {
@@ -207,6 +218,10 @@ void readSql(const QVariant &v, RunRecord::Status *out)
 void readSql(const QVariant &v, QList<NetworkAttempt> *out)
 {
     *out = RunRecord::connectionsFromJson(QJsonDocument::fromJson(v.toString().toUtf8()).array());
+}
+void readSql(const QVariant &v, QList<BoundSecret> *out)
+{
+    *out = RunRecord::secretsFromJson(QJsonDocument::fromJson(v.toString().toUtf8()).array());
 }
 
 // Every column but output, in RunRecord::fields()' order, the order readScalars expects.
@@ -383,6 +398,12 @@ QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
     // 1 to 5 did not name the container runtime; their runs read as "".
     if (version >= 1 && version <= 5 &&
         !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN runtime TEXT"), &sqlError)) {
+        rollback(db);
+        return sqlError;
+    }
+    // 1 to 6 had no bound secrets: their runs read with none.
+    if (version >= 1 && version <= 6 &&
+        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN secrets TEXT"), &sqlError)) {
         rollback(db);
         return sqlError;
     }

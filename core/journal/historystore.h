@@ -14,7 +14,8 @@
 
 // Every execution, kept in SQLite (Qt Sql) in the user's data dir. WAL mode and a busy timeout
 // make several writers safe: the window and each headless instance write their own runs into the
-// same file. Values of pass-through variables are never stored.
+// same file. Values of pass-through variables are never stored, and those of bound secrets never
+// reach a record (RunRecord::secrets has names and hosts only).
 //
 // Writes, searches and pruning run on a worker thread with its own connection, in the order they
 // were asked for: a slow disk or another process holding the write lock never holds up the

@@ -74,11 +74,16 @@ RunRecord Journal::queuedRecord(const Execution *execution) const
     run.cpus = config.cpus;
     run.pidsLimit = config.pidsLimit;
     // The run's own list (empty: none) or the server's mode; allow-listed hosts are network.
-    run.network = config.withEgress(request.egress).hasNetwork();
+    const SandboxConfig runConfig = config.withEgress(request.egress);
+    run.network = runConfig.hasNetwork();
     for (const auto &[name, value] : config.passThroughEnv) {
         run.envNames.append(name);
         run.envValues.append({name, value});
     }
+    // Names and hosts only: the value stays with the sandbox service and its gateway.
+    if (runConfig.bindsSecrets())
+        for (const SandboxSpec::Secret &secret : runConfig.secrets)
+            run.secrets.append({secret.name, secret.hosts});
     return run;
 }
 

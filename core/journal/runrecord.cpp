@@ -142,6 +142,10 @@ QJsonValue jsonValue(const QList<NetworkAttempt> &v)
 {
     return RunRecord::connectionsJson(v);
 }
+QJsonValue jsonValue(const QList<BoundSecret> &v)
+{
+    return RunRecord::secretsJson(v);
+}
 
 // Each reader falls back to the default record's value (see the readers above).
 void readJson(const QJsonObject &json, QLatin1StringView key, QString *v)
@@ -180,6 +184,10 @@ void readJson(const QJsonObject &json, QLatin1StringView key, QList<NetworkAttem
 {
     *v = RunRecord::connectionsFromJson(json.value(key).toArray());
 }
+void readJson(const QJsonObject &json, QLatin1StringView key, QList<BoundSecret> *v)
+{
+    *v = RunRecord::secretsFromJson(json.value(key).toArray());
+}
 } // namespace
 
 const std::vector<RunRecordField> &RunRecord::fields()
@@ -217,6 +225,7 @@ const std::vector<RunRecordField> &RunRecord::fields()
         {"engine", "engine", &RunRecord::engine},
         {"connections", "connections", &RunRecord::connections},
         {"runtime", "runtime", &RunRecord::runtime},
+        {"secrets", "secrets", &RunRecord::secrets},
     };
     return all;
 }
@@ -257,6 +266,31 @@ QList<NetworkAttempt> RunRecord::connectionsFromJson(const QJsonArray &json)
             break;
         if (const std::optional<NetworkAttempt> a = NetworkAttempt::fromJson(v.toObject()))
             out.append(*a);
+    }
+    return out;
+}
+
+QJsonArray RunRecord::secretsJson(const QList<BoundSecret> &secrets)
+{
+    QJsonArray out;
+    for (const BoundSecret &s : secrets)
+        out.append(QJsonObject{{QStringLiteral("name"), s.name},
+                               {QStringLiteral("hosts"), QJsonArray::fromStringList(s.hosts)}});
+    return out;
+}
+
+QList<BoundSecret> RunRecord::secretsFromJson(const QJsonArray &json)
+{
+    QList<BoundSecret> out;
+    for (const QJsonValue v : json) {
+        const QJsonObject entry = v.toObject();
+        BoundSecret s;
+        s.name = readString(entry, QLatin1StringView("name"));
+        // A row without a name would show nothing a person could match to a --secret.
+        if (s.name.isEmpty())
+            continue;
+        s.hosts = readStringList(entry, QLatin1StringView("hosts"));
+        out.append(s);
     }
     return out;
 }

@@ -19,6 +19,20 @@ struct OutputChunk
     QByteArray data;
 };
 
+// A secret bound to hosts (SandboxConfig::secrets) as a run's record keeps it: the variable's
+// name and the hosts the gateway adds its value for. Never the value itself: the record goes to
+// the history, the window and the monitor socket, none of which may hold it.
+struct BoundSecret
+{
+    QString name;
+    QStringList hosts;
+
+    bool operator==(const BoundSecret &other) const
+    {
+        return name == other.name && hosts == other.hosts;
+    }
+};
+
 struct RunRecordField;
 
 // One execution as the journal, the history and the window see it: who asked, what ran, what
@@ -74,6 +88,9 @@ struct RunRecord
     // and over the per-user monitor socket), never in the history.
     QStringList envNames;
     QList<QPair<QString, QString>> envValues;
+    // Secrets bound to hosts that the sandbox held placeholders for: names and hosts, stored
+    // like envNames (there is no value to keep: the gateway alone has it).
+    QList<BoundSecret> secrets;
     QList<OutputChunk> output;
     QList<OutputFile> files;
     // Allow-list mode: the connections the program tried (ExecutionResult::network), in order.
@@ -92,6 +109,10 @@ struct RunRecord
     // are not attempts are left out, and at most ExecutionResult::kMaxNetwork are kept.
     static QJsonArray connectionsJson(const QList<NetworkAttempt> &connections);
     static QList<NetworkAttempt> connectionsFromJson(const QJsonArray &json);
+    // The bound secrets as a JSON array of {"name", "hosts"} (the history keeps it as text), and
+    // back: entries without a name are left out.
+    static QJsonArray secretsJson(const QList<BoundSecret> &secrets);
+    static QList<BoundSecret> secretsFromJson(const QJsonArray &json);
     void applyResult(const ExecutionResult &result);
 
     static QString statusName(Status status); // "queued", "running", "ok", "error", ...
@@ -116,10 +137,11 @@ Q_DECLARE_METATYPE(RunRecord)
 // so a new field is one line there (and a column in the history's schema).
 struct RunRecordField
 {
-    using Member = std::variant<QString RunRecord::*, qint64 RunRecord::*, int RunRecord::*,
-                                double RunRecord::*, bool RunRecord::*, QDateTime RunRecord::*,
-                                QStringList RunRecord::*, RunRecord::Status RunRecord::*,
-                                QList<NetworkAttempt> RunRecord::*>;
+    using Member =
+        std::variant<QString RunRecord::*, qint64 RunRecord::*, int RunRecord::*,
+                     double RunRecord::*, bool RunRecord::*, QDateTime RunRecord::*,
+                     QStringList RunRecord::*, RunRecord::Status RunRecord::*,
+                     QList<NetworkAttempt> RunRecord::*, QList<BoundSecret> RunRecord::*>;
     const char *jsonKey;
     const char *column;
     Member member;

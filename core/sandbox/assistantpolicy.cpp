@@ -73,8 +73,9 @@ QString AssistantPolicy::checkEgress(std::optional<QStringList> *egress,
             return QStringLiteral("network access is not allowed for it, and the call asks for %1")
                 .arg((*egress)->join(QStringLiteral(", ")));
         // An allow-list server can give its runs no network instead (an open one is refused
-        // above: every sandbox there has network).
-        if (!config.egress.isEmpty())
+        // above: every sandbox there has network); so can one whose runs reach only the hosts
+        // of its bound secrets, and then they get no secret either.
+        if (!config.egress.isEmpty() || config.bindsSecrets())
             *egress = QStringList();
         return QString();
     }

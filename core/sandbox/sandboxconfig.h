@@ -46,8 +46,11 @@ struct SandboxConfig
         }
         return c;
     }
-    // Whether its runs reach any network (the open one, or listed hosts).
-    bool hasNetwork() const { return network || !egress.isEmpty(); }
+    // Whether its runs reach any network (the open one, listed hosts, or the secrets' hosts).
+    bool hasNetwork() const { return network || !egress.isEmpty() || !secrets.isEmpty(); }
+    // Whether its runs get their bound secrets: through the gateway (an allow-list, or no open
+    // network), as SandboxSpec::forRun decides.
+    bool bindsSecrets() const { return !secrets.isEmpty() && (!egress.isEmpty() || !network); }
     // Libraries may be installed (with network, in a separate install container); runs still
     // have no network unless `network` is set.
     bool allowInstall = false;

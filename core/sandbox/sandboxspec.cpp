@@ -59,7 +59,7 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
         spec.isolation = config.isolation;
     // An allow-list narrows --network: with one, the sandbox reaches only the hosts it names.
     // Bound secrets need the gateway too, and their hosts are reachable (what they are for).
-    if (!config.egress.isEmpty() || (!config.secrets.isEmpty() && !config.network)) {
+    if (!config.egress.isEmpty() || config.bindsSecrets()) {
         spec.network = SandboxSpec::Network::Allowlist;
         spec.egress = config.egress;
         spec.askOtherHosts = config.askOtherHosts;

@@ -114,6 +114,8 @@ private Q_SLOTS:
     void outputViewShowsTheTailOfALargeRun();
     void outputViewDecodesSplitUtf8();
     void envValuesStayMasked();
+    void boundSecretsShowWithoutAValue();
+    void secretsAddedAreMarkedInTheNetworkTab();
     void detailsPaneShowsFilesAndMasksValues();
     void requestDataIsShownAsText();
     void connectionsShowLiveInTheNetworkTab();
@@ -528,6 +530,123 @@ void ModelsTest::envValuesStayMasked()
     // From the history: names only.
     view.setVariables({QStringLiteral("API_KEY")}, {});
     QVERIFY(table->item(0, 1)->text().contains(u"not kept"));
+}
+
+void ModelsTest::boundSecretsShowWithoutAValue()
+{
+    // A pass-through variable and two bound secrets: the secrets have rows of their own that
+    // name their hosts, and no value, revealed or not.
+    EnvVarsView view;
+    const QList<BoundSecret> secrets{
+        {QStringLiteral("API_KEY"),
+         {QStringLiteral("api.example.com"), QStringLiteral("*.example.org")}},
+        {QStringLiteral("<b>HOOK</b>"), {QStringLiteral("hooks.example.net")}}};
+    view.setVariables({QStringLiteral("REGION")},
+                      {{QStringLiteral("REGION"), QStringLiteral("eu-west")}}, secrets);
+    auto *table = view.findChild<QTableWidget *>(QStringLiteral("envTable"));
+    auto *reveal = view.findChild<QCheckBox *>(QStringLiteral("revealCheck"));
+    QVERIFY(table && reveal);
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("REGION"));
+    QCOMPARE(table->item(0, 1)->text(), EnvVarsView::mask());
+    QCOMPARE(table->item(1, 0)->text(), QStringLiteral("API_KEY"));
+    QCOMPARE(table->item(1, 1)->text(),
+             QStringLiteral("bound secret — added by the gateway for api.example.com, "
+                            "*.example.org"));
+    QVERIFY(table->item(1, 1)->toolTip().contains(u"api.example.com"));
+    // A name is shown as the text it is.
+    QCOMPARE(table->item(2, 0)->text(), QStringLiteral("<b>HOOK</b>"));
+    QCOMPARE(table->item(2, 1)->text(), EnvVarsView::boundText(secrets.at(1)));
+    QVERIFY(table->item(2, 1)->text().contains(u"hooks.example.net"));
+    // Revealing shows the pass-through value; a secret's row stays what it was.
+    reveal->setChecked(true);
+    QCOMPARE(table->item(0, 1)->text(), QStringLiteral("eu-west"));
+    QCOMPARE(table->item(1, 1)->text(), EnvVarsView::boundText(secrets.at(0)));
+
+    // Secrets alone (a run from the history, or no pass-through): their rows, nothing to reveal.
+    view.setVariables({}, {}, secrets);
+    QCOMPARE(table->rowCount(), 2);
+    QVERIFY(!table->isHidden());
+    QVERIFY(reveal->isHidden());
+    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("API_KEY"));
+    QVERIFY(visibleTexts(&view).join(u'|').contains(u"Bound secrets"));
+
+    // In the details pane: counted in the tab, shown by name, never a value (a record has none:
+    // the value is only in the gateway).
+    RunDetailsPane pane;
+    RunRecord r =
+        makeRun(QStringLiteral("s"), QStringLiteral("python"), QDateTime::currentDateTimeUtc());
+    r.envNames = {QStringLiteral("REGION")};
+    r.envValues = {{QStringLiteral("REGION"), QStringLiteral("eu-west")}};
+    r.secrets = secrets;
+    pane.showRun(&r);
+    QCOMPARE(pane.tabs()->tabText(pane.tabs()->indexOf(pane.envView())),
+             QStringLiteral("&Environment (3)"));
+    auto *paneTable = pane.envView()->findChild<QTableWidget *>(QStringLiteral("envTable"));
+    QCOMPARE(paneTable->rowCount(), 3);
+    QCOMPARE(paneTable->item(1, 1)->text(), EnvVarsView::boundText(secrets.at(0)));
+    // A run going on learns nothing new of them; the same rows stay.
+    r.status = RunRecord::Status::Running;
+    pane.updateRun(r);
+    QCOMPARE(paneTable->rowCount(), 3);
+}
+
+void ModelsTest::secretsAddedAreMarkedInTheNetworkTab()
+{
+    NetworkView view;
+    NetworkAttempt plain;
+    plain.id = 1;
+    plain.host = QStringLiteral("pypi.org");
+    plain.port = 443;
+    plain.verdict = NetworkAttempt::Verdict::Allowed;
+    plain.rule = QStringLiteral("pypi.org");
+    // Without a secret anywhere, no column for them.
+    view.setConnections({plain});
+    QVERIFY(view.isColumnHidden(NetworkView::SecretsColumn));
+    QVERIFY(view.topLevelItem(0)->text(NetworkView::SecretsColumn).isEmpty());
+
+    NetworkAttempt added = plain;
+    added.id = 2;
+    added.host = QStringLiteral("api.example.com");
+    added.rule = QStringLiteral("api.example.com");
+    added.secrets = {QStringLiteral("API_KEY")};
+    NetworkAttempt two = added;
+    two.id = 3;
+    two.secrets = {QStringLiteral("API_KEY"), QStringLiteral("<i>OTHER</i>")};
+    view.setConnections({plain, added, two});
+    QVERIFY(!view.isColumnHidden(NetworkView::SecretsColumn));
+    QCOMPARE(view.headerItem()->text(NetworkView::SecretsColumn), QStringLiteral("Secrets added"));
+    QVERIFY(view.topLevelItem(0)->text(NetworkView::SecretsColumn).isEmpty());
+    QCOMPARE(view.topLevelItem(1)->text(NetworkView::SecretsColumn),
+             QStringLiteral("secret added: API_KEY"));
+    QVERIFY(view.topLevelItem(1)->toolTip(NetworkView::SecretsColumn).contains(u"API_KEY"));
+    QCOMPARE(view.topLevelItem(2)->text(NetworkView::SecretsColumn),
+             QStringLiteral("secrets added: API_KEY, <i>OTHER</i>"));
+
+    // Live, in the details pane: the attempt comes again once the gateway added the secret.
+    RunListModel model;
+    RunRecord r =
+        makeRun(QStringLiteral("k"), QStringLiteral("python"), QDateTime::currentDateTimeUtc());
+    model.apply(created(r));
+    RunDetailsPane pane;
+    pane.showRun(model.run(QStringLiteral("k")));
+    QObject::connect(&model, &RunListModel::runChanged, &pane, [&](const QString &id) {
+        if (const RunRecord *run = model.run(id))
+            pane.updateRun(*run);
+    });
+    JournalEvent e;
+    e.type = JournalEvent::Type::Connection;
+    e.run.id = QStringLiteral("k");
+    e.connection = added;
+    e.connection.secrets.clear();
+    model.apply(e);
+    QVERIFY(pane.networkView()->isColumnHidden(NetworkView::SecretsColumn));
+    e.connection.secrets = added.secrets;
+    model.apply(e);
+    QCOMPARE(pane.networkView()->topLevelItemCount(), 1);
+    QVERIFY(!pane.networkView()->isColumnHidden(NetworkView::SecretsColumn));
+    QCOMPARE(pane.networkView()->topLevelItem(0)->text(NetworkView::SecretsColumn),
+             QStringLiteral("secret added: API_KEY"));
 }
 
 void ModelsTest::detailsPaneShowsFilesAndMasksValues()

@@ -56,6 +56,24 @@ inline RunRecord everyFieldSet()
     r.envNames = QStringList{QStringLiteral("API_KEY"), QStringLiteral("HOME")};
     r.envValues = {{QStringLiteral("API_KEY"), QStringLiteral("s3cr3t")},
                    {QStringLiteral("HOME"), QString()}};
+    r.secrets = {{QStringLiteral("API_KEY"),
+                  {QStringLiteral("api.example.com"), QStringLiteral("*.example.org")}},
+                 {QStringLiteral("NO_HOSTS"), {}}};
+    // Ids stay 0: the gateway's ids are not part of a record's JSON (NetworkAttempt::toJson).
+    NetworkAttempt withSecret;
+    withSecret.host = QStringLiteral("api.example.com");
+    withSecret.port = 443;
+    withSecret.verdict = NetworkAttempt::Verdict::Allowed;
+    withSecret.rule = QStringLiteral("api.example.com");
+    withSecret.bytesUp = 517;
+    withSecret.bytesDown = 2048;
+    withSecret.ms = 80;
+    withSecret.secrets = {QStringLiteral("API_KEY")};
+    NetworkAttempt refused;
+    refused.host = QStringLiteral("evil.example");
+    refused.port = 80;
+    refused.rule = QStringLiteral("not on the allow-list");
+    r.connections = {withSecret, refused};
     r.output = QList<OutputChunk>{{1, QByteArray("out\0put\n", 8)}, {2, everyByte()}, {1, "more"}};
     OutputFile plot;
     plot.kind = OutputFile::Kind::Plot;
@@ -107,6 +125,8 @@ inline void compareRecords(const RunRecord &actual, const RunRecord &expected)
     QCOMPARE(actual.cpuTimeMs, expected.cpuTimeMs);
     QCOMPARE(actual.envNames, expected.envNames);
     QCOMPARE(actual.envValues, expected.envValues);
+    QCOMPARE(actual.secrets, expected.secrets);
+    QCOMPARE(actual.connections, expected.connections);
     QCOMPARE(actual.output.size(), expected.output.size());
     for (int i = 0; i < actual.output.size(); ++i) {
         QCOMPARE(actual.output.at(i).stream, expected.output.at(i).stream);

@@ -327,6 +327,29 @@ private Q_SLOTS:
                  H::ServerDecides);
     }
 
+    void noNetworkMeansNoSecret()
+    {
+        // A server whose runs reach only its secrets' hosts: a policy without network gives its
+        // runs an empty list, which is no network and no secret (SandboxConfig::withEgress).
+        AssistantPolicy p;
+        p.network = false;
+        SandboxConfig config;
+        config.secrets = {{QStringLiteral("API_KEY"), {QStringLiteral("api.example.com")}, "v"}};
+        int timeout = 0;
+        std::optional<QStringList> egress;
+        QCOMPARE(p.check(QStringLiteral("python"), &timeout, {}, config, &egress), QString());
+        QVERIFY(egress.has_value());
+        QCOMPARE(*egress, QStringList());
+        const SandboxConfig run = config.withEgress(egress);
+        QVERIFY(!run.hasNetwork());
+        QVERIFY(run.secrets.isEmpty());
+        // The same policy with network leaves the run its secrets.
+        p.network = true;
+        egress.reset();
+        QCOMPARE(p.check(QStringLiteral("python"), &timeout, {}, config, &egress), QString());
+        QVERIFY(config.withEgress(egress).bindsSecrets());
+    }
+
     void askingForOtherHostsKeepsTheListedOnes()
     {
         AssistantPolicy p;

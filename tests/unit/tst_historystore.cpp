@@ -237,6 +237,7 @@ private Q_SLOTS:
     void openMigratesSchemaThree();
     void openMigratesSchemaFour();
     void openMigratesSchemaFive();
+    void openMigratesSchemaSix();
     void openUnusable_data();
     void openUnusable();
     void notOpen();
@@ -315,6 +316,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN engine"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
     QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
@@ -324,7 +326,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
     QVERIFY(store.load(QStringLiteral("old")).has_value());
     QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
     RunRecord fresh = makeRun(QStringLiteral("new"));
@@ -360,13 +362,14 @@ void tst_HistoryStore::openMigratesSchemaThree()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN engine"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 3"));
     QVERIFY(!queryValue(path, hasEngine).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
     QVERIFY(queryValue(path, hasEngine).isValid());
     // The old run is all there, without an engine.
     const std::optional<RunRecord> before = store.load(QStringLiteral("before"));
@@ -396,12 +399,13 @@ void tst_HistoryStore::openMigratesSchemaFour()
     }
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 4"));
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
     QVERIFY(store.load(QStringLiteral("before"))->connections.isEmpty());
     RunRecord after = makeRun(QStringLiteral("after"), at(-10));
     NetworkAttempt allowed;
@@ -438,13 +442,14 @@ void tst_HistoryStore::openMigratesSchemaFive()
         QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'runtime'");
     QVERIFY(queryValue(path, hasRuntime).isValid());
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 5"));
     QVERIFY(!queryValue(path, hasRuntime).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
     QVERIFY(queryValue(path, hasRuntime).isValid());
     QCOMPARE(store.load(QStringLiteral("before"))->runtime, QString());
     QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
@@ -475,7 +480,7 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 6);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
     // A new file gives pruned space back to the file system.
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA auto_vacuum")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "
@@ -495,6 +500,52 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
     store.close();
     QVERIFY(openStore(store, path));
     QCOMPARE(store.count(), 1);
+}
+
+void tst_HistoryStore::openMigratesSchemaSix()
+{
+    // A file of schema 6, before bound secrets: its runs read with none, and a new run keeps its
+    // secrets' names and hosts, and which connection the gateway added one to.
+    const QString path = newPath();
+    {
+        HistoryStore store;
+        QVERIFY(openStore(store, path));
+        QVERIFY(put(store, makeRun(QStringLiteral("before"))));
+    }
+    const QString hasSecrets =
+        QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'secrets'");
+    QVERIFY(queryValue(path, hasSecrets).isValid());
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
+    queryValue(path, QStringLiteral("PRAGMA user_version = 6"));
+    QVERIFY(!queryValue(path, hasSecrets).isValid());
+
+    HistoryStore store;
+    QString error;
+    QVERIFY2(openStore(store, path, &error), qPrintable(error));
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
+    QVERIFY(queryValue(path, hasSecrets).isValid());
+    QVERIFY(store.load(QStringLiteral("before"))->secrets.isEmpty());
+    QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
+    RunRecord after = makeRun(QStringLiteral("after"), at(-10));
+    after.secrets = {{QStringLiteral("API_KEY"), {QStringLiteral("api.example.com")}}};
+    NetworkAttempt added;
+    added.host = QStringLiteral("api.example.com");
+    added.port = 443;
+    added.verdict = NetworkAttempt::Verdict::Allowed;
+    added.rule = QStringLiteral("api.example.com");
+    added.secrets = {QStringLiteral("API_KEY")};
+    after.connections = {added};
+    QVERIFY(put(store, after));
+    QCOMPARE(store.load(QStringLiteral("after"))->secrets, after.secrets);
+    QCOMPARE(store.load(QStringLiteral("after"))->connections, after.connections);
+    const QList<RunRecord> runs = recentOf(store, 10);
+    QCOMPARE(runs.size(), 2);
+    QCOMPARE(runs.at(0).secrets, after.secrets);
+    QCOMPARE(runs.at(0).connections.at(0).secrets, QStringList{QStringLiteral("API_KEY")});
+    QVERIFY(runs.at(1).secrets.isEmpty());
+    // Runs without secrets store nothing for them.
+    QVERIFY(
+        queryValue(path, QStringLiteral("SELECT secrets FROM runs WHERE id = 'before'")).isNull());
 }
 
 void tst_HistoryStore::openUnusable_data()

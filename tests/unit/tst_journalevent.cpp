@@ -175,6 +175,10 @@ void tst_JournalEvent::connectionCrossesWhole()
     QCOMPARE(held.toJson().value(u"connection").toObject().value(u"verdict").toString(),
              QStringLiteral("asking"));
     QCOMPARE(throughText(held).connection, held.connection);
+    // The gateway added a secret to its request: named, live and in the record.
+    JournalEvent withSecret = e;
+    withSecret.connection.secrets = {QStringLiteral("API_KEY"), QStringLiteral("OTHER")};
+    QCOMPARE(throughText(withSecret).connection, withSecret.connection);
     // And in a finished record (the history's and a late window's copy), all of them.
     JournalEvent finished;
     finished.type = JournalEvent::Type::Finished;
@@ -184,10 +188,16 @@ void tst_JournalEvent::connectionCrossesWhole()
     refused.host = QStringLiteral("evil.example");
     refused.port = 80;
     refused.rule = QStringLiteral("not on the allow-list");
-    finished.run.connections = {e.connection, refused};
+    NetworkAttempt added = withSecret.connection;
+    added.id = 0; // a record's attempts carry no gateway id
+    finished.run.connections = {e.connection, refused, added};
+    finished.run.secrets = {{QStringLiteral("API_KEY"), {QStringLiteral("api.github.com")}},
+                            {QStringLiteral("OTHER"), {QStringLiteral("*.github.com")}}};
     const QList<NetworkAttempt> kept = throughText(finished).run.connections;
-    QCOMPARE(kept.size(), 2);
+    QCOMPARE(kept.size(), 3);
     QCOMPARE(kept.at(1), refused);
+    QCOMPARE(kept.at(2), added);
+    QCOMPARE(throughText(finished).run.secrets, finished.run.secrets);
     QCOMPARE(kept.at(0).bytesDown, qint64(1) << 33);
 }
 

@@ -52,7 +52,25 @@ JournalEvent journalEvent(JournalEvent::Type type)
         e.sessionState = QStringLiteral("busy");
     } else if (type == JournalEvent::Type::Sample) {
         e.sample = {250, 1 << 20, 12};
+    } else if (type == JournalEvent::Type::Connection) {
+        e.connection.id = 7;
+        e.connection.host = QStringLiteral("api.example.com");
+        e.connection.port = 443;
+        e.connection.verdict = NetworkAttempt::Verdict::Allowed;
+        e.connection.rule = QStringLiteral("api.example.com");
+        e.connection.secrets = {QStringLiteral("API_KEY")};
     }
+    return e;
+}
+
+// A finished run with a secret bound to a host, and the connection it was added to.
+JournalEvent finishedWithSecret()
+{
+    JournalEvent e = journalEvent(JournalEvent::Type::Finished);
+    e.run.secrets = {{QStringLiteral("API_KEY"),
+                      {QStringLiteral("api.example.com"), QStringLiteral("*.example.org")}}};
+    e.run.connections = {journalEvent(JournalEvent::Type::Connection).connection};
+    e.run.connections.first().id = 0; // not carried in a record
     return e;
 }
 
@@ -79,6 +97,7 @@ private Q_SLOTS:
     void linesAreAsBefore_data();
     void linesAreAsBefore();
     void fieldsArriveWhole();
+    void secretsArriveByName();
     void theWhyIsCut();
     void garbageIsRejected_data();
     void garbageIsRejected();
@@ -100,6 +119,9 @@ void tst_MonitorProtocol::roundTrip_data()
     QTest::newRow("finished") << P::Message(journalEvent(JournalEvent::Type::Finished)) << toWindow;
     QTest::newRow("session") << P::Message(journalEvent(JournalEvent::Type::Session)) << toWindow;
     QTest::newRow("sample") << P::Message(journalEvent(JournalEvent::Type::Sample)) << toWindow;
+    QTest::newRow("connection with a secret")
+        << P::Message(journalEvent(JournalEvent::Type::Connection)) << toWindow;
+    QTest::newRow("finished with a secret") << P::Message(finishedWithSecret()) << toWindow;
     QTest::newRow("approve") << P::Message(P::Approve{question()}) << toWindow;
     QTest::newRow("withdraw") << P::Message(P::Withdraw{QStringLiteral("q-1"),
                                                         QStringLiteral("the client cancelled")})
@@ -203,6 +225,31 @@ void tst_MonitorProtocol::fieldsArriveWhole()
     d = P::decode(R"({"type":"stop","run":"run-9"})", P::Direction::ToInstance);
     QVERIFY(d.message);
     QCOMPARE(std::get<P::Stop>(*d.message).run, QStringLiteral("run-9"));
+}
+
+void tst_MonitorProtocol::secretsArriveByName()
+{
+    // What the window reads of a run with a bound secret: the name and hosts, and which
+    // connection the gateway added it to.
+    P::Decoded d = P::decode(chomp(P::encode(finishedWithSecret())), P::Direction::ToWindow);
+    QVERIFY2(d.message, qPrintable(d.error));
+    const JournalEvent &finished = std::get<JournalEvent>(*d.message);
+    QCOMPARE(finished.run.secrets, finishedWithSecret().run.secrets);
+    QCOMPARE(finished.run.connections.size(), 1);
+    QCOMPARE(finished.run.connections.first().secrets, QStringList{QStringLiteral("API_KEY")});
+    d = P::decode(chomp(P::encode(journalEvent(JournalEvent::Type::Connection))),
+                  P::Direction::ToWindow);
+    QVERIFY2(d.message, qPrintable(d.error));
+    QCOMPARE(std::get<JournalEvent>(*d.message).connection,
+             journalEvent(JournalEvent::Type::Connection).connection);
+    // An instance from before bound secrets says nothing of them: none.
+    QJsonObject old = finishedWithSecret().toJson();
+    QJsonObject run = old.value(u"run").toObject();
+    run.remove(QStringLiteral("secrets"));
+    old.insert(QStringLiteral("run"), run);
+    d = P::decode(chomp(line(old)), P::Direction::ToWindow);
+    QVERIFY2(d.message, qPrintable(d.error));
+    QVERIFY(std::get<JournalEvent>(*d.message).run.secrets.isEmpty());
 }
 
 void tst_MonitorProtocol::theWhyIsCut()

@@ -109,6 +109,8 @@ void tst_RunRecord::jsonWithoutEnvValues()
     const RunRecord copy = RunRecord::fromJson(json);
     QCOMPARE(copy.envNames, original.envNames);
     QVERIFY(copy.envValues.isEmpty());
+    // Bound secrets are names and hosts: kept in what is stored.
+    QCOMPARE(copy.secrets, original.secrets);
     RunRecord expected = original;
     expected.envValues.clear();
     compareRecords(copy, expected);
@@ -138,6 +140,26 @@ void tst_RunRecord::jsonFormat()
     QCOMPARE(json.value(QLatin1String("envValues")).toArray().at(0).toArray(),
              (QJsonArray{QStringLiteral("API_KEY"), QStringLiteral("s3cr3t")}));
     QCOMPARE(json.value(QLatin1String("envNames")).toArray().size(), 2);
+    const QJsonArray secrets = json.value(QLatin1String("secrets")).toArray();
+    QCOMPARE(secrets.size(), 2);
+    QCOMPARE(secrets.at(0).toObject(),
+             (QJsonObject{{QStringLiteral("name"), QStringLiteral("API_KEY")},
+                          {QStringLiteral("hosts"), QJsonArray{QStringLiteral("api.example.com"),
+                                                               QStringLiteral("*.example.org")}}}));
+    QCOMPARE(secrets.at(1).toObject().value(QLatin1String("hosts")).toArray(), QJsonArray());
+    // The attempt the gateway added a secret to says which, by name.
+    QCOMPARE(json.value(QLatin1String("connections"))
+                 .toArray()
+                 .at(0)
+                 .toObject()
+                 .value(QLatin1String("secrets_added"))
+                 .toArray(),
+             QJsonArray{QStringLiteral("API_KEY")});
+    QVERIFY(!json.value(QLatin1String("connections"))
+                 .toArray()
+                 .at(1)
+                 .toObject()
+                 .contains(QLatin1String("secrets_added")));
 }
 
 void tst_RunRecord::fromJsonGarbage_data()
@@ -158,7 +180,8 @@ void tst_RunRecord::fromJsonGarbage_data()
             "notes": "a note", "image": null, "containerId": 7, "memoryBytes": "1G",
             "cpus": "2", "pidsLimit": {}, "network": "on", "peakMemoryBytes": [],
             "cpuTimeMs": false, "envNames": "A,B", "envValues": {"A": "x"}, "output": "text",
-            "files": {"name": "x"}, "complete": "no"})");
+            "files": {"name": "x"}, "complete": "no", "secrets": {"name": "A"},
+            "connections": "pypi.org"})");
     QTest::newRow("out of range numbers") << QByteArray(
         R"({"exitCode": 1e300, "timeoutSec": -1e20, "pidsLimit": 3000000000,
             "durationMs": 1e300, "instancePid": -1e300, "memoryBytes": 1.5e19,
@@ -171,7 +194,8 @@ void tst_RunRecord::fromJsonGarbage_data()
                        {"stream": 1.5, "data": "eA=="}, {"stream": -1, "data": "eA=="}],
             "files": [1, "x", null, [[]], {"data": 5}, {"kind": 9}],
             "envValues": [1, [], ["A"], ["A", 1], [null, "x"], ["A", "B", "C"], "AB", {}],
-            "notes": [1, null, {}, []], "envNames": [[], {}, 2]})");
+            "notes": [1, null, {}, []], "envNames": [[], {}, 2],
+            "secrets": [1, "A", null, [], {}, {"name": 5}, {"name": ""}, {"hosts": ["h"]}]})");
     QTest::newRow("deeply nested") << QByteArray(R"({"output": [[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]],
                                                      "files": {"files": {"files": {}}}})");
 }
@@ -215,6 +239,8 @@ void tst_RunRecord::fromJsonGarbage()
     QCOMPARE(r.cpuTimeMs, defaults.cpuTimeMs);
     QVERIFY(r.envNames.isEmpty());
     QVERIFY(r.envValues.isEmpty());
+    QVERIFY(r.secrets.isEmpty());
+    QVERIFY(r.connections.isEmpty());
     QVERIFY(r.output.isEmpty());
     QCOMPARE(r.complete, true);
     // Files: only objects count, and an object of nonsense is a default file.
@@ -235,6 +261,8 @@ void tst_RunRecord::fromJsonSkipsBadElements()
                        {"stream": 1, "data": "not base64!"}, {"stream": 1}],
             "files": ["x", {"kind": "plot", "name": "a.png", "data": "AAE="}],
             "envValues": [["A", "1"], ["B"], ["C", "3"]],
+            "secrets": [{"name": "K", "hosts": ["a.example", 7, null, "b.example"]}, {"hosts": []},
+                        "L", {"name": "M"}],
             "notes": ["one", 2, "three"]})"));
     QCOMPARE(r.output.size(), 3);
     QCOMPARE(r.output.at(0).stream, 2);
@@ -248,6 +276,10 @@ void tst_RunRecord::fromJsonSkipsBadElements()
     QCOMPARE(r.envValues.size(), 2);
     QCOMPARE(r.envValues.at(1).first, QStringLiteral("C"));
     QCOMPARE(r.notes, (QStringList{QStringLiteral("one"), QStringLiteral("three")}));
+    const QList<BoundSecret> secrets{
+        {QStringLiteral("K"), {QStringLiteral("a.example"), QStringLiteral("b.example")}},
+        {QStringLiteral("M"), {}}};
+    QCOMPARE(r.secrets, secrets);
 }
 
 void tst_RunRecord::statusNames_data()
