@@ -86,7 +86,7 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
     m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
                                         tr("Network"), tr("Hosts (empty: the server's)"),
                                         tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
-                                        tr("Max memory"), tr("Isolation")});
+                                        tr("Max memory"), tr("Isolation"), tr("Secrets (*: all)")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -197,6 +197,13 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
                              "only engines with runsc, or a gVisor RuntimeClass), or a runtime's "
                              "name. With no engine that has it, its runs are refused."));
     m_table->setCellWidget(row, IsolationColumn, isolation);
+    auto *secrets = new QTableWidgetItem(policy.secrets ? policy.secrets->join(QStringLiteral(", "))
+                                                        : QStringLiteral("*"));
+    secrets->setToolTip(tr("The server's bound secrets (--secret) its runs get, by name, "
+                           "comma-separated: * all of them, empty none. Its runs hold only a "
+                           "placeholder either way; the gateway adds the value for the "
+                           "secret's hosts."));
+    m_table->setItem(row, SecretsColumn, secrets);
 }
 
 bool PolicyEditor::addAssistant(const QString &client)
@@ -252,6 +259,15 @@ AssistantPolicy PolicyEditor::rowPolicy(int row) const
         if (p.isolation.compare(QLatin1String(AssistantPolicy::kIsolationContainer),
                                 Qt::CaseInsensitive) == 0)
             p.isolation.clear();
+    }
+    const QTableWidgetItem *secrets = m_table->item(row, SecretsColumn);
+    const QString secretsText = secrets ? secrets->text().trimmed() : QStringLiteral("*");
+    if (secretsText != u"*") {
+        QStringList names;
+        for (const QString &n : secretsText.split(u',', Qt::SkipEmptyParts))
+            if (!n.trimmed().isEmpty() && !names.contains(n.trimmed()))
+                names.append(n.trimmed());
+        p.secrets = names;
     }
     return p;
 }

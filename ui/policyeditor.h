@@ -29,6 +29,7 @@ public:
         TimeoutColumn,
         MemoryColumn,
         IsolationColumn,
+        SecretsColumn,
         ColumnCount
     };
 

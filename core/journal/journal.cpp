@@ -74,7 +74,8 @@ RunRecord Journal::queuedRecord(const Execution *execution) const
     run.cpus = config.cpus;
     run.pidsLimit = config.pidsLimit;
     // The run's own list (empty: none) or the server's mode; allow-listed hosts are network.
-    const SandboxConfig runConfig = config.withEgress(request.egress);
+    const SandboxConfig runConfig =
+        config.withEgress(request.egress, false, QString(), request.secrets);
     run.network = runConfig.hasNetwork();
     for (const auto &[name, value] : config.passThroughEnv) {
         run.envNames.append(name);

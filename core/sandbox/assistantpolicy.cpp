@@ -151,6 +151,8 @@ QJsonObject AssistantPolicy::toJson() const
         o.insert(QStringLiteral("maxMemoryMiB"), maxMemoryMiB);
     if (!isolation.isEmpty())
         o.insert(QStringLiteral("isolation"), isolation);
+    if (secrets)
+        o.insert(QStringLiteral("secrets"), QJsonArray::fromStringList(*secrets));
     return o;
 }
 
@@ -197,6 +199,16 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
     p.isolation = json.value(u"isolation").toString().trimmed();
     if (p.isolation.compare(QLatin1String(kIsolationContainer), Qt::CaseInsensitive) == 0)
         p.isolation.clear();
+    // A list of names; anything else there reads as no list (all the server's secrets) rather
+    // than as none, which a hand-edited file could not mean by a typo.
+    if (json.value(u"secrets").isArray()) {
+        QStringList names;
+        for (const QJsonValue &v : json.value(u"secrets").toArray())
+            if (v.isString() && !v.toString().trimmed().isEmpty() &&
+                !names.contains(v.toString().trimmed()))
+                names.append(v.toString().trimmed());
+        p.secrets = names;
+    }
     return p;
 }
 
@@ -205,5 +217,5 @@ bool AssistantPolicy::operator==(const AssistantPolicy &o) const
     return client == o.client && action == o.action && languages == o.languages &&
            network == o.network && egress == o.egress && otherHosts == o.otherHosts &&
            libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec &&
-           maxMemoryMiB == o.maxMemoryMiB && isolation == o.isolation;
+           maxMemoryMiB == o.maxMemoryMiB && isolation == o.isolation && secrets == o.secrets;
 }

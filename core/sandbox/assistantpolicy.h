@@ -47,6 +47,9 @@ struct AssistantPolicy
     // engines that have it; with none, they are refused naming the rule (SandboxSpec::isolation).
     QString isolation;
     static constexpr const char *kIsolationContainer = "container";
+    // The server's bound secrets (--secret) its runs get, by name; nothing: all of them, an
+    // empty list: none. Names the server does not bind are ignored.
+    std::optional<QStringList> secrets;
     // The most this policy's limits are: the server's largest timeout is 300 s (AppSettings).
     static constexpr int kMaxTimeoutSec = 300;
 

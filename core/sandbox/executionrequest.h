@@ -45,6 +45,9 @@ struct ExecutionRequest
     bool askOtherHosts = false;
     // What its runtime must be (SandboxSpec::isolation): its caller's policy's; "" any.
     QString isolation;
+    // The names of the server's bound secrets (--secret) it gets: its caller's policy's. Without
+    // it, all of them.
+    std::optional<QStringList> secrets;
     QString sessionId; // the sandbox session it runs in; empty: a fresh container
     // `language` and the session as resolved once where the request is made (the tools room),
     // so the service and the session manager do not look them up again. Without `resolved`,

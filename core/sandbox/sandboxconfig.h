@@ -7,6 +7,7 @@
 #include <QPair>
 #include <QString>
 #include <QStringList>
+#include <algorithm>
 #include <optional>
 
 // Limits and policy for every container. The defaults are the hardened ones; each loosening is
@@ -31,9 +32,17 @@ struct SandboxConfig
     // empty list being no network at all), else unchanged, and its isolation. SandboxSpec::forRun
     // makes the mode from `network` and `egress`.
     SandboxConfig withEgress(const std::optional<QStringList> &runEgress,
-                             bool askOtherHosts = false, const QString &isolation = {}) const
+                             bool askOtherHosts = false, const QString &isolation = {},
+                             const std::optional<QStringList> &secretNames = std::nullopt) const
     {
         SandboxConfig c = *this;
+        // Only the bound secrets its caller's policy names (ExecutionRequest::secrets).
+        if (secretNames)
+            c.secrets.erase(std::remove_if(c.secrets.begin(), c.secrets.end(),
+                                           [&](const SandboxSpec::Secret &s) {
+                                               return !secretNames->contains(s.name);
+                                           }),
+                            c.secrets.end());
         c.askOtherHosts = askOtherHosts;
         c.isolation = isolation;
         if (runEgress) {

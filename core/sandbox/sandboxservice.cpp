@@ -255,20 +255,20 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
-    submit(
-        execution,
-        runSpecFor(language, {}, false, request.egress, request.askOtherHosts, request.isolation),
-        language.image);
+    submit(execution,
+           runSpecFor(language, {}, false, request.egress, request.askOtherHosts, request.isolation,
+                      request.secrets),
+           language.image);
     return execution;
 }
 
 SandboxService::SpecFor SandboxService::runSpecFor(const Language &language,
                                                    const QString &librariesVolume, bool session,
                                                    const std::optional<QStringList> &egress,
-                                                   bool askOtherHosts,
-                                                   const QString &isolation) const
+                                                   bool askOtherHosts, const QString &isolation,
+                                                   const std::optional<QStringList> &secrets) const
 {
-    const SandboxConfig config = m_config.withEgress(egress, askOtherHosts, isolation);
+    const SandboxConfig config = m_config.withEgress(egress, askOtherHosts, isolation, secrets);
     return [language, config, librariesVolume, session](const SandboxBackend &backend) {
         return backend.runSpec(language, language.image, config, librariesVolume, session);
     };
@@ -407,7 +407,8 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                 guard->reportProgress(message);
         },
         [this, guard, language, egress = request.egress, ask = request.askOtherHosts,
-         isolation = request.isolation](const QString &volume, const QString &error) {
+         isolation = request.isolation,
+         secrets = request.secrets](const QString &volume, const QString &error) {
             if (!guard)
                 return;
             if (!error.isEmpty()) {
@@ -415,7 +416,8 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                 return;
             }
             // Where the volume is (the least loaded of them, if several have it).
-            const SpecFor spec = runSpecFor(language, volume, false, egress, ask, isolation);
+            const SpecFor spec =
+                runSpecFor(language, volume, false, egress, ask, isolation, secrets);
             SandboxSite *site = place(spec, m_volumeSites.value(volume));
             if (!site) {
                 guard->fail(noSiteMessage(spec));
@@ -500,10 +502,11 @@ void SandboxService::ensureLibraries(
 SandboxContainer *
 SandboxService::createSessionContainer(const Language &language, const QString &librariesVolume,
                                        QString *error, const std::optional<QStringList> &egress,
-                                       bool askOtherHosts, const QString &isolation)
+                                       bool askOtherHosts, const QString &isolation,
+                                       const std::optional<QStringList> &secrets)
 {
     const SpecFor spec =
-        runSpecFor(language, librariesVolume, true, egress, askOtherHosts, isolation);
+        runSpecFor(language, librariesVolume, true, egress, askOtherHosts, isolation, secrets);
     SandboxSite *site =
         librariesVolume.isEmpty() ? place(spec) : place(spec, m_volumeSites.value(librariesVolume));
     if (!site) {

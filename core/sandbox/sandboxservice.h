@@ -64,11 +64,10 @@ public:
     // until removed; tracked like any other, so shutdown removes it. Placed like a run (where
     // `librariesVolume` was installed, when given); null when no engine answers (`error` says).
     // `egress`, `askOtherHosts` and `isolation` as in runSpecFor.
-    SandboxContainer *
-    createSessionContainer(const Language &language, const QString &librariesVolume = {},
-                           QString *error = nullptr,
-                           const std::optional<QStringList> &egress = std::nullopt,
-                           bool askOtherHosts = false, const QString &isolation = {});
+    SandboxContainer *createSessionContainer(
+        const Language &language, const QString &librariesVolume = {}, QString *error = nullptr,
+        const std::optional<QStringList> &egress = std::nullopt, bool askOtherHosts = false,
+        const QString &isolation = {}, const std::optional<QStringList> &secrets = std::nullopt);
     // Runs the request's program in a session's container that is ready and idle; the container
     // stays unless the run ended it (Execution::endedSession()).
     Execution *executeIn(SandboxContainer *container, const Language &language,
@@ -130,11 +129,12 @@ private:
                 SandboxSite *site = nullptr);
     // `egress`: the run's own allow-list (a call's `network`, checked by the tools room against
     // the server's and its policy's); an empty list is no network. Without it, the config's.
-    // `askOtherHosts`, `isolation`: see ExecutionRequest.
+    // `askOtherHosts`, `isolation`, `secrets`: see ExecutionRequest.
     SpecFor runSpecFor(const Language &language, const QString &librariesVolume = {},
                        bool session = false,
                        const std::optional<QStringList> &egress = std::nullopt,
-                       bool askOtherHosts = false, const QString &isolation = {}) const;
+                       bool askOtherHosts = false, const QString &isolation = {},
+                       const std::optional<QStringList> &secrets = std::nullopt) const;
     // The usable site a new sandbox of `spec` goes to; null when none answers.
     SandboxSite *place(const SpecFor &spec, const QList<SandboxSite *> &among = {}) const;
     // Why no site can take a run: each engine and what is wrong with it.

@@ -30,7 +30,7 @@ SessionManager::~SessionManager()
 void SessionManager::create(const QString &owner, const QString &languageName,
                             const QStringList &libraries, int timeoutSec,
                             const std::optional<QStringList> &egress, bool askOtherHosts,
-                            const QString &isolation,
+                            const QString &isolation, const std::optional<QStringList> &secrets,
                             const std::function<void(const QString &)> &progress,
                             const Created &done)
 {
@@ -83,13 +83,13 @@ void SessionManager::create(const QString &owner, const QString &languageName,
         answer(QStringLiteral("the session could not start: ") + reason);
     });
     const Language lang = *language;
-    const auto start = [this, guard, lang, egress, askOtherHosts,
-                        isolation](const QString &volume) {
+    const auto start = [this, guard, lang, egress, askOtherHosts, isolation,
+                        secrets](const QString &volume) {
         if (!guard || guard->state() == SandboxSession::State::Ended)
             return;
         QString error;
         SandboxContainer *container = m_sandbox->createSessionContainer(
-            lang, volume, &error, egress, askOtherHosts, isolation);
+            lang, volume, &error, egress, askOtherHosts, isolation, secrets);
         if (container)
             guard->attach(container);
         else

@@ -41,8 +41,8 @@ public:
     // (ExecutionRequest::isolation).
     void create(const QString &owner, const QString &language, const QStringList &libraries,
                 int timeoutSec, const std::optional<QStringList> &egress, bool askOtherHosts,
-                const QString &isolation, const std::function<void(const QString &)> &progress,
-                const Created &done);
+                const QString &isolation, const std::optional<QStringList> &secrets,
+                const std::function<void(const QString &)> &progress, const Created &done);
     // The owner's live session, or why there is none (unknown, ended, another instance's).
     SessionAdmission lookup(const QString &id, const QString &owner) const;
     // Whether a call in `language` (null: not checked), with libraries or not, may run in the

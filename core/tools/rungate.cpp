@@ -64,6 +64,7 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitte
     }
     request.askOtherHosts = asksOtherHosts(call->clientName(), request.egress);
     request.isolation = policy.isolation;
+    request.secrets = policy.secrets;
     switch (policy.action) {
     case AssistantPolicy::Action::Run:
         admitted(request, QString());
@@ -135,7 +136,8 @@ ApprovalRequest RunGate::question(ToolCall *call, const ExecutionRequest &reques
     question.memoryBytes = m_config.memoryBytes;
     question.cpus = m_config.cpus;
     // What the run will reach: its own list (the call's or its policy's), else the server's.
-    const SandboxConfig run = m_config.withEgress(request.egress);
+    const SandboxConfig run =
+        m_config.withEgress(request.egress, false, QString(), request.secrets);
     question.egress = run.egress;
     question.network = run.hasNetwork();
     question.instanceId = m_config.instanceId;

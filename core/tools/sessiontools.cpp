@@ -43,14 +43,15 @@ QJsonObject result(const QString &text, const QJsonObject &structured)
 // Starts the session's sandbox (installing its libraries first) and answers once it is ready.
 void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QStringList &libs,
                   const std::optional<QStringList> &egress, bool askOtherHosts,
-                  const QString &isolation = {})
+                  const QString &isolation = {},
+                  const std::optional<QStringList> &secrets = std::nullopt)
 {
     const QJsonObject args = call->arguments();
     QPointer<ToolCall> guard(call);
     call->progress(QStringLiteral("starting the session's sandbox"));
     sm->create(
         call->owner(), args.value(u"language").toString(QStringLiteral("python")), libs,
-        args.value(u"timeout").toInt(0), egress, askOtherHosts, isolation,
+        args.value(u"timeout").toInt(0), egress, askOtherHosts, isolation, secrets,
         [guard](const QString &message) {
             if (guard)
                 guard->progress(message);
@@ -131,7 +132,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
                 return;
             }
             startSession(sm, idleSec, guard, libs, admitted.egress, admitted.askOtherHosts,
-                         admitted.isolation);
+                         admitted.isolation, admitted.secrets);
         });
 }
 } // namespace

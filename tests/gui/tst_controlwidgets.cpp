@@ -52,10 +52,12 @@ private Q_SLOTS:
         claude.maxTimeoutSec = 60;
         claude.maxMemoryMiB = 256;
         claude.isolation = QStringLiteral("gvisor");
+        claude.secrets = QStringList{QStringLiteral("GITHUB_TOKEN")};
         in.assistants.append(claude);
         AssistantPolicy kata;
         kata.client = QStringLiteral("kata-bot");
         kata.isolation = QStringLiteral("kata"); // a runtime's name, typed in
+        kata.secrets = QStringList();            // none of the server's secrets
         in.assistants.append(kata);
         in.approvalTimeoutSec = 45;
         in.runWhenNoWindow = true;
@@ -68,6 +70,14 @@ private Q_SLOTS:
         QCOMPARE(isolation->currentText(), QStringLiteral("gvisor"));
         isolation->setCurrentText(QStringLiteral("container"));
         QCOMPARE(editor.policies().forClient(QStringLiteral("claude-code")).isolation, QString());
+        // Secrets: "*" is all of the server's (no list), empty is none, names are those only.
+        QCOMPARE(editor.table()->item(0, PolicyEditor::SecretsColumn)->text(), QStringLiteral("*"));
+        QCOMPARE(editor.table()->item(2, PolicyEditor::SecretsColumn)->text(), QString());
+        editor.table()->item(1, PolicyEditor::SecretsColumn)->setText(QStringLiteral(" A, B ,A"));
+        QCOMPARE(editor.policies().forClient(QStringLiteral("claude-code")).secrets,
+                 std::optional<QStringList>(QStringList{QStringLiteral("A"), QStringLiteral("B")}));
+        editor.table()->item(1, PolicyEditor::SecretsColumn)->setText(QStringLiteral("*"));
+        QVERIFY(!editor.policies().forClient(QStringLiteral("claude-code")).secrets.has_value());
     }
 
     void policyEditorEdits()

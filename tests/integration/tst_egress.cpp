@@ -227,7 +227,7 @@ private Q_SLOTS:
             sessions.create(
                 QStringLiteral("owner"), QStringLiteral("python"), {}, 0,
                 QStringList{QStringLiteral("other.test:") + port()}, askOtherHosts, QString(),
-                [](const QString &) {},
+                std::nullopt, [](const QString &) {},
                 [&](SandboxSession *s, const QString &why) {
                     session = s;
                     error = why;

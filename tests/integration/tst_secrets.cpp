@@ -238,6 +238,26 @@ private Q_SLOTS:
         shutDown(service, engine);
     }
 
+    void aPolicyChoosesTheSecrets()
+    {
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), secretConfig());
+        const auto keyOf = [&](const std::optional<QStringList> &names) {
+            ExecutionRequest request(
+                QStringLiteral("python"),
+                QStringLiteral("import os; print(os.environ.get('API_KEY', 'unset')[:19])"), 30);
+            request.secrets = names; // what RunGate sets from the caller's policy
+            return resultOf(service.execute(request), 120 * 1000).stdoutData.trimmed();
+        };
+        QCOMPARE(keyOf(QStringList()), QByteArray("unset"));
+        QCOMPARE(keyOf(QStringList{QStringLiteral("OTHER")}), QByteArray("unset"));
+        QCOMPARE(keyOf(QStringList{QStringLiteral("API_KEY")}), QByteArray("csb-secret-API_KEY-"));
+        QCOMPARE(keyOf(std::nullopt), QByteArray("csb-secret-API_KEY-"));
+        shutDown(service, engine);
+    }
+
     void aRunWithoutNetworkGetsNoSecret()
     {
         prepareWorld();

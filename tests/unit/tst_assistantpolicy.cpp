@@ -350,6 +350,31 @@ private Q_SLOTS:
         QVERIFY(config.withEgress(egress).bindsSecrets());
     }
 
+    void namesTheSecretsItsRunsGet()
+    {
+        AssistantPolicy p;
+        p.client = QStringLiteral("cursor");
+        p.secrets = QStringList{QStringLiteral("B")};
+        // Through the settings file and back; a list that is not one reads as none given.
+        QCOMPARE(AssistantPolicy::fromJson(p.toJson()), std::optional<AssistantPolicy>(p));
+        QJsonObject odd = p.toJson();
+        odd.insert(QStringLiteral("secrets"), QStringLiteral("B"));
+        QVERIFY(!AssistantPolicy::fromJson(odd)->secrets.has_value());
+        AssistantPolicy none = p;
+        none.secrets = QStringList();
+        QCOMPARE(AssistantPolicy::fromJson(none.toJson())->secrets,
+                 std::optional<QStringList>(QStringList()));
+        // A run's config keeps only the names its policy gives.
+        SandboxConfig config;
+        config.secrets = {{QStringLiteral("A"), {QStringLiteral("a.example.com")}, "1"},
+                          {QStringLiteral("B"), {QStringLiteral("b.example.com")}, "2"}};
+        QCOMPARE(config.withEgress(std::nullopt, false, QString(), p.secrets).secrets.size(), 1);
+        QCOMPARE(config.withEgress(std::nullopt, false, QString(), p.secrets).secrets.first().name,
+                 QStringLiteral("B"));
+        QVERIFY(!config.withEgress(std::nullopt, false, QString(), none.secrets).bindsSecrets());
+        QCOMPARE(config.withEgress(std::nullopt).secrets.size(), 2);
+    }
+
     void askingForOtherHostsKeepsTheListedOnes()
     {
         AssistantPolicy p;
