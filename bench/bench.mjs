@@ -1118,6 +1118,9 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
         L.push('', `The gateway adds **${ms(gatewayRow.addsMs)} ms** at p50${gatewayRow.failures ? ` (${gatewayRow.failures} rounds failed; see the problems)` : ''}.`, '');
     }
 
+    // "Bound secrets" (bench/secrets.mjs, run by run.sh before this script): its section as it printed it.
+    if (process.env.CS_BENCH_SECRETS_SECTION) L.push(process.env.CS_BENCH_SECRETS_SECTION.trimEnd(), '');
+
     L.push(`## Back-to-back and bursts (pooled server, default \`--pool\` and \`--pool-max\`)`, '');
     L.push(`Back-to-back: rounds of ${B2B_ROUND} calls, each sent as soon as the previous answered, each round after the`,
         `pool refilled; the first round is shown on its own, the next ${opts.b2bRounds} together. Bursts: ${BURST} calls sent at`,

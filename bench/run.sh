@@ -16,13 +16,44 @@ cd "$HERE/.."
 
 args=()
 engines=0
+smoke=0
+# cs-gateway, for the bound-secrets section: next to the server binary (--bin), as the build puts it.
+gateway=$HERE/../build/bin/cs-gateway
+prev=
 for a in "$@"; do
-    if [ "$a" = --engines ]; then engines=1; else args+=("$a"); fi
+    [ "$prev" != --bin ] || gateway=$(dirname -- "$a")/cs-gateway
+    case "$a" in
+        --engines) engines=1 ;;
+        --smoke) smoke=1; args+=("$a") ;;
+        -h|--help) exec node "$HERE/bench.mjs" --help ;;
+        *) args+=("$a") ;;
+    esac
+    prev=$a
 done
-[ "$engines" = 1 ] || exec node "$HERE/bench.mjs" "$@"
 
-# Wrong arguments, no binary or no image: said now, before minutes of fixture start-up.
-node "$HERE/bench.mjs" "${args[@]}" --check
+# Wrong arguments, no binary or no image: said now, before the secrets row and minutes of
+# fixture start-up. (--out /dev/null: the check writes nothing, and so makes no temp dir for
+# a smoke report.)
+node "$HERE/bench.mjs" "${args[@]}" --check --out /dev/null
+[ -x "$gateway" ] || { echo "bench: no cs-gateway at $gateway (build it: it is built next to the server)" >&2; exit 2; }
+
+# "Bound secrets: a request with injection against a plain CONNECT" (bench/secrets.mjs): the
+# gateway program and an HTTPS origin on loopback, no engine, a few seconds. It runs first, on
+# the machine bench.mjs is about to measure (a full run waits for it to be quiet first, as
+# bench.mjs does); its Markdown section reaches bench.mjs's report through
+# CS_BENCH_SECRETS_SECTION, its JSON line goes to stderr. A wrong answer stops the run here.
+if [ "$smoke" = 1 ]; then secrets_args=(--smoke); else secrets_args=(--wait-quiet); fi
+echo "bench: bound secrets (bench/secrets.mjs ${secrets_args[*]})" >&2
+if ! secrets_out=$(node "$HERE/secrets.mjs" --gateway "$gateway" "${secrets_args[@]}"); then
+    printf '%s\n' "$secrets_out" >&2
+    echo "bench: bench/secrets.mjs failed (a wrong answer or a failed step; see above)" >&2
+    exit 1
+fi
+CS_BENCH_SECRETS_SECTION=$(printf '%s\n' "$secrets_out" | sed '$d')
+export CS_BENCH_SECRETS_SECTION
+echo "bench: secrets: $(printf '%s\n' "$secrets_out" | tail -n 1)" >&2
+
+[ "$engines" = 1 ] || exec node "$HERE/bench.mjs" "${args[@]}"
 
 ENGINES_SH=$HERE/../tests/engines/engines.sh
 # Short: the fixture's unix socket paths live under it (108 bytes at most).
