@@ -181,7 +181,10 @@ SecretExchange::run(ByteChannel &client, ByteChannel &origin, const std::string 
         return result;
     }
     bool expectContinue = false;
-    std::string out = m_rewriter.inject(head, m_host, m_port, &result.added, &expectContinue);
+    std::vector<std::pair<std::string, std::string>> echoes;
+    std::string out =
+        m_rewriter.inject(head, m_host, m_port, &result.added, &expectContinue, &echoes);
+    const SecretRewriter answerMasks = m_rewriter.withEchoes(echoes);
     // The head as the host gets it has no Transfer-Encoding (a hop-by-hop header); the body is
     // passed on as the client framed it.
     if (frame.parser.flags & F_CHUNKED)
@@ -211,7 +214,7 @@ SecretExchange::run(ByteChannel &client, ByteChannel &origin, const std::string 
         answer(client, 502, result.error);
         return result;
     }
-    AnswerRelay relay(m_rewriter, client, frame.parser.method == HTTP_HEAD);
+    AnswerRelay relay(answerMasks, client, frame.parser.method == HTTP_HEAD);
     while (!relay.complete) {
         const long n = origin.read(buffer, sizeof buffer, ByteChannel::nowMs() + kAnswerIdleMs);
         if (n <= 0) {

@@ -90,8 +90,19 @@ std::string SecretRewriter::replacePlaceholders(std::string text, const std::str
     return text;
 }
 
+SecretRewriter
+SecretRewriter::withEchoes(const std::vector<std::pair<std::string, std::string>> &echoes) const
+{
+    std::vector<BoundSecret> secrets = m_secrets;
+    for (const auto &[sent, asWritten] : echoes)
+        if (!sent.empty())
+            secrets.push_back({"", asWritten, sent, {}}); // bound to no host: masked only
+    return SecretRewriter(std::move(secrets));
+}
+
 std::string SecretRewriter::inject(const std::string &head, const std::string &host, int port,
-                                   std::vector<std::string> *added, bool *expectContinue) const
+                                   std::vector<std::string> *added, bool *expectContinue,
+                                   std::vector<std::pair<std::string, std::string>> *echoes) const
 {
     if (expectContinue)
         *expectContinue = false;
@@ -133,8 +144,13 @@ std::string SecretRewriter::inject(const std::string &head, const std::string &h
         if (name == "authorization" && scheme == "basic " &&
             decodeBase64(value.substr(6), &decoded)) {
             const std::string replaced = replacePlaceholders(decoded, host, port, added);
-            if (replaced != decoded)
-                value = value.substr(0, 6) + encodeBase64(replaced);
+            if (replaced != decoded) {
+                const std::string encoded = encodeBase64(replaced);
+                // A host that echoes the header sends back this encoding of the value.
+                if (echoes)
+                    echoes->emplace_back(encoded, value.substr(6));
+                value = value.substr(0, 6) + encoded;
+            }
         } else {
             value = replacePlaceholders(value, host, port, added);
         }

@@ -3,6 +3,7 @@
 #include "hostpattern.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 // A secret bound to hosts (--secret NAME=HOSTVAR@HOST,…): the sandbox holds only its
@@ -35,8 +36,13 @@ public:
     // the query), in header values, and inside Basic credentials. `added`: the names of those
     // put in. Accept-Encoding goes (a compressed answer could not be searched for a value that
     // it echoes), Expect too (the gateway answers 100 itself; `expectContinue` says so).
+    // `echoes`: what the request now carries in another form than the value itself (Basic
+    // credentials, base64 of user:value) with what it carried before, for the answer's masking.
     std::string inject(const std::string &head, const std::string &host, int port,
-                       std::vector<std::string> *added, bool *expectContinue = nullptr) const;
+                       std::vector<std::string> *added, bool *expectContinue = nullptr,
+                       std::vector<std::pair<std::string, std::string>> *echoes = nullptr) const;
+    // This rewriter, masking besides each `echoes` pair's first with its second.
+    SecretRewriter withEchoes(const std::vector<std::pair<std::string, std::string>> &echoes) const;
     // `text` with every value of this sandbox's secrets, whatever their hosts, replaced by its
     // placeholder.
     std::string mask(const std::string &text) const;

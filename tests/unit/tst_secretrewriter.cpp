@@ -127,6 +127,19 @@ void TestSecretRewriter::injectsInsideBasicCredentials()
     QCOMPARE(bytes(credentials), bytes("x-access-token:" + kTokenValue));
     QCOMPARE(names(added), QStringList{QStringLiteral("TOKEN")});
     QVERIFY(out.find(kTokenPlaceholder) == std::string::npos);
+    // A host that echoes the header sends the value's encoding back: the answer's masking
+    // turns it into what the program sent.
+    std::vector<std::pair<std::string, std::string>> echoes;
+    added.clear();
+    const std::string again = r.inject(head, "code.git.test", 8443, &added, nullptr, &echoes);
+    QCOMPARE(echoes.size(), size_t(1));
+    const std::string sentEncoded = SecretRewriter::encodeBase64("x-access-token:" + kTokenValue);
+    const std::string asWritten =
+        SecretRewriter::encodeBase64("x-access-token:" + kTokenPlaceholder);
+    QCOMPARE(bytes(r.withEchoes(echoes).mask("{\"authorization\": \"Basic " + sentEncoded + "\"}")),
+             bytes("{\"authorization\": \"Basic " + asWritten + "\"}"));
+    // Without the echoes the encoding is not recognised (what withEchoes is for).
+    QCOMPARE(bytes(r.mask(sentEncoded)), bytes(sentEncoded));
 
     // The scheme's name in any case; a placeholder sent bare (not base64) is replaced as it is.
     added.clear();
