@@ -20,6 +20,7 @@
 #include "sandboxservice.h"
 #include "sandboxsession.h"
 #include "sessionmanager.h"
+#include "testcertificates.h"
 #include "tunnelproxy.h"
 #include "worldserver.h"
 
@@ -38,31 +39,6 @@
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
-
-namespace {
-// A CA and a certificate for world.test and other.test signed by it, made with openssl.
-bool makeCertificates(const QString &dir)
-{
-    const auto run = [&dir](const QStringList &args) {
-        QProcess p;
-        p.setWorkingDirectory(dir);
-        p.start(QStringLiteral("openssl"), args);
-        return p.waitForFinished(30000) && p.exitCode() == 0;
-    };
-    QFile ext(dir + QStringLiteral("/ext"));
-    if (!ext.open(QIODevice::WriteOnly) ||
-        ext.write("subjectAltName=DNS:world.test,DNS:other.test\n") < 0)
-        return false;
-    ext.close();
-    return run({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
-                "ca.pem", "-days", "2", "-subj", "/CN=egress test CA"}) &&
-           run({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
-                "server.csr", "-subj", "/CN=world.test"}) &&
-           run({"x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext"});
-}
-
-} // namespace
 
 class TestEgress : public EngineTestCase
 {
@@ -111,15 +87,10 @@ private:
         QVERIFY2(!m_address.isEmpty(), "the machine has no non-loopback IPv4 address");
         QVERIFY(m_world.listen(QHostAddress::AnyIPv4));
         QVERIFY(m_certs.isValid());
-        QVERIFY2(makeCertificates(m_certs.path()), "openssl could not make the test certificates");
-        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
-        tls.setLocalCertificate(
-            QSslCertificate::fromPath(m_certs.filePath(QStringLiteral("server.pem"))).value(0));
-        QFile key(m_certs.filePath(QStringLiteral("server.key")));
-        QVERIFY(key.open(QIODevice::ReadOnly));
-        tls.setPrivateKey(QSslKey(&key, QSsl::Rsa));
-        m_tlsWorld.setSslConfiguration(tls);
-        QVERIFY(m_tlsWorld.listen(QHostAddress::AnyIPv4));
+        QVERIFY2(makeTestCertificates(m_certs.path()),
+                 "openssl could not make the test certificates");
+        QVERIFY(listenWithTls(m_tlsWorld, m_certs.filePath(QStringLiteral("server.pem")),
+                              m_certs.filePath(QStringLiteral("server.key"))));
         QFile ca(m_certs.filePath(QStringLiteral("ca.pem")));
         QVERIFY(ca.open(QIODevice::ReadOnly));
         m_caPem = ca.readAll();

@@ -17,6 +17,7 @@
 #include "interceptionauthority.h"
 #include "sandboxservice.h"
 #include "secretprograms.h"
+#include "testcertificates.h"
 #include "tunnelproxy.h"
 #include "worldserver.h"
 
@@ -37,44 +38,6 @@
 namespace {
 const QByteArray kValue = "sk-live-4d1c8a0f-real-value-never-in-a-sandbox";
 
-bool openssl(const QString &dir, const QStringList &args)
-{
-    QProcess p;
-    p.setWorkingDirectory(dir);
-    p.start(QStringLiteral("openssl"), args);
-    return p.waitForFinished(30000) && p.exitCode() == 0;
-}
-
-// A CA and world.test's certificate signed by it; bad.test's, signed by nobody known.
-bool makeCertificates(const QString &dir)
-{
-    QFile ext(dir + QStringLiteral("/ext"));
-    if (!ext.open(QIODevice::WriteOnly) || ext.write("subjectAltName=DNS:world.test\n") < 0)
-        return false;
-    ext.close();
-    return openssl(dir, {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
-                         "-out", "ca.pem", "-days", "2", "-subj", "/CN=secrets test CA"}) &&
-           openssl(dir, {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
-                         "server.csr", "-subj", "/CN=world.test"}) &&
-           openssl(dir,
-                   {"x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                    "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext"}) &&
-           openssl(dir, {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "bad.key",
-                         "-out", "bad.pem", "-days", "2", "-subj", "/CN=bad.test", "-addext",
-                         "subjectAltName=DNS:bad.test"});
-}
-
-bool serveTls(WorldServer<QSslServer> &server, const QString &cert, const QString &key)
-{
-    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
-    tls.setLocalCertificate(QSslCertificate::fromPath(cert).value(0));
-    QFile file(key);
-    if (!file.open(QIODevice::ReadOnly))
-        return false;
-    tls.setPrivateKey(QSslKey(&file, QSsl::Rsa));
-    server.setSslConfiguration(tls);
-    return server.listen(QHostAddress::AnyIPv4);
-}
 } // namespace
 
 class TestSecrets : public EngineTestCase
@@ -129,14 +92,15 @@ private:
         if (m_world.isListening())
             return;
         QVERIFY(m_dir.isValid());
-        QVERIFY2(makeCertificates(m_dir.path()), "openssl could not make the test certificates");
+        QVERIFY2(makeTestCertificates(m_dir.path()),
+                 "openssl could not make the test certificates");
         const QString address = outwardAddress();
         QVERIFY2(!address.isEmpty(), "the machine has no non-loopback IPv4 address");
         QVERIFY(m_world.listen(QHostAddress::AnyIPv4));
-        QVERIFY(serveTls(m_tlsWorld, m_dir.filePath(QStringLiteral("server.pem")),
-                         m_dir.filePath(QStringLiteral("server.key"))));
-        QVERIFY(serveTls(m_badWorld, m_dir.filePath(QStringLiteral("bad.pem")),
-                         m_dir.filePath(QStringLiteral("bad.key"))));
+        QVERIFY(listenWithTls(m_tlsWorld, m_dir.filePath(QStringLiteral("server.pem")),
+                              m_dir.filePath(QStringLiteral("server.key"))));
+        QVERIFY(listenWithTls(m_badWorld, m_dir.filePath(QStringLiteral("bad.pem")),
+                              m_dir.filePath(QStringLiteral("bad.key"))));
         m_world.echo = true;
         m_tlsWorld.echo = true;
         qputenv(EgressGateway::kTestHostsVar,

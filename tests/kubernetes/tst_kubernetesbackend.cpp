@@ -20,7 +20,9 @@
 #include "podspec.h"
 #include "sandboxlayout.h"
 #include "sandboxservice.h"
+#include "secretprograms.h"
 #include "servicesapi.h"
+#include "testcertificates.h"
 #include "tunnelproxy.h"
 #include "worldserver.h"
 
@@ -475,6 +477,79 @@ print("done")
         QVERIFY(listed.wait(10000));
         QVERIFY(gateways->ok());
         QCOMPARE(gateways->json().value(u"items").toArray().size(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(pods(backend, instance), 0, 15000);
+    }
+
+    // Bound secrets through the gateway pod (--secret): the same promises as on an engine
+    // (tst_secrets), the placeholder and the authority's certificate in the pod's environment.
+    void aSecretThroughTheGatewayPod()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY2(makeTestCertificates(dir.path()), "openssl could not make the test certificates");
+        WorldServer<QTcpServer> world;
+        WorldServer<QSslServer> tlsWorld;
+        WorldServer<QSslServer> badWorld;
+        world.echo = tlsWorld.echo = true;
+        QVERIFY(world.listen(QHostAddress::AnyIPv4));
+        QVERIFY(listenWithTls(tlsWorld, dir.filePath(QStringLiteral("server.pem")),
+                              dir.filePath(QStringLiteral("server.key"))));
+        QVERIFY(listenWithTls(badWorld, dir.filePath(QStringLiteral("bad.pem")),
+                              dir.filePath(QStringLiteral("bad.key"))));
+        const QString address = outwardAddress();
+        QVERIFY(!address.isEmpty());
+        qputenv(EgressGateway::kTestHostsVar,
+                QStringLiteral("world.test=%1,other.test=%1,bad.test=%1").arg(address).toUtf8());
+        const auto unset = qScopeGuard([] { qunsetenv(EgressGateway::kTestHostsVar); });
+        const QString tlsPort = QString::number(tlsWorld.serverPort());
+        const QString plainPort = QString::number(world.serverPort());
+        const QString badPort = QString::number(badWorld.serverPort());
+
+        Server server;
+        QVERIFY(startServer(server, m_policies,
+                            {QStringLiteral("--pod-network"), QStringLiteral("bridge")}));
+        const auto stop = qScopeGuard([&] { stopServer(server); });
+        KubeClient client(accessFor(server));
+        KubernetesBackend backend(&client, KubernetesBackend::Options());
+        const QByteArray value = "sk-kube-0b7e-never-in-a-pod";
+        SandboxConfig config = makeConfig();
+        config.warmLanguages = {};
+        config.secrets = {
+            {QStringLiteral("API_KEY"),
+             {QStringLiteral("world.test:") + tlsPort, QStringLiteral("bad.test:") + badPort},
+             value}};
+        config.egress = {QStringLiteral("other.test:") + plainPort};
+        config.secretsAuthorityFolder = dir.filePath(QStringLiteral("authority"));
+        config.installCaBundle = dir.filePath(QStringLiteral("ca.pem"));
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        const QString instance = m_instance;
+        const ExecutionResult r =
+            run(service, QStringLiteral("python"),
+                QString::fromLatin1(kSecretPythonProgram).arg(tlsPort, plainPort, badPort), 60);
+        const QJsonObject out = QJsonDocument::fromJson(r.stdoutData).object();
+        QVERIFY2(!out.isEmpty(), r.stdoutData + r.stderrData + r.error.toUtf8());
+        const QString key = out.value(u"key").toString();
+        QVERIFY2(key.startsWith(QStringLiteral("csb-secret-API_KEY-")), qPrintable(key));
+        QCOMPARE(tlsWorld.authorizations, QByteArrayList{"Bearer " + value});
+        QCOMPARE(out.value(u"bound").toString(),
+                 QStringLiteral("hello world.test:%1 /bound auth=Bearer %2").arg(tlsPort, key));
+        QCOMPARE(world.authorizations, QByteArrayList{"Bearer " + key.toUtf8()});
+        QVERIFY2(out.value(u"untrusted").toString().contains(QStringLiteral("not trusted")),
+                 qPrintable(out.value(u"untrusted").toString()));
+        QCOMPARE(badWorld.requests, QByteArrayList());
+        QVERIFY(!r.stdoutData.contains(value) && !r.stderrData.contains(value));
+        QVERIFY(!QJsonDocument(r.toJson()).toJson().contains(value));
+        bool secretAdded = false;
+        for (const NetworkAttempt &a : r.network)
+            secretAdded = secretAdded || (a.host == u"world.test" &&
+                                          a.secrets == QStringList{QStringLiteral("API_KEY")});
+        QVERIFY(secretAdded);
+
+        service.shutdown();
+        QTRY_COMPARE_WITH_TIMEOUT(service.activeContainers(), 0, 30000);
+        bool shut = false;
+        backend.shutdown(this, [&] { shut = true; });
+        QTRY_VERIFY_WITH_TIMEOUT(shut, 30000);
         QTRY_COMPARE_WITH_TIMEOUT(pods(backend, instance), 0, 15000);
     }
 
