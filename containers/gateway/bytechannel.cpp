@@ -97,12 +97,22 @@ bool ByteChannel::write(const std::string &bytes)
                 return false;
             }
         } else {
-            n = ::send(m_fd, data, size, MSG_NOSIGNAL);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                return false;
+            return writeAll(m_fd, data, size);
         }
+        data += n;
+        size -= size_t(n);
+    }
+    return true;
+}
+
+bool ByteChannel::writeAll(int fd, const char *data, size_t size)
+{
+    while (size > 0) {
+        const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
         data += n;
         size -= size_t(n);
     }

@@ -27,6 +27,8 @@ public:
     void finish();
 
     static int64_t nowMs();
+    // All of `size` bytes to the socket (no TLS), or false.
+    static bool writeAll(int fd, const char *data, size_t size);
 
 private:
     bool waitReadable(int64_t deadlineMs);

@@ -24,23 +24,7 @@ namespace {
 
 int64_t nowMs()
 {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-bool writeAll(int fd, const char *data, size_t size)
-{
-    while (size > 0) {
-        const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        data += n;
-        size -= size_t(n);
-    }
-    return true;
+    return ByteChannel::nowMs();
 }
 
 const char *statusText(int status)
@@ -123,7 +107,7 @@ void GatewayConnection::answer(int status, const std::string &reason)
     head += "Content-Type: text/plain; charset=utf-8\r\nContent-Length: " +
             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
     const std::string all = head + body;
-    writeAll(m_fd, all.data(), all.size());
+    ByteChannel::writeAll(m_fd, all.data(), all.size());
 }
 
 void GatewayConnection::report(const std::string &verdict, const std::string &rule)
@@ -243,7 +227,7 @@ bool GatewayConnection::tunnelUpstream(int out, const Gateway::Upstream &upstrea
     if (!upstream.authorization.empty())
         head += "Proxy-Authorization: " + upstream.authorization + "\r\n";
     head += "\r\n";
-    if (!writeAll(out, head.data(), head.size())) {
+    if (!ByteChannel::writeAll(out, head.data(), head.size())) {
         *why = "the upstream proxy closed the connection";
         return false;
     }
@@ -278,14 +262,14 @@ void GatewayConnection::splice(int out, const std::string &toOut)
     const int64_t started = nowMs();
     std::atomic<uint64_t> up{toOut.size()};
     std::atomic<uint64_t> down{0};
-    bool ok = writeAll(out, toOut.data(), toOut.size());
+    bool ok = ByteChannel::writeAll(out, toOut.data(), toOut.size());
     auto pump = [](int from, int to, std::atomic<uint64_t> *count) {
         char buffer[65536];
         while (true) {
             const ssize_t n = ::recv(from, buffer, sizeof buffer, 0);
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n <= 0 || !writeAll(to, buffer, size_t(n)))
+            if (n <= 0 || !ByteChannel::writeAll(to, buffer, size_t(n)))
                 break;
             *count += uint64_t(n);
         }
@@ -485,7 +469,7 @@ void GatewayConnection::run()
             return;
         }
         const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n";
-        writeAll(m_fd, established.data(), established.size());
+        ByteChannel::writeAll(m_fd, established.data(), established.size());
         exchangeTls(out, decision.rule);
         return;
     }
@@ -497,7 +481,7 @@ void GatewayConnection::run()
         return;
     }
     const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n" + early;
-    writeAll(m_fd, established.data(), established.size());
+    ByteChannel::writeAll(m_fd, established.data(), established.size());
     // The first bytes through the tunnel: a TLS ClientHello whose server name is the host the
     // CONNECT named (an address needs none), so that an allowed name fronts for no other.
     std::string first = rest;

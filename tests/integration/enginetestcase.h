@@ -60,6 +60,19 @@ protected:
         QCOMPARE(LeftoverSweeper::networksOf(engine, instance), QStringList());
     }
 
+    // The allow-list tests need the egress gateway's image; a clear failure when it is missing.
+    bool hasGatewayImage() const
+    {
+        EngineClient engine(m_socket);
+        EngineReply *r = engine.get("/images/code-sandbox/gateway:latest/json");
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok()) {
+            qWarning("no code-sandbox/gateway image: containers/build-images.sh gateway");
+            return false;
+        }
+        return true;
+    }
+
     QString m_socket;
     QStringList m_instances;
 
