@@ -274,8 +274,10 @@ void tst_ContainerSpec::joinEgress()
     config.passThroughEnv = {{QStringLiteral("HTTPS_PROXY"), QStringLiteral("http://corp:8080")}};
     const QJsonObject body = build(config);
     const ContainerSpec::Egress egress{QStringLiteral("code-sandbox-egress-x"),
-                                       QStringLiteral("172.30.0.2"), 3128,
-                                       QStringLiteral("c0ffee"), {}};
+                                       QStringLiteral("172.30.0.2"),
+                                       3128,
+                                       QStringLiteral("c0ffee"),
+                                       {}};
     const QJsonObject joined = ContainerSpec::joinEgress(body, egress);
     QCOMPARE(at(joined, {"HostConfig", "NetworkMode"}), QJsonValue("code-sandbox-egress-x"));
     QCOMPARE(joined.value("NetworkDisabled"), QJsonValue(false));
