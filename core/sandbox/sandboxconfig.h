@@ -60,6 +60,18 @@ struct SandboxConfig
     // Whether its runs get their bound secrets: through the gateway (an allow-list, or no open
     // network), as SandboxSpec::forRun decides.
     bool bindsSecrets() const { return !secrets.isEmpty() && (!egress.isEmpty() || !network); }
+    // The hosts its runs may reach through the gateway: the allow-list, and the bound secrets'
+    // hosts (SandboxSpec::forRun adds them); empty without an allow-list mode.
+    QStringList reachableHosts() const
+    {
+        QStringList hosts = egress;
+        if (bindsSecrets())
+            for (const SandboxSpec::Secret &secret : secrets)
+                for (const QString &host : secret.hosts)
+                    if (!hosts.contains(host))
+                        hosts.append(host);
+        return hosts;
+    }
     // Libraries may be installed (with network, in a separate install container); runs still
     // have no network unless `network` is set.
     bool allowInstall = false;

@@ -36,24 +36,29 @@ namespace {
 QString describeNetwork(const SandboxConfig &c)
 {
     // The program must know to use the proxy: the variables are what HTTP libraries read.
-    if (!c.egress.isEmpty())
-        return QStringLiteral("network only to %1 (over HTTP/HTTPS through the proxy that "
-                              "HTTPS_PROXY and HTTP_PROXY name; names resolve only there; other "
-                              "hosts are refused)")
-            .arg(c.egress.join(QStringLiteral(", ")));
+    const QStringList hosts = c.reachableHosts();
+    if (!hosts.isEmpty()) {
+        QString text = QStringLiteral("network only to %1 (over HTTP/HTTPS through the proxy "
+                                      "that HTTPS_PROXY and HTTP_PROXY name; names resolve only "
+                                      "there; other hosts are refused)")
+                           .arg(hosts.join(QStringLiteral(", ")));
+        // The model writes the code: it must know that these variables are to be used as keys,
+        // and that printing one shows only a placeholder.
+        if (c.bindsSecrets()) {
+            QStringList bound;
+            for (const SandboxSpec::Secret &s : c.secrets)
+                bound.append(
+                    QStringLiteral("%1 (for %2)").arg(s.name, s.hosts.join(QStringLiteral(", "))));
+            text += QStringLiteral(", and keys bound to hosts: the environment variables %1 hold "
+                                   "placeholders that the proxy replaces with the real keys in "
+                                   "requests to those hosts only (in headers or the URL), so use "
+                                   "them as the keys there")
+                        .arg(bound.join(QStringLiteral(", ")));
+        }
+        return text;
+    }
     return c.network ? QStringLiteral("no network (network enabled by the operator)")
                      : QStringLiteral("no network");
-}
-
-QString describeLimits(const SandboxConfig &c)
-{
-    return QStringLiteral("Each run gets a fresh container: %1, %2 MiB memory, %3 CPU, "
-                          "read-only system files (write under /sandbox or /tmp), default timeout "
-                          "%4 s.")
-        .arg(describeNetwork(c))
-        .arg(c.memoryBytes / (1024 * 1024))
-        .arg(c.cpus)
-        .arg(c.defaultTimeoutSec);
 }
 
 ExecutionRequest request(const QString &language, const QJsonObject &args)
@@ -449,14 +454,16 @@ QString SandboxTools::parseNetwork(const QJsonObject &args, const SandboxConfig 
     if (asked.isEmpty())
         return QString();
     const QString hosts = asked.join(QStringLiteral(", "));
-    if (!config.egress.isEmpty()) {
-        const QString beyond = EgressList::uncovered(asked, config.egress);
+    // The allow-list and the hosts of the bound secrets.
+    const QStringList reachable = config.reachableHosts();
+    if (!reachable.isEmpty()) {
+        const QString beyond = EgressList::uncovered(asked, reachable);
         if (!beyond.isEmpty())
             return QStringLiteral("Refused by this Code Sandbox server: runs may reach only the "
-                                  "hosts of its allow-list (--egress: %1), and %2 is not among "
-                                  "them. Ask only for those, or ask the user to add %2 to the "
-                                  "server's --egress.")
-                .arg(config.egress.join(QStringLiteral(", ")), beyond);
+                                  "hosts of its allow-list (--egress and --secret: %1), and %2 is "
+                                  "not among them. Ask only for those, or ask the user to add %2 "
+                                  "to the server's --egress.")
+                .arg(reachable.join(QStringLiteral(", ")), beyond);
         return QString();
     }
     if (config.network)
@@ -467,12 +474,23 @@ QString SandboxTools::parseNetwork(const QJsonObject &args, const SandboxConfig 
         .arg(hosts);
 }
 
+QString SandboxTools::describeLimits(const SandboxConfig &c)
+{
+    return QStringLiteral("Each run gets a fresh container: %1, %2 MiB memory, %3 CPU, "
+                          "read-only system files (write under /sandbox or /tmp), default timeout "
+                          "%4 s.")
+        .arg(describeNetwork(c))
+        .arg(c.memoryBytes / (1024 * 1024))
+        .arg(c.cpus)
+        .arg(c.defaultTimeoutSec);
+}
+
 QJsonObject SandboxTools::networkFragment(const SandboxConfig &config)
 {
     const QString without =
-        !config.egress.isEmpty()
+        !config.reachableHosts().isEmpty()
             ? QStringLiteral("this server's allow-list, %1; ask only for hosts within it")
-                  .arg(config.egress.join(QStringLiteral(", ")))
+                  .arg(config.reachableHosts().join(QStringLiteral(", ")))
         : config.network
             ? QStringLiteral("the open network (this server gives runs network access)")
             : QStringLiteral("no network (this server allows no hosts: a call that asks for one "

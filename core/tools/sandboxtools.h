@@ -47,6 +47,9 @@ public:
                                 std::optional<QStringList> *egress);
     // The tools' `network` argument, saying what a call gets without it on this server.
     static QJsonObject networkFragment(const SandboxConfig &config);
+    // What every run gets on this server, for the run tools' descriptions: its network (the
+    // hosts, the bound secrets' variables), memory, CPU, timeout.
+    static QString describeLimits(const SandboxConfig &config);
 
 private:
     // registerAll's parts; `values` fills the schema files' placeholders.

@@ -140,6 +140,7 @@ private Q_SLOTS:
     void networkAttempts();
     void parseNetwork_data();
     void parseNetwork();
+    void describesTheBoundSecrets();
 };
 
 void tst_SandboxTools::formatText_data()
@@ -702,8 +703,8 @@ void tst_SandboxTools::parseNetwork_data()
                                         << QVariant(QStringList{"api.github.com"});
     QTest::newRow("beyond the server's")
         << asking({"api.github.com", "evil.test"}) << "egress"
-        << "runs may reach only the hosts of its allow-list (--egress: *.github.com, pypi.org), "
-           "and evil.test is not among them"
+        << "runs may reach only the hosts of its allow-list (--egress and --secret: *.github.com, "
+           "pypi.org), and evil.test is not among them"
         << QVariant();
     QTest::newRow("narrowing the open network")
         << asking({"evil.test"}) << "open" << QString() << QVariant(QStringList{"evil.test"});
@@ -716,6 +717,25 @@ void tst_SandboxTools::parseNetwork_data()
         << asking({}) << "none" << QString() << QVariant(QStringList());
     QTest::newRow("not a pattern") << asking({"https://pypi.org/simple"}) << "egress"
                                    << "Invalid network: not a host pattern" << QVariant();
+    // Bound secrets only (--secret, no --egress): their hosts are the allow-list.
+    QTest::newRow("a secret's host") << asking({"api.example.com"}) << "secrets" << QString()
+                                     << QVariant(QStringList{"api.example.com"});
+    QTest::newRow("beyond the secrets' hosts")
+        << asking({"pypi.org"}) << "secrets"
+        << "(--egress and --secret: api.example.com), and pypi.org is not among them" << QVariant();
+}
+
+void tst_SandboxTools::describesTheBoundSecrets()
+{
+    SandboxConfig config;
+    config.secrets = {{QStringLiteral("OPENAI_API_KEY"), {QStringLiteral("api.openai.com")}, "v"}};
+    const QString text = SandboxTools::describeLimits(config);
+    QVERIFY2(text.contains(QStringLiteral("network only to api.openai.com")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("OPENAI_API_KEY (for api.openai.com) hold placeholders")),
+             qPrintable(text));
+    QVERIFY(!text.contains(u"\"v\""));
+    // Without secrets, nothing of them.
+    QVERIFY(!SandboxTools::describeLimits(SandboxConfig()).contains(QStringLiteral("placeholder")));
 }
 
 void tst_SandboxTools::parseNetwork()
@@ -727,6 +747,8 @@ void tst_SandboxTools::parseNetwork()
     SandboxConfig config;
     if (server == u"egress")
         config.egress = {QStringLiteral("*.github.com"), QStringLiteral("pypi.org")};
+    if (server == u"secrets")
+        config.secrets = {{QStringLiteral("API_KEY"), {QStringLiteral("api.example.com")}, "v"}};
     config.network = server == u"open";
     std::optional<QStringList> got;
     const QString why = SandboxTools::parseNetwork(args, config, &got);
@@ -741,6 +763,8 @@ void tst_SandboxTools::parseNetwork()
     // The tools' schema says what a call gets without it, on this very server.
     const QString described = SandboxTools::networkFragment(config).value("description").toString();
     QVERIFY2(described.contains(server == u"egress" ? QStringLiteral("*.github.com, pypi.org")
+                                : server == u"secrets"
+                                    ? QStringLiteral("allow-list, api.example.com")
                                 : server == u"open" ? QStringLiteral("the open network")
                                                     : QStringLiteral("no network")),
              qPrintable(described));
