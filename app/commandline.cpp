@@ -845,6 +845,46 @@ EngineLocator::Options CommandLine::engineOptions() const
     return o;
 }
 
+namespace {
+// The window's bound secrets, when --secret gave none. What would stop a server started with
+// --secret is skipped here with a warning instead: the settings were saved for other starts, and
+// a variable missing today should not keep the window from opening.
+void settingsSecrets(const QList<AppSettings::SecretBinding> &bindings,
+                     const QProcessEnvironment &env, CommandLine &cl)
+{
+    SandboxConfig &c = cl.config;
+    for (const AppSettings::SecretBinding &b : bindings) {
+        // load() checked them; a caller's own list is checked as --secret checks its hosts.
+        QString error;
+        const QStringList hosts = EgressList::parse(b.hosts, &error);
+        bool twice = false;
+        for (const SandboxSpec::Secret &s : std::as_const(c.secrets))
+            twice = twice || s.name == b.name;
+        if (!AppSettings::isValidEnvName(b.name) || !AppSettings::isValidEnvName(b.hostVar) ||
+            !error.isEmpty() || hosts.isEmpty() || twice) {
+            qCWarning(lcApp).noquote() << "settings: ignoring the bound secret" << b.toString();
+            continue;
+        }
+        if (env.value(b.hostVar).isEmpty()) {
+            cl.missingSecretVars.append({b.name, b.hostVar});
+            continue;
+        }
+        c.secrets.append({b.name, hosts, env.value(b.hostVar).toUtf8()});
+    }
+    // The open network has no gateway to add them (what --secret refuses to start with).
+    if (!c.secrets.isEmpty() && c.network && c.egress.isEmpty()) {
+        QStringList names;
+        for (const SandboxSpec::Secret &s : std::as_const(c.secrets))
+            names.append(s.name);
+        qCWarning(lcApp).noquote()
+            << "settings: the bound secrets" << names.join(QStringLiteral(", "))
+            << "are not used: runs have the open network (--network or SANDBOX_NETWORK_MODE), "
+               "where nothing can add them; list hosts with --egress to use them";
+        c.secrets.clear();
+    }
+}
+} // namespace
+
 CommandLine CommandLine::withSettings(const AppSettings &settings,
                                       const QProcessEnvironment &env) const
 {
@@ -886,6 +926,8 @@ CommandLine CommandLine::withSettings(const AppSettings &settings,
         c.passThroughEnv = resolved.values;
         cl.missingPassThrough += resolved.missing;
     }
+    if (!given("secret") && c.secrets.isEmpty())
+        settingsSecrets(settings.secrets, env, cl);
     if (!given("port"))
         cl.httpPort = settings.httpPort;
     // The token: Settings keeps it in the token store, where HttpToken::resolve() finds it.

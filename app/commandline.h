@@ -43,6 +43,9 @@ struct CommandLine
     SandboxConfig config;
     QMap<QString, QString> images;  // language → image overrides
     QStringList missingPassThrough; // named in --pass-through-env but not set on the host
+    // The window's bound secrets whose host variable is not set here, skipped: (name, host
+    // variable). --secret refuses such a one instead.
+    QList<QPair<QString, QString>> missingSecretVars;
     // HTTP mode
     QString httpHost = QStringLiteral("127.0.0.1");
     quint16 httpPort = 8765;

@@ -95,6 +95,9 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     for (const QString &name : cl.missingPassThrough)
         qCWarning(lcApp).noquote()
             << "--pass-through-env:" << name << "is not set here; it will not be passed";
+    for (const auto &[name, hostVar] : cl.missingSecretVars)
+        qCWarning(lcApp).noquote() << "bound secret" << name << "(Settings): the host variable"
+                                   << hostVar << "is not set here; the secret will not be added";
     QList<SandboxBackend *> backends = addDockerEngines(engines, cl.runtime);
     if (!addClusters(cl, &backends))
         return false;

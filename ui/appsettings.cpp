@@ -1,5 +1,6 @@
 #include "appsettings.h"
 
+#include "egresslist.h"
 #include "tokenstore.h"
 #include "uilog.h"
 
@@ -8,6 +9,7 @@
 #include <QRegularExpression>
 #include <QSettings>
 #include <QVariant>
+#include <algorithm>
 
 namespace {
 
@@ -21,6 +23,7 @@ const QString kMemory = QStringLiteral("limits/memoryMiB");
 const QString kCpus = QStringLiteral("limits/cpus");
 const QString kPids = QStringLiteral("limits/pidsLimit");
 const QString kPassThrough = QStringLiteral("environment/passThrough");
+const QString kSecrets = QStringLiteral("environment/secrets");
 const QString kHttpEnabled = QStringLiteral("server/httpEnabled");
 const QString kHttpPort = QStringLiteral("server/httpPort");
 // Only read, to move a token of older versions into the token file.
@@ -112,6 +115,22 @@ AppSettings AppSettings::load(QSettings &s)
         const QString trimmed = name.trimmed();
         if (isValidEnvName(trimmed) && !a.passThroughEnv.contains(trimmed))
             a.passThroughEnv.append(trimmed);
+    }
+    // Like the names above, a bad entry is dropped rather than stopping the app; said in the
+    // log, since a secret that silently went missing would only show as a failing request.
+    for (const QString &text : s.value(kSecrets).toStringList()) {
+        if (text.trimmed().isEmpty())
+            continue;
+        QString error;
+        const std::optional<SecretBinding> secret = SecretBinding::parse(text, &error);
+        if (!secret)
+            qCWarning(lcUi).noquote() << "settings: ignoring a bound secret:" << error;
+        else if (std::any_of(a.secrets.cbegin(), a.secrets.cend(),
+                             [&](const SecretBinding &b) { return b.name == secret->name; }))
+            qCWarning(lcUi).noquote()
+                << "settings: ignoring a second bound secret named" << secret->name;
+        else
+            a.secrets.append(*secret);
     }
 
     a.httpEnabled = boolIn(s, kHttpEnabled, d.httpEnabled);
@@ -212,6 +231,14 @@ void AppSettings::save(QSettings &s) const
     s.setValue(kCpus, cpus);
     s.setValue(kPids, pidsLimit);
     s.setValue(kPassThrough, passThroughEnv);
+    if (secrets.isEmpty()) {
+        s.remove(kSecrets);
+    } else {
+        QStringList texts;
+        for (const SecretBinding &secret : secrets)
+            texts.append(secret.toString());
+        s.setValue(kSecrets, texts);
+    }
     s.setValue(kHttpEnabled, httpEnabled);
     s.setValue(kHttpPort, int(httpPort));
     s.remove(kLegacyHttpToken);
@@ -245,6 +272,55 @@ bool AppSettings::isValidEnvName(const QString &name)
     return re.match(name).hasMatch();
 }
 
+QString AppSettings::SecretBinding::toString() const
+{
+    return name + u'=' + hostVar + u'@' + hosts.join(u',');
+}
+
+std::optional<AppSettings::SecretBinding> AppSettings::SecretBinding::parse(const QString &text,
+                                                                            QString *error)
+{
+    // Split as --secret splits: the first '=', then the first '@' after it.
+    const qsizetype eq = text.indexOf(u'=');
+    const qsizetype at = eq < 0 ? -1 : text.indexOf(u'@', eq + 1);
+    if (eq <= 0 || at < 0) {
+        if (error)
+            *error = QStringLiteral("'%1' is not NAME=HOSTVAR@HOST[,HOST...]").arg(text.trimmed());
+        return std::nullopt;
+    }
+    return make(text.left(eq), text.mid(eq + 1, at - eq - 1), text.mid(at + 1).split(u','), error);
+}
+
+std::optional<AppSettings::SecretBinding> AppSettings::SecretBinding::make(const QString &name,
+                                                                           const QString &hostVar,
+                                                                           const QStringList &hosts,
+                                                                           QString *error)
+{
+    const auto fail = [error](const QString &why) {
+        if (error)
+            *error = why;
+        return std::nullopt;
+    };
+    SecretBinding b{name.trimmed(), hostVar.trimmed(), {}};
+    if (!isValidEnvName(b.name))
+        return fail(QStringLiteral("'%1' is not a variable name").arg(b.name));
+    if (!isValidEnvName(b.hostVar))
+        return fail(
+            QStringLiteral("%1: '%2' is not a host variable's name").arg(b.name, b.hostVar));
+    QStringList entries;
+    for (const QString &host : hosts)
+        if (!host.trimmed().isEmpty())
+            entries.append(host.trimmed());
+    // The gateway's own check, so that a host it would refuse is refused here already.
+    QString why;
+    b.hosts = EgressList::parse(entries, &why);
+    if (!why.isEmpty())
+        return fail(QStringLiteral("%1: %2").arg(b.name, why));
+    if (b.hosts.isEmpty())
+        return fail(QStringLiteral("%1: it names no host").arg(b.name));
+    return b;
+}
+
 QStringList AppSettings::engineList() const
 {
     if (!engines.isEmpty() || engineSocket.trimmed().isEmpty())
@@ -257,8 +333,8 @@ bool AppSettings::operator==(const AppSettings &o) const
     return engineList() == o.engineList() && images == o.images &&
            defaultTimeoutSec == o.defaultTimeoutSec && memoryMiB == o.memoryMiB &&
            qFuzzyCompare(cpus, o.cpus) && pidsLimit == o.pidsLimit &&
-           passThroughEnv == o.passThroughEnv && httpEnabled == o.httpEnabled &&
-           httpPort == o.httpPort && httpToken == o.httpToken &&
+           passThroughEnv == o.passThroughEnv && secrets == o.secrets &&
+           httpEnabled == o.httpEnabled && httpPort == o.httpPort && httpToken == o.httpToken &&
            historyRetentionDays == o.historyRetentionDays &&
            keepRunningInBackground == o.keepRunningInBackground && policies == o.policies;
 }

@@ -2,9 +2,11 @@
 
 #include "assistantpolicies.h"
 
+#include <QList>
 #include <QMap>
 #include <QString>
 #include <QStringList>
+#include <optional>
 
 class QSettings;
 
@@ -13,6 +15,32 @@ class QSettings;
 // the app from starting.
 struct AppSettings
 {
+    // A secret bound to hosts, as --secret NAME=HOSTVAR@HOST[,HOST…] takes it: the sandbox's NAME
+    // holds a placeholder, and the egress gateway adds the value of the host variable HOSTVAR in
+    // requests to `hosts` only. Never a value: that is read from the host's environment when the
+    // server starts, as for the pass-through variables, so the settings file holds no key.
+    struct SecretBinding
+    {
+        QString name;      // the variable inside the sandbox
+        QString hostVar;   // the host variable whose value the gateway adds
+        QStringList hosts; // host patterns, as EgressList::parse writes them back
+
+        // "NAME=HOSTVAR@host1,host2", the form kept in the settings file and --secret takes.
+        QString toString() const;
+        // The binding `text` spells, names checked and hosts normalised; nothing, with `error`
+        // set, when a name is not one or a host is not a pattern.
+        static std::optional<SecretBinding> parse(const QString &text, QString *error = nullptr);
+        // The same from its parts, as the settings dialog's fields hold them.
+        static std::optional<SecretBinding> make(const QString &name, const QString &hostVar,
+                                                 const QStringList &hosts,
+                                                 QString *error = nullptr);
+
+        bool operator==(const SecretBinding &other) const
+        {
+            return name == other.name && hostVar == other.hostVar && hosts == other.hosts;
+        }
+    };
+
     // Where the container engines are, as --engine takes them (unix:///path or /path, tcp://,
     // ssh://, context:NAME), the first one first; empty: auto-detect. Kept as "engine/socket"
     // (the first, the key of versions with one engine, which still read it) and "engine/more".
@@ -26,6 +54,8 @@ struct AppSettings
     double cpus = 1.0;
     int pidsLimit = 256;
     QStringList passThroughEnv; // host variable names handed to every sandbox
+    // Bound secrets, in order, each sandbox name once. Kept as "environment/secrets".
+    QList<SecretBinding> secrets;
     bool httpEnabled = true;
     quint16 httpPort = 8765;
     // The HTTP token, kept in its own 0600 file beside the settings file (TokenStore), never in

@@ -1,5 +1,6 @@
 #include "settingsdialog.h"
 
+#include "egresslist.h"
 #include "engineaddress.h"
 #include "enginelocator.h"
 #include "policyeditor.h"
@@ -11,6 +12,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
@@ -34,6 +36,38 @@ QLabel *noteLabel(const QString &text, QWidget *parent)
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     label->setForegroundRole(QPalette::PlaceholderText);
     return label;
+}
+
+// Under a field, what is wrong with what was typed; hidden, it leaves no gap.
+QLabel *errorLabel(const QString &objectName, QWidget *parent)
+{
+    auto *label = new QLabel(parent);
+    label->setObjectName(objectName);
+    label->setWordWrap(true);
+    label->setTextFormat(Qt::PlainText); // it quotes what was typed
+    QPalette palette = label->palette();
+    palette.setColor(QPalette::WindowText, QColor(0xc6, 0x28, 0x28));
+    label->setPalette(palette);
+    label->hide();
+    return label;
+}
+
+// A variable name field: what cannot be a name is not typed in.
+QLineEdit *envNameEdit(const QString &objectName, const QString &placeholder, QWidget *parent)
+{
+    auto *edit = new QLineEdit(parent);
+    edit->setObjectName(objectName);
+    edit->setPlaceholderText(placeholder);
+    edit->setValidator(new QRegularExpressionValidator(
+        QRegularExpression(QStringLiteral("[A-Za-z_][A-Za-z0-9_]*")), edit));
+    return edit;
+}
+
+// How the list shows a binding: the direction the value goes, and where to.
+QString secretText(const AppSettings::SecretBinding &secret)
+{
+    return SettingsDialog::tr("%1 ← %2 for %3")
+        .arg(secret.name, secret.hostVar, secret.hosts.join(QStringLiteral(", ")));
 }
 
 // Why `text` is not an engine --engine would take ("" when it is): the forms EngineAddress
@@ -88,6 +122,7 @@ SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &la
 
     updateEngineState();
     updateEnvButtons();
+    updateSecretState();
     resize(qMax(sizeHint().width(), 600), qMax(sizeHint().height(), 440));
 }
 
@@ -123,13 +158,7 @@ QWidget *SettingsDialog::createEngineTab()
     m_firstEngineButton->setAutoDefault(false);
     connectEngineControls(browse);
 
-    m_engineError = new QLabel(page);
-    m_engineError->setObjectName(QStringLiteral("engineError"));
-    m_engineError->setWordWrap(true);
-    m_engineError->setTextFormat(Qt::PlainText); // it quotes what was typed
-    QPalette errorPalette = m_engineError->palette();
-    errorPalette.setColor(QPalette::WindowText, QColor(0xc6, 0x28, 0x28));
-    m_engineError->setPalette(errorPalette);
+    m_engineError = errorLabel(QStringLiteral("engineError"), page);
 
     auto *listButtons = new QVBoxLayout;
     listButtons->addWidget(m_firstEngineButton);
@@ -287,11 +316,7 @@ QWidget *SettingsDialog::createEnvironmentTab()
     for (const QString &name : m_initial.passThroughEnv)
         m_passThroughList->addItem(name);
 
-    m_envNameEdit = new QLineEdit(page);
-    m_envNameEdit->setObjectName(QStringLiteral("envNameEdit"));
-    m_envNameEdit->setPlaceholderText(tr("VARIABLE_NAME"));
-    m_envNameEdit->setValidator(new QRegularExpressionValidator(
-        QRegularExpression(QStringLiteral("[A-Za-z_][A-Za-z0-9_]*")), m_envNameEdit));
+    m_envNameEdit = envNameEdit(QStringLiteral("envNameEdit"), tr("VARIABLE_NAME"), page);
     // Enter adds the name instead of closing the dialog through its default button.
     m_envNameEdit->installEventFilter(this);
 
@@ -324,7 +349,77 @@ QWidget *SettingsDialog::createEnvironmentTab()
                                 page));
     layout->addWidget(m_passThroughList, 1);
     layout->addLayout(row);
+    layout->addSpacing(8);
+    layout->addWidget(createSecretsGroup(page), 1);
     return page;
+}
+
+// Keys a program may use without holding them, under the variables it may hold: the same list,
+// fields and buttons, with the binding's three parts to fill in.
+QWidget *SettingsDialog::createSecretsGroup(QWidget *page)
+{
+    auto *group = new QGroupBox(tr("Bound secrets"), page);
+    group->setObjectName(QStringLiteral("secretsGroup"));
+
+    m_secretList = new QListWidget(group);
+    m_secretList->setObjectName(QStringLiteral("secretList"));
+    m_secretList->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    for (const AppSettings::SecretBinding &secret : m_initial.secrets) {
+        auto *item = new QListWidgetItem(secretText(secret), m_secretList);
+        item->setData(Qt::UserRole, secret.toString());
+    }
+
+    m_secretNameEdit = envNameEdit(QStringLiteral("secretNameEdit"), tr("NAME"), group);
+    m_secretNameEdit->setToolTip(tr("The variable in the sandbox, which holds a placeholder"));
+    m_secretHostVarEdit = envNameEdit(QStringLiteral("secretHostVarEdit"), tr("HOSTVAR"), group);
+    m_secretHostVarEdit->setToolTip(tr("The host variable whose value the gateway adds"));
+    m_secretHostsEdit = new QLineEdit(group);
+    m_secretHostsEdit->setObjectName(QStringLiteral("secretHostsEdit"));
+    m_secretHostsEdit->setPlaceholderText(tr("api.example.com, *.example.org:8443"));
+    m_secretHostsEdit->setToolTip(tr("Where the value is added: host, *.suffix or an IP address, "
+                                     "each with an optional :port (default 80 and 443), "
+                                     "comma-separated"));
+    m_addSecretButton = new QPushButton(tr("Add"), group);
+    m_addSecretButton->setObjectName(QStringLiteral("addSecretButton"));
+    m_addSecretButton->setAutoDefault(false);
+    m_removeSecretButton = new QPushButton(tr("Remove"), group);
+    m_removeSecretButton->setObjectName(QStringLiteral("removeSecretButton"));
+    m_removeSecretButton->setAutoDefault(false);
+    m_secretError = errorLabel(QStringLiteral("secretError"), group);
+
+    for (QLineEdit *edit : {m_secretNameEdit, m_secretHostVarEdit, m_secretHostsEdit}) {
+        // Enter adds the binding instead of closing the dialog through its default button.
+        edit->installEventFilter(this);
+        connect(edit, &QLineEdit::textChanged, this, &SettingsDialog::updateSecretState);
+    }
+    connect(m_secretList, &QListWidget::itemSelectionChanged, this,
+            &SettingsDialog::updateSecretState);
+    connect(m_addSecretButton, &QPushButton::clicked, this, &SettingsDialog::addSecretFromFields);
+    connect(m_removeSecretButton, &QPushButton::clicked, this, [this] {
+        qDeleteAll(m_secretList->selectedItems());
+        updateSecretState();
+    });
+
+    // In the order the list reads: NAME ← HOSTVAR for hosts.
+    auto *row = new QHBoxLayout;
+    row->addWidget(m_secretNameEdit, 2);
+    row->addWidget(new QLabel(QStringLiteral("←"), group));
+    row->addWidget(m_secretHostVarEdit, 2);
+    row->addWidget(new QLabel(tr("for"), group));
+    row->addWidget(m_secretHostsEdit, 3);
+    row->addWidget(m_addSecretButton);
+    row->addWidget(m_removeSecretButton);
+
+    auto *layout = new QVBoxLayout(group);
+    layout->addWidget(noteLabel(tr("The sandbox's variable holds a placeholder; the gateway adds "
+                                   "the host variable's value in requests to these hosts only, "
+                                   "which runs can then reach. Takes effect for servers started "
+                                   "afterwards."),
+                                group));
+    layout->addWidget(m_secretList, 1);
+    layout->addLayout(row);
+    layout->addWidget(m_secretError);
+    return group;
 }
 
 QWidget *SettingsDialog::createServerTab()
@@ -446,6 +541,12 @@ AppSettings SettingsDialog::settings() const
     for (int i = 0; i < m_passThroughList->count(); ++i)
         s.passThroughEnv.append(m_passThroughList->item(i)->text());
 
+    s.secrets.clear();
+    for (int i = 0; i < m_secretList->count(); ++i)
+        if (const auto secret = AppSettings::SecretBinding::parse(
+                m_secretList->item(i)->data(Qt::UserRole).toString()))
+            s.secrets.append(*secret);
+
     s.policies = m_policyEditor->policies();
     s.httpEnabled = m_httpEnabledCheck->isChecked();
     s.httpPort = quint16(m_portSpin->value());
@@ -467,6 +568,40 @@ bool SettingsDialog::addPassThroughName(const QString &name)
     return true;
 }
 
+bool SettingsDialog::addSecret(const QString &name, const QString &hostVar, const QString &hosts)
+{
+    const std::optional<AppSettings::SecretBinding> secret =
+        AppSettings::SecretBinding::make(name, hostVar, hosts.split(u','));
+    if (!secret || secretListed(secret->name))
+        return false;
+    auto *item = new QListWidgetItem(secretText(*secret), m_secretList);
+    item->setData(Qt::UserRole, secret->toString());
+    m_secretList->scrollToBottom();
+    updateSecretState();
+    return true;
+}
+
+void SettingsDialog::addSecretFromFields()
+{
+    if (!addSecret(m_secretNameEdit->text(), m_secretHostVarEdit->text(),
+                   m_secretHostsEdit->text()))
+        return;
+    m_secretNameEdit->clear();
+    m_secretHostVarEdit->clear();
+    m_secretHostsEdit->clear();
+}
+
+bool SettingsDialog::secretListed(const QString &name) const
+{
+    for (int i = 0; i < m_secretList->count(); ++i) {
+        const auto listed =
+            AppSettings::SecretBinding::parse(m_secretList->item(i)->data(Qt::UserRole).toString());
+        if (listed && listed->name == name)
+            return true;
+    }
+    return false;
+}
+
 bool SettingsDialog::addEngine(const QString &address)
 {
     const QString trimmed = address.trimmed();
@@ -481,11 +616,15 @@ bool SettingsDialog::addEngine(const QString &address)
 
 bool SettingsDialog::eventFilter(QObject *watched, QEvent *event)
 {
-    if ((watched == m_envNameEdit || watched == m_engineEdit) &&
+    const bool secretField = watched == m_secretNameEdit || watched == m_secretHostVarEdit ||
+                             watched == m_secretHostsEdit;
+    if ((watched == m_envNameEdit || watched == m_engineEdit || secretField) &&
         event->type() == QEvent::KeyPress) {
         const int key = static_cast<QKeyEvent *>(event)->key();
         if (key == Qt::Key_Return || key == Qt::Key_Enter) {
-            if (watched == m_engineEdit) {
+            if (secretField) {
+                addSecretFromFields();
+            } else if (watched == m_engineEdit) {
                 if (addEngine(m_engineEdit->text()))
                     m_engineEdit->clear();
             } else if (addPassThroughName(m_envNameEdit->text())) {
@@ -541,4 +680,28 @@ void SettingsDialog::updateEnvButtons()
     m_addEnvButton->setEnabled(AppSettings::isValidEnvName(name) &&
                                m_passThroughList->findItems(name, Qt::MatchExactly).isEmpty());
     m_removeEnvButton->setEnabled(!m_passThroughList->selectedItems().isEmpty());
+}
+
+void SettingsDialog::updateSecretState()
+{
+    const QString name = m_secretNameEdit->text().trimmed();
+    const QString hosts = m_secretHostsEdit->text();
+    // Only what is wrong with a field already filled in: the names' validators keep out what
+    // could not become one, so what is left to say is about the hosts and repeats.
+    QString error;
+    if (!name.isEmpty() && secretListed(name)) {
+        error = tr("%1 is bound already; remove it first to bind it anew").arg(name);
+    } else if (!hosts.trimmed().isEmpty()) {
+        QStringList entries;
+        for (const QString &host : hosts.split(u','))
+            if (!host.trimmed().isEmpty())
+                entries.append(host.trimmed());
+        EgressList::parse(entries, &error);
+    }
+    m_secretError->setText(error);
+    m_secretError->setVisible(!error.isEmpty());
+    m_addSecretButton->setEnabled(
+        error.isEmpty() &&
+        AppSettings::SecretBinding::make(name, m_secretHostVarEdit->text(), hosts.split(u',')));
+    m_removeSecretButton->setEnabled(!m_secretList->selectedItems().isEmpty());
 }

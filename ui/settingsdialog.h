@@ -33,6 +33,9 @@ public:
     bool addPassThroughName(const QString &name);
     // Likewise for an engine address (as --engine takes it).
     bool addEngine(const QString &address);
+    // What the bound secrets' Add button does: `hosts` comma-separated, as --secret takes them.
+    // False, with nothing added, for an invalid binding or a name bound already.
+    bool addSecret(const QString &name, const QString &hostVar, const QString &hosts);
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -43,11 +46,15 @@ private:
     QWidget *createImagesTab(const QStringList &languages);
     QWidget *createLimitsTab();
     QWidget *createEnvironmentTab();
+    QWidget *createSecretsGroup(QWidget *page);
     QWidget *createServerTab();
     QWidget *createHistoryTab();
     void browseForSocket();
     void updateEngineState();
     void updateEnvButtons();
+    void updateSecretState();
+    bool secretListed(const QString &name) const;
+    void addSecretFromFields();
 
     AppSettings m_initial;
 
@@ -66,6 +73,13 @@ private:
     QLineEdit *m_envNameEdit = nullptr;
     QPushButton *m_addEnvButton = nullptr;
     QPushButton *m_removeEnvButton = nullptr;
+    QListWidget *m_secretList = nullptr;
+    QLineEdit *m_secretNameEdit = nullptr;
+    QLineEdit *m_secretHostVarEdit = nullptr;
+    QLineEdit *m_secretHostsEdit = nullptr;
+    QLabel *m_secretError = nullptr;
+    QPushButton *m_addSecretButton = nullptr;
+    QPushButton *m_removeSecretButton = nullptr;
     QCheckBox *m_httpEnabledCheck = nullptr;
     QSpinBox *m_portSpin = nullptr;
     QLineEdit *m_tokenEdit = nullptr;

@@ -16,6 +16,7 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QGroupBox>
 #include <QGuiApplication>
 #include <QImage>
 #include <QImageReader>
@@ -139,6 +140,7 @@ private Q_SLOTS:
     void settingsDialogShowsAndReturnsValues();
     void settingsDialogRejectsInvalidEnvNames();
     void settingsDialogEngineList();
+    void settingsDialogBindsSecrets();
     void connectDialogTexts();
     void connectDialogMasksToken();
     void connectDialogCopiesRealToken();
@@ -515,6 +517,120 @@ void TestUiWidgets::settingsDialogEngineList()
     // One typed and not added counts as added when the dialog is accepted.
     edit->setText(QStringLiteral("ssh://other-host"));
     QCOMPARE(dialog.settings().engines, expected + QStringList{QStringLiteral("ssh://other-host")});
+}
+
+// Bound secrets on the Environment page: shown as NAME ← HOSTVAR for hosts, added from three
+// fields with the hosts checked as the gateway checks them, removed through the selection, and
+// saved as names and hosts only.
+void TestUiWidgets::settingsDialogBindsSecrets()
+{
+    AppSettings current;
+    current.secrets = {{QStringLiteral("GH_TOKEN"),
+                        QStringLiteral("GH_TOKEN"),
+                        {QStringLiteral("api.github.com")}}};
+    SettingsDialog dialog(current, {});
+    QVERIFY(dialog.settings() == current);
+
+    auto *group = dialog.findChild<QGroupBox *>(QStringLiteral("secretsGroup"));
+    auto *list = dialog.findChild<QListWidget *>(QStringLiteral("secretList"));
+    auto *name = dialog.findChild<QLineEdit *>(QStringLiteral("secretNameEdit"));
+    auto *hostVar = dialog.findChild<QLineEdit *>(QStringLiteral("secretHostVarEdit"));
+    auto *hosts = dialog.findChild<QLineEdit *>(QStringLiteral("secretHostsEdit"));
+    auto *add = dialog.findChild<QPushButton *>(QStringLiteral("addSecretButton"));
+    auto *remove = dialog.findChild<QPushButton *>(QStringLiteral("removeSecretButton"));
+    auto *error = dialog.findChild<QLabel *>(QStringLiteral("secretError"));
+    QVERIFY(group && list && name && hostVar && hosts && add && remove && error);
+    QCOMPARE(group->title(), QStringLiteral("Bound secrets"));
+    bool explained = false;
+    for (const QLabel *label : group->findChildren<QLabel *>())
+        explained = explained || shownText(label).contains(QStringLiteral("holds a placeholder"));
+    QVERIFY(explained);
+    QCOMPARE(list->count(), 1);
+    QCOMPARE(list->item(0)->text(), QStringLiteral("GH_TOKEN ← GH_TOKEN for api.github.com"));
+    QVERIFY(!add->isEnabled());
+    QVERIFY(!remove->isEnabled());
+
+    dialog.findChild<QTabWidget *>()->setCurrentIndex(3);
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    QVERIFY(!error->isVisible());
+
+    // Add is offered once the three parts make a binding; a host the gateway would refuse is
+    // named under the fields.
+    QTest::keyClicks(name, QStringLiteral("9OPENAI_API_KEY"));
+    QCOMPARE(name->text(), QStringLiteral("OPENAI_API_KEY"));
+    QTest::keyClicks(hostVar, QStringLiteral("MY_KEY"));
+    QVERIFY(!add->isEnabled());
+    QTest::keyClicks(hosts, QStringLiteral("http://api.openai.com"));
+    QVERIFY(!add->isEnabled());
+    QVERIFY(error->isVisible());
+    QVERIFY2(error->text().contains(QStringLiteral("not a host pattern")),
+             qPrintable(error->text()));
+    hosts->setText(QStringLiteral("API.openai.com, *.openai.azure.com:8443"));
+    QVERIFY(add->isEnabled());
+    QVERIFY(!error->isVisible());
+    add->click();
+    QCOMPARE(list->count(), 2);
+    QCOMPARE(list->item(1)->text(),
+             QStringLiteral("OPENAI_API_KEY ← MY_KEY for api.openai.com, *.openai.azure.com:8443"));
+    QVERIFY(name->text().isEmpty() && hostVar->text().isEmpty() && hosts->text().isEmpty());
+
+    // A name bound already is refused, and said so; so are bindings that are not ones.
+    name->setText(QStringLiteral("GH_TOKEN"));
+    hostVar->setText(QStringLiteral("OTHER"));
+    hosts->setText(QStringLiteral("example.com"));
+    QVERIFY(!add->isEnabled());
+    QVERIFY(error->isVisible());
+    QVERIFY2(error->text().contains(QStringLiteral("bound already")), qPrintable(error->text()));
+    QVERIFY(!dialog.addSecret(QStringLiteral("GH_TOKEN"), QStringLiteral("OTHER"),
+                              QStringLiteral("example.com")));
+    QVERIFY(!dialog.addSecret(QStringLiteral("1BAD"), QStringLiteral("V"),
+                              QStringLiteral("example.com")));
+    QVERIFY(!dialog.addSecret(QStringLiteral("K"), QStringLiteral("V-2"),
+                              QStringLiteral("example.com")));
+    QVERIFY(!dialog.addSecret(QStringLiteral("K"), QStringLiteral("V"), QStringLiteral(" , ")));
+    QCOMPARE(list->count(), 2);
+
+    // Enter in a field adds the binding rather than accepting the dialog.
+    name->setText(QStringLiteral("NPM_TOKEN"));
+    hostVar->setText(QStringLiteral("NPM_TOKEN"));
+    hosts->setText(QStringLiteral("registry.npmjs.org"));
+    hosts->setFocus();
+    QTest::keyClick(hosts, Qt::Key_Return);
+    QCOMPARE(list->count(), 3);
+    QVERIFY(dialog.isVisible());
+
+    // Removing goes through the selection and the Remove button.
+    list->item(0)->setSelected(true);
+    QVERIFY(remove->isEnabled());
+    remove->click();
+    QCOMPARE(list->count(), 2);
+    QVERIFY(!remove->isEnabled());
+
+    const QList<AppSettings::SecretBinding> expected{
+        {QStringLiteral("OPENAI_API_KEY"),
+         QStringLiteral("MY_KEY"),
+         {QStringLiteral("api.openai.com"), QStringLiteral("*.openai.azure.com:8443")}},
+        {QStringLiteral("NPM_TOKEN"),
+         QStringLiteral("NPM_TOKEN"),
+         {QStringLiteral("registry.npmjs.org")}}};
+    const AppSettings edited = dialog.settings();
+    QCOMPARE(edited.secrets, expected);
+    QVERIFY(edited != current);
+    // GH_TOKEN may be bound anew once removed.
+    QVERIFY(dialog.addSecret(QStringLiteral("GH_TOKEN"), QStringLiteral("GH_TOKEN"),
+                             QStringLiteral("api.github.com")));
+    dialog.reject();
+
+    // Saved: names and hosts in the file, read back the same.
+    QTemporaryDir dir;
+    QSettings s(dir.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
+    edited.save(s);
+    QCOMPARE(s.value(QStringLiteral("environment/secrets")).toStringList(),
+             (QStringList{QStringLiteral("OPENAI_API_KEY=MY_KEY@api.openai.com,"
+                                         "*.openai.azure.com:8443"),
+                          QStringLiteral("NPM_TOKEN=NPM_TOKEN@registry.npmjs.org")}));
+    QCOMPARE(AppSettings::load(s).secrets, expected);
 }
 
 void TestUiWidgets::connectDialogTexts()

@@ -1,6 +1,7 @@
 #include "appsettings.h"
 
 #include <QFile>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
@@ -18,6 +19,10 @@ private Q_SLOTS:
     void tokenPathIsBesideTheSettings();
     void policiesRoundTrip();
     void malformedPoliciesFallBackToTheDefaults();
+    void secretsRoundTrip();
+    void badSecretsAreDropped();
+    void secretBindingParse_data();
+    void secretBindingParse();
 
 private:
     static QByteArray fileText(const QString &path)
@@ -145,6 +150,126 @@ void tst_AppSettings::malformedPoliciesFallBackToTheDefaults()
     const AppSettings loaded = AppSettings::load(s);
     QCOMPARE(loaded.policies, AssistantPolicies());
     QCOMPARE(loaded.defaultTimeoutSec, 42); // the rest of the file still counts
+}
+
+// Bound secrets are kept as --secret spells them, names and hosts only: the file never holds a
+// value, which is read from the host's environment at each start.
+void tst_AppSettings::secretsRoundTrip()
+{
+    QTemporaryDir dir;
+    const QString ini = dir.filePath("code-sandbox.conf");
+    AppSettings a;
+    a.secrets = {
+        {QStringLiteral("OPENAI_API_KEY"),
+         QStringLiteral("MY_OPENAI_KEY"),
+         {QStringLiteral("api.openai.com")}},
+        {QStringLiteral("GH_TOKEN"),
+         QStringLiteral("GH_TOKEN"),
+         {QStringLiteral("api.github.com"), QStringLiteral("*.githubusercontent.com:8443")}}};
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        a.save(s);
+    }
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        QCOMPARE(s.value("environment/secrets").toStringList(),
+                 (QStringList{"OPENAI_API_KEY=MY_OPENAI_KEY@api.openai.com",
+                              "GH_TOKEN=GH_TOKEN@api.github.com,*.githubusercontent.com:8443"}));
+        const AppSettings b = AppSettings::load(s);
+        QCOMPARE(b.secrets, a.secrets);
+        QVERIFY(b == a);
+    }
+    // A different binding is a different setting.
+    AppSettings c = a;
+    c.secrets.last().hosts.removeLast();
+    QVERIFY(c != a);
+    c = a;
+    c.secrets.first().hostVar = QStringLiteral("OTHER");
+    QVERIFY(c != a);
+
+    // One binding with several hosts (commas inside one INI value), then none: nothing is left.
+    c.secrets = {a.secrets.last()};
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        c.save(s);
+    }
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        QCOMPARE(AppSettings::load(s).secrets, c.secrets);
+        c.secrets.clear();
+        c.save(s);
+        QVERIFY(!s.contains("environment/secrets"));
+        QVERIFY(AppSettings::load(s).secrets.isEmpty());
+    }
+    QVERIFY(!fileText(ini).contains("secrets"));
+}
+
+// A hand-edited file cannot keep the app from starting: entries that are not bindings are
+// dropped (and said so in the log), the others kept, normalised as the gateway writes hosts.
+void tst_AppSettings::badSecretsAreDropped()
+{
+    QTemporaryDir dir;
+    const QString ini = dir.filePath("code-sandbox.conf");
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        s.setValue("environment/secrets",
+                   QStringList{" GOOD = HOST_GOOD @ API.Example.COM. , *.b.example.com ",
+                               "1BAD=V@a.example.com", "K=NO-DASH@a.example.com",
+                               "K=V@http://a.example.com", "K=V@", "K@a.example.com", "",
+                               "GOOD=OTHER@c.example.com", "LAST=V@c.example.com:8443"});
+        s.setValue("limits/timeoutSec", 42);
+    }
+    const QRegularExpression ignored(
+        QStringLiteral("^settings: ignoring a (second )?bound secret"));
+    for (int i = 0; i < 6; ++i)
+        QTest::ignoreMessage(QtWarningMsg, ignored);
+    QSettings s(ini, QSettings::IniFormat);
+    const AppSettings loaded = AppSettings::load(s);
+    const QList<AppSettings::SecretBinding> expected{
+        {QStringLiteral("GOOD"),
+         QStringLiteral("HOST_GOOD"),
+         {QStringLiteral("api.example.com"), QStringLiteral("*.b.example.com")}},
+        {QStringLiteral("LAST"), QStringLiteral("V"), {QStringLiteral("c.example.com:8443")}}};
+    QCOMPARE(loaded.secrets, expected);
+    QCOMPARE(loaded.defaultTimeoutSec, 42); // the rest of the file still counts
+
+    // Not a list at all: a single string is one entry.
+    s.setValue("environment/secrets", QStringLiteral("ONE=V@one.example.com"));
+    QCOMPARE(AppSettings::load(s).secrets.size(), 1);
+}
+
+void tst_AppSettings::secretBindingParse_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("written"); // toString() of the result; "" when refused
+    QTest::addColumn<QString>("error");   // a part of the error
+
+    QTest::newRow("one host") << "K=V@a.example.com"
+                              << "K=V@a.example.com" << QString();
+    QTest::newRow("repeated host") << "K=V@a.example.com,A.example.com"
+                                   << "K=V@a.example.com" << QString();
+    QTest::newRow("blank hosts skipped") << "K=V@,a.example.com,,"
+                                         << "K=V@a.example.com" << QString();
+    QTest::newRow("no host") << "K=V@ , " << QString() << "names no host";
+    QTest::newRow("bad host") << "K=V@a b" << QString() << "not a host pattern";
+    QTest::newRow("no '='") << "K@a.example.com" << QString() << "NAME=HOSTVAR@HOST";
+    QTest::newRow("no '@'") << "K=V" << QString() << "NAME=HOSTVAR@HOST";
+    QTest::newRow("bad name") << "K-1=V@a.example.com" << QString() << "not a variable name";
+    QTest::newRow("bad host variable")
+        << "K=$V@a.example.com" << QString() << "not a host variable's name";
+}
+
+void tst_AppSettings::secretBindingParse()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, written);
+    QFETCH(QString, error);
+    QString why;
+    const std::optional<AppSettings::SecretBinding> b =
+        AppSettings::SecretBinding::parse(text, &why);
+    QCOMPARE(b ? b->toString() : QString(), written);
+    if (!error.isEmpty())
+        QVERIFY2(why.contains(error), qPrintable(why));
 }
 
 QTEST_GUILESS_MAIN(tst_AppSettings)

@@ -4,6 +4,7 @@
 #include "httptoken.h"
 
 #include <QFile>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -90,6 +91,7 @@ private Q_SLOTS:
     void tokenResolution();
     void storedTokenIsPrivateAndStable();
     void windowSettings();
+    void windowSettingsSecrets();
     void callTimeout_data();
     void callTimeout();
 };
@@ -1058,6 +1060,74 @@ void tst_CommandLine::windowSettings()
     QCOMPARE(cl.httpPort, quint16(0));
     QCOMPARE(cl.engine, QStringLiteral("unix:///given.sock"));
     QCOMPARE(assignments(cl.images), QStringList{"python=given/python:2"});
+}
+
+// The window's bound secrets when --secret gives none: each host variable read from the
+// environment handed in, one that is not set skipped and reported rather than refusing to start;
+// --secret wins over them all; the open network drops them with a warning.
+void tst_CommandLine::windowSettingsSecrets()
+{
+    AppSettings settings;
+    settings.secrets = {{"OPENAI_API_KEY", "MY_OPENAI_KEY", {"api.openai.com"}},
+                        {"LACKING", "NOT_SET_HERE", {"x.example.com"}},
+                        {"GH_TOKEN", "GH_TOKEN", {"api.github.com", "*.githubusercontent.com"}},
+                        {"BLANK", "EMPTY_HERE", {"y.example.com"}}};
+    const QProcessEnvironment env =
+        environment({"MY_OPENAI_KEY=sk-1", "GH_TOKEN=ghp-2", "EMPTY_HERE=", "CLI_KEY=c-3"});
+    const auto bound = [](const CommandLine &cl) {
+        QStringList out;
+        for (const SandboxSpec::Secret &s : cl.config.secrets)
+            out.append(s.name + u'=' + QString::fromUtf8(s.value) + u'@' + s.hosts.join(u','));
+        return out;
+    };
+    const QList<QPair<QString, QString>> missing{{"LACKING", "NOT_SET_HERE"},
+                                                 {"BLANK", "EMPTY_HERE"}};
+
+    CommandLine cl = parse({}).withSettings(settings, env);
+    QCOMPARE(int(cl.mode), int(Mode::NoMode));
+    QCOMPARE(bound(cl), (QStringList{"OPENAI_API_KEY=sk-1@api.openai.com",
+                                     "GH_TOKEN=ghp-2@api.github.com,*.githubusercontent.com"}));
+    QCOMPARE(cl.missingSecretVars, missing);
+    QVERIFY(cl.config.bindsSecrets());
+
+    // --secret wins: none of the settings' is added, none reported missing.
+    cl = parse({"--secret", "CLI=CLI_KEY@cli.example.com"}, {"CLI_KEY=c-3"})
+             .withSettings(settings, env);
+    QCOMPARE(bound(cl), QStringList{"CLI=c-3@cli.example.com"});
+    QVERIFY(cl.missingSecretVars.isEmpty());
+
+    // The open network narrowed by an allow-list has the gateway: they are kept.
+    cl = parse({"--network", "--egress", "pypi.org"}).withSettings(settings, env);
+    QCOMPARE(bound(cl).size(), 2);
+
+    // The open network alone has nothing to add them: dropped with a warning, where --secret
+    // would refuse to start; from SANDBOX_NETWORK_MODE too.
+    for (const auto &[arguments, environmentSet] :
+         {std::pair<QStringList, QStringList>{{"--network"}, {}},
+          std::pair<QStringList, QStringList>{{}, {"SANDBOX_NETWORK_MODE=bridge"}}}) {
+        QTest::ignoreMessage(QtWarningMsg,
+                             QRegularExpression(QStringLiteral(
+                                 "^settings: the bound secrets OPENAI_API_KEY, GH_TOKEN are not "
+                                 "used: runs have the open network")));
+        cl = parse(arguments, environmentSet).withSettings(settings, env);
+        QCOMPARE(int(cl.mode), int(Mode::NoMode));
+        QVERIFY(cl.config.network);
+        QVERIFY(cl.config.secrets.isEmpty());
+        QCOMPARE(cl.missingSecretVars, missing);
+    }
+
+    // A list that did not come through load(): what --secret would refuse is skipped, said in
+    // the log without a value.
+    AppSettings odd;
+    odd.secrets = {{"BAD", "MY_OPENAI_KEY", {"http://x"}},
+                   {"OK", "GH_TOKEN", {"a.example.com"}},
+                   {"OK", "MY_OPENAI_KEY", {"b.example.com"}}};
+    QTest::ignoreMessage(QtWarningMsg,
+                         "settings: ignoring the bound secret BAD=MY_OPENAI_KEY@http://x");
+    QTest::ignoreMessage(QtWarningMsg,
+                         "settings: ignoring the bound secret OK=MY_OPENAI_KEY@b.example.com");
+    cl = parse({}).withSettings(odd, env);
+    QCOMPARE(bound(cl), QStringList{"OK=ghp-2@a.example.com"});
 }
 
 void tst_CommandLine::callTimeout_data()
