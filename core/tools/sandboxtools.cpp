@@ -458,12 +458,16 @@ QString SandboxTools::parseNetwork(const QJsonObject &args, const SandboxConfig 
     const QStringList reachable = config.reachableHosts();
     if (!reachable.isEmpty()) {
         const QString beyond = EgressList::uncovered(asked, reachable);
+        // Named by the options that made the list.
+        const QString source = !config.bindsSecrets()    ? QStringLiteral("--egress")
+                               : config.egress.isEmpty() ? QStringLiteral("--secret")
+                                                         : QStringLiteral("--egress and --secret");
         if (!beyond.isEmpty())
             return QStringLiteral("Refused by this Code Sandbox server: runs may reach only the "
-                                  "hosts of its allow-list (--egress and --secret: %1), and %2 is "
-                                  "not among them. Ask only for those, or ask the user to add %2 "
-                                  "to the server's --egress.")
-                .arg(reachable.join(QStringLiteral(", ")), beyond);
+                                  "hosts of its allow-list (%3: %1), and %2 is not among them. "
+                                  "Ask only for those, or ask the user to add %2 to the server's "
+                                  "--egress.")
+                .arg(reachable.join(QStringLiteral(", ")), beyond, source);
         return QString();
     }
     if (config.network)

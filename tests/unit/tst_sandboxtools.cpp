@@ -703,8 +703,8 @@ void tst_SandboxTools::parseNetwork_data()
                                         << QVariant(QStringList{"api.github.com"});
     QTest::newRow("beyond the server's")
         << asking({"api.github.com", "evil.test"}) << "egress"
-        << "runs may reach only the hosts of its allow-list (--egress and --secret: *.github.com, "
-           "pypi.org), and evil.test is not among them"
+        << "runs may reach only the hosts of its allow-list (--egress: *.github.com, pypi.org), "
+           "and evil.test is not among them"
         << QVariant();
     QTest::newRow("narrowing the open network")
         << asking({"evil.test"}) << "open" << QString() << QVariant(QStringList{"evil.test"});
@@ -722,7 +722,7 @@ void tst_SandboxTools::parseNetwork_data()
                                      << QVariant(QStringList{"api.example.com"});
     QTest::newRow("beyond the secrets' hosts")
         << asking({"pypi.org"}) << "secrets"
-        << "(--egress and --secret: api.example.com), and pypi.org is not among them" << QVariant();
+        << "(--secret: api.example.com), and pypi.org is not among them" << QVariant();
 }
 
 void tst_SandboxTools::describesTheBoundSecrets()
