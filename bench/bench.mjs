@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { summarize } from './stats.mjs';
 
 const execFileP = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -126,28 +127,6 @@ function parseArgs(argv) {
     }
     o.out = path.resolve(o.out);
     return o;
-}
-
-// ---------------------------------------------------------------- statistics
-
-function quantile(sorted, q) {
-    if (sorted.length === 0) return NaN;
-    const pos = (sorted.length - 1) * q;
-    const lo = Math.floor(pos);
-    const hi = Math.ceil(pos);
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
-
-function summarize(samples) {
-    const s = [...samples].sort((a, b) => a - b);
-    return {
-        n: s.length,
-        min: s[0] ?? NaN,
-        p50: quantile(s, 0.5),
-        p95: quantile(s, 0.95),
-        max: s[s.length - 1] ?? NaN,
-        mean: s.length ? s.reduce((a, b) => a + b, 0) / s.length : NaN,
-    };
 }
 
 const ms = (v) => (Number.isFinite(v) ? v.toFixed(1) : '–');

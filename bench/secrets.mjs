@@ -18,6 +18,7 @@ import readline from 'node:readline';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { summarize } from './stats.mjs';
 
 const execFileP = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -70,24 +71,6 @@ function parseArgs(argv) {
     if (!Number.isInteger(o.requests) || o.requests < 1) throw new Error('--requests needs a positive integer');
     if (!Number.isInteger(o.warmup) || o.warmup < 0) throw new Error('--warmup needs a whole number');
     return o;
-}
-
-// ---------------------------------------------------------------- statistics (as bench.mjs)
-
-function quantile(sorted, q) {
-    if (sorted.length === 0) return NaN;
-    const pos = (sorted.length - 1) * q;
-    const lo = Math.floor(pos);
-    const hi = Math.ceil(pos);
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
-
-function summarize(samples) {
-    const s = [...samples].sort((a, b) => a - b);
-    return {
-        n: s.length, min: s[0] ?? NaN, p50: quantile(s, 0.5), p95: quantile(s, 0.95), max: s[s.length - 1] ?? NaN,
-        mean: s.length ? s.reduce((a, b) => a + b, 0) / s.length : NaN,
-    };
 }
 
 const ms = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
