@@ -197,6 +197,12 @@ void EnginesTest::runDetailsNameTheEngine()
 {
     Desk desk({kDockerSocket, m_link}, newInstance());
     QTRY_VERIFY_WITH_TIMEOUT(desk.engineText().count(QStringLiteral(" 0/")) == 2, 20000);
+    // The default runtime comes with the engine's /info, which answers after the capacity is
+    // shown: a run placed before it names none, so this waits for both engines to have said.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !desk.sandbox->sites().at(0)->backend()->defaultRuntime().isEmpty() &&
+            !desk.sandbox->sites().at(1)->backend()->defaultRuntime().isEmpty(),
+        20000);
     const QString id = desk.run(QStringLiteral("print(6 * 7)"));
     const RunRecord *run = desk.controller->model()->run(id);
     QVERIFY(run);
