@@ -767,23 +767,30 @@ async function bursts(bin, servers, after) {
     const first = { key: 'burstFirst', name: `ours, pooled, burst of ${BURST} at once: first burst (pool at its base)` };
     const later = { key: 'burst', name: `ours, pooled, burst of ${BURST} at once: after the pool has seen one` };
     const acc = [first, later].map(() => ({ samples: [], serverMs: [], parts: {}, failures: 0, warmFailures: 0 }));
+    // Each fresh server is a trial of its own: the p50 of its bursts after the first, so that a
+    // target is met in every trial, not only by the samples of all of them together.
+    const trials = [];
     for (let s = 0; s < servers; s++) {
         const server = await startServer(bin, []);
+        const trial = [];
         try {
             for (let b = 0; b <= after; b++) {
                 await settle(server, { pooled: true });
                 const a = acc[b === 0 ? 0 : 1];
                 const results = await Promise.all(Array.from({ length: BURST }, () => callOurs(server.client)));
                 results.forEach((res, i) => record(a, b === 0 ? first.name : later.name, res, i));
+                if (b > 0) trial.push(...results.filter((x) => x.ok).map((x) => x.ms));
                 log(`burst ${b} on server ${s}: p50 ${ms(summarize(results.map((x) => x.ms)).p50)} ms, ` +
                     `max ${ms(Math.max(...results.map((x) => x.ms)))} ms`);
             }
         } finally {
             await server.close();
         }
+        if (trial.length) trials.push(summarize(trial).p50);
         await ensureNoContainers(server.label, 'ours, bursts');
     }
-    return [finishVariant(first, acc[0], BURST * servers, 0), finishVariant(later, acc[1], BURST * servers * after, 0)];
+    return [finishVariant(first, acc[0], BURST * servers, 0),
+        { ...finishVariant(later, acc[1], BURST * servers * after, 0), trialP50: trials }];
 }
 
 function record(a, name, r, i) {
@@ -1107,6 +1114,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
         `${opts.burstServers} fresh server(s), one first burst each, then ${opts.burstsAfter} burst(s) each once the pool has seen one.`, '');
     table([...lat.filter((l) => ['b2bFirst', 'pooled'].includes(l.key)), ...burstRows]);
     if (pooled.roundP50?.length) L.push(`p50 of each back-to-back round after the first: ${pooled.roundP50.map(ms).join(', ')}.`, '');
+    if (burst?.trialP50?.length) L.push(`p50 of each fresh server's bursts after its first (each server a trial of its own): ${burst.trialP50.map(ms).join(', ')}.`, '');
     const srv = all.filter((l) => l.server);
     if (srv.length) {
         L.push('Server-reported `duration_ms` (program written to the sandbox → exit status read), p50 / p95:',
@@ -1212,6 +1220,8 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push(`| issue 19: ${B2B_ROUND} back-to-back, p50 ≤ ${TARGETS.backToBackP50Ms} ms (after the pool has seen such a round) | ${ms(pooled.p50)} ms | ${mark(pooled.p50 <= TARGETS.backToBackP50Ms && pooled.failures === 0)} |`);
     L.push(`| issue 31: ${B2B_ROUND} back-to-back, p50 ≤ ${TARGETS.backToBackP50Ms} ms from the first round (pool at its base) | ${ms(byName.b2bFirst?.p50)} ms | ${mark(byName.b2bFirst && byName.b2bFirst.p50 <= TARGETS.backToBackP50Ms && byName.b2bFirst.failures === 0)} |`);
     L.push(`| issue 19: burst of ${BURST}, p50 ≤ ${TARGETS.burstP50Ms} ms (after the pool has seen one) | ${ms(burst?.p50)} ms | ${mark(burst && burst.p50 <= TARGETS.burstP50Ms && burst.failures === 0)} |`);
+    const trials = burst?.trialP50 ?? [];
+    L.push(`| issue 31: burst of ${BURST}, p50 ≤ ${TARGETS.burstP50Ms} ms in each of ${trials.length} trials (fresh servers, bursts after the first) | ${trials.map(ms).join(', ') || '–'} ms | ${mark(trials.length >= 3 && trials.every((v) => v <= TARGETS.burstP50Ms) && burst.failures === 0)} |`);
     L.push(`| issue 31: sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the bare engine ceiling of the same run | ${ratio(vsCeiling)} | ${mark(vsCeiling >= TARGETS.vsCeilingAt4 && at4?.failures === 0)} |`);
     L.push(`| issue 5: p50 \`print(1)\` ≤ ${TARGETS.p50Ms} ms (pooled, pool refilled before each call) | ${ms(paced.p50)} ms | ${mark(paced.p50 <= TARGETS.p50Ms && paced.failures === 0)} |`);
     L.push(`| issue 27: p50 \`print(1)\` in the allow-list mode ≤ ${TARGETS.p50Ms} ms (pooled, refilled, as the default mode) | ${ms(allowlist?.p50)} ms | ${mark(allowlist && allowlist.p50 <= TARGETS.p50Ms && allowlist.failures === 0)} |`);

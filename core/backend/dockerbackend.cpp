@@ -257,8 +257,13 @@ void DockerBackend::setUpstreamProxy(const UpstreamProxy &proxy)
 SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QString &name,
                                                QObject *parent)
 {
+    // A used sandbox here waits, idle, for its removal at a quiet moment (cs-run's linger), so
+    // the engine's teardown of it does not compete with the calls that wait; a pod ends after
+    // its result instead (KubernetesBackend), as a pod is expected to.
+    SandboxSpec lingering = spec;
+    lingering.env.append({QStringLiteral("CS_LINGER"), QStringLiteral("1")});
     auto *container =
-        new DockerContainer(m_engine, ContainerSpec::render(spec), spec.image, name, parent);
+        new DockerContainer(m_engine, ContainerSpec::render(lingering), spec.image, name, parent);
     switch (spec.network) {
     case SandboxSpec::Network::Allowlist: {
         if (!m_egress) {

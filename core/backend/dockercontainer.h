@@ -40,6 +40,7 @@ public:
     void interrupt() override;
     void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
     void settleNetwork(QObject *context, const std::function<void()> &done) override;
+    void endNetwork() override { revokeCredential(); }
     bool sampleUsage(QObject *context, const Sampled &done) override;
 
     // Stats requests under way at once on one engine, across its sandboxes: each can hold a

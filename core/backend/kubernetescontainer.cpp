@@ -272,8 +272,7 @@ void KubernetesContainer::fail(const QString &message, bool lost)
     m_backendLost = lost;
     m_state = State::Failed;
     m_pollTimer.stop();
-    if (m_egress)
-        m_egress->revoke();
+    endNetwork();
     qCWarning(lcBackend).noquote() << message;
     Q_EMIT failed(message);
 }
@@ -282,6 +281,12 @@ void KubernetesContainer::failRequest(const KubeError &error, const QString &wha
 {
     fail(QStringLiteral("could not %1 the sandbox pod: %2").arg(what, error.toString()),
          error.kind != KubeError::Kind::Http && error.kind != KubeError::Kind::Credentials);
+}
+
+void KubernetesContainer::endNetwork()
+{
+    if (m_egress)
+        m_egress->revoke();
 }
 
 void KubernetesContainer::closeStream()
@@ -293,8 +298,7 @@ void KubernetesContainer::closeStream()
 
 void KubernetesContainer::sendRemove()
 {
-    if (m_egress)
-        m_egress->revoke();
+    endNetwork();
     // Grace 0: the program is killed at once, as a forced Docker removal does.
     KubeReply *reply = PodsApi(m_client).remove(m_id);
     connect(reply, &KubeReply::finished, this, [this, reply] {

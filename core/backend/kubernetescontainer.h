@@ -58,6 +58,7 @@ public:
     void interrupt() override;
     void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
     void settleNetwork(QObject *context, const std::function<void()> &done) override;
+    void endNetwork() override;
 
 protected:
     void closeStream() override;

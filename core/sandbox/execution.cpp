@@ -487,17 +487,23 @@ void Execution::finish()
     }
     // Removal (which also kills a program still running) happens after the answer, off the
     // critical path; the service keeps the container until the engine confirms. A container
-    // whose program reported its end without files to fetch stops by itself (the supervisor
-    // exits, and with it the init that ends every process left), so its removal may wait for a
-    // quiet moment; one with files keeps its supervisor waiting for the end of stdin.
+    // whose program reported its end without files to fetch has nothing left running (the
+    // supervisor ended what the program left) and waits, idle, for the end of stdin, so its
+    // removal, and with it the engine's teardown, may wait for a quiet moment; one with files
+    // is removed once they are fetched.
     if (m_container) {
         const bool ended = m_outScanner.found() && m_errScanner.found() && !m_result.timedOut &&
                            !m_result.cancelled && m_result.error.isEmpty() && !m_session &&
                            !m_outScanner.hasFlag("out") && !m_outScanner.hasFlag("plots");
+        // Handed over: the remover decides when it goes, not this execution's end (which comes
+        // right after the answer, and would remove it at once).
+        SandboxContainer *container = m_container;
+        disconnect(container, nullptr, this, nullptr);
+        m_container = nullptr;
         if (m_remover)
-            m_remover(m_container, ended);
+            m_remover(container, ended);
         else
-            m_container->remove();
+            container->remove();
     }
     Q_EMIT finished(m_result);
 }

@@ -111,6 +111,10 @@ public:
         Q_UNUSED(context);
         done();
     }
+    // Allow-list mode: the sandbox's run is over, so it has no way out from now on (its
+    // gateway credential is revoked), though the container may wait a while for its removal.
+    // The default (no gateway) has nothing to revoke.
+    virtual void endNetwork() {}
 
 Q_SIGNALS:
     void ready();

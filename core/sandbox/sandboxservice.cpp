@@ -615,9 +615,11 @@ void SandboxService::placeOn(Execution *execution, SandboxSite *site)
     site->busy();
     QPointer<SandboxSite> at(site);
     execution->setRemover([this, at](SandboxContainer *container, bool ended) {
-        if (ended && at && !m_shuttingDown)
+        if (ended && at && !m_shuttingDown) {
+            // It waits, idle, for a quiet moment; its run is over, and so is its way out.
+            container->endNetwork();
             at->deferRemoval(container);
-        else
+        } else
             container->remove();
     });
     if (m_sites.size() > 1)

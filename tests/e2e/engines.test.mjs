@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 
-import { DOCKER, engineFixture, SANDBOX_LABEL, sleep, startClient, textOf } from './helpers.mjs';
+import {
+    DOCKER, engineFixture, SANDBOX_LABEL, sleep, startClient, textOf, waitForCount,
+} from './helpers.mjs';
 
 const execFileP = promisify(execFile);
 
@@ -95,7 +97,8 @@ describe('each address form runs code', () => {
                 const s = await client.callTool({ name: 'create_session',
                     arguments: { language: 'python' } }, undefined, { timeout: 120_000 });
                 assert.ok(!s.isError, textOf(s));
-                const mine = await containersOn(where);
+                // The run's used sandbox may still wait there for its removal: bounded wait.
+                const mine = await waitForCount(() => containersOn(where), 1);
                 assert.equal(mine.length, 1, `expected the session's container on ${where}: ` +
                     `${JSON.stringify(mine)}\n${stderr()}`);
             } finally {

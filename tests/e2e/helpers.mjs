@@ -150,6 +150,28 @@ export async function waitForNoContainers(timeoutMs = 10_000) {
     }
 }
 
+/**
+ * How long the server may keep a used sandbox before it removes it: one whose program reported
+ * its end waits, idle, for a moment when no call runs or waits there, at most 10 s
+ * (docs/security.md, "a used sandbox ... waiting for removal"). A test that counts containers
+ * while its server still runs waits this long at most for the count it expects, plus a margin.
+ */
+export const USED_SANDBOX_REMOVAL_MS = 10_000;
+
+/**
+ * Polls `count()` (a promise of a number, or of an array for its length) until it equals
+ * `expected` or the server's removal of used sandboxes is overdue; returns the last value.
+ */
+export async function waitForCount(count, expected, timeoutMs = USED_SANDBOX_REMOVAL_MS + 5_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const value = await count();
+        const n = Array.isArray(value) ? value.length : value;
+        if (n === expected || Date.now() >= deadline) return value;
+        await sleep(250);
+    }
+}
+
 /** Polls until at least one container labelled code-sandbox exists. */
 export async function waitForSomeContainer(timeoutMs = 15_000) {
     const deadline = Date.now() + timeoutMs;

@@ -206,6 +206,59 @@ print(socket.gethostname())
         shutDownClean(service, engine);
     }
 
+    void usedContainerWaitsIdleForItsRemoval()
+    {
+        // A used sandbox is left up, idle, until its removal (the engine's teardown of it waits
+        // for a quiet moment with the removal), and what its program left running is gone as
+        // soon as the result is out.
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        // One program at a time: the second call waits while the first runs, then runs 3 s.
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(2, 1, 2));
+        service.warmUp();
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 2, 30000);
+        SandboxSite *site = service.sites().first();
+        QSignalSpy first(service.execute({QStringLiteral("python"),
+                                          QStringLiteral("import subprocess\n"
+                                                         "subprocess.Popen(['sleep', '4242'])\n"
+                                                         "print('left one behind')"),
+                                          30}),
+                         &Execution::finished);
+        QSignalSpy second(service.execute({QStringLiteral("python"),
+                                           QStringLiteral("import time\ntime.sleep(3)\n"
+                                                          "print('done')"),
+                                           30}),
+                          &Execution::finished);
+        QVERIFY(first.wait(60000));
+        QCOMPARE(QString::fromUtf8(first.first().first().value<ExecutionResult>().stdoutData),
+                 QStringLiteral("left one behind\n"));
+        QTRY_COMPARE_WITH_TIMEOUT(site->deferredRemovals(), 1, 10000);
+        // While the second runs: no container of the instance has stopped (the first one waits
+        // for its removal; the others run or, refills, are still being made), and none runs the
+        // sleep the first program started.
+        const QStringList ids = engineContainers(engine, service.config().instanceId);
+        QVERIFY(ids.size() >= 4);
+        for (const QString &id : ids) {
+            EngineReply *inspect = engine.get("/containers/" + id.toLatin1() + "/json");
+            QSignalSpy i(inspect, &EngineReply::finished);
+            QVERIFY(i.wait(10000));
+            const QString status =
+                inspect->json().value(u"State").toObject().value(u"Status").toString();
+            QVERIFY2(status == u"running" || status == u"created", qPrintable(id + u' ' + status));
+            if (status != u"running")
+                continue;
+            EngineReply *top = engine.get("/containers/" + id.toLatin1() + "/top");
+            QSignalSpy t(top, &EngineReply::finished);
+            QVERIFY(t.wait(10000));
+            QVERIFY2(top->ok(), qPrintable(id + QStringLiteral(": ") + top->error().toString()));
+            const QString processes = QString::fromUtf8(top->body());
+            QVERIFY2(!processes.contains(u"sleep 4242"), qPrintable(processes));
+        }
+        QVERIFY(second.count() == 1 || second.wait(60000));
+        QTRY_COMPARE_WITH_TIMEOUT(site->deferredRemovals(), 0, 5000);
+        shutDownClean(service, engine);
+    }
+
     void killedPooledContainerIsReplaced()
     {
         EngineClient engine(m_socket);
