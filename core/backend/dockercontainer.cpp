@@ -8,6 +8,10 @@
 #include "engineclient.h"
 #include "enginereply.h"
 
+#include <QTimer>
+#include <memory>
+#include <utility>
+
 DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &body,
                                  const QString &image, const QString &name, QObject *parent)
     : SandboxContainer(name, image, parent), m_engine(engine), m_body(body)
@@ -173,6 +177,28 @@ void DockerContainer::closeStream()
 {
     if (m_stream)
         m_stream->close();
+}
+
+void DockerContainer::removeOnceEnded()
+{
+    if (m_state != State::Ready || m_id.isEmpty()) {
+        remove();
+        return;
+    }
+    // The supervisor waits, idle, for the end of its stdin (cs-run's linger): closing the stream
+    // ends it, and with it the container, by itself. The engine then removes a stopped container,
+    // which costs it less than a forced removal's kill through the runtime (a runc process and
+    // its events per sandbox). Bounded: a container still up after kEndWaitMs is removed by force.
+    m_state = State::Removing;
+    closeStream();
+    auto sent = std::make_shared<bool>(false);
+    const auto go = [this, sent] {
+        if (!std::exchange(*sent, true))
+            sendRemove();
+    };
+    EngineReply *wait = ContainersApi(m_engine).wait(m_id);
+    wait->then(this, go);
+    QTimer::singleShot(kEndWaitMs, this, go);
 }
 
 void DockerContainer::sendRemove()

@@ -41,12 +41,15 @@ public:
     void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
     void settleNetwork(QObject *context, const std::function<void()> &done) override;
     void endNetwork() override { revokeCredential(); }
+    void removeOnceEnded() override;
     bool sampleUsage(QObject *context, const Sampled &done) override;
 
     // Stats requests under way at once on one engine, across its sandboxes: each can hold a
     // connection for up to a second (Docker answers at its next reading), and the requests that
     // run programs must always find one.
     static constexpr int kMaxSamplesInFlight = 4;
+    // How long a used sandbox may take to end by itself once its stdin is closed.
+    static constexpr int kEndWaitMs = 3000;
 
 protected:
     void closeStream() override;

@@ -49,6 +49,10 @@ public:
     // Takes the sandbox away: at once when nothing was created, once the create has answered
     // while it is under way, else through the backend (sendRemove()) until it confirms.
     void remove();
+    // The same for a used sandbox waiting, idle, for its removal (SandboxSite): the default is
+    // remove(); a backend whose used sandboxes wait up lets it end by itself first, which costs
+    // its engine less than killing it.
+    virtual void removeOnceEnded() { remove(); }
 
     State state() const { return m_state; }
     QString id() const { return m_id; }     // the backend's id; empty until created

@@ -29,7 +29,7 @@ void SandboxSite::deferRemoval(SandboxContainer *container)
         m_removalDeadline.start(kMaxRemovalDelayMs);
     while (m_deferred.size() > kMaxDeferredRemovals) {
         if (SandboxContainer *oldest = m_deferred.takeFirst())
-            oldest->remove();
+            oldest->removeOnceEnded();
     }
 }
 
@@ -47,7 +47,7 @@ void SandboxSite::flushRemovals()
     m_deferred.clear();
     for (SandboxContainer *c : waiting)
         if (c)
-            c->remove();
+            c->removeOnceEnded();
 }
 
 QString SandboxSite::stateName(State state)
