@@ -203,12 +203,13 @@ function machineCpuMs() {
 }
 
 /**
- * Waits until the server's sandboxes are back where a row found them: `count` or more, every one
- * running (refilled and started; the used ones removed), and the same ones for STABLE_MS (a used
- * sandbox still shows as running for a moment after its answer, until the engine sees it exit).
+ * Waits until the server's sandboxes are back where a row found them: exactly the pool's size
+ * `target()` (what its log says it aims at now), every one running (refilled and started; the
+ * used ones removed: one waits, running and idle, for a quiet moment before its removal), and the
+ * same ones for STABLE_MS.
  * Resolves to the time it took, in ms, without the STABLE_MS: when the pool was first seen so.
  */
-async function backToStart(label, count, timeoutMs = 120_000) {
+async function backToStart(label, target, timeoutMs = 120_000) {
     const STABLE_MS = 250;
     const t0 = now();
     let since = null;
@@ -217,7 +218,9 @@ async function backToStart(label, count, timeoutMs = 120_000) {
         const t = now();
         const cs = await engineContainers(label);
         const k = cs.map((c) => c.id).sort().join(',');
-        if (cs.length >= count && cs.every((c) => c.state === 'running')) {
+        // `target`: the pool's size now (it may have grown over the row); more containers than
+        // that are used ones still waiting for their removal, which is part of the row's work.
+        if (cs.length === target() && cs.every((c) => c.state === 'running')) {
             if (since === null || k !== key) since = t;
             if (now() - since >= STABLE_MS) return since - t0;
         } else {
@@ -227,7 +230,7 @@ async function backToStart(label, count, timeoutMs = 120_000) {
         // (Every poll is a request the engine serves, on the CPUs the row is measuring.)
         await sleep(50);
     }
-    problem(`the server's sandboxes (${label}) were not back to ${count} running within ${timeoutMs / 1000} s`);
+    problem(`the server's sandboxes (${label}) were not back to ${target()} running within ${timeoutMs / 1000} s`);
     return NaN;
 }
 
@@ -319,7 +322,7 @@ function rssKb(pid) {
  * pool is expected), then every container of this server running and the set unchanged for a
  * few polls. Returns the number of warm containers.
  */
-async function settle(server, { pooled, quick = false, timeoutMs = 180_000 }) {
+async function settle(server, { pooled, quick = false, exact = false, timeoutMs = 180_000 }) {
     const deadline = Date.now() + timeoutMs;
     const engines = server.hosts.length;
     const pythonWarm = () => [...server.warmAt.keys()].filter((k) => k.startsWith('python ')).length;
@@ -327,28 +330,38 @@ async function settle(server, { pooled, quick = false, timeoutMs = 180_000 }) {
         while (pythonWarm() < engines && Date.now() < deadline) await sleep(50);
         if (pythonWarm() < engines) log(`"pool ... warm" seen for python on ${pythonWarm()} of ${engines} engine(s); continuing`);
     }
-    // What the pool aims at: what each language announced warm, or what it grew to since
-    // (a grown pool is refilled up to its new size). With several engines, the announcements.
-    const expectedNow = () => {
-        if (engines > 1) return [...server.warmAt.values()].reduce((a, b) => a + b, 0);
-        let n = 0;
-        for (const [k, v] of server.warmAt) n += Math.max(v, server.grown.get(k.split(' ')[0]) ?? 0);
-        return n;
-    };
+    const expectedNow = () => poolTarget(server);
     let previous = '';
     let stable = 0;
     while (Date.now() < deadline) {
         const expected = expectedNow();
         const cs = (await Promise.all(server.hosts.map((h) => containersWithLabel(server.label, h)))).flat();
         const key = cs.map((c) => `${c.id}:${c.state}`).sort().join(',');
-        const quiet = cs.every((c) => c.state === 'running') && (!pooled || cs.length >= expected);
+        // (A session's container is there too; a used sandbox waits, running and idle, for its
+        // removal at a quiet moment, which changes the set when it goes.)
+        // With `exact` (a server without sessions), only the pool: the used ones are gone.
+        const quiet = cs.every((c) => c.state === 'running') &&
+            (!pooled || (exact ? cs.length === expected : cs.length >= expected));
         stable = quiet && key === previous ? stable + 1 : 0;
         previous = key;
-        if (stable >= (quick ? 1 : 3)) return cs.length;
+        // The pool's own size: a container beyond it is a session's or a used one.
+        if (stable >= (quick ? 1 : 3)) return pooled ? Math.min(cs.length, expected) : cs.length;
         await sleep(quick ? 100 : 200);
     }
     log('the server did not become quiet within the time allowed; continuing');
     return NaN;
+}
+
+/**
+ * What the server's pool aims at, from its own log: what each language announced warm, or what
+ * it grew to since (a grown pool is refilled up to its new size). With several engines, the
+ * announcements. A container of the server's beyond this is a used one waiting for removal.
+ */
+function poolTarget(server) {
+    if (server.hosts.length > 1) return [...server.warmAt.values()].reduce((a, b) => a + b, 0);
+    let n = 0;
+    for (const [k, v] of server.warmAt) n += Math.max(v, server.grown.get(k.split(' ')[0]) ?? 0);
+    return n;
 }
 
 /**
@@ -775,7 +788,7 @@ async function bursts(bin, servers, after) {
         const trial = [];
         try {
             for (let b = 0; b <= after; b++) {
-                await settle(server, { pooled: true });
+                await settle(server, { pooled: true, exact: true });
                 const a = acc[b === 0 ? 0 : 1];
                 const results = await Promise.all(Array.from({ length: BURST }, () => callOurs(server.client)));
                 results.forEach((res, i) => record(a, b === 0 ? first.name : later.name, res, i));
@@ -851,7 +864,7 @@ async function throughput(client, concurrency, total, pid, sampleRss, what = `co
     // The whole work of the row: until the pool is as full as the row found it and the used
     // sandboxes are gone, so that sandboxes made before the clock started do not count as speed.
     let settledMs = null;
-    if (settleTo) settledMs = wallMs + await backToStart(settleTo.label, settleTo.count);
+    if (settleTo) settledMs = wallMs + await backToStart(settleTo.server.label, () => poolTarget(settleTo.server));
     const cpuPerCall = (machineCpuMs() - cpu0) / total;
     const perSecSettled = settledMs ? (ok / settledMs) * 1000 : null;
     log(`${what}: ${total} calls in ${ms(wallMs)} ms = ${perSec.toFixed(2)} calls/s` +
@@ -1434,7 +1447,7 @@ async function main() {
     // the engine's own ceiling is measured right before and right after ours, so that a change of
     // load during the three hits both sides alike; the ceiling is both halves together.
     const runCeiling = async (server, when, variant) => {
-        await settle(server, { pooled: true });
+        await settle(server, { pooled: true, exact: true });
         // Containers made like ours: the settings are copied from one of its sandboxes.
         const mine = (await containersWithLabel(server.label)).find((x) => x.language === 'python');
         if (!mine) throw new Error('no python sandbox of the server to copy settings from');
@@ -1467,17 +1480,17 @@ async function main() {
         for (const c of [1, 4, 8]) {
             const server = await startServer(opts.bin, []);
             try {
-                await settle(server, { pooled: true });
+                await settle(server, { pooled: true, exact: true });
                 await throughput(server.client, c, opts.sustainedWarmup, server.pid, false, `warm-up, ${c} in flight`);
-                await settle(server, { pooled: true });
+                await settle(server, { pooled: true, exact: true });
                 // At 4 in flight: bare, hand-over, ours, hand-over, bare.
                 const before = c === 4
                     ? { bare: await runCeiling(server, 'before ours', 'bare'), handover: await runCeiling(server, 'before ours', 'handover') }
                     : null;
-                const count = await settle(server, { pooled: true });
+                const count = await settle(server, { pooled: true, exact: true });
                 const t = await section(`sustained, ${c} in flight`,
                     () => throughput(server.client, c, opts.throughputCalls, server.pid, c === 8, `sustained, ${c} in flight`,
-                        { label: server.label, count }));
+                        { server }));
                 t.poolAtStart = count;
                 thr.push(t);
                 if (c === 8) busyKb = t.peakKb;
@@ -1501,16 +1514,16 @@ async function main() {
             const counter = await startEngineCounter();
             const server = await startServer(opts.bin, [], { env: { DOCKER_HOST: counter.host } });
             try {
-                await settle(server, { pooled: true });
+                await settle(server, { pooled: true, exact: true });
                 await throughput(server.client, 4, opts.sustainedWarmup, server.pid, false, 'warm-up, 4 in flight, counted');
-                const count = await settle(server, { pooled: true });
+                const count = await settle(server, { pooled: true, exact: true });
                 const before = counter.snapshot();
                 const t = await throughput(server.client, 4, opts.requestCalls, server.pid, false,
-                    'engine requests counted, 4 in flight', { label: server.label, count });
+                    'engine requests counted, 4 in flight', { server });
                 const after = counter.snapshot();
                 // Warm sandboxes gained over the row are work done ahead (as in the sustained
                 // rows): the requests that made them are not a call's.
-                const gained = Math.max(0, (await engineContainers(server.label)).length - count);
+                const gained = Math.max(0, poolTarget(server) - count);
                 for (const kind of ['POST /containers/create', 'POST /containers/{id}/attach', 'POST /containers/{id}/start'])
                     if (after.has(kind)) after.set(kind, after.get(kind) - gained);
                 const perCall = requestsPer(before, after, Math.max(1, t.ok));
@@ -1525,12 +1538,12 @@ async function main() {
         if (gvisor) {
             const server = await startServer(opts.bin, ['--runtime', 'runsc']);
             try {
-                await settle(server, { pooled: true });
+                await settle(server, { pooled: true, exact: true });
                 await throughput(server.client, 4, opts.sustainedWarmup, server.pid, false, 'warm-up, 4 in flight, gVisor');
-                const count = await settle(server, { pooled: true });
+                const count = await settle(server, { pooled: true, exact: true });
                 const t = await section('sustained, 4 in flight, gVisor',
                     () => throughput(server.client, 4, opts.throughputCalls, server.pid, false, 'sustained, 4 in flight, gVisor',
-                        { label: server.label, count }));
+                        { server }));
                 t.gvisor = true;
                 thr.push(t);
             } finally {
