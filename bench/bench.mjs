@@ -204,23 +204,23 @@ function machineCpuMs() {
 
 /**
  * Waits until the server's sandboxes are back where a row found them: exactly the pool's size
- * `target()` (what its log says it aims at now), every one running (refilled and started; the
+ * (poolTarget: what its log says it aims at now), every one running (refilled and started; the
  * used ones removed: one waits, running and idle, for a quiet moment before its removal), and the
  * same ones for STABLE_MS.
  * Resolves to the time it took, in ms, without the STABLE_MS: when the pool was first seen so.
  */
-async function backToStart(label, target, timeoutMs = 120_000) {
+async function backToStart(server, timeoutMs = 120_000) {
     const STABLE_MS = 250;
     const t0 = now();
     let since = null;
     let key = '';
     while (now() - t0 < timeoutMs) {
         const t = now();
-        const cs = await engineContainers(label);
+        const cs = await engineContainers(server.label);
         const k = cs.map((c) => c.id).sort().join(',');
-        // `target`: the pool's size now (it may have grown over the row); more containers than
-        // that are used ones still waiting for their removal, which is part of the row's work.
-        if (cs.length === target() && cs.every((c) => c.state === 'running')) {
+        // The pool's size now (it may have grown over the row); more containers than that are
+        // used ones still waiting for their removal, which is part of the row's work.
+        if (cs.length === poolTarget(server) && cs.every((c) => c.state === 'running')) {
             if (since === null || k !== key) since = t;
             if (now() - since >= STABLE_MS) return since - t0;
         } else {
@@ -230,7 +230,7 @@ async function backToStart(label, target, timeoutMs = 120_000) {
         // (Every poll is a request the engine serves, on the CPUs the row is measuring.)
         await sleep(50);
     }
-    problem(`the server's sandboxes (${label}) were not back to ${target()} running within ${timeoutMs / 1000} s`);
+    problem(`the server's sandboxes (${server.label}) were not back to ${poolTarget(server)} running within ${timeoutMs / 1000} s`);
     return NaN;
 }
 
@@ -330,11 +330,10 @@ async function settle(server, { pooled, quick = false, exact = false, timeoutMs 
         while (pythonWarm() < engines && Date.now() < deadline) await sleep(50);
         if (pythonWarm() < engines) log(`"pool ... warm" seen for python on ${pythonWarm()} of ${engines} engine(s); continuing`);
     }
-    const expectedNow = () => poolTarget(server);
     let previous = '';
     let stable = 0;
     while (Date.now() < deadline) {
-        const expected = expectedNow();
+        const expected = poolTarget(server);
         const cs = (await Promise.all(server.hosts.map((h) => containersWithLabel(server.label, h)))).flat();
         const key = cs.map((c) => `${c.id}:${c.state}`).sort().join(',');
         // (A session's container is there too; a used sandbox waits, running and idle, for its
@@ -864,7 +863,7 @@ async function throughput(client, concurrency, total, pid, sampleRss, what = `co
     // The whole work of the row: until the pool is as full as the row found it and the used
     // sandboxes are gone, so that sandboxes made before the clock started do not count as speed.
     let settledMs = null;
-    if (settleTo) settledMs = wallMs + await backToStart(settleTo.server.label, () => poolTarget(settleTo.server));
+    if (settleTo) settledMs = wallMs + await backToStart(settleTo.server);
     const cpuPerCall = (machineCpuMs() - cpu0) / total;
     const perSecSettled = settledMs ? (ok / settledMs) * 1000 : null;
     log(`${what}: ${total} calls in ${ms(wallMs)} ms = ${perSec.toFixed(2)} calls/s` +

@@ -19,7 +19,7 @@ DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &body,
 
 DockerContainer::~DockerContainer()
 {
-    revokeCredential();
+    endNetwork();
     if (m_stream)
         m_stream->deleteLater();
 }
@@ -147,7 +147,7 @@ void DockerContainer::fail(const EngineError &error, const QString &what)
 
 void DockerContainer::failWith(const QString &message)
 {
-    revokeCredential();
+    endNetwork();
     m_state = State::Failed;
     qCWarning(lcBackend).noquote() << message;
     Q_EMIT failed(message);
@@ -167,7 +167,7 @@ void DockerContainer::answerConnection(quint64 connection, bool allow, const QSt
         m_egress->answer(connection, allow, widenTo);
 }
 
-void DockerContainer::revokeCredential()
+void DockerContainer::endNetwork()
 {
     if (m_egress)
         m_egress->revoke();
@@ -203,7 +203,7 @@ void DockerContainer::removeOnceEnded()
 
 void DockerContainer::sendRemove()
 {
-    revokeCredential();
+    endNetwork();
     // force kills a running program; v drops anonymous volumes.
     EngineReply *reply = ContainersApi(m_engine).remove(m_id);
     connect(reply, &EngineReply::finished, this, [this, reply] {

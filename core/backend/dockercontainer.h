@@ -40,7 +40,7 @@ public:
     void interrupt() override;
     void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
     void settleNetwork(QObject *context, const std::function<void()> &done) override;
-    void endNetwork() override { revokeCredential(); }
+    void endNetwork() override;
     void removeOnceEnded() override;
     bool sampleUsage(QObject *context, const Sampled &done) override;
 
@@ -60,7 +60,6 @@ private:
     void create(const QJsonObject &body);
     void fail(const EngineError &error, const QString &what);
     void failWith(const QString &message);
-    void revokeCredential();
     void attach();
     void start();
 
