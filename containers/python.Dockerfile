@@ -22,12 +22,20 @@ RUN apt-get update \
         python3 -c 'import matplotlib.font_manager' \
     && chmod -R a+rX,go-w /usr/local/share/code-sandbox
 
+# The loader compiled once here, named by the hash of its text (see build-images.sh, post_install).
+COPY loaders/python-loader.py /tmp/cs-python-loader.py
+RUN hash=$(sha256sum /tmp/cs-python-loader.py | cut -c1-16) \
+    && python3 -c 'import marshal, sys; open(sys.argv[2], "wb").write(marshal.dumps(compile(open(sys.argv[1], "rb").read(), "<string>", "exec")))' \
+        /tmp/cs-python-loader.py "/usr/local/share/code-sandbox/python-loader-$hash.bin" \
+    && chmod 0644 /usr/local/share/code-sandbox/python-loader-*.bin \
+    && rm /tmp/cs-python-loader.py
+
 COPY cs-run /usr/local/bin/cs-run
 RUN chmod 0755 /usr/local/bin/cs-run \
     && groupadd --gid 1000 sandbox \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \
-    && install -d -m 0755 -o 1000 -g 1000 /sandbox /opt/cs-libs \
+    && install -d -m 0755 -o 1000 -g 1000 /sandbox /sandbox/outputs /opt/cs-libs \
     && printf 'language=python\nbuilt=%s\ndebian=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$(cat /etc/debian_version)" > /etc/code-sandbox-image
 

@@ -3,6 +3,7 @@
 #include "embeddedscripts.h"
 #include "sandboxlog.h"
 
+#include <QCryptographicHash>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -27,6 +28,16 @@ QString expand(const QString &word)
 {
     if (word == u"@python-loader@")
         return QString::fromUtf8(kPythonLoader);
+    if (word == u"@python-boot@") {
+        // The name of the loader the image compiled (containers/build-images.sh): the first 16
+        // hex digits of the SHA-256 of its text, as sha256sum prints them.
+        const QByteArray hash =
+            QCryptographicHash::hash(QByteArray(kPythonLoader), QCryptographicHash::Sha256)
+                .toHex()
+                .left(16);
+        return QString::fromUtf8(kPythonBoot)
+            .replace(QLatin1String("CS_LOADER_HASH"), QString::fromLatin1(hash));
+    }
     if (word == u"@node-loader@")
         return QString::fromUtf8(kNodeLoader);
     return word;

@@ -4,6 +4,7 @@
 #include "sandboxspec.h"
 
 #include <QCoreApplication>
+#include <QCryptographicHash>
 #include <QJsonArray>
 #include <QTest>
 
@@ -69,6 +70,7 @@ private Q_SLOTS:
     void nonRootUser();
     void command_data();
     void command();
+    void pythonBootNamesItsLoader();
     void environment_data();
     void environment();
     void network();
@@ -173,7 +175,8 @@ void tst_ContainerSpec::command_data()
     QTest::addColumn<QString>("language");
     QTest::addColumn<QStringList>("tail"); // after the supervisor and its own name
 
-    // Python runs its preloading loader, inline (so custom images need nothing of ours).
+    // Python runs its preloading loader, inline (so custom images need nothing of ours), through
+    // the boot script that takes the image's compiled copy of that loader where there is one.
     QTest::newRow("python") << "python"
                             << QStringList{"main.py", "python3", "-u", "-c"} +
                                    lang("python").preloadCommand.mid(3);
@@ -198,6 +201,27 @@ void tst_ContainerSpec::command()
     QCOMPARE(cmd, QStringList({"/bin/sh", "-c",
                                QString::fromLatin1(SandboxSpec::supervisorScript()), "cs-run"}) +
                       tail);
+}
+
+void tst_ContainerSpec::pythonBootNamesItsLoader()
+{
+    // The image's copy is python-loader-<the first 16 hex digits of the text's SHA-256>.bin, as
+    // containers/build-images.sh names it with sha256sum: the boot takes it only when it is of
+    // the very loader that follows it.
+    const QStringList preload = lang("python").preloadCommand;
+    QCOMPARE(preload.size(), 5);
+    QCOMPARE(preload.mid(0, 3), QStringList({"python3", "-u", "-c"}));
+    const QString boot = preload.at(3);
+    const QString loader = preload.at(4);
+    QVERIFY(loader.startsWith("# Python entry point of a sandbox container"));
+    const QByteArray hash =
+        QCryptographicHash::hash(loader.toUtf8(), QCryptographicHash::Sha256).toHex().left(16);
+    QVERIFY2(boot.contains(QStringLiteral("/usr/local/share/code-sandbox/python-loader-%1.bin")
+                               .arg(QString::fromLatin1(hash))),
+             qPrintable(boot));
+    QVERIFY(!boot.contains("CS_LOADER_HASH"));
+    // Without the file it compiles the loader it was given.
+    QVERIFY(boot.contains("compile(sys.argv[1]"));
 }
 
 void tst_ContainerSpec::environment_data()
