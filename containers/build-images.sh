@@ -143,19 +143,12 @@ post_install() { # ROOT IMAGE
             in_chroot "$root" env MPLCONFIGDIR="$SHARE/matplotlib" MPLBACKEND=Agg \
                 python3 -c 'import matplotlib.font_manager'
             ls "$root$SHARE"/matplotlib/fontlist-*.json > /dev/null
-            # The loader compiled by this image's Python, named by the hash of its text, which
-            # the server's boot script (containers/loaders/python-boot.py) runs when the hash is
-            # that of the loader it sends: compiling it costs every sandbox 3 ms of CPU. A server
-            # with another loader finds no such file and compiles the one it sends.
-            local loader=$HERE/loaders/python-loader.py hash
-            hash=$(sha256sum "$loader" | cut -c1-16)
-            install -m 0644 "$loader" "$root/tmp/cs-python-loader.py"
-            in_chroot "$root" python3 -c 'import marshal, sys
-with open(sys.argv[1], "rb") as f:
-    code = compile(f.read(), "<string>", "exec")
-with open(sys.argv[2], "wb") as f:
-    f.write(marshal.dumps(code))' /tmp/cs-python-loader.py "$SHARE/python-loader-$hash.bin"
-            rm -f "$root/tmp/cs-python-loader.py"
+            # The loader compiled by this image's Python (see loaders/install-python-loader.sh):
+            # compiling it would cost every sandbox 3 ms of CPU.
+            install -m 0644 "$HERE/loaders/python-loader.py" "$root/tmp/cs-python-loader.py"
+            install -m 0755 "$HERE/loaders/install-python-loader.sh" "$root/tmp/cs-install-loader.sh"
+            in_chroot "$root" /tmp/cs-install-loader.sh /tmp/cs-python-loader.py
+            rm -f "$root/tmp/cs-python-loader.py" "$root/tmp/cs-install-loader.sh"
             chmod -R a+rX,go-w "$root$SHARE"
             ;;
         go)

@@ -22,13 +22,10 @@ RUN apt-get update \
         python3 -c 'import matplotlib.font_manager' \
     && chmod -R a+rX,go-w /usr/local/share/code-sandbox
 
-# The loader compiled once here, named by the hash of its text (see build-images.sh, post_install).
-COPY loaders/python-loader.py /tmp/cs-python-loader.py
-RUN hash=$(sha256sum /tmp/cs-python-loader.py | cut -c1-16) \
-    && python3 -c 'import marshal, sys; open(sys.argv[2], "wb").write(marshal.dumps(compile(open(sys.argv[1], "rb").read(), "<string>", "exec")))' \
-        /tmp/cs-python-loader.py "/usr/local/share/code-sandbox/python-loader-$hash.bin" \
-    && chmod 0644 /usr/local/share/code-sandbox/python-loader-*.bin \
-    && rm /tmp/cs-python-loader.py
+# The loader compiled by this image's Python (see loaders/install-python-loader.sh).
+COPY loaders/python-loader.py loaders/install-python-loader.sh /tmp/
+RUN sh /tmp/install-python-loader.sh /tmp/python-loader.py \
+    && rm /tmp/python-loader.py /tmp/install-python-loader.sh
 
 COPY cs-run /usr/local/bin/cs-run
 RUN chmod 0755 /usr/local/bin/cs-run \
