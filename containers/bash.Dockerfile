@@ -1,6 +1,8 @@
 # code-sandbox/bash:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
-#   docker build -f bash.Dockerfile -t code-sandbox/bash:latest .
+#   docker build -f bash.Dockerfile -t code-sandbox/bash:latest \
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh bash)" .
+# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
 FROM debian:bookworm-slim
 
 RUN apt-get update \
@@ -11,6 +13,8 @@ RUN apt-get update \
 
 COPY cs-run /usr/local/bin/cs-run
 RUN chmod 0755 /usr/local/bin/cs-run \
+    && install -D -m 0644 /usr/local/bin/cs-run \
+        "/usr/local/share/code-sandbox/cs-run-$(sha256sum < /usr/local/bin/cs-run | cut -c1-16)" \
     && groupadd --gid 1000 sandbox \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \

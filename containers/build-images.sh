@@ -507,6 +507,17 @@ configure_rootfs() { # ROOT IMAGE
     # directory, owner and mode included.
     install -d -m 0755 -o 1000 -g 1000 "$root/opt/cs-libs"
     install -m 0755 -o 0 -g 0 "$HERE/cs-run" "$root/usr/local/bin/cs-run"
+    # The scripts the server would otherwise pass as text on every sandbox's command line, which
+    # the engine stores and hands on for each container (see loaders/image-scripts.sh): cs-run
+    # here, the loaders in post_install; the label code-sandbox.scripts names them.
+    install -d -m 0755 "$root$SHARE"
+    install -m 0644 -o 0 -g 0 "$HERE/cs-run" "$root$SHARE/cs-run-$(sha256sum < "$HERE/cs-run" | cut -c1-16)"
+    case $image in
+        node)
+            install -m 0644 -o 0 -g 0 "$HERE/loaders/node-loader.js" \
+                "$root$SHARE/node-loader-$(sha256sum < "$HERE/loaders/node-loader.js" | cut -c1-16).js"
+            ;;
+    esac
     printf 'language=%s\nbuilt=%s\ndebian=%s\n' "$image" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$(cat "$root/etc/debian_version")" > "$root/etc/code-sandbox-image"
 
@@ -532,7 +543,8 @@ configure_rootfs() { # ROOT IMAGE
 import_rootfs() { # ROOT IMAGE TAG
     local root=$1 image=$2 tag=$3 var
     local changes=(--change 'USER 1000:1000' --change 'WORKDIR /sandbox'
-                   --change "LABEL org.opencontainers.image.title=code-sandbox-$image")
+                   --change "LABEL org.opencontainers.image.title=code-sandbox-$image"
+                   --change "LABEL code-sandbox.scripts=$("$HERE/loaders/image-scripts.sh" "$image")")
     for var in $(env_for "$image"); do
         changes+=(--change "ENV $var")
     done
@@ -824,6 +836,15 @@ for image in "${IMAGES[@]}"; do
             '{{index .Config.Labels "code-sandbox.sources"}}' "code-sandbox/$image:latest" \
             2> /dev/null)" != "$(gateway_sources)" ]; then
             echo "code-sandbox/$image:latest${ENGINE:+ on $ENGINE} was built from other sources; rebuilding" >&2
+            TODO+=("$image")
+            continue
+        fi
+        # An image that carries other versions of our scripts works (the server then sends their
+        # text), but every sandbox costs the engine more: rebuilt, as the gateway above.
+        if [ "$image" != "$GATEWAY_IMAGE" ] && [ "$(engine image inspect --format \
+            '{{index .Config.Labels "code-sandbox.scripts"}}' "code-sandbox/$image:latest" \
+            2> /dev/null)" != "$("$HERE/loaders/image-scripts.sh" "$image")" ]; then
+            echo "code-sandbox/$image:latest${ENGINE:+ on $ENGINE} carries other versions of cs-run or its loader; rebuilding" >&2
             TODO+=("$image")
             continue
         fi

@@ -1,6 +1,8 @@
 # code-sandbox/java:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
-#   docker build -f java.Dockerfile -t code-sandbox/java:latest .
+#   docker build -f java.Dockerfile -t code-sandbox/java:latest \
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh java)" .
+# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
 FROM debian:bookworm-slim
 
 # The JDK's maintainer scripts want man page directories that the slim image leaves out.
@@ -24,6 +26,8 @@ RUN mkdir -p /usr/local/share/code-sandbox/java \
 
 COPY cs-run /usr/local/bin/cs-run
 RUN chmod 0755 /usr/local/bin/cs-run \
+    && install -D -m 0644 /usr/local/bin/cs-run \
+        "/usr/local/share/code-sandbox/cs-run-$(sha256sum < /usr/local/bin/cs-run | cut -c1-16)" \
     && groupadd --gid 1000 sandbox \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \

@@ -1,6 +1,8 @@
 # code-sandbox/node:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
-#   docker build -f node.Dockerfile -t code-sandbox/node:latest .
+#   docker build -f node.Dockerfile -t code-sandbox/node:latest \
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh node)" .
+# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
 FROM debian:bookworm-slim
 
 # Serves javascript and typescript; require('typescript') resolves from /usr/share/nodejs.
@@ -10,8 +12,16 @@ RUN apt-get update \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 
+# The loader, run from here rather than passed as text (see loaders/image-scripts.sh).
+COPY loaders/node-loader.js /tmp/node-loader.js
+RUN install -D -m 0644 /tmp/node-loader.js \
+        "/usr/local/share/code-sandbox/node-loader-$(sha256sum < /tmp/node-loader.js | cut -c1-16).js" \
+    && rm /tmp/node-loader.js
+
 COPY cs-run /usr/local/bin/cs-run
 RUN chmod 0755 /usr/local/bin/cs-run \
+    && install -D -m 0644 /usr/local/bin/cs-run \
+        "/usr/local/share/code-sandbox/cs-run-$(sha256sum < /usr/local/bin/cs-run | cut -c1-16)" \
     && groupadd --gid 1000 sandbox \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \

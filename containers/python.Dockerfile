@@ -1,6 +1,8 @@
 # code-sandbox/python:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
-#   docker build -f python.Dockerfile -t code-sandbox/python:latest .
+#   docker build -f python.Dockerfile -t code-sandbox/python:latest \
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh python)" .
+# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
 #
 # Based on debian:bookworm-slim rather than python:3.11-slim-bookworm: that image's python3 lives
 # in /usr/local and does not see Debian's python3-numpy & co., which are the point of this image.
@@ -29,6 +31,8 @@ RUN sh /tmp/install-python-loader.sh /tmp/python-loader.py \
 
 COPY cs-run /usr/local/bin/cs-run
 RUN chmod 0755 /usr/local/bin/cs-run \
+    && install -D -m 0644 /usr/local/bin/cs-run \
+        "/usr/local/share/code-sandbox/cs-run-$(sha256sum < /usr/local/bin/cs-run | cut -c1-16)" \
     && groupadd --gid 1000 sandbox \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \

@@ -1,6 +1,8 @@
 # code-sandbox/r:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
-#   docker build -f r.Dockerfile -t code-sandbox/r:latest .
+#   docker build -f r.Dockerfile -t code-sandbox/r:latest \
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh r)" .
+# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
 FROM debian:bookworm-slim
 
 # ca-certificates: install.packages fetches over TLS.
@@ -12,6 +14,8 @@ RUN apt-get update \
 
 COPY cs-run /usr/local/bin/cs-run
 RUN chmod 0755 /usr/local/bin/cs-run \
+    && install -D -m 0644 /usr/local/bin/cs-run \
+        "/usr/local/share/code-sandbox/cs-run-$(sha256sum < /usr/local/bin/cs-run | cut -c1-16)" \
     && groupadd --gid 1000 sandbox \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \

@@ -10,6 +10,7 @@
 #include "enginegateway.h"
 #include "enginereply.h"
 #include "imagesapi.h"
+#include "imagescripts.h"
 #include "networksapi.h"
 #include "sandboxconfig.h"
 #include "systemapi.h"
@@ -262,6 +263,19 @@ SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QS
     // its result instead (KubernetesBackend), as a pod is expected to.
     SandboxSpec lingering = spec;
     lingering.env.append({QStringLiteral("CS_LINGER"), QStringLiteral("1")});
+    // An image that carries this build's scripts gets a command that runs them from its files
+    // rather than one that holds their text (ImageScripts), and is named by its ID: the container
+    // is made from the very image whose label said so, even if the tag moves meanwhile. Until the
+    // engine has said what the image carries, the text goes inline, as for any other image.
+    const auto known = m_images.constFind(spec.image);
+    if (known != m_images.cend() && known->present && !known->id.isEmpty()) {
+        lingering.command = ImageScripts::compact(spec.command, known->scripts);
+        if (lingering.command != spec.command)
+            lingering.image = known->id;
+    }
+    if (known == m_images.cend() ||
+        QDateTime::currentMSecsSinceEpoch() - known->atMs >= kImageCacheMs)
+        learnImage(spec.image);
     auto *container =
         new DockerContainer(m_engine, ContainerSpec::render(lingering), spec.image, name, parent);
     switch (spec.network) {
@@ -531,7 +545,39 @@ void DockerBackend::imageStatus(const QString &image, QObject *context,
             done(unknown);
             return;
         }
-        m_images.insert(image, {QDateTime::currentMSecsSinceEpoch(), reply->ok()});
+        remember(image, reply);
         answer(reply->ok());
+    });
+}
+
+void DockerBackend::remember(const QString &image, const EngineReply *reply)
+{
+    Presence p;
+    p.atMs = QDateTime::currentMSecsSinceEpoch();
+    p.present = reply->ok();
+    if (p.present) {
+        const QJsonObject json = reply->json();
+        p.id = json.value(u"Id").toString();
+        p.scripts = ImageScripts::fromLabel(json.value(u"Config")
+                                                .toObject()
+                                                .value(u"Labels")
+                                                .toObject()
+                                                .value(QLatin1String(ImageScripts::kLabel))
+                                                .toString());
+    }
+    m_images.insert(image, p);
+}
+
+void DockerBackend::learnImage(const QString &image)
+{
+    if (m_learning.contains(image))
+        return;
+    m_learning.insert(image);
+    EngineReply *reply = ImagesApi(m_engine).inspect(image);
+    reply->then(this, [this, reply, image] {
+        m_learning.remove(image);
+        // Another answer (the engine away) leaves what was known: an image ID stays valid.
+        if (reply->ok() || reply->error().isNotFound())
+            remember(image, reply);
     });
 }

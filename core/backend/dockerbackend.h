@@ -3,9 +3,11 @@
 #include "sandboxbackend.h"
 
 #include <QHash>
+#include <QSet>
 
 class EgressGateway;
 class EngineClient;
+class EngineReply;
 
 // Sandboxes on the Docker Engine API: Docker, and Podman's compatible socket (the engine client
 // adapts requests to the engine it finds). Containers are made from ContainerSpec's create
@@ -112,11 +114,18 @@ private:
     {
         qint64 atMs = 0;
         bool present = false;
+        QString id;          // the image's ID, when present
+        QStringList scripts; // the ImageScripts it carries (its label)
     };
+    // Keeps the engine's answer about `image` (an ImagesApi::inspect reply).
+    void remember(const QString &image, const EngineReply *reply);
+    // Asks the engine about `image` in the background, once at a time, for createSandbox.
+    void learnImage(const QString &image);
 
     EngineClient *m_engine;
     int m_cpus = 0; // from /info, once read
     QHash<QString, Presence> m_images;
+    QSet<QString> m_learning; // images learnImage asks about
     EgressGateway *m_egress = nullptr;
     QString m_gatewayImage;
     UpstreamProxy m_upstream;

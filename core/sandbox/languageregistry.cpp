@@ -1,9 +1,9 @@
 #include "languageregistry.h"
 
 #include "embeddedscripts.h"
+#include "imagescripts.h"
 #include "sandboxlog.h"
 
-#include <QCryptographicHash>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -29,14 +29,11 @@ QString expand(const QString &word)
     if (word == u"@python-loader@")
         return QString::fromUtf8(kPythonLoader);
     if (word == u"@python-boot@") {
-        // The name of the loader the image compiled (containers/build-images.sh): the first 16
-        // hex digits of the SHA-256 of its text, as sha256sum prints them.
-        const QByteArray hash =
-            QCryptographicHash::hash(QByteArray(kPythonLoader), QCryptographicHash::Sha256)
-                .toHex()
-                .left(16);
+        // The name of the loader the image compiled (containers/build-images.sh), as
+        // ImageScripts names it.
         return QString::fromUtf8(kPythonBoot)
-            .replace(QLatin1String("CS_LOADER_HASH"), QString::fromLatin1(hash));
+            .replace(QLatin1String("CS_LOADER_HASH"),
+                     ImageScripts::hashOf(QByteArray(kPythonLoader)));
     }
     if (word == u"@node-loader@")
         return QString::fromUtf8(kNodeLoader);

@@ -7,14 +7,18 @@
 #include "enginereply.h"
 #include "enginetestcase.h"
 #include "execution.h"
+#include "imagescripts.h"
 #include "sandboxservice.h"
 #include "sandboxsite.h"
 #include "sandboxspec.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
+#include <QUrl>
+#include <QUuid>
 
 class TestContainerPool : public EngineTestCase
 {
@@ -76,6 +80,56 @@ private:
         QCOMPARE(engineContainers(engine, service.config().instanceId), QStringList());
         // Their work volumes too, even those of sandboxes removed from outside.
         QCOMPARE(LeftoverSweeper::volumesOf(engine, service.config().instanceId), QStringList());
+    }
+
+    // The engine's answer to a GET, as JSON; empty when it has none.
+    static QJsonObject getJson(EngineClient &engine, const QByteArray &path)
+    {
+        EngineReply *r = engine.get(path);
+        QSignalSpy s(r, &EngineReply::finished);
+        if (!s.wait(10000) || !r->ok())
+            return {};
+        return r->json();
+    }
+
+    // The instance's containers for `language` that are not yet used (no program was sent):
+    // id -> [image, the supervisor's argument of `sh -c`].
+    QHash<QString, QStringList> sandboxesOf(EngineClient &engine, SandboxService &service,
+                                            const QString &language)
+    {
+        QHash<QString, QStringList> out;
+        for (const QString &id : engineContainers(engine, service.config().instanceId)) {
+            const QJsonObject c = getJson(engine, "/containers/" + id.toLatin1() + "/json");
+            const QJsonObject config = c.value(u"Config").toObject();
+            if (config.value(u"Labels").toObject().value(u"code-sandbox.language").toString() !=
+                language)
+                continue;
+            out.insert(id, {config.value(u"Image").toString(),
+                            config.value(u"Cmd").toArray().at(2).toString()});
+        }
+        return out;
+    }
+
+    SandboxSpec specFor(const SandboxService &service, const QString &language)
+    {
+        const Language *l = service.languages().find(language);
+        return SandboxSpec::forRun(*l, l->image, service.config());
+    }
+
+    // Runs `code` in the instance's one warm `language` sandbox once it is the only sandbox of
+    // that language (the used ones gone); `sandbox` gets what sandboxesOf says of it.
+    void runInTheWarmOne(EngineClient &engine, SandboxService &service, const QString &language,
+                         const QString &code, ExecutionResult *result, QStringList *sandbox)
+    {
+        QHash<QString, QStringList> warm;
+        QTRY_VERIFY_WITH_TIMEOUT(service.pool()->warmCount(specFor(service, language)) == 1 &&
+                                     (warm = sandboxesOf(engine, service, language)).size() == 1,
+                                 30000);
+        *sandbox = warm.cbegin().value();
+        *result = resultOf(service.execute({language, code, 30}), 90000);
+        QVERIFY2(
+            warm.cbegin().key().startsWith(result->containerId.left(12)),
+            qPrintable(result->containerId + QStringLiteral(" is not ") + warm.cbegin().key()));
     }
 
 private Q_SLOTS:
@@ -298,6 +352,130 @@ print(socket.gethostname())
         const ExecutionResult r = run(service, QStringLiteral("print(1)"));
         QVERIFY2(r.error.contains(u"code-sandbox/missing:latest"), qPrintable(r.error));
         QCOMPARE(service.pool()->warmCount(pythonSpec(service)), 0);
+        shutDownClean(service, engine);
+    }
+
+    void sandboxesRunTheImagesScripts()
+    {
+        // The images of containers/build-images.sh carry cs-run and the loaders and name them in a
+        // label. Once the backend has read it, a sandbox's command names those files instead of
+        // holding their text (about 40 KB that the engine would store and pass on for each
+        // container), and the sandbox is made from that very image, by its ID.
+        EngineClient engine(m_socket);
+        const QStringList names = ImageScripts::names();
+        QHash<QString, QString> ids;
+        for (const auto &[image, loader] : {std::pair{"python", 1}, std::pair{"node", 2}}) {
+            const QJsonObject info =
+                getJson(engine, "/images/code-sandbox/" + QByteArray(image) + ":latest/json");
+            const QStringList carried =
+                ImageScripts::fromLabel(info.value(u"Config")
+                                            .toObject()
+                                            .value(u"Labels")
+                                            .toObject()
+                                            .value(QLatin1String(ImageScripts::kLabel))
+                                            .toString());
+            QVERIFY2(
+                carried.contains(names.at(0)) && carried.contains(names.at(loader)),
+                qPrintable(QStringLiteral("code-sandbox/%1:latest carries %2, not this "
+                                          "build's %3: containers/build-images.sh %1")
+                               .arg(QLatin1String(image), carried.join(u','), names.join(u','))));
+            ids.insert(QLatin1String(image), info.value(u"Id").toString());
+        }
+        DockerBackend backend(&engine);
+        // One warm sandbox per language (the pool may not grow): the one each call gets.
+        SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(1, 0, 1));
+        service.warmUp();
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 1, 30000);
+        // The first sandboxes were made before the engine said what the image carries.
+        QCOMPARE(run(service, QStringLiteral("print(1)")).exitCode, 0);
+        const QString sourced = QStringLiteral(". /usr/local/share/code-sandbox/") + names.at(0);
+        QStringList sandbox;
+        ExecutionResult py;
+        runInTheWarmOne(engine, service, QStringLiteral("python"),
+                        QStringLiteral("import sys\nprint(sys.argv)\nsys.exit(3)"), &py, &sandbox);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(sandbox, QStringList({ids.value("python"), sourced}));
+        QCOMPARE(QString::fromUtf8(py.stdoutData), QStringLiteral("['main.py']\n"));
+        QCOMPARE(py.exitCode, 3);
+        // Tracebacks as `python3 main.py` prints them: the compiled loader is the one sent.
+        ExecutionResult raised;
+        runInTheWarmOne(engine, service, QStringLiteral("python"),
+                        QStringLiteral("x = 1\nraise ValueError('no')"), &raised, &sandbox);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(sandbox, QStringList({ids.value("python"), sourced}));
+        QCOMPARE(QString::fromUtf8(raised.stderrData),
+                 QStringLiteral("Traceback (most recent call last):\n  File "
+                                "\"/sandbox/main.py\", line 2, in <module>\n    raise "
+                                "ValueError('no')\nValueError: no\n"));
+        QCOMPARE(resultOf(service.execute({QStringLiteral("javascript"), QStringLiteral("1"), 30}),
+                          90000)
+                     .exitCode,
+                 0);
+        ExecutionResult js;
+        runInTheWarmOne(
+            engine, service, QStringLiteral("javascript"),
+            QStringLiteral("console.log(process.argv.slice(1), require.main === module)"), &js,
+            &sandbox);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(sandbox, QStringList({ids.value("node"), sourced}));
+        QCOMPARE(QString::fromUtf8(js.stdoutData), QStringLiteral("[ '/sandbox/main.js' ] true\n"));
+        QCOMPARE(js.exitCode, 0);
+        shutDownClean(service, engine);
+    }
+
+    void imageWithoutTheScriptsGetsTheirText()
+    {
+        // Any image with a shell and the interpreter works: one whose label names none of this
+        // build's scripts (here the python image, committed with the label changed) gets their
+        // text on the command line, by its tag.
+        EngineClient engine(m_socket);
+        const QString instance = newConfig().instanceId;
+        EngineReply *made = engine.post(
+            "/containers/create", {{"Image", "code-sandbox/python:latest"},
+                                   {"Cmd", QJsonArray{"true"}},
+                                   {"Labels", QJsonObject{{"code-sandbox.instance", instance}}}});
+        QSignalSpy m(made, &EngineReply::finished);
+        QVERIFY(m.wait(10000));
+        QVERIFY2(made->ok(), qPrintable(made->error().toString()));
+        const QByteArray container = made->json().value(u"Id").toString().toLatin1();
+        const QByteArray tag =
+            "unlabelled-" + QUuid::createUuid().toByteArray(QUuid::Id128).left(12);
+        EngineReply *commit = engine.post(
+            "/commit?container=" + container + "&repo=code-sandbox/test&tag=" + tag + "&changes=" +
+            QUrl::toPercentEncoding(
+                QStringLiteral("LABEL %1=other-scripts").arg(QLatin1String(ImageScripts::kLabel))));
+        QSignalSpy c(commit, &EngineReply::finished);
+        QVERIFY(c.wait(30000));
+        EngineReply *gone = engine.del("/containers/" + container + "?force=1");
+        QSignalSpy g(gone, &EngineReply::finished);
+        QVERIFY(g.wait(10000));
+        QVERIFY2(commit->ok(), qPrintable(commit->error().toString()));
+        const QString image = QStringLiteral("code-sandbox/test:") + QString::fromLatin1(tag);
+        const auto removeImage = qScopeGuard([&engine, image] {
+            EngineReply *r = engine.del("/images/" + image.toLatin1() + "?force=1");
+            QSignalSpy s(r, &EngineReply::finished);
+            s.wait(10000);
+        });
+        LanguageRegistry languages = LanguageRegistry::builtIn();
+        languages.setImage(QStringLiteral("python"), image);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, languages, makeConfig(1, 0, 1));
+        service.warmUp();
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 1, 30000);
+        QCOMPARE(run(service, QStringLiteral("print(1)")).exitCode, 0);
+        QStringList sandbox;
+        ExecutionResult r;
+        runInTheWarmOne(engine, service, QStringLiteral("python"),
+                        QStringLiteral("import sys\nprint(sys.argv)"), &r, &sandbox);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(sandbox.value(0), image);
+        QVERIFY2(sandbox.value(1).startsWith(QStringLiteral("#!/bin/sh\n# cs-run")),
+                 qPrintable(sandbox.value(1).left(80)));
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("['main.py']\n"));
         shutDownClean(service, engine);
     }
 
