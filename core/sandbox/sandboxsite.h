@@ -86,8 +86,9 @@ public:
     // Removes what waits (at shutdown).
     void flushRemovals();
     // Nothing runs or waits: what waits is removed unless a run comes within kQuietMs (the next
-    // of a quick run of back-to-back calls).
-    static constexpr int kQuietMs = 500;
+    // of a quick run of back-to-back calls comes within a few ms). Longer only leaves the engine
+    // idle at the end of a run of calls, with its work still to do: after the pool's refills.
+    static constexpr int kQuietMs = 150;
     void quiet();
     void busy() { m_quietTimer.stop(); }
     int deferredRemovals() const { return int(m_deferred.size()); }
