@@ -508,16 +508,17 @@ configure_rootfs() { # ROOT IMAGE
     install -d -m 0755 -o 1000 -g 1000 "$root/opt/cs-libs"
     install -m 0755 -o 0 -g 0 "$HERE/cs-run" "$root/usr/local/bin/cs-run"
     # The scripts the server would otherwise pass as text on every sandbox's command line, which
-    # the engine stores and hands on for each container (see loaders/image-scripts.sh): cs-run
-    # here, the loaders in post_install; the label code-sandbox.scripts names them.
+    # the engine stores and hands on for each container, under the names their label
+    # code-sandbox.scripts gives them (loaders/image-scripts.sh); Python's loader is compiled in
+    # post_install.
     install -d -m 0755 "$root$SHARE"
-    install -m 0644 -o 0 -g 0 "$HERE/cs-run" "$root$SHARE/cs-run-$(sha256sum < "$HERE/cs-run" | cut -c1-16)"
-    case $image in
-        node)
-            install -m 0644 -o 0 -g 0 "$HERE/loaders/node-loader.js" \
-                "$root$SHARE/node-loader-$(sha256sum < "$HERE/loaders/node-loader.js" | cut -c1-16).js"
-            ;;
-    esac
+    local name
+    for name in $("$HERE/loaders/image-scripts.sh" "$image" | tr , ' '); do
+        case $name in
+            cs-run-*) install -m 0644 -o 0 -g 0 "$HERE/cs-run" "$root$SHARE/$name" ;;
+            node-loader-*) install -m 0644 -o 0 -g 0 "$HERE/loaders/node-loader.js" "$root$SHARE/$name" ;;
+        esac
+    done
     printf 'language=%s\nbuilt=%s\ndebian=%s\n' "$image" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$(cat "$root/etc/debian_version")" > "$root/etc/code-sandbox-image"
 

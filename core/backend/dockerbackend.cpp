@@ -573,11 +573,7 @@ void DockerBackend::learnImage(const QString &image)
     if (m_learning.contains(image))
         return;
     m_learning.insert(image);
-    EngineReply *reply = ImagesApi(m_engine).inspect(image);
-    reply->then(this, [this, reply, image] {
-        m_learning.remove(image);
-        // Another answer (the engine away) leaves what was known: an image ID stays valid.
-        if (reply->ok() || reply->error().isNotFound())
-            remember(image, reply);
-    });
+    // imageStatus keeps the answer (an engine that is away leaves what was known: an image ID
+    // stays valid).
+    imageStatus(image, this, [this, image](const ImageStatus &) { m_learning.remove(image); });
 }

@@ -119,7 +119,8 @@ private:
     };
     // Keeps the engine's answer about `image` (an ImagesApi::inspect reply).
     void remember(const QString &image, const EngineReply *reply);
-    // Asks the engine about `image` in the background, once at a time, for createSandbox.
+    // Asks the engine about `image` in the background (imageStatus), once at a time, for
+    // createSandbox.
     void learnImage(const QString &image);
 
     EngineClient *m_engine;
