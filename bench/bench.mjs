@@ -95,6 +95,7 @@ function parseArgs(argv) {
         o.warmup = 1;
         o.throughputCalls = 8;
         o.sustainedWarmup = 4;
+        o.sustainedWarmupRounds = 1;
         o.initLaunches = 2;
         o.enginesCalls = 8;
         o.enginesConcurrency = [8];
@@ -107,6 +108,7 @@ function parseArgs(argv) {
         o.warmup = 5;
         o.throughputCalls = 60;
         o.sustainedWarmup = 24;
+        o.sustainedWarmupRounds = 6;
         o.initLaunches = 10;
         o.enginesCalls = 60;
         o.enginesConcurrency = [8, 12];
@@ -232,6 +234,30 @@ async function backToStart(server, timeoutMs = 120_000) {
     }
     problem(`the server's sandboxes (${server.label}) were not back to ${poolTarget(server)} running within ${timeoutMs / 1000} s`);
     return NaN;
+}
+
+/**
+ * The untimed warm-up of a sustained row: rounds of `opts.sustainedWarmup` calls at the row's
+ * concurrency, one right after the other, until a round no longer grows the pool (the pool has
+ * learnt the demand: what it keeps under this load), at most `opts.sustainedWarmupRounds`; then
+ * the pool settles. Without it the timed row would pay for growing the pool, sandboxes that no
+ * call of the row uses (a row's 60 calls grew a 24-call warm-up's pool by 8). Resolves to
+ * { calls, count }: the warm-up's calls, and the server's sandboxes once settled.
+ */
+async function warmToSteady(server, concurrency, what, opts) {
+    let calls = 0;
+    for (let round = 1; round <= opts.sustainedWarmupRounds; round++) {
+        const before = poolTarget(server);
+        await throughput(server.client, concurrency, opts.sustainedWarmup, server.pid, false, `${what}, round ${round}`);
+        calls += opts.sustainedWarmup;
+        // The growth is logged when a call takes its sandbox, before its answer; the stderr chunk
+        // may still be on its way.
+        await sleep(100);
+        if (poolTarget(server) === before) break;
+    }
+    const count = await settle(server, { pooled: true, exact: true });
+    log(`${what}: ${calls} calls, the pool aims at ${poolTarget(server)} (${count} sandboxes)`);
+    return { calls, count };
 }
 
 /**
@@ -1144,16 +1170,19 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push(`| ours, a call in a live session / llm-sandbox, a call in an open session | ${ratio(session.p50 / peerSession.p50)} | – |`, '');
 
     L.push(`## Sustained calls (pooled, one client, ${opts.throughputCalls} calls per row, each row on a fresh server)`, '');
-    L.push(`Each row's server first serves ${opts.sustainedWarmup} untimed calls at the same concurrency, so that its pool has learnt`,
-        'the demand. The clock starts with the first timed call; "last answer" stops it when the last call is',
-        'answered, "back to the start" when the pool is as full as the row found it, every sandbox started and the',
-        'used ones removed: the engine work of every call in the row, as in the ceiling below (which waits for each',
-        'removal). Machine CPU: all the machine\'s CPU time over the row (every process: the client, the server,',
-        'the engine, the sandboxes; /proc/stat), per call.', '');
-    L.push('| Calls in flight | ok | failed | pool at the start | last answer | calls/s | back to the start | **calls/s** | machine CPU per call |',
-        '|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    L.push(`Each row's server first serves untimed calls at the same concurrency, in rounds of ${opts.sustainedWarmup} one right after the other`,
+        `until a round grows its pool no more (at most ${opts.sustainedWarmupRounds} rounds; "warm-up"), so that the pool has learnt the demand: the timed`,
+        'row finds it at what the server keeps under this load, as under any sustained load. The clock starts with the first',
+        'timed call; "last answer" stops it when the last call is answered, "back to the start" when the pool is as full as',
+        'it aims to be then, every sandbox started and the used ones removed: the engine work of every call in the row, as in',
+        'the ceiling below (which waits for each removal). Sandboxes the row still added to the pool ("gained") are work done',
+        'ahead that no call of the row used; they are not credited: the row pays for them. Machine CPU: all the machine\'s CPU',
+        'time over the row (every process: the client, the server, the engine, the sandboxes; /proc/stat), per call.', '');
+    L.push('| Calls in flight | ok | failed | warm-up | pool at the start | gained | last answer | calls/s | back to the start | **calls/s** | machine CPU per call |',
+        '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const t of thr) {
-        L.push(`| ${t.concurrency} | ${t.ok} | ${t.failures} | ${t.poolAtStart ?? '–'} | ${ms(t.wallMs)} ms | ${t.perSec.toFixed(2)} | ` +
+        L.push(`| ${t.concurrency}${t.gvisor ? ' (gVisor)' : ''} | ${t.ok} | ${t.failures} | ${t.warmupCalls ?? '–'} | ${t.poolAtStart ?? '–'} | ${t.gained ?? '–'} | ` +
+            `${ms(t.wallMs)} ms | ${t.perSec.toFixed(2)} | ` +
             `${t.settledMs ? `${ms(t.settledMs)} ms` : '–'} | **${t.perSecSettled ? t.perSecSettled.toFixed(2) : '–'}** | ${ms(t.cpuPerCall)} ms |`);
     }
     L.push('');
@@ -1480,8 +1509,7 @@ async function main() {
             const server = await startServer(opts.bin, []);
             try {
                 await settle(server, { pooled: true, exact: true });
-                await throughput(server.client, c, opts.sustainedWarmup, server.pid, false, `warm-up, ${c} in flight`);
-                await settle(server, { pooled: true, exact: true });
+                const warmup = await warmToSteady(server, c, `warm-up, ${c} in flight`, opts);
                 // At 4 in flight: bare, hand-over, ours, hand-over, bare.
                 const before = c === 4
                     ? { bare: await runCeiling(server, 'before ours', 'bare'), handover: await runCeiling(server, 'before ours', 'handover') }
@@ -1491,6 +1519,8 @@ async function main() {
                     () => throughput(server.client, c, opts.throughputCalls, server.pid, c === 8, `sustained, ${c} in flight`,
                         { server }));
                 t.poolAtStart = count;
+                t.warmupCalls = warmup.calls;
+                t.gained = Math.max(0, poolTarget(server) - count);
                 thr.push(t);
                 if (c === 8) busyKb = t.peakKb;
                 if (c === 4) {
@@ -1514,8 +1544,7 @@ async function main() {
             const server = await startServer(opts.bin, [], { env: { DOCKER_HOST: counter.host } });
             try {
                 await settle(server, { pooled: true, exact: true });
-                await throughput(server.client, 4, opts.sustainedWarmup, server.pid, false, 'warm-up, 4 in flight, counted');
-                const count = await settle(server, { pooled: true, exact: true });
+                const { count } = await warmToSteady(server, 4, 'warm-up, 4 in flight, counted', opts);
                 const before = counter.snapshot();
                 const t = await throughput(server.client, 4, opts.requestCalls, server.pid, false,
                     'engine requests counted, 4 in flight', { server });
@@ -1538,12 +1567,15 @@ async function main() {
             const server = await startServer(opts.bin, ['--runtime', 'runsc']);
             try {
                 await settle(server, { pooled: true, exact: true });
-                await throughput(server.client, 4, opts.sustainedWarmup, server.pid, false, 'warm-up, 4 in flight, gVisor');
-                const count = await settle(server, { pooled: true, exact: true });
+                const warmup = await warmToSteady(server, 4, 'warm-up, 4 in flight, gVisor', opts);
+                const count = warmup.count;
                 const t = await section('sustained, 4 in flight, gVisor',
                     () => throughput(server.client, 4, opts.throughputCalls, server.pid, false, 'sustained, 4 in flight, gVisor',
                         { server }));
                 t.gvisor = true;
+                t.poolAtStart = count;
+                t.warmupCalls = warmup.calls;
+                t.gained = Math.max(0, poolTarget(server) - count);
                 thr.push(t);
             } finally {
                 await server.close();
