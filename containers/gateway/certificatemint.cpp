@@ -95,6 +95,7 @@ bool CertificateMint::setAuthority(const std::string &certificatePem, const std:
     for (auto &[host, ctx] : m_servers)
         SSL_CTX_free(ctx);
     m_servers.clear();
+    m_made.clear();
     return true;
 }
 
@@ -180,7 +181,16 @@ SSL_CTX *CertificateMint::contextFor(const std::string &host, std::string *why)
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_alpn_select_cb(ctx, selectHttp11, nullptr);
+    // Bounded: a wildcard-bound secret would otherwise keep a certificate for every name a
+    // sandbox cares to ask for. The oldest goes first; sessions on it keep their own reference
+    // (SSL_new takes one), so one in use is not cut.
+    if (m_servers.size() >= kMaxCertificates) {
+        SSL_CTX_free(m_servers[m_made.front()]);
+        m_servers.erase(m_made.front());
+        m_made.pop_front();
+    }
     m_servers[host] = ctx;
+    m_made.push_back(host);
     return ctx;
 }
 

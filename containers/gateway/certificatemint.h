@@ -1,5 +1,6 @@
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -10,11 +11,13 @@
 // host it asked for, signed by the installation's authority (its key reaches the gateway over the
 // control channel only; the sandboxes trust its certificate); towards the host, a client that
 // verifies the real server against the host's trust store (also sent by the server: the gateway
-// image has none of its own). Certificates are made once per host and kept for the gateway's
-// life.
+// image has none of its own). Certificates are made once per host and kept, the last
+// kMaxCertificates of them.
 class CertificateMint
 {
 public:
+    static constexpr size_t kMaxCertificates = 256;
+
     CertificateMint();
     ~CertificateMint();
     CertificateMint(const CertificateMint &) = delete;
@@ -39,4 +42,5 @@ private:
     EVP_PKEY *m_leafKey = nullptr; // one key for every host's certificate
     SSL_CTX *m_client = nullptr;
     std::map<std::string, SSL_CTX *> m_servers;
+    std::deque<std::string> m_made; // m_servers' hosts, oldest first
 };

@@ -129,7 +129,11 @@ std::string Gateway::control(const std::string &line)
         return "{\"ev\":\"pong\"}";
     if (f[0] == "grant" && f.size() == 5) {
         Grant grant;
-        grant.source = f[2] == "*" ? std::string() : f[2];
+        // The sandbox's own address: its credential works from there and nowhere else (a
+        // credential that leaves its sandbox is worth nothing in another).
+        if (!HostPattern::isAddressLiteral(f[2]))
+            return error("a grant names the sandbox's address");
+        grant.source = f[2];
         if (f[3] != "refuse" && f[3] != "ask")
             return error("the choice for other hosts is refuse or ask");
         grant.ask = f[3] == "ask";
@@ -228,7 +232,7 @@ bool Gateway::knows(const std::string &credential, const std::string &source) co
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     const auto it = m_grants.find(credential);
-    return it != m_grants.end() && (it->second.source.empty() || it->second.source == source);
+    return it != m_grants.end() && it->second.source == source;
 }
 
 Gateway::Decision Gateway::decide(uint64_t connection, const std::string &credential,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "certificatemint.h"
+#include "connectionlimits.h"
 #include "hostpattern.h"
 #include "secretrewriter.h"
 
@@ -18,7 +19,7 @@
 // while the window decides, and the events the server journals. Lines in on stdin
 // (tab-separated), JSON lines out on stdout:
 //
-//   grant <credential> <source address or *> <refuse|ask> <pattern>[,<pattern>…]   → ok
+//   grant <credential> <the sandbox's address> <refuse|ask> <pattern>[,<pattern>…]  → ok
 //   revoke <credential>                                                           → ok
 //   verdict <connection id> <allow|deny>
 //   upstream <host:port|-> <Basic credential, base64, or -> <no-proxy list or ->   → ok
@@ -41,7 +42,7 @@ class Gateway
 public:
     struct Grant
     {
-        std::string source; // "" for any
+        std::string source; // the sandbox's address: the only one the credential works from
         bool ask = false;   // for hosts beyond the list: ask the server, else refuse
         std::vector<HostPattern> patterns;
     };
@@ -87,6 +88,7 @@ public:
     // The secrets of `credential`'s sandbox (none: an empty rewriter).
     SecretRewriter secretsFor(const std::string &credential) const;
     CertificateMint &mint() { return m_mint; }
+    ConnectionLimits &limits() { return m_limits; }
 
     uint64_t nextConnectionId() { return ++m_lastId; }
     // One JSON line on stdout (whole, never interleaved with another).
@@ -99,6 +101,7 @@ private:
     std::map<std::string, Grant> m_grants;
     std::map<std::string, std::vector<BoundSecret>> m_secrets; // credential → its secrets
     CertificateMint m_mint;
+    ConnectionLimits m_limits;
     std::map<uint64_t, int> m_pending; // connection id → 0 waiting, 1 allow, -1 deny
     std::map<std::string, std::string> m_hosts;
     std::optional<Upstream> m_upstream;

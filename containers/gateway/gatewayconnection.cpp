@@ -36,6 +36,10 @@ const char *statusText(int status)
         return "Forbidden";
     case 407:
         return "Proxy Authentication Required";
+    case 421:
+        return "Misdirected Request";
+    case 429:
+        return "Too Many Requests";
     case 431:
         return "Request Header Fields Too Large";
     case 502:
@@ -79,6 +83,8 @@ GatewayConnection::GatewayConnection(Gateway &gateway, int fd, std::string peer)
 
 GatewayConnection::~GatewayConnection()
 {
+    if (m_credentialCounted)
+        m_gateway.limits().releaseCredential(m_credential);
     ::close(m_fd);
 }
 
@@ -260,30 +266,93 @@ bool GatewayConnection::tunnelUpstream(int out, const Gateway::Upstream &upstrea
 void GatewayConnection::splice(int out, const std::string &toOut)
 {
     const int64_t started = nowMs();
-    std::atomic<uint64_t> up{toOut.size()};
-    std::atomic<uint64_t> down{0};
-    bool ok = ByteChannel::writeAll(out, toOut.data(), toOut.size());
-    auto pump = [](int from, int to, std::atomic<uint64_t> *count) {
-        char buffer[65536];
-        while (true) {
-            const ssize_t n = ::recv(from, buffer, sizeof buffer, 0);
+    // Both directions on this thread, neither socket blocking: a side that does not read holds
+    // only its own direction back (its bytes wait here, and nothing more is read for it), never
+    // the other one. A tunnel where nothing moves for kTunnelIdleMs ends.
+    struct Direction
+    {
+        int from;
+        int to;
+        std::string pending; // read from `from`, not yet written to `to`
+        size_t written = 0;
+        bool reading = true;
+        uint64_t count = 0;
+    };
+    Direction up{m_fd, out, toOut};
+    Direction down{out, m_fd, {}};
+    for (int fd : {m_fd, out})
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    std::vector<char> buffer(65536);
+    int64_t lastActivity = nowMs();
+    bool broken = false;
+    // Writes what is pending; false when the other side is gone.
+    const auto flush = [&](Direction &d) {
+        while (d.written < d.pending.size()) {
+            const ssize_t n = ::send(d.to, d.pending.data() + d.written,
+                                     d.pending.size() - d.written, MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n <= 0 || !ByteChannel::writeAll(to, buffer, size_t(n)))
-                break;
-            *count += uint64_t(n);
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return true;
+            if (n <= 0)
+                return false;
+            d.written += size_t(n);
+            d.count += uint64_t(n);
+            lastActivity = nowMs();
         }
+        d.pending.clear();
+        d.written = 0;
         // The other side learns that nothing more comes; the reverse direction goes on.
-        ::shutdown(to, SHUT_WR);
-        ::shutdown(from, SHUT_RD);
+        if (!d.reading)
+            ::shutdown(d.to, SHUT_WR);
+        return true;
     };
-    if (ok) {
-        std::thread back(pump, out, m_fd, &down);
-        pump(m_fd, out, &up);
-        back.join();
+    const auto receive = [&](Direction &d) {
+        const ssize_t n = ::recv(d.from, buffer.data(), buffer.size(), 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            return true;
+        if (n < 0)
+            return false;
+        lastActivity = nowMs();
+        if (n == 0)
+            d.reading = false;
+        else
+            d.pending.append(buffer.data(), size_t(n));
+        return flush(d);
+    };
+    broken = !flush(up);
+    while (!broken &&
+           (up.reading || !up.pending.empty() || down.reading || !down.pending.empty())) {
+        const int64_t left = lastActivity + kTunnelIdleMs - nowMs();
+        if (left <= 0)
+            break;
+        // A side is read only while what came from it before has been written on.
+        pollfd p[2] = {{m_fd, 0, 0}, {out, 0, 0}};
+        for (Direction *d : {&up, &down}) {
+            pollfd &from = d->from == m_fd ? p[0] : p[1];
+            pollfd &to = d->to == m_fd ? p[0] : p[1];
+            if (!d->pending.empty())
+                to.events |= POLLOUT;
+            else if (d->reading)
+                from.events |= POLLIN;
+        }
+        const int ready = ::poll(p, 2, int(std::min<int64_t>(left, 60000)));
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0)
+            break;
+        for (Direction *d : {&up, &down}) {
+            const pollfd &from = d->from == m_fd ? p[0] : p[1];
+            const pollfd &to = d->to == m_fd ? p[0] : p[1];
+            if (!d->pending.empty() && (to.revents & (POLLOUT | POLLERR | POLLHUP)))
+                broken = broken || !flush(*d);
+            else if (d->pending.empty() && d->reading &&
+                     (from.revents & (POLLIN | POLLERR | POLLHUP)))
+                broken = broken || !receive(*d);
+        }
     }
     ::close(out);
-    endEvent(up.load(), down.load(), started);
+    endEvent(up.count, down.count, started);
 }
 
 void GatewayConnection::endEvent(uint64_t up, uint64_t down, int64_t started)
@@ -359,9 +428,9 @@ void GatewayConnection::exchangeTls(int out, const std::string &rule)
         inner = ProxyRequest::parseInTunnel(raw.data(), raw.size(), 443);
     }
     if (inner.state() != ProxyRequest::Status::Ok) {
-        why = inner.state() == ProxyRequest::Status::Bad ? inner.error()
-                                                         : "no whole HTTP request came";
-        SecretExchange::answer(client, 400, why);
+        const bool bad = inner.state() == ProxyRequest::Status::Bad;
+        why = bad ? inner.error() : "no whole HTTP request came";
+        SecretExchange::answer(client, bad && inner.status() == 421 ? 421 : 400, why);
         return fail("deny", why);
     }
     if (inner.host() != m_host || inner.port() != m_port) {
@@ -380,20 +449,24 @@ void GatewayConnection::exchangeTls(int out, const std::string &rule)
     endEvent(r.up, r.down, started);
 }
 
-std::string GatewayConnection::checkPlainTunnel(std::string *first, int64_t deadlineMs)
+std::string GatewayConnection::checkPlainTunnel(std::string *first, int64_t deadlineMs,
+                                                ProxyRequest *inner)
 {
-    // Plain HTTP through the tunnel: its first request must be for the host the CONNECT named.
-    ProxyRequest inner = ProxyRequest::parseInTunnel(first->data(), first->size());
-    while (inner.state() == ProxyRequest::Status::NeedMore) {
+    // Plain HTTP through the tunnel: its request must be for the host the CONNECT named, by its
+    // target (absolute form) and by its Host header.
+    *inner = ProxyRequest::parseInTunnel(first->data(), first->size());
+    while (inner->state() == ProxyRequest::Status::NeedMore) {
         if (!readMore(first, ProxyRequest::kMaxHeadBytes + 1, deadlineMs))
             return "the tunnel started with neither TLS nor a whole HTTP request";
-        inner = ProxyRequest::parseInTunnel(first->data(), first->size());
+        *inner = ProxyRequest::parseInTunnel(first->data(), first->size());
     }
-    if (inner.state() == ProxyRequest::Status::Bad)
-        return "the tunnel started with neither TLS nor HTTP (" + inner.error() + ")";
-    if (inner.host() != m_host || inner.port() != m_port)
-        return "the request in the tunnel is for " + inner.host() + ":" +
-               std::to_string(inner.port()) + ", not " + m_host + ":" + std::to_string(m_port);
+    if (inner->state() == ProxyRequest::Status::Bad)
+        return inner->status() == 421
+                   ? inner->error()
+                   : "the tunnel started with neither TLS nor HTTP (" + inner->error() + ")";
+    if (inner->host() != m_host || inner->port() != m_port)
+        return "the request in the tunnel is for " + inner->host() + ":" +
+               std::to_string(inner->port()) + ", not " + m_host + ":" + std::to_string(m_port);
     return {};
 }
 
@@ -419,6 +492,12 @@ void GatewayConnection::run()
         answer(407, "the sandbox's credential is not valid here");
         return;
     }
+    if (!m_gateway.limits().admitCredential(m_credential)) {
+        answer(429, "this sandbox has " + std::to_string(ConnectionLimits::kMaxPerCredential) +
+                        " connections open through the gateway, the most one sandbox may");
+        return;
+    }
+    m_credentialCounted = true;
     const Gateway::Decision decision = m_gateway.decide(m_id, m_credential, m_host, m_port);
     if (!decision.allowed) {
         report("deny", decision.rule);
@@ -453,7 +532,11 @@ void GatewayConnection::run()
     // A host one of this sandbox's secrets is bound to: its requests are read and rewritten.
     m_secrets = m_gateway.secretsFor(m_credential);
     const bool rewrite = m_secrets.bindsTo(m_host, m_port);
-    if (rewrite && request.kind() == ProxyRequest::Kind::Forward) {
+    if (request.kind() == ProxyRequest::Kind::Forward) {
+        // Exactly one request, framed as the client framed it (a chunked body stays chunked),
+        // whatever follows it on the connection: a pipelined request for another host is never
+        // passed on, to the origin or to the host's proxy. The next request opens another
+        // connection and is checked in turn.
         exchangePlain(out, buffer, request.headBytes(),
                       upstream ? request.upstreamHead(upstream->authorization)
                                : request.originHead(),
@@ -471,13 +554,6 @@ void GatewayConnection::run()
         const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n";
         ByteChannel::writeAll(m_fd, established.data(), established.size());
         exchangeTls(out, decision.rule);
-        return;
-    }
-    if (request.kind() == ProxyRequest::Kind::Forward) {
-        report("allow", decision.rule);
-        splice(out,
-               (upstream ? request.upstreamHead(upstream->authorization) : request.originHead()) +
-                   rest);
         return;
     }
     const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n" + early;
@@ -498,9 +574,16 @@ void GatewayConnection::run()
     }
     const bool address = HostPattern::isAddressLiteral(m_host);
     std::string refusal;
-    if (hello.status == ClientHello::Status::NotTls)
-        refusal = checkPlainTunnel(&first, helloDeadline);
-    else if (hello.status == ClientHello::Status::Malformed)
+    if (hello.status == ClientHello::Status::NotTls) {
+        // Plain HTTP through the tunnel (Node's undici tunnels http: URLs): the gateway reads
+        // it, so each request is checked as a forward is, one a connection.
+        ProxyRequest inner;
+        refusal = checkPlainTunnel(&first, helloDeadline, &inner);
+        if (refusal.empty()) {
+            exchangePlain(out, first, inner.headBytes(), inner.originHead(), decision.rule);
+            return;
+        }
+    } else if (hello.status == ClientHello::Status::Malformed)
         refusal = "the tunnel did not start with a whole TLS ClientHello";
     else if (hello.status == ClientHello::Status::NoName && !address)
         refusal = "the TLS ClientHello names no server";

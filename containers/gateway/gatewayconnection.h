@@ -1,13 +1,15 @@
 #pragma once
 
 #include "gateway.h"
+#include "proxyrequest.h"
 #include "secretrewriter.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-// One client connection of the egress gateway, served on a thread of its own: the request head
+// One client connection of the egress gateway, served on a thread of its own (bounded in number
+// by ConnectionLimits): the request head
 // (ProxyRequest), the sandbox's credential and its allow-list (Gateway::decide), the name
 // resolved once and every address checked (AddressClass), the connection to exactly those
 // addresses, for a tunnel the TLS server name (ClientHello), then the bytes both ways; an event
@@ -17,6 +19,9 @@ class GatewayConnection
 public:
     // Deadlines: the request head, the connection out, the first bytes of a tunnel.
     static constexpr int kStepTimeoutMs = 10000;
+    // A tunnel where no byte moved either way for this long ends (as long as the longest wait
+    // for an answer through SecretExchange: a model's answer may take minutes to start).
+    static constexpr int64_t kTunnelIdleMs = 10 * 60000;
 
     GatewayConnection(Gateway &gateway, int fd, std::string peer);
     ~GatewayConnection();
@@ -48,8 +53,8 @@ private:
     void secretEvent(const std::vector<std::string> &names);
     void endEvent(uint64_t up, uint64_t down, int64_t started);
     // For a tunnel that does not start with TLS: "" when its first request is an HTTP request
-    // for the CONNECT's host and port, else why not.
-    std::string checkPlainTunnel(std::string *first, int64_t deadlineMs);
+    // for the CONNECT's host and port (read into `inner`), else why not.
+    std::string checkPlainTunnel(std::string *first, int64_t deadlineMs, ProxyRequest *inner);
 
     Gateway &m_gateway;
     int m_fd;
@@ -60,4 +65,5 @@ private:
     int m_port = 0;
     std::vector<std::string> m_addresses;
     SecretRewriter m_secrets;
+    bool m_credentialCounted = false; // ConnectionLimits counts this connection for m_credential
 };

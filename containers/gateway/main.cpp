@@ -6,7 +6,6 @@
 #include "gatewayconnection.h"
 
 #include <arpa/inet.h>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -17,12 +16,11 @@
 #include <poll.h>
 #include <string>
 #include <sys/socket.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
 namespace {
-
-constexpr int kMaxConnections = 512;
 
 void usage(const char *why)
 {
@@ -76,6 +74,20 @@ int listenOn(const std::string &where)
     return fd;
 }
 
+// A connection the gateway will not serve: a clear answer (it fits a new socket's buffer, so
+// the accept loop never waits on it), then the end.
+// 429 for a sandbox over its own share, 503 for a full gateway.
+void refuse(int fd, bool own, const std::string &why)
+{
+    const std::string body = "Code Sandbox egress gateway: " + why + "\n";
+    const std::string answer =
+        std::string(own ? "HTTP/1.1 429 Too Many Requests" : "HTTP/1.1 503 Service Unavailable") +
+        "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    ::send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    ::close(fd);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -125,7 +137,6 @@ int main(int argc, char **argv)
     ::getsockname(server, reinterpret_cast<sockaddr *>(&bound), &size);
     gateway.emit("{\"ev\":\"ready\",\"port\":" + std::to_string(ntohs(bound.sin_port)) + "}");
 
-    static std::atomic<int> connections{0};
     std::thread([&gateway, server] {
         while (true) {
             sockaddr_storage peer{};
@@ -137,19 +148,34 @@ int main(int argc, char **argv)
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
                 continue;
             }
-            if (connections.load() >= kMaxConnections) {
-                ::close(fd);
-                continue;
-            }
             char text[INET6_ADDRSTRLEN] = {};
             if (peer.ss_family == AF_INET)
                 inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&peer)->sin_addr, text,
                           sizeof text);
-            ++connections;
-            std::thread([&gateway, fd, address = std::string(text)] {
-                GatewayConnection(gateway, fd, address).run();
-                --connections;
-            }).detach();
+            const std::string address = text;
+            const ConnectionLimits::Admission admission = gateway.limits().admit(address);
+            if (admission != ConnectionLimits::Admission::Admitted) {
+                const bool own = admission == ConnectionLimits::Admission::SourceFull;
+                refuse(fd, own,
+                       own ? "this sandbox has " + std::to_string(ConnectionLimits::kMaxPerSource) +
+                                 " connections open through the gateway, the most one "
+                                 "sandbox may"
+                           : "the gateway holds " +
+                                 std::to_string(ConnectionLimits::kMaxConnections) +
+                                 " connections, the most it takes");
+                continue;
+            }
+            try {
+                std::thread([&gateway, fd, address] {
+                    GatewayConnection(gateway, fd, address).run();
+                    gateway.limits().release(address);
+                }).detach();
+            } catch (const std::system_error &) {
+                // No thread to be had (the pids limit, memory): this connection is refused,
+                // the gateway and every other connection go on.
+                gateway.limits().release(address);
+                refuse(fd, false, "the gateway cannot take another connection now");
+            }
         }
     }).detach();
 

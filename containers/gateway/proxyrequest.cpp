@@ -199,42 +199,110 @@ ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunne
     }
     if (r.m_credential.empty())
         return bad(407, "the gateway needs the sandbox's credential (the proxy URL's password)");
+    if (!connect) {
+        // The origin routes by Host (a shared front, a CDN): it must name the host the
+        // allow-list and the secrets were checked for, or the request goes elsewhere with them.
+        const std::string mismatch = r.hostHeaderMismatch();
+        if (!mismatch.empty())
+            return bad(mismatch == kSeveralHosts ? 400 : 421, mismatch);
+    }
     r.m_state = Status::Ok;
     return r;
 }
 
 ProxyRequest ProxyRequest::readTunnelRequest(ProxyRequest r, bool connect, int defaultPort)
 {
-    auto bad = [&](const std::string &why) {
+    auto bad = [&](int status, const std::string &why) {
         r.m_state = Status::Bad;
-        r.m_status = 400;
+        r.m_status = status;
         r.m_error = why;
         return r;
     };
     if (connect)
-        return bad("no CONNECT inside a tunnel");
+        return bad(400, "no CONNECT inside a tunnel");
     r.m_kind = Kind::Forward;
+    r.m_defaultPort = defaultPort;
+    if (!r.m_url.empty() && r.m_url[0] != '/' && r.m_url != "*") {
+        // The absolute form (RFC 9112 3.2.2): a server routes such a request by the target's
+        // own authority, whatever Host says, so that authority is the one checked, and the
+        // origin gets the origin form.
+        http_parser_url url;
+        http_parser_url_init(&url);
+        if (http_parser_parse_url(r.m_url.data(), r.m_url.size(), 0, &url) != 0 ||
+            !(url.field_set & (1 << UF_HOST)))
+            return bad(400, "the request in the tunnel has a target that is neither a path nor "
+                            "an absolute URI");
+        const auto field = [&](int f) {
+            return (url.field_set & (1 << f))
+                       ? r.m_url.substr(url.field_data[f].off, url.field_data[f].len)
+                       : std::string();
+        };
+        const std::string scheme = lower(field(UF_SCHEMA));
+        if (scheme != "http" && scheme != "https")
+            return bad(400, "the request in the tunnel names the scheme " + field(UF_SCHEMA));
+        if (url.field_set & (1 << UF_USERINFO))
+            return bad(400, "user names in the URI are not passed on");
+        r.m_host = HostPattern::normalise(field(UF_HOST));
+        if (r.m_host.empty())
+            return bad(400, "the request in the tunnel names no valid host");
+        r.m_port = (url.field_set & (1 << UF_PORT)) ? url.port : scheme == "https" ? 443 : 80;
+        r.m_path = field(UF_PATH).empty() ? "/" : field(UF_PATH);
+        if (url.field_set & (1 << UF_QUERY))
+            r.m_path += "?" + field(UF_QUERY);
+        const std::string mismatch = r.hostHeaderMismatch();
+        if (!mismatch.empty())
+            return bad(mismatch == kSeveralHosts ? 400 : 421, mismatch);
+        r.m_state = Status::Ok;
+        return r;
+    }
     std::string hostHeader;
+    int hosts = 0;
     for (const auto &[name, value] : r.m_headers)
-        if (lower(name) == "host") {
+        if (lower(name) == "host" && hosts++ == 0)
             hostHeader = value;
-            break;
-        }
-    // Host is host[:port]: read as the authority of a URI.
-    const std::string uri = "http://" + hostHeader + "/";
-    http_parser_url url;
-    http_parser_url_init(&url);
-    if (hostHeader.empty() || http_parser_parse_url(uri.data(), uri.size(), 0, &url) != 0 ||
-        !(url.field_set & (1 << UF_HOST)))
-        return bad("the request in the tunnel has no valid Host header");
-    r.m_host = HostPattern::normalise(
-        uri.substr(url.field_data[UF_HOST].off, url.field_data[UF_HOST].len));
-    if (r.m_host.empty())
-        return bad("the request in the tunnel has no valid Host header");
-    r.m_port = (url.field_set & (1 << UF_PORT)) ? url.port : defaultPort;
+    if (hosts > 1)
+        return bad(400, kSeveralHosts);
+    if (!parseAuthority(hostHeader, defaultPort, &r.m_host, &r.m_port))
+        return bad(400, "the request in the tunnel has no valid Host header");
     r.m_path = r.m_url;
     r.m_state = Status::Ok;
     return r;
+}
+
+bool ProxyRequest::parseAuthority(const std::string &authority, int defaultPort, std::string *host,
+                                  int *port)
+{
+    // host[:port], read as the authority of a URI.
+    const std::string uri = "http://" + authority + "/";
+    http_parser_url url;
+    http_parser_url_init(&url);
+    if (authority.empty() || http_parser_parse_url(uri.data(), uri.size(), 0, &url) != 0 ||
+        !(url.field_set & (1 << UF_HOST)) || (url.field_set & (1 << UF_USERINFO)) ||
+        url.field_data[UF_PATH].off != uri.size() - 1)
+        return false;
+    *host = HostPattern::normalise(
+        uri.substr(url.field_data[UF_HOST].off, url.field_data[UF_HOST].len));
+    *port = (url.field_set & (1 << UF_PORT)) ? url.port : defaultPort;
+    return !host->empty();
+}
+
+std::string ProxyRequest::hostHeaderMismatch() const
+{
+    int hosts = 0;
+    std::string value;
+    for (const auto &[name, v] : m_headers)
+        if (lower(name) == "host" && hosts++ == 0)
+            value = v;
+    if (hosts > 1)
+        return kSeveralHosts;
+    if (hosts == 0)
+        return {};
+    std::string host;
+    int port = 0;
+    if (!parseAuthority(value, m_defaultPort, &host, &port) || host != m_host || port != m_port)
+        return "the Host header names " + value.substr(0, 200) + ", not the request target's " +
+               authority(false);
+    return {};
 }
 
 std::string ProxyRequest::originHead() const
@@ -246,7 +314,7 @@ std::string ProxyRequest::authority(bool defaultPort) const
 {
     const bool v6 = m_host.find(':') != std::string::npos;
     return (v6 ? "[" + m_host + "]" : m_host) +
-           (m_port == 80 && !defaultPort ? std::string() : ":" + std::to_string(m_port));
+           (m_port == m_defaultPort && !defaultPort ? std::string() : ":" + std::to_string(m_port));
 }
 
 std::string ProxyRequest::upstreamHead(const std::string &authorization) const
@@ -258,22 +326,16 @@ std::string ProxyRequest::upstreamHead(const std::string &authorization) const
 
 std::string ProxyRequest::headFor(const std::string &target, const std::string &extra) const
 {
+    // Host first and always the target's authority (a client's own Host was checked against it
+    // when the request was read): whatever routes by Host reaches the host that was allowed.
     std::string head = m_method + " " + target + " HTTP/" + std::to_string(m_major) + "." +
-                       std::to_string(m_minor) + "\r\n" + extra;
-    bool host = false;
+                       std::to_string(m_minor) + "\r\nHost: " + authority(false) + "\r\n" + extra;
     for (const auto &[name, value] : m_headers) {
         const std::string n = lower(name);
-        if (isHopByHop(n))
+        if (isHopByHop(n) || n == "host")
             continue;
-        if (n == "host") {
-            if (host)
-                continue; // one Host, the first
-            host = true;
-        }
         head += name + ": " + value + "\r\n";
     }
-    if (!host)
-        head += "Host: " + authority(false) + "\r\n";
     head += "Connection: close\r\n\r\n";
     return head;
 }

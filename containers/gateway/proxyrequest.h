@@ -36,7 +36,8 @@ public:
     static ProxyRequest parseInTunnel(const char *data, size_t size, int defaultPort = 80);
 
     Status state() const { return m_state; }
-    int status() const { return m_status; } // with Bad: 400, 405, 407 (no credential), 431
+    // with Bad: 400, 407 (no credential), 421 (Host names another host than the target), 431
+    int status() const { return m_status; }
     const std::string &error() const { return m_error; }
     size_t headBytes() const { return m_headBytes; }
 
@@ -57,10 +58,19 @@ public:
     // `defaultPort` (a CONNECT target always has its port).
     std::string authority(bool defaultPort) const;
 
+    // Why a request's Host header does not go with its target: more than one (kSeveralHosts),
+    // or one naming another host or port; "" when it agrees or there is none.
+    std::string hostHeaderMismatch() const;
+    static constexpr const char *kSeveralHosts = "the request has more than one Host header";
+
 private:
     friend struct ProxyRequestParse;
+    static bool parseAuthority(const std::string &authority, int defaultPort, std::string *host,
+                               int *port);
     static ProxyRequest parseHead(const char *data, size_t size, bool inTunnel,
                                   int defaultPort = 80);
+    // The request inside a tunnel: its target in origin form with Host, or in absolute form
+    // (whose authority then counts, and must agree with Host).
     static ProxyRequest readTunnelRequest(ProxyRequest r, bool connect, int defaultPort);
     std::string headFor(const std::string &target, const std::string &extra) const;
     Status m_state = Status::NeedMore;
@@ -72,7 +82,8 @@ private:
     std::string m_url;
     std::string m_host;
     int m_port = 0;
-    std::string m_path; // origin-form, with the query
+    int m_defaultPort = 80; // the port a target or Host without one means
+    std::string m_path;     // origin-form, with the query
     std::string m_credential;
     int m_major = 1;
     int m_minor = 1;

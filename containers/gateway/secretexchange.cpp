@@ -122,11 +122,13 @@ struct AnswerRelay
             "HTTP/1.1 " + std::to_string(parser.status_code) + " " + rewriter.mask(status) + "\r\n";
         for (const auto &[name, value] : headers) {
             const std::string n = lower(name);
-            // The body goes on up to the connection's end: masking may change its length.
+            // The body goes on up to the connection's end: masking may change its length (with
+            // nothing to mask, its length stays, for the client's progress).
             if (n == "connection" || n == "keep-alive" || n == "transfer-encoding" ||
-                n == "proxy-connection" || (n == "content-length" && !noBody))
+                n == "proxy-connection" || (n == "content-length" && !noBody && !rewriter.empty()))
                 continue;
-            out += name + ": " + rewriter.mask(value) + "\r\n";
+            // Names too: an origin can echo a value in a header's name as well as in its value.
+            out += rewriter.mask(name) + ": " + rewriter.mask(value) + "\r\n";
         }
         out += "Connection: close\r\n\r\n";
         send(out);

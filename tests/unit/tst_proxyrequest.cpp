@@ -18,6 +18,10 @@ private Q_SLOTS:
     void refuses_data();
     void refuses();
     void originHeadDropsTheProxysHeaders();
+    void hostMustNameTheTarget_data();
+    void hostMustNameTheTarget();
+    void tunnelTargetInAbsoluteForm_data();
+    void tunnelTargetInAbsoluteForm();
     void hugeHeadIsRefused();
     void requestInATunnel();
 
@@ -128,15 +132,79 @@ void TestProxyRequest::originHeadDropsTheProxysHeaders()
               "Keep-Alive: 5\r\nUser-Agent: test\r\n\r\n");
     QCOMPARE(r.state(), Status::Ok);
     QCOMPARE(QByteArray::fromStdString(r.originHead()),
-             QByteArray("GET /a?b=c HTTP/1.1\r\nAccept: */*\r\nUser-Agent: test\r\n"
-                        "Host: [fd00::1]:8080\r\nConnection: close\r\n\r\n"));
-    // The client's own Host stays, once.
-    const ProxyRequest withHost = parse("GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n"
-                                        "Host: other.com\r\n" +
-                                        kAuth + "\r\n");
+             QByteArray("GET /a?b=c HTTP/1.1\r\nHost: [fd00::1]:8080\r\nAccept: */*\r\n"
+                        "User-Agent: test\r\nConnection: close\r\n\r\n"));
+    // The client's own Host, when it names the target, is the target's authority as the
+    // gateway writes it.
+    const ProxyRequest withHost =
+        parse("GET http://Example.com:80/ HTTP/1.1\r\nHost: EXAMPLE.com\r\n" + kAuth + "\r\n");
     QCOMPARE(withHost.state(), Status::Ok);
     QCOMPARE(QByteArray::fromStdString(withHost.originHead()),
              QByteArray("GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"));
+}
+
+void TestProxyRequest::hostMustNameTheTarget_data()
+{
+    QTest::addColumn<QByteArray>("request");
+    QTest::addColumn<int>("status");
+    const QByteArray get = "GET http://api.test/v1 HTTP/1.1\r\n";
+    QTest::newRow("another host") << get + "Host: evil.test\r\n" << 421;
+    QTest::newRow("another port") << get + "Host: api.test:8080\r\n" << 421;
+    QTest::newRow("empty") << get + "Host: \r\n" << 421;
+    QTest::newRow("user info") << get + "Host: me@api.test\r\n" << 421;
+    QTest::newRow("a path") << get + "Host: api.test/x\r\n" << 421;
+    QTest::newRow("two") << get + "Host: api.test\r\nHost: evil.test\r\n" << 400;
+    QTest::newRow("two, the same") << get + "Host: api.test\r\nhost: api.test\r\n" << 400;
+}
+
+void TestProxyRequest::hostMustNameTheTarget()
+{
+    QFETCH(QByteArray, request);
+    const ProxyRequest r = parse(request + kAuth + "\r\n");
+    QCOMPARE(r.state(), Status::Bad);
+    QTEST(r.status(), "status");
+    QVERIFY(!r.error().empty());
+}
+
+void TestProxyRequest::tunnelTargetInAbsoluteForm_data()
+{
+    QTest::addColumn<QByteArray>("request");
+    QTest::addColumn<int>("defaultPort");
+    QTest::addColumn<int>("status"); // 0: read
+    QTest::addColumn<QString>("host");
+    QTest::addColumn<int>("port");
+    QTest::newRow("https, its own")
+        << QByteArray("GET https://api.test/v1 HTTP/1.1\r\nHost: api.test\r\n") << 443 << 0
+        << "api.test" << 443;
+    QTest::newRow("no Host") << QByteArray("GET https://api.test:8443/v1 HTTP/1.1\r\n") << 443 << 0
+                             << "api.test" << 8443;
+    QTest::newRow("another site, bound Host")
+        << QByteArray("GET https://evil.test/x HTTP/1.1\r\nHost: api.test\r\n") << 443 << 421 << ""
+        << 0;
+    QTest::newRow("http in a plain tunnel")
+        << QByteArray("GET http://evil.test/x HTTP/1.1\r\n") << 80 << 0 << "evil.test" << 80;
+    QTest::newRow("another scheme")
+        << QByteArray("GET ftp://api.test/x HTTP/1.1\r\n") << 443 << 400 << "" << 0;
+}
+
+void TestProxyRequest::tunnelTargetInAbsoluteForm()
+{
+    QFETCH(QByteArray, request);
+    QFETCH(int, defaultPort);
+    QFETCH(int, status);
+    const QByteArray whole = request + "\r\n";
+    const ProxyRequest r =
+        ProxyRequest::parseInTunnel(whole.constData(), size_t(whole.size()), defaultPort);
+    if (status != 0) {
+        QCOMPARE(r.state(), Status::Bad);
+        QCOMPARE(r.status(), status);
+        return;
+    }
+    QCOMPARE(r.state(), Status::Ok);
+    QTEST(QString::fromStdString(r.host()), "host");
+    QTEST(r.port(), "port");
+    // The origin gets the origin form.
+    QVERIFY2(r.originHead().rfind("GET /", 0) == 0, r.originHead().c_str());
 }
 
 void TestProxyRequest::hugeHeadIsRefused()
