@@ -109,8 +109,48 @@ void DockerContainer::start()
             fail(reply->error(), QStringLiteral("start"));
             return;
         }
+        if (m_egress) {
+            bindEgress();
+            return;
+        }
         m_state = State::Ready;
         Q_EMIT ready();
+    });
+}
+
+void DockerContainer::bindEgress()
+{
+    // The engine gives the sandbox its address on the internal network when it starts: the
+    // gateway is told to honour its credential from there alone, before it is ready for a
+    // program.
+    EngineReply *reply = ContainersApi(m_engine).inspect(m_id);
+    connect(reply, &EngineReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        if (m_state != State::Starting)
+            return;
+        if (!reply->ok()) {
+            fail(reply->error(), QStringLiteral("inspect"));
+            return;
+        }
+        const QString address = reply->json()
+                                    .value(u"NetworkSettings")
+                                    .toObject()
+                                    .value(u"Networks")
+                                    .toObject()
+                                    .value(m_egress->network())
+                                    .toObject()
+                                    .value(u"IPAddress")
+                                    .toString();
+        m_egress->bind(address, this, [this](const QString &error) {
+            if (m_state != State::Starting)
+                return;
+            if (!error.isEmpty()) {
+                failWith(error);
+                return;
+            }
+            m_state = State::Ready;
+            Q_EMIT ready();
+        });
     });
 }
 

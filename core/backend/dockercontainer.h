@@ -62,6 +62,8 @@ private:
     void failWith(const QString &message);
     void attach();
     void start();
+    // An allow-list sandbox, started: its credential bound to its address, then ready.
+    void bindEgress();
 
     EngineClient *m_engine;
     QJsonObject m_body;

@@ -64,10 +64,20 @@ QString EgressGateway::grant(const QStringList &patterns, bool ask,
                              const QList<SecretGrant> &secrets)
 {
     const QString credential = randomHex(16);
-    m_grants.insert(credential, {patterns, ask, secrets});
+    // Not sent yet: the gateway learns it with the sandbox's address (bind()), so that it never
+    // works from anywhere else.
+    m_grants.insert(credential, {patterns, ask, secrets, {}});
+    return credential;
+}
+
+void EgressGateway::bind(const QString &credential, const QString &source)
+{
+    const auto it = m_grants.find(credential);
+    if (it == m_grants.end())
+        return;
+    it->source = source;
     if (m_state == State::Ready)
         sendGrant(credential);
-    return credential;
 }
 
 void EgressGateway::widen(const QString &credential, const QString &pattern)
@@ -95,8 +105,11 @@ void EgressGateway::answer(quint64 connection, bool allow)
 void EgressGateway::sendGrant(const QString &credential)
 {
     const Grant grant = m_grants.value(credential);
-    send(QStringLiteral("grant\t%1\t*\t%2\t%3")
-             .arg(credential, grant.ask ? QStringLiteral("ask") : QStringLiteral("refuse"),
+    if (grant.source.isEmpty())
+        return; // bind() sends it
+    send(QStringLiteral("grant\t%1\t%2\t%3\t%4")
+             .arg(credential, grant.source,
+                  grant.ask ? QStringLiteral("ask") : QStringLiteral("refuse"),
                   grant.patterns.join(u',')));
     // Never logged: these lines carry the values.
     for (const SecretGrant &secret : grant.secrets)

@@ -79,8 +79,14 @@ public:
     // A new credential for one sandbox (random, 128 bits), its hosts and its secrets. Kept until
     // revoked, and given to a gateway made again. With `ask`, a connection to another host is
     // held and reported ({"ev":"ask",...}) until answer() says, else refused at once.
+    // The gateway is told of it by bind(), once the sandbox's address is known.
     QString grant(const QStringList &patterns, bool ask = false,
                   const QList<SecretGrant> &secrets = {});
+    // The address the credential's sandbox connects from (on the internal network, or its
+    // pod's): the gateway honours the credential from there alone, so that a credential that
+    // leaves its sandbox is worth nothing elsewhere. Sent now if a gateway runs, else with the
+    // grants when one starts; flush() after it says when the gateway has it.
+    void bind(const QString &credential, const QString &source);
     void revoke(const QString &credential);
     // The credential may reach `pattern` too from now on (a person allowed it always).
     void widen(const QString &credential, const QString &pattern);
@@ -184,6 +190,7 @@ private:
         QStringList patterns;
         bool ask = false;
         QList<SecretGrant> secrets;
+        QString source; // the sandbox's address; "" until bound (and not sent until then)
     };
     struct Waiter
     {

@@ -53,6 +53,7 @@ void EgressLease::take(
                                   QString::fromLatin1(m_gateway->authorityCertificate()));
             }
             egress.credential = m_credential = m_gateway->grant(m_patterns, m_ask, secrets);
+            m_network = egress.network;
             connect(m_gateway, &EgressGateway::event, this, &EgressLease::onEvent,
                     Qt::UniqueConnection);
             done(egress, QString());
@@ -67,6 +68,24 @@ QString EgressLease::placeholderFor(const QString &name)
         .arg(name)
         .arg(bits[0], 16, 16, QLatin1Char('0'))
         .arg(bits[1], 16, 16, QLatin1Char('0'));
+}
+
+void EgressLease::bind(const QString &address, QObject *context,
+                       const std::function<void(const QString &)> &done)
+{
+    if (!m_gateway || m_credential.isEmpty()) {
+        done(QStringLiteral("no egress gateway"));
+        return;
+    }
+    if (address.isEmpty()) {
+        done(QStringLiteral("the sandbox has no address on the egress gateway's network, so its "
+                            "credential could not be bound to it"));
+        return;
+    }
+    m_gateway->bind(m_credential, address);
+    // The gateway answers control lines in order: once a ping sent after the grant is answered,
+    // it has the grant, and the sandbox's first connection finds it.
+    m_gateway->flush(context, [done] { done(QString()); });
 }
 
 void EgressLease::revoke()

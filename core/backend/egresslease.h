@@ -36,6 +36,13 @@ public:
     void take(
         QObject *context,
         const std::function<void(const ContainerSpec::Egress &egress, const QString &error)> &done);
+    // Once the sandbox runs: the address it connects from (on the gateway's internal network,
+    // or its pod's IP). The credential works from there alone; `done` when the gateway has it
+    // (before the sandbox is handed a program), or with why not.
+    void bind(const QString &address, QObject *context,
+              const std::function<void(const QString &error)> &done);
+    // The internal network the sandbox joined (none on Kubernetes): where its address is.
+    QString network() const { return m_network; }
     // The gateway forgets the credential; the sandbox has no way out from now on.
     void revoke();
     bool isWaiting() const { return m_waiting; }
@@ -58,6 +65,7 @@ private:
     QList<SandboxSpec::Secret> m_secrets;
     QMap<QString, QString> m_labels;
     QString m_credential;
+    QString m_network;
     QSet<qint64> m_connections; // the gateway's ids of this sandbox's open connections
     bool m_waiting = false;
 };

@@ -183,7 +183,22 @@ void KubernetesContainer::poll()
         const QString phase = status.value(u"phase").toString();
         const QJsonObject state = containerState(pod);
         if (phase == u"Running" && state.contains(u"running")) {
-            attach();
+            if (!m_egress) {
+                attach();
+                return;
+            }
+            // Its credential works from the pod's address alone, bound before the pod gets a
+            // program (the gateway sees a pod's own address: a Service does not change the
+            // source of traffic inside the cluster).
+            m_state = State::Attaching;
+            m_egress->bind(status.value(u"podIP").toString(), this, [this](const QString &error) {
+                if (m_state != State::Attaching)
+                    return;
+                if (!error.isEmpty())
+                    fail(error);
+                else
+                    attach();
+            });
             return;
         }
         if (phase == u"Succeeded" || phase == u"Failed") {

@@ -29,7 +29,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$BIN" ] && [ -n "$WORK" ] || { echo "usage: podman.sh --bin DIR --work DIR [TEST...]" >&2; exit 2; }
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(tst_sandboxservice tst_containerpool tst_abuse tst_egress tst_secrets tst_engineoutage)
+# An entry may name test functions after the binary: "tst_x fn1 fn2" runs only those.
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(tst_sandboxservice tst_containerpool tst_abuse tst_egress tst_secrets
+    "tst_gatewayattacks hostsAndTargetsAreTheAllowedOnes aCredentialWorksOnlyInItsSandbox"
+    tst_engineoutage)
 IMAGES=(python node bash gateway) # what those tests run
 
 say() { printf '==> %s\n' "$*"; }
@@ -89,7 +92,8 @@ failed=()
 for t in "${TESTS[@]}"; do
     say "$t on Podman"
     start=$(date +%s)
-    if DOCKER_HOST=unix://$SOCK "$BIN/$t"; then
+    read -ra run <<<"$t"
+    if DOCKER_HOST=unix://$SOCK "$BIN/${run[0]}" "${run[@]:1}"; then
         say "$t passed on Podman in $(($(date +%s) - start)) s"
     else
         failed+=("$t")

@@ -20,7 +20,11 @@ public:
     }
     QByteArrayList requests;
     QByteArrayList authorizations; // each request's Authorization header ("" without one)
+    QByteArrayList heads;          // each request's head, whole
     bool echo = false;
+    // With echo: the Authorization's last word in a header's name too (X-Echo-<word>: 1), as an
+    // origin that reflects a request in its answer's header names.
+    bool echoInHeaderName = false;
 
 private:
     void serve(QTcpSocket *socket)
@@ -40,13 +44,17 @@ private:
                 if (line.toLower().startsWith("authorization:"))
                     authorization = line.mid(14).trimmed();
             }
+            heads.append(in.left(in.indexOf("\r\n\r\n") + 4));
             in.clear();
             requests.append(path);
             authorizations.append(authorization);
             const QByteArray body =
                 "hello " + host + ' ' + path + (echo ? " auth=" + authorization : QByteArray());
-            socket->write("HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size()) +
-                          "\r\nConnection: close\r\n\r\n" + body);
+            const QByteArray named = echo && echoInHeaderName && !authorization.isEmpty()
+                                         ? "X-Echo-" + authorization.split(' ').last() + ": 1\r\n"
+                                         : QByteArray();
+            socket->write("HTTP/1.1 200 OK\r\n" + named + "Content-Length: " +
+                          QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
             socket->disconnectFromHost();
         });
         QObject::connect(socket, &QTcpSocket::disconnected, socket, [this, socket] {
