@@ -211,11 +211,8 @@ SecretExchange::run(ByteChannel &client, ByteChannel &origin, const std::string 
         ok = origin.write(std::string(buffer, size_t(used)));
         result.up += uint64_t(used);
     }
-    if (!ok) {
-        result.error = m_host + " closed the connection";
-        answer(client, 502, result.error);
-        return result;
-    }
+    // An origin may answer before the whole body came (a 413, say) and close: its answer is
+    // still read and passed on; only without one does the client get a 502.
     AnswerRelay relay(answerMasks, client, frame.parser.method == HTTP_HEAD);
     while (!relay.complete) {
         const long n = origin.read(buffer, sizeof buffer, ByteChannel::nowMs() + kAnswerIdleMs);
@@ -223,7 +220,7 @@ SecretExchange::run(ByteChannel &client, ByteChannel &origin, const std::string 
             // The end of the connection ends a body that had no length.
             relay.feed(nullptr, 0);
             if (!relay.complete && relay.sent == 0) {
-                result.error = m_host + " sent no answer";
+                result.error = m_host + (ok ? " sent no answer" : " closed the connection");
                 answer(client, 502, result.error);
                 return result;
             }

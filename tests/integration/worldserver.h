@@ -32,7 +32,20 @@ private:
         QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket] {
             QByteArray &in = m_buffers[socket];
             in += socket->readAll();
-            if (!in.contains("\r\n\r\n"))
+            const qsizetype headEnd = in.indexOf("\r\n\r\n");
+            if (headEnd < 0)
+                return;
+            // The whole request, body included, before the answer (a server that closed on an
+            // unread body would reset the connection, and its answer with it).
+            const QByteArray lowerHead = in.left(headEnd).toLower();
+            if (lowerHead.contains("\r\ntransfer-encoding: chunked") && !in.endsWith("0\r\n\r\n"))
+                return;
+            const qsizetype length = lowerHead.indexOf("\r\ncontent-length:");
+            if (length >= 0 &&
+                in.size() - headEnd - 4 <
+                    lowerHead.mid(length + 17, lowerHead.indexOf('\r', length + 2) - length - 17)
+                        .trimmed()
+                        .toLongLong())
                 return;
             const QList<QByteArray> lines = in.split('\n');
             const QByteArray path = lines.first().split(' ').value(1);
