@@ -115,6 +115,6 @@ clang_build_targets() {
 clang_build_all_targets() {
     cmake --build "$BUILD" --target help 2>/dev/null |
         sed -nE 's/^([a-z_]+): (phony|EXECUTABLE|CUSTOM_COMMAND).*/\1/p; s/^\.\.\. ([a-z_]+)$/\1/p' |
-        grep -E '^(unit_[a-z]+|fuzz_[a-z]+|tst_(sandboxservice|containerpool|abuse|egress|secrets|engineoutage|enginefaults))$' |
+        grep -E '^(unit_[a-z]+|fuzz_[a-z]+|tst_(sandboxservice|containerpool|abuse|egress|secrets|gatewayattacks|engineoutage|enginefaults))$' |
         sort -u
 }
