@@ -122,7 +122,12 @@ missing_images() { # IMAGE... -- prints those the engine does not have
                 code-sandbox/gateway:latest 2>/dev/null)" = "$sources" ] || echo gateway
             continue
         fi
-        as_root docker image inspect "code-sandbox/$image:latest" >/dev/null 2>&1 || echo "$image"
+        # Missing, or carrying other versions of cs-run or its loader (an older checkout): such
+        # an image works, but integration_containerpool fails on it, and build-images.sh
+        # rebuilds it (loaders/image-scripts.sh: the label this checkout's scripts give).
+        [ "$(as_root docker image inspect --format '{{index .Config.Labels "code-sandbox.scripts"}}' \
+            "code-sandbox/$image:latest" 2>/dev/null)" = \
+            "$("$ROOT/containers/loaders/image-scripts.sh" "$image")" ] || echo "$image"
     done
 }
 

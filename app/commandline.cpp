@@ -414,9 +414,13 @@ QList<Option> sandboxOptions()
                  "are given, are added by themselves."),
                false, "CODE_SANDBOX_INDEX_HOSTS", &SandboxConfig::indexHosts),
         text(s("install-ca-file"), s("file"),
-             s("Trust store mounted into install containers, for networks that inspect TLS "
-               "(default /etc/ssl/certs/ca-certificates.crt when it exists; 'none' keeps the "
-               "image's own)."),
+             s("The host's trust store, for networks that inspect TLS: mounted read-only into "
+               "install containers as their trust store, and into runs with network (--network, "
+               "--egress, --secret) whose programs trust it besides the image's own; runs "
+               "without network get nothing. The egress gateway checks the hosts of secrets "
+               "against it. On Docker and Podman engines (a path on the engine's machine); "
+               "Kubernetes pods keep their image's. Default /etc/ssl/certs/ca-certificates.crt "
+               "when it exists; 'none' keeps the images' own."),
              Stage::Sandbox, &SandboxConfig::installCaBundle),
     };
 }
@@ -650,7 +654,8 @@ QString customImage(const QProcessEnvironment &env, CommandLine &cl)
     return {};
 }
 
-// The trust store for install containers: the one named, or the system's when it exists.
+// The host's trust store for sandboxes with network: the one named, or the system's when it
+// exists.
 QString trustStore(bool given, SandboxConfig &c)
 {
     const QString ca =

@@ -1,5 +1,6 @@
 #include "kubernetesbackend.h"
 
+#include "backendlog.h"
 #include "egresslease.h"
 #include "kubeclient.h"
 #include "kubernetescontainer.h"
@@ -56,6 +57,16 @@ int KubernetesBackend::capacity() const
 
 SandboxSpec::Result KubernetesBackend::accept(SandboxSpec spec) const
 {
+    // A pod runs on a node of the cluster, which has no file of this machine to mount: its runs
+    // trust their image's authorities only, as before there was a host trust store for runs.
+    // Refusing instead would refuse every run with network wherever the host has a store.
+    if (spec.dropHostTrustStore() && !m_saidTrustStore) {
+        m_saidTrustStore = true;
+        qCInfo(lcBackend).noquote()
+            << "the host's trust store is not given to pods on" << endpoint()
+            << "(a pod cannot mount a file of this machine): their runs with network trust the "
+               "authorities of their image only";
+    }
     if (!spec.mounts.isEmpty())
         return SandboxSpec::Result::refused(notSupported());
     spec.runtime = m_options.runtimeClassName;

@@ -77,8 +77,9 @@ public:
     static QString notSupported();
 
 protected:
-    // With the configured RuntimeClass; refused with a mount (a library volume: runs with
-    // libraries, and installs).
+    // With the configured RuntimeClass, without the host's trust store (SandboxSpec::
+    // dropHostTrustStore); refused with a mount (a library volume: runs with libraries, and
+    // installs).
     SandboxSpec::Result accept(SandboxSpec spec) const override;
 
 private:
@@ -90,4 +91,5 @@ private:
     QByteArray m_authorityCertificate;
     QByteArray m_authorityKey;
     QByteArray m_trust;
+    mutable bool m_saidTrustStore = false; // logged once that pods do without it
 };

@@ -76,8 +76,10 @@ struct SandboxConfig
     // have no network unless `network` is set.
     bool allowInstall = false;
     int installTimeoutSec = 300;
-    // The host's trust store, mounted into install containers (TLS-inspecting proxies); empty:
-    // the image's own.
+    // The host's trust store (--install-ca-file), for networks that inspect TLS: an install's
+    // trust store, added to the image's own in runs with network (SandboxSpec::forRun), and what
+    // the gateway checks the hosts of bound secrets against; empty: the image's own (the system's
+    // for the gateway).
     QString installCaBundle;
     // NAME=value pairs given to install containers: the host's proxy settings and its package
     // index settings (PIP_INDEX_URL, npm_config_registry, ...).

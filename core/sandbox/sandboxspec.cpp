@@ -19,6 +19,16 @@ QPair<QString, QString> envPair(const QString &entry)
     return eq < 0 ? qMakePair(entry, QString()) : qMakePair(entry.left(eq), entry.mid(eq + 1));
 }
 
+// How a sandbox of `config` reaches the network. An allow-list narrows --network: with one, the
+// sandbox reaches only the hosts it names. Bound secrets need the gateway too, and their hosts
+// are reachable (what they are for).
+SandboxSpec::Network networkOf(const SandboxConfig &config)
+{
+    if (!config.egress.isEmpty() || config.bindsSecrets())
+        return SandboxSpec::Network::Allowlist;
+    return config.network ? SandboxSpec::Network::Open : SandboxSpec::Network::None;
+}
+
 // The common part of a run and an install: the supervisor running `command` on `fileName`, the
 // base environment, the owner's labels, the limits.
 SandboxSpec base(const Language &language, const QString &image, const SandboxConfig &config,
@@ -57,10 +67,8 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
     spec.limits.maxTimeoutSec = config.maxTimeoutSec;
     if (config.isolation != QLatin1String(SandboxSpec::kIsolationContainer))
         spec.isolation = config.isolation;
-    // An allow-list narrows --network: with one, the sandbox reaches only the hosts it names.
-    // Bound secrets need the gateway too, and their hosts are reachable (what they are for).
-    if (!config.egress.isEmpty() || config.bindsSecrets()) {
-        spec.network = SandboxSpec::Network::Allowlist;
+    spec.network = networkOf(config);
+    if (spec.network == SandboxSpec::Network::Allowlist) {
         spec.egress = config.egress;
         spec.askOtherHosts = config.askOtherHosts;
         spec.secrets = config.secrets;
@@ -68,8 +76,6 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
             for (const QString &host : secret.hosts)
                 if (!spec.egress.contains(host))
                     spec.egress.append(host);
-    } else {
-        spec.network = config.network ? SandboxSpec::Network::Open : SandboxSpec::Network::None;
     }
     return spec;
 }
@@ -97,6 +103,17 @@ SandboxSpec SandboxSpec::forRun(const Language &language, const QString &image,
     // the next run with the same libraries gets.
     if (!librariesVolume.isEmpty())
         env += language.libraryEnv;
+    // A run that goes out trusts the host's authorities too: behind a proxy that inspects TLS the
+    // host's store holds the proxy's authority, which no image has, and every HTTPS request of
+    // the run would fail without it. The supervisor adds the file to the image's store rather
+    // than using it in its place, so a file that holds only the proxy's authority (or a host
+    // store older than the image's) takes nothing away. Mounted, not passed in a variable: a
+    // system store is about 200 KB, beyond what one variable may hold (128 KB on Linux) and
+    // more than the engine should keep for every sandbox. A run without network gets nothing.
+    const bool hostTrust = networkOf(config) != Network::None && !config.installCaBundle.isEmpty();
+    if (hostTrust)
+        env.append(QString::fromLatin1(kHostTrustStoreVar) + u'=' +
+                   QString::fromLatin1(kHostTrustStore));
     SandboxSpec spec =
         base(language, image, config, language.fileName,
              language.preloadCommand.isEmpty() ? language.command : language.preloadCommand, env);
@@ -104,6 +121,9 @@ SandboxSpec SandboxSpec::forRun(const Language &language, const QString &image,
     if (!librariesVolume.isEmpty())
         spec.mounts.append({Mount::Kind::Volume, librariesVolume,
                             QString::fromLatin1(SandboxLayout::kLibrariesDir), true});
+    if (hostTrust)
+        spec.mounts.append({Mount::Kind::HostFile, config.installCaBundle,
+                            QString::fromLatin1(kHostTrustStore), true});
     return spec;
 }
 
@@ -124,7 +144,7 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
     for (const QString &entry : config.installEnv)
         if (!UpstreamProxy::isProxyVariable(entry.section(u'=', 0, 0)))
             env.append(entry);
-    const QString caTarget = QStringLiteral("/etc/code-sandbox/host-ca.crt");
+    const QString caTarget = QString::fromLatin1(kHostTrustStore);
     if (!config.installCaBundle.isEmpty())
         for (const char *var :
              {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "PIP_CERT", "CURL_CA_BUNDLE"})
@@ -147,6 +167,18 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
             spec.egress.append(host);
     spec.role = QStringLiteral("install");
     return spec;
+}
+
+bool SandboxSpec::dropHostTrustStore()
+{
+    // Only a run's: an install's store is named by the trust variables themselves.
+    const QString var = QString::fromLatin1(kHostTrustStoreVar);
+    if (env.removeIf([&var](const QPair<QString, QString> &e) { return e.first == var; }) == 0)
+        return false;
+    mounts.removeIf([](const Mount &m) {
+        return m.kind == Mount::Kind::HostFile && m.target == QLatin1String(kHostTrustStore);
+    });
+    return true;
 }
 
 QStringList SandboxSpec::envEntries() const

@@ -48,7 +48,8 @@ struct SandboxSpec
         enum class Kind
         {
             Volume,  // named storage of the backend (installed libraries)
-            HostFile // a file of the engine's machine (the host's trust store, for installs)
+            HostFile // a file of the engine's machine (the host's trust store: installs, and
+                     // runs with network)
         };
         Kind kind = Kind::Volume;
         QString source; // the volume's name, or the file's path
@@ -121,6 +122,8 @@ struct SandboxSpec
 
     // A run of `language`; with `librariesVolume`, that volume of installed packages is mounted
     // read-only at SandboxLayout::kLibrariesDir and the language's library environment is set.
+    // A run with network (Open or Allowlist) gets the config's installCaBundle (if any) at
+    // kHostTrustStore, to trust besides the image's store; one without gets nothing of it.
     static SandboxSpec forRun(const Language &language, const QString &image,
                               const SandboxConfig &config, const QString &librariesVolume = {},
                               bool session = false);
@@ -131,6 +134,15 @@ struct SandboxSpec
     // its installCaBundle (if any) is mounted as the trust store.
     static SandboxSpec forInstall(const Language &language, const QString &image,
                                   const SandboxConfig &config, const QString &volume);
+
+    // Where a sandbox with network finds the host's trust store (SandboxConfig::installCaBundle),
+    // mounted read-only. A run's names it in kHostTrustStoreVar, and the supervisor adds it to the
+    // image's own store (cs-run); an install's is its whole store.
+    static constexpr const char *kHostTrustStore = "/etc/code-sandbox/host-ca.crt";
+    static constexpr const char *kHostTrustStoreVar = "CS_HOST_CA";
+    // Takes a run's host trust store out again (its mount and its variable), for a backend whose
+    // sandboxes cannot mount a file of the engine's machine; whether it had one.
+    bool dropHostTrustStore();
 
     // The supervisor: reads "<nonce> <size>\n" and then exactly <size> bytes of program from
     // stdin, runs it with stdin closed, and reports "<nonce> <status>\n" on stdout and stderr.

@@ -16,6 +16,7 @@
 #include "enginereply.h"
 #include "enginetestcase.h"
 #include "execution.h"
+#include "hosttrustprograms.h"
 #include "networksapi.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
@@ -310,6 +311,116 @@ private Q_SLOTS:
                  qPrintable(out.value(u"fronted").toString()));
         QCOMPARE(m_tlsWorld.requests, (QByteArrayList{"/s", "/t"}));
         shutDown(service, engine);
+    }
+
+    void runsTrustTheHostsAuthorities()
+    {
+        // Behind a proxy that inspects TLS, the host's trust store holds the proxy's authority,
+        // which no image knows. The test's CA stands for it: the TLS world's certificate is
+        // signed by it, and the server is given it as the host's trust store. An allow-list
+        // run's stock clients, told of no authority, reach the world over HTTPS; the sandbox
+        // came warm from the pool (the store does not change its key); a run without network
+        // gets nothing of it.
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxConfig config = egressConfig({QStringLiteral("world.test:") + tlsPort()});
+        config.warmLanguages = {QStringLiteral("python"), QStringLiteral("javascript")};
+        config.installCaBundle = m_certs.filePath(QStringLiteral("ca.pem"));
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        service.warmUp();
+        const Language *python = service.languages().find(QStringLiteral("python"));
+        const SandboxSpec warm = SandboxSpec::forRun(*python, python->image, service.config());
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(warm), 1, 60000);
+        const int takes = service.pool()->warmTakes();
+        m_tlsWorld.requests.clear();
+        QJsonObject out = runJson(service, QString::fromLatin1(kHostTrustProgram).arg(tlsPort()));
+        QCOMPARE(out.value(u"https").toString(),
+                 QStringLiteral("hello world.test:%1 /h").arg(tlsPort()));
+        QCOMPARE(out.value(u"file").toBool(), true);
+        // (The supervisor takes its own variable out; the program sees the trust variables.)
+        QCOMPARE(out.value(u"vars").toArray(), QJsonArray{QStringLiteral("SSL_CERT_FILE")});
+        QCOMPARE(service.pool()->warmTakes(), takes + 1);
+
+        const ExecutionResult node = resultOf(
+            service.execute({QStringLiteral("javascript"),
+                             QString::fromLatin1(kHostTrustNodeProgram).arg(tlsPort()), 40}),
+            120 * 1000);
+        QCOMPARE(QJsonDocument::fromJson(node.stdoutData).object().value(u"https").toString(),
+                 QStringLiteral("hello world.test:%1 /n").arg(tlsPort()));
+        QCOMPARE(m_tlsWorld.requests, (QByteArrayList{"/h", "/n"}));
+
+        ExecutionRequest none(QStringLiteral("python"),
+                              QString::fromLatin1(kHostTrustProgram).arg(tlsPort()), 40);
+        none.egress = QStringList();
+        const QJsonObject cut =
+            QJsonDocument::fromJson(resultOf(service.execute(none), 120 * 1000).stdoutData)
+                .object();
+        QCOMPARE(cut.value(u"file").toBool(true), false);
+        QCOMPARE(cut.value(u"vars").toArray(), QJsonArray());
+        QVERIFY2(cut.value(u"https").toString().startsWith(QStringLiteral("ERR")),
+                 qPrintable(cut.value(u"https").toString()));
+        QCOMPARE(m_tlsWorld.requests, (QByteArrayList{"/h", "/n"}));
+        shutDown(service, engine);
+    }
+
+    void withoutTheHostsStoreTheImagesDecides()
+    {
+        // The same run with the image's own store ('none'): the world's authority is unknown
+        // to it, so the stock clients refuse the world's certificate and nothing reaches it.
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxConfig config = egressConfig({QStringLiteral("world.test:") + tlsPort()});
+        config.poolSize = 0;
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+        m_tlsWorld.requests.clear();
+        const QJsonObject out =
+            runJson(service, QString::fromLatin1(kHostTrustProgram).arg(tlsPort()));
+        QVERIFY2(
+            out.value(u"https").toString().contains(QStringLiteral("CERTIFICATE_VERIFY_FAILED")),
+            qPrintable(out.value(u"https").toString()));
+        QCOMPARE(out.value(u"file").toBool(true), false);
+        const ExecutionResult node = resultOf(
+            service.execute({QStringLiteral("javascript"),
+                             QString::fromLatin1(kHostTrustNodeProgram).arg(tlsPort()), 40}),
+            120 * 1000);
+        const QString nodeOut =
+            QJsonDocument::fromJson(node.stdoutData).object().value(u"https").toString();
+        // (The test's server sends its own certificate alone, not the authority's.)
+        QCOMPARE(nodeOut, QStringLiteral("ERR UNABLE_TO_VERIFY_LEAF_SIGNATURE"));
+        QCOMPARE(m_tlsWorld.requests, QByteArrayList());
+        shutDown(service, engine);
+    }
+
+    void openNetworkRunsTrustTheHostsAuthorities()
+    {
+        // --network: the open network has no gateway, and the same store is given to its runs;
+        // without it the image's store refuses the world.
+        prepareWorld();
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        const QString program =
+            QString::fromLatin1(kHostTrustOpenProgram).arg(tlsPort(), m_address);
+        for (const bool hostStore : {true, false}) {
+            SandboxConfig config = newConfig(QStringLiteral("egress-open-"));
+            config.network = true;
+            config.poolSize = 0;
+            if (hostStore)
+                config.installCaBundle = m_certs.filePath(QStringLiteral("ca.pem"));
+            SandboxService service(&backend, LanguageRegistry::builtIn(), config);
+            m_tlsWorld.requests.clear();
+            const QString got = runJson(service, program).value(u"https").toString();
+            if (hostStore) {
+                QCOMPARE(got, QStringLiteral("hello world.test:%1 /o").arg(tlsPort()));
+                QCOMPARE(m_tlsWorld.requests, QByteArrayList{"/o"});
+            } else {
+                QVERIFY2(got.contains(QStringLiteral("CERTIFICATE_VERIFY_FAILED")),
+                         qPrintable(got));
+                QCOMPARE(m_tlsWorld.requests, QByteArrayList());
+            }
+            shutDown(service, engine);
+        }
     }
 
     void aKilledGatewayIsMadeAgain()

@@ -26,6 +26,8 @@ private Q_SLOTS:
     void runtime();
     void allowlist();
     void installsReachTheirIndex();
+    void hostTrustStore_data();
+    void hostTrustStore();
 };
 
 namespace {
@@ -142,6 +144,17 @@ void tst_SandboxSpec::bodiesAsBefore_data()
         docker(SandboxSpec::forRun(js, js.image, loose(), QStringLiteral("cs-libs-js"), true)));
     row(QStringLiteral("docker-run-c-libraries-session"),
         docker(SandboxSpec::forRun(c, c.image, base(), QStringLiteral("cs-libs-c"), true)));
+
+    // The host's trust store in runs with network: on the open network, and on the allow-list
+    // beside a libraries volume (Docker only: a pod has no such mount, KubernetesBackend takes
+    // it out).
+    SandboxConfig hostCa = loose();
+    hostCa.installCaBundle = QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
+    row(QStringLiteral("docker-run-python-network-ca"),
+        docker(SandboxSpec::forRun(py, py.image, hostCa)));
+    hostCa.egress = {QStringLiteral("registry.npmjs.org")};
+    row(QStringLiteral("docker-run-javascript-allowlist-ca-libraries"),
+        docker(SandboxSpec::forRun(js, js.image, hostCa, QStringLiteral("cs-libs-js"))));
 
     SandboxConfig install = loose();
     install.tmpfsBytes = 1024LL * 1024 * 1024;
@@ -323,4 +336,113 @@ void tst_SandboxSpec::installsReachTheirIndex()
     install = SandboxSpec::forInstall(py, py.image, config, QStringLiteral("v"));
     QVERIFY(!install.egress.contains(QStringLiteral("api.example.com")));
     QVERIFY(!install.askOtherHosts);
+}
+
+void tst_SandboxSpec::hostTrustStore_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<bool>("network");
+    QTest::addColumn<QStringList>("egress");
+    QTest::addColumn<bool>("secret");
+    QTest::addColumn<QString>("bundle");
+    QTest::addColumn<QString>("libraries");
+    QTest::addColumn<bool>("session");
+    QTest::addColumn<bool>("noNetworkCall"); // a call's empty list (SandboxConfig::withEgress)
+    QTest::addColumn<bool>("trusts");        // the run gets the host's trust store
+
+    const QString system = QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
+    const QString corporate = QStringLiteral("/home/me/corp-ca.pem");
+    const QStringList list{QStringLiteral("pypi.org")};
+    QTest::newRow("no network: nothing") << "python" << false << QStringList() << false << system
+                                         << QString() << false << false << false;
+    QTest::newRow("no network, libraries and a session: nothing")
+        << "python" << false << QStringList() << false << system << "cs-libs-a" << true << false
+        << false;
+    QTest::newRow("a call's empty list under --network and a secret: nothing")
+        << "python" << true << QStringList() << true << corporate << QString() << false << true
+        << false;
+    QTest::newRow("open network") << "python" << true << QStringList() << false << system
+                                  << QString() << false << false << true;
+    QTest::newRow("open network, another file") << "javascript" << true << QStringList() << false
+                                                << corporate << QString() << false << false << true;
+    QTest::newRow("allow-list") << "python" << false << list << false << system << QString()
+                                << false << false << true;
+    QTest::newRow("allow-list narrowing --network")
+        << "bash" << true << list << false << corporate << QString() << false << false << true;
+    QTest::newRow("bound secret alone") << "python" << false << QStringList() << true << system
+                                        << QString() << false << false << true;
+    QTest::newRow("allow-list, libraries, session")
+        << "javascript" << false << list << false << system << "cs-libs-b" << true << false << true;
+    QTest::newRow("compiled language, open network")
+        << "c" << true << QStringList() << false << system << QString() << false << false << true;
+    QTest::newRow("'none': the image's own")
+        << "python" << true << list << false << QString() << QString() << false << false << false;
+}
+
+void tst_SandboxSpec::hostTrustStore()
+{
+    // A run that goes out (--network, an allow-list, a bound secret) gets the host's trust store
+    // as a read-only file at a fixed place and the variable that names it to the supervisor,
+    // which adds it to the image's store; a run without network gets neither. Equal configs give
+    // equal keys, so warm sandboxes still serve them.
+    QFETCH(QString, language);
+    QFETCH(bool, network);
+    QFETCH(QStringList, egress);
+    QFETCH(bool, secret);
+    QFETCH(QString, bundle);
+    QFETCH(QString, libraries);
+    QFETCH(bool, session);
+    QFETCH(bool, noNetworkCall);
+    QFETCH(bool, trusts);
+
+    const Language &l = lang(qPrintable(language));
+    SandboxConfig config = base();
+    config.network = network;
+    config.egress = egress;
+    if (secret)
+        config.secrets = {{QStringLiteral("API_KEY"), {QStringLiteral("api.example.com")}, "v"}};
+    config.installCaBundle = bundle;
+    config.passThroughEnv = {{QStringLiteral("API_TOKEN"), QStringLiteral("t")}};
+    if (noNetworkCall)
+        config = config.withEgress(QStringList());
+    const SandboxSpec spec = SandboxSpec::forRun(l, l.image, config, libraries, session);
+
+    const SandboxSpec::Mount mount{SandboxSpec::Mount::Kind::HostFile, bundle,
+                                   QString::fromLatin1(SandboxSpec::kHostTrustStore), true};
+    const QString var = QStringLiteral("CS_HOST_CA=/etc/code-sandbox/host-ca.crt");
+    QCOMPARE(spec.mounts.contains(mount), trusts);
+    QCOMPARE(spec.envEntries().contains(var), trusts);
+    QCOMPARE(spec.mounts.size(), (libraries.isEmpty() ? 0 : 1) + (trusts ? 1 : 0));
+    if (trusts) {
+        // Before the pass-through variables, which stay last.
+        QCOMPARE(spec.envEntries().last(), QStringLiteral("API_TOKEN=t"));
+        // As the engine is asked for it: a read-only bind of that file.
+        const QJsonArray mounts =
+            docker(spec).value(u"HostConfig").toObject().value(u"Mounts").toArray();
+        QCOMPARE(mounts.last(),
+                 QJsonValue(QJsonObject{{QStringLiteral("Type"), "bind"},
+                                        {QStringLiteral("Source"), bundle},
+                                        {QStringLiteral("Target"), "/etc/code-sandbox/host-ca.crt"},
+                                        {QStringLiteral("ReadOnly"), true}}));
+    }
+    // The pool's key: the same for the same config, another for another store.
+    QCOMPARE(spec.key(), SandboxSpec::forRun(l, l.image, config, libraries, session).key());
+    SandboxConfig without = config;
+    without.installCaBundle.clear();
+    const SandboxSpec plain = SandboxSpec::forRun(l, l.image, without, libraries, session);
+    QCOMPARE(spec.key() != plain.key(), trusts);
+    // Where sandboxes cannot mount a file of this machine (a pod), taking it out leaves the run
+    // as it is without one, in its key and in the pod.
+    SandboxSpec dropped = spec;
+    QCOMPARE(dropped.dropHostTrustStore(), trusts);
+    QCOMPARE(dropped.key(), plain.key());
+    QCOMPARE(pod(dropped), pod(plain));
+    // An install's store is its own (the trust variables name it): not a run's to drop.
+    if (!libraries.isEmpty()) {
+        SandboxSpec install = SandboxSpec::forInstall(l, l.image, config, libraries);
+        const QString before = install.key();
+        QVERIFY(!install.dropHostTrustStore());
+        QCOMPARE(install.key(), before);
+        QVERIFY(!install.envEntries().contains(var));
+    }
 }
