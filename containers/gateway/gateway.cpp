@@ -21,21 +21,67 @@ std::vector<std::string> split(const std::string &text, char by)
     return parts;
 }
 
+// The length of the well-formed UTF-8 sequence at `at` (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF), or 0.
+size_t utf8Length(const std::string &text, size_t at)
+{
+    const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+    const unsigned char c = byte(at);
+    size_t n = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        low = c == 0xe0 ? 0xa0 : 0x80;
+        high = c == 0xed ? 0x9f : 0xbf;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        low = c == 0xf0 ? 0x90 : 0x80;
+        high = c == 0xf4 ? 0x8f : 0xbf;
+    } else {
+        return 0;
+    }
+    if (at + n > text.size() || byte(at + 1) < low || byte(at + 1) > high)
+        return 0;
+    for (size_t i = 2; i < n; ++i)
+        if (byte(at + i) < 0x80 || byte(at + i) > 0xbf)
+            return 0;
+    return n;
+}
+
 } // namespace
 
 std::string Gateway::quote(const std::string &text)
 {
+    // JSON is UTF-8: a byte that does not begin a whole, well-formed sequence (a name from a
+    // request in another encoding, a line cut in the middle of a character) is written as
+    // U+FFFD, so that every event the server reads is valid JSON.
     std::string out = "\"";
-    for (unsigned char c : text) {
+    for (size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
         if (c == '"' || c == '\\') {
             out += '\\';
             out += char(c);
+            ++i;
         } else if (c < 0x20 || c == 0x7f) {
             char escaped[8];
             std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
             out += escaped;
-        } else {
+            ++i;
+        } else if (c < 0x80) {
             out += char(c);
+            ++i;
+        } else {
+            const size_t n = utf8Length(text, i);
+            if (n == 0) {
+                out += "\\ufffd";
+                ++i;
+            } else {
+                out.append(text, i, n);
+                i += n;
+            }
         }
     }
     return out + "\"";
@@ -188,11 +234,16 @@ std::string Gateway::control(const std::string &line)
         std::vector<std::string> noUpstream;
         if (f[3] != "-")
             for (std::string entry : split(f[3], ',')) {
-                entry = HostPattern::normalise(entry);
-                if (entry.size() > 1 && entry[0] == '*' && entry[1] == '.')
-                    entry.erase(0, 1);
-                if (!entry.empty())
+                // "*" (every host), "name", ".suffix" or "*.suffix" (curl's readings): the
+                // wildcard and the dot go before the name is normalised, which takes neither.
+                if (entry == "*") {
                     noUpstream.push_back(entry);
+                    continue;
+                }
+                const bool below = entry.rfind("*.", 0) == 0 || entry.rfind('.', 0) == 0;
+                entry = HostPattern::normalise(entry.substr(below ? entry.find('.') + 1 : 0));
+                if (!entry.empty())
+                    noUpstream.push_back(below ? "." + entry : entry);
             }
         std::lock_guard<std::mutex> lock(m_mutex);
         m_upstream = std::move(upstream);

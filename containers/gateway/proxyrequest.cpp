@@ -58,6 +58,13 @@ bool isHopByHop(const std::string &name)
                        [&](const char *n) { return name == n; });
 }
 
+// RFC 9110 5.6.2's tchar.
+bool isTokenChar(char c)
+{
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
 } // namespace
 
 // The parser's callbacks, with the request they fill.
@@ -154,6 +161,16 @@ ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunne
     }
     // Paused in on_headers_complete: the parser has not counted the byte that ended the head.
     r.m_headBytes = err == HPE_PAUSED ? used + 1 : used;
+    // Headers are written on as they came: a name that is not a token (a line that starts with
+    // whitespace, read as a name, would fold into the line before it, Host say) or a value with a
+    // line break would change what the next reader sees. (libhttp-parser joins an obsolete fold
+    // into one line itself.)
+    for (const auto &[name, value] : r.m_headers) {
+        if (name.empty() || !std::all_of(name.begin(), name.end(), isTokenChar))
+            return bad(400, "a header name that is not a token");
+        if (value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos)
+            return bad(400, "a header value with a line break or a NUL");
+    }
     if (inTunnel)
         return readTunnelRequest(std::move(r), parser.method == HTTP_CONNECT, defaultPort);
     const bool connect = parser.method == HTTP_CONNECT;

@@ -93,6 +93,7 @@ private Q_SLOTS:
     void passesExactlyOneRequestAsItWasFramed();
     void checksTheTargetInsideATunnel();
     void boundsTheConnectionsOfOneSandbox();
+    void goesStraightToTheHostsProxyLeavesOut();
 
 private:
     // The origin: answers every connection with `reply` once it has a request head (or, for a
@@ -176,7 +177,7 @@ void TestGateway::init()
                       "1500", "--hosts",
                       "web.test=127.0.0.1,tls.example.test=127.0.0.1,meta.lab.test=169.254.169.254,"
                       "inner.lab.test=127.0.0.2,direct.test=127.0.0.1,world.test=127.0.0.1,"
-                      "plain.test=127.0.0.1",
+                      "plain.test=127.0.0.1,x.near.test=127.0.0.1",
                       "--public", "127.0.0.1/32"});
     QVERIFY(m_gateway->waitForStarted());
     const QJsonObject ready = nextEvent(QStringLiteral("ready"));
@@ -966,6 +967,23 @@ void TestGateway::boundsTheConnectionsOfOneSandbox()
                                       auth("cred-a") + "\r\n")
                                  .endsWith("hello"),
                              10000);
+}
+
+void TestGateway::goesStraightToTheHostsProxyLeavesOut()
+{
+    // NO_PROXY's suffix forms ("*.near.test", ".near.test") are kept: x.near.test is reached
+    // straight, not through the host's proxy (which does not answer here).
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-a\t127.0.0.1\trefuse\tx.near.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    for (const QByteArray &noProxy : {QByteArray("*.near.test"), QByteArray(".near.test")}) {
+        control("upstream\t127.0.0.1:1\t-\tother.test," + noProxy);
+        nextEvent(QStringLiteral("ok"));
+        const QByteArray answer =
+            exchange("GET http://x.near.test:" + port + "/n HTTP/1.1\r\nHost: x.near.test:" + port +
+                     "\r\n" + auth("cred-a") + "\r\n");
+        QVERIFY2(answer.endsWith("hello"), noProxy + ": " + answer);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestGateway)

@@ -109,6 +109,11 @@ void TestProxyRequest::refuses_data()
                               << 400 << "";
     QTest::newRow("garbage") << QByteArray("\x16\x03\x01\x02\x00\x01", 6) << 400
                              << "not an HTTP request";
+    // Written on as it came, a header line that starts with whitespace would fold into the line
+    // before it (the Host the gateway writes) at the origin.
+    QTest::newRow("a header line starting with a space")
+        << "GET http://a.test/ HTTP/1.1\r\n X: y\r\n" + kAuth + "\r\n"
+        << 400 << "not a token";
     QTest::newRow("space in target") << "CONNECT a b:443 HTTP/1.1\r\n" + kAuth + "\r\n"
                                      << 400 << "";
 }
