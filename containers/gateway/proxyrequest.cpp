@@ -61,8 +61,9 @@ bool isHopByHop(const std::string &name)
 // RFC 9110 5.6.2's tchar.
 bool isTokenChar(char c)
 {
+    // (strchr finds the terminating NUL too.)
     return std::isalnum(static_cast<unsigned char>(c)) ||
-           std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+           (c != '\0' && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr);
 }
 
 } // namespace
