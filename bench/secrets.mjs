@@ -317,7 +317,7 @@ async function main() {
         const p = origin.port;
         await gateway.control(['authority', certs.authority.toString('base64'), certs.authorityKey.toString('base64')], 'authority');
         await gateway.control(['trust', certs.ca.toString('base64')], 'trust');
-        await gateway.control(['grant', CREDENTIAL, '*', 'refuse', `${BOUND}:${p},${PLAIN}:${p}`], 'grant');
+        await gateway.control(['grant', CREDENTIAL, '127.0.0.1', 'refuse', `${BOUND}:${p},${PLAIN}:${p}`], 'grant');
         await gateway.control(['secret', CREDENTIAL, NAME, PLACEHOLDER, Buffer.from(VALUE).toString('base64'), `${BOUND}:${p}`], 'secret');
         log(`cs-gateway pid ${gateway.pid} on 127.0.0.1:${gateway.port}, origin 127.0.0.1:${p}; ` +
             `${opts.warmup} warm-up, ${opts.requests} timed and ${opts.requests} CPU-phase requests of each kind`);
