@@ -57,6 +57,9 @@ private:
     bool m_ok = true;
 };
 
+// Encrypted Client Hello (draft-ietf-tls-esni): the real server name travels encrypted inside.
+constexpr uint32_t kEncryptedClientHello = 0xfe0d;
+
 ClientHello::Result finish(Status status, std::string name = {})
 {
     return ClientHello::Result{status, std::move(name)};
@@ -76,15 +79,22 @@ ClientHello::Result readHello(Reader hello)
     Reader extensions = hello.sub(hello.number(2));
     if (!extensions.ok())
         return finish(Status::Malformed);
+    // Every extension is read: an encrypted_client_hello anywhere means the name outside is not
+    // the one the server will serve.
+    std::string name;
+    bool named = false;
+    bool encrypted = false;
     while (extensions.ok() && extensions.left() > 0) {
         const uint32_t type = extensions.number(2);
         Reader body = extensions.sub(extensions.number(2));
         if (!extensions.ok())
             break;
-        if (type != 0) // server_name
+        if (type == kEncryptedClientHello)
+            encrypted = true;
+        if (type != 0 || named) // server_name, the first
             continue;
         Reader list = body.sub(body.number(2));
-        while (list.ok() && list.left() > 0) {
+        while (list.ok() && list.left() > 0 && !named) {
             const uint32_t nameType = list.number(1);
             const uint32_t length = list.number(2);
             const uint8_t *start = list.here();
@@ -93,18 +103,23 @@ ClientHello::Result readHello(Reader hello)
                 return finish(Status::Malformed);
             if (nameType != 0) // host_name
                 continue;
-            std::string name(reinterpret_cast<const char *>(start), length);
+            name.assign(reinterpret_cast<const char *>(start), length);
             for (char &c : name) {
                 const unsigned char u = static_cast<unsigned char>(c);
                 if (u < 0x21 || u > 0x7e)
                     return finish(Status::Malformed);
                 c = char(std::tolower(u));
             }
-            return finish(Status::ServerName, std::move(name));
+            named = true;
         }
-        return finish(list.ok() ? Status::NoName : Status::Malformed);
+        if (!list.ok())
+            return finish(Status::Malformed);
     }
-    return finish(extensions.ok() ? Status::NoName : Status::Malformed);
+    if (!extensions.ok())
+        return finish(Status::Malformed);
+    if (encrypted)
+        return finish(Status::EncryptedName);
+    return named ? finish(Status::ServerName, std::move(name)) : finish(Status::NoName);
 }
 
 } // namespace

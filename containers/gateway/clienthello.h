@@ -16,7 +16,10 @@ public:
         ServerName, // serverName holds the name the client asked for
         NoName,     // a whole ClientHello without a host_name
         NotTls,     // the bytes are no TLS handshake (plain HTTP through CONNECT, or other)
-        Malformed   // a TLS handshake whose lengths do not add up, or too long
+        Malformed,  // a TLS handshake whose lengths do not add up, or too long
+        // An Encrypted Client Hello: the server name outside is a cover (a shared front's), and
+        // the one the server serves is hidden from the gateway
+        EncryptedName
     };
     struct Result
     {

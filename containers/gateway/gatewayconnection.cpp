@@ -336,6 +336,11 @@ void GatewayConnection::splice(int out, const std::string &toOut)
             else if (d->reading)
                 from.events |= POLLIN;
         }
+        // A socket neither direction waits on is left out: poll reports a hang-up or an error
+        // whatever is asked, and one that nothing acts on would wake it at once, for ever.
+        for (pollfd &q : p)
+            if (q.events == 0)
+                q.fd = -1;
         const int ready = ::poll(p, 2, int(std::min<int64_t>(left, 60000)));
         if (ready < 0 && errno == EINTR)
             continue;
@@ -470,9 +475,25 @@ std::string GatewayConnection::checkPlainTunnel(std::string *first, int64_t dead
     return {};
 }
 
+void GatewayConnection::limitBlocking(int fd, int64_t receiveMs)
+{
+    // The exchanges read and write with blocking calls (a TLS record that never completes, a
+    // client that never reads its answer): no call waits past these, so every deadline holds.
+    // (The splice's sockets are non-blocking and keep their own idle time.)
+    const auto set = [fd](int option, int64_t ms) {
+        timeval t{};
+        t.tv_sec = time_t(ms / 1000);
+        t.tv_usec = suseconds_t(ms % 1000 * 1000);
+        ::setsockopt(fd, SOL_SOCKET, option, &t, sizeof t);
+    };
+    set(SO_RCVTIMEO, receiveMs);
+    set(SO_SNDTIMEO, SecretExchange::kRequestIdleMs);
+}
+
 void GatewayConnection::run()
 {
     m_id = m_gateway.nextConnectionId();
+    limitBlocking(m_fd, SecretExchange::kRequestIdleMs);
     std::string buffer;
     const int64_t headDeadline = nowMs() + kStepTimeoutMs;
     ProxyRequest request = ProxyRequest::parse(buffer.data(), buffer.size());
@@ -528,11 +549,16 @@ void GatewayConnection::run()
         answer(502, why);
         return;
     }
+    limitBlocking(out, SecretExchange::kAnswerIdleMs);
     const std::string rest = buffer.substr(request.headBytes());
     // A host one of this sandbox's secrets is bound to: its requests are read and rewritten.
     m_secrets = m_gateway.secretsFor(m_credential);
     const bool rewrite = m_secrets.bindsTo(m_host, m_port);
     if (request.kind() == ProxyRequest::Kind::Forward) {
+        // In plain HTTP a value goes only where its binding names the port (anyone on the way
+        // reads it): the program must not be able to choose cleartext for a key bound to a
+        // host's TLS.
+        m_secrets = m_secrets.plainHttp();
         // Exactly one request, framed as the client framed it (a chunked body stays chunked),
         // whatever follows it on the connection: a pipelined request for another host is never
         // passed on, to the origin or to the host's proxy. The next request opens another
@@ -580,11 +606,15 @@ void GatewayConnection::run()
         ProxyRequest inner;
         refusal = checkPlainTunnel(&first, helloDeadline, &inner);
         if (refusal.empty()) {
+            m_secrets = m_secrets.plainHttp();
             exchangePlain(out, first, inner.headBytes(), inner.originHead(), decision.rule);
             return;
         }
     } else if (hello.status == ClientHello::Status::Malformed)
         refusal = "the tunnel did not start with a whole TLS ClientHello";
+    else if (hello.status == ClientHello::Status::EncryptedName)
+        refusal = "the TLS ClientHello hides its server name (Encrypted Client Hello), so the "
+                  "host it reaches cannot be checked";
     else if (hello.status == ClientHello::Status::NoName && !address)
         refusal = "the TLS ClientHello names no server";
     else if (hello.status == ClientHello::Status::ServerName &&

@@ -32,6 +32,8 @@ public:
 
 private:
     bool readMore(std::string *buffer, size_t max, int64_t deadlineMs);
+    // Bounds every blocking read (`receiveMs`) and write on `fd`.
+    static void limitBlocking(int fd, int64_t receiveMs);
     void answer(int status, const std::string &reason);
     void report(const std::string &verdict, const std::string &rule);
     // Addresses for the host (the test map, an address as itself, else DNS); "" and `why` when

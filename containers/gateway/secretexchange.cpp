@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <http_parser.h>
+#include <utility>
 
 namespace {
 
@@ -13,20 +15,41 @@ std::string lower(std::string s)
     return s;
 }
 
-// The request's framing: where it ends, whether its body is chunked, its method.
+// The request's framing: where it ends, whether its body is chunked, its method; and its body as
+// the origin gets it. A chunked body is written again from what the parser read (sizes in plain
+// hex, no extensions, no trailers), so that an origin whose reading of odd framing (a bare LF,
+// bytes where a chunk's CRLF belongs) differs from libhttp-parser's sees the same request the
+// gateway checked, never a second one.
 struct RequestFrame
 {
     http_parser parser{};
     http_parser_settings settings{};
     bool complete = false;
+    std::string body; // what to send on, taken by the caller
 
     RequestFrame()
     {
         http_parser_init(&parser, HTTP_REQUEST);
         parser.data = this;
         http_parser_settings_init(&settings);
+        settings.on_body = [](http_parser *p, const char *at, size_t n) {
+            auto *self = static_cast<RequestFrame *>(p->data);
+            if (p->flags & F_CHUNKED) {
+                char size[32];
+                std::snprintf(size, sizeof size, "%zx\r\n", n);
+                self->body += size;
+                self->body.append(at, n);
+                self->body += "\r\n";
+            } else {
+                self->body.append(at, n);
+            }
+            return 0;
+        };
         settings.on_message_complete = [](http_parser *p) {
-            static_cast<RequestFrame *>(p->data)->complete = true;
+            auto *self = static_cast<RequestFrame *>(p->data);
+            if (p->flags & F_CHUNKED)
+                self->body += "0\r\n\r\n";
+            self->complete = true;
             http_parser_pause(p, 1); // a pipelined request after it is not this exchange's
             return 0;
         };
@@ -38,6 +61,7 @@ struct RequestFrame
         const http_errno e = HTTP_PARSER_ERRNO(&parser);
         return e == HPE_OK || e == HPE_PAUSED ? long(n) : -1;
     }
+    std::string take() { return std::exchange(body, std::string()); }
 };
 
 // The answer, read through libhttp-parser and sent on masked as it comes.
@@ -182,6 +206,14 @@ SecretExchange::run(ByteChannel &client, ByteChannel &origin, const std::string 
         answer(client, 400, result.error);
         return result;
     }
+    // HTTP/1.0 has no chunked coding (RFC 9112 6.1): an origin would read such a body as the
+    // connection's next request.
+    if ((frame.parser.flags & F_CHUNKED) && frame.parser.http_major == 1 &&
+        frame.parser.http_minor == 0) {
+        result.error = "an HTTP/1.0 request with a chunked body";
+        answer(client, 400, result.error);
+        return result;
+    }
     bool expectContinue = false;
     std::vector<std::pair<std::string, std::string>> echoes;
     std::string out =
@@ -195,7 +227,7 @@ SecretExchange::run(ByteChannel &client, ByteChannel &origin, const std::string 
         injected(result.added);
     if (expectContinue && !frame.complete)
         client.write("HTTP/1.1 100 Continue\r\n\r\n");
-    out.append(raw, headBytes, size_t(framed) - headBytes);
+    out += frame.take();
     bool ok = origin.write(out);
     result.up += out.size();
     char buffer[65536];
@@ -205,11 +237,11 @@ SecretExchange::run(ByteChannel &client, ByteChannel &origin, const std::string 
             frame.feed(nullptr, 0);
             break;
         }
-        const long used = frame.feed(buffer, size_t(n));
-        if (used < 0)
+        if (frame.feed(buffer, size_t(n)) < 0)
             break;
-        ok = origin.write(std::string(buffer, size_t(used)));
-        result.up += uint64_t(used);
+        const std::string body = frame.take();
+        ok = origin.write(body);
+        result.up += uint64_t(body.size());
     }
     // An origin may answer before the whole body came (a 413, say) and close: its answer is
     // still read and passed on; only without one does the client get a 502.

@@ -90,6 +90,16 @@ std::string SecretRewriter::replacePlaceholders(std::string text, const std::str
     return text;
 }
 
+SecretRewriter SecretRewriter::plainHttp() const
+{
+    std::vector<BoundSecret> secrets = m_secrets;
+    for (BoundSecret &s : secrets)
+        s.hosts.erase(std::remove_if(s.hosts.begin(), s.hosts.end(),
+                                     [](const HostPattern &p) { return p.ports().size() != 1; }),
+                      s.hosts.end());
+    return SecretRewriter(std::move(secrets));
+}
+
 SecretRewriter
 SecretRewriter::withEchoes(const std::vector<std::pair<std::string, std::string>> &echoes) const
 {

@@ -42,6 +42,10 @@ public:
     std::string inject(const std::string &head, const std::string &host, int port,
                        std::vector<std::string> *added, bool *expectContinue = nullptr,
                        std::vector<std::pair<std::string, std::string>> *echoes = nullptr) const;
+    // For a request that goes out in plain HTTP: only the secrets whose binding names the port
+    // explicitly (`api.test:8080`) are put in; one bound without a port (which reads as 80 and
+    // 443) goes only inside TLS the gateway verified. Every value is still masked.
+    SecretRewriter plainHttp() const;
     // This rewriter, masking besides each `echoes` pair's first with its second.
     SecretRewriter withEchoes(const std::vector<std::pair<std::string, std::string>> &echoes) const;
     // `text` with every value of this sandbox's secrets, whatever their hosts, replaced by its

@@ -36,7 +36,8 @@ bool same(const ClientHello::Result &a, const ClientHello::Result &b)
 
 QByteArray show(const ClientHello::Result &r)
 {
-    static const char *const names[] = {"NeedMore", "ServerName", "NoName", "NotTls", "Malformed"};
+    static const char *const names[] = {"NeedMore", "ServerName", "NoName",
+                                        "NotTls",   "Malformed",  "EncryptedName"};
     return QByteArray("  ") + names[int(r.status)] + ' ' +
            fuzz::show(QByteArray(r.serverName.data(), qsizetype(r.serverName.size()))) + '\n';
 }

@@ -20,6 +20,7 @@ private Q_SLOTS:
     void plainHttpIsNotTls();
     void damagedLengthsAreMalformed();
     void garbageNeverReadsPastTheEnd();
+    void anEncryptedHelloHidesItsName();
 
 private:
     static QByteArray fixture(const char *name);
@@ -129,6 +130,38 @@ void TestClientHello::garbageNeverReadsPastTheEnd()
         if (r.status == Status::ServerName)
             QVERIFY(!r.serverName.empty());
     }
+}
+
+void TestClientHello::anEncryptedHelloHidesItsName()
+{
+    // The SNI fixture with an encrypted_client_hello extension (0xfe0d) added at the end: its
+    // server name is the cover of a shared front, not the host it reaches.
+    QByteArray hello = fixture("clienthello-sni.bin");
+    const auto length = [&](int at, int size) {
+        int n = 0;
+        for (int i = 0; i < size; ++i)
+            n = (n << 8) | quint8(hello.at(at + i));
+        return n;
+    };
+    const auto setLength = [&](int at, int size, int n) {
+        for (int i = size - 1; i >= 0; --i, n >>= 8)
+            hello[at + i] = char(n & 0xff);
+    };
+    // record (5), handshake header (4), version (2), random (32), then the variable fields.
+    int at = 5 + 4 + 2 + 32;
+    at += 1 + length(at, 1); // session id
+    at += 2 + length(at, 2); // cipher suites
+    at += 1 + length(at, 1); // compression methods
+    const int extensions = length(at, 2);
+    const QByteArray ech = QByteArray::fromHex("fe0d000400010203");
+    QCOMPARE(at + 2 + extensions, hello.size()); // the extensions end the record
+    hello.append(ech);
+    setLength(at, 2, extensions + int(ech.size()));
+    setLength(6, 3, length(6, 3) + int(ech.size()));
+    setLength(3, 2, length(3, 2) + int(ech.size()));
+    const ClientHello::Result r = parse(hello);
+    QCOMPARE(r.status, Status::EncryptedName);
+    QVERIFY(r.serverName.empty());
 }
 
 QTEST_GUILESS_MAIN(TestClientHello)

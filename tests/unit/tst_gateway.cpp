@@ -22,6 +22,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <memory>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -94,6 +96,8 @@ private Q_SLOTS:
     void checksTheTargetInsideATunnel();
     void boundsTheConnectionsOfOneSandbox();
     void goesStraightToTheHostsProxyLeavesOut();
+    void writesAChunkedBodyAgainAndRefusesOneInHttp10();
+    void aStuckTunnelDoesNotSpin();
 
 private:
     // The origin: answers every connection with `reply` once it has a request head (or, for a
@@ -984,6 +988,73 @@ void TestGateway::goesStraightToTheHostsProxyLeavesOut()
                      "\r\n" + auth("cred-a") + "\r\n");
         QVERIFY2(answer.endsWith("hello"), noProxy + ": " + answer);
     }
+}
+
+void TestGateway::writesAChunkedBodyAgainAndRefusesOneInHttp10()
+{
+    const QByteArray port = QByteArray::number(m_originPort);
+    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    const QByteArray head = "POST http://web.test:" + port +
+                            "/c HTTP/1.1\r\nHost: web.test:" + port + "\r\n" + auth("cred-a") +
+                            "Transfer-Encoding: chunked\r\n\r\n";
+    // A chunk extension and a trailer: the origin gets plain sizes, no extension, no trailer.
+    QByteArray answer = exchange(head + "5;name=x\r\nhello\r\n0\r\nX-Trailer: t\r\n\r\n");
+    QVERIFY2(answer.endsWith("hello"), answer.constData());
+    QVERIFY2(m_received.endsWith("\r\n\r\n5\r\nhello\r\n0\r\n\r\n"), m_received.constData());
+    m_received.clear();
+    answer =
+        exchange("POST http://web.test:" + port + "/c HTTP/1.0\r\nHost: web.test:" + port + "\r\n" +
+                 auth("cred-a") + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 400") && answer.contains("HTTP/1.0"), answer.constData());
+    QVERIFY(m_received.isEmpty());
+}
+
+void TestGateway::aStuckTunnelDoesNotSpin()
+{
+    // A tunnel whose origin has sent its answer and closed while the client, having ended its
+    // own side, reads nothing: the gateway waits for the client (bounded by the idle time)
+    // without burning a CPU. CPU time from /proc, over seconds, far apart for a spin.
+    QTcpServer origin;
+    QVERIFY(origin.listen(QHostAddress::LocalHost));
+    connect(&origin, &QTcpServer::newConnection, this, [&origin] {
+        QTcpSocket *s = origin.nextPendingConnection();
+        connect(s, &QTcpSocket::readyRead, s, [s] {
+            s->readAll();
+            s->write(QByteArray(4 * 1024 * 1024, 'x'));
+            s->disconnectFromHost();
+        });
+    });
+    const QByteArray port = QByteArray::number(origin.serverPort());
+    control("grant\tcred-a\t127.0.0.1\trefuse\ttls.example.test:" + port);
+    nextEvent(QStringLiteral("ok"));
+    QTcpSocket client;
+    client.setReadBufferSize(4096);
+    client.setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 4096);
+    client.connectToHost(QHostAddress::LocalHost, quint16(m_port));
+    QVERIFY(client.waitForConnected(5000));
+    client.write("CONNECT tls.example.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") + "\r\n" +
+                 hello());
+    QVERIFY(client.waitForBytesWritten(5000));
+    QCOMPARE(nextEvent(QStringLiteral("conn")).value(u"verdict").toString(),
+             QStringLiteral("allow"));
+    ::shutdown(int(client.socketDescriptor()), SHUT_WR);
+    // The origin's 4 MiB fill the buffers on the way, then it closes.
+    QTest::qWait(1500);
+    const auto cpuMs = [this] {
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(m_gateway->processId()));
+        if (!stat.open(QIODevice::ReadOnly))
+            return -1LL;
+        const QList<QByteArray> fields = stat.readAll().split(')').last().split(' ');
+        // utime and stime, fields 14 and 15 of the whole line (12 and 13 after "pid (comm)").
+        return (fields.value(12).toLongLong() + fields.value(13).toLongLong()) * 1000 /
+               sysconf(_SC_CLK_TCK);
+    };
+    const qint64 before = cpuMs();
+    QTest::qWait(4000);
+    const qint64 used = cpuMs() - before;
+    QVERIFY2(before >= 0 && used < 1000,
+             qPrintable(QStringLiteral("%1 ms of CPU in 4 s").arg(used)));
 }
 
 QTEST_GUILESS_MAIN(TestGateway)

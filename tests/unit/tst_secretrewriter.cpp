@@ -49,6 +49,7 @@ class TestSecretRewriter : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void bindsOnlyToItsHosts();
+    void plainHttpOnlyWhereThePortIsNamed();
     void injectsInTheRequestLineAndHeaderValues();
     void injectsInsideBasicCredentials();
     void leavesThePlaceholderForAnUnboundHost();
@@ -347,6 +348,24 @@ void TestSecretRewriter::refusesWhatIsNotBase64()
     // EVP_DecodeBlock reads '=' as a zero wherever it is; decodeBase64 takes it only at the end.
     QVERIFY(!SecretRewriter::decodeBase64(text.toStdString(), &decoded));
     QCOMPARE(bytes(decoded), QByteArray("not touched"));
+}
+
+void TestSecretRewriter::plainHttpOnlyWhereThePortIsNamed()
+{
+    // API_KEY is bound to api.test without a port (80 and 443): in plain HTTP it is not put in,
+    // though it is still masked. TOKEN names its port: put in there, in plain HTTP too.
+    const SecretRewriter plain = twoSecrets().plainHttp();
+    QVERIFY(twoSecrets().bindsTo("api.test", 80));
+    QVERIFY(!plain.bindsTo("api.test", 80));
+    QVERIFY(!plain.bindsTo("api.test", 443));
+    QVERIFY(plain.bindsTo("x.git.test", 8443));
+    std::vector<std::string> added;
+    const std::string head =
+        "GET /?k=" + kKeyPlaceholder + " HTTP/1.1\r\nX-Token: " + kTokenPlaceholder + "\r\n\r\n";
+    QVERIFY(plain.inject(head, "api.test", 80, &added).find(kKeyValue) == std::string::npos);
+    QVERIFY(added.empty());
+    QVERIFY(plain.inject(head, "x.git.test", 8443, &added).find(kTokenValue) != std::string::npos);
+    QCOMPARE(plain.mask("echo " + kKeyValue), "echo " + kKeyPlaceholder);
 }
 
 QTEST_APPLESS_MAIN(TestSecretRewriter)
