@@ -430,9 +430,10 @@ function serve() {
     call = null;
     let flags = c.flags;
     if (!flags) {
-      if (changedSince(OUTPUTS, mark)) flags += " out";
+      const images = workdirImages(mark);
+      if (images.length > 0 || changedSince(OUTPUTS, mark)) flags += " out";
       if (list(PLOTS).length > 0) flags += " plots";
-      if (flags) listFiles();
+      if (flags) listFiles(images);
       flags += usage(c.cpu);
     }
     mark = touch(MARK);
@@ -507,9 +508,25 @@ function serve() {
     return false;
   }
 
-  // The listing of outputs/ and .plots/ the host reads before it fetches anything (as cs-run's
-  // list_files writes it): "<type> <size> <path>\0" per entry, at most 20000 of them.
-  function listFiles() {
+  // Image files at the top of the workdir that changed after time ns come back like those in
+  // outputs/ (see workdir_images in cs-run, which has the same list): their listing records.
+  function workdirImages(ns) {
+    const records = [];
+    for (const entry of list("/sandbox", true)) {
+      if (entry.name.startsWith(".") || !entry.isFile()) continue;
+      if (!/\.(png|jpe?g|gif|webp|svg|pdf)$/i.test(entry.name)) continue;
+      try {
+        const st = fs.lstatSync("/sandbox/" + entry.name, { bigint: true });
+        if (st.mtimeNs > ns) records.push(Buffer.from(`f ${st.size} ${entry.name}\0`));
+      } catch {}
+    }
+    return records;
+  }
+
+  // The listing of outputs/, .plots/ and the workdir's image files the host reads before it
+  // fetches anything (as cs-run's list_files writes it): "<type> <size> <path>\0" per entry, at
+  // most 20000 of them.
+  function listFiles(images) {
     const records = [];
     const walk = (rel) => {
       for (const entry of list("/sandbox/" + rel, true)) {
@@ -531,6 +548,7 @@ function serve() {
     } catch {}
     walk("outputs");
     walk(".plots");
+    records.push(...images.slice(0, Math.max(0, 20000 - records.length)));
     try {
       fs.writeFileSync("/sandbox/.cs-files", Buffer.concat(records));
     } catch {}

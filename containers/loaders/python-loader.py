@@ -5,26 +5,42 @@
 # `python3 main.py` would print them, and the result line "<nonce> <rc>[ flags]" is printed here
 # as soon as it ends, without waiting for interpreter teardown.
 #
-# Every matplotlib figure the program creates is saved as a PNG under /sandbox/.plots when it is
-# shown, closed or still open at exit, so the host can return it. This is done by a backend that
-# is selected when matplotlib is imported, never by touching the program's source.
+# Every matplotlib figure the program creates with pyplot is saved as a PNG under /sandbox/.plots
+# when it is shown, closed or still open at exit, so the host can return it. This is done by a
+# backend of the loader's that pyplot loads whichever backend the program selects (see
+# _patch_pyplot), never by touching the program's source. Image files the program leaves at the
+# top of its working directory come back too (see IMAGES); a figure saved to one that comes back
+# as an image is not returned a second time.
 #
 # With CS_SESSION=1 this is a live interpreter that serves one call ("cell") after another, like
 # a notebook kernel: see _session.
 import os
 import sys
 
+WORKDIR = "/sandbox"
 PLOTS = "/sandbox/.plots"
 OUTPUTS = "/sandbox/outputs"
-# The listing of outputs/ and .plots/ the host reads before it fetches anything (as cs-run's
-# list_files writes it): "<type> <size> <path>\0" per entry, at most LISTED of them.
+# The listing of outputs/, .plots/ and the workdir's new image files that the host reads before
+# it fetches anything (as cs-run's list_files writes it): "<type> <size> <path>\0" per entry, at
+# most LISTED of them.
 LISTING = "/sandbox/.cs-files"
 LISTED = 20000
-# Sessions: the attached stdin, handed over by cs-run; the mark each call leaves when it ends
-# (shared with cs-run, which reports for a call the interpreter did not survive).
-HOST_FD = 3
+# Image files at the top of the workdir that changed after the mark come back like those in
+# outputs/ (a chart saved as chart.png, a picture PIL wrote): the formats an assistant's client
+# shows as images, and the vector formats figures are saved in. Not hidden files, links or
+# subfolders (where programs unpack data sets), and not the input files (written with the time
+# 0). cs-run's workdir_images and the Node loader have the same list.
+IMAGES = (b".png", b".jpg", b".jpeg", b".gif", b".webp", b".svg", b".pdf")
+# Of those, the ones that come back as images.
+SHOWN = (b".png", b".jpg", b".jpeg", b".gif", b".webp")
+# The mark: written by cs-run when the sandbox starts, and in a session when each call ends (here,
+# and shared with cs-run, which reports for a call the interpreter did not survive). Sessions: the
+# attached stdin, handed over by cs-run.
 MARK = "/tmp/.cs-mark"
 START = "/tmp/.cs-start"
+HOST_FD = 3
+# The backend that pyplot loads whatever the program selects.
+BACKEND = "module://code_sandbox_mpl"
 
 
 def _prepare_matplotlib_cache():
@@ -54,6 +70,12 @@ class _Plots:
     @classmethod
     def save(cls, figure):
         if getattr(figure, "_cs_saved", False):
+            return
+        # A figure the program saved to a file that comes back as an image comes back as that
+        # file only, as it was when saved (whether it changed since cannot be told: drawing
+        # itself marks some figures as changed).
+        shown = getattr(figure, "_cs_file", None)
+        if shown is not None and os.path.isfile(shown):
             return
         figure._cs_saved = True
         seq = getattr(figure, "_cs_seq", None)
@@ -107,6 +129,76 @@ def _define_backend(ns):
               backend_version="code-sandbox")
 
 
+def _patch_pyplot(plt):
+    # pyplot loads a backend in one place, switch_backend: for its first figure (with the name
+    # rcParams holds, which matplotlib.use(), MPLBACKEND or the program put there), and when
+    # matplotlib.use() or the program switches later. Whatever name it is given, it loads the
+    # loader's backend (which renders with Agg), and the name asked for is kept, so that the
+    # program sees the backend it chose, and use() of that name again changes nothing, as usual.
+    # The sandbox has no display, so an interactive backend would show nothing either.
+    import functools
+
+    import matplotlib
+    from matplotlib import rcsetup
+    from matplotlib.figure import Figure
+
+    real_switch = plt.switch_backend
+
+    @functools.wraps(real_switch)
+    def switch_backend(newbackend):
+        # (The automatic choice comes back here with the name it picks: "agg", without a display.)
+        if newbackend is rcsetup._auto_backend_sentinel:
+            return real_switch(newbackend)
+        try:
+            name = rcsetup.validate_backend(newbackend)
+        except ValueError as e:  # as pyplot says of a name that is no backend
+            raise ImportError(str(e)) from None
+        real_switch(BACKEND)
+        matplotlib.rcParams["backend"] = matplotlib.rcParamsDefault["backend"] = name
+        sys.modules["matplotlib.backends"].backend = name
+
+    plt.switch_backend = switch_backend
+
+    real_savefig = Figure.savefig
+
+    @functools.wraps(real_savefig)
+    def savefig(self, fname, *args, **kwargs):
+        real_savefig(self, fname, *args, **kwargs)
+        path = _shown_file(fname, kwargs.get("format"))
+        if path is not None:
+            self._cs_file = path
+
+    Figure.savefig = savefig
+
+    import atexit
+
+    atexit.register(_Plots.save_open)
+
+
+def _shown_file(fname, fmt):
+    """The file savefig(fname, format=fmt) wrote, when it comes back as an image; else None."""
+    try:
+        name = os.fsencode(fname)
+    except TypeError:  # a file object
+        return None
+    ext = os.path.splitext(name)[1]
+    if fmt is None and not ext:
+        # (savefig then writes the name with the default format's extension)
+        import matplotlib
+
+        fmt = matplotlib.rcParams["savefig.format"]
+        name = name.rstrip(b".") + b"." + os.fsencode(fmt)
+    kind = b"." + os.fsencode(fmt).lower() if fmt else ext.lower()
+    path = os.path.abspath(name)
+    folder, base = os.path.split(path)
+    if kind not in SHOWN or not base.lower().endswith(SHOWN):
+        return None
+    workdir, outputs = os.fsencode(WORKDIR), os.fsencode(OUTPUTS)
+    if (folder == workdir and not base.startswith(b".")) or path.startswith(outputs + b"/"):
+        return path
+    return None
+
+
 def _install_import_hooks():
     # (importlib.machinery is already loaded; importlib.abc would pull in importlib.resources,
     # pathlib and tempfile, 12 ms of every sandbox's start, for base classes the import system
@@ -114,14 +206,15 @@ def _install_import_hooks():
     import importlib.machinery
 
     class Hooks:
-        seen = False
+        # What to do to a module once it has been loaded, before anyone uses it (once each).
+        patches = {"matplotlib.pyplot": _patch_pyplot}
 
         def find_spec(self, name, path=None, target=None):
             if name == "code_sandbox_mpl":
                 return importlib.machinery.ModuleSpec(name, self)
-            if name != "matplotlib" or self.seen:
+            patch = self.patches.pop(name, None)
+            if patch is None:
                 return None
-            self.seen = True
             spec = importlib.machinery.PathFinder.find_spec(name, path)
             if spec is None or spec.loader is None:
                 return spec
@@ -130,12 +223,9 @@ def _install_import_hooks():
             def exec_module(module):
                 real(module)
                 try:
-                    module.rcParams["backend"] = "module://code_sandbox_mpl"
-                except Exception:
-                    pass
-                import atexit
-
-                atexit.register(_Plots.save_open)
+                    patch(module)
+                except Exception as e:  # (a matplotlib the program installed, say)
+                    sys.stderr.write("code-sandbox: figures may not come back: %s\n" % e)
 
             spec.loader.exec_module = exec_module
             return spec
@@ -206,15 +296,16 @@ def _main():
             pass
     rc &= 0xFF
     flags = ""
+    images = _workdir_images(_mtime(MARK))
     try:
-        if os.listdir(OUTPUTS):
+        if images or os.listdir(OUTPUTS):
             flags += " out"
     except OSError:
         pass
     if _Plots.saved:
         flags += " plots"
     if flags:
-        _list_files()
+        _list_files(images)
     flags += _usage_flags()
     line = nonce + b" " + str(rc).encode() + flags.encode() + b"\n"
     # For cs-run: the line is out (it must not print another: the status file goes), and the
@@ -233,7 +324,7 @@ def _main():
     os._exit(rc)
 
 
-def _list_files():
+def _list_files(images):
     import stat
 
     records = []
@@ -255,11 +346,41 @@ def _list_files():
                 kind = (b"f" if stat.S_ISREG(st.st_mode) else b"d" if stat.S_ISDIR(st.st_mode)
                         else b"l" if stat.S_ISLNK(st.st_mode) else b"o")
                 records.append(kind + b" " + str(st.st_size).encode() + b" " + path + b"\0")
+    records += images[: LISTED - len(records)]
     try:
         with open(LISTING, "wb") as f:
             f.write(b"".join(records))
     except OSError:
         pass
+
+
+def _workdir_images(since):
+    """The listing's records of the image files at the top of the workdir that changed after time
+    since (ns): see IMAGES."""
+    import stat
+
+    records = []
+    try:
+        entries = list(os.scandir(os.fsencode(WORKDIR)))
+    except OSError:
+        return records
+    for entry in entries:
+        if entry.name.startswith(b".") or not entry.name.lower().endswith(IMAGES):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mtime_ns > since:
+            records.append(b"f " + str(st.st_size).encode() + b" " + entry.name + b"\0")
+    return records
+
+
+def _mtime(path):
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:  # (no mark: /tmp was full; input files still have the time 0)
+        return 0
 
 
 def _usage_flags(cpu_before=0):
@@ -404,12 +525,13 @@ def _session():
         _flush()
         rc &= 0xFF
         flags = ""
-        if _changed_since(OUTPUTS, mark):
+        images = _workdir_images(mark)
+        if images or _changed_since(OUTPUTS, mark):
             flags += " out"
         if _listdir(PLOTS):
             flags += " plots"
         if flags:
-            _list_files()
+            _list_files(images)
         flags += _usage_flags(cpu)
         mark = _touch(MARK)
         line = nonce + b" " + str(rc).encode() + flags.encode() + b"\n"

@@ -13,13 +13,6 @@ QString folderOf(OutputFile::Kind kind)
     return QString::fromLatin1(kind == OutputFile::Kind::Plot ? SandboxLayout::kPlotsDir
                                                               : SandboxLayout::kOutputDir);
 }
-
-QString listedPath(const OutputFile &f)
-{
-    return (f.kind == OutputFile::Kind::Plot ? QStringLiteral(".plots/")
-                                             : QStringLiteral("outputs/")) +
-           f.name;
-}
 } // namespace
 
 OutputCollector::OutputCollector(SandboxContainer *container, const OutputManifest::Limits &limits,
@@ -86,13 +79,13 @@ void OutputCollector::fetchListed()
         if (wanted.isEmpty())
             continue;
         // One archive when it holds just what is wanted (the usual case: a few small files);
-        // else one per file, so that what is left out is never read.
-        if (m_manifest.wholeFolder(kind)) {
+        // else one per file, so that what is left out is never read. An image file at the top
+        // of the workdir always comes on its own: the workdir's archive holds everything else.
+        const bool whole = m_manifest.wholeFolder(kind);
+        if (whole)
             fetch(folderOf(kind), m_manifest.folderArchiveBytes(kind), QString(), QString());
-            continue;
-        }
         for (const OutputManifest::Entry &e : m_manifest.files())
-            if (e.kind == kind && e.selected)
+            if (e.kind == kind && e.selected && (e.inWorkdir || !whole))
                 fetch(QString::fromLatin1(SandboxLayout::kWorkdir) + u'/' + e.path,
                       OutputManifest::fileArchiveBytes(e.size), e.path.section(u'/', -1), e.path);
     }
@@ -191,13 +184,15 @@ void OutputCollector::onUnlisted(const SandboxContainer::Archive &archive, Outpu
 void OutputCollector::done()
 {
     static const QMimeDatabase mimeTypes;
-    QList<OutputFile> files = m_manifest.listed();
+    QStringList paths;
+    QList<OutputFile> files = m_manifest.listed(&paths);
     qint64 total = 0;
     int missing = 0;
     QString why;
-    for (OutputFile &f : files) {
+    for (qsizetype i = 0; i < files.size(); ++i) {
+        OutputFile &f = files[i];
         if (f.included) {
-            const QString path = listedPath(f);
+            const QString &path = paths.at(i);
             const auto it = m_data.constFind(path);
             // (A file that grew after it was listed still counts against the run's budget.)
             if (it != m_data.cend() && total + it->size() <= m_limits.total) {

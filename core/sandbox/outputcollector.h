@@ -9,10 +9,11 @@
 #include <QPointer>
 #include <QString>
 
-// Fetches what a finished program left for the caller — figures and output files — from its
-// still running container, within the run's limits, holding no more than those limits in memory
-// whatever the program wrote: the supervisor's listing says what exists, only what fits is asked
-// for, and every archive is cut off at the size the listing promised (see OutputManifest).
+// Fetches what a finished program left for the caller — figures, output files, image files at
+// the top of its workdir — from its still running container, within the run's limits, holding no
+// more than those limits in memory whatever the program wrote: the supervisor's listing says what
+// exists, only what fits is asked for, and every archive is cut off at the size the listing
+// promised (see OutputManifest).
 class OutputCollector : public QObject
 {
     Q_OBJECT

@@ -1,5 +1,6 @@
 #include "outputmanifest.h"
 
+#include <QSet>
 #include <algorithm>
 
 namespace {
@@ -12,6 +13,12 @@ constexpr int kNamedPerReason = 10;
 
 const QString kPlotsPrefix = QStringLiteral(".plots/");
 const QString kOutputsPrefix = QStringLiteral("outputs/");
+// As the supervisors (cs-run's workdir_images, the loaders) list them: the formats a client
+// shows as images, and the vector formats figures are saved in.
+const QStringList kImageSuffixes = {QStringLiteral(".png"),  QStringLiteral(".jpg"),
+                                    QStringLiteral(".jpeg"), QStringLiteral(".gif"),
+                                    QStringLiteral(".webp"), QStringLiteral(".svg"),
+                                    QStringLiteral(".pdf")};
 
 int folderIndex(OutputFile::Kind kind)
 {
@@ -19,18 +26,30 @@ int folderIndex(OutputFile::Kind kind)
 }
 } // namespace
 
+bool OutputManifest::isWorkdirImage(const QString &path)
+{
+    if (path.isEmpty() || path.startsWith(u'.') || path.contains(u'/'))
+        return false;
+    for (const QString &suffix : kImageSuffixes)
+        if (path.size() > suffix.size() && path.endsWith(suffix, Qt::CaseInsensitive))
+            return true;
+    return false;
+}
+
 OutputManifest OutputManifest::parse(const QByteArray &listing, const Limits &limits)
 {
     OutputManifest m;
     const int records = m.read(listing);
+    const QStringList shadowed = m.dropShadowedImages();
     std::sort(m.m_files.begin(), m.m_files.end(), [](const Entry &a, const Entry &b) {
         if (a.kind != b.kind)
             return a.kind == OutputFile::Kind::Plot;
-        return a.path < b.path;
+        return a.name < b.name;
     });
 
     const QList<bool> byCount = m.choose(limits);
     m.chooseListed(limits, byCount);
+    m.m_notes += shadowed;
     if (records >= kMaxRecords)
         m.m_notes.append(QStringLiteral("the output folders hold more than %1 entries; only the "
                                         "first %1 were looked at")
@@ -67,18 +86,48 @@ int OutputManifest::read(const QByteArray &listing)
             e.kind = OutputFile::Kind::Plot;
         else if (path.startsWith(kOutputsPrefix))
             e.kind = OutputFile::Kind::Output;
+        else if (isWorkdirImage(path))
+            e.inWorkdir = true;
         else
             continue;
         if (record.at(0) != 'f') {
-            ++m_otherEntries[folderIndex(e.kind)];
+            // (The supervisors list only files of the workdir itself.)
+            if (!e.inWorkdir)
+                ++m_otherEntries[folderIndex(e.kind)];
             continue;
         }
         e.path = path;
-        e.name = path.section(u'/', 1);
+        e.name = e.inWorkdir ? path : path.section(u'/', 1);
         e.size = size;
         m_files.append(e);
     }
     return records;
+}
+
+QStringList OutputManifest::dropShadowedImages()
+{
+    QSet<QString> outputs;
+    for (const Entry &e : std::as_const(m_files))
+        if (e.kind == OutputFile::Kind::Output && !e.inWorkdir)
+            outputs.insert(e.name);
+    QStringList notes;
+    int unnamed = 0;
+    m_files.removeIf([&](const Entry &e) {
+        if (!e.inWorkdir || !outputs.contains(e.name))
+            return false;
+        if (notes.size() < kNamedPerReason)
+            notes.append(QStringLiteral("%1 in the working directory was not returned: the "
+                                        "output folder has a file of that name")
+                             .arg(e.name));
+        else
+            ++unnamed;
+        return true;
+    });
+    if (unnamed > 0)
+        notes.append(QStringLiteral("%1 more files in the working directory were not returned: "
+                                    "the output folder has files of their names")
+                         .arg(unnamed));
+    return notes;
 }
 
 // One reason a file is left out: the first few files are named in a note each, the rest counted.
@@ -179,7 +228,7 @@ bool OutputManifest::wholeFolder(OutputFile::Kind kind) const
         return false;
     bool any = false;
     for (const Entry &e : m_files) {
-        if (e.kind != kind)
+        if (e.kind != kind || e.inWorkdir)
             continue;
         if (!e.selected)
             return false;
@@ -193,7 +242,7 @@ qint64 OutputManifest::folderArchiveBytes(OutputFile::Kind kind) const
     qint64 bytes = kArchiveSlack +
                    kHeaderBytes * (1 + qMin(m_otherEntries[folderIndex(kind)], kMaxOtherEntries));
     for (const Entry &e : m_files)
-        if (e.kind == kind && e.selected)
+        if (e.kind == kind && e.selected && !e.inWorkdir)
             bytes += e.size + kHeaderBytes;
     return bytes;
 }
@@ -208,11 +257,13 @@ qint64 OutputManifest::fileArchiveBytes(qint64 size)
     return size + kHeaderBytes + kArchiveSlack;
 }
 
-QList<OutputFile> OutputManifest::listed() const
+QList<OutputFile> OutputManifest::listed(QStringList *paths) const
 {
     QList<OutputFile> files;
     for (int i : m_listed) {
         const Entry &e = m_files.at(i);
+        if (paths)
+            paths->append(e.path);
         OutputFile f;
         f.kind = e.kind;
         f.name = e.name;

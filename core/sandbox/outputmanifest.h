@@ -7,8 +7,9 @@
 #include <QString>
 #include <QStringList>
 
-// The listing of the files a program left for the caller (the output folder and the figures),
-// written by the container's supervisor after the program ended, and what of it is fetched.
+// The listing of the files a program left for the caller (the output folder, the figures, and
+// the image files it saved at the top of its working directory), written by the container's
+// supervisor after the program ended, and what of it is fetched.
 //
 // The listing is what makes fetching safe: a file's size in the engine's archive is what the
 // file claims (a sparse file of 64 GiB costs the sandbox nothing and would stream 64 GiB), so
@@ -21,7 +22,8 @@ class OutputManifest
 public:
     // Where the supervisor writes it (in the workdir volume, which the archive endpoint reaches),
     // as NUL-terminated records "<type> <size> <path>": type as find's %y (f, d, l, ...), size in
-    // bytes, path relative to the workdir ("outputs/table.csv", ".plots/figure-0001.png").
+    // bytes, path relative to the workdir ("outputs/table.csv", ".plots/figure-0001.png",
+    // "chart.png").
     static constexpr const char *kPath = "/sandbox/.cs-files";
     // The supervisor lists at most this many entries; a full listing says there were more.
     static constexpr int kMaxRecords = 20000;
@@ -45,10 +47,20 @@ public:
         QString name; // as the result names it: relative to its folder
         qint64 size = 0;
         bool selected = false; // within every limit: to be fetched
+        // An image file at the top of the workdir (an output, named as it is there): fetched on
+        // its own, never with a folder.
+        bool inWorkdir = false;
     };
 
-    // Parses the listing and chooses, in result order (figures, then outputs by path), the files
-    // that fit `limits`. Directories, links and other entries outside the two folders are skipped.
+    // Whether a listed path is one of the image files at the top of the workdir that come back
+    // like output files (chart.png, out.JPG; not hidden): the supervisors list those that the
+    // run created or changed, with these suffixes.
+    static bool isWorkdirImage(const QString &path);
+
+    // Parses the listing and chooses, in result order (figures, then outputs by name), the files
+    // that fit `limits`. Directories and links are skipped, and so is anything that is neither
+    // in the two folders nor an image file at the top of the workdir, or a workdir image named
+    // like a file of the output folder (which the program put there for the caller).
     static OutputManifest parse(const QByteArray &listing, const Limits &limits);
 
     bool isEmpty() const { return m_files.isEmpty(); }
@@ -66,8 +78,9 @@ public:
     static qint64 fileArchiveBytes(qint64 size);
 
     // The files named in the result: every selected one, then others up to maxListed, with
-    // included = false; each unselected file has its reason in notes().
-    QList<OutputFile> listed() const;
+    // included = false; each unselected file has its reason in notes(). `paths`: where each is,
+    // as listed.
+    QList<OutputFile> listed(QStringList *paths = nullptr) const;
     QStringList notes() const { return m_notes; }
 
 private:
@@ -75,6 +88,8 @@ private:
 
     // Reads the records into m_files (up to kMaxRecords); returns how many there were.
     int read(const QByteArray &listing);
+    // Drops the workdir images named like an output file; returns a note for each.
+    QStringList dropShadowedImages();
     // Selects what fits, notes why the rest does not; true for those left out by count alone.
     QList<bool> choose(const Limits &limits);
     // Which files the result names (m_listed), and a note for those it does not.

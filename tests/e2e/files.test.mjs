@@ -40,14 +40,123 @@ test('figures never shown are returned at exit', { timeout: 60_000 }, async () =
     assert.doesNotMatch(textOf(r), /No output/, 'a figure is output');
 });
 
-test('figures saved with savefig and closed are returned too, each once', { timeout: 60_000 }, async () => {
+test('figures saved to image files in the working directory come back as those files, each once', { timeout: 60_000 }, async () => {
     const r = await python([
         'import matplotlib.pyplot as plt',
         figure(2, 3), 'plt.savefig("a.png")', 'plt.close()',
         figure(5, 1), 'plt.savefig("b.png")',
         figure(1, 1), 'plt.show()',
     ].join('\n'));
-    assert.deepEqual(images(r).map(pngSize), [[200, 300], [500, 100], [100, 100]]);
+    // Figures first, then files by name.
+    assert.deepEqual(images(r).map(pngSize), [[100, 100], [200, 300], [500, 100]]);
+    assert.deepEqual(r.structuredContent.files.map((f) => [f.name, f.kind]),
+        [['figure-0003.png', 'plot'], ['a.png', 'output'], ['b.png', 'output']]);
+});
+
+// Assistants' plotting code picks a backend itself more often than not; the figures must come
+// back whichever it picks (the sandbox has no display, so an interactive one draws nothing
+// either), and the program sees the backend it asked for.
+test('figures come back whichever backend matplotlib.use() selects', { timeout: 120_000 }, async () => {
+    // [asked for, as matplotlib names it]
+    const backends = [['Agg', 'agg'], ['agg', 'agg'], ['pdf', 'pdf'], ['svg', 'svg'], ['cairo', 'cairo'], ['tkagg', 'TkAgg'],
+        ['module://matplotlib_inline.backend_inline', 'module://matplotlib_inline.backend_inline']];
+    for (const [backend, name] of backends) {
+        const r = await python(`import matplotlib\nmatplotlib.use(${JSON.stringify(backend)})\nimport matplotlib.pyplot as plt\n${figure(2, 1)}\nplt.show()\nprint(matplotlib.get_backend())`);
+        assert.notEqual(r.isError, true, `${backend}: ${textOf(r)}`);
+        assert.deepEqual(images(r).map(pngSize), [[200, 100]], backend);
+        assert.equal(r.structuredContent.stdout, `${name}\n`, backend);
+    }
+});
+
+test('matplotlib.use("Agg") and savefig("chart.png"): exactly one image, named chart.png', { timeout: 60_000 }, async () => {
+    const r = await python(`import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n${figure(3, 2)}\nplt.savefig('chart.png')\nplt.show()`);
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.deepEqual(images(r).map(pngSize), [[300, 200]]);
+    assert.deepEqual(r.structuredContent.files.map((f) => [f.name, f.kind, f.mime_type, f.included]),
+        [['chart.png', 'output', 'image/png', true]]);
+    assert.match(textOf(r), /\[returned: chart\.png\]/);
+});
+
+test('after plt.switch_backend("agg") the figure comes back', { timeout: 60_000 }, async () => {
+    const r = await python(`import matplotlib.pyplot as plt\nplt.switch_backend('agg')\n${figure(2, 2)}`);
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.deepEqual(images(r).map(pngSize), [[200, 200]]);
+});
+
+test('with MPLBACKEND set by the program before the import the figure comes back', { timeout: 60_000 }, async () => {
+    const r = await python(`import os\nos.environ['MPLBACKEND'] = 'pdf'\nimport matplotlib\nimport matplotlib.pyplot as plt\n${figure(2, 2)}\nplt.show()\nprint(matplotlib.get_backend())`);
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.deepEqual(images(r).map(pngSize), [[200, 200]]);
+    assert.equal(r.structuredContent.stdout, 'pdf\n');
+});
+
+test('with rcParams["backend"] set by the program the figure comes back', { timeout: 60_000 }, async () => {
+    const r = await python(`import matplotlib\nmatplotlib.rcParams['backend'] = 'svg'\nimport matplotlib.pyplot as plt\n${figure(2, 2)}\nplt.show()`);
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.deepEqual(images(r).map(pngSize), [[200, 200]]);
+});
+
+test('a pandas plot after matplotlib.use("Agg"), left open without show(), comes back', { timeout: 60_000 }, async () => {
+    const r = await python('import matplotlib\nmatplotlib.use("Agg")\nimport pandas as pd\n'
+        + 'pd.DataFrame({"y": [1, 4, 2]}).plot(figsize=(4, 3))');
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.deepEqual(images(r).map(pngSize), [[400, 300]]);
+    assert.equal(r.structuredContent.files[0].kind, 'plot');
+});
+
+test('a figure left open after matplotlib.use("agg") comes back at exit', { timeout: 60_000 }, async () => {
+    const r = await python(`import matplotlib\nmatplotlib.use("agg")\nimport matplotlib.pyplot as plt\n${figure(3, 1)}\nprint("drawn")`);
+    assert.equal(r.structuredContent.stdout, 'drawn\n');
+    assert.deepEqual(images(r).map(pngSize), [[300, 100]]);
+});
+
+test('images PIL saves in the working directory come back as images', { timeout: 60_000 }, async () => {
+    const r = await python('from PIL import Image\nImage.new("RGB", (7, 5), "red").save("out.png")\n'
+        + 'Image.new("RGB", (3, 2), "blue").save("photo.JPG")');
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.deepEqual(r.structuredContent.files.map((f) => [f.name, f.mime_type]), [['out.png', 'image/png'], ['photo.JPG', 'image/jpeg']]);
+    assert.deepEqual(images(r).map((i) => i.mimeType), ['image/png', 'image/jpeg']);
+    assert.deepEqual(pngSize(images(r)[0]), [7, 5]);
+});
+
+test('a figure saved as SVG or PDF comes back as that file and as a PNG figure', { timeout: 60_000 }, async () => {
+    const r = await python(`import matplotlib.pyplot as plt\n${figure(2, 1)}\nplt.savefig("chart.svg")\nplt.savefig("chart.pdf")\nplt.show()`);
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.deepEqual(images(r).map(pngSize), [[200, 100]]);
+    assert.deepEqual(r.structuredContent.files.map((f) => [f.name, f.kind, f.mime_type]),
+        [['figure-0001.png', 'plot', 'image/png'], ['chart.pdf', 'output', 'application/pdf'], ['chart.svg', 'output', 'image/svg+xml']]);
+    const byUri = Object.fromEntries(resources(r).map((c) => [c.resource.uri, c.resource]));
+    assert.match(byUri['sandbox://outputs/chart.svg'].text, /<svg/);
+    assert.equal(Buffer.from(byUri['sandbox://outputs/chart.pdf'].blob, 'base64').subarray(0, 5).toString(), '%PDF-');
+});
+
+test('input images, hidden files, files in subfolders and other files of the working directory do not come back', { timeout: 60_000 }, async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+    const r = await execute({
+        code: 'import os\nfrom PIL import Image\nprint(Image.open("in.png").size)\nos.makedirs("sub")\n'
+            + 'Image.new("RGB", (4, 4)).save("sub/x.png")\nImage.new("RGB", (4, 4)).save(".hidden.png")\n'
+            + 'open("notes.txt", "w").write("x")',
+        files: [{ path: 'in.png', content: png, encoding: 'base64' }, { path: 'pics/in2.png', content: png, encoding: 'base64' }],
+    });
+    assert.notEqual(r.isError, true, textOf(r));
+    assert.equal(r.structuredContent.stdout, '(1, 1)\n');
+    assert.deepEqual(r.structuredContent.files, []);
+});
+
+test('a figure saved outside the returned places still comes back as a figure', { timeout: 60_000 }, async () => {
+    const r = await python(`import os\nimport matplotlib.pyplot as plt\nos.makedirs("plots")\n${figure(1, 2)}\nplt.savefig("plots/a.png")\nplt.savefig("/tmp/b.png")\nplt.show()`);
+    assert.deepEqual(r.structuredContent.files.map((f) => f.name), ['figure-0001.png']);
+    assert.deepEqual(images(r).map(pngSize), [[100, 200]]);
+});
+
+test('image files other languages write in the working directory come back too', { timeout: 60_000 }, async () => {
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="2" height="2"/>';
+    const sh = await execute({ language: 'bash', code: `printf '%s' '${svg}' > pic.svg; echo made > made.txt` });
+    assert.notEqual(sh.isError, true, textOf(sh));
+    assert.deepEqual(resources(sh).map((c) => [c.resource.uri, c.resource.mimeType, c.resource.text]),
+        [['sandbox://outputs/pic.svg', 'image/svg+xml', svg]]);
+    const js = await execute({ language: 'javascript', code: `require("fs").writeFileSync("pic.svg", '${svg}')` });
+    assert.deepEqual(js.structuredContent.files.map((f) => f.name), ['pic.svg']);
 });
 
 test('separate show() calls keep creation order', { timeout: 60_000 }, async () => {

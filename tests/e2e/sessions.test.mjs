@@ -91,6 +91,38 @@ test('a plot made in a session comes back once, with its call', { timeout: 90_00
     assert.equal(next.content.filter((c) => c.type === 'image').length, 0);
 });
 
+test('in a session, a backend the program selects, files it saves and open figures come back with their call only', { timeout: 90_000 }, async () => {
+    const s = await createSession({ language: 'python' });
+    const run = (code) => call('run_python_code', { code, session_id: s.session_id });
+    const names = (r) => r.structuredContent.files.map((f) => f.name);
+    const images = (r) => r.content.filter((c) => c.type === 'image').length;
+    const saved = await run("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.savefig('chart.png')");
+    assert.notEqual(saved.isError, true, textOf(saved));
+    assert.deepEqual(names(saved), ['chart.png']);
+    assert.equal(images(saved), 1);
+    const open = await run("plt.switch_backend('agg')\nplt.figure()\nplt.plot([3, 2, 1])");
+    assert.deepEqual(names(open), ['figure-0001.png'], 'chart.png is not returned again');
+    assert.equal(images(open), 1);
+    const quiet = await run('print("nothing")');
+    assert.deepEqual(names(quiet), []);
+    const again = await run("from PIL import Image\nImage.new('RGB', (5, 5)).save('chart.png')");
+    assert.deepEqual(names(again), ['chart.png'], 'changed, so returned again');
+
+    const sh = await createSession({ language: 'bash' });
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg"/>';
+    const drawn = await call('execute_code', { code: `printf '%s' '${svg}' > pic.svg`, session_id: sh.session_id });
+    assert.deepEqual(names(drawn), ['pic.svg']);
+    const after = await call('execute_code', { code: 'cat pic.svg', session_id: sh.session_id });
+    assert.equal(after.structuredContent.stdout, svg);
+    assert.deepEqual(names(after), []);
+
+    const js = await createSession({ language: 'javascript' });
+    const written = await call('execute_code', { code: `require("fs").writeFileSync("pic.svg", '${svg}')`, session_id: js.session_id });
+    assert.deepEqual(names(written), ['pic.svg']);
+    const later = await call('execute_code', { code: '1 + 1', session_id: js.session_id });
+    assert.deepEqual(names(later), []);
+});
+
 test('a call past its timeout is interrupted and the session goes on (python, javascript, bash)', { timeout: 90_000 }, async () => {
     const cases = [
         ['python', 'y = 7', 'while True: pass', 'print(y)'],

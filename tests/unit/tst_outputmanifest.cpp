@@ -59,6 +59,81 @@ private Q_SLOTS:
         QVERIFY(outputs < 1024 * 1024);
     }
 
+    // Image files the program saved at the top of its workdir come back as outputs, named as
+    // they are there, among the output folder's files by name; each is fetched on its own.
+    void workdirImages()
+    {
+        const QByteArray listing = record('f', 3, "outputs/b.csv") + record('f', 10, "chart.png") +
+                                   record('f', 7, ".plots/figure-0001.png") +
+                                   record('f', 4, "z.PDF") + record('f', 2, "a.jpeg") +
+                                   record('l', 9, "link.png") + record('d', 0, "dir.png");
+        const OutputManifest m = OutputManifest::parse(listing, limits());
+        QStringList paths;
+        const QList<OutputFile> files = m.listed(&paths);
+        QStringList all;
+        for (const OutputFile &f : files)
+            all.append(f.name);
+        QCOMPARE(all, QStringList({"figure-0001.png", "a.jpeg", "b.csv", "chart.png", "z.PDF"}));
+        QCOMPARE(paths, QStringList({".plots/figure-0001.png", "a.jpeg", "outputs/b.csv",
+                                     "chart.png", "z.PDF"}));
+        QCOMPARE(files.at(3).kind, OutputFile::Kind::Output);
+        QCOMPARE(names(files, false), QStringList());
+        for (const OutputManifest::Entry &e : m.files())
+            QCOMPARE(e.inWorkdir, !e.path.contains(u'/'));
+        // The output folder still comes in one archive, holding only its own files.
+        QVERIFY(m.wholeFolder(OutputFile::Kind::Output));
+        QVERIFY(m.folderArchiveBytes(OutputFile::Kind::Output) < 3 + 3 * 4096 + 64 * 1024 + 1);
+        QCOMPARE(m.notes(), QStringList());
+        // The workdir's images count against the same limits.
+        OutputManifest::Limits two = limits();
+        two.maxFiles = 3;
+        QCOMPARE(names(OutputManifest::parse(listing, two).listed(), true),
+                 QStringList({"figure-0001.png", "a.jpeg", "b.csv"}));
+        // Without files in the output folder, its archive is not wanted at all.
+        QVERIFY(!OutputManifest::parse(record('f', 10, "chart.png"), limits())
+                     .wholeFolder(OutputFile::Kind::Output));
+    }
+
+    // The output folder's file is what the program put there for the caller: a workdir image of
+    // the same name is left out, and the result says so.
+    void outputFolderWinsOverTheWorkdir()
+    {
+        const OutputManifest m = OutputManifest::parse(
+            record('f', 10, "chart.png") + record('f', 20, "outputs/chart.png"), limits());
+        QStringList paths;
+        QCOMPARE(names(m.listed(&paths), true), QStringList({"chart.png"}));
+        QCOMPARE(paths, QStringList({"outputs/chart.png"}));
+        QCOMPARE(m.notes(), QStringList({"chart.png in the working directory was not returned: "
+                                         "the output folder has a file of that name"}));
+    }
+
+    void whatIsAWorkdirImage_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<bool>("image");
+        QTest::newRow("png") << QStringLiteral("chart.png") << true;
+        QTest::newRow("upper case") << QStringLiteral("PHOTO.JPG") << true;
+        for (const char *suffix : {"jpeg", "gif", "webp", "svg", "pdf"})
+            QTest::newRow(suffix) << QStringLiteral("x.") + QLatin1String(suffix) << true;
+        QTest::newRow("program") << QStringLiteral("main.py") << false;
+        QTest::newRow("other file") << QStringLiteral("data.csv") << false;
+        QTest::newRow("hidden") << QStringLiteral(".chart.png") << false;
+        QTest::newRow("suffix only") << QStringLiteral(".png") << false;
+        QTest::newRow("in a subfolder") << QStringLiteral("plots/chart.png") << false;
+        QTest::newRow("tiff") << QStringLiteral("scan.tiff") << false;
+        QTest::newRow("no dot") << QStringLiteral("png") << false;
+        QTest::newRow("empty") << QString() << false;
+    }
+
+    void whatIsAWorkdirImage()
+    {
+        QFETCH(QString, path);
+        QFETCH(bool, image);
+        QCOMPARE(OutputManifest::isWorkdirImage(path), image);
+        const OutputManifest m = OutputManifest::parse(record('f', 1, path.toUtf8()), limits());
+        QCOMPARE(m.isEmpty(), !image);
+    }
+
     // The case: a 64 GiB sparse file and 10,000 empty files.
     void sparseAndThousandsOfEmptyFiles()
     {
@@ -134,6 +209,8 @@ private Q_SLOTS:
         QTest::newRow("size not a number") << record('f', 0, "outputs/a").replace("0", "zz");
         QTest::newRow("negative size") << record('f', -5, "outputs/a");
         QTest::newRow("outside the folders") << record('f', 1, "main.py");
+        QTest::newRow("image in a workdir subfolder") << record('f', 1, "data/x.png");
+        QTest::newRow("image that climbs out") << record('f', 1, "../x.png");
         QTest::newRow("climbs out") << record('f', 1, "outputs/../../etc/passwd");
         QTest::newRow("long type") << QByteArray("ff 1 outputs/a\0", 15);
         QTest::newRow("folder itself") << record('f', 1, "outputs/");
