@@ -111,7 +111,7 @@ ALL_IMAGES=(python node bash gcc go java ruby r rust gateway)
 FIRST_IMAGES=(python node)
 
 missing_images() { # IMAGE... -- prints those the engine does not have
-    local image sources
+    local image sources labels
     for image in "$@"; do
         if [ "$image" = gateway ]; then
             # Built from other sources (an older checkout): as good as missing, since the server
@@ -124,10 +124,14 @@ missing_images() { # IMAGE... -- prints those the engine does not have
         fi
         # Missing, or carrying other versions of cs-run or its loader (an older checkout): such
         # an image works, but integration_containerpool fails on it, and build-images.sh
-        # rebuilds it (loaders/image-scripts.sh: the label this checkout's scripts give).
-        [ "$(as_root docker image inspect --format '{{index .Config.Labels "code-sandbox.scripts"}}' \
-            "code-sandbox/$image:latest" 2>/dev/null)" = \
-            "$("$ROOT/containers/loaders/image-scripts.sh" "$image")" ] || echo "$image"
+        # rebuilds it (loaders/image-scripts.sh: the label this checkout's scripts give). Or
+        # built from another package list, without libraries the tools say it has
+        # (image-packages.sh).
+        labels=$(as_root docker image inspect --format \
+            '{{index .Config.Labels "code-sandbox.scripts"}} {{index .Config.Labels "code-sandbox.packages"}}' \
+            "code-sandbox/$image:latest" 2>/dev/null) || labels=
+        [ "$labels" = "$("$ROOT/containers/loaders/image-scripts.sh" "$image") $("$ROOT/containers/image-packages.sh" "$image")" ] ||
+            echo "$image"
     done
 }
 

@@ -1,8 +1,10 @@
 # code-sandbox/bash:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f bash.Dockerfile -t code-sandbox/bash:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh bash)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh bash)" \
+#       --label code-sandbox.packages="$(./image-packages.sh bash)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 FROM debian:bookworm-slim
 
 RUN apt-get update \

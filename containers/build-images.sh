@@ -14,7 +14,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LANGUAGES_JSON=${CODE_SANDBOX_LANGUAGES:-$HERE/../resources/languages.json}
 
 # Answers QUERY from the language table: images | usage | packages IMAGE | env IMAGE |
-# image-of NAME (an image, language or alias; fails for an unknown one).
+# stubs IMAGE | image-of NAME (an image, language or alias; fails for an unknown one).
 table() { # QUERY [ARG]
     python3 - "$LANGUAGES_JSON" "$@" <<'PY'
 import json, sys
@@ -35,7 +35,7 @@ if query == "images":
 elif query == "usage":
     print(", ".join(i["name"] + (" (" + ", ".join(names_of(i)) + ")" if names_of(i) else "")
                     for i in images))
-elif query in ("packages", "env"):
+elif query in ("packages", "env", "stubs"):
     image = find(args[0])
     if image is None:
         sys.exit(1)
@@ -126,6 +126,12 @@ STATUS_DIR=${CODE_SANDBOX_IMAGE_STATUS:-/run/code-sandbox-images}
 
 packages_for() { # IMAGE
     table packages "$1"
+}
+
+# Packages that IMAGE's packages depend on but need only to be built (python3-scipy's
+# python3-pythran): an empty package provides them instead (stub-package.sh).
+stubs_for() { # IMAGE
+    table stubs "$1"
 }
 
 env_for() { # IMAGE
@@ -487,10 +493,27 @@ prepare_run_base() { # ROOT
 }
 
 install_packages() { # ROOT IMAGE PACKAGE...
-    local root=$1 image=$2
+    local root=$1 image=$2 stubs stub
     shift 2
     mount_proc "$root"
+    stubs=$(stubs_for "$image")
+    if [ -n "$stubs" ]; then
+        install -m 0755 "$HERE/stub-package.sh" "$root/tmp/cs-stub-package.sh"
+        # shellcheck disable=SC2086 # the list is meant to split
+        in_chroot "$root" /tmp/cs-stub-package.sh $stubs
+        rm -f "$root/tmp/cs-stub-package.sh"
+    fi
     apt "$root" install -y --no-install-recommends "$@"
+    # A versioned dependency (a later Debian update's) would not be met by the stub: apt would
+    # then install the real package, and with it what the stub is there to keep out.
+    for stub in $stubs; do
+        # shellcheck disable=SC2016 # dpkg-query's format, not the shell's
+        if in_chroot "$root" dpkg-query -W -f '${Status}' "$stub" 2> /dev/null \
+            | grep -q ' installed$'; then
+            echo "build-images.sh: apt installed $stub, which stub-package.sh should provide" >&2
+            return 1
+        fi
+    done
     post_install "$root" "$image"
     umount_proc "$root"
 }
@@ -545,7 +568,8 @@ import_rootfs() { # ROOT IMAGE TAG
     local root=$1 image=$2 tag=$3 var
     local changes=(--change 'USER 1000:1000' --change 'WORKDIR /sandbox'
                    --change "LABEL org.opencontainers.image.title=code-sandbox-$image"
-                   --change "LABEL code-sandbox.scripts=$("$HERE/loaders/image-scripts.sh" "$image")")
+                   --change "LABEL code-sandbox.scripts=$("$HERE/loaders/image-scripts.sh" "$image")"
+                   --change "LABEL code-sandbox.packages=$("$HERE/image-packages.sh" "$image")")
     for var in $(env_for "$image"); do
         changes+=(--change "ENV $var")
     done
@@ -591,15 +615,19 @@ ensure_run_base() {
 
 build_with_dockerfile() { # IMAGE TAG; returns non-zero so the caller can fall back
     local image=$1 tag=$2
+    # The labels the offline build gives, which the checks above read.
+    local labels=(--label "code-sandbox.scripts=$("$HERE/loaders/image-scripts.sh" "$image")"
+                  --label "code-sandbox.packages=$("$HERE/image-packages.sh" "$image")")
     step_begin 1 1 "$image: docker build -f $image.Dockerfile"
     if [ "${#ENGINE_SSH[@]}" -gt 0 ]; then
         # The build context cannot be a path on this machine: it goes as a tar on stdin.
-        if tar -C "$HERE" -c . | engine build -f "$image.Dockerfile" -t "$tag" - >> "$LOG" 2>&1
-        then
+        if tar -C "$HERE" -c . | engine build -f "$image.Dockerfile" "${labels[@]}" -t "$tag" - \
+            >> "$LOG" 2>&1; then
             step_end
             return 0
         fi
-    elif engine build -f "$HERE/$image.Dockerfile" -t "$tag" "$HERE" >> "$LOG" 2>&1; then
+    elif engine build -f "$HERE/$image.Dockerfile" "${labels[@]}" -t "$tag" "$HERE" >> "$LOG" 2>&1
+    then
         step_end
         return 0
     fi
@@ -846,6 +874,15 @@ for image in "${IMAGES[@]}"; do
             '{{index .Config.Labels "code-sandbox.scripts"}}' "code-sandbox/$image:latest" \
             2> /dev/null)" != "$("$HERE/loaders/image-scripts.sh" "$image")" ]; then
             echo "code-sandbox/$image:latest${ENGINE:+ on $ENGINE} carries other versions of cs-run or its loader; rebuilding" >&2
+            TODO+=("$image")
+            continue
+        fi
+        # Built from another package list (an older checkout): the tools would name libraries
+        # that it lacks.
+        if [ "$image" != "$GATEWAY_IMAGE" ] && [ "$(engine image inspect --format \
+            '{{index .Config.Labels "code-sandbox.packages"}}' "code-sandbox/$image:latest" \
+            2> /dev/null)" != "$("$HERE/image-packages.sh" "$image")" ]; then
+            echo "code-sandbox/$image:latest${ENGINE:+ on $ENGINE} was built from another package list; rebuilding" >&2
             TODO+=("$image")
             continue
         fi

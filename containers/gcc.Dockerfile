@@ -1,8 +1,10 @@
 # code-sandbox/gcc:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f gcc.Dockerfile -t code-sandbox/gcc:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh gcc)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh gcc)" \
+#       --label code-sandbox.packages="$(./image-packages.sh gcc)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 FROM debian:bookworm-slim
 
 # Serves c and cpp.

@@ -1,8 +1,10 @@
 # code-sandbox/go:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f go.Dockerfile -t code-sandbox/go:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh go)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh go)" \
+#       --label code-sandbox.packages="$(./image-packages.sh go)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 FROM debian:bookworm-slim
 
 # Debian's standard library is compiled with cgo; with CGO_ENABLED=0 net, os/user and all above

@@ -1,8 +1,10 @@
 # code-sandbox/java:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f java.Dockerfile -t code-sandbox/java:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh java)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh java)" \
+#       --label code-sandbox.packages="$(./image-packages.sh java)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 FROM debian:bookworm-slim
 
 # The JDK's maintainer scripts want man page directories that the slim image leaves out.

@@ -1,14 +1,20 @@
 # code-sandbox/node:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f node.Dockerfile -t code-sandbox/node:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh node)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh node)" \
+#       --label code-sandbox.packages="$(./image-packages.sh node)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 FROM debian:bookworm-slim
 
-# Serves javascript and typescript; require('typescript') resolves from /usr/share/nodejs.
+# Serves javascript and typescript. Besides TypeScript, the modules assistants' programs require
+# most that Debian has (the list in ../resources/languages.json, which build-images.sh reads): all
+# in /usr/share/nodejs, on node's default module path, so require('lodash') works as it is.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         nodejs npm node-typescript \
+        node-lodash node-uuid node-js-yaml node-yaml node-axios node-moment node-cheerio \
+        node-marked node-xml2js \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 

@@ -1,21 +1,32 @@
 # code-sandbox/python:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f python.Dockerfile -t code-sandbox/python:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh python)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh python)" \
+#       --label code-sandbox.packages="$(./image-packages.sh python)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 #
 # Based on debian:bookworm-slim rather than python:3.11-slim-bookworm: that image's python3 lives
 # in /usr/local and does not see Debian's python3-numpy & co., which are the point of this image.
 FROM debian:bookworm-slim
 
-# python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"; without it apt
-# picks scipy, whose pythran pulls in gcc, g++ and boost (about 1 GB). The libraries' own test
-# suites are about a fifth of the image and never imported. matplotlib's font list is built once
-# here; the server copies it into MPLCONFIGDIR.
-RUN apt-get update \
+# The libraries assistants' programs import most, all Debian's (the list in
+# ../resources/languages.json, which build-images.sh reads). python3-scipy depends on
+# python3-pythran, a compiler needed only to build scipy, which pulls in g++, boost and
+# python3-all-dev (about 1 GB): stub-package.sh first installs an empty package that provides it.
+# The libraries' own test suites are about a fifth of the image and never imported. matplotlib's
+# font list is built once here; the server copies it into MPLCONFIGDIR.
+COPY stub-package.sh /tmp/stub-package.sh
+RUN sh /tmp/stub-package.sh python3-pythran && rm /tmp/stub-package.sh \
+    && apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         python3 python3-numpy python3-pandas python3-matplotlib python3-pil \
-        python3-munkres fonts-dejavu-core python3-pip \
+        fonts-dejavu-core python3-pip \
+        python3-scipy python3-seaborn python3-sklearn python3-statsmodels python3-sympy \
+        python3-networkx python3-requests python3-bs4 python3-lxml python3-openpyxl \
+        python3-xlsxwriter python3-tabulate python3-yaml python3-dateutil python3-tz \
+        python3-tqdm python3-jinja2 python3-docx python3-pypdf python3-reportlab \
+    && ! dpkg-query -W -f '${Status}\n' python3-pythran 2> /dev/null | grep -q ' installed$' \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/* \
     && find /usr/lib/python3/dist-packages -type d -name tests -prune -exec rm -rf {} + \

@@ -1,8 +1,10 @@
 # code-sandbox/r:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f r.Dockerfile -t code-sandbox/r:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh r)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh r)" \
+#       --label code-sandbox.packages="$(./image-packages.sh r)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 FROM debian:bookworm-slim
 
 # ca-certificates: install.packages fetches over TLS.

@@ -1,8 +1,10 @@
 # code-sandbox/ruby:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f ruby.Dockerfile -t code-sandbox/ruby:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh ruby)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh ruby)" \
+#       --label code-sandbox.packages="$(./image-packages.sh ruby)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 FROM debian:bookworm-slim
 
 # ca-certificates: gem fetches over TLS.

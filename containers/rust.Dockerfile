@@ -1,8 +1,10 @@
 # code-sandbox/rust:latest for machines that reach a registry; same contents as the offline
 # build in build-images.sh. Build from this directory:
 #   docker build -f rust.Dockerfile -t code-sandbox/rust:latest \
-#       --label code-sandbox.scripts="$(loaders/image-scripts.sh rust)" .
-# (the label names the scripts it carries in /usr/local/share/code-sandbox: see loaders/image-scripts.sh)
+#       --label code-sandbox.scripts="$(loaders/image-scripts.sh rust)" \
+#       --label code-sandbox.packages="$(./image-packages.sh rust)" .
+# (the labels name the scripts it carries in /usr/local/share/code-sandbox, see
+# loaders/image-scripts.sh, and the package list it was built from, see image-packages.sh)
 FROM debian:bookworm-slim
 
 # rustc depends on gcc, binutils and libc6-dev: it links through cc.

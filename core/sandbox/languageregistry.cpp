@@ -58,8 +58,15 @@ Language fromJson(const QJsonObject &o)
     l.indexHosts = strings(o.value(u"index_hosts"));
     l.libraryEnv = strings(o.value(u"library_env"));
     l.packageManager = o.value(u"package_manager").toString();
-    l.versionCommand = strings(o.value(u"version_command"));
     l.preinstalled = strings(o.value(u"preinstalled"));
+    // "@preinstalled@" stands for the names of the preinstalled libraries, one argument each, so
+    // that a version command can print each one's version without a list of its own.
+    for (const QString &word : strings(o.value(u"version_command"))) {
+        if (word == u"@preinstalled@")
+            l.versionCommand.append(l.preinstalled);
+        else
+            l.versionCommand.append(word);
+    }
     l.useCases = strings(o.value(u"use_cases"));
     l.example = o.value(u"example").toString();
     l.editorExample = o.value(u"editor_example").toString();

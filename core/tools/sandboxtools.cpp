@@ -285,6 +285,13 @@ QString enginesText(const QJsonArray &engines)
     return QStringLiteral("Container engine%1:\n%2")
         .arg(engines.size() == 1 ? QString() : QStringLiteral("s"), lines.join(u'\n'));
 }
+
+// The preinstalled libraries of a language, as the run tools' descriptions name them.
+QString preinstalledOf(const SandboxService &sandbox, const QString &language)
+{
+    const Language *l = sandbox.languages().find(language);
+    return l ? l->preinstalled.join(QStringLiteral(", ")) : QString();
+}
 } // namespace
 
 QJsonObject SandboxTools::executionOutputSchema()
@@ -663,6 +670,9 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
          sessions ? QJsonValue(ToolSchemas::fragment(QStringLiteral("session_id")))
                   : QJsonValue(QJsonValue::Undefined)},
         {QStringLiteral("languages"), sandbox.languages().names().join(QStringLiteral(", "))},
+        {QStringLiteral("python_libraries"), preinstalledOf(sandbox, QStringLiteral("python"))},
+        {QStringLiteral("javascript_libraries"),
+         preinstalledOf(sandbox, QStringLiteral("javascript"))},
         {QStringLiteral("max_timeout"), config.maxTimeoutSec},
         {QStringLiteral("default_timeout"), config.defaultTimeoutSec},
         {QStringLiteral("engine"), ToolSchemas::fragment(QStringLiteral("engine"))},
