@@ -104,6 +104,15 @@ private:
     // tunnel, any bytes), and keeps what it was sent.
     void startOrigin(const QByteArray &reply);
     void control(const QByteArray &line);
+    // cred-a, from 127.0.0.1, may reach web.test on the origin's port (returned), once the
+    // gateway said ok.
+    QByteArray grantWebTest()
+    {
+        const QByteArray port = QByteArray::number(m_originPort);
+        control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
+        nextEvent(QStringLiteral("ok"));
+        return port;
+    }
     QJsonObject nextEvent(const QString &kind, int timeoutMs = 10000);
     // Sends `request` to the gateway; returns what came back until the gateway closed.
     QByteArray exchange(const QByteArray &request, int timeoutMs = 15000);
@@ -814,9 +823,7 @@ void TestGateway::keepsASecretOutOfItsErrors()
 void TestGateway::refusesAHostHeaderThatIsNotTheTarget()
 {
     // An origin behind a shared front routes by Host: a forward's Host must name its target.
-    const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
-    nextEvent(QStringLiteral("ok"));
+    const QByteArray port = grantWebTest();
     const QByteArray line = "GET http://web.test:" + port + "/ HTTP/1.1\r\n";
     QByteArray answer = exchange(line + "Host: evil.test\r\n" + auth("cred-a") + "\r\n");
     QVERIFY2(answer.startsWith("HTTP/1.1 421 Misdirected Request") &&
@@ -838,9 +845,7 @@ void TestGateway::refusesAHostHeaderThatIsNotTheTarget()
 
 void TestGateway::passesExactlyOneRequestAsItWasFramed()
 {
-    const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
-    nextEvent(QStringLiteral("ok"));
+    const QByteArray port = grantWebTest();
     // A request pipelined after an allowed one is not passed on.
     const QByteArray first = "GET http://web.test:" + port +
                              "/one HTTP/1.1\r\nHost: web.test:" + port + "\r\n" + auth("cred-a") +
@@ -865,9 +870,7 @@ void TestGateway::passesExactlyOneRequestAsItWasFramed()
 
 void TestGateway::checksTheTargetInsideATunnel()
 {
-    const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
-    nextEvent(QStringLiteral("ok"));
+    const QByteArray port = grantWebTest();
     // Plain HTTP in a tunnel: a target in absolute form counts, whatever Host says.
     exchange("CONNECT web.test:" + port + " HTTP/1.1\r\n" + auth("cred-a") +
              "\r\nGET http://evil.test/x HTTP/1.1\r\nHost: web.test:" + port + "\r\n\r\n");
@@ -926,9 +929,7 @@ void TestGateway::boundsTheConnectionsOfOneSandbox()
 {
     // Two sandboxes: one at 127.0.0.1 holds far more connections than its share, silent; the
     // other, at 127.0.0.2, goes on being served, and the gateway goes on running.
-    const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
-    nextEvent(QStringLiteral("ok"));
+    const QByteArray port = grantWebTest();
     control("grant\tcred-b\t127.0.0.2\trefuse\tweb.test:" + port);
     nextEvent(QStringLiteral("ok"));
     std::vector<std::unique_ptr<QTcpSocket>> held;
@@ -992,9 +993,7 @@ void TestGateway::goesStraightToTheHostsProxyLeavesOut()
 
 void TestGateway::writesAChunkedBodyAgainAndRefusesOneInHttp10()
 {
-    const QByteArray port = QByteArray::number(m_originPort);
-    control("grant\tcred-a\t127.0.0.1\trefuse\tweb.test:" + port);
-    nextEvent(QStringLiteral("ok"));
+    const QByteArray port = grantWebTest();
     const QByteArray head = "POST http://web.test:" + port +
                             "/c HTTP/1.1\r\nHost: web.test:" + port + "\r\n" + auth("cred-a") +
                             "Transfer-Encoding: chunked\r\n\r\n";
