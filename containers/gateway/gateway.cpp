@@ -51,6 +51,25 @@ size_t utf8Length(const std::string &text, size_t at)
     return n;
 }
 
+// NO_PROXY's entries as upstreamFor() reads them: "*" (every host), a name, or ".suffix" (from
+// ".suffix" or "*.suffix", curl's readings). The wildcard and the dot come off before the name is
+// normalised, which takes neither; an entry that is no name is dropped.
+std::vector<std::string> noProxyEntries(const std::vector<std::string> &entries)
+{
+    std::vector<std::string> out;
+    for (std::string entry : entries) {
+        if (entry == "*") {
+            out.push_back(entry);
+            continue;
+        }
+        const bool below = entry.rfind("*.", 0) == 0 || entry.rfind('.', 0) == 0;
+        entry = HostPattern::normalise(entry.substr(below ? entry.find('.') + 1 : 0));
+        if (!entry.empty())
+            out.push_back(below ? "." + entry : entry);
+    }
+    return out;
+}
+
 } // namespace
 
 std::string Gateway::quote(const std::string &text)
@@ -231,20 +250,8 @@ std::string Gateway::control(const std::string &line)
                 host = host.substr(1, host.size() - 2);
             upstream = Upstream{host, int(port), f[2] == "-" ? std::string() : "Basic " + f[2]};
         }
-        std::vector<std::string> noUpstream;
-        if (f[3] != "-")
-            for (std::string entry : split(f[3], ',')) {
-                // "*" (every host), "name", ".suffix" or "*.suffix" (curl's readings): the
-                // wildcard and the dot go before the name is normalised, which takes neither.
-                if (entry == "*") {
-                    noUpstream.push_back(entry);
-                    continue;
-                }
-                const bool below = entry.rfind("*.", 0) == 0 || entry.rfind('.', 0) == 0;
-                entry = HostPattern::normalise(entry.substr(below ? entry.find('.') + 1 : 0));
-                if (!entry.empty())
-                    noUpstream.push_back(below ? "." + entry : entry);
-            }
+        std::vector<std::string> noUpstream =
+            f[3] == "-" ? std::vector<std::string>() : noProxyEntries(split(f[3], ','));
         std::lock_guard<std::mutex> lock(m_mutex);
         m_upstream = std::move(upstream);
         m_noUpstream = std::move(noUpstream);

@@ -75,6 +75,57 @@ std::vector<std::string> lookUp(const std::string &host, int *rc)
     return out;
 }
 
+// One direction of a spliced tunnel, on non-blocking sockets.
+struct SpliceDirection
+{
+    int from;
+    int to;
+    std::string pending; // read from `from`, not yet written to `to`
+    size_t written = 0;
+    bool reading = true;
+    uint64_t count = 0;
+
+    bool open() const { return reading || !pending.empty(); }
+    // Writes what is pending; false when the other side is gone.
+    bool flush(int64_t *activity)
+    {
+        while (written < pending.size()) {
+            const ssize_t n =
+                ::send(to, pending.data() + written, pending.size() - written, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return true;
+            if (n <= 0)
+                return false;
+            written += size_t(n);
+            count += uint64_t(n);
+            *activity = nowMs();
+        }
+        pending.clear();
+        written = 0;
+        // The other side learns that nothing more comes; the reverse direction goes on.
+        if (!reading)
+            ::shutdown(to, SHUT_WR);
+        return true;
+    }
+    // Reads what `from` has and writes it on; false when a side is broken.
+    bool receive(std::vector<char> &buffer, int64_t *activity)
+    {
+        const ssize_t n = ::recv(from, buffer.data(), buffer.size(), 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            return true;
+        if (n < 0)
+            return false;
+        *activity = nowMs();
+        if (n == 0)
+            reading = false;
+        else
+            pending.append(buffer.data(), size_t(n));
+        return flush(activity);
+    }
+};
+
 } // namespace
 
 GatewayConnection::GatewayConnection(Gateway &gateway, int fd, std::string peer)
@@ -269,72 +320,25 @@ void GatewayConnection::splice(int out, const std::string &toOut)
     // Both directions on this thread, neither socket blocking: a side that does not read holds
     // only its own direction back (its bytes wait here, and nothing more is read for it), never
     // the other one. A tunnel where nothing moves for kTunnelIdleMs ends.
-    struct Direction
-    {
-        int from;
-        int to;
-        std::string pending; // read from `from`, not yet written to `to`
-        size_t written = 0;
-        bool reading = true;
-        uint64_t count = 0;
-    };
-    Direction up{m_fd, out, toOut};
-    Direction down{out, m_fd, {}};
+    SpliceDirection up{m_fd, out, toOut};
+    SpliceDirection down{out, m_fd, {}};
     for (int fd : {m_fd, out})
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     std::vector<char> buffer(65536);
     int64_t lastActivity = nowMs();
-    bool broken = false;
-    // Writes what is pending; false when the other side is gone.
-    const auto flush = [&](Direction &d) {
-        while (d.written < d.pending.size()) {
-            const ssize_t n = ::send(d.to, d.pending.data() + d.written,
-                                     d.pending.size() - d.written, MSG_NOSIGNAL);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                return true;
-            if (n <= 0)
-                return false;
-            d.written += size_t(n);
-            d.count += uint64_t(n);
-            lastActivity = nowMs();
-        }
-        d.pending.clear();
-        d.written = 0;
-        // The other side learns that nothing more comes; the reverse direction goes on.
-        if (!d.reading)
-            ::shutdown(d.to, SHUT_WR);
-        return true;
-    };
-    const auto receive = [&](Direction &d) {
-        const ssize_t n = ::recv(d.from, buffer.data(), buffer.size(), 0);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-            return true;
-        if (n < 0)
-            return false;
-        lastActivity = nowMs();
-        if (n == 0)
-            d.reading = false;
-        else
-            d.pending.append(buffer.data(), size_t(n));
-        return flush(d);
-    };
-    broken = !flush(up);
-    while (!broken &&
-           (up.reading || !up.pending.empty() || down.reading || !down.pending.empty())) {
+    bool broken = !up.flush(&lastActivity);
+    while (!broken && (up.open() || down.open())) {
         const int64_t left = lastActivity + kTunnelIdleMs - nowMs();
         if (left <= 0)
             break;
         // A side is read only while what came from it before has been written on.
         pollfd p[2] = {{m_fd, 0, 0}, {out, 0, 0}};
-        for (Direction *d : {&up, &down}) {
-            pollfd &from = d->from == m_fd ? p[0] : p[1];
-            pollfd &to = d->to == m_fd ? p[0] : p[1];
+        const auto of = [&](int fd) -> pollfd & { return fd == m_fd ? p[0] : p[1]; };
+        for (SpliceDirection *d : {&up, &down}) {
             if (!d->pending.empty())
-                to.events |= POLLOUT;
+                of(d->to).events |= POLLOUT;
             else if (d->reading)
-                from.events |= POLLIN;
+                of(d->from).events |= POLLIN;
         }
         // A socket neither direction waits on is left out: poll reports a hang-up or an error
         // whatever is asked, and one that nothing acts on would wake it at once, for ever.
@@ -346,14 +350,12 @@ void GatewayConnection::splice(int out, const std::string &toOut)
             continue;
         if (ready < 0)
             break;
-        for (Direction *d : {&up, &down}) {
-            const pollfd &from = d->from == m_fd ? p[0] : p[1];
-            const pollfd &to = d->to == m_fd ? p[0] : p[1];
-            if (!d->pending.empty() && (to.revents & (POLLOUT | POLLERR | POLLHUP)))
-                broken = broken || !flush(*d);
+        for (SpliceDirection *d : {&up, &down}) {
+            if (!d->pending.empty() && (of(d->to).revents & (POLLOUT | POLLERR | POLLHUP)))
+                broken = broken || !d->flush(&lastActivity);
             else if (d->pending.empty() && d->reading &&
-                     (from.revents & (POLLIN | POLLERR | POLLHUP)))
-                broken = broken || !receive(*d);
+                     (of(d->from).revents & (POLLIN | POLLERR | POLLHUP)))
+                broken = broken || !d->receive(buffer, &lastActivity);
         }
     }
     ::close(out);
@@ -490,35 +492,43 @@ void GatewayConnection::limitBlocking(int fd, int64_t receiveMs)
     set(SO_SNDTIMEO, SecretExchange::kRequestIdleMs);
 }
 
+bool GatewayConnection::admit(std::string *buffer, ProxyRequest *request)
+{
+    const int64_t headDeadline = nowMs() + kStepTimeoutMs;
+    *request = ProxyRequest::parse(buffer->data(), buffer->size());
+    while (request->state() == ProxyRequest::Status::NeedMore) {
+        if (!readMore(buffer, ProxyRequest::kMaxHeadBytes + 1, headDeadline))
+            return false; // gone, or silent: nothing to answer
+        *request = ProxyRequest::parse(buffer->data(), buffer->size());
+    }
+    if (request->state() == ProxyRequest::Status::Bad) {
+        answer(request->status(), request->error());
+        return false;
+    }
+    m_credential = request->credential();
+    m_host = request->host();
+    m_port = request->port();
+    if (!m_gateway.knows(m_credential, m_peer)) {
+        answer(407, "the sandbox's credential is not valid here");
+        return false;
+    }
+    if (!m_gateway.limits().admitCredential(m_credential)) {
+        answer(429, "this sandbox has " + std::to_string(ConnectionLimits::kMaxPerCredential) +
+                        " connections open through the gateway, the most one sandbox may");
+        return false;
+    }
+    m_credentialCounted = true;
+    return true;
+}
+
 void GatewayConnection::run()
 {
     m_id = m_gateway.nextConnectionId();
     limitBlocking(m_fd, SecretExchange::kRequestIdleMs);
     std::string buffer;
-    const int64_t headDeadline = nowMs() + kStepTimeoutMs;
-    ProxyRequest request = ProxyRequest::parse(buffer.data(), buffer.size());
-    while (request.state() == ProxyRequest::Status::NeedMore) {
-        if (!readMore(&buffer, ProxyRequest::kMaxHeadBytes + 1, headDeadline))
-            return; // gone, or silent: nothing to answer
-        request = ProxyRequest::parse(buffer.data(), buffer.size());
-    }
-    if (request.state() == ProxyRequest::Status::Bad) {
-        answer(request.status(), request.error());
+    ProxyRequest request;
+    if (!admit(&buffer, &request))
         return;
-    }
-    m_credential = request.credential();
-    m_host = request.host();
-    m_port = request.port();
-    if (!m_gateway.knows(m_credential, m_peer)) {
-        answer(407, "the sandbox's credential is not valid here");
-        return;
-    }
-    if (!m_gateway.limits().admitCredential(m_credential)) {
-        answer(429, "this sandbox has " + std::to_string(ConnectionLimits::kMaxPerCredential) +
-                        " connections open through the gateway, the most one sandbox may");
-        return;
-    }
-    m_credentialCounted = true;
     const Gateway::Decision decision = m_gateway.decide(m_id, m_credential, m_host, m_port);
     if (!decision.allowed) {
         report("deny", decision.rule);
@@ -584,6 +594,11 @@ void GatewayConnection::run()
     }
     const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n" + early;
     ByteChannel::writeAll(m_fd, established.data(), established.size());
+    tunnel(out, rest, decision.rule);
+}
+
+void GatewayConnection::tunnel(int out, const std::string &rest, const std::string &rule)
+{
     // The first bytes through the tunnel: a TLS ClientHello whose server name is the host the
     // CONNECT named (an address needs none), so that an allowed name fronts for no other.
     std::string first = rest;
@@ -598,7 +613,6 @@ void GatewayConnection::run()
             break;
         }
     }
-    const bool address = HostPattern::isAddressLiteral(m_host);
     std::string refusal;
     if (hello.status == ClientHello::Status::NotTls) {
         // Plain HTTP through the tunnel (Node's undici tunnels http: URLs): the gateway reads
@@ -607,24 +621,38 @@ void GatewayConnection::run()
         refusal = checkPlainTunnel(&first, helloDeadline, &inner);
         if (refusal.empty()) {
             m_secrets = m_secrets.plainHttp();
-            exchangePlain(out, first, inner.headBytes(), inner.originHead(), decision.rule);
+            exchangePlain(out, first, inner.headBytes(), inner.originHead(), rule);
             return;
         }
-    } else if (hello.status == ClientHello::Status::Malformed)
-        refusal = "the tunnel did not start with a whole TLS ClientHello";
-    else if (hello.status == ClientHello::Status::EncryptedName)
-        refusal = "the TLS ClientHello hides its server name (Encrypted Client Hello), so the "
-                  "host it reaches cannot be checked";
-    else if (hello.status == ClientHello::Status::NoName && !address)
-        refusal = "the TLS ClientHello names no server";
-    else if (hello.status == ClientHello::Status::ServerName &&
-             HostPattern::normalise(hello.serverName) != m_host)
-        refusal = "the TLS server name " + hello.serverName + " is not " + m_host;
+    } else {
+        refusal = helloRefusal(hello);
+    }
     if (!refusal.empty()) {
         ::close(out);
         report("deny", refusal);
         return;
     }
-    report("allow", decision.rule);
+    report("allow", rule);
     splice(out, first);
+}
+
+std::string GatewayConnection::helloRefusal(const ClientHello::Result &hello) const
+{
+    switch (hello.status) {
+    case ClientHello::Status::ServerName:
+        if (HostPattern::normalise(hello.serverName) != m_host)
+            return "the TLS server name " + hello.serverName + " is not " + m_host;
+        return {};
+    case ClientHello::Status::NoName:
+        return HostPattern::isAddressLiteral(m_host) ? std::string()
+                                                     : "the TLS ClientHello names no server";
+    case ClientHello::Status::EncryptedName:
+        return "the TLS ClientHello hides its server name (Encrypted Client Hello), so the "
+               "host it reaches cannot be checked";
+    case ClientHello::Status::NeedMore:
+    case ClientHello::Status::NotTls:
+    case ClientHello::Status::Malformed:
+        break;
+    }
+    return "the tunnel did not start with a whole TLS ClientHello";
 }

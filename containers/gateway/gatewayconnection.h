@@ -1,5 +1,6 @@
 #pragma once
 
+#include "clienthello.h"
 #include "gateway.h"
 #include "proxyrequest.h"
 #include "secretrewriter.h"
@@ -32,6 +33,9 @@ public:
 
 private:
     bool readMore(std::string *buffer, size_t max, int64_t deadlineMs);
+    // The request's head (read into `buffer` and `request`), a credential the gateway knows from
+    // this peer, within its connection cap; false (answered) otherwise.
+    bool admit(std::string *buffer, ProxyRequest *request);
     // Bounds every blocking read (`receiveMs`) and write on `fd`.
     static void limitBlocking(int fd, int64_t receiveMs);
     void answer(int status, const std::string &reason);
@@ -46,6 +50,12 @@ private:
     // the proxy sent after its answer's head (the tunnel's first).
     bool tunnelUpstream(int out, const Gateway::Upstream &upstream, const std::string &target,
                         std::string *early, std::string *why);
+    // After the CONNECT's 200: what comes first through the tunnel decides (TLS with the
+    // CONNECT's host as its server name, spliced; plain HTTP for that host, exchanged; else
+    // refused). `rest`: what the client sent after the CONNECT's head.
+    void tunnel(int out, const std::string &rest, const std::string &rule);
+    // Why a tunnel's ClientHello does not go through ("" when it does).
+    std::string helloRefusal(const ClientHello::Result &hello) const;
     void splice(int out, const std::string &toOut);
     // For a host that a secret of this sandbox is bound to: one request through SecretExchange,
     // over TLS terminated here for a tunnel (`raw` and `head` then come from inside it).

@@ -58,12 +58,46 @@ bool isHopByHop(const std::string &name)
                        [&](const char *n) { return name == n; });
 }
 
+// The password of `Proxy-Authorization: Basic` into `credential` ("" without the header); false
+// for a header in another form.
+bool readCredential(const std::vector<std::pair<std::string, std::string>> &headers,
+                    std::string *credential)
+{
+    for (const auto &[name, value] : headers) {
+        if (lower(name) != "proxy-authorization")
+            continue;
+        const size_t space = value.find(' ');
+        std::string decoded;
+        if (space == std::string::npos || lower(value.substr(0, space)) != "basic" ||
+            !decodeBase64(value.substr(space + 1), &decoded) ||
+            decoded.find(':') == std::string::npos)
+            return false;
+        *credential = decoded.substr(decoded.find(':') + 1);
+    }
+    return true;
+}
+
 // RFC 9110 5.6.2's tchar.
 bool isTokenChar(char c)
 {
     // (strchr finds the terminating NUL too.)
     return std::isalnum(static_cast<unsigned char>(c)) ||
            (c != '\0' && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr);
+}
+
+// Headers are written on as they came: a name that is not a token (a line that starts with
+// whitespace, read as a name, would fold into the line before it, Host say) or a value with a
+// line break would change what the next reader sees. (libhttp-parser joins an obsolete fold into
+// one line itself.) Why one is refused, or "".
+std::string unsafeHeader(const std::vector<std::pair<std::string, std::string>> &headers)
+{
+    for (const auto &[name, value] : headers) {
+        if (name.empty() || !std::all_of(name.begin(), name.end(), isTokenChar))
+            return "a header name that is not a token";
+        if (value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos)
+            return "a header value with a line break or a NUL";
+    }
+    return {};
 }
 
 } // namespace
@@ -162,16 +196,9 @@ ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunne
     }
     // Paused in on_headers_complete: the parser has not counted the byte that ended the head.
     r.m_headBytes = err == HPE_PAUSED ? used + 1 : used;
-    // Headers are written on as they came: a name that is not a token (a line that starts with
-    // whitespace, read as a name, would fold into the line before it, Host say) or a value with a
-    // line break would change what the next reader sees. (libhttp-parser joins an obsolete fold
-    // into one line itself.)
-    for (const auto &[name, value] : r.m_headers) {
-        if (name.empty() || !std::all_of(name.begin(), name.end(), isTokenChar))
-            return bad(400, "a header name that is not a token");
-        if (value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos)
-            return bad(400, "a header value with a line break or a NUL");
-    }
+    const std::string refused = unsafeHeader(r.m_headers);
+    if (!refused.empty())
+        return bad(400, refused);
     if (inTunnel)
         return readTunnelRequest(std::move(r), parser.method == HTTP_CONNECT, defaultPort);
     const bool connect = parser.method == HTTP_CONNECT;
@@ -204,17 +231,8 @@ ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunne
     r.m_port = (url.field_set & (1 << UF_PORT)) ? url.port : (connect ? 0 : 80);
     if (r.m_port == 0)
         return bad(400, "CONNECT needs host:port");
-    for (const auto &[name, value] : r.m_headers) {
-        if (lower(name) != "proxy-authorization")
-            continue;
-        const size_t space = value.find(' ');
-        std::string decoded;
-        if (space == std::string::npos || lower(value.substr(0, space)) != "basic" ||
-            !decodeBase64(value.substr(space + 1), &decoded) ||
-            decoded.find(':') == std::string::npos)
-            return bad(407, "Proxy-Authorization must be Basic user:password");
-        r.m_credential = decoded.substr(decoded.find(':') + 1);
-    }
+    if (!readCredential(r.m_headers, &r.m_credential))
+        return bad(407, "Proxy-Authorization must be Basic user:password");
     if (r.m_credential.empty())
         return bad(407, "the gateway needs the sandbox's credential (the proxy URL's password)");
     if (!connect) {
