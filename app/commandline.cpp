@@ -7,6 +7,7 @@
 #include "kubetarget.h"
 #include "languageregistry.h"
 #include "passthroughenv.h"
+#include "preloadplanner.h"
 
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -283,6 +284,37 @@ Option languageImages(const QString &name, const QString &help)
             }};
 }
 
+// Repeatable (or comma-separated) Python module names for warm sandboxes, or "none"; not given:
+// learned from the calls.
+Option preloadModules(const QString &name, const QString &help)
+{
+    return {QCommandLineOption(name, help, QStringLiteral("module")), Stage::Sandbox,
+            [name](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                static const QRegularExpression module(
+                    QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$"));
+                QStringList modules;
+                for (const QString &value : values)
+                    for (const QString &item : value.split(u',', Qt::SkipEmptyParts)) {
+                        const QString m = item.trimmed();
+                        if (m == u"none")
+                            continue;
+                        if (!module.match(m).hasMatch() || m.size() > 64)
+                            return QStringLiteral("--%1 takes a Python module name like pandas or "
+                                                  "matplotlib.pyplot, or 'none', not '%2'")
+                                .arg(name, m);
+                        if (!modules.contains(m))
+                            modules.append(m);
+                    }
+                if (modules.size() > PreloadPlanner::kMaxModules)
+                    return QStringLiteral("--%1 names at most %2 modules")
+                        .arg(name)
+                        .arg(PreloadPlanner::kMaxModules);
+                cl.config.preload = modules;
+                return QString();
+            },
+            "CODE_SANDBOX_PRELOAD"};
+}
+
 // A comma-separated list of host variables whose values enter the sandbox.
 Option variableNames(const QString &name, const QString &help, const char *env)
 {
@@ -493,6 +525,13 @@ QList<Option> sandboxLimitOptions()
                        "engine's memory, at most 32)."),
                      Stage::Sandbox, 1, 256, s("a whole number from 1 to 256"),
                      &SandboxConfig::poolMax, "CODE_SANDBOX_POOL_MAX", true),
+        preloadModules(
+            s("preload"),
+            s("A Python module warm sandboxes import while they wait, instead of the ones "
+              "learned from the calls (repeatable, or comma-separated); 'none' preloads nothing. "
+              "By default warm sandboxes import the image's libraries that most recent calls "
+              "imported (at most 8, within a memory budget; a call's result lists them under "
+              "'preloaded').")),
         integer<int>(s("max-concurrent"), s("n"),
                      s("Programs running at once; more calls wait in a queue (twice the cores, "
                        "at least 4)."),

@@ -243,7 +243,17 @@ def _main():
     _prepare_matplotlib_cache()
     _install_import_hooks()
 
-    head = sys.stdin.buffer.readline().split()
+    # What reports the program's imports needs, imported while the sandbox waits.
+    import opcode  # noqa: F401
+
+    # The pool may send a "preload" line first (see _preload); the header follows. Both are read
+    # a byte at a time, so that nothing of the program is buffered while preloading looks for it.
+    line = _read_line(0)
+    preloaded = ()
+    if line.startswith(b"preload "):
+        preloaded = _preload(line.split()[1:])
+        line = _read_line(0)
+    head = line.split()
     if len(head) != 2 or not head[1].isdigit():
         sys.stderr.write("cs-run: bad header\n")
         os._exit(90)
@@ -252,6 +262,8 @@ def _main():
     with open(status_file, "wb") as f:
         f.write(nonce)
     src = sys.stdin.buffer.read(int(head[1]))
+    if preloaded:
+        _unshadow(preloaded)
     with open("main.py", "wb") as f:
         f.write(src)
     # The attached stdin stays open on a private descriptor: when files are to be fetched, the
@@ -267,7 +279,7 @@ def _main():
     out, err = os.dup(1), os.dup(2)
     main_pid = os.getpid()
 
-    rc = _run(src)
+    rc, code = _run(src)
     if os.getpid() != main_pid:
         # A child the program forked returned from it: it ends as it would under
         # `python3 main.py`, and only the original process reports the result.
@@ -306,7 +318,7 @@ def _main():
         flags += " plots"
     if flags:
         _list_files(images)
-    flags += _usage_flags()
+    flags += _usage_flags() + _preload_flags() + _imports_flag(code)
     line = nonce + b" " + str(rc).encode() + flags.encode() + b"\n"
     # For cs-run: the line is out (it must not print another: the status file goes), and the
     # container is to stay up until the host closes stdin (the marker: see its linger). A
@@ -322,6 +334,151 @@ def _main():
         while os.read(host, 65536):
             pass
     os._exit(rc)
+
+
+def _read_line(fd):
+    """One line of fd, read a byte at a time (a header is some 30 bytes): nothing after it is
+    consumed."""
+    line = bytearray()
+    while True:
+        b = os.read(fd, 1)
+        line += b
+        if not b or b == b"\n":
+            return bytes(line)
+
+
+# Preloading: while the sandbox waits in the pool, the server may send
+#   preload <budget bytes> <slow ms> <module>[:<expected bytes>] ...
+# before the program's header: the modules most recent calls imported (the server learns them
+# from the "imports" this loader reports, see _imports_flag), most used first. Each is imported
+# as the program's own `import` would, stopping when the program arrives (it is not kept
+# waiting for more than the import under way), and before a module whose expected memory (what
+# it cost an earlier sandbox) would take the sandbox past the budget, or once past it. The
+# result line says what was preloaded with what each cost, and which modules failed or took
+# longer than <slow ms>, so the server stops asking for them.
+#
+# What a program sees of it: those modules in sys.modules, imported before it ran. They are
+# the image's own libraries (the server asks for no other) imported in this fresh interpreter
+# with the program's environment, before any of its code: nothing of another call is in them.
+# What they tell is only that recent calls on this server imported them. A program that brings
+# a module of the same name (a file or folder of that name in its workdir) gets its own: the
+# preloaded one is forgotten before it runs (_unshadow).
+_preload_report = {"done": [], "dropped": []}
+
+
+def _preload(words):
+    import select
+    import time
+
+    try:
+        budget, slow = int(words[0]), int(words[1])
+    except (IndexError, ValueError):
+        return ()
+    done = []
+    for word in words[2:16]:
+        name, _, expected = word.decode("ascii", "replace").partition(":")
+        if len(name) > 64 or not name.replace(".", "").replace("_", "").isalnum():
+            continue
+        if select.select([0], [], [], 0)[0]:
+            break  # the program is here
+        before = _memory_now()
+        if before is not None and before + (int(expected) if expected.isdigit() else 0) > budget:
+            continue  # (a smaller one may still fit)
+        start = time.monotonic()
+        try:
+            __import__(name)
+        except BaseException:  # (a module may raise anything, SystemExit included)
+            _preload_report["dropped"].append(name)
+            continue
+        ms = (time.monotonic() - start) * 1000
+        after = _memory_now()
+        cost = max(0, after - before) if before is not None and after is not None else 0
+        done.append(name)
+        _preload_report["done"].append("%s:%d" % (name, cost))
+        if ms > slow:
+            _preload_report["dropped"].append(name)
+        if after is not None and after > budget:
+            break
+    return done
+
+
+def _memory_now():
+    """What the sandbox's cgroup holds now, in bytes (v2, then v1); None if it cannot be read."""
+    for path in ("/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory/memory.usage_in_bytes"):
+        try:
+            with open(path) as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            pass
+    return None
+
+
+def _unshadow(preloaded):
+    # A module the program brings itself (main.py's folder comes first on sys.path) wins over a
+    # preloaded one of the same name, as it would have without preloading.
+    tops = {name.partition(".")[0] for name in preloaded}
+    mine = [t for t in tops if os.path.exists(t + ".py") or os.path.isdir(t)]
+    for name in list(sys.modules):
+        if name.partition(".")[0] in mine:
+            del sys.modules[name]
+
+
+def _preload_flags():
+    flags = ""
+    if _preload_report["done"]:
+        flags += " preloaded=" + ",".join(_preload_report["done"])
+    if _preload_report["dropped"]:
+        flags += " preload-dropped=" + ",".join(_preload_report["dropped"])
+    return flags
+
+
+def _imports_flag(code, limit=16):
+    """ imports=<names>: the modules the program's code imports (its import statements, in
+    functions too), as far as they were imported when it ended, at most two levels deep
+    ("matplotlib.pyplot", also for `from matplotlib import pyplot`), without the standard
+    library's and relative imports: what the server learns what to preload from."""
+    if code is None:
+        return ""
+    import opcode  # (imported while the sandbox waited: see _main)
+
+    import_name, load_const = opcode.opmap["IMPORT_NAME"], opcode.opmap["LOAD_CONST"]
+    extended = opcode.EXTENDED_ARG
+    stdlib = getattr(sys, "stdlib_module_names", ())
+    names = []
+
+    def scan(co):
+        raw, arg, consts = co.co_code, 0, []
+        for i in range(0, len(raw) - 1, 2):
+            op = raw[i]
+            if op == extended:
+                arg = (arg | raw[i + 1]) << 8
+                continue
+            arg |= raw[i + 1]
+            if op == load_const:
+                consts = (consts + [co.co_consts[arg]])[-2:]
+            elif op == import_name:
+                level, fromlist = consts if len(consts) == 2 else (0, None)
+                name = co.co_names[arg]
+                top = name.partition(".")[0]
+                if level == 0 and 0 < len(name) <= 64 and top not in stdlib:
+                    name = ".".join(name.split(".")[:2])
+                    subs = [name + "." + f for f in fromlist or () if isinstance(f, str)]
+                    found = [m for m in subs if "." not in name and m in sys.modules]
+                    for m in found or [name]:
+                        if m not in names and m in sys.modules and len(m) <= 64:
+                            names.append(m)
+            if op != 0:  # (CACHE entries come between an instruction and the next)
+                consts = consts if op == load_const else []
+            arg = 0
+        for c in co.co_consts:
+            if hasattr(c, "co_code") and len(names) < limit:
+                scan(c)
+
+    try:
+        scan(code)
+    except Exception:  # (another interpreter's bytecode: nothing learned)
+        return ""
+    return " imports=" + ",".join(names[:limit]) if names else ""
 
 
 def _list_files(images):
@@ -425,6 +582,8 @@ def _exit_status(e):
 
 
 def _run(src):
+    """Runs the program as __main__; returns its exit status and its code object (None when it
+    did not compile)."""
     # traceback only when there is one to print: importing it costs the call 3 ms.
     g = {"__name__": "__main__", "__file__": "/sandbox/main.py", "__builtins__": __builtins__}
     try:
@@ -433,17 +592,17 @@ def _run(src):
         import traceback
 
         traceback.print_exception(type(e), e, None)
-        return 1
+        return 1, None
     try:
         exec(code, g)
     except SystemExit as e:
-        return _exit_status(e)
+        return _exit_status(e), code
     except BaseException as e:
         import traceback
 
         traceback.print_exception(type(e), e, e.__traceback__.tb_next)
-        return 1
-    return 0
+        return 1, code
+    return 0, code
 
 
 def _session():

@@ -119,10 +119,12 @@ void ContainerPool::refill(const QString &key, bool retrying)
 
 void ContainerPool::adopt(const QString &key, SandboxContainer *c)
 {
-    connect(c, &SandboxContainer::ready, this, [this, key] {
+    connect(c, &SandboxContainer::ready, this, [this, key, c] {
         auto it = m_slots.find(key);
         if (it == m_slots.end())
             return;
+        if (m_readyHook)
+            m_readyHook(c, it->spec);
         it->failures = 0;
         if (it->reportedFull)
             return;
@@ -300,6 +302,14 @@ int ContainerPool::totalCount() const
     int n = 0;
     for (const Slot &s : m_slots)
         n += int(s.entries.size());
+    return n;
+}
+
+int ContainerPool::totalTarget() const
+{
+    int n = 0;
+    for (const Slot &s : m_slots)
+        n += targetOf(s);
     return n;
 }
 

@@ -47,6 +47,10 @@ public:
     int coldTakes() const { return m_coldTakes; }
     void setMaxAgeMs(qint64 ms) { m_maxAgeMs = ms; }
     void setRetryDelayMs(int ms) { m_retryDelayMs = ms; }
+    // Called once for each pooled container when it is ready, before anyone can take it: what
+    // the sandbox may do while it waits (the preload line, see PreloadPlanner).
+    using ReadyHook = std::function<void(SandboxContainer *container, const SandboxSpec &spec)>;
+    void setReadyHook(ReadyHook hook) { m_readyHook = std::move(hook); }
 
     // Fills the pool for this spec up to its size in the background.
     void warm(const SandboxSpec &spec, const QString &label);
@@ -62,6 +66,8 @@ public:
     int warmCount(const SandboxSpec &spec) const;   // ready to run
     int pooledCount(const SandboxSpec &spec) const; // ready or being prepared
     int totalCount() const;
+    // What it keeps in all, every spec at its present target.
+    int totalTarget() const;
 
 Q_SIGNALS:
     // A spec's pool became full, e.g. at start-up: for the log and the window's status.
@@ -105,6 +111,7 @@ private:
     int m_coldTakes = 0;
     QElapsedTimer m_clock;
     Factory m_factory;
+    ReadyHook m_readyHook;
     QHash<QString, Slot> m_slots;
     QTimer m_ageTimer;
     qint64 m_maxAgeMs = 10 * 60 * 1000;

@@ -11,6 +11,7 @@
 #include <QSet>
 #include <QTimerEvent>
 #include <QUuid>
+#include <cctype>
 
 namespace {
 QAtomicInteger<quint64> g_nextId{1};
@@ -249,6 +250,7 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
         m_result.compileError = m_outScanner.hasFlag("compile");
         m_result.peakMemoryBytes = m_outScanner.value("mem");
         m_result.cpuTimeMs = m_outScanner.value("cpu");
+        readPreload();
         // The program's time ends here, whatever comes after (files, the gateway's last events).
         m_result.durationMs = m_clock.elapsed();
         m_endSeen = true;
@@ -268,6 +270,34 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
         else
             finishWhenSettled();
     }
+}
+
+void Execution::readPreload()
+{
+    // Names as the loader wrote them, checked again here: the program decides what is in its
+    // sys.modules, so only module names pass (the planner then keeps the image's own).
+    const auto moduleName = [](const QByteArray &name) {
+        if (name.isEmpty() || name.size() > 64)
+            return false;
+        for (const char c : name)
+            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
+                return false;
+        return true;
+    };
+    for (const QByteArray &item : m_outScanner.list("preloaded")) {
+        const qsizetype colon = item.indexOf(':');
+        const QByteArray name = item.left(colon);
+        if (!moduleName(name))
+            continue;
+        m_result.preloaded.append(QString::fromLatin1(name));
+        m_result.preloadCosts.append(colon < 0 ? 0 : qMax(0LL, item.mid(colon + 1).toLongLong()));
+    }
+    for (const QByteArray &name : m_outScanner.list("preload-dropped"))
+        if (moduleName(name))
+            m_result.preloadDropped.append(QString::fromLatin1(name));
+    for (const QByteArray &name : m_outScanner.list("imports"))
+        if (moduleName(name))
+            m_result.imports.append(QString::fromLatin1(name));
 }
 
 void Execution::finishWhenSettled()

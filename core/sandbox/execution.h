@@ -70,6 +70,7 @@ public:
     void answerConnection(quint64 connection, bool allow, const QString &widenTo = QString());
     // After finished(): the session's container did not survive this run (see notes).
     bool endedSession() const { return m_endSession; }
+    bool isSession() const { return m_session; }
 
 Q_SIGNALS:
     void queued(int position);
@@ -104,6 +105,8 @@ private:
     void finish();
     // finish() once the gateway's events have come (see onOutput).
     void finishWhenSettled();
+    // The loader's report of preloaded and imported modules, from the result line.
+    void readPreload();
     void sampleUsage();
 
     static constexpr int kStartupTimeoutMs = 60000;

@@ -118,6 +118,8 @@ QJsonObject ExecutionResult::toJson() const
         o.insert(QStringLiteral("cancel_reason"), cancelReason);
     if (!notes.isEmpty())
         o.insert(QStringLiteral("notes"), QJsonArray::fromStringList(notes));
+    if (!preloaded.isEmpty())
+        o.insert(QStringLiteral("preloaded"), QJsonArray::fromStringList(preloaded));
     if (!network.isEmpty()) {
         QJsonArray attempts;
         for (const NetworkAttempt &a : network) {

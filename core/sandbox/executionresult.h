@@ -75,6 +75,14 @@ struct ExecutionResult
     // the program ended (-1: not reported).
     qint64 peakMemoryBytes = -1;
     qint64 cpuTimeMs = -1;
+    // Python: the modules its sandbox imported ahead while it waited for the program
+    // (PreloadPlanner), with the memory each took in bytes (same order); the ones asked for
+    // that failed or were slow to import; and the modules the program's code imported, as its
+    // loader reported them (what the server learns from).
+    QStringList preloaded;
+    QList<qint64> preloadCosts;
+    QStringList preloadDropped;
+    QStringList imports;
     QString language;
     QString image;
     QString containerId;

@@ -63,3 +63,12 @@ qint64 ExitMarkerScanner::value(const QByteArray &name) const
     }
     return -1;
 }
+
+QList<QByteArray> ExitMarkerScanner::list(const QByteArray &name) const
+{
+    const QByteArray prefix = name + '=';
+    for (const QByteArray &word : m_flags)
+        if (word.startsWith(prefix))
+            return word.mid(prefix.size()).split(',');
+    return {};
+}

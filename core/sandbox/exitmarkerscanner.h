@@ -10,9 +10,10 @@ class ExitMarkerScanner
 {
 public:
     explicit ExitMarkerScanner(const QByteArray &nonce) : m_nonce(nonce) {}
-    // The longest status line waited for (after the nonce, without the newline); the longest
-    // the supervisor writes, every flag and both usage values at their largest, is 84 bytes.
-    static constexpr qsizetype kMaxStatusLine = 160;
+    // The longest status line waited for (after the nonce, without the newline): the Python
+    // loader's lists of preloaded and imported modules (at most 14 and 16 names) make it the
+    // longest, well under this; every other flag together is under 100 bytes.
+    static constexpr qsizetype kMaxStatusLine = 4096;
 
     // Returns the program output contained in `bytes` that is safe to pass on now.
     QByteArray feed(const QByteArray &bytes);
@@ -28,6 +29,8 @@ public:
     bool hasFlag(const QByteArray &flag) const { return m_flags.contains(flag); }
     // A "name=number" word ("mem" peak bytes, "cpu" milliseconds); -1 when absent.
     qint64 value(const QByteArray &name) const;
+    // A "name=a,b,c" word's items; empty when absent.
+    QList<QByteArray> list(const QByteArray &name) const;
 
 private:
     enum class State

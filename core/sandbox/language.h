@@ -33,6 +33,10 @@ struct Language
     QString packageManager;
     QStringList versionCommand;
     QStringList preinstalled;
+    // The top-level modules of the image's own libraries that warm sandboxes may import ahead
+    // when calls import them (PreloadPlanner): the names a program imports, not the packages'
+    // ("sklearn", not "scikit-learn"). Empty: the language preloads nothing.
+    QStringList preloadModules;
     QStringList useCases;
     QString example;       // a short program, for get_language_details
     QString editorExample; // a longer one for a first run in the window (RunEditor)

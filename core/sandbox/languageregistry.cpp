@@ -59,6 +59,7 @@ Language fromJson(const QJsonObject &o)
     l.libraryEnv = strings(o.value(u"library_env"));
     l.packageManager = o.value(u"package_manager").toString();
     l.preinstalled = strings(o.value(u"preinstalled"));
+    l.preloadModules = strings(o.value(u"preload_modules"));
     // "@preinstalled@" stands for the names of the preinstalled libraries, one argument each, so
     // that a version command can print each one's version without a list of its own.
     for (const QString &word : strings(o.value(u"version_command"))) {

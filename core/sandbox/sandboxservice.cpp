@@ -16,6 +16,7 @@
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
+#include <algorithm>
 #include <unistd.h>
 
 SandboxService::SandboxService(SandboxBackend *backend, const LanguageRegistry &languages,
@@ -38,6 +39,12 @@ SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
             << "the egress gateway goes out through the host's proxy" << m_upstream.describe();
     if (!config.secrets.isEmpty())
         loadAuthority();
+    for (const Language &language : m_languages.all()) {
+        if (language.preloadModules.isEmpty())
+            continue;
+        m_preload.setCandidates(language.name, language.preloadModules);
+        m_preload.setFixed(language.name, config.preload);
+    }
     for (SandboxBackend *backend : backends)
         m_sites.append(new SandboxSite(backend, int(m_sites.size()), this));
     int capacity = 0;
@@ -132,6 +139,17 @@ ContainerPool *SandboxService::makePool(SandboxSite *site)
         m_config.poolSize,
         [this, site](const SandboxSpec &spec) { return makeContainer(site, spec); }, site);
     pool->setMaxSize(poolMaxFor(site));
+    pool->setReadyHook([this, pool](SandboxContainer *container, const SandboxSpec &spec) {
+        // A session's kernel reads calls of its own kind; a run's loader reads the line first.
+        const bool loader = std::any_of(spec.env.cbegin(), spec.env.cend(),
+                                        [](const auto &v) { return v.first == u"CS_PRELOAD"; });
+        if (spec.session || !loader || !m_preload.preloads(spec.language))
+            return;
+        const QByteArray line = m_preload.line(
+            spec.language, PreloadPlanner::budget(spec.limits.memoryBytes, pool->totalTarget()));
+        if (!line.isEmpty())
+            container->write(line);
+    });
     const QString where =
         m_sites.size() > 1 ? QStringLiteral(" on ") + site->endpoint() : QString();
     connect(pool, &ContainerPool::warmed, this,
@@ -290,7 +308,12 @@ Execution *SandboxService::create(const Language &language, const ExecutionReque
     files.maxFiles = m_config.maxFilesPerRun;
     execution->setFileLimits(files);
     m_executions.insert(execution);
-    connect(execution, &Execution::finished, this, [this, execution] {
+    connect(execution, &Execution::finished, this, [this, execution, name = language.name] {
+        // What its loader reported it imported (a run that never reported says nothing, and a
+        // session's cells are not what warm sandboxes serve).
+        const ExecutionResult &r = execution->result();
+        if (!execution->isSession() && r.error.isEmpty() && r.exitCode >= 0 && !r.timedOut)
+            m_preload.learn(name, r);
         m_executions.remove(execution);
         execution->deleteLater();
         m_queue->finished(execution);

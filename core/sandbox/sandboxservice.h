@@ -2,6 +2,7 @@
 
 #include "executionqueue.h"
 #include "languageregistry.h"
+#include "preloadplanner.h"
 #include "sandboxconfig.h"
 #include "sandboxspec.h"
 #include "upstreamproxy.h"
@@ -168,6 +169,8 @@ private:
     QList<SandboxSite *> m_sites;
     LanguageRegistry m_languages;
     SandboxConfig m_config;
+    // What warm sandboxes import while they wait, learned from the runs' imports.
+    PreloadPlanner m_preload;
     UpstreamProxy m_upstream; // from the config's installEnv: the host's proxy, if any
     // The secrets' authority and the host's trust store (loadAuthority), for the backends.
     QByteArray m_authorityCertificate;

@@ -50,6 +50,7 @@ private Q_SLOTS:
     void usageValues_data();
     void usageValues();
     void flags();
+    void moduleLists();
     void overlongStatusLine();
     void statusLineAtTheLengthLimit();
 };
@@ -189,6 +190,35 @@ void tst_ExitMarkerScanner::flags()
         QVERIFY2(!s.hasFlag(QByteArray::number(status)), qPrintable(where));
         QVERIFY2(!s.hasFlag(QByteArray()), qPrintable(where));
     }
+}
+
+void tst_ExitMarkerScanner::moduleLists()
+{
+    // The Python loader's longest line: 14 preloaded modules with their costs, 16 imports, all
+    // 64 characters long, after the usual flags. It is a status line all the same.
+    const QByteArray name(64, 'm');
+    QByteArrayList preloaded, imports;
+    for (int i = 0; i < 14; ++i)
+        preloaded.append(name + ":1234567890");
+    for (int i = 0; i < 16; ++i)
+        imports.append(name);
+    const QByteArray line =
+        " 0 out plots mem=123456789012 cpu=1234567 preloaded=" + preloaded.join(',') +
+        " preload-dropped=" + imports.mid(0, 14).join(',') + " imports=" + imports.join(',') + "\n";
+    ExitMarkerScanner s(kNonce);
+    QCOMPARE(s.feed("out\n" + kNonce + line), QByteArray("out\n"));
+    QVERIFY(s.found());
+    QCOMPARE(s.list("preloaded").size(), 14);
+    QCOMPARE(s.list("preloaded").first(), name + ":1234567890");
+    QCOMPARE(s.list("imports").size(), 16);
+    QCOMPARE(s.list("preload-dropped").size(), 14);
+    QVERIFY(s.list("preload").isEmpty());
+    QCOMPARE(s.value("cpu"), 1234567);
+
+    ExitMarkerScanner small(kNonce);
+    small.feed(kNonce + " 0 imports=pandas,matplotlib.pyplot\n");
+    QCOMPARE(small.list("imports"), QByteArrayList({"pandas", "matplotlib.pyplot"}));
+    QVERIFY(small.list("preloaded").isEmpty());
 }
 
 void tst_ExitMarkerScanner::overlongStatusLine()
