@@ -49,6 +49,7 @@ const now = () => performance.now();
 
 function usage() {
     return `Usage: bench/run.sh [--calls N] [--flow-calls N] [--out FILE] [--bin PATH] [--smoke] [--engines] [--first-run]
+                    [--only realistic] [--realistic-rounds N] [--realistic-warmup N] [--realistic-flow-calls N]
 
   --calls N   latency sample per variant (default 100; back-to-back: rounds of 25 up to N)
   --flow-calls N
@@ -64,6 +65,15 @@ function usage() {
   --first-run also time ./dev.sh run on a fresh Debian 12 container (bench/firstrun.sh: a fresh
               clone, packages, engine, images and app from nothing) to its first answer, last
               of all, once the machine is quiet again (about 3 minutes)
+  --only realistic
+              only the realistic programs' section (its latency rows, its sustained rows and
+              memory): the report has the machine, that section and the loads
+  --realistic-rounds N
+              timed rounds of the realistic programs (default 20; smoke 1)
+  --realistic-warmup N
+              untimed rounds of them before (default 3; smoke 1)
+  --realistic-flow-calls N
+              whole code-sandbox-mcp flows per realistic program (default 1, 20+ s each; smoke 0)
   --check     (bench.mjs) only check the arguments, the binary and the image, and exit
 Exit status is non-zero when any call answered wrongly, a container was left behind or a
 step failed. Targets that are missed do not change the exit status.`;
@@ -71,7 +81,8 @@ step failed. Targets that are missed do not change the exit status.`;
 
 function parseArgs(argv) {
     const o = { calls: 100, out: null, bin: path.join(ROOT, 'build/bin/code-sandbox'), smoke: false,
-        enginesEnv: null, check: false, flowCalls: null, firstRun: false };
+        enginesEnv: null, check: false, flowCalls: null, firstRun: false, only: null,
+        realisticRounds: null, realisticWarmup: null, realisticFlowCalls: null };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const value = () => {
@@ -86,10 +97,17 @@ function parseArgs(argv) {
         else if (a === '--engines-env') o.enginesEnv = path.resolve(value());
         else if (a === '--check') o.check = true;
         else if (a === '--first-run') o.firstRun = true;
+        else if (a === '--only') o.only = value();
+        else if (a === '--realistic-rounds') o.realisticRounds = Number(value());
+        else if (a === '--realistic-warmup') o.realisticWarmup = Number(value());
+        else if (a === '--realistic-flow-calls') o.realisticFlowCalls = Number(value());
         else if (a === '-h' || a === '--help') { console.log(usage()); process.exit(0); }
         else throw new Error(`unknown argument ${a}\n${usage()}`);
     }
     if (!Number.isInteger(o.calls) || o.calls < 1) throw new Error('--calls needs a positive integer');
+    if (o.only !== null && o.only !== 'realistic') throw new Error(`--only takes "realistic", not ${JSON.stringify(o.only)}`);
+    if (o.only && o.enginesEnv) throw new Error('--only realistic runs no several-engines rows: leave out --engines');
+    if (o.only && o.firstRun) throw new Error('--only realistic runs no first run: leave out --first-run');
     if (o.smoke) {
         if (!argv.includes('--calls')) o.calls = 3;
         o.warmup = 1;
@@ -105,6 +123,9 @@ function parseArgs(argv) {
         o.burstsAfter = 1;       // bursts per server after its first
         o.gateway = { rounds: 1, perRound: 5, warmup: 2 };
         o.requestCalls = 8;
+        o.realisticRounds ??= 1;
+        o.realisticWarmup ??= 1;
+        o.realisticFlowCalls ??= 0;
     } else {
         o.warmup = 5;
         o.throughputCalls = 60;
@@ -119,7 +140,16 @@ function parseArgs(argv) {
         o.burstsAfter = 3;
         o.gateway = { rounds: 6, perRound: 50, warmup: 5 };
         o.requestCalls = 40;
+        o.realisticRounds ??= 20;
+        o.realisticWarmup ??= 3;
+        o.realisticFlowCalls ??= 1;
     }
+    o.realisticSustainedCalls = o.throughputCalls;
+    for (const [flag, v, min] of [['--realistic-rounds', o.realisticRounds, 1], ['--realistic-warmup', o.realisticWarmup, 0],
+        ['--realistic-flow-calls', o.realisticFlowCalls, 0]]) {
+        if (!Number.isInteger(v) || v < min) throw new Error(`${flag} needs an integer ≥ ${min}`);
+    }
+    o.realisticFlowCalls = Math.min(o.realisticFlowCalls, o.realisticRounds);
     if (!Number.isInteger(o.flowCalls) || o.flowCalls < 1) throw new Error('--flow-calls needs a positive integer');
     o.flowCalls = Math.min(o.flowCalls, o.calls);
     o.b2bRounds = Math.max(1, Math.ceil(o.calls / B2B_ROUND));
@@ -243,14 +273,16 @@ async function backToStart(server, timeoutMs = 120_000) {
  * concurrency, one right after the other, until a round no longer grows the pool (the pool has
  * learnt the demand: what it keeps under this load), at most `opts.sustainedWarmupRounds`; then
  * the pool settles. Without it the timed row would pay for growing the pool, sandboxes that no
- * call of the row uses (a row's 60 calls grew a 24-call warm-up's pool by 8). Resolves to
- * { calls, count }: the warm-up's calls, and the server's sandboxes once settled.
+ * call of the row uses (a row's 60 calls grew a 24-call warm-up's pool by 8). `call` (default:
+ * print(1)) makes one call. Resolves to { calls, count }: the warm-up's calls, and the server's
+ * sandboxes once settled.
  */
-async function warmToSteady(server, concurrency, what, opts) {
+async function warmToSteady(server, concurrency, what, opts, call = undefined) {
     let calls = 0;
     for (let round = 1; round <= opts.sustainedWarmupRounds; round++) {
         const before = poolTarget(server);
-        await throughput(server.client, concurrency, opts.sustainedWarmup, server.pid, false, `${what}, round ${round}`);
+        await throughput(server.client, concurrency, opts.sustainedWarmup, server.pid, false, `${what}, round ${round}`,
+            null, call);
         calls += opts.sustainedWarmup;
         // The growth is logged when a call takes its sandbox, before its answer; the stderr chunk
         // may still be on its way.
@@ -565,11 +597,14 @@ function startPeers() {
     };
 }
 
-/** One flow of peers.py, timed by this process's clock (the pipe round trip included). */
-async function callPeer(peers, op) {
+/**
+ * One flow of peers.py, timed by this process's clock (the pipe round trip included); `extra`: the
+ * request's program ({ code, expect, plot }; default print(1)).
+ */
+async function callPeer(peers, op, extra = {}) {
     const t0 = now();
     try {
-        const r = await peers.request(op);
+        const r = await peers.request(op, extra);
         return { ok: r.ok === true, ms: now() - t0, parts: r.parts, setup: r.setup,
             detail: r.ok ? '' : `${r.detail} ${r.trace ?? ''}`.slice(0, 600) };
     } catch (e) {
@@ -856,9 +891,13 @@ function finishVariant(v, a, calls, warmup) {
     };
 }
 
-/** `total` calls with `concurrency` in flight on one client. */
+/**
+ * `total` calls with `concurrency` in flight on one client; `call` (default: print(1) checked by
+ * callOurs) makes one. With `settleTo` ({ server, idle }) the clock runs until the server's
+ * sandboxes are back to the start (and, with `idle`, until they use no more CPU: poolIdle).
+ */
 async function throughput(client, concurrency, total, pid, sampleRss, what = `concurrency ${concurrency}`,
-    settleTo = null) {
+    settleTo = null, call = () => callOurs(client)) {
     let next = 0;
     let ok = 0;
     let failures = 0;
@@ -873,7 +912,7 @@ async function throughput(client, concurrency, total, pid, sampleRss, what = `co
     const worker = async () => {
         while (next < total) {
             next++;
-            const r = await callOurs(client);
+            const r = await call();
             if (r.ok) {
                 ok++;
                 engines.set(r.engine, (engines.get(r.engine) ?? 0) + 1);
@@ -892,6 +931,11 @@ async function throughput(client, concurrency, total, pid, sampleRss, what = `co
     // sandboxes are gone, so that sandboxes made before the clock started do not count as speed.
     let settledMs = null;
     if (settleTo) settledMs = wallMs + await backToStart(settleTo.server);
+    if (settleTo?.idle) {
+        const idle = await poolIdle(settleTo.server);
+        if (!Number.isFinite(idle.ms)) problem(`${what}: the server's sandboxes did not come to rest (CPU) after the row`);
+        settledMs += idle.ms;
+    }
     const cpuPerCall = (machineCpuMs() - cpu0) / total;
     const perSecSettled = settledMs ? (ok / settledMs) * 1000 : null;
     log(`${what}: ${total} calls in ${ms(wallMs)} ms = ${perSec.toFixed(2)} calls/s` +
@@ -899,6 +943,461 @@ async function throughput(client, concurrency, total, pid, sampleRss, what = `co
         `, machine CPU ${cpuPerCall.toFixed(0)} ms/call, ${failures} failed`);
     return { concurrency, total, ok, failures, wallMs, perSec, settledMs, perSecSettled, cpuPerCall, engines,
         peakKb: sampleRss ? peakKb : null };
+}
+
+// ---------------------------------------------------------------- realistic programs (issue 54)
+
+// Five programs as assistants write them, each run with run_python_code and the server's
+// defaults. Every answer is checked: exit status 0, exactly this stdout (the text content too),
+// and for the two that plot a PNG returned as an image content item.
+const SNIPPETS = [
+    { key: 'print', name: '`print(1)`', code: 'print(1)', stdout: '1\n' },
+    { key: 'numpy', name: 'numpy: the sum of an array', stdout: '499500\n', code: [
+        'import numpy as np',
+        '',
+        'arr = np.arange(1000)',
+        'print(arr.sum())',
+    ].join('\n') },
+    { key: 'pandas', name: 'pandas: a 1,000-row DataFrame, a column\'s sum', stdout: '249750.0\n', code: [
+        'import pandas as pd',
+        'import numpy as np',
+        '',
+        'df = pd.DataFrame({',
+        '    "id": np.arange(1000),',
+        '    "value": np.arange(1000) * 0.5,',
+        '})',
+        'print(df["value"].sum())',
+    ].join('\n') },
+    { key: 'matplotlib', name: 'matplotlib: a line plot, shown (PNG)', stdout: '', image: true, code: [
+        'import matplotlib.pyplot as plt',
+        '',
+        'x = [1, 2, 3, 4, 5]',
+        'y = [2, 4, 6, 8, 10]',
+        '',
+        'plt.plot(x, y, marker="o")',
+        'plt.title("Simple line plot")',
+        'plt.xlabel("x")',
+        'plt.ylabel("y")',
+        'plt.show()',
+    ].join('\n') },
+    { key: 'dfplot', name: 'pandas + `df.plot()`, shown (PNG)', stdout: '', image: true, code: [
+        'import pandas as pd',
+        'import matplotlib.pyplot as plt',
+        '',
+        'df = pd.DataFrame({',
+        '    "month": ["Jan", "Feb", "Mar", "Apr", "May", "Jun"],',
+        '    "sales": [120, 135, 150, 145, 160, 175],',
+        '})',
+        'df.plot(x="month", y="sales", kind="line", title="Monthly sales")',
+        'plt.show()',
+    ].join('\n') },
+];
+const SNIPPET = Object.fromEntries(SNIPPETS.map((s) => [s.key, s]));
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+// issue 54: a fresh sandbox's p50 within 1.5× a live session's p50 + 40 ms, per program.
+const REALISTIC_TARGET = { factor: 1.5, plusMs: 40 };
+const FLOWS = {
+    fresh: 'ours, fresh sandbox (pooled, pool refilled and idle before each call)',
+    live: 'ours, a call in a live session (imports done by its earlier calls)',
+    lean: 'a container per call, lower bound (Engine API: create, start, put_archive, exec, remove)',
+    whole: 'code-sandbox-mcp / llm-sandbox per call (the whole flow)',
+};
+
+/** What is wrong with our answer to `snippet` ('' when nothing is). */
+function wrongAnswer(r, snippet) {
+    const sc = r.structuredContent ?? {};
+    const content = r.content ?? [];
+    if (r.isError === true) return 'isError';
+    if (sc.exit_code !== 0) return `exit status ${sc.exit_code}`;
+    if (sc.stdout !== snippet.stdout) return `stdout ${JSON.stringify(sc.stdout)}`;
+    if (snippet.image) {
+        const png = content.filter((c) => c.type === 'image' && c.mimeType === 'image/png' &&
+            Buffer.from(c.data ?? '', 'base64').subarray(0, 8).equals(PNG_SIGNATURE));
+        if (png.length === 0) return 'no PNG image in the content';
+    } else if (content[0]?.text !== snippet.stdout) {
+        return `text content ${JSON.stringify(content[0]?.text)}`;
+    }
+    return '';
+}
+
+/** One run_python_code call of `snippet` (in the session `sessionId` when given), checked. */
+async function callSnippet(client, snippet, sessionId) {
+    const t0 = now();
+    const args = sessionId ? { code: snippet.code, session_id: sessionId } : { code: snippet.code };
+    try {
+        const r = await client.callTool({ name: 'run_python_code', arguments: args }, undefined, { timeout: 120_000 });
+        const elapsed = now() - t0;
+        const wrong = wrongAnswer(r, snippet);
+        const shown = { ...r, content: (r.content ?? []).map((c) => (c.type === 'image' ? { type: 'image', mimeType: c.mimeType, bytes: c.data?.length } : c)) };
+        return { ok: !wrong, ms: elapsed, serverMs: r.structuredContent?.duration_ms,
+            detail: wrong ? `${wrong}: ${JSON.stringify(shown).slice(0, 400)}` : '' };
+    } catch (e) {
+        return { ok: false, ms: now() - t0, detail: String(e.message ?? e).slice(0, 300) };
+    }
+}
+
+/** The request peers.py gets for `snippet`. */
+const peerProgram = (snippet) => ({ code: snippet.code, expect: snippet.stdout, plot: Boolean(snippet.image) });
+
+/** The server's containers, with their full ids, from the Engine API (the gateway left out). */
+async function serverContainers(server) {
+    const filters = encodeURIComponent(JSON.stringify({ label: [server.label] }));
+    const r = await engineRequest('GET', `/containers/json?all=1&filters=${filters}`);
+    if (r.status !== 200) throw new Error(`engine answered ${r.status}: ${r.body.toString().slice(0, 200)}`);
+    return JSON.parse(r.body).filter((c) => !c.Labels?.['code-sandbox.gateway-of'])
+        .map((c) => ({ id: c.Id, state: c.State, language: c.Labels?.['code-sandbox.language'] }));
+}
+
+/**
+ * A container's cgroup, read from /sys/fs/cgroup (the engine on this machine): v2 (systemd or
+ * cgroupfs driver) or v1 (the memory and cpuacct hierarchies). null when it is not there (another
+ * layout, or an engine elsewhere).
+ */
+function cgroupOf(id) {
+    for (const d of [`/sys/fs/cgroup/system.slice/docker-${id}.scope`, `/sys/fs/cgroup/docker/${id}`]) {
+        if (existsSync(`${d}/memory.current`)) return { v2: true, memory: d, cpu: d };
+    }
+    const find = (controllers) => {
+        for (const c of controllers) {
+            for (const d of [`/sys/fs/cgroup/${c}/docker/${id}`, `/sys/fs/cgroup/${c}/system.slice/docker-${id}.scope`]) {
+                if (existsSync(d)) return d;
+            }
+        }
+        return null;
+    };
+    const memory = find(['memory']);
+    const cpu = find(['cpuacct', 'cpu,cpuacct']);
+    return memory && cpu ? { v2: false, memory, cpu } : null;
+}
+
+const statField = (text, name) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+
+/** CPU time the container has used, in ns. */
+function cgroupCpuNs(cg) {
+    if (cg.v2) return statField(readFileSync(`${cg.cpu}/cpu.stat`, 'utf8'), 'usage_usec') * 1000;
+    return Number(readFileSync(`${cg.cpu}/cpuacct.usage`, 'utf8'));
+}
+
+/**
+ * A container's memory in bytes: `usage` is the cgroup's whole charge (memory.current, v1
+ * memory.usage_in_bytes: anonymous memory, page cache, kernel memory), `anon` its anonymous
+ * memory (memory.stat anon, v1 total_rss): the processes' own heaps, what a loaded module costs.
+ * Without the cgroup files, the Engine API's stats (one-shot).
+ */
+async function containerMemory(id) {
+    const cg = cgroupOf(id);
+    if (cg) {
+        const stat = readFileSync(`${cg.memory}/memory.stat`, 'utf8');
+        if (cg.v2) return { usage: Number(readFileSync(`${cg.memory}/memory.current`, 'utf8')), anon: statField(stat, 'anon') };
+        return { usage: Number(readFileSync(`${cg.memory}/memory.usage_in_bytes`, 'utf8')), anon: statField(stat, 'total_rss') };
+    }
+    const r = await engineRequest('GET', `/containers/${id}/stats?stream=false&one-shot=true`);
+    const m = JSON.parse(r.body).memory_stats ?? {};
+    return { usage: m.usage ?? NaN, anon: m.stats?.anon ?? m.stats?.total_rss ?? m.stats?.rss ?? NaN };
+}
+
+/**
+ * Waits until the server's running containers use no CPU: together less than 2 ms over 200 ms (a
+ * warm sandbox waits for its program on a read), the same containers as the poll before. A
+ * sandbox may still be loading what its pool prepares (modules the calls import) after it runs;
+ * this is the pool at rest, as when a model thinks between calls. Without the cgroup files: a
+ * pause of 1 s. Resolves to { ms } (the time until the first idle interval began).
+ */
+async function poolIdle(server, timeoutMs = 30_000) {
+    const INTERVAL_MS = 200;
+    const QUIET_NS = 2e6;
+    const t0 = now();
+    let previous = null;
+    while (now() - t0 < timeoutMs) {
+        const t = now();
+        let sample = null;
+        try {
+            const cs = (await serverContainers(server)).filter((c) => c.state === 'running');
+            const groups = cs.map((c) => [c.id, cgroupOf(c.id)]);
+            if (groups.some(([, g]) => !g)) {
+                await sleep(1000);
+                return { ms: now() - t0, measured: false };
+            }
+            sample = new Map(groups.map(([id, g]) => [id, cgroupCpuNs(g)]));
+        } catch {
+            sample = null;   // a container went between the listing and its files: poll again
+        }
+        if (sample && previous && sample.size === previous.size && [...sample.keys()].every((k) => previous.map.has(k))) {
+            let used = 0;
+            for (const [k, v] of sample) used += v - previous.map.get(k);
+            if (used < QUIET_NS) return { ms: Math.max(0, previous.t - t0), measured: true };
+        }
+        previous = sample ? { map: sample, size: sample.size, t } : null;
+        await sleep(INTERVAL_MS);
+    }
+    log(`the sandboxes of ${server.label} still used CPU after ${timeoutMs / 1000} s; continuing`);
+    return { ms: NaN, measured: true };
+}
+
+/**
+ * Memory of the server's warm python sandboxes, idle: once the pool is back to its size, every
+ * sandbox running and none using CPU (poolIdle). Per sandbox: p50, min and max of `usage` and
+ * `anon` (containerMemory), and the sum over all of them.
+ */
+async function warmSandboxMemory(server, what) {
+    await settle(server, { pooled: true, exact: true });
+    await poolIdle(server);
+    const cs = (await serverContainers(server)).filter((c) => c.state === 'running' && c.language === 'python');
+    const mem = [];
+    for (const c of cs) mem.push(await containerMemory(c.id).catch(() => ({ usage: NaN, anon: NaN })));
+    const usage = summarize(mem.map((x) => x.usage).filter(Number.isFinite));
+    const anon = summarize(mem.map((x) => x.anon).filter(Number.isFinite));
+    const total = mem.reduce((a, x) => a + (Number.isFinite(x.usage) ? x.usage : 0), 0);
+    const source = cs.length && cgroupOf(cs[0].id) ? 'cgroup' : 'Engine API stats';
+    log(`${what}: ${cs.length} warm python sandbox(es), memory per sandbox p50 ${mib(usage.p50)} MiB ` +
+        `(anonymous ${mib(anon.p50)} MiB), ${mib(total)} MiB in all (${source})`);
+    return { what, n: cs.length, usage, anon, total, source };
+}
+const mib = (bytes) => (Number.isFinite(bytes) ? (bytes / 1048576).toFixed(1) : '–');
+
+/**
+ * The realistic programs, three flows each, interleaved (one call in flight): our fresh sandbox
+ * (a pooled server of its own; before each call, untimed, its pool refilled and idle), a call in
+ * a live session (another server, one python session), and the per-call container flow of the
+ * tools users move from (peers.py: the lower bound every round, the whole flow in one round of
+ * every few). First `realisticWarmup` untimed rounds of all programs and flows but the whole flow:
+ * the fresh server sees the programs the calls bring (what they import) before the timing, and the
+ * session has imported what they use. Then `realisticRounds` timed rounds, each starting with a
+ * different (program, flow), as interleavedLatency does.
+ */
+async function realisticLatency(opts, peers) {
+    const fresh = await startServer(opts.bin, []);
+    const live = await startServer(opts.bin, []);
+    let sessionId = null;
+    let rows = null;
+    let memory = null;
+    try {
+        await settle(fresh, { pooled: true });
+        await settle(live, { pooled: true });
+        const created = await live.client.callTool({ name: 'create_session', arguments: { language: 'python' } });
+        sessionId = created.structuredContent?.session_id;
+        if (!sessionId) throw new Error(`create_session failed: ${JSON.stringify(created).slice(0, 300)}`);
+        const flowEvery = opts.realisticFlowCalls > 0 ? Math.max(1, Math.ceil(opts.realisticRounds / opts.realisticFlowCalls)) : 0;
+        const variants = [];
+        for (const s of SNIPPETS) {
+            variants.push(
+                { snippet: s, flow: 'fresh', call: () => callSnippet(fresh.client, s),
+                    before: async () => { await settle(fresh, { pooled: true, quick: true }); await poolIdle(fresh); } },
+                { snippet: s, flow: 'live', call: () => callSnippet(live.client, s, sessionId) },
+                { snippet: s, flow: 'lean', call: () => callPeer(peers, 'lean', peerProgram(s)) });
+            if (flowEvery) variants.push({ snippet: s, flow: 'whole', call: () => callPeer(peers, 'flow', peerProgram(s)), every: flowEvery, warmup: false });
+        }
+        for (const v of variants) {
+            v.key = `${v.snippet.key}:${v.flow}`;
+            v.name = `${v.snippet.name}: ${FLOWS[v.flow]}`;
+        }
+        const acc = variants.map(() => ({ samples: [], serverMs: [], parts: {}, failures: 0, warmFailures: 0, made: 0, warmMade: 0 }));
+        const order = (i, j) => (i + j) % variants.length;
+        for (let i = 0; i < opts.realisticWarmup; i++) {
+            for (let j = 0; j < variants.length; j++) {
+                const k = order(i, j);
+                const v = variants[k];
+                if (v.warmup === false) continue;
+                if (v.before) await v.before();
+                const r = await v.call();
+                acc[k].warmMade++;
+                if (!r.ok) {
+                    acc[k].warmFailures++;
+                    log(`${v.name}: warm-up call failed: ${r.detail}`);
+                }
+            }
+            log(`realistic programs: warm-up round ${i + 1} of ${opts.realisticWarmup}`);
+        }
+        log(`realistic programs: ${opts.realisticRounds} timed rounds of ${variants.length} (program, flow) pairs, interleaved`);
+        for (let i = 0; i < opts.realisticRounds; i++) {
+            for (let j = 0; j < variants.length; j++) {
+                const k = order(i, j);
+                const v = variants[k];
+                if (v.every && i % v.every !== 0) continue;
+                if (v.before) await v.before();
+                const r = await v.call();
+                record(acc[k], v.name, r, i);
+                acc[k].made++;
+            }
+            log(`realistic programs: round ${i + 1} of ${opts.realisticRounds}`);
+        }
+        const done = variants.map((v, k) => ({ ...finishVariant(v, acc[k], acc[k].made, acc[k].warmMade), snippet: v.snippet.key, flow: v.flow }));
+        rows = SNIPPETS.map((s) => {
+            const of = (flow) => done.find((d) => d.snippet === s.key && d.flow === flow) ?? null;
+            const row = { snippet: s, fresh: of('fresh'), live: of('live'), lean: of('lean'), whole: of('whole') };
+            row.limitMs = REALISTIC_TARGET.factor * row.live.p50 + REALISTIC_TARGET.plusMs;
+            row.met = row.fresh.p50 <= row.limitMs && row.fresh.failures === 0 && row.live.failures === 0;
+            log(`realistic, ${s.key}: fresh p50 ${ms(row.fresh.p50)} ms, live p50 ${ms(row.live.p50)} ms ` +
+                `(limit ${ms(row.limitMs)} ms: ${row.met ? 'met' : 'missed'})`);
+            return row;
+        });
+        // What the fresh server's warm sandboxes hold now that it has seen all the programs.
+        memory = await warmSandboxMemory(fresh, 'after the realistic rounds');
+    } finally {
+        if (sessionId) await live.client.callTool({ name: 'close_session', arguments: { session_id: sessionId } }).catch(() => {});
+        await fresh.close();
+        await live.close();
+    }
+    await ensureNoContainers(fresh.label, 'ours, realistic programs, fresh sandboxes');
+    await ensureNoContainers(live.label, 'ours, realistic programs, live session');
+    await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'peers.py flows of the realistic programs');
+    return { rows, memory, rounds: opts.realisticRounds, warmup: opts.realisticWarmup, flowCalls: opts.realisticFlowCalls };
+}
+
+/** Both halves of an engine ceiling together (see runCeiling in main). */
+function joinHalves(halves) {
+    const okCalls = halves.reduce((a, r) => a + (r.okCalls ?? 0), 0);
+    const total = halves.reduce((a, r) => a + (r.total ?? 0), 0);
+    const wallMs = halves.reduce((a, r) => a + (r.wallMs ?? NaN), 0);
+    return { concurrency: 4, total, okCalls, wallMs, perSec: (okCalls / wallMs) * 1000,
+        cpuPerContainer: halves.reduce((a, r) => a + (r.cpuMs ?? NaN), 0) / Math.max(1, total),
+        failed: halves.reduce((a, r) => a + (r.failed ?? 0), 0),
+        halves: halves.map((r) => ((r.okCalls ?? 0) / r.wallMs) * 1000), hostConfig: halves.find((r) => r.hostConfig)?.hostConfig,
+        // peers.py's requests by method and path, made into kinds, per container
+        requestsPerContainer: requestsPer(new Map(), halves.reduce((all, r) => {
+            for (const [raw, n] of Object.entries(r.requests ?? {})) {
+                const [method, target] = raw.split(' ');
+                const kind = requestKind(method, target);
+                all.set(kind, (all.get(kind) ?? 0) + n);
+            }
+            return all;
+        }, new Map()), Math.max(1, total)) };
+}
+
+/**
+ * The sustained rows of the realistic section: for print(1) and for the pandas program, a fresh
+ * server at 4 in flight after its warm-up to steady (the same calls), between two halves of the
+ * engine's bare ceiling running the same program (`python3 -c PROGRAM` in containers made like
+ * that server's sandboxes). The clock runs until the pool is back to the start and idle. Then the
+ * memory of its warm python sandboxes, idle.
+ */
+async function realisticSustained(opts, peers, section) {
+    const rows = [];
+    for (const snippet of [SNIPPET.print, SNIPPET.pandas]) {
+        const server = await startServer(opts.bin, []);
+        const what = `realistic, sustained ${snippet.key}, 4 in flight`;
+        try {
+            await settle(server, { pooled: true, exact: true });
+            const call = () => callSnippet(server.client, snippet);
+            const warmup = await warmToSteady(server, 4, `${what}: warm-up`, opts, call);
+            const half = async (when) => {
+                await settle(server, { pooled: true, exact: true });
+                await poolIdle(server);
+                const mine = (await containersWithLabel(server.label)).find((x) => x.language === 'python');
+                if (!mine) throw new Error('no python sandbox of the server to copy settings from');
+                const r = await section(`engine ceiling (bare, ${snippet.key}), 4 in flight (${when})`,
+                    () => peers.request('ceiling', { total: Math.ceil(opts.realisticSustainedCalls / 2), concurrency: 4,
+                        container: mine.id, variant: 'bare', code: snippet.code }));
+                if (!r.ok) problem(`engine ceiling (bare, ${snippet.key}, ${when}): ${r.okCalls ?? 0} of ${r.total ?? '?'} containers ran correctly: ${r.detail}`);
+                return r;
+            };
+            const before = await half('before ours');
+            const count = await settle(server, { pooled: true, exact: true });
+            await poolIdle(server);
+            const t = await section(what, () => throughput(server.client, 4, opts.realisticSustainedCalls, server.pid, false, what,
+                { server, idle: true }, call));
+            t.poolAtStart = count;
+            t.warmupCalls = warmup.calls;
+            t.gained = Math.max(0, poolTarget(server) - count);
+            const after = await half('after ours');
+            t.ceiling = joinHalves([before, after]);
+            t.vsCeiling = (t.perSecSettled ?? t.perSec) / t.ceiling.perSec;
+            log(`${what}: ${(t.perSecSettled ?? t.perSec).toFixed(2)} calls/s = ${ratio(t.vsCeiling)} the bare ceiling of the same program (${t.ceiling.perSec.toFixed(2)}/s)`);
+            t.memory = await warmSandboxMemory(server, `after the sustained ${snippet.key} row`);
+            rows.push({ snippet, ...t });
+        } finally {
+            await server.close();
+        }
+        await ensureNoContainers(server.label, `ours, ${what}`);
+    }
+    await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'engine ceiling of the realistic rows');
+    return rows;
+}
+
+/** The "Realistic programs" section of the report. */
+function realisticReport(opts, m, real) {
+    const L = [];
+    if (!real?.latency) return L;
+    const { rows, memory, rounds, warmup, flowCalls } = real.latency;
+    const every = flowCalls > 0 ? Math.max(1, Math.ceil(rounds / flowCalls)) : 0;
+    L.push('## Realistic programs (issue 54)', '');
+    L.push(`Five programs as an assistant writes them, each sent with \`run_python_code\` and the server's defaults, in three`,
+        'flows, all interleaved (one call in flight, each round starting with a different program and flow): **fresh**, a',
+        'server of ours with the default pool, one call each, its pool refilled and idle (no sandbox using CPU) before each',
+        'call; **live**, the same program as a call in a live Python session of another server of ours (`create_session`,',
+        'then `session_id`), whose earlier calls have imported what it uses; and the **per-call container** flow of the',
+        'tools users move from (`peers.py`, the same image): its lower bound every round (a program that plots gets the',
+        'least set-up that saves its figure, read back from the container),',
+        every ? `and code-sandbox-mcp's whole flow in one round of every ${every} (${flowCalls} call(s) per program; a program that plots runs as` +
+            ' llm-sandbox\'s ArtifactSandboxSession runs it, with its plot set-up, the figure read back from the container).'
+            : 'not the whole code-sandbox-mcp flow (`--realistic-flow-calls 0`).',
+        `Before the timing, ${warmup} untimed round(s) of every program in every flow (the whole flow excepted), so that the`,
+        `fresh server has seen the programs' calls; then ${rounds} timed round(s). Every answer is checked (stdout, exit`,
+        'status 0, for the plots a PNG image in the answer); a wrong one is counted, not timed. Target per program: fresh',
+        `p50 ≤ ${REALISTIC_TARGET.factor} × live p50 + ${REALISTIC_TARGET.plusMs} ms.`, '');
+    L.push('| Program | fresh p50 | fresh p95 | live p50 | live p95 | per call, lower bound p50 | code-sandbox-mcp per call p50 | fresh ≤ 1.5 × live + 40 ms |',
+        '|---|---:|---:|---:|---:|---:|---:|---|');
+    for (const r of rows) {
+        L.push(`| ${r.snippet.name} | **${ms(r.fresh.p50)}** | ${ms(r.fresh.p95)} | **${ms(r.live.p50)}** | ${ms(r.live.p95)} | ` +
+            `${ms(r.lean.p50)} | ${r.whole ? ms(r.whole.p50) : '–'} | ${ms(r.fresh.p50)} ≤ ${ms(r.limitMs)}: ${r.met ? '**met**' : '**missed**'} |`);
+    }
+    L.push('', 'Every flow of every program (ms):', '');
+    L.push('| Program, flow | ok | failed | min | p50 | mean | p95 | max | server `duration_ms` p50 |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rows) {
+        for (const flow of ['fresh', 'live', 'lean', 'whole']) {
+            const l = r[flow];
+            if (!l) continue;
+            L.push(`| ${r.snippet.name}: ${FLOWS[flow]} | ${l.n} | ${l.failures} | ${ms(l.min)} | ${ms(l.p50)} | ${ms(l.mean)} | ${ms(l.p95)} | ${ms(l.max)} | ${l.server ? ms(l.server.p50) : '–'} |`);
+        }
+    }
+    L.push('');
+    const parts = rows.flatMap((r) => ['lean', 'whole'].filter((f) => r[f]?.parts.length)
+        .map((f) => `- ${r.snippet.name}, ${f === 'lean' ? 'lower bound' : 'whole flow'}: ${r[f].parts.map(([s, v]) => `${s} ${ms(v)}`).join(', ')}`));
+    if (parts.length) L.push('Steps of the per-call container flows (p50 of each step, ms, timed inside `peers.py`):', '', ...parts, '');
+    L.push('The programs:', '');
+    for (const s of SNIPPETS) L.push(`- ${s.name}:`, '', '  ```python', ...s.code.split('\n').map((x) => (x ? `  ${x}` : '')), '  ```', '');
+
+    const sus = real.sustained ?? [];
+    if (sus.length) {
+        L.push('### Sustained, 4 in flight, against the engine\'s ceiling', '');
+        L.push(`Each program on a fresh server of ours (default pool), after untimed calls of the same program at 4 in flight`,
+            `until the pool grows no more (at most ${opts.sustainedWarmupRounds} round(s) of ${opts.sustainedWarmup}); then ${opts.realisticSustainedCalls} calls, the clock running until`,
+            'the pool is back to the start and no sandbox uses CPU. Against it, right before and right after (half each), the',
+            'engine\'s bare ceiling for the same program: containers made like that server\'s sandboxes, each created, started',
+            '(`python3 -c PROGRAM`), waited for (exit status 0) and removed, 4 at once. One trial each (the `print(1)` figure',
+            'held against issue 31 is the median of the trials in "Sustained calls").', '');
+        L.push('| Program | ok | failed | warm-up | pool at the start | gained | back to the start and idle | **calls/s** | bare ceiling, same program | ours / ceiling | machine CPU per call |',
+            '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+        for (const t of sus) {
+            L.push(`| ${t.snippet.name} | ${t.ok} | ${t.failures} | ${t.warmupCalls} | ${t.poolAtStart} | ${t.gained} | ${t.settledMs ? `${ms(t.settledMs)} ms` : '–'} | ` +
+                `**${(t.perSecSettled ?? t.perSec).toFixed(2)}** | ${t.ceiling.perSec.toFixed(2)}/s (${t.ceiling.halves.map((v) => v.toFixed(2)).join(' and ')}) | ` +
+                `**${ratio(t.vsCeiling)}** | ${ms(t.cpuPerCall)} ms |`);
+        }
+        L.push('');
+    }
+    const mems = [...sus.map((t) => t.memory), memory].filter(Boolean);
+    if (mems.length) {
+        L.push('### Memory per warm sandbox', '');
+        L.push('The python sandboxes a server keeps warm, idle (the pool at its size, no sandbox using CPU), read from each',
+            'container\'s cgroup: the whole charge (`memory.current`; v1 `memory.usage_in_bytes`) and the anonymous memory',
+            '(`memory.stat` `anon`; v1 `total_rss`), the processes\' own, per sandbox.', '');
+        L.push('| After | warm python sandboxes | memory per sandbox, p50 (min–max) MiB | anonymous, p50 MiB | all of them, MiB |', '|---|---:|---:|---:|---:|');
+        for (const x of mems) {
+            L.push(`| ${x.what} | ${x.n} | **${mib(x.usage.p50)}** (${mib(x.usage.min)}–${mib(x.usage.max)}) | ${mib(x.anon.p50)} | ${mib(x.total)} |`);
+        }
+        if (mems.some((x) => x.source !== 'cgroup')) L.push('', '(Where the cgroup files were not readable: the Engine API\'s stats.)');
+        L.push('');
+    }
+    const printRow = sus.find((t) => t.snippet.key === 'print');
+    L.push('Targets of issue 54 in this section:', '');
+    L.push(`- fresh p50 ≤ ${REALISTIC_TARGET.factor} × live p50 + ${REALISTIC_TARGET.plusMs} ms for every program: ${rows.filter((r) => r.met).length} of ${rows.length} ` +
+        `(${rows.every((r) => r.met) ? '**met**' : '**missed**'})`);
+    if (printRow) {
+        L.push(`- \`print(1)\` sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the engine's ceiling: ${ratio(printRow.vsCeiling)} here ` +
+            `(${printRow.vsCeiling >= TARGETS.vsCeilingAt4 && printRow.failures === 0 ? '**met**' : '**missed**'})`);
+    }
+    L.push('');
+    return L;
 }
 
 // ---------------------------------------------------------------- several engines
@@ -1042,7 +1541,75 @@ async function machine(bin) {
 
 // ---------------------------------------------------------------- report
 
-function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, requestsRow, burstRows, peerInfo, gatewayRow, sections, elapsedS, command }) {
+/**
+ * Busy means other work: the load at the start, and around the sections with one call in flight
+ * and the machine otherwise idle (the interleaved latency rows, the realistic programs' rows). The
+ * later sections (throughput, bursts, the engine ceiling, several engines) raise the 1-minute load
+ * themselves, with their own containers; their loads are shown per section but do not make the
+ * machine "busy".
+ */
+function busyState(m, sections) {
+    const quiet = sections.filter((s) => ['interleaved latency', 'realistic programs, latency'].includes(s.name));
+    const loads = [m.loadStart1, ...quiet.flatMap((s) => [s.before, s.after])];
+    const peak = Math.max(...loads);
+    return { busy: peak > m.cores, peak };
+}
+
+/** The report's opening: the title, the busy and smoke notes, and the machine table. */
+function reportHead(L, { opts, m, peerInfo, busy, peak, command, elapsedS, intro }) {
+    L.push('# Benchmarks', '');
+    if (busy) {
+        L.push(`> **Busy machine: not suitable for publishing.** The 1-minute load average reached ${peak.toFixed(2)} ` +
+            `at the start or around the latency rows, above the machine's ${m.cores} cores (see "Load average" below): other work shared ` +
+            'the CPUs, and every row is inflated by an unknown amount.', '');
+    }
+    if (opts.smoke) L.push('> **Smoke run** (tiny counts, for CI): the numbers below are not meaningful.', '');
+    L.push(...intro, '');
+    L.push('## Machine', '');
+    L.push('| | |', '|---|---|');
+    L.push(`| CPU | ${m.cpu}, ${m.cores} cores |`);
+    L.push(`| Memory | ${m.memGiB} GiB |`);
+    L.push(`| Kernel | ${m.kernel} |`);
+    L.push(`| Docker | ${m.dockerVersion} |`);
+    L.push(`| Image | \`${IMAGE}\` (${m.imageId}) |`);
+    L.push(`| Server | \`${m.binVersion}\` |`);
+    L.push(`| Client | Node ${m.node}, @modelcontextprotocol/sdk ${m.sdk}, StdioClientTransport |`);
+    L.push(`| Peers' flows | Python ${peerInfo?.python ?? '?'}, Docker SDK for Python ${peerInfo?.sdk ?? '?'} (\`bench/peers.py\`), \`--network none\` |`);
+    L.push(`| Date | ${m.date} |`);
+    L.push(`| Load average (1/5/15 min) | ${m.loadStart} at start, ${m.loadEnd} at end |`);
+    L.push(`| Machine busy (1-min load above ${m.cores} at the start or around the latency rows) | ${busy ? `**yes** (peak ${peak.toFixed(2)})` : `no (peak ${peak.toFixed(2)})`} |`);
+    L.push(`| Command | \`${command}\` (${elapsedS.toFixed(0)} s) |`, '');
+}
+
+/** The load average table. */
+function loadTable(L, m, sections) {
+    L.push('## Load average', '');
+    L.push(`1-minute load average before and after each section (${m.cores} cores). The run start and the latency rows with one call in flight (interleaved, realistic programs) show other work on the machine (above ${m.cores}: busy); from the back-to-back rounds and the sustained rows on, the benchmark's own containers raise the load (the 1-minute average lags, so a section's "before" carries the sections just run).`, '');
+    L.push('| Section | seconds | before | after |', '|---|---:|---:|---:|');
+    L.push(`| run start | | ${m.loadStart1.toFixed(2)} | |`);
+    for (const s of sections) {
+        const hot = (v) => (v > m.cores ? `**${v.toFixed(2)}**` : v.toFixed(2));
+        L.push(`| ${s.name} | ${s.seconds.toFixed(0)} | ${hot(s.before)} | ${hot(s.after)} |`);
+    }
+    L.push(`| run end | | | ${m.loadEnd1.toFixed(2)} |`, '');
+}
+
+/** The report of `--only realistic`: the machine, the realistic programs' section, the loads. */
+function realisticOnlyReport({ opts, m, real, peerInfo, sections, elapsedS, command }) {
+    const { busy, peak } = busyState(m, sections);
+    const L = [];
+    reportHead(L, { opts, m, peerInfo, busy, peak, command, elapsedS, intro: [
+        'The realistic programs\' section alone (`--only realistic`), measured in one run on one machine with one image by',
+        '`bench/run.sh` (see `bench/README.md` for what each row includes). All times in milliseconds, by the same clock',
+        '(Node `performance.now()`).'] });
+    L.push(...realisticReport(opts, m, real));
+    if (busy) L.push(`Targets measured on a busy machine (peak load ${peak.toFixed(2)} on ${m.cores} cores) say little either way.`, '');
+    loadTable(L, m, sections);
+    if (problems.length) L.push('## Problems in this run', '', ...problems.map((p) => `- ${p}`), '');
+    return { text: L.join('\n') };
+}
+
+function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, requestsRow, burstRows, peerInfo, gatewayRow, real, sections, elapsedS, command }) {
     const all = [...lat, ...burstRows];
     const byName = Object.fromEntries(all.map((l) => [l.key, l]));
     const { pooled, paced, unpooled, flow, lean, apiExec, session, peerSession, burst, allowlist } = byName;
@@ -1060,39 +1627,12 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     const initPooled = init.find((i) => i.key === 'pooled');
     const mark = (met) => (met ? '**met**' : '**missed**');
     const mb = (kb) => (Number.isFinite(kb) ? (kb / 1024).toFixed(1) : '–');
-    // Busy means other work: the load at the start, and around the interleaved latency rows (one
-    // call in flight, the machine otherwise idle). The later sections (throughput, bursts, the
-    // engine ceiling, several engines) raise the 1-minute load themselves, with their own
-    // containers; their loads are shown per section but do not make the machine "busy".
-    const quiet = sections.filter((s) => s.name === 'interleaved latency');
-    const loads = [m.loadStart1, ...quiet.flatMap((s) => [s.before, s.after])];
-    const peak = Math.max(...loads);
-    const busy = peak > m.cores;
+    const { busy, peak } = busyState(m, sections);
     const L = [];
-    L.push('# Benchmarks', '');
-    if (busy) {
-        L.push(`> **Busy machine: not suitable for publishing.** The 1-minute load average reached ${peak.toFixed(2)} ` +
-            `at the start or around the latency rows, above the machine's ${m.cores} cores (see "Load average" below): other work shared ` +
-            'the CPUs, and every row is inflated by an unknown amount.', '');
-    }
-    if (opts.smoke) L.push('> **Smoke run** (tiny counts, for CI): the numbers below are not meaningful.', '');
-    L.push('Latency of `run_python_code` with `print(1)` and of the flows users move from, measured in one run on',
+    reportHead(L, { opts, m, peerInfo, busy, peak, command, elapsedS, intro: [
+        'Latency of `run_python_code` with `print(1)` and of the flows users move from, measured in one run on',
         'one machine with one image by `bench/run.sh` (see `bench/README.md` for exactly what each row includes',
-        'and how to read it). All times in milliseconds, by the same clock (Node `performance.now()`).', '');
-    L.push('## Machine', '');
-    L.push('| | |', '|---|---|');
-    L.push(`| CPU | ${m.cpu}, ${m.cores} cores |`);
-    L.push(`| Memory | ${m.memGiB} GiB |`);
-    L.push(`| Kernel | ${m.kernel} |`);
-    L.push(`| Docker | ${m.dockerVersion} |`);
-    L.push(`| Image | \`${IMAGE}\` (${m.imageId}) |`);
-    L.push(`| Server | \`${m.binVersion}\` |`);
-    L.push(`| Client | Node ${m.node}, @modelcontextprotocol/sdk ${m.sdk}, StdioClientTransport |`);
-    L.push(`| Peers' flows | Python ${peerInfo?.python ?? '?'}, Docker SDK for Python ${peerInfo?.sdk ?? '?'} (\`bench/peers.py\`), \`--network none\` |`);
-    L.push(`| Date | ${m.date} |`);
-    L.push(`| Load average (1/5/15 min) | ${m.loadStart} at start, ${m.loadEnd} at end |`);
-    L.push(`| Machine busy (1-min load above ${m.cores} at the start or around the latency rows) | ${busy ? `**yes** (peak ${peak.toFixed(2)})` : `no (peak ${peak.toFixed(2)})`} |`);
-    L.push(`| Command | \`${command}\` (${elapsedS.toFixed(0)} s) |`, '');
+        'and how to read it). All times in milliseconds, by the same clock (Node `performance.now()`).'] });
 
     L.push('## Headline figures (p50 unless said)', '');
     L.push('| Measure | Value |', '|---|---:|');
@@ -1240,6 +1780,8 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
         L.push(`| **all** | ${sides.map(([, v]) => `**${total(v).toFixed(2)}**`).join(' | ')} |`, '');
     }
 
+    L.push(...realisticReport(opts, m, real));
+
     L.push(`## Start-up and memory`, '');
     L.push('| Measure | Value |', '|---|---:|');
     for (const i of init) {
@@ -1248,15 +1790,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push(`| idle RSS (initialized, pool warm at its base) | **${mb(idleKb)} MiB** |`);
     L.push(`| busy RSS (peak during the ${thr.find((t) => t.peakKb != null)?.concurrency ?? "–"}-in-flight run, sampled every 50 ms) | ${mb(busyKb)} MiB |`, '');
 
-    L.push('## Load average', '');
-    L.push(`1-minute load average before and after each section (${m.cores} cores). The run start and the interleaved latency rows show other work on the machine (above ${m.cores}: busy); from the back-to-back rounds on, the benchmark's own containers raise the load (the 1-minute average lags, so a section's "before" carries the sections just run).`, '');
-    L.push('| Section | seconds | before | after |', '|---|---:|---:|---:|');
-    L.push(`| run start | | ${m.loadStart1.toFixed(2)} | |`);
-    for (const s of sections) {
-        const hot = (v) => (v > m.cores ? `**${v.toFixed(2)}**` : v.toFixed(2));
-        L.push(`| ${s.name} | ${s.seconds.toFixed(0)} | ${hot(s.before)} | ${hot(s.after)} |`);
-    }
-    L.push(`| run end | | | ${m.loadEnd1.toFixed(2)} |`, '');
+    loadTable(L, m, sections);
 
     if (first) {
         L.push('## First run', '');
@@ -1277,6 +1811,11 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     const trials = burst?.trialP50 ?? [];
     L.push(`| issue 31: burst of ${BURST}, p50 ≤ ${TARGETS.burstP50Ms} ms in each of ${trials.length} trials (fresh servers, bursts after the first) | ${trials.map(ms).join(', ') || '–'} ms | ${mark(trials.length >= 3 && trials.every((v) => v <= TARGETS.burstP50Ms) && burst.failures === 0)} |`);
     L.push(`| issue 31: sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the bare engine ceiling of the same run${of ? `, ${of.trim().slice(1, -1)} (${trialRatios('vsCeiling')})` : ''} | ${ratio(vsCeiling)} | ${mark(vsCeiling >= TARGETS.vsCeilingAt4 && trials4.every((t) => t.failures === 0))} |`);
+    if (real?.latency) {
+        const rr = real.latency.rows;
+        L.push(`| issue 54: realistic programs, fresh sandbox p50 ≤ ${REALISTIC_TARGET.factor} × live session p50 + ${REALISTIC_TARGET.plusMs} ms, each of ${rr.length} | ` +
+            `${rr.map((r) => `${ms(r.fresh.p50)} ≤ ${ms(r.limitMs)}`).join('; ')} | ${mark(rr.every((r) => r.met))} |`);
+    }
     L.push(`| issue 5: p50 \`print(1)\` ≤ ${TARGETS.p50Ms} ms (pooled, pool refilled before each call) | ${ms(paced.p50)} ms | ${mark(paced.p50 <= TARGETS.p50Ms && paced.failures === 0)} |`);
     L.push(`| issue 27: p50 \`print(1)\` in the allow-list mode ≤ ${TARGETS.p50Ms} ms (pooled, refilled, as the default mode) | ${ms(allowlist?.p50)} ms | ${mark(allowlist && allowlist.p50 <= TARGETS.p50Ms && allowlist.failures === 0)} |`);
     L.push(`| issue 27: an HTTPS request through the gateway adds ≤ ${TARGETS.gatewayAddsMs} ms p50 (against the bridge) | ${ms(gatewayRow?.addsMs)} ms | ${mark(gatewayRow && gatewayRow.addsMs <= TARGETS.gatewayAddsMs && gatewayRow.failures === 0)} |`);
@@ -1378,6 +1917,32 @@ async function main() {
             sections.push({ name, before, after: load1(), seconds: (now() - t0) / 1000 });
         }
     };
+    const real = { latency: null, sustained: null };   // the realistic programs' section
+
+    if (opts.only === 'realistic') {
+        const peers = startPeers();
+        try {
+            const hello = await peers.request('hello', { runId: RUN_ID, network: 'none' });
+            if (!hello.ok) throw new Error(`peers.py: ${hello.detail}`);
+            peerInfo = hello;
+            real.latency = await section('realistic programs, latency', () => realisticLatency(opts, peers));
+            real.sustained = await realisticSustained(opts, peers, section);
+        } finally {
+            await peers.close();
+        }
+        await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'peers.py');
+        m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
+        m.loadEnd1 = load1();
+        const { text } = realisticOnlyReport({ opts, m, real, peerInfo, sections, elapsedS: (now() - started) / 1000, command });
+        writeFileSync(opts.out, text);
+        console.log(text);
+        log(`report written to ${opts.out}`);
+        if (problems.length) {
+            log(`${problems.length} problem(s): the run is not valid`);
+            process.exitCode = 1;
+        }
+        return;
+    }
 
     // Everything that is compared by latency runs side by side: both servers, the peers' flows
     // (peers.py), the container for exec, one call of each per round.
@@ -1472,6 +2037,11 @@ async function main() {
         problem(`the allow-list server left its gateway or networks behind: ${gateways.trim()} ${networks.trim()}`);
     await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'peers.py flows and the exec container');
 
+    // The realistic programs, one call in flight as the rows above (so that its loads count
+    // towards "busy"), while the machine is still quiet: their sustained rows come later, with
+    // the other sustained rows.
+    real.latency = await section('realistic programs, latency', () => realisticLatency(opts, peers));
+
     // The pooled server alone: rounds of back-to-back calls.
     try {
         lat.unshift(...await section('back-to-back rounds', () => backToBackRounds(pooled, opts.b2bRounds)));
@@ -1497,25 +2067,6 @@ async function main() {
         if (!r.ok) problem(`engine ceiling (${variant}, ${when}): ${r.okCalls ?? 0} of ${r.total ?? '?'} containers ran correctly: ${r.detail}`);
         log(`engine ceiling (${variant}) at 4 (${when}): ${r.okCalls ?? 0} in ${ms(r.wallMs)} ms`);
         return r;
-    };
-    // Both halves of a ceiling together.
-    const joinHalves = (halves) => {
-        const okCalls = halves.reduce((a, r) => a + (r.okCalls ?? 0), 0);
-        const total = halves.reduce((a, r) => a + (r.total ?? 0), 0);
-        const wallMs = halves.reduce((a, r) => a + (r.wallMs ?? NaN), 0);
-        return { concurrency: 4, total, okCalls, wallMs, perSec: (okCalls / wallMs) * 1000,
-            cpuPerContainer: halves.reduce((a, r) => a + (r.cpuMs ?? NaN), 0) / Math.max(1, total),
-            failed: halves.reduce((a, r) => a + (r.failed ?? 0), 0),
-            halves: halves.map((r) => ((r.okCalls ?? 0) / r.wallMs) * 1000), hostConfig: halves.find((r) => r.hostConfig)?.hostConfig,
-            // peers.py's requests by method and path, made into kinds, per container
-            requestsPerContainer: requestsPer(new Map(), halves.reduce((all, r) => {
-                for (const [raw, n] of Object.entries(r.requests ?? {})) {
-                    const [method, target] = raw.split(' ');
-                    const kind = requestKind(method, target);
-                    all.set(kind, (all.get(kind) ?? 0) + n);
-                }
-                return all;
-            }, new Map()), Math.max(1, total)) };
     };
     try {
         for (const c of [1, 4, 8]) {
@@ -1614,6 +2165,8 @@ async function main() {
             }
             await ensureNoContainers(server.label, 'ours, sustained 4, gVisor');
         }
+        // The realistic programs' sustained rows: print(1) and pandas against the ceiling of each.
+        real.sustained = await realisticSustained(opts, peers, section);
     } finally {
         await peers.close();
     }
@@ -1659,7 +2212,7 @@ async function main() {
 
     m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
     m.loadEnd1 = load1();
-    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, requestsRow, burstRows, peerInfo, gatewayRow, sections,
+    const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, requestsRow, burstRows, peerInfo, gatewayRow, real, sections,
         elapsedS: (now() - started) / 1000, command });
     writeFileSync(opts.out, text);
     console.log(text);

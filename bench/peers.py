@@ -10,8 +10,11 @@ stdin/stdout (one JSON object per line each way), so that its rows stay interlea
 
 Requests: {"op": "hello"} | {"op": "flow"} | {"op": "lean"} | {"op": "open"} | {"op": "run"} |
 {"op": "close"} | {"op": "ceiling", "total": N, "concurrency": C, "container": ID} | {"op": "quit"}.
-Every answer: {"ok": bool, "parts": {step: ms}, "detail": str, ...}. See README.md for what each
-flow includes and where it departs from the originals (and why).
+"flow", "lean" and "ceiling" may name the program and what it must print: "code" (default
+`print(1)`), "expect" (its stdout, default "1\n") and "plot" (true: it shows a matplotlib figure,
+which must come back as a PNG; see PLOT_SETUP). Every answer: {"ok": bool, "parts": {step: ms},
+"detail": str, ...}. See README.md for what each flow includes and where it departs from the
+originals (and why).
 """
 
 import collections
@@ -36,6 +39,69 @@ WORKDIR = "/sandbox"                        # llm-sandbox SessionConfig.workdir 
 VENV = f"{WORKDIR}/.sandbox-venv"           # session_base.PYTHON_VENV_DIR_NAME
 PIP_CACHE = f"{WORKDIR}/.sandbox-pip-cache"  # session_base.PYTHON_PIP_CACHE_DIR_NAME
 RUN_TIMEOUT_S = 30                          # code-sandbox-mcp EXECUTION_TIMEOUT
+
+# Figures: code-sandbox-mcp's run (the plain session) returns none. llm-sandbox's
+# ArtifactSandboxSession (the one its own MCP server's execute_code uses) puts a set-up in front of
+# the program: the Agg backend, plt.show and plt.savefig wrapped to save each figure as a numbered
+# PNG in /tmp/sandbox_plots (a counter kept in a file there), and the same for plotly and seaborn
+# when they import; after the run it reads that directory back from the container. The whole flow
+# does the same: this set-up (in this file's words, the same steps) and one get_archive of the
+# directory. The lower bound only wraps plt.show (the program imports pyplot itself).
+PLOT_DIR = "/tmp/sandbox_plots"
+PLOT_SETUP = f"""import os
+os.makedirs({PLOT_DIR!r}, exist_ok=True)
+os.makedirs("/tmp/sandbox_output", exist_ok=True)
+_counter_path = {PLOT_DIR!r} + "/.counter"
+try:
+    with open(_counter_path) as _f:
+        _plots = int(_f.read().strip() or 0)
+except (OSError, ValueError):
+    _plots = 0
+def _next_plot(ext):
+    global _plots
+    _plots += 1
+    with open(_counter_path, "w") as _f:
+        _f.write(str(_plots))
+    return f"{PLOT_DIR}/{{_plots:06d}}{{ext}}"
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    _show, _savefig = plt.show, plt.savefig
+    def _capture_show(*args, **kwargs):
+        try:
+            fig = plt.gcf()
+            if fig and fig.get_axes():
+                fig.savefig(_next_plot(".png"), format="png", dpi=100, bbox_inches="tight")
+        finally:
+            plt.clf()
+    def _capture_savefig(name, *args, **kwargs):
+        out = _savefig(name, *args, **kwargs)
+        import shutil
+        shutil.copy2(name, _next_plot(os.path.splitext(str(name))[1]))
+        return out
+    plt.show, plt.savefig = _capture_show, _capture_savefig
+except ImportError:
+    pass
+try:
+    import plotly.graph_objects
+except ImportError:
+    pass
+try:
+    import seaborn
+except ImportError:
+    pass
+
+"""
+LEAN_PLOT_SETUP = f"""import os
+import matplotlib.pyplot as _plt
+os.makedirs({PLOT_DIR!r}, exist_ok=True)
+def _capture_show(*args, **kwargs):
+    _plt.gcf().savefig({PLOT_DIR!r} + "/000001.png", format="png")
+    _plt.clf()
+_plt.show = _capture_show
+
+"""
 
 LABEL = "code-sandbox-bench"
 run_id = "unset"
@@ -118,14 +184,14 @@ class LlmSandboxSession:
             self.container, f"{VENV}/bin/python -m pip install --upgrade pip --cache-dir {PIP_CACHE}")[0]
         steps.done("pip")
 
-    def run(self, steps):
+    def run(self, steps, code=CODE):
         # BaseSession.run(): the body runs in a worker thread bounded by the timeout.
         box = {}
 
         def body():
             try:
                 with tempfile.NamedTemporaryFile(delete=False, suffix=".py", mode="w", encoding="utf-8") as f:
-                    f.write(CODE)
+                    f.write(code)
                     src = f.name
                 try:
                     dest = f"{WORKDIR}/{uuid.uuid4().hex}.py"
@@ -167,22 +233,51 @@ class LlmSandboxSession:
             self.client = None
 
 
-def answer_ok(result):
+def answer_ok(result, expected=EXPECTED, plots=None):
+    """The exit status and stdout, and with `plots` (the PNGs read back) at least one figure."""
     code, out, err = result
-    return code == 0 and out == EXPECTED, "" if code == 0 and out == EXPECTED else json.dumps(
-        {"exit": code, "stdout": out[-200:], "stderr": err[-300:]})
+    ok = code == 0 and out == expected and (plots is None or len(plots) > 0)
+    return ok, "" if ok else json.dumps(
+        {"exit": code, "stdout": out[-200:], "stderr": err[-300:],
+         **({} if plots is None else {"plots": len(plots)})})
 
 
-def op_flow(_req):
-    """One code-sandbox-mcp run_python_code call: a whole llm-sandbox session around one run."""
+def program(req, setup):
+    """The request's program ("code", default print(1)), with `setup` in front when it plots."""
+    code = req.get("code", CODE)
+    return (setup + code) if req.get("plot") else code
+
+
+def read_plots(container):
+    """The figures the program saved: one get_archive of PLOT_DIR, the PNGs in it (checked by
+    their signature), as llm-sandbox reads its plot directory back."""
+    stream, _stat = container.get_archive(PLOT_DIR)
+    data = b"".join(stream)
+    plots = []
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            if member.isfile() and member.name.endswith(".png"):
+                content = tar.extractfile(member).read()
+                if content.startswith(b"\x89PNG\r\n\x1a\n"):
+                    plots.append(len(content))
+    return plots
+
+
+def op_flow(req):
+    """One code-sandbox-mcp run_python_code call: a whole llm-sandbox session around one run (for
+    a program that plots, the run of llm-sandbox's ArtifactSandboxSession: see PLOT_SETUP)."""
     steps = Steps()
     session = LlmSandboxSession()
+    plots = None
     try:
         session.open(steps)
-        result = session.run(steps)
+        result = session.run(steps, program(req, PLOT_SETUP))
+        if req.get("plot"):
+            plots = read_plots(session.container)
+            steps.done("plots")
     finally:
         session.close(steps)
-    ok, detail = answer_ok(result)
+    ok, detail = answer_ok(result, req.get("expect", EXPECTED), plots)
     return {"ok": ok, "parts": steps.parts, "setup": session.setup, "detail": detail}
 
 
@@ -218,14 +313,16 @@ def op_close(_req):
 lean_client = {"c": None}
 
 
-def op_lean(_req):
+def op_lean(req):
     """The same per-call flow without the venv, the pip upgrade and the stop grace period, on a
     client kept open: create, start, mkdir, put_archive, exec, remove(force). Not what either
-    project does; the least that a container per call through the SDK costs."""
+    project does; the least that a container per call through the SDK costs. A program that plots
+    gets the least set-up that saves its figure (LEAN_PLOT_SETUP), read back with get_archive."""
     if lean_client["c"] is None:
         lean_client["c"] = docker.from_env()
     client = lean_client["c"]
     steps = Steps()
+    plots = None
     container = client.containers.create(
         image=IMAGE, command=["python3"], detach=True, tty=True, user="root",
         environment={"PYTHONUNBUFFERED": "1"}, network_mode=network, labels={LABEL: run_id})
@@ -235,7 +332,7 @@ def op_lean(_req):
         steps.done("start")
         exec_cmd(container, f"mkdir -p {WORKDIR}")
         tar_stream = io.BytesIO()
-        data = CODE.encode()
+        data = program(req, LEAN_PLOT_SETUP).encode()
         with tarfile.open(fileobj=tar_stream, mode="w") as tar:
             info = tarfile.TarInfo("code.py")
             info.size = len(data)
@@ -244,10 +341,13 @@ def op_lean(_req):
         steps.done("put_archive")
         result = exec_cmd(container, f"python3 {WORKDIR}/code.py", workdir=WORKDIR)
         steps.done("exec")
+        if req.get("plot"):
+            plots = read_plots(container)
+            steps.done("plots")
     finally:
         container.remove(force=True)
         steps.done("remove")
-    ok, detail = answer_ok(result)
+    ok, detail = answer_ok(result, req.get("expect", EXPECTED), plots)
     return {"ok": ok, "parts": steps.parts, "detail": detail}
 
 
@@ -293,9 +393,10 @@ def hand_over(client, cid):
 def op_ceiling(req):
     """The engine's own rate: create+start+wait+remove of containers with our sandboxes'
     settings, `concurrency` at once, `total` in all. variant "bare" (default): running
-    `python3 -c 'print(1)'`, nothing read back. variant "handover": our sandboxes' command and
-    environment, with the program sent over the attached stdin and the result line read back
-    (what our server does for each call, without a pool)."""
+    `python3 -c CODE` (the request's "code", default print(1)), nothing read back. variant
+    "handover" (print(1) only): our sandboxes' command and environment, with the program sent
+    over the attached stdin and the result line read back (what our server does for each call,
+    without a pool)."""
     total, concurrency = int(req["total"]), int(req["concurrency"])
     handover = req.get("variant", "bare") == "handover"
     probe = docker.from_env()
@@ -306,13 +407,16 @@ def op_ceiling(req):
     hc_src = attrs["HostConfig"]
     host_config = {k: hc_src[k] for k in HOST_KEYS if hc_src.get(k) not in (None, "", [], {})}
     cfg = attrs["Config"]
+    code = req.get("code", CODE)
     body = {
-        "Image": cfg["Image"], "Cmd": ["python3", "-c", CODE], "Entrypoint": [],
+        "Image": cfg["Image"], "Cmd": ["python3", "-c", code], "Entrypoint": [],
         "User": cfg.get("User") or "", "WorkingDir": cfg.get("WorkingDir") or "",
         "NetworkDisabled": bool(cfg.get("NetworkDisabled")), "Labels": {LABEL: run_id},
         "HostConfig": host_config,
     }
     if handover:
+        if code != CODE:
+            raise ValueError("the hand-over ceiling sends print(1) only")
         body.update({"Cmd": cfg["Cmd"], "Env": cfg.get("Env") or [], "AttachStdin": True,
                      "AttachStdout": True, "AttachStderr": True, "OpenStdin": True,
                      "StdinOnce": True, "Tty": False})

@@ -2,9 +2,11 @@
 # Benchmark of code-sandbox against the per-call flow of the projects users move from (reproduced
 # through the Engine API by peers.py) and the engine's own ceiling; see README.md.
 #   bench/run.sh [--calls N] [--flow-calls N] [--out FILE] [--bin PATH] [--smoke] [--engines] [--first-run]
+#                [--only realistic] [--realistic-rounds N] [--realistic-warmup N] [--realistic-flow-calls N]
 # --engines starts the engines fixture (tests/engines/engines.sh: two more dockerd on this
 # machine, one over TCP+TLS, one through ssh) for the "Several engines" section, and stops it
-# when the run ends, however it ends.
+# when the run ends, however it ends. --only realistic runs the realistic programs' section alone
+# (no bound-secrets section, no fixture).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 command -v node >/dev/null || { echo "bench: node is required" >&2; exit 2; }
@@ -17,11 +19,13 @@ cd "$HERE/.."
 args=()
 engines=0
 smoke=0
+only=
 # cs-gateway, for the bound-secrets section: next to the server binary (--bin), as the build puts it.
 gateway=$HERE/../build/bin/cs-gateway
 prev=
 for a in "$@"; do
     [ "$prev" != --bin ] || gateway=$(dirname -- "$a")/cs-gateway
+    [ "$prev" != --only ] || only=$a
     case "$a" in
         --engines) engines=1 ;;
         --smoke) smoke=1; args+=("$a") ;;
@@ -35,6 +39,11 @@ done
 # fixture start-up. (--out /dev/null: the check writes nothing, and so makes no temp dir for
 # a smoke report.)
 node "$HERE/bench.mjs" "${args[@]}" --check --out /dev/null
+# One section alone: bench.mjs has checked that it is one it knows (and no --engines with it).
+if [ -n "$only" ]; then
+    [ "$engines" = 0 ] || { echo "bench: --only $only runs no several-engines rows: leave out --engines" >&2; exit 2; }
+    exec node "$HERE/bench.mjs" "${args[@]}"
+fi
 [ -x "$gateway" ] || { echo "bench: no cs-gateway at $gateway (build it: it is built next to the server)" >&2; exit 2; }
 
 # "Bound secrets: a request with injection against a plain CONNECT" (bench/secrets.mjs): the
