@@ -70,8 +70,12 @@ void PreloadPlanner::learn(const QString &language, const ExecutionResult &resul
 
 QStringList PreloadPlanner::plan(const QString &language) const
 {
-    if (const auto fixed = m_fixed.constFind(language); fixed != m_fixed.cend())
-        return *fixed;
+    if (const auto fixed = m_fixed.constFind(language); fixed != m_fixed.cend()) {
+        QStringList modules = *fixed;
+        const QSet<QString> dropped = m_dropped.value(language);
+        modules.removeIf([&dropped](const QString &m) { return dropped.contains(m); });
+        return modules;
+    }
     const Usage usage = m_usage.value(language);
     QList<QPair<double, QString>> chosen;
     for (auto it = usage.modules.cbegin(); it != usage.modules.cend(); ++it)

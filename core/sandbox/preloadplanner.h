@@ -46,7 +46,7 @@ public:
     // The top-level modules runs of `language` may have preloaded (Language::preloadModules).
     void setCandidates(const QString &language, const QStringList &modules);
     // A fixed list for `language` instead of learning (--preload); empty: nothing. std::nullopt
-    // learns again.
+    // learns again. A module of it that fails or is slow is dropped all the same.
     void setFixed(const QString &language, const std::optional<QStringList> &modules);
     // One run's report: what its code imported, and how its preloading went.
     void learn(const QString &language, const ExecutionResult &result);

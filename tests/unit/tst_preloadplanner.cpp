@@ -141,7 +141,13 @@ void tst_PreloadPlanner::aFixedListWins()
     PreloadPlanner p = learning();
     for (int i = 0; i < 3; ++i)
         p.learn(kPython, importing({QStringLiteral("pandas")}));
-    p.setFixed(kPython, QStringList{QStringLiteral("sympy")});
+    p.setFixed(kPython, QStringList{QStringLiteral("sympy"), QStringLiteral("broken")});
+    QCOMPARE(p.plan(kPython), QStringList({QStringLiteral("sympy"), QStringLiteral("broken")}));
+    ExecutionResult failed;
+    failed.preloaded = QStringList{QStringLiteral("sympy")};
+    failed.preloadCosts = {1};
+    failed.preloadDropped = QStringList{QStringLiteral("broken")};
+    p.learn(kPython, failed);
     QCOMPARE(p.plan(kPython), QStringList{QStringLiteral("sympy")});
     p.setFixed(kPython, QStringList{});
     QVERIFY(p.plan(kPython).isEmpty());

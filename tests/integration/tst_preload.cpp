@@ -1,0 +1,184 @@
+// Imports paid ahead (PreloadPlanner, the Python loader's "preload" line) against the real
+// engine: what calls import is learned and imported by warm sandboxes while they wait, nothing of
+// one call reaches another through it, --preload fixes the list, the memory budget and failing
+// modules bound it, and a program's own module of the same name wins.
+
+#include "containerpool.h"
+#include "dockerbackend.h"
+#include "engineclient.h"
+#include "enginetestcase.h"
+#include "execution.h"
+#include "sandboxservice.h"
+#include "sandboxspec.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+class TestPreload : public EngineTestCase
+{
+    Q_OBJECT
+
+private:
+    SandboxConfig config(const std::optional<QStringList> &preload = std::nullopt)
+    {
+        SandboxConfig c = newConfig();
+        c.poolSize = 1;
+        c.poolMax = 1; // (calls in quick succession would grow it)
+        c.warmLanguages = {QStringLiteral("python")};
+        c.preload = preload;
+        return c;
+    }
+
+    ExecutionResult run(SandboxService &service, const QString &code,
+                        const QList<InputFile> &files = {})
+    {
+        ExecutionRequest request{QStringLiteral("python"), code, 60};
+        request.files = files;
+        return resultOf(service.execute(request), 120000);
+    }
+
+    // The next run's sandbox is warm and has had the time to import what it was asked to:
+    // importing pandas and pyplot takes about a second on a busy 2-core machine; the loader stops
+    // preloading when the program arrives, so an early call would see only part of the list.
+    void waitWarm(SandboxService &service)
+    {
+        const Language *python = service.languages().find(QStringLiteral("python"));
+        const SandboxSpec spec = SandboxSpec::forRun(*python, python->image, service.config());
+        QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 1, 60000);
+        QTest::qWait(8000);
+    }
+
+    // What the program sees of the modules in question.
+    static constexpr const char *kLoaded =
+        "import sys\n"
+        "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib.pyplot') if m in sys.modules))\n"
+        "print(getattr(sys.modules.get('pandas'), 'left_by_another_call', None))\n";
+
+private Q_SLOTS:
+    void learnsWhatCallsImportAndImportsItAhead()
+    {
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config());
+        service.warmUp();
+        waitWarm(service);
+        // Nothing learned yet: a warm sandbox imports nothing.
+        ExecutionResult r = run(service, QString::fromLatin1(kLoaded));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("[]\nNone\n"));
+        QCOMPARE(r.preloaded, QStringList());
+        QCOMPARE(r.imports, QStringList());
+
+        // Two calls import pandas (one in a function it calls) and change it.
+        const QString usesPandas = QStringLiteral(R"py(
+import pandas as pd
+import json, os.path
+pd.left_by_another_call = "secret"
+def plot():
+    from matplotlib import pyplot as plt
+    return plt
+plot()
+print(pd.DataFrame({"a": range(1000)}).a.sum())
+)py");
+        for (int i = 0; i < 2; ++i) {
+            r = run(service, usesPandas);
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("499500\n"));
+            // The standard library's modules are not reported; `from matplotlib import pyplot`
+            // is pyplot.
+            QCOMPARE(r.imports,
+                     QStringList({QStringLiteral("pandas"), QStringLiteral("matplotlib.pyplot")}));
+        }
+        // The sandbox the pool made during the second call was asked before it was learned:
+        // one more call takes it.
+        waitWarm(service);
+        run(service, QStringLiteral("print(1)"));
+        waitWarm(service);
+        r = run(service, QString::fromLatin1(kLoaded));
+        QCOMPARE(r.exitCode, 0);
+        // Imported ahead, and fresh: nothing the earlier calls did to pandas is in it.
+        QCOMPARE(QString::fromUtf8(r.stdoutData),
+                 QStringLiteral("['matplotlib.pyplot', 'numpy', 'pandas']\nNone\n"));
+        QCOMPARE(r.preloaded,
+                 QStringList({QStringLiteral("matplotlib.pyplot"), QStringLiteral("pandas")}));
+        QCOMPARE(r.preloadDropped, QStringList());
+        for (const qint64 cost : r.preloadCosts)
+            QVERIFY2(cost > 0 && cost < qint64(192) << 20, qPrintable(QString::number(cost)));
+
+        // A run of pandas now is the one a live session would make: the import is done.
+        r = run(service, usesPandas);
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("499500\n"));
+        shutDown(service, engine);
+    }
+
+    void aFixedListFailingModulesAndTheMemoryBudget()
+    {
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxConfig c =
+            config(QStringList{QStringLiteral("no_such_module"), QStringLiteral("numpy"),
+                               QStringLiteral("pandas"), QStringLiteral("matplotlib.pyplot")});
+        // A quarter of 128 MiB: numpy (about 16 MiB) fits; pandas (24 more) is imported, as its
+        // cost is not known yet, and takes the sandbox past it, so pyplot is not.
+        c.memoryBytes = qint64(128) << 20;
+        SandboxService service(&backend, LanguageRegistry::builtIn(), c);
+        service.warmUp();
+        waitWarm(service);
+        ExecutionResult r = run(service, QString::fromLatin1(kLoaded));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.preloadDropped, QStringList{QStringLiteral("no_such_module")});
+        QVERIFY2(r.preloaded.startsWith(QStringLiteral("numpy")),
+                 qPrintable(r.preloaded.join(',')));
+        QVERIFY2(!r.preloaded.contains(QStringLiteral("matplotlib.pyplot")),
+                 qPrintable(r.preloaded.join(',')));
+        QCOMPARE(QString::fromUtf8(r.stdoutData).section(u'\n', 0, 0),
+                 QStringLiteral("[%1]").arg(r.preloaded.contains(QStringLiteral("pandas"))
+                                                ? QStringLiteral("'numpy', 'pandas'")
+                                                : QStringLiteral("'numpy'")));
+        // The module that failed is not asked for again.
+        waitWarm(service);
+        r = run(service, QStringLiteral("print(1)"));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.preloadDropped, QStringList());
+        QVERIFY(r.preloaded.contains(QStringLiteral("numpy")));
+        // What pandas took last time does not fit beside numpy: it is skipped, not imported.
+        QVERIFY2(!r.preloaded.contains(QStringLiteral("pandas")),
+                 qPrintable(r.preloaded.join(',')));
+        shutDown(service, engine);
+    }
+
+    void preloadNoneImportsNothing()
+    {
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config(QStringList{}));
+        service.warmUp();
+        for (int i = 0; i < 3; ++i) {
+            waitWarm(service);
+            const ExecutionResult r = run(service, QStringLiteral("import numpy\nprint(1)"));
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(r.preloaded, QStringList());
+        }
+        shutDown(service, engine);
+    }
+
+    void theProgramsOwnModuleWins()
+    {
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(),
+                               config(QStringList{QStringLiteral("tabulate")}));
+        service.warmUp();
+        waitWarm(service);
+        const ExecutionResult r =
+            run(service, QStringLiteral("import tabulate\nprint(tabulate.WHOSE)"),
+                {{QStringLiteral("tabulate.py"), QByteArray("WHOSE = 'mine'\n")}});
+        QCOMPARE(r.preloaded, QStringList{QStringLiteral("tabulate")});
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("mine\n"));
+        QCOMPARE(r.exitCode, 0);
+        shutDown(service, engine);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPreload)
+#include "tst_preload.moc"
