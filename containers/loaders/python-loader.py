@@ -199,6 +199,9 @@ def _shown_file(fname, fmt):
     return None
 
 
+_PATCHES = {"matplotlib.pyplot": _patch_pyplot}
+
+
 def _install_import_hooks():
     # (importlib.machinery is already loaded; importlib.abc would pull in importlib.resources,
     # pathlib and tempfile, 12 ms of every sandbox's start, for base classes the import system
@@ -207,7 +210,7 @@ def _install_import_hooks():
 
     class Hooks:
         # What to do to a module once it has been loaded, before anyone uses it (once each).
-        patches = {"matplotlib.pyplot": _patch_pyplot}
+        patches = _PATCHES
 
         def find_spec(self, name, path=None, target=None):
             if name == "code_sandbox_mpl":
@@ -264,6 +267,8 @@ def _main():
     src = sys.stdin.buffer.read(int(head[1]))
     if preloaded:
         _unshadow(preloaded)
+        if b"MPLBACKEND" in src:
+            _forget_matplotlib()
     with open("main.py", "wb") as f:
         f.write(src)
     # The attached stdin stays open on a private descriptor: when files are to be fetched, the
@@ -421,6 +426,20 @@ def _unshadow(preloaded):
     for name in list(sys.modules):
         if name.partition(".")[0] in mine:
             del sys.modules[name]
+
+
+def _forget_matplotlib():
+    # matplotlib reads MPLBACKEND when it is imported: a program that sets it first must get a
+    # matplotlib imported after that. Its Python modules are imported again (about 0.4 s); its
+    # compiled ones stay, as they hold no state of its own. So do those of the libraries that
+    # hold matplotlib's modules (seaborn, pandas' plotting).
+    family = ("matplotlib", "mpl_toolkits", "seaborn", "pandas.plotting._matplotlib")
+    for name in list(sys.modules):
+        if not any(name == f or name.startswith(f + ".") for f in family):
+            continue
+        if not (getattr(sys.modules[name], "__file__", None) or "").endswith(".so"):
+            del sys.modules[name]
+    _PATCHES["matplotlib.pyplot"] = _patch_pyplot
 
 
 def _preload_flags():
