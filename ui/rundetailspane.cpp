@@ -331,6 +331,9 @@ void RunDetailsPane::refreshDetails()
         add(QStringLiteral("Engine"), m_run.engine);
     if (!m_run.runtime.isEmpty())
         add(QStringLiteral("Runtime"), m_run.runtime);
+    // Imported before the program came, so not in its time, but in its peak memory.
+    if (!m_run.preloaded.isEmpty())
+        add(QStringLiteral("Preloaded"), m_run.preloaded.join(QStringLiteral(", ")));
     add(QStringLiteral("Memory limit"),
         m_run.memoryBytes > 0 ? bytesText(m_run.memoryBytes) : QString());
     add(QStringLiteral("CPUs"), m_run.cpus > 0 ? QString::number(m_run.cpus) : QString());

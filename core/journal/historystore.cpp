@@ -16,8 +16,8 @@
 #include <future>
 
 namespace {
-constexpr int kSchemaVersion = 7; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
-                                  // 6: runtime; 7: secrets
+constexpr int kSchemaVersion = 8; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
+                                  // 6: runtime; 7: secrets; 8: preloaded
 // Readers on the owner's thread: in WAL mode they wait only in rare cases (recovery).
 constexpr int kBusyTimeoutMs = 5000;
 // The worker may wait long for another process's write lock: nothing waits on it but the queue.
@@ -61,8 +61,9 @@ const char *const kSchema[] = {
     " engine TEXT,"        // the engine that ran it, with several; NULL/'' with one
     " connections TEXT,"   // JSON array: the allow-list mode's connections; NULL/'' for none
     " runtime TEXT,"       // the container runtime; NULL/'' where not known
-    " secrets TEXT"        // JSON array of bound secrets' names and hosts (never values); NULL
+    " secrets TEXT,"       // JSON array of bound secrets' names and hosts (never values); NULL
                            // for none
+    " preloaded TEXT"      // JSON array: the modules imported ahead (Python); NULL/'' for none
     ")",
     // Covers the size cap's queries (sum and running total, newest first) without reading the
     // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.
@@ -404,6 +405,12 @@ QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
     // 1 to 6 had no bound secrets: their runs read with none.
     if (version >= 1 && version <= 6 &&
         !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN secrets TEXT"), &sqlError)) {
+        rollback(db);
+        return sqlError;
+    }
+    // 1 to 7 did not preload: their runs read with nothing preloaded.
+    if (version >= 1 && version <= 7 &&
+        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN preloaded TEXT"), &sqlError)) {
         rollback(db);
         return sqlError;
     }

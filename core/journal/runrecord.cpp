@@ -226,6 +226,7 @@ const std::vector<RunRecordField> &RunRecord::fields()
         {"connections", "connections", &RunRecord::connections},
         {"runtime", "runtime", &RunRecord::runtime},
         {"secrets", "secrets", &RunRecord::secrets},
+        {"preloaded", "preloaded", &RunRecord::preloaded},
     };
     return all;
 }
@@ -327,6 +328,7 @@ void RunRecord::applyResult(const ExecutionResult &result)
         engine = result.engine;
     if (!result.runtime.isEmpty())
         runtime = result.runtime;
+    preloaded = result.preloaded;
     files = result.files;
     if (result.peakMemoryBytes >= 0)
         peakMemoryBytes = result.peakMemoryBytes;

@@ -76,6 +76,9 @@ struct RunRecord
     // The container runtime its sandbox had (runc, runsc, a RuntimeClass; "" where the engine
     // did not say, and in runs recorded before runtimes were named).
     QString runtime;
+    // Python: the modules its sandbox had imported before the program came (preloading, see
+    // PreloadPlanner).
+    QStringList preloaded;
     // Limits the container had.
     qint64 memoryBytes = 0;
     double cpus = 0;

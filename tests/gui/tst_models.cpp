@@ -13,6 +13,7 @@
 
 #include <QBuffer>
 #include <QCheckBox>
+#include <QFormLayout>
 #include <QImage>
 #include <QLabel>
 #include <QListWidget>
@@ -97,6 +98,7 @@ class ModelsTest : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void detailsNameThePreloadedModules();
     void newestFirstAndLive();
     void finishedKeepsLiveOnlyValues();
     void startedNamesTheEngine();
@@ -647,6 +649,34 @@ void ModelsTest::secretsAddedAreMarkedInTheNetworkTab()
     QVERIFY(!pane.networkView()->isColumnHidden(NetworkView::SecretsColumn));
     QCOMPARE(pane.networkView()->topLevelItem(0)->text(NetworkView::SecretsColumn),
              QStringLiteral("secret added: API_KEY"));
+}
+
+void ModelsTest::detailsNameThePreloadedModules()
+{
+    const auto detail = [](const RunDetailsPane &pane, const QString &label) -> QString {
+        auto *form = pane.findChild<QFormLayout *>();
+        for (int row = 0; form && row < form->rowCount(); ++row) {
+            QLayoutItem *name = form->itemAt(row, QFormLayout::LabelRole);
+            QLayoutItem *value = form->itemAt(row, QFormLayout::FieldRole);
+            auto *n = qobject_cast<QLabel *>(name ? name->widget() : nullptr);
+            auto *v = qobject_cast<QLabel *>(value ? value->widget() : nullptr);
+            if (n && v && n->text() == label)
+                return v->text();
+        }
+        return QStringLiteral("(no such row)");
+    };
+    RunDetailsPane pane;
+    RunRecord r =
+        makeRun(QStringLiteral("p"), QStringLiteral("python"), QDateTime::currentDateTimeUtc());
+    pane.showRun(&r);
+    // A run without preloading has no row for it.
+    QCOMPARE(detail(pane, QStringLiteral("Preloaded")), QStringLiteral("(no such row)"));
+    RunRecord p = r;
+    p.id = QStringLiteral("q");
+    p.preloaded = {QStringLiteral("pandas"), QStringLiteral("matplotlib.pyplot")};
+    pane.showRun(&p);
+    QCOMPARE(detail(pane, QStringLiteral("Preloaded")),
+             QStringLiteral("pandas, matplotlib.pyplot"));
 }
 
 void ModelsTest::detailsPaneShowsFilesAndMasksValues()

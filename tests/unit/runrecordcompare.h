@@ -47,6 +47,7 @@ inline RunRecord everyFieldSet()
     r.containerId = QStringLiteral("0123456789abcdef");
     r.engine = QStringLiteral("ssh://builder@gpu-box:2222");
     r.runtime = QStringLiteral("runsc");
+    r.preloaded = QStringList{QStringLiteral("pandas"), QStringLiteral("matplotlib.pyplot")};
     r.memoryBytes = 512LL * 1024 * 1024 * 1024;
     r.cpus = 1.5;
     r.pidsLimit = 64;
@@ -117,6 +118,7 @@ inline void compareRecords(const RunRecord &actual, const RunRecord &expected)
     QCOMPARE(actual.containerId, expected.containerId);
     QCOMPARE(actual.engine, expected.engine);
     QCOMPARE(actual.runtime, expected.runtime);
+    QCOMPARE(actual.preloaded, expected.preloaded);
     QCOMPARE(actual.memoryBytes, expected.memoryBytes);
     QCOMPARE(actual.cpus, expected.cpus);
     QCOMPARE(actual.pidsLimit, expected.pidsLimit);

@@ -317,6 +317,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
     QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
@@ -326,7 +327,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
     QVERIFY(store.load(QStringLiteral("old")).has_value());
     QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
     RunRecord fresh = makeRun(QStringLiteral("new"));
@@ -363,13 +364,14 @@ void tst_HistoryStore::openMigratesSchemaThree()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 3"));
     QVERIFY(!queryValue(path, hasEngine).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
     QVERIFY(queryValue(path, hasEngine).isValid());
     // The old run is all there, without an engine.
     const std::optional<RunRecord> before = store.load(QStringLiteral("before"));
@@ -400,12 +402,13 @@ void tst_HistoryStore::openMigratesSchemaFour()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN connections"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 4"));
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
     QVERIFY(store.load(QStringLiteral("before"))->connections.isEmpty());
     RunRecord after = makeRun(QStringLiteral("after"), at(-10));
     NetworkAttempt allowed;
@@ -443,13 +446,14 @@ void tst_HistoryStore::openMigratesSchemaFive()
     QVERIFY(queryValue(path, hasRuntime).isValid());
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 5"));
     QVERIFY(!queryValue(path, hasRuntime).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
     QVERIFY(queryValue(path, hasRuntime).isValid());
     QCOMPARE(store.load(QStringLiteral("before"))->runtime, QString());
     QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
@@ -480,7 +484,7 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
     // A new file gives pruned space back to the file system.
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA auto_vacuum")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "
@@ -516,13 +520,14 @@ void tst_HistoryStore::openMigratesSchemaSix()
         QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'secrets'");
     QVERIFY(queryValue(path, hasSecrets).isValid());
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 6"));
     QVERIFY(!queryValue(path, hasSecrets).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
     QVERIFY(queryValue(path, hasSecrets).isValid());
     QVERIFY(store.load(QStringLiteral("before"))->secrets.isEmpty());
     QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));

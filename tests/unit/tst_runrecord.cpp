@@ -427,6 +427,7 @@ void tst_RunRecord::applyResultFields()
     result.containerId = QStringLiteral("c0ffee");
     result.engine = QStringLiteral("tcp://127.0.0.1:23760 (TLS)");
     result.runtime = QStringLiteral("runsc");
+    result.preloaded = QStringList{QStringLiteral("numpy")};
     result.timeoutSec = 45;
     OutputFile f;
     f.name = QStringLiteral("out.csv");
@@ -452,6 +453,7 @@ void tst_RunRecord::applyResultFields()
     QCOMPARE(r.containerId, QStringLiteral("c0ffee"));
     QCOMPARE(r.engine, QStringLiteral("tcp://127.0.0.1:23760 (TLS)"));
     QCOMPARE(r.runtime, QStringLiteral("runsc"));
+    QCOMPARE(r.preloaded, QStringList{QStringLiteral("numpy")});
     QCOMPARE(r.timeoutSec, 45);
     QCOMPARE(r.files.size(), 1);
     QCOMPARE(r.files.at(0).data, QByteArray("x,y\n"));
