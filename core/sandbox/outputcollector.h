@@ -13,7 +13,8 @@
 // the top of its workdir — from its still running container, within the run's limits, holding no
 // more than those limits in memory whatever the program wrote: the supervisor's listing says what
 // exists, only what fits is asked for, and every archive is cut off at the size the listing
-// promised (see OutputManifest).
+// promised (see OutputManifest). Figures alone come in one archive, cut off at the run's budget,
+// without the listing, unless they are larger than that together.
 class OutputCollector : public QObject
 {
     Q_OBJECT
@@ -29,6 +30,7 @@ Q_SIGNALS:
 
 private:
     void get(const QString &path, qint64 maxBytes, const SandboxContainer::Fetched &done);
+    void fetchListing();
     void onListing(const SandboxContainer::Archive &listing);
     void fetchListed();
     void fetch(const QString &path, qint64 maxBytes, const QString &archivedAs,
