@@ -466,8 +466,9 @@ def _forget_matplotlib():
     # matplotlib reads MPLBACKEND when it is imported: a program that sets it first must get a
     # matplotlib imported after that. Its Python modules are imported again (about 0.4 s); its
     # compiled ones stay, as they hold no state of its own. So do those of the libraries that
-    # hold matplotlib's modules (seaborn, pandas' plotting).
-    family = ("matplotlib", "mpl_toolkits", "seaborn", "pandas.plotting._matplotlib")
+    # hold matplotlib's modules (seaborn, pandas' plotting, the loader's backend).
+    family = ("matplotlib", "mpl_toolkits", "seaborn", "pandas.plotting._matplotlib",
+              "code_sandbox_mpl")
     for name in list(sys.modules):
         if not any(name == f or name.startswith(f + ".") for f in family):
             continue

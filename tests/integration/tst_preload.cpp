@@ -162,6 +162,34 @@ print(pd.DataFrame({"a": range(1000)}).a.sum())
         shutDown(service, engine);
     }
 
+    void aProgramThatSetsMplbackendGetsItsBackendAndItsFigure()
+    {
+        // pyplot preloaded (and its first figure drawn ahead); matplotlib reads MPLBACKEND when
+        // imported, so this program must get one imported after its setting.
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(),
+                               config(QStringList{QStringLiteral("matplotlib.pyplot")}));
+        service.warmUp();
+        waitWarm(service);
+        const ExecutionResult r = run(service, QStringLiteral(R"py(
+import os
+os.environ["MPLBACKEND"] = "pdf"
+import matplotlib
+import matplotlib.pyplot as plt
+plt.plot([1, 2, 3])
+plt.show()
+print(matplotlib.get_backend())
+)py"));
+        QCOMPARE(r.preloaded, QStringList{QStringLiteral("matplotlib.pyplot")});
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("pdf\n"));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.files.size(), 1);
+        QCOMPARE(r.files.at(0).name, QStringLiteral("figure-0001.png"));
+        QVERIFY(r.files.at(0).data.startsWith("\x89PNG"));
+        shutDown(service, engine);
+    }
+
     void theProgramsOwnModuleWins()
     {
         EngineClient engine(m_socket);
