@@ -9,7 +9,9 @@
 # no Qt, no engine, no sandbox image, no image cache. ./dev.sh run installs the packages from the
 # Debian mirror, starts a dockerd of its own inside (its data root on an empty volume), builds the
 # images and the app, and answers its first call there. It shares this machine's kernel, CPUs and
-# network, so run it with nothing else busy. Prints the seconds to each step and to the answer.
+# network, so run it with nothing else busy. Prints the seconds to each step and to the answer, the
+# steps of the python and node images' build (dev.sh's build/images-first.log, kept as
+# FILE-images.log beside the log) and the 1-minute load average before and after.
 #
 # Needs root, this machine's engine, the code-sandbox/bash image and a reachable Debian mirror.
 # The engine inside needs most capabilities; they are added one by one rather than with
@@ -23,7 +25,7 @@ LOG=
 while [ $# -gt 0 ]; do
     case $1 in
         --log) LOG=$2; shift 2 ;;
-        -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "firstrun.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -70,6 +72,7 @@ chmod +x "$WORK/inside.sh"
 docker volume create "$VOLUME" > /dev/null
 
 echo "firstrun: ./dev.sh run in a fresh Debian 12 container (log: $LOG)" >&2
+load_before=$(cut -d' ' -f1 /proc/loadavg)
 t0=$SECONDS
 # A fresh machine's /run and /tmp are empty; /var/lib/docker is a volume because the engine
 # inside cannot put overlay mounts on the container's own overlay root.
@@ -81,9 +84,17 @@ docker run --rm --name "$NAME" "${caps[@]}" \
     --tmpfs /run:exec --tmpfs /tmp:exec \
     "$IMAGE" /inside.sh > "$LOG" 2>&1 || true
 echo "firstrun: the container ran for $((SECONDS - t0)) s" >&2
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+IMAGES_LOG=${LOG%.log}-images.log
+cp "$WORK/src/build/images-first.log" "$IMAGES_LOG" 2> /dev/null || true
 
 # The steps (dev.sh's "==>" lines) and the answer, with their times.
 sed -n 's/\x1b\[[0-9;]*m//g; /==>\|^ *[0-9.]* built /p' "$LOG" | cut -c1-160
+if [ -s "$IMAGES_LOG" ]; then
+    echo "firstrun: the python and node images' steps (log: $IMAGES_LOG):"
+    grep '^\[[0-9]*/[0-9]*\]' "$IMAGES_LOG" | cut -c1-160
+fi
+echo "firstrun: 1-minute load average $load_before before, $load_after after"
 answer=$(grep -m1 '"result":{"content":\[{"text":"Hello from the sandbox' "$LOG" || true)
 if [ -z "$answer" ]; then
     tail -n 30 "$LOG" >&2
