@@ -40,12 +40,29 @@ private:
     // The next run's sandbox is warm and has had the time to import what it was asked to:
     // importing pandas and pyplot takes about a second on a busy 2-core machine; the loader stops
     // preloading when the program arrives, so an early call would see only part of the list.
-    void waitWarm(SandboxService &service)
+    void waitWarm(SandboxService &service, int moreMs = 8000)
     {
         const Language *python = service.languages().find(QStringLiteral("python"));
         const SandboxSpec spec = SandboxSpec::forRun(*python, python->image, service.config());
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 1, 60000);
-        QTest::qWait(8000);
+        QTest::qWait(moreMs);
+    }
+
+    // `code` in a warm sandbox that got as far as importing all of `expected`: on a loaded
+    // machine one may not have had the time (the program's arrival stops the imports), so the
+    // next, given longer, is tried, at most three. The caller checks what came.
+    ExecutionResult runPreloaded(SandboxService &service, const QString &code,
+                                 const QStringList &expected, const QList<InputFile> &files = {})
+    {
+        ExecutionResult r;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            waitWarm(service, 8000 << attempt);
+            r = run(service, code, files);
+            if (r.preloaded == expected)
+                break;
+            qWarning() << "preloaded" << r.preloaded << "of" << expected << "- trying again";
+        }
+        return r;
     }
 
     // What the program sees of the modules in question.
@@ -93,8 +110,8 @@ print(pd.DataFrame({"a": range(1000)}).a.sum())
         // one more call takes it.
         waitWarm(service);
         run(service, QStringLiteral("print(1)"));
-        waitWarm(service);
-        r = run(service, QString::fromLatin1(kLoaded));
+        r = runPreloaded(service, QString::fromLatin1(kLoaded),
+                         {QStringLiteral("matplotlib.pyplot"), QStringLiteral("pandas")});
         QCOMPARE(r.exitCode, 0);
         // Imported ahead, and fresh: nothing the earlier calls did to pandas is in it.
         QCOMPARE(QString::fromUtf8(r.stdoutData),
@@ -171,8 +188,7 @@ print(pd.DataFrame({"a": range(1000)}).a.sum())
         SandboxService service(&backend, LanguageRegistry::builtIn(),
                                config(QStringList{QStringLiteral("matplotlib.pyplot")}));
         service.warmUp();
-        waitWarm(service);
-        const ExecutionResult r = run(service, QStringLiteral(R"py(
+        const ExecutionResult r = runPreloaded(service, QStringLiteral(R"py(
 import os
 os.environ["MPLBACKEND"] = "pdf"
 import matplotlib
@@ -180,7 +196,8 @@ import matplotlib.pyplot as plt
 plt.plot([1, 2, 3])
 plt.show()
 print(matplotlib.get_backend())
-)py"));
+)py"),
+                                               {QStringLiteral("matplotlib.pyplot")});
         QCOMPARE(r.preloaded, QStringList{QStringLiteral("matplotlib.pyplot")});
         QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("pdf\n"));
         QCOMPARE(r.exitCode, 0);
@@ -197,10 +214,10 @@ print(matplotlib.get_backend())
         SandboxService service(&backend, LanguageRegistry::builtIn(),
                                config(QStringList{QStringLiteral("tabulate")}));
         service.warmUp();
-        waitWarm(service);
         const ExecutionResult r =
-            run(service, QStringLiteral("import tabulate\nprint(tabulate.WHOSE)"),
-                {{QStringLiteral("tabulate.py"), QByteArray("WHOSE = 'mine'\n")}});
+            runPreloaded(service, QStringLiteral("import tabulate\nprint(tabulate.WHOSE)"),
+                         {QStringLiteral("tabulate")},
+                         {{QStringLiteral("tabulate.py"), QByteArray("WHOSE = 'mine'\n")}});
         QCOMPARE(r.preloaded, QStringList{QStringLiteral("tabulate")});
         QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("mine\n"));
         QCOMPARE(r.exitCode, 0);
