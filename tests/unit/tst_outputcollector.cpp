@@ -121,7 +121,8 @@ void tst_OutputCollector::figuresLargerThanTheBudgetTogetherGoByTheListing()
     ArchiveContainer c(this);
     QMap<QString, QByteArray> figures;
     for (int i = 1; i <= 3; ++i)
-        figures.insert(kPlots + QStringLiteral("/figure-000%1.png").arg(i), QByteArray(100000, 'x'));
+        figures.insert(kPlots + QStringLiteral("/figure-000%1.png").arg(i),
+                       QByteArray(100000, 'x'));
     c.files = figures;
     c.files.insert(kListing, listingOf(figures));
     OutputManifest::Limits limits;
