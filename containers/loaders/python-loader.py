@@ -249,17 +249,7 @@ def _main():
     # What reports the program's imports needs, imported while the sandbox waits.
     import opcode  # noqa: F401
 
-    # The pool may send a "preload" line first (see _preload); the header follows. Both are read
-    # a byte at a time, so that nothing of the program is buffered while preloading looks for it.
-    line = _read_line(0)
-    preloaded = ()
-    if line.startswith(b"preload "):
-        preloaded = _preload(line.split()[1:])
-        line = _read_line(0)
-    head = line.split()
-    if len(head) != 2 or not head[1].isdigit():
-        sys.stderr.write("cs-run: bad header\n")
-        os._exit(90)
+    head, preloaded = _await_header()
     nonce = head[0]
     status_file = os.environ.pop("CS_PRELOAD")  # for cs-run, not for the program
     with open(status_file, "wb") as f:
@@ -339,6 +329,22 @@ def _main():
         while os.read(host, 65536):
             pass
     os._exit(rc)
+
+
+def _await_header():
+    """The program's header ("<nonce> <size>"), split, and the modules preloaded before it came.
+    The pool may send a "preload" line first (see _preload). Both lines are read a byte at a
+    time, so that nothing of the program is buffered while preloading looks for it."""
+    line = _read_line(0)
+    preloaded = ()
+    if line.startswith(b"preload "):
+        preloaded = _preload(line.split()[1:])
+        line = _read_line(0)
+    head = line.split()
+    if len(head) != 2 or not head[1].isdigit():
+        sys.stderr.write("cs-run: bad header\n")
+        os._exit(90)
+    return head, preloaded
 
 
 def _read_line(fd):
