@@ -2,8 +2,8 @@
 # Set up, build, run and test Code Sandbox on Debian 12.
 #
 #   ./dev.sh run [ARGS...]   install what is missing, build the app (not the tests) while the
-#                            python and node images build (from as soon as the engine and the
-#                            image builder are installed, before the other packages), then run
+#                            python image builds (from as soon as the engine and the image
+#                            builder are installed, before the other packages), then run
 #                            code-sandbox ARGS (without ARGS: the window where there is a
 #                            display; elsewhere a first call through the MCP server, then
 #                            --help). The other images build afterwards in the background, at
@@ -28,8 +28,8 @@ SOCKET=/var/run/docker.sock
 
 # What the sandbox images' build needs to begin: the engine (curl asks whether it answers) and
 # the image builder (debootstrap, and python3 to read resources/languages.json). ./dev.sh run
-# installs these first and starts the python and node images, which then build while it installs
-# the rest (both are mostly dpkg, one core each) and builds the app.
+# installs these first and starts the python image, which then builds while it installs the rest
+# (mostly dpkg, one core) and builds the app.
 IMAGE_PACKAGES=(curl ca-certificates docker.io debootstrap python3)
 # What building and running need: those, build tools, Qt 6.4 and the four C libraries (tar, HTTP
 # framing, YAML for kubeconfig files, OpenSSL for the secrets' authority and the gateway's TLS).
@@ -121,8 +121,11 @@ use_engine() {
 }
 
 ALL_IMAGES=(python node bash gcc go java ruby r rust gateway)
-# The images running needs first; the window's examples and the demo use them.
-FIRST_IMAGES=(python node)
+# The image the first call needs (the demo's, and the window's first example). Node came along
+# once, but on 2 cores its dpkg took a core from the python image and the compiler that the first
+# answer waits for (bench/firstrun.sh: both finished at 175-180 s); it is the first of the others
+# in the background (ALL_IMAGES' order), about a minute later.
+FIRST_IMAGES=(python)
 
 missing_images() { # IMAGE... -- prints those the engine does not have
     local image sources labels
@@ -160,7 +163,7 @@ build_images() {
     fi
 }
 
-# ./dev.sh run: the first images from as soon as the engine and the image builder are installed,
+# ./dev.sh run: the first image from as soon as the engine and the image builder are installed,
 # beside the rest of the packages (two dpkg, one core each) and then beside the app (the compiler
 # wants the CPUs, dpkg also waits for the disk), so that the first call is answered as soon as
 # both are there; then the other images in the background at the lowest priority.
@@ -204,7 +207,7 @@ FIRST_PID=
 start_first_images() {
     mapfile -t FIRST_MISSING < <(missing_images "${FIRST_IMAGES[@]}")
     if [ ${#FIRST_MISSING[@]} -gt 0 ]; then
-        say "building the ${FIRST_MISSING[*]} images meanwhile (log: $BUILD/images-first.log)"
+        say "building the ${FIRST_MISSING[*]} image(s) meanwhile (log: $BUILD/images-first.log)"
         start_images "$BUILD/images-first.log" "${FIRST_MISSING[@]}"
         FIRST_PID=$IMAGES_PID
     fi

@@ -35,7 +35,7 @@ const TARGETS = {
     backToBackP50Ms: 30, burstP50Ms: 60,
     // issue 31 (replacing issue 19's 1.2× and 5 minutes): the sustained rate against the bare
     // ceiling measured in the same run, and the first answer on a fresh machine
-    vsCeilingAt4: 0.95, firstRunS: 240,
+    vsCeilingAt4: 0.95, firstRunS: 240, firstRunIssue54S: 180,
     // issue 27: what an HTTPS request through the egress gateway adds, p50
     gatewayAddsMs: 2,
 };
@@ -1291,20 +1291,27 @@ async function realisticSustained(opts, peers, section) {
                 if (!r.ok) problem(`engine ceiling (bare, ${snippet.key}, ${when}): ${r.okCalls ?? 0} of ${r.total ?? '?'} containers ran correctly: ${r.detail}`);
                 return r;
             };
-            const before = await half('before ours');
-            const count = await settle(server, { pooled: true, exact: true });
-            await poolIdle(server);
-            const t = await section(what, () => throughput(server.client, 4, opts.realisticSustainedCalls, server.pid, false, what,
-                { server, idle: true }, call));
-            t.poolAtStart = count;
-            t.warmupCalls = warmup.calls;
-            t.gained = Math.max(0, poolTarget(server) - count);
-            const after = await half('after ours');
-            t.ceiling = joinHalves([before, after]);
-            t.vsCeiling = (t.perSecSettled ?? t.perSec) / t.ceiling.perSec;
-            log(`${what}: ${(t.perSecSettled ?? t.perSec).toFixed(2)} calls/s = ${ratio(t.vsCeiling)} the bare ceiling of the same program (${t.ceiling.perSec.toFixed(2)}/s)`);
-            t.memory = await warmSandboxMemory(server, `after the sustained ${snippet.key} row`);
-            rows.push({ snippet, ...t });
+            // As in "Sustained calls": several trials one after the other on the same server, each
+            // between halves of the ceiling, and the target judged on the median, since one trial
+            // on 2 cores swings by several percent either way.
+            for (let trial = 1; trial <= opts.ceilingTrials; trial++) {
+                const name = opts.ceilingTrials > 1 ? `${what}, trial ${trial}` : what;
+                const before = await half('before ours');
+                const count = await settle(server, { pooled: true, exact: true });
+                await poolIdle(server);
+                const t = await section(name, () => throughput(server.client, 4, opts.realisticSustainedCalls, server.pid, false, name,
+                    { server, idle: true }, call));
+                t.poolAtStart = count;
+                t.warmupCalls = trial === 1 ? warmup.calls : 0;
+                t.gained = Math.max(0, poolTarget(server) - count);
+                const after = await half('after ours');
+                t.ceiling = joinHalves([before, after]);
+                t.vsCeiling = (t.perSecSettled ?? t.perSec) / t.ceiling.perSec;
+                t.trial = opts.ceilingTrials > 1 ? trial : 0;
+                log(`${name}: ${(t.perSecSettled ?? t.perSec).toFixed(2)} calls/s = ${ratio(t.vsCeiling)} the bare ceiling of the same program (${t.ceiling.perSec.toFixed(2)}/s)`);
+                if (trial === opts.ceilingTrials) t.memory = await warmSandboxMemory(server, `after the sustained ${snippet.key} row`);
+                rows.push({ snippet, ...t });
+            }
         } finally {
             await server.close();
         }
@@ -1312,6 +1319,15 @@ async function realisticSustained(opts, peers, section) {
     }
     await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'engine ceiling of the realistic rows');
     return rows;
+}
+
+/**
+ * The realistic section's print(1) trials at 4 in flight, by their ratio to the ceiling, and the
+ * median one (the lower of the two middle ones for an even count), which the target is judged on.
+ */
+function realisticPrintSustained(real) {
+    const printTrials = (real?.sustained ?? []).filter((t) => t.snippet.key === 'print').sort((a, b) => a.vsCeiling - b.vsCeiling);
+    return { printTrials, printRow: printTrials[Math.floor((printTrials.length - 1) / 2)] };
 }
 
 /** The "Realistic programs" section of the report. */
@@ -1364,12 +1380,13 @@ function realisticReport(opts, m, real) {
             `until the pool grows no more (at most ${opts.sustainedWarmupRounds} round(s) of ${opts.sustainedWarmup}); then ${opts.realisticSustainedCalls} calls, the clock running until`,
             'the pool is back to the start and no sandbox uses CPU. Against it, right before and right after (half each), the',
             'engine\'s bare ceiling for the same program: containers made like that server\'s sandboxes, each created, started',
-            '(`python3 -c PROGRAM`), waited for (exit status 0) and removed, 4 at once. One trial each (the `print(1)` figure',
-            'held against issue 31 is the median of the trials in "Sustained calls").', '');
+            '(`python3 -c PROGRAM`), waited for (exit status 0) and removed, 4 at once.',
+            opts.ceilingTrials > 1 ? `${opts.ceilingTrials} trials of each program one after the other on the same server, each between its own halves;`
+                + ' the target is judged on the median trial.' : 'One trial each.', '');
         L.push('| Program | ok | failed | warm-up | pool at the start | gained | back to the start and idle | **calls/s** | bare ceiling, same program | ours / ceiling | machine CPU per call |',
             '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
         for (const t of sus) {
-            L.push(`| ${t.snippet.name} | ${t.ok} | ${t.failures} | ${t.warmupCalls} | ${t.poolAtStart} | ${t.gained} | ${t.settledMs ? `${ms(t.settledMs)} ms` : '–'} | ` +
+            L.push(`| ${t.snippet.name}${t.trial ? `, trial ${t.trial}` : ''} | ${t.ok} | ${t.failures} | ${t.warmupCalls} | ${t.poolAtStart} | ${t.gained} | ${t.settledMs ? `${ms(t.settledMs)} ms` : '–'} | ` +
                 `**${(t.perSecSettled ?? t.perSec).toFixed(2)}** | ${t.ceiling.perSec.toFixed(2)}/s (${t.ceiling.halves.map((v) => v.toFixed(2)).join(' and ')}) | ` +
                 `**${ratio(t.vsCeiling)}** | ${ms(t.cpuPerCall)} ms |`);
         }
@@ -1388,13 +1405,14 @@ function realisticReport(opts, m, real) {
         if (mems.some((x) => x.source !== 'cgroup')) L.push('', '(Where the cgroup files were not readable: the Engine API\'s stats.)');
         L.push('');
     }
-    const printRow = sus.find((t) => t.snippet.key === 'print');
+    const { printTrials, printRow } = realisticPrintSustained(real);
     L.push('Targets of issue 54 in this section:', '');
     L.push(`- fresh p50 ≤ ${REALISTIC_TARGET.factor} × live p50 + ${REALISTIC_TARGET.plusMs} ms for every program: ${rows.filter((r) => r.met).length} of ${rows.length} ` +
         `(${rows.every((r) => r.met) ? '**met**' : '**missed**'})`);
     if (printRow) {
-        L.push(`- \`print(1)\` sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the engine's ceiling: ${ratio(printRow.vsCeiling)} here ` +
-            `(${printRow.vsCeiling >= TARGETS.vsCeilingAt4 && printRow.failures === 0 ? '**met**' : '**missed**'})`);
+        const of = printTrials.length > 1 ? ` (the median of ${printTrials.map((t) => ratio(t.vsCeiling)).join(', ')})` : '';
+        L.push(`- \`print(1)\` sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the engine's ceiling: ${ratio(printRow.vsCeiling)} here${of} ` +
+            `(${printRow.vsCeiling >= TARGETS.vsCeilingAt4 && printTrials.every((t) => t.failures === 0) ? '**met**' : '**missed**'})`);
     }
     L.push('');
     return L;
@@ -1815,6 +1833,12 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
         const rr = real.latency.rows;
         L.push(`| issue 54: realistic programs, fresh sandbox p50 ≤ ${REALISTIC_TARGET.factor} × live session p50 + ${REALISTIC_TARGET.plusMs} ms, each of ${rr.length} | ` +
             `${rr.map((r) => `${ms(r.fresh.p50)} ≤ ${ms(r.limitMs)}`).join('; ')} | ${mark(rr.every((r) => r.met))} |`);
+        const { printTrials, printRow } = realisticPrintSustained(real);
+        if (printRow) {
+            L.push(`| issue 54: realistic \`print(1)\` sustained at 4 in flight ≥ ${TARGETS.vsCeilingAt4}× the engine's ceiling of the same program` +
+                `${printTrials.length > 1 ? `, the median of ${printTrials.length} trials (${printTrials.map((t) => ratio(t.vsCeiling)).join(', ')})` : ''} | ` +
+                `${ratio(printRow.vsCeiling)} | ${mark(printRow.vsCeiling >= TARGETS.vsCeilingAt4 && printTrials.every((t) => t.failures === 0))} |`);
+        }
     }
     L.push(`| issue 5: p50 \`print(1)\` ≤ ${TARGETS.p50Ms} ms (pooled, pool refilled before each call) | ${ms(paced.p50)} ms | ${mark(paced.p50 <= TARGETS.p50Ms && paced.failures === 0)} |`);
     L.push(`| issue 27: p50 \`print(1)\` in the allow-list mode ≤ ${TARGETS.p50Ms} ms (pooled, refilled, as the default mode) | ${ms(allowlist?.p50)} ms | ${mark(allowlist && allowlist.p50 <= TARGETS.p50Ms && allowlist.failures === 0)} |`);
@@ -1823,6 +1847,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     L.push(`| issue 5: ≤ ${TARGETS.vsFlow}× the reproduced per-call flow (Engine API; refilled) | ${ratio(paced.p50 / flow.p50)} | ${mark(paced.p50 / flow.p50 <= TARGETS.vsFlow)} |`);
     L.push(`| issue 5: ≥ ${TARGETS.callsPerSecAt4} calls/s at concurrency 4, all correct | ${at4 ? at4Rate.toFixed(2) : '–'} calls/s, ${at4?.failures ?? '–'} failed | ${mark(at4 && at4.failures === 0 && at4Rate >= TARGETS.callsPerSecAt4)} |`);
     L.push(`| issue 5: initialize ≤ ${TARGETS.initMs} ms after launch (default, pooled) | ${ms(initPooled.p50)} ms | ${mark(initPooled.p50 <= TARGETS.initMs)} |`);
+    if (first) L.push(`| issue 54: first answer from \`./dev.sh run\` on a fresh machine ≤ ${TARGETS.firstRunIssue54S / 60} min | ${first.seconds !== null ? `${first.seconds.toFixed(0)} s` : 'none'} | ${mark(first.seconds !== null && first.seconds <= TARGETS.firstRunIssue54S)} |`);
     if (first) L.push(`| issue 31: first answer from \`./dev.sh run\` on a fresh machine ≤ ${TARGETS.firstRunS / 60} min | ${first.seconds !== null ? `${first.seconds.toFixed(0)} s` : 'none'} | ${mark(first.seconds !== null && first.seconds <= TARGETS.firstRunS)} |`);
     L.push(`| idle RSS ≤ ${TARGETS.idleRssMb} MB (pool at its base) | ${(idleKb * 1024 / 1e6).toFixed(1)} MB | ${mark(idleKb * 1024 / 1e6 <= TARGETS.idleRssMb)} |`, '');
     if (busy) L.push(`Targets measured on a busy machine (peak load ${peak.toFixed(2)} on ${m.cores} cores) say little either way.`, '');
