@@ -10,7 +10,7 @@
 # Debian mirror, starts a dockerd of its own inside (its data root on an empty volume), builds the
 # images and the app, and answers its first call there. It shares this machine's kernel, CPUs and
 # network, so run it with nothing else busy. Prints the seconds to each step and to the answer, the
-# steps of the python and node images' build (dev.sh's build/images-first.log, kept as
+# steps of the first image's build (python; dev.sh's build/images-first.log, kept as
 # FILE-images.log beside the log) and the 1-minute load average before and after.
 #
 # Needs root, this machine's engine, the code-sandbox/bash image and a reachable Debian mirror.
@@ -91,7 +91,7 @@ cp "$WORK/src/build/images-first.log" "$IMAGES_LOG" 2> /dev/null || true
 # The steps (dev.sh's "==>" lines) and the answer, with their times.
 sed -n 's/\x1b\[[0-9;]*m//g; /==>\|^ *[0-9.]* built /p' "$LOG" | cut -c1-160
 if [ -s "$IMAGES_LOG" ]; then
-    echo "firstrun: the python and node images' steps (log: $IMAGES_LOG):"
+    echo "firstrun: the first image's steps (log: $IMAGES_LOG):"
     grep '^\[[0-9]*/[0-9]*\]' "$IMAGES_LOG" | cut -c1-160
 fi
 echo "firstrun: 1-minute load average $load_before before, $load_after after"
