@@ -10,14 +10,10 @@ class WindowApprover : public RunApprover
 public:
     using RunApprover::RunApprover;
 
-    // A window process always has its window (shown, or in the tray).
-    bool isAvailable() const override { return true; }
-    void ask(const ApprovalRequest &request) override { Q_EMIT asked(request); }
-    void withdraw(const QString &id, const QString &why) override { Q_EMIT withdrawn(id, why); }
-    void deliver(const QString &id, Answer answer, const QString &reason)
-    {
-        Q_EMIT answered(id, answer, reason);
-    }
+    bool isAvailable() const override;
+    void ask(const ApprovalRequest &request) override;
+    void withdraw(const QString &id, const QString &why) override;
+    void deliver(const QString &id, Answer answer, const QString &reason);
 
 Q_SIGNALS:
     void asked(const ApprovalRequest &request);

@@ -79,13 +79,13 @@ public:
     // the whole. Deterministic, so a label selector built from the same value matches.
     static QString labelValue(const QString &value);
 
-    // What `pod` lacks of the hardening build() gives every pod, one entry per missing or wrong
+    // What `pod` lacks of the hardening render() gives every pod, one entry per missing or wrong
     // field, named by its path ("spec.containers[0].securityContext.readOnlyRootFilesystem");
     // empty when it has all of it. The backend refuses to send a pod with any.
     static QStringList hardeningViolations(const QJsonObject &pod);
 
     // Whether `policy` (a networking.k8s.io/v1 NetworkPolicy as JSON) denies all egress to
-    // every pod build() makes without network: it selects all of them whatever their instance,
+    // every pod render() makes without network: it selects all of them whatever their instance,
     // host or language, lists Egress among its policyTypes and allows no egress rule.
     static bool deniesSandboxEgress(const QJsonObject &policy);
     // The same question for all the policies of a namespace (the items of a NetworkPolicyList):
