@@ -128,13 +128,7 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
 void RunListModel::apply(const JournalEvent &event)
 {
     if (event.type == JournalEvent::Type::Session) {
-        m_sessionStates.insert(event.run.sessionId, event.sessionState);
-        for (int i = 0; i < m_runs.size(); ++i) {
-            if (m_runs.at(i).sessionId == event.run.sessionId) {
-                const QModelIndex cell = index(rowForIndex(i), SessionColumn);
-                Q_EMIT dataChanged(cell, cell);
-            }
-        }
+        applySession(event);
         return;
     }
     const QString &id = event.run.id;
@@ -148,13 +142,7 @@ void RunListModel::apply(const JournalEvent &event)
         // the end, which carries the whole record.
         if (event.type != JournalEvent::Type::Created && event.type != JournalEvent::Type::Finished)
             return;
-        // New runs are the newest (row 0).
-        beginInsertRows(QModelIndex(), 0, 0);
-        m_runs.append(event.run);
-        m_index.insert(id, int(m_runs.size()) - 1);
-        endInsertRows();
-        trim();
-        Q_EMIT runChanged(id);
+        addRun(event.run);
         return;
     }
     const int index = *it;
@@ -177,18 +165,10 @@ void RunListModel::apply(const JournalEvent &event)
         if (!event.run.runtime.isEmpty())
             run.runtime = event.run.runtime;
         break;
-    case JournalEvent::Type::Output: {
-        qint64 &received = m_outputBytes[id];
-        if (received + event.data.size() > kMaxRunOutput) {
-            run.truncated = true;
-            return;
-        }
-        received += event.data.size();
-        run.appendOutput(event.stream, event.data);
-        Q_EMIT outputAppended(id, event.stream, event.data);
+    case JournalEvent::Type::Output:
+        appendOutput(run, event);
         // The row itself changes only for the search role; views need no repaint per chunk.
         return;
-    }
     case JournalEvent::Type::Connection: {
         // Again with its bytes once it ended: the same gateway id.
         auto same =
@@ -216,6 +196,40 @@ void RunListModel::apply(const JournalEvent &event)
     changed(index);
     if (event.type == JournalEvent::Type::Finished)
         trim();
+}
+
+void RunListModel::applySession(const JournalEvent &event)
+{
+    m_sessionStates.insert(event.run.sessionId, event.sessionState);
+    for (int i = 0; i < m_runs.size(); ++i) {
+        if (m_runs.at(i).sessionId == event.run.sessionId) {
+            const QModelIndex cell = index(rowForIndex(i), SessionColumn);
+            Q_EMIT dataChanged(cell, cell);
+        }
+    }
+}
+
+void RunListModel::addRun(const RunRecord &run)
+{
+    // New runs are the newest (row 0).
+    beginInsertRows(QModelIndex(), 0, 0);
+    m_runs.append(run);
+    m_index.insert(run.id, int(m_runs.size()) - 1);
+    endInsertRows();
+    trim();
+    Q_EMIT runChanged(run.id);
+}
+
+void RunListModel::appendOutput(RunRecord &run, const JournalEvent &event)
+{
+    qint64 &received = m_outputBytes[run.id];
+    if (received + event.data.size() > kMaxRunOutput) {
+        run.truncated = true;
+        return;
+    }
+    received += event.data.size();
+    run.appendOutput(event.stream, event.data);
+    Q_EMIT outputAppended(run.id, event.stream, event.data);
 }
 
 void RunListModel::addSample(const QString &id, const UsageSample &sample)

@@ -96,6 +96,10 @@ Q_SIGNALS:
     void samplesChanged(const QString &id);
 
 private:
+    // The parts of apply(): a session's state for its runs' cells, a run first seen, output.
+    void applySession(const JournalEvent &event);
+    void addRun(const RunRecord &run);
+    void appendOutput(RunRecord &run, const JournalEvent &event);
     int rowForIndex(int index) const { return int(m_runs.size()) - 1 - index; }
     int indexForRow(int row) const { return int(m_runs.size()) - 1 - row; }
     void reindex();

@@ -179,72 +179,86 @@ void KubernetesContainer::poll()
             return;
         }
         const QJsonObject pod = reply->json();
-        const QJsonObject status = pod.value(u"status").toObject();
-        const QString phase = status.value(u"phase").toString();
-        const QJsonObject state = containerState(pod);
-        if (phase == u"Running" && state.contains(u"running")) {
-            if (!m_egress) {
-                attach();
-                return;
-            }
-            // Its credential works from the pod's address alone, bound before the pod gets a
-            // program (the gateway sees a pod's own address: a Service does not change the
-            // source of traffic inside the cluster).
-            m_state = State::Attaching;
-            m_egress->bind(status.value(u"podIP").toString(), this, [this](const QString &error) {
-                if (m_state != State::Attaching)
-                    return;
-                if (!error.isEmpty())
-                    fail(error);
-                else
-                    attach();
-            });
-            return;
-        }
-        if (phase == u"Succeeded" || phase == u"Failed") {
-            const QJsonObject term = state.value(u"terminated").toObject();
-            const QString why = status.value(u"reason").toString().isEmpty()
-                                    ? term.value(u"reason").toString()
-                                    : status.value(u"reason").toString();
-            fail(QStringLiteral("the sandbox pod %1 ended before it was used (%2)")
-                     .arg(m_id, why.isEmpty() ? phase : why));
-            return;
-        }
-        const QJsonObject waiting = state.value(u"waiting").toObject();
-        const QString reason = waiting.value(u"reason").toString();
-        const QString message = waiting.value(u"message").toString();
-        static const QStringList imageReasons = {
-            QStringLiteral("ErrImagePull"), QStringLiteral("ImagePullBackOff"),
-            QStringLiteral("InvalidImageName"), QStringLiteral("ErrImageNeverPull")};
-        static const QStringList configReasons = {QStringLiteral("CreateContainerConfigError"),
-                                                  QStringLiteral("CreateContainerError"),
-                                                  QStringLiteral("RunContainerError")};
-        if (imageReasons.contains(reason)) {
-            m_imageMissing = true;
-            fail(QStringLiteral("the sandbox image %1 is not available to the cluster (%2: %3). "
-                                "%4")
-                     .arg(m_image, reason, message, missingImageHint())
-                     .trimmed());
-            return;
-        }
-        if (configReasons.contains(reason)) {
-            fail(QStringLiteral("the cluster could not start the sandbox pod %1 (%2: %3)")
-                     .arg(m_id, reason, message));
-            return;
-        }
-        if (m_startClock.elapsed() > kStartTimeoutMs) {
-            QString last = reason;
-            for (const QJsonValue &c : status.value(u"conditions").toArray())
-                if (c[u"status"].toString() == u"False" && !c[u"message"].toString().isEmpty())
-                    last = c[u"message"].toString();
-            fail(QStringLiteral("the sandbox pod %1 was not running within %2 s (%3)")
-                     .arg(m_id)
-                     .arg(kStartTimeoutMs / 1000)
-                     .arg(last.isEmpty() ? phase : last));
-            return;
-        }
-        m_pollTimer.start(m_startClock.elapsed() < kFastPollForMs ? kFastPollMs : kSlowPollMs);
+        if (!onPodStatus(pod.value(u"status").toObject(), containerState(pod)))
+            m_pollTimer.start(m_startClock.elapsed() < kFastPollForMs ? kFastPollMs : kSlowPollMs);
     });
+}
+
+// What the pod's status means while it starts: running (attach, after its egress binding),
+// ended, or stuck (failIfStuck); true when it was acted on, false to poll again.
+bool KubernetesContainer::onPodStatus(const QJsonObject &status, const QJsonObject &state)
+{
+    const QString phase = status.value(u"phase").toString();
+    if (phase == u"Running" && state.contains(u"running")) {
+        if (!m_egress) {
+            attach();
+            return true;
+        }
+        // Its credential works from the pod's address alone, bound before the pod gets a
+        // program (the gateway sees a pod's own address: a Service does not change the
+        // source of traffic inside the cluster).
+        m_state = State::Attaching;
+        m_egress->bind(status.value(u"podIP").toString(), this, [this](const QString &error) {
+            if (m_state != State::Attaching)
+                return;
+            if (!error.isEmpty())
+                fail(error);
+            else
+                attach();
+        });
+        return true;
+    }
+    if (phase == u"Succeeded" || phase == u"Failed") {
+        const QJsonObject term = state.value(u"terminated").toObject();
+        const QString why = status.value(u"reason").toString().isEmpty()
+                                ? term.value(u"reason").toString()
+                                : status.value(u"reason").toString();
+        fail(QStringLiteral("the sandbox pod %1 ended before it was used (%2)")
+                 .arg(m_id, why.isEmpty() ? phase : why));
+        return true;
+    }
+    return failIfStuck(status, state, phase);
+}
+
+// A pod waiting for a reason that will not pass (no image, a bad configuration), or for too
+// long, fails the sandbox; true if it did.
+bool KubernetesContainer::failIfStuck(const QJsonObject &status, const QJsonObject &state,
+                                      const QString &phase)
+{
+    const QJsonObject waiting = state.value(u"waiting").toObject();
+    const QString reason = waiting.value(u"reason").toString();
+    const QString message = waiting.value(u"message").toString();
+    static const QStringList imageReasons = {
+        QStringLiteral("ErrImagePull"), QStringLiteral("ImagePullBackOff"),
+        QStringLiteral("InvalidImageName"), QStringLiteral("ErrImageNeverPull")};
+    static const QStringList configReasons = {QStringLiteral("CreateContainerConfigError"),
+                                              QStringLiteral("CreateContainerError"),
+                                              QStringLiteral("RunContainerError")};
+    if (imageReasons.contains(reason)) {
+        m_imageMissing = true;
+        fail(QStringLiteral("the sandbox image %1 is not available to the cluster (%2: %3). "
+                            "%4")
+                 .arg(m_image, reason, message, missingImageHint())
+                 .trimmed());
+        return true;
+    }
+    if (configReasons.contains(reason)) {
+        fail(QStringLiteral("the cluster could not start the sandbox pod %1 (%2: %3)")
+                 .arg(m_id, reason, message));
+        return true;
+    }
+    if (m_startClock.elapsed() > kStartTimeoutMs) {
+        QString last = reason;
+        for (const QJsonValue &c : status.value(u"conditions").toArray())
+            if (c[u"status"].toString() == u"False" && !c[u"message"].toString().isEmpty())
+                last = c[u"message"].toString();
+        fail(QStringLiteral("the sandbox pod %1 was not running within %2 s (%3)")
+                 .arg(m_id)
+                 .arg(kStartTimeoutMs / 1000)
+                 .arg(last.isEmpty() ? phase : last));
+        return true;
+    }
+    return false;
 }
 
 void KubernetesContainer::attach()

@@ -68,6 +68,8 @@ protected:
 private:
     void create();
     void poll();
+    bool onPodStatus(const QJsonObject &status, const QJsonObject &state);
+    bool failIfStuck(const QJsonObject &status, const QJsonObject &state, const QString &phase);
     void attach();
     void fail(const QString &message, bool lost = false);
     void failRequest(const KubeError &error, const QString &what);

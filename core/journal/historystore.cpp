@@ -328,8 +328,8 @@ void rollback(const QSqlDatabase &db)
     exec(db, QStringLiteral("ROLLBACK"));
 }
 
-// Settings of the connection and the schema; an error message, empty on success.
-QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
+// The connection's settings; an error message, empty on success.
+QString configure(const QSqlDatabase &db, int busyTimeoutMs)
 {
     QString sqlError;
     QSqlQuery q(db);
@@ -354,10 +354,59 @@ QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
         !exec(db, QStringLiteral("PRAGMA journal_size_limit = %1").arg(kJournalSizeLimit),
               &sqlError))
         return sqlError;
+    return {};
+}
 
+// The columns later schemas added, each with the last schema that lacked it. Schema 1 had no
+// session_id (runs in sessions came later); 1 and 2 no size_bytes (the size cap came later; the
+// first retention pass fills it in, off the opening); 1 to 3 did not know which engine ran a run
+// (there was one; their runs read as ""); 1 to 4 had no allow-list mode (their runs tried no
+// connections); 1 to 5 did not name the container runtime (""); 1 to 6 had no bound secrets;
+// 1 to 7 did not preload. Their runs read with none.
+struct AddedColumn
+{
+    int lastWithout;
+    const char *statement;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {1, "ALTER TABLE runs ADD COLUMN session_id TEXT"},
+    {2, "ALTER TABLE runs ADD COLUMN size_bytes INTEGER"},
+    {3, "ALTER TABLE runs ADD COLUMN engine TEXT"},
+    {4, "ALTER TABLE runs ADD COLUMN connections TEXT"},
+    {5, "ALTER TABLE runs ADD COLUMN runtime TEXT"},
+    {6, "ALTER TABLE runs ADD COLUMN secrets TEXT"},
+    {7, "ALTER TABLE runs ADD COLUMN preloaded TEXT"},
+};
+
+// Brings a file of schema `version` (0: new) to this one, inside the caller's transaction; an
+// error message, empty on success.
+QString migrate(const QSqlDatabase &db, int version)
+{
+    QString sqlError;
+    for (const AddedColumn &c : kAddedColumns) {
+        if (version >= 1 && version <= c.lastWithout &&
+            !exec(db, QString::fromLatin1(c.statement), &sqlError))
+            return sqlError;
+    }
+    for (const char *statement : kSchema) {
+        if (!exec(db, QString::fromLatin1(statement), &sqlError))
+            return sqlError;
+    }
+    if (!exec(db, QStringLiteral("PRAGMA user_version = %1").arg(kSchemaVersion), &sqlError))
+        return sqlError;
+    return {};
+}
+
+// Settings of the connection and the schema; an error message, empty on success.
+QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
+{
+    QString sqlError = configure(db, busyTimeoutMs);
+    if (!sqlError.isEmpty())
+        return sqlError;
     // In one transaction so that two processes creating the file at once do not interleave.
     if (!begin(db, &sqlError))
         return sqlError;
+    QSqlQuery q(db);
     if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next()) {
         sqlError = q.lastError().text();
         q.finish();
@@ -372,55 +421,8 @@ QString initialize(const QSqlDatabase &db, int busyTimeoutMs)
             .arg(version)
             .arg(kSchemaVersion);
     }
-    // Schema 1 had no session_id (runs in sessions came later), 1 and 2 no size_bytes (the size
-    // cap came later; the first retention pass fills it in, off the opening), 1 to 3 no engine.
-    if (version == 1 &&
-        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN session_id TEXT"), &sqlError)) {
-        rollback(db);
-        return sqlError;
-    }
-    if (version >= 1 && version <= 2 &&
-        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN size_bytes INTEGER"), &sqlError)) {
-        rollback(db);
-        return sqlError;
-    }
-    // 1 to 3 did not know which engine ran a run (there was one); their runs read as "".
-    if (version >= 1 && version <= 3 &&
-        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN engine TEXT"), &sqlError)) {
-        rollback(db);
-        return sqlError;
-    }
-    // 1 to 4 had no allow-list mode: their runs tried no connections.
-    if (version >= 1 && version <= 4 &&
-        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN connections TEXT"), &sqlError)) {
-        rollback(db);
-        return sqlError;
-    }
-    // 1 to 5 did not name the container runtime; their runs read as "".
-    if (version >= 1 && version <= 5 &&
-        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN runtime TEXT"), &sqlError)) {
-        rollback(db);
-        return sqlError;
-    }
-    // 1 to 6 had no bound secrets: their runs read with none.
-    if (version >= 1 && version <= 6 &&
-        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN secrets TEXT"), &sqlError)) {
-        rollback(db);
-        return sqlError;
-    }
-    // 1 to 7 did not preload: their runs read with nothing preloaded.
-    if (version >= 1 && version <= 7 &&
-        !exec(db, QStringLiteral("ALTER TABLE runs ADD COLUMN preloaded TEXT"), &sqlError)) {
-        rollback(db);
-        return sqlError;
-    }
-    for (const char *statement : kSchema) {
-        if (!exec(db, QString::fromLatin1(statement), &sqlError)) {
-            rollback(db);
-            return sqlError;
-        }
-    }
-    if (!exec(db, QStringLiteral("PRAGMA user_version = %1").arg(kSchemaVersion), &sqlError)) {
+    sqlError = migrate(db, version);
+    if (!sqlError.isEmpty()) {
         rollback(db);
         return sqlError;
     }

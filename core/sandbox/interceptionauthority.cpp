@@ -220,30 +220,8 @@ std::optional<InterceptionAuthority> InterceptionAuthority::loadOrCreate(const Q
     const bool haveCertificate = QFileInfo::exists(certificatePath);
     const bool haveKey = QFileInfo::exists(keyPath);
 
-    if (!haveCertificate && !haveKey) {
-        // A folder made here is the user's alone, as the token store's is.
-        if (!QFileInfo::exists(folder)) {
-            if (!QDir().mkpath(folder)) {
-                setAuthorityError(error, QStringLiteral("cannot make the folder %1").arg(folder));
-                return std::nullopt;
-            }
-            QFile::setPermissions(folder, kOwnerOnly | QFileDevice::ExeOwner);
-        }
-        InterceptionAuthority made;
-        QString why;
-        if (!makeAuthority(&made.m_certificate, &made.m_key, &why)) {
-            setAuthorityError(error, QStringLiteral("cannot make the secrets CA: %1").arg(why));
-            return std::nullopt;
-        }
-        if (!writePemFile(keyPath, made.m_key, kOwnerOnly, error))
-            return std::nullopt;
-        if (!writePemFile(certificatePath, made.m_certificate, kReadableByAll, error)) {
-            // A key alone would stop every later start; without it the next one starts over.
-            QFile::remove(keyPath);
-            return std::nullopt;
-        }
-        return made;
-    }
+    if (!haveCertificate && !haveKey)
+        return create(folder, certificatePath, keyPath, error);
 
     // Making a new pair over the remaining file would silently end the trust that sandboxes and
     // the user placed in the old certificate; the user decides.
@@ -264,6 +242,43 @@ std::optional<InterceptionAuthority> InterceptionAuthority::loadOrCreate(const Q
         return std::nullopt;
     }
 
+    return load(folder, certificatePath, keyPath, error);
+}
+
+std::optional<InterceptionAuthority> InterceptionAuthority::create(const QString &folder,
+                                                                   const QString &certificatePath,
+                                                                   const QString &keyPath,
+                                                                   QString *error)
+{
+    // A folder made here is the user's alone, as the token store's is.
+    if (!QFileInfo::exists(folder)) {
+        if (!QDir().mkpath(folder)) {
+            setAuthorityError(error, QStringLiteral("cannot make the folder %1").arg(folder));
+            return std::nullopt;
+        }
+        QFile::setPermissions(folder, kOwnerOnly | QFileDevice::ExeOwner);
+    }
+    InterceptionAuthority made;
+    QString why;
+    if (!makeAuthority(&made.m_certificate, &made.m_key, &why)) {
+        setAuthorityError(error, QStringLiteral("cannot make the secrets CA: %1").arg(why));
+        return std::nullopt;
+    }
+    if (!writePemFile(keyPath, made.m_key, kOwnerOnly, error))
+        return std::nullopt;
+    if (!writePemFile(certificatePath, made.m_certificate, kReadableByAll, error)) {
+        // A key alone would stop every later start; without it the next one starts over.
+        QFile::remove(keyPath);
+        return std::nullopt;
+    }
+    return made;
+}
+
+std::optional<InterceptionAuthority> InterceptionAuthority::load(const QString &folder,
+                                                                 const QString &certificatePath,
+                                                                 const QString &keyPath,
+                                                                 QString *error)
+{
     const std::optional<QByteArray> certificateText = readPemFile(certificatePath, error);
     if (!certificateText)
         return std::nullopt;

@@ -31,6 +31,14 @@ public:
     QByteArray keyPem() const { return m_key; } // PKCS#8 PEM, unencrypted
 
 private:
+    // The two halves of loadOrCreate(): a new pair in `folder`, or the pair its files hold.
+    static std::optional<InterceptionAuthority> create(const QString &folder,
+                                                       const QString &certificatePath,
+                                                       const QString &keyPath, QString *error);
+    static std::optional<InterceptionAuthority> load(const QString &folder,
+                                                     const QString &certificatePath,
+                                                     const QString &keyPath, QString *error);
+
     QByteArray m_certificate;
     QByteArray m_key;
 };

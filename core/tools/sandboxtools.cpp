@@ -565,7 +565,6 @@ void SandboxTools::startRun(const RunContext &context, ToolCall *call,
 {
     SandboxService &sandbox = *context.sandbox;
     SessionManager *sessions = context.sessions;
-    RunGate *gate = context.gate;
     ExecutionRequest request = asked;
     request.source =
         call->clientName().isEmpty() ? QStringLiteral("MCP client") : call->clientName();
@@ -576,7 +575,6 @@ void SandboxTools::startRun(const RunContext &context, ToolCall *call,
         if (const Language *found = sandbox.languages().find(language))
             request.resolved = *found;
     const Language *lang = request.resolved ? &*request.resolved : nullptr;
-    const QString hint = lang ? lang->printHint : QString();
     const QString sessionId = call->arguments().value(u"session_id").toString();
     Execution *execution = nullptr;
     if (!sessionId.isEmpty()) {
@@ -602,6 +600,13 @@ void SandboxTools::startRun(const RunContext &context, ToolCall *call,
     }
     context.live->started(call, execution);
     call->progress(QStringLiteral("starting a %1 sandbox").arg(language));
+    followRun(context, call, execution, lang ? lang->printHint : QString(), jsonText,
+              request.askOtherHosts);
+}
+
+void SandboxTools::followRun(const RunContext &context, ToolCall *call, Execution *execution,
+                             const QString &hint, bool jsonText, bool askOtherHosts)
+{
     QObject::connect(execution, &Execution::queued, call, [call](int position) {
         call->progress(QStringLiteral("queued: %1 ahead (all sandboxes busy)").arg(position - 1));
     });
@@ -639,10 +644,10 @@ void SandboxTools::startRun(const RunContext &context, ToolCall *call,
                      });
     QObject::connect(call, &ToolCall::cancelRequested, execution,
                      [execution] { execution->cancel(); });
-    if (gate && request.askOtherHosts) {
+    if (context.gate && askOtherHosts) {
         // A connection beyond the run's list waits for a person, as a run does.
         const QPointer<Execution> run(execution);
-        const QPointer<RunGate> asker(gate);
+        const QPointer<RunGate> asker(context.gate);
         QObject::connect(execution, &Execution::connectionHeld, call,
                          [asker, call, run](quint64 id, const QString &host, int port) {
                              if (!run)

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+class Execution;
 class McpServer;
 class RunGate;
 struct LoneEngine;
@@ -68,6 +69,10 @@ private:
     // hosts); null: nobody to ask.
     static void startRun(const RunContext &context, ToolCall *call, const ExecutionRequest &request,
                          bool jsonText);
+    // The rest of startRun: the call follows `execution` (progress, output as log lines, the
+    // result, cancellation, and held connections put to the gate when `askOtherHosts`).
+    static void followRun(const RunContext &context, ToolCall *call, Execution *execution,
+                          const QString &hint, bool jsonText, bool askOtherHosts);
     // The run view (MCP Apps): its ui:// resource and the tools it calls (read_run_output,
     // stop_run), for clients that declare the extension only.
     static void registerViewTools(McpServer &server, const RunContext &context);
