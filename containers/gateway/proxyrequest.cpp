@@ -151,6 +151,16 @@ struct ProxyRequestParse
         http_parser_pause(p, 1); // the head is all we read
         return 0;
     }
+    static http_parser_settings settings()
+    {
+        http_parser_settings s;
+        http_parser_settings_init(&s);
+        s.on_url = &onUrl;
+        s.on_header_field = &onField;
+        s.on_header_value = &onValue;
+        s.on_headers_complete = &onHeadersComplete;
+        return s;
+    }
 };
 
 ProxyRequest ProxyRequest::parse(const char *data, size_t size)
@@ -176,12 +186,7 @@ ProxyRequest ProxyRequest::parseHead(const char *data, size_t size, bool inTunne
     http_parser parser;
     http_parser_init(&parser, HTTP_REQUEST);
     parser.data = &s;
-    http_parser_settings settings;
-    http_parser_settings_init(&settings);
-    settings.on_url = &ProxyRequestParse::onUrl;
-    settings.on_header_field = &ProxyRequestParse::onField;
-    settings.on_header_value = &ProxyRequestParse::onValue;
-    settings.on_headers_complete = &ProxyRequestParse::onHeadersComplete;
+    const http_parser_settings settings = ProxyRequestParse::settings();
     const size_t window = std::min(size, kMaxHeadBytes);
     const size_t used = http_parser_execute(&parser, &settings, data, window);
     const http_errno err = HTTP_PARSER_ERRNO(&parser);
