@@ -153,7 +153,7 @@ QString DockerBackend::runtimeFor(const SandboxSpec &spec, QString *error) const
     const bool networked = spec.network != SandboxSpec::Network::None;
     const QString fix =
         QStringLiteral("register it in the engine's configuration (Docker: \"runtimes\" in "
-                       "/etc/docker/daemon.json, then SIGHUP to dockerd; see the README's "
+                       "/etc/docker/daemon.json, then SIGHUP to dockerd; see docs/engines.md, "
                        "\"Stronger isolation\")");
     // What the engine's own choice (--runtime) or the run's requirement names.
     QString wanted = m_runtime;
@@ -163,7 +163,7 @@ QString DockerBackend::runtimeFor(const SandboxSpec &spec, QString *error) const
         return podmanRuntime(wanted, gvisor, error);
     if (gvisor && !(m_runtimes.contains(m_runtime) && m_runtimes.value(m_runtime).isGvisor())) {
         wanted.clear();
-        // Before the engine has said (the first moments after start): the names the README
+        // Before the engine has said (the first moments after start): the names docs/engines.md
         // registers gVisor under. An engine without them refuses the create, so such a run
         // fails closed, never runs under another runtime.
         if (!m_runtimesKnown)
@@ -200,7 +200,7 @@ QString DockerBackend::runtimeFor(const SandboxSpec &spec, QString *error) const
                                     "and this run needs network (an allow-list or --network): "
                                     "register a second entry of the same runsc for it, e.g. "
                                     "\"runsc-net\" with \"runtimeArgs\": [\"--network=host\"] "
-                                    "(see the README's \"Stronger isolation\")")
+                                    "(see docs/engines.md, \"Stronger isolation\")")
                          .arg(endpoint(), wanted);
             return {};
         }
@@ -221,7 +221,7 @@ QString DockerBackend::podmanRuntime(const QString &wanted, bool gvisor, QString
                                 "container under its default runtime (%2) whatever the request "
                                 "names, so it cannot give this run %3: make it Podman's default "
                                 "(containers.conf: [engine] runtime = \"NAME\", with NAME in "
-                                "[engine.runtimes]; see the README's \"Stronger isolation\"), "
+                                "[engine.runtimes]; see docs/engines.md, \"Stronger isolation\"), "
                                 "or use a Docker engine")
                      .arg(endpoint(),
                           m_defaultRuntime.isEmpty() ? QStringLiteral("unknown") : m_defaultRuntime,

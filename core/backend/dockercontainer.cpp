@@ -180,7 +180,7 @@ void DockerContainer::fail(const EngineError &error, const QString &what)
     if (!runtime.isEmpty() && error.toString().contains(u"runtime", Qt::CaseInsensitive))
         message += QStringLiteral(" (the runtime %1 must be registered with the engine: Docker's "
                                   "\"runtimes\" in /etc/docker/daemon.json, then SIGHUP to "
-                                  "dockerd; see the README's \"Stronger isolation\")")
+                                  "dockerd; see docs/engines.md, \"Stronger isolation\")")
                        .arg(runtime);
     failWith(message);
 }
