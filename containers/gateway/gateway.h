@@ -2,6 +2,7 @@
 
 #include "certificatemint.h"
 #include "connectionlimits.h"
+#include "gatewayprotocol.h"
 #include "hostpattern.h"
 #include "secretrewriter.h"
 
@@ -16,27 +17,14 @@
 
 // The egress gateway's state, shared by its connections: which sandbox credentials may reach
 // which hosts (granted and revoked by the server over the control channel), connections held
-// while the window decides, and the events the server journals. Lines in on stdin
-// (tab-separated), JSON lines out on stdout:
-//
-//   grant <credential> <the sandbox's address> <refuse|ask> <pattern>[,<pattern>…]  → ok
-//   revoke <credential>                                                           → ok
-//   verdict <connection id> <allow|deny>
-//   upstream <host:port|-> <Basic credential, base64, or -> <no-proxy list or ->   → ok
-//   ping                                                                          → pong
-//   authority <certificate PEM, base64> <key PEM, base64>                         → ok
-//   trust <the host's trust store, PEM, base64>                                   → ok
-//   secret <credential> <name> <placeholder> <value, base64> <pattern>[,…]        → ok
+// while the window decides, and the events the server journals. Commands in on stdin, events out
+// on stdout, one line each, in the forms of GatewayProtocol (gatewayprotocol.h).
 //
 // A secret's value reaches the gateway only on this channel, and never comes back out of it: an
 // error about a line that carries one does not quote the line. Where a request goes to one of a
 // secret's hosts, the gateway terminates its TLS with a certificate from the authority, puts the
 // value in place of the placeholder and masks the value in the answer (SecretExchange); other
 // hosts stay plain tunnels.
-//
-// Events: {"ev":"conn",…} per decision, {"ev":"ask",…} while one waits for a verdict,
-// {"ev":"end",…} with the bytes each way, {"ev":"secret","id":…,"names":[…]} when a request got
-// secrets, {"ev":"error",…} for a control line it cannot take.
 class Gateway
 {
 public:
@@ -74,7 +62,7 @@ public:
 
     void setAskTimeoutMs(int ms) { m_askTimeoutMs = ms; }
 
-    // A control line; returns the answer to print ("" for none).
+    // A control line; returns the answer to print, an event line ("" for none).
     std::string control(const std::string &line);
     // Whether `credential` coming from `source` may reach host:port; may hold the caller until
     // the server's verdict (or its deadline) when the grant says ask.
@@ -91,11 +79,23 @@ public:
     ConnectionLimits &limits() { return m_limits; }
 
     uint64_t nextConnectionId() { return ++m_lastId; }
-    // One JSON line on stdout (whole, never interleaved with another).
-    void emit(const std::string &json);
-    static std::string quote(const std::string &text);
+    // One event on stdout.
+    void emit(const GatewayProtocol::NetworkEvent &event);
+    // One line on stdout (whole, never interleaved with another).
+    void writeLine(const std::string &line);
 
 private:
+    using Reply = std::optional<GatewayProtocol::NetworkEvent>;
+    // Each command, taken: its answer (an Error's line is control()'s to fill in), or none.
+    Reply apply(const GatewayProtocol::Grant &command);
+    Reply apply(const GatewayProtocol::Revoke &command);
+    Reply apply(const GatewayProtocol::Verdict &command);
+    Reply apply(const GatewayProtocol::Upstream &command);
+    Reply apply(const GatewayProtocol::Ping &command);
+    Reply apply(const GatewayProtocol::Authority &command);
+    Reply apply(const GatewayProtocol::Trust &command);
+    Reply apply(const GatewayProtocol::Secret &command);
+
     mutable std::mutex m_mutex;
     std::condition_variable m_verdicts;
     std::map<std::string, Grant> m_grants;

@@ -7,6 +7,7 @@
 #include "proxyrequest.h"
 #include "secretexchange.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <atomic>
 #include <cerrno>
@@ -21,6 +22,8 @@
 #include <unistd.h>
 
 namespace {
+
+using Outcome = GatewayProtocol::Connection::Outcome;
 
 int64_t nowMs()
 {
@@ -167,13 +170,9 @@ void GatewayConnection::answer(int status, const std::string &reason)
     ByteChannel::writeAll(m_fd, all.data(), all.size());
 }
 
-void GatewayConnection::report(const std::string &verdict, const std::string &rule)
+void GatewayConnection::report(Outcome outcome, const std::string &rule)
 {
-    m_gateway.emit("{\"ev\":\"conn\",\"id\":" + std::to_string(m_id) +
-                   ",\"cred\":" + Gateway::quote(m_credential) +
-                   ",\"host\":" + Gateway::quote(m_host) + ",\"port\":" + std::to_string(m_port) +
-                   ",\"verdict\":" + Gateway::quote(verdict) + ",\"rule\":" + Gateway::quote(rule) +
-                   "}");
+    m_gateway.emit(GatewayProtocol::Connection{m_id, m_credential, m_host, m_port, outcome, rule});
 }
 
 bool GatewayConnection::resolve(bool exact, bool upstream, std::string *why)
@@ -364,16 +363,15 @@ void GatewayConnection::splice(int out, const std::string &toOut)
 
 void GatewayConnection::endEvent(uint64_t up, uint64_t down, int64_t started)
 {
-    m_gateway.emit("{\"ev\":\"end\",\"id\":" + std::to_string(m_id) +
-                   ",\"up\":" + std::to_string(up) + ",\"down\":" + std::to_string(down) +
-                   ",\"ms\":" + std::to_string(nowMs() - started) + "}");
+    m_gateway.emit(
+        GatewayProtocol::End{m_id, up, down, uint64_t(std::max<int64_t>(0, nowMs() - started))});
 }
 
 void GatewayConnection::exchangePlain(int out, const std::string &raw, size_t headBytes,
                                       const std::string &head, const std::string &rule)
 {
     const int64_t started = nowMs();
-    report("allow", rule);
+    report(Outcome::Allow, rule);
     ByteChannel client(m_fd);
     ByteChannel origin(out);
     const SecretExchange::Result r =
@@ -386,11 +384,7 @@ void GatewayConnection::exchangePlain(int out, const std::string &raw, size_t he
 
 void GatewayConnection::secretEvent(const std::vector<std::string> &names)
 {
-    std::string list;
-    for (const std::string &name : names)
-        list += (list.empty() ? "" : ",") + Gateway::quote(name);
-    m_gateway.emit("{\"ev\":\"secret\",\"id\":" + std::to_string(m_id) + ",\"names\":[" + list +
-                   "]}");
+    m_gateway.emit(GatewayProtocol::SecretsUsed{m_id, names});
 }
 
 void GatewayConnection::exchangeTls(int out, const std::string &rule)
@@ -398,28 +392,29 @@ void GatewayConnection::exchangeTls(int out, const std::string &rule)
     const int64_t started = nowMs();
     ByteChannel client(m_fd);
     ByteChannel origin(out);
-    const auto fail = [&](const std::string &verdict, const std::string &why) {
+    const auto fail = [&](Outcome outcome, const std::string &why) {
         ::close(out);
-        report(verdict, why);
+        report(outcome, why);
     };
     std::string why;
     SSL *served = m_gateway.mint().serve(m_host, &why);
     if (!served)
-        return fail("error", why);
+        return fail(Outcome::Error, why);
     if (!client.handshake(served, true, nowMs() + kStepTimeoutMs, &why))
-        return fail("deny", "the sandbox's TLS handshake for " + m_host + " failed: " + why);
+        return fail(Outcome::Deny, "the sandbox's TLS handshake for " + m_host + " failed: " + why);
     const bool address = HostPattern::isAddressLiteral(m_host);
     const char *name = SSL_get_servername(client.tls(), TLSEXT_NAMETYPE_host_name);
     if (name ? HostPattern::normalise(name) != m_host : !address) {
         SecretExchange::answer(client, 421, "the TLS server name is not " + m_host);
-        return fail("deny", name ? "the TLS server name " + std::string(name) + " is not " + m_host
-                                 : "the TLS ClientHello names no server");
+        return fail(Outcome::Deny,
+                    name ? "the TLS server name " + std::string(name) + " is not " + m_host
+                         : "the TLS ClientHello names no server");
     }
     SSL *reached = m_gateway.mint().reach(m_host, &why);
     if (!reached || !origin.handshake(reached, false, nowMs() + kStepTimeoutMs, &why)) {
         why = "cannot reach " + m_host + " securely: " + why;
         SecretExchange::answer(client, 502, why);
-        return fail("error", why);
+        return fail(Outcome::Error, why);
     }
     // The request inside, for the host the CONNECT named and nothing else.
     std::string raw;
@@ -438,15 +433,15 @@ void GatewayConnection::exchangeTls(int out, const std::string &rule)
         const bool bad = inner.state() == ProxyRequest::Status::Bad;
         why = bad ? inner.error() : "no whole HTTP request came";
         SecretExchange::answer(client, bad && inner.status() == 421 ? 421 : 400, why);
-        return fail("deny", why);
+        return fail(Outcome::Deny, why);
     }
     if (inner.host() != m_host || inner.port() != m_port) {
         why = "the request in the tunnel is for " + inner.host() + ":" +
               std::to_string(inner.port()) + ", not " + m_host + ":" + std::to_string(m_port);
         SecretExchange::answer(client, 421, why);
-        return fail("deny", why);
+        return fail(Outcome::Deny, why);
     }
-    report("allow", rule);
+    report(Outcome::Allow, rule);
     const SecretExchange::Result r =
         SecretExchange(m_secrets, m_host, m_port)
             .run(client, origin, raw, inner.headBytes(), inner.originHead(),
@@ -531,14 +526,14 @@ void GatewayConnection::run()
         return;
     const Gateway::Decision decision = m_gateway.decide(m_id, m_credential, m_host, m_port);
     if (!decision.allowed) {
-        report("deny", decision.rule);
+        report(Outcome::Deny, decision.rule);
         answer(403, m_host + ":" + std::to_string(m_port) + " is " + decision.rule);
         return;
     }
     std::string why;
     const std::optional<Gateway::Upstream> upstream = m_gateway.upstreamFor(m_host);
     if (!resolve(decision.exact, upstream.has_value(), &why)) {
-        report("deny", why);
+        report(Outcome::Deny, why);
         answer(403, why);
         return;
     }
@@ -555,7 +550,7 @@ void GatewayConnection::run()
         out = -1;
     }
     if (out < 0) {
-        report("error", why);
+        report(Outcome::Error, why);
         answer(502, why);
         return;
     }
@@ -584,7 +579,7 @@ void GatewayConnection::run()
         // from the host's proxy after its answer, would be neither the client's TLS nor ours.
         if (!rest.empty() || !early.empty()) {
             ::close(out);
-            report("deny", "bytes came before the tunnel was open");
+            report(Outcome::Deny, "bytes came before the tunnel was open");
             return;
         }
         const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n";
@@ -629,10 +624,10 @@ void GatewayConnection::tunnel(int out, const std::string &rest, const std::stri
     }
     if (!refusal.empty()) {
         ::close(out);
-        report("deny", refusal);
+        report(Outcome::Deny, refusal);
         return;
     }
-    report("allow", rule);
+    report(Outcome::Allow, rule);
     splice(out, first);
 }
 

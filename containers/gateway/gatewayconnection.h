@@ -39,7 +39,7 @@ private:
     // Bounds every blocking read (`receiveMs`) and write on `fd`.
     static void limitBlocking(int fd, int64_t receiveMs);
     void answer(int status, const std::string &reason);
-    void report(const std::string &verdict, const std::string &rule);
+    void report(GatewayProtocol::Connection::Outcome outcome, const std::string &rule);
     // Addresses for the host (the test map, an address as itself, else DNS); "" and `why` when
     // none, or one the decision does not allow.
     // With an upstream proxy, a name the gateway cannot resolve is left to the proxy.

@@ -88,104 +88,116 @@ void refuse(int fd, bool own, const std::string &why)
     ::close(fd);
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+// --hosts NAME=ADDRESS,...
+std::map<std::string, std::string> hostsOption(const std::string &value)
 {
-    std::signal(SIGPIPE, SIG_IGN);
-    Gateway gateway;
+    std::map<std::string, std::string> hosts;
+    for (const std::string &entry : list(value)) {
+        const size_t eq = entry.find('=');
+        if (eq == std::string::npos)
+            usage("--hosts takes NAME=ADDRESS entries");
+        hosts[HostPattern::normalise(entry.substr(0, eq))] = entry.substr(eq + 1);
+    }
+    return hosts;
+}
+
+// --public CIDR,...
+std::vector<std::pair<uint32_t, int>> publicOption(const std::string &value)
+{
+    std::vector<std::pair<uint32_t, int>> ranges;
+    for (const std::string &entry : list(value)) {
+        const size_t slash = entry.find('/');
+        in_addr a;
+        if (slash == std::string::npos ||
+            inet_pton(AF_INET, entry.substr(0, slash).c_str(), &a) != 1)
+            usage("--public takes IPv4 CIDR ranges");
+        ranges.emplace_back(ntohl(a.s_addr), std::atoi(entry.c_str() + slash + 1));
+    }
+    return ranges;
+}
+
+struct Options
+{
     std::string listen = "0.0.0.0:3128";
     int controlTimeoutMs = 10000;
+};
+
+// The command line; what is the gateway's goes to it.
+Options readOptions(int argc, char **argv, Gateway &gateway)
+{
+    Options options;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (i + 1 >= argc)
             usage(("missing value after " + arg).c_str());
         const std::string value = argv[++i];
-        if (arg == "--listen") {
-            listen = value;
-        } else if (arg == "--control-timeout-ms") {
-            controlTimeoutMs = std::atoi(value.c_str());
-        } else if (arg == "--ask-timeout-ms") {
+        if (arg == "--listen")
+            options.listen = value;
+        else if (arg == "--control-timeout-ms")
+            options.controlTimeoutMs = std::atoi(value.c_str());
+        else if (arg == "--ask-timeout-ms")
             gateway.setAskTimeoutMs(std::atoi(value.c_str()));
-        } else if (arg == "--hosts") {
-            std::map<std::string, std::string> hosts;
-            for (const std::string &entry : list(value)) {
-                const size_t eq = entry.find('=');
-                if (eq == std::string::npos)
-                    usage("--hosts takes NAME=ADDRESS entries");
-                hosts[HostPattern::normalise(entry.substr(0, eq))] = entry.substr(eq + 1);
-            }
-            gateway.setHosts(hosts);
-        } else if (arg == "--public") {
-            std::vector<std::pair<uint32_t, int>> ranges;
-            for (const std::string &entry : list(value)) {
-                const size_t slash = entry.find('/');
-                in_addr a;
-                if (slash == std::string::npos ||
-                    inet_pton(AF_INET, entry.substr(0, slash).c_str(), &a) != 1)
-                    usage("--public takes IPv4 CIDR ranges");
-                ranges.emplace_back(ntohl(a.s_addr), std::atoi(entry.c_str() + slash + 1));
-            }
-            gateway.setPublicRanges(ranges);
-        } else {
+        else if (arg == "--hosts")
+            gateway.setHosts(hostsOption(value));
+        else if (arg == "--public")
+            gateway.setPublicRanges(publicOption(value));
+        else
             usage(("unknown option " + arg).c_str());
+    }
+    return options;
+}
+
+// The sandboxes' connections, each on a thread of its own within the gateway's limits; for ever.
+void serve(Gateway &gateway, int server)
+{
+    while (true) {
+        sockaddr_storage peer{};
+        socklen_t length = sizeof peer;
+        const int fd =
+            ::accept4(server, reinterpret_cast<sockaddr *>(&peer), &length, SOCK_CLOEXEC);
+        if (fd < 0) {
+            // Out of descriptors, say: wait a little rather than spin on accept.
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            continue;
+        }
+        char text[INET6_ADDRSTRLEN] = {};
+        if (peer.ss_family == AF_INET)
+            inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&peer)->sin_addr, text,
+                      sizeof text);
+        const std::string address = text;
+        const ConnectionLimits::Admission admission = gateway.limits().admit(address);
+        if (admission != ConnectionLimits::Admission::Admitted) {
+            const bool own = admission == ConnectionLimits::Admission::SourceFull;
+            refuse(fd, own,
+                   own ? "this sandbox has " + std::to_string(ConnectionLimits::kMaxPerSource) +
+                             " connections open through the gateway, the most one "
+                             "sandbox may"
+                       : "the gateway holds " + std::to_string(ConnectionLimits::kMaxConnections) +
+                             " connections, the most it takes");
+            continue;
+        }
+        try {
+            std::thread([&gateway, fd, address] {
+                GatewayConnection(gateway, fd, address).run();
+                gateway.limits().release(address);
+            }).detach();
+        } catch (const std::system_error &) {
+            // No thread to be had (the pids limit, memory): this connection is refused,
+            // the gateway and every other connection go on.
+            gateway.limits().release(address);
+            refuse(fd, false, "the gateway cannot take another connection now");
         }
     }
-    const int server = listenOn(listen);
-    sockaddr_in bound{};
-    socklen_t size = sizeof bound;
-    ::getsockname(server, reinterpret_cast<sockaddr *>(&bound), &size);
-    gateway.emit("{\"ev\":\"ready\",\"port\":" + std::to_string(ntohs(bound.sin_port)) + "}");
+}
 
-    std::thread([&gateway, server] {
-        while (true) {
-            sockaddr_storage peer{};
-            socklen_t length = sizeof peer;
-            const int fd =
-                ::accept4(server, reinterpret_cast<sockaddr *>(&peer), &length, SOCK_CLOEXEC);
-            if (fd < 0) {
-                // Out of descriptors, say: wait a little rather than spin on accept.
-                std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                continue;
-            }
-            char text[INET6_ADDRSTRLEN] = {};
-            if (peer.ss_family == AF_INET)
-                inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&peer)->sin_addr, text,
-                          sizeof text);
-            const std::string address = text;
-            const ConnectionLimits::Admission admission = gateway.limits().admit(address);
-            if (admission != ConnectionLimits::Admission::Admitted) {
-                const bool own = admission == ConnectionLimits::Admission::SourceFull;
-                refuse(fd, own,
-                       own ? "this sandbox has " + std::to_string(ConnectionLimits::kMaxPerSource) +
-                                 " connections open through the gateway, the most one "
-                                 "sandbox may"
-                           : "the gateway holds " +
-                                 std::to_string(ConnectionLimits::kMaxConnections) +
-                                 " connections, the most it takes");
-                continue;
-            }
-            try {
-                std::thread([&gateway, fd, address] {
-                    GatewayConnection(gateway, fd, address).run();
-                    gateway.limits().release(address);
-                }).detach();
-            } catch (const std::system_error &) {
-                // No thread to be had (the pids limit, memory): this connection is refused,
-                // the gateway and every other connection go on.
-                gateway.limits().release(address);
-                refuse(fd, false, "the gateway cannot take another connection now");
-            }
-        }
-    }).detach();
-
-    // The control channel; its end is the gateway's.
-    std::string line;
+// The control channel, line by line; its end is the gateway's. Returns the exit status.
+int control(Gateway &gateway, int timeoutMs)
+{
     std::string pending;
     char chunk[4096];
     while (true) {
         pollfd p{STDIN_FILENO, POLLIN, 0};
-        const int ready = ::poll(&p, 1, controlTimeoutMs > 0 ? controlTimeoutMs : -1);
+        const int ready = ::poll(&p, 1, timeoutMs > 0 ? timeoutMs : -1);
         if (ready == 0)
             return 3; // the server stopped talking: fail closed
         const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
@@ -194,15 +206,31 @@ int main(int argc, char **argv)
         pending.append(chunk, size_t(n));
         size_t newline;
         while ((newline = pending.find('\n')) != std::string::npos) {
-            line = pending.substr(0, newline);
+            std::string line = pending.substr(0, newline);
             pending.erase(0, newline + 1);
             if (!line.empty() && line.back() == '\r')
                 line.pop_back();
             const std::string reply = gateway.control(line);
             if (!reply.empty())
-                gateway.emit(reply);
+                gateway.writeLine(reply);
         }
-        if (pending.size() > 1 << 20)
+        if (pending.size() > GatewayProtocol::kMaxCommandLine)
             return 4; // no line ends: not a server talking
     }
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::signal(SIGPIPE, SIG_IGN);
+    Gateway gateway;
+    const Options options = readOptions(argc, argv, gateway);
+    const int server = listenOn(options.listen);
+    sockaddr_in bound{};
+    socklen_t size = sizeof bound;
+    ::getsockname(server, reinterpret_cast<sockaddr *>(&bound), &size);
+    gateway.emit(GatewayProtocol::Ready{ntohs(bound.sin_port)});
+    std::thread([&gateway, server] { serve(gateway, server); }).detach();
+    return control(gateway, options.controlTimeoutMs);
 }

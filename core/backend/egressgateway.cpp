@@ -3,11 +3,21 @@
 #include "backendlog.h"
 #include "sandboxlayout.h"
 
-#include <QJsonDocument>
 #include <QRandomGenerator>
 #include <utility>
 
 namespace {
+using P = GatewayProtocol;
+
+std::vector<std::string> toStd(const QStringList &list)
+{
+    std::vector<std::string> out;
+    out.reserve(size_t(list.size()));
+    for (const QString &item : list)
+        out.push_back(item.toStdString());
+    return out;
+}
+
 // The owner's labels that say whose something is (not which language it ran).
 const char *const kOwnerLabels[] = {SandboxLayout::kLabelApp, SandboxLayout::kLabelPid,
                                     SandboxLayout::kLabelHost};
@@ -97,9 +107,7 @@ void EgressGateway::answer(quint64 connection, bool allow)
     // A gateway made again since the question does not know the connection (it died with the
     // old one): it says so, and the line is harmless.
     if (m_state == State::Ready)
-        send(QStringLiteral("verdict\t%1\t%2")
-                 .arg(connection)
-                 .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny")));
+        send(P::Verdict{connection, allow});
 }
 
 void EgressGateway::sendGrant(const QString &credential)
@@ -107,15 +115,15 @@ void EgressGateway::sendGrant(const QString &credential)
     const Grant grant = m_grants.value(credential);
     if (grant.source.isEmpty())
         return; // bind() sends it
-    send(QStringLiteral("grant\t%1\t%2\t%3\t%4")
-             .arg(credential, grant.source,
-                  grant.ask ? QStringLiteral("ask") : QStringLiteral("refuse"),
-                  grant.patterns.join(u',')));
+    // Its secrets go only with it (the gateway takes none for a credential it has no grant of).
+    if (!send(P::Grant{credential.toStdString(), grant.source.toStdString(), grant.ask,
+                       toStd(grant.patterns)}))
+        return;
     // Never logged: these lines carry the values.
     for (const SecretGrant &secret : grant.secrets)
-        send(QStringLiteral("secret\t%1\t%2\t%3\t%4\t%5")
-                 .arg(credential, secret.name, secret.placeholder,
-                      QString::fromLatin1(secret.value.toBase64()), secret.hosts.join(u',')));
+        send(P::Secret{credential.toStdString(), secret.name.toStdString(),
+                       secret.placeholder.toStdString(), secret.value.toStdString(),
+                       toStd(secret.hosts)});
 }
 
 void EgressGateway::setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
@@ -132,17 +140,15 @@ void EgressGateway::sendInterception()
 {
     if (m_authorityKey.isEmpty())
         return;
-    send(QStringLiteral("authority\t%1\t%2")
-             .arg(QString::fromLatin1(m_authorityCertificate.toBase64()),
-                  QString::fromLatin1(m_authorityKey.toBase64())));
+    send(P::Authority{m_authorityCertificate.toStdString(), m_authorityKey.toStdString()});
     if (!m_trust.isEmpty())
-        send(QStringLiteral("trust\t") + QString::fromLatin1(m_trust.toBase64()));
+        send(P::Trust{m_trust.toStdString()});
 }
 
 void EgressGateway::revoke(const QString &credential)
 {
     if (m_grants.remove(credential) && m_state == State::Ready)
-        send(QStringLiteral("revoke\t") + credential);
+        send(P::Revoke{credential.toStdString()});
 }
 
 void EgressGateway::start()
@@ -216,34 +222,44 @@ void EgressGateway::onOutput(int stream, const QByteArray &bytes)
     while ((newline = m_pending.indexOf('\n')) >= 0) {
         const QByteArray line = m_pending.left(newline);
         m_pending.remove(0, newline + 1);
-        const QJsonObject message = QJsonDocument::fromJson(line).object();
-        const QString kind = message.value(u"ev").toString();
-        if (kind == u"ready") {
-            if (m_state == State::Starting)
-                onReady();
-        } else if (kind == u"pong") {
-            ++m_pongs;
-            // An attach after the start missed the "ready": a pong says as much.
-            if (m_state == State::Starting)
-                onReady();
-            releaseFlushes(false);
-        } else if (kind == u"error") {
-            qCWarning(lcBackend).noquote() << "egress gateway refused a control line:" << line;
-            // An image older than this server: it goes out directly, which behind the host's
-            // proxy reaches nothing.
-            if (message.value(u"line").toString().startsWith(u"upstream"))
-                qCWarning(lcBackend).noquote()
-                    << "the gateway image" << m_image
-                    << "cannot go out through the host's proxy: it is older than this server; "
-                       "rebuild it with containers/build-images.sh --force gateway";
-        } else if (kind == u"conn" || kind == u"ask" || kind == u"end" || kind == u"secret") {
-            qCDebug(lcBackend).noquote() << "egress:" << line;
-            Q_EMIT event(message);
-        }
+        const P::DecodedEvent decoded = P::decodeEvent(line.toStdString());
+        if (decoded.event)
+            handleEvent(*decoded.event, line);
+        else
+            qCWarning(lcBackend).noquote()
+                << "egress gateway: a line that is no event of ours ("
+                << QString::fromStdString(decoded.why) << "):" << line.left(200);
     }
     // A gateway that writes no newline is not ours to buffer for ever.
-    if (m_pending.size() > 64 * 1024)
+    if (m_pending.size() > qsizetype(P::kMaxEventLine))
         m_pending.clear();
+}
+
+void EgressGateway::handleEvent(const P::NetworkEvent &event, const QByteArray &line)
+{
+    if (std::holds_alternative<P::Ready>(event)) {
+        if (m_state == State::Starting)
+            onReady();
+    } else if (std::holds_alternative<P::Pong>(event)) {
+        ++m_pongs;
+        // An attach after the start missed the "ready": a pong says as much.
+        if (m_state == State::Starting)
+            onReady();
+        releaseFlushes(false);
+    } else if (const auto *error = std::get_if<P::Error>(&event)) {
+        qCWarning(lcBackend).noquote() << "egress gateway refused a control line:" << line;
+        // An image older than this server: it goes out directly, which behind the host's
+        // proxy reaches nothing.
+        if (error->line.rfind("upstream", 0) == 0)
+            qCWarning(lcBackend).noquote()
+                << "the gateway image" << m_image
+                << "cannot go out through the host's proxy: it is older than this server; "
+                   "rebuild it with containers/build-images.sh --force gateway";
+    } else if (!std::holds_alternative<P::Ok>(event)) {
+        // Ask, Connection, End, SecretsUsed: about a sandbox's connection.
+        qCDebug(lcBackend).noquote() << "egress:" << line;
+        Q_EMIT this->event(event);
+    }
 }
 
 void EgressGateway::setUpstream(const UpstreamProxy &proxy)
@@ -255,12 +271,15 @@ void EgressGateway::setUpstream(const UpstreamProxy &proxy)
 
 void EgressGateway::sendUpstream()
 {
-    const QByteArray basic = m_upstream.basicCredential();
-    const QStringList noProxy = m_upstream.noProxy();
-    send(QStringLiteral("upstream\t%1\t%2\t%3")
-             .arg(m_upstream.isSet() ? m_upstream.hostPort() : QStringLiteral("-"),
-                  basic.isEmpty() ? QStringLiteral("-") : QString::fromLatin1(basic),
-                  noProxy.isEmpty() ? QStringLiteral("-") : noProxy.join(u',')));
+    // NO_PROXY is the host's: an entry that is no word of a list (a space inside, a name that
+    // is not ASCII) would cost the line, and the gateway would drop it as no host name anyway.
+    std::vector<std::string> noProxy;
+    for (const QString &entry : m_upstream.noProxy())
+        if (P::isListItem(entry.toStdString()))
+            noProxy.push_back(entry.toStdString());
+    // Not set: none, which the gateway takes as going straight out.
+    send(P::Upstream{m_upstream.host().toStdString(), m_upstream.isSet() ? m_upstream.port() : 0,
+                     m_upstream.basicCredential().toStdString(), noProxy});
 }
 
 void EgressGateway::onReady()
@@ -338,14 +357,22 @@ void EgressGateway::settle(const QString &error)
             w.done(at, error);
 }
 
-void EgressGateway::send(const QString &line)
+bool EgressGateway::send(const P::Command &command)
 {
-    writeControl(line.toUtf8() + '\n');
+    std::string why;
+    const std::string line = P::encode(command, &why);
+    if (line.empty()) {
+        qCWarning(lcBackend).noquote()
+            << "a control line for the egress gateway was not sent:" << QString::fromStdString(why);
+        return false;
+    }
+    writeControl(QByteArray::fromStdString(line) + '\n');
+    return true;
 }
 
 void EgressGateway::ping()
 {
-    send(QStringLiteral("ping"));
+    send(P::Ping{});
     ++m_pingsSent;
 }
 

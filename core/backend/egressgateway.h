@@ -1,6 +1,7 @@
 #pragma once
 
 #include "containerspec.h"
+#include "gatewayprotocol.h"
 #include "upstreamproxy.h"
 
 #include <QHash>
@@ -78,7 +79,7 @@ public:
     };
     // A new credential for one sandbox (random, 128 bits), its hosts and its secrets. Kept until
     // revoked, and given to a gateway made again. With `ask`, a connection to another host is
-    // held and reported ({"ev":"ask",...}) until answer() says, else refused at once.
+    // held and reported (an Ask event) until answer() says, else refused at once.
     // The gateway is told of it by bind(), once the sandbox's address is known.
     QString grant(const QStringList &patterns, bool ask = false,
                   const QList<SecretGrant> &secrets = {});
@@ -125,8 +126,9 @@ public:
     QString containerId() const { return m_containerId; }
 
 Q_SIGNALS:
-    // A line the gateway reported: {"ev":"conn"|"ask"|"end"|"error",...} (see gateway.h).
-    void event(const QJsonObject &event);
+    // What the gateway reported of a sandbox's connection: an Ask, a Connection, an End or the
+    // SecretsUsed of one (GatewayProtocol).
+    void event(const GatewayProtocol::NetworkEvent &event);
 
 protected:
     enum class State
@@ -210,7 +212,9 @@ private:
     void closeStream();
     void removeIfAny();
     void settle(const QString &error);
-    void send(const QString &line);
+    // Written unless the protocol refuses it (logged; a secret's reason names no value).
+    bool send(const GatewayProtocol::Command &command);
+    void handleEvent(const GatewayProtocol::NetworkEvent &event, const QByteArray &line);
     // Releases the flushes whose ping was answered (all with `all`: the stream is gone).
     void releaseFlushes(bool all);
     void sendGrant(const QString &credential);

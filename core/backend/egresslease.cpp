@@ -2,7 +2,7 @@
 
 #include "egressgateway.h"
 
-#include <QJsonObject>
+#include <QJsonDocument>
 #include <QRandomGenerator>
 
 EgressLease::EgressLease(EgressGateway *gateway, const QStringList &patterns, bool ask,
@@ -95,25 +95,38 @@ void EgressLease::revoke()
     m_credential.clear();
 }
 
-void EgressLease::onEvent(const QJsonObject &event)
+namespace {
+// The event as the gateway words it, for SandboxContainer::networkEvent.
+QJsonObject toJson(const GatewayProtocol::NetworkEvent &event)
 {
-    // A connection is this sandbox's by the credential it came with; its end says only its id.
-    const qint64 id = qint64(event.value(u"id").toDouble());
-    if (event.value(u"ev").toString() == u"end") {
-        if (m_connections.remove(id))
-            Q_EMIT networkEvent(event);
+    return QJsonDocument::fromJson(QByteArray::fromStdString(GatewayProtocol::encode(event)))
+        .object();
+}
+} // namespace
+
+void EgressLease::onEvent(const GatewayProtocol::NetworkEvent &event)
+{
+    using P = GatewayProtocol;
+    // A connection is this sandbox's by the credential it came with; its end, and the secrets
+    // its requests got, say only its id.
+    if (const auto *end = std::get_if<P::End>(&event)) {
+        if (m_connections.remove(end->id))
+            Q_EMIT networkEvent(toJson(event));
         return;
     }
-    if (event.value(u"ev").toString() == u"secret") {
-        if (m_connections.contains(id))
-            Q_EMIT networkEvent(event);
+    if (const auto *used = std::get_if<P::SecretsUsed>(&event)) {
+        if (m_connections.contains(used->id))
+            Q_EMIT networkEvent(toJson(event));
         return;
     }
-    if (m_credential.isEmpty() || event.value(u"cred").toString() != m_credential)
+    const auto *ask = std::get_if<P::Ask>(&event);
+    const auto *conn = std::get_if<P::Connection>(&event);
+    const std::string credential = ask ? ask->credential : conn ? conn->credential : std::string();
+    if (m_credential.isEmpty() || credential != m_credential.toStdString())
         return;
-    if (event.value(u"ev").toString() == u"conn" && event.value(u"verdict").toString() == u"allow")
-        m_connections.insert(id);
-    Q_EMIT networkEvent(event);
+    if (conn && conn->outcome == P::Connection::Outcome::Allow)
+        m_connections.insert(conn->id);
+    Q_EMIT networkEvent(toJson(event));
 }
 
 void EgressLease::settle(QObject *context, const std::function<void()> &done)

@@ -1,8 +1,10 @@
 #pragma once
 
 #include "containerspec.h"
+#include "gatewayprotocol.h"
 #include "sandboxspec.h"
 
+#include <QJsonObject>
 #include <QMap>
 #include <QObject>
 #include <QPointer>
@@ -53,11 +55,12 @@ public:
     void answer(quint64 connection, bool allow, const QString &widenTo);
 
 Q_SIGNALS:
-    // The gateway's events about this sandbox's connections (see gateway.h).
+    // The gateway's events about this sandbox's connections, in the gateway's words (see
+    // gatewayprotocol.h).
     void networkEvent(const QJsonObject &event);
 
 private:
-    void onEvent(const QJsonObject &event);
+    void onEvent(const GatewayProtocol::NetworkEvent &event);
 
     QPointer<EgressGateway> m_gateway;
     QStringList m_patterns;
@@ -66,6 +69,6 @@ private:
     QMap<QString, QString> m_labels;
     QString m_credential;
     QString m_network;
-    QSet<qint64> m_connections; // the gateway's ids of this sandbox's open connections
+    QSet<quint64> m_connections; // the gateway's ids of this sandbox's open connections
     bool m_waiting = false;
 };

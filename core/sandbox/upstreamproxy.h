@@ -18,6 +18,9 @@ public:
     static bool isProxyVariable(const QString &name);
 
     bool isSet() const { return !m_host.isEmpty(); }
+    // The proxy's host (an IPv6 address without brackets) and port.
+    QString host() const { return m_host; }
+    int port() const { return m_port; }
     // host:port as the gateway takes it ([v6]:port for an IPv6 address).
     QString hostPort() const;
     // base64 of user:password for Proxy-Authorization: Basic, or empty.

@@ -6,7 +6,8 @@
 // host and port: the allow-list and the secrets were checked for those.
 
 #include "fuzzinput.h"
-#include "gateway.h"
+#include "gatewayprotocol.h"
+#include "hostpattern.h"
 #include "proxyrequest.h"
 
 #include <QJsonDocument>
@@ -155,13 +156,19 @@ void checkAnswer(const ProxyRequest &r, std::size_t size, const Reading &how, co
                           report());
         if (how.inTunnel) {
             // Refused inside a tunnel, the request's error is the rule of the deny event the
-            // server journals: a line it reads with QJsonDocument, which takes UTF-8 only.
-            const std::string event = "{\"rule\":" + Gateway::quote(r.error()) + "}";
+            // server journals: a line that is JSON (UTF-8 only) and that the server reads back.
+            using P = GatewayProtocol;
+            const std::string event = P::encode(P::NetworkEvent(P::Connection{
+                1, "cred", "host.test", 443, P::Connection::Outcome::Deny, r.error()}));
             QJsonParseError error;
             const QJsonDocument doc = QJsonDocument::fromJson(bytes(event), &error);
             FUZZ_CHECK_REPORT(error.error == QJsonParseError::NoError && doc.isObject(),
                               report() + "  event " + fuzz::show(bytes(event)) + ": " +
                                   error.errorString().toUtf8());
+            const P::DecodedEvent decoded = P::decodeEvent(event);
+            FUZZ_CHECK_REPORT(decoded.event.has_value(), report() + "  event " +
+                                                             fuzz::show(bytes(event)) + ": " +
+                                                             bytes(decoded.why));
         }
         break;
     }
