@@ -9,11 +9,8 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
-#include <QRandomGenerator>
 #include <QTimer>
-#include <algorithm>
 #include <functional>
-#include <utility>
 
 // Tool calls that run as tasks: the call answers at once with a task handle, goes on without
 // any request held open, and is polled (tasks/get) until it ends; its result is then kept for a
@@ -30,8 +27,6 @@
 //
 // Finished results are kept as compact JSON (UTF-8 bytes, a fraction of a QJsonObject tree's
 // size) within a byte budget over all owners; past it, the results that ended first go.
-//
-// Header-only because the room's source list lives in core/CMakeLists.txt.
 class TaskStore : public QObject
 {
 public:
@@ -86,22 +81,8 @@ public:
     // Ids of dropped tasks remembered (for a clearer answer to their owner than "unknown").
     static constexpr int kMaxDropped = 1024;
 
-    explicit TaskStore(QObject *parent = nullptr) : QObject(parent)
-    {
-        m_sweep.setInterval(60 * 1000);
-        QObject::connect(&m_sweep, &QTimer::timeout, this, [this] { prune(); });
-        m_sweep.start();
-    }
-    ~TaskStore() override
-    {
-        // Whatever still runs is stopped with the server: its container goes with it. Collected
-        // first: each cancellation ends its task, and its waiters may look tasks up.
-        QList<QPointer<ToolCall>> running;
-        for (const Task &t : std::as_const(m_tasks))
-            if (t.call && !t.isTerminal())
-                running.append(t.call);
-        cancelEach(running);
-    }
+    explicit TaskStore(QObject *parent = nullptr);
+    ~TaskStore() override;
 
     // Another budget than kResultBudgetBytes (tests); applies from the next task that ends.
     void setResultBudget(qint64 bytes) { m_budget = bytes; }
@@ -112,128 +93,36 @@ public:
     // Takes the call over (it becomes the store's child); the tool's handler is then started
     // by the caller. The task belongs to call->owner(). Returns the task id, or an empty string
     // and `error` when the store is full.
-    QString start(ToolCall *call, QString *error)
-    {
-        prune();
-        if (m_tasks.size() >= kMaxTasks && !dropOldestFinished()) {
-            *error = QStringLiteral("%1 tasks are running, the most this server keeps; wait for "
-                                    "one to end or cancel one")
-                         .arg(m_tasks.size());
-            return QString();
-        }
-        Task t;
-        t.id = newId();
-        t.owner = call->owner();
-        t.tool = call->tool();
-        t.created = t.updated = QDateTime::currentDateTimeUtc();
-        t.call = call;
-        const QString id = t.id;
-        m_tasks.insert(id, t);
-        call->setParent(this);
-        follow(call, id);
-        return id;
-    }
+    QString start(ToolCall *call, QString *error);
 
     // The owner's task with this id; null for an unknown id and for another owner's task alike.
-    Task *find(const QString &id, const QString &owner)
-    {
-        prune();
-        const auto it = m_tasks.find(id);
-        return it == m_tasks.end() || it->owner != owner ? nullptr : &*it;
-    }
+    Task *find(const QString &id, const QString &owner);
 
     // What to answer the owner for an id find() does not know: a dropped result says why, any
     // other id (never issued, expired, or another owner's) the same words.
-    QString notFoundMessage(const QString &id, const QString &owner) const
-    {
-        const auto it = m_dropped.constFind(id);
-        if (it != m_dropped.cend() && it->owner == owner)
-            return QStringLiteral("task '%1' has expired: its result was dropped to keep the "
-                                  "server's memory bounded (%2); run the call again")
-                .arg(id, it->reason);
-        return QStringLiteral("no task '%1' here (finished tasks are kept %2 minutes)")
-            .arg(id)
-            .arg(kKeepMs / 60000);
-    }
+    QString notFoundMessage(const QString &id, const QString &owner) const;
 
     // Stops the owner's working task (its container is removed); false for an id find() does
     // not know.
-    bool cancel(const QString &id, const QString &owner)
-    {
-        Task *task = find(id, owner);
-        if (!task)
-            return false;
-        if (!task->isTerminal() && task->call)
-            task->call->cancel(); // → cancelRequested → Cancelled
-        return true;
-    }
+    bool cancel(const QString &id, const QString &owner);
 
     // Stops every working task of the owner: its MCP session has ended, and with it the only
     // way to reach them.
-    void cancelOwnedBy(const QString &owner)
-    {
-        QList<QPointer<ToolCall>> running;
-        for (const Task &t : std::as_const(m_tasks))
-            if (t.owner == owner && t.call && !t.isTerminal())
-                running.append(t.call);
-        cancelEach(running);
-    }
+    void cancelOwnedBy(const QString &owner);
 
     // `done` runs once the owner's task has ended (now, if it has or is unknown).
-    void whenEnded(const QString &id, const QString &owner, const std::function<void()> &done)
-    {
-        Task *task = find(id, owner);
-        if (!task || task->isTerminal())
-            done();
-        else
-            task->waiters.append(done);
-    }
+    void whenEnded(const QString &id, const QString &owner, const std::function<void()> &done);
 
     // The owner's tasks, oldest first.
-    QList<const Task *> all(const QString &owner)
-    {
-        prune();
-        QList<const Task *> list;
-        for (const Task &t : std::as_const(m_tasks))
-            if (t.owner == owner)
-                list.append(&t);
-        std::sort(list.begin(), list.end(),
-                  [](const Task *a, const Task *b) { return a->created < b->created; });
-        return list;
-    }
+    QList<const Task *> all(const QString &owner);
     int size() const { return int(m_tasks.size()); }
 
-    static QString statusName(Status s)
-    {
-        switch (s) {
-        case Status::Working:
-            return QStringLiteral("working");
-        case Status::Completed:
-            return QStringLiteral("completed");
-        case Status::Failed:
-            return QStringLiteral("failed");
-        case Status::Cancelled:
-            return QStringLiteral("cancelled");
-        }
-        return QString();
-    }
+    static QString statusName(Status s);
 
     // The 2026-07-28 extension's Task: flat, ttlMs / pollIntervalMs.
-    static QJsonObject modernJson(const Task &t)
-    {
-        QJsonObject o = common(t);
-        o.insert(QStringLiteral("ttlMs"), kKeepMs);
-        o.insert(QStringLiteral("pollIntervalMs"), kPollIntervalMs);
-        return o;
-    }
+    static QJsonObject modernJson(const Task &t);
     // 2025-11-25's Task: ttl / pollInterval.
-    static QJsonObject legacyJson(const Task &t)
-    {
-        QJsonObject o = common(t);
-        o.insert(QStringLiteral("ttl"), kKeepMs);
-        o.insert(QStringLiteral("pollInterval"), kPollIntervalMs);
-        return o;
-    }
+    static QJsonObject legacyJson(const Task &t);
 
 private:
     struct Dropped
@@ -243,141 +132,30 @@ private:
         qint64 atMs = 0;
     };
 
-    static void cancelEach(const QList<QPointer<ToolCall>> &calls)
-    {
-        for (const QPointer<ToolCall> &call : calls)
-            if (call)
-                call->cancel();
-    }
+    static void cancelEach(const QList<QPointer<ToolCall>> &calls);
 
-    static QString newId()
-    {
-        quint32 words[4];
-        QRandomGenerator::system()->fillRange(words);
-        return QStringLiteral("task-") +
-               QString::fromLatin1(
-                   QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex());
-    }
+    static QString newId();
 
-    static QJsonObject common(const Task &t)
-    {
-        QJsonObject o{{QStringLiteral("taskId"), t.id},
-                      {QStringLiteral("status"), statusName(t.status)},
-                      {QStringLiteral("createdAt"), t.created.toString(Qt::ISODateWithMs)},
-                      {QStringLiteral("lastUpdatedAt"), t.updated.toString(Qt::ISODateWithMs)}};
-        if (!t.statusMessage.isEmpty())
-            o.insert(QStringLiteral("statusMessage"), t.statusMessage);
-        return o;
-    }
+    static QJsonObject common(const Task &t);
 
     // The call's signals move its task along. They reach only the store: nothing about a task
     // is sent to any client unasked (no notifications/tasks/status), so no other session can
     // hear of it.
-    void follow(ToolCall *call, const QString &id)
-    {
-        QObject::connect(call, &ToolCall::progressReady, this, [this, id](const QJsonObject &p) {
-            const auto it = m_tasks.find(id);
-            if (it != m_tasks.end() && !it->isTerminal() && p.contains(u"message")) {
-                it->statusMessage = p.value(u"message").toString();
-                it->updated = QDateTime::currentDateTimeUtc();
-            }
-        });
-        QObject::connect(call, &ToolCall::finished, this, [this, id](const QJsonObject &result) {
-            end(id, Status::Completed, result);
-        });
-        QObject::connect(call, &ToolCall::failed, this,
-                         [this, id](const QJsonObject &error) { end(id, Status::Failed, error); });
-        QObject::connect(call, &ToolCall::cancelRequested, this,
-                         [this, id] { end(id, Status::Cancelled, {}); });
-    }
+    void follow(ToolCall *call, const QString &id);
 
-    void end(const QString &id, Status status, const QJsonObject &outcome)
-    {
-        const auto it = m_tasks.find(id);
-        if (it == m_tasks.end() || it->isTerminal())
-            return;
-        it->status = status;
-        if (!outcome.isEmpty())
-            it->outcome = QJsonDocument(outcome).toJson(QJsonDocument::Compact);
-        m_keptBytes += it->outcome.size();
-        it->updated = QDateTime::currentDateTimeUtc();
-        it->endedMs = QDateTime::currentMSecsSinceEpoch();
-        it->endOrder = ++m_ends;
-        if (status == Status::Cancelled)
-            it->statusMessage = QStringLiteral("cancelled; its sandbox is removed");
-        if (it->call)
-            it->call->deleteLater();
-        const qint64 bytes = it->outcome.size();
-        const auto waiters = std::exchange(it->waiters, {});
-        // Waiters answer from the result before the budget may drop it.
-        for (const auto &done : waiters)
-            done();
-        keepWithinBudget(id, bytes);
-    }
+    void end(const QString &id, Status status, const QJsonObject &outcome);
 
     // Drops the results that ended first until the rest fit the budget. A result larger than
     // the whole budget goes alone, at once, rather than pushing every other one out.
-    void keepWithinBudget(const QString &justEnded, qint64 bytes)
-    {
-        const auto it = m_tasks.find(justEnded);
-        if (bytes > m_budget && it != m_tasks.end()) {
-            drop(it, QStringLiteral("its result of %1 MiB is larger than the %2 MiB of results "
-                                    "kept over all tasks")
-                         .arg(double(bytes) / (1024 * 1024), 0, 'f', 1)
-                         .arg(m_budget / (1024 * 1024)));
-            return;
-        }
-        while (m_keptBytes > m_budget) {
-            const auto oldest = oldestFinished();
-            if (oldest == m_tasks.end())
-                return;
-            drop(oldest, QStringLiteral("results are kept up to %1 MiB over all tasks")
-                             .arg(m_budget / (1024 * 1024)));
-        }
-    }
+    void keepWithinBudget(const QString &justEnded, qint64 bytes);
 
-    QHash<QString, Task>::iterator oldestFinished()
-    {
-        auto oldest = m_tasks.end();
-        for (auto it = m_tasks.begin(); it != m_tasks.end(); ++it)
-            if (it->isTerminal() && (oldest == m_tasks.end() || it->endOrder < oldest->endOrder))
-                oldest = it;
-        return oldest;
-    }
+    QHash<QString, Task>::iterator oldestFinished();
 
-    QHash<QString, Task>::iterator drop(QHash<QString, Task>::iterator it, const QString &reason)
-    {
-        if (m_dropped.size() >= kMaxDropped)
-            m_dropped.clear(); // rare; the owner then hears "unknown" instead of "dropped"
-        m_dropped.insert(it->id, Dropped{it->owner, reason, QDateTime::currentMSecsSinceEpoch()});
-        m_keptBytes -= it->outcome.size();
-        return m_tasks.erase(it);
-    }
+    QHash<QString, Task>::iterator drop(QHash<QString, Task>::iterator it, const QString &reason);
 
-    void prune()
-    {
-        const qint64 now = QDateTime::currentMSecsSinceEpoch();
-        for (auto it = m_tasks.begin(); it != m_tasks.end();) {
-            const bool expired = it->isTerminal() && now - it->endedMs > kKeepMs &&
-                                 now - it->created.toMSecsSinceEpoch() > kKeepMs;
-            if (expired) {
-                m_keptBytes -= it->outcome.size();
-                it = m_tasks.erase(it);
-            } else {
-                ++it;
-            }
-        }
-        m_dropped.removeIf([now](const auto &d) { return now - d.value().atMs > kKeepMs; });
-    }
+    void prune();
 
-    bool dropOldestFinished()
-    {
-        const auto oldest = oldestFinished();
-        if (oldest == m_tasks.end())
-            return false;
-        drop(oldest, QStringLiteral("at most %1 tasks are kept").arg(kMaxTasks));
-        return true;
-    }
+    bool dropOldestFinished();
 
     QHash<QString, Task> m_tasks;
     QHash<QString, Dropped> m_dropped;
