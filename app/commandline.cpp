@@ -284,23 +284,23 @@ Option languageImages(const QString &name, const QString &help)
             }};
 }
 
-// Repeatable (or comma-separated) Python module names for warm sandboxes, or "none"; not given:
+// Repeatable (or comma-separated) module names for warm sandboxes (Python modules, npm
+// packages: each language takes its own, see PreloadPlanner::setFixed), or "none"; not given:
 // learned from the calls.
 Option preloadModules(const QString &name, const QString &help)
 {
     return {QCommandLineOption(name, help, QStringLiteral("module")), Stage::Sandbox,
             [name](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
-                static const QRegularExpression module(
-                    QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$"));
                 QStringList modules;
                 for (const QString &value : values)
                     for (const QString &item : value.split(u',', Qt::SkipEmptyParts)) {
                         const QString m = item.trimmed();
                         if (m == u"none")
                             continue;
-                        if (!module.match(m).hasMatch() || m.size() > 64)
+                        if (!PreloadPlanner::isModuleName(m.toLatin1()))
                             return QStringLiteral("--%1 takes a Python module name like pandas or "
-                                                  "matplotlib.pyplot, or 'none', not '%2'")
+                                                  "matplotlib.pyplot, an npm package name like "
+                                                  "lodash, or 'none', not '%2'")
                                 .arg(name, m);
                         if (!modules.contains(m))
                             modules.append(m);
@@ -527,11 +527,12 @@ QList<Option> sandboxLimitOptions()
                      &SandboxConfig::poolMax, "CODE_SANDBOX_POOL_MAX", true),
         preloadModules(
             s("preload"),
-            s("A Python module warm sandboxes import while they wait, instead of the ones "
-              "learned from the calls (repeatable, or comma-separated); 'none' preloads nothing. "
-              "By default warm sandboxes import the image's libraries that most recent calls "
-              "imported (at most 8, within a memory budget; a call's result lists them under "
-              "'preloaded').")),
+            s("A module warm sandboxes import (Python) or require (JavaScript, TypeScript: an "
+              "npm package) while they wait, instead of the ones learned from the calls "
+              "(repeatable, or comma-separated; a language takes the ones its image has, and "
+              "ones no image has); 'none' preloads nothing. By default warm sandboxes import "
+              "the image's libraries that most recent calls imported (at most 8, within a "
+              "memory budget; a call's result lists them under 'preloaded').")),
         integer<int>(s("max-concurrent"), s("n"),
                      s("Programs running at once; more calls wait in a queue (twice the cores, "
                        "at least 4)."),

@@ -3,9 +3,11 @@
 //
 // Node starts (and, for TypeScript, loads the compiler) while the container waits in the pool;
 // the program then arrives on stdin as "<nonce> <size>\n<source>" and runs as the main module
-// /sandbox/main.js or /sandbox/main.ts. cs-run reports the exit status after node exits; the
-// nonce (and " compile" when TypeScript could not parse the program) goes through the file
-// named by CS_PRELOAD.
+// /sandbox/main.js or /sandbox/main.ts. Before it, the pool may send a "preload" line: modules
+// to require while waiting (see preload below). cs-run reports the exit status after node exits;
+// the nonce (and " compile" when TypeScript could not parse the program), then this loader's
+// flags (what was preloaded, what the program required), go through the file named by
+// CS_PRELOAD.
 //
 // With CS_SESSION=1 this is a live interpreter that serves one call ("cell") after another, like
 // Node's REPL: see serve() below.
@@ -59,9 +61,22 @@ if (proxy) {
 
 if (process.env.CS_SESSION === "1") return serve();
 
-const byte = Buffer.alloc(1);
-let head = "";
-while (fs.readSync(0, byte, 0, 1, null) === 1 && byte[0] !== 10) head += String.fromCharCode(byte[0]);
+const statusFile = process.env.CS_PRELOAD;
+delete process.env.CS_PRELOAD; // for cs-run, not for the program (nor what is preloaded for it)
+const main = typescript ? "/sandbox/main.ts" : "/sandbox/main.js";
+// (set before preloading: what a module reads of it when loaded is what it would read later)
+process.argv[1] = main;
+
+// What preloading did (see preload), for the result line; and a byte of the program's header
+// that it read while looking for it.
+const report = { done: [], dropped: [], files: [] };
+let early = null;
+
+let head = readLine();
+if (head.startsWith("preload ")) {
+  preload(head.split(" ").slice(1));
+  head = readLine();
+}
 const [nonce, size] = head.split(" ");
 if (!/^[0-9a-f]+$/.test(nonce || "") || !/^[0-9]+$/.test(size || "")) {
   process.stderr.write("cs-run: bad header\n");
@@ -73,11 +88,13 @@ for (let got = 0; got < src.length; ) {
   if (n <= 0) break;
   got += n;
 }
-const statusFile = process.env.CS_PRELOAD;
-delete process.env.CS_PRELOAD; // for cs-run, not for the program
-const main = typescript ? "/sandbox/main.ts" : "/sandbox/main.js";
 fs.writeFileSync(main, src);
+unshadow();
 
+// "<nonce>[ compile]" for cs-run's result line, written again with this loader's flags (see
+// exitFlags) when the process exits: in the first exit handler (the program's come after it),
+// also after process.exit() or an uncaught error. A process that is killed leaves the nonce.
+let status = nonce;
 if (ts) {
   const out = ts.transpileModule(src.toString("utf8"), {
     compilerOptions,
@@ -92,18 +109,210 @@ if (ts) {
       getNewLine: () => "\n",
     };
     process.stderr.write(ts.formatDiagnostics(errors, host));
-    fs.writeFileSync(statusFile, nonce + " compile\n");
-    process.exit(1);
+    status = nonce + " compile";
   }
 }
-fs.writeFileSync(statusFile, nonce + "\n");
+fs.writeFileSync(statusFile, status + "\n");
+process.on("exit", () => {
+  try {
+    const flags = exitFlags();
+    if (flags) fs.writeFileSync(statusFile, status + flags + "\n");
+  } catch {} // (/tmp full, or a module graph the program broke: the line goes without them)
+});
+if (status !== nonce) process.exit(1);
 
 // The lowest free descriptor is reused: this puts /dev/null on stdin, as for other programs.
 // cs-run keeps its own copy of the attached stdin.
 fs.closeSync(0);
 fs.openSync("/dev/null", "r");
-process.argv[1] = main;
 Module.runMain();
+
+// One line of stdin, read a byte at a time (a header is some 30 bytes): nothing of the program
+// after it is consumed.
+function readLine() {
+  const byte = Buffer.alloc(1);
+  let line = "";
+  for (;;) {
+    if (early !== null) {
+      byte[0] = early;
+      early = null;
+    } else if (fs.readSync(0, byte, 0, 1, null) !== 1) {
+      return line;
+    }
+    if (byte[0] === 10) return line;
+    line += String.fromCharCode(byte[0]);
+  }
+}
+
+// Preloading: while the sandbox waits in the pool, the server may send
+//   preload <budget bytes> <slow ms> <module>[:<expected bytes>] ...
+// before the program's header (as to the Python loader, see PreloadPlanner): the image's modules
+// that most recent calls required (learned from the "imports" this loader reports), most used
+// first. Each is required as the program would find it in the image, stopping when the program
+// arrives (it waits at most for the require under way), and before a module whose expected
+// memory (what it cost an earlier sandbox) would take what preloading added past the budget, or
+// once past it. The result line says what was preloaded with what each cost, and which modules
+// failed or took longer than <slow ms>, so that the server stops asking for them.
+//
+// A module's cost is the growth of the process's resident set (RSS) while it loads: that is what
+// counts against the sandbox's memory limit (V8's heap pages and code, Buffers' native memory),
+// where heapUsed + external would leave out the pages the heap grew by but has not filled yet.
+// The budget bounds what preloading adds, not the process: Node itself (and, for TypeScript, the
+// compiler) takes what it takes whether or not anything is preloaded.
+//
+// What a program can observe: those modules (and theirs) in require.cache before its first line,
+// the memory they take (process.memoryUsage(), the peak), and require() of them returning at
+// once with the preloaded module itself (Node's cache is by file name), as a second require()
+// would. They are the image's own (found in its module folders, never in the workdir or /tmp),
+// loaded in this fresh process with the program's environment, argv and working directory
+// before any of its code: nothing of another call is in them; what they tell is only that recent
+// calls on this server required them. Not as without preloading: their module.parent is the
+// loader's, their require.main is undefined, and what they read when loaded (process.env,
+// globals) is what was there before the program could change it. A program that brings a module
+// of the same name gets its own wherever Node's resolution picks it (./lodash.js,
+// /sandbox/node_modules/lodash): the preloaded one is cached under another file name, and no
+// lookup made while preloading is reused for the program's (see unshadow).
+function preload(words) {
+  if (!/^[0-9]+$/.test(words[0] || "") || !/^[0-9]+$/.test(words[1] || "")) return;
+  const budget = Number(words[0]);
+  const slow = Number(words[1]);
+  // Whether the program has come, asked without blocking on a descriptor of our own: O_NONBLOCK
+  // belongs to the open file, which fd 0 shares with cs-run. Where stdin cannot be opened again
+  // (not a pipe), nothing is preloaded: a program must never wait for it.
+  let poll;
+  try {
+    poll = fs.openSync("/proc/self/fd/0", fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch {
+    return;
+  }
+  const byte = Buffer.alloc(1);
+  const arrived = () => {
+    try {
+      if (fs.readSync(poll, byte, 0, 1, null) === 1) early = byte[0];
+      return true; // (or stdin is closed)
+    } catch (e) {
+      return e.code !== "EAGAIN";
+    }
+  };
+  // Where the program's require() of a bare name looks, but for the folders it can write to
+  // (where its input files may be arriving meanwhile): its node_modules, and Node's global
+  // ~/.node_modules and ~/.node_libraries (HOME is the workdir).
+  const dirs = ["/node_modules", ...Module.globalPaths].filter((d) => !writable(d));
+  const exit = process.exit;
+  process.exit = () => {
+    throw new Error("process.exit() while being preloaded");
+  };
+  const parent = new Module("<preload>", null);
+  const cached = new Set(Object.keys(Module._cache));
+  const start = process.memoryUsage.rss();
+  try {
+    for (const word of words.slice(2, 16)) {
+      const [name, expected] = word.split(":");
+      if (!validName(name)) continue;
+      if (arrived()) break;
+      const cost = /^[0-9]+$/.test(expected || "") ? Number(expected) : 0;
+      if (process.memoryUsage.rss() - start + cost > budget) continue; // (a smaller one may fit)
+      const before = process.memoryUsage.rss();
+      const t0 = process.hrtime.bigint();
+      try {
+        const file = Module._findPath(name, dirs);
+        if (!file) throw new Error("not in the image");
+        Module._load(file, parent, false);
+      } catch {
+        report.dropped.push(name);
+        continue;
+      }
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      const after = process.memoryUsage.rss();
+      report.done.push(name + ":" + Math.max(0, after - before));
+      if (ms > slow) report.dropped.push(name);
+      if (after - start > budget) break;
+    }
+  } finally {
+    process.exit = exit;
+    fs.closeSync(poll);
+  }
+  report.files = Object.keys(Module._cache).filter((f) => !cached.has(f));
+}
+
+// A program that brings ~/.node_modules or ~/.node_libraries (where Node looks for a bare name
+// that is not beside the module that requires it) gets everything loaded anew, as without
+// preloading, so that a preloaded module's dependencies come from there where Node would take
+// them from there: the preloaded modules leave the cache, and with them the lookups that led to
+// them. (Debian's modules find each other beside them, in /usr/share/node_modules.)
+function unshadow() {
+  if (report.files.length === 0) return;
+  if (!Module.globalPaths.some((d) => writable(d) && fs.existsSync(d))) return;
+  for (const file of report.files) delete Module._cache[file];
+  for (const key of Object.keys(Module._pathCache)) delete Module._pathCache[key];
+}
+
+// Folders the program can write to: the workdir and /tmp.
+function writable(dir) {
+  return /^\/(sandbox|tmp)(\/|$)/.test(dir);
+}
+
+// A module name as the server takes it (PreloadPlanner::isModuleName): an npm package's
+// ("lodash", "js-yaml", "@scope/name") or a Python module's, at most 64 characters.
+function validName(name) {
+  return name.length <= 64 && /^(@[A-Za-z0-9_][\w.-]*\/)?[A-Za-z0-9_][\w.-]*$/.test(name);
+}
+
+// The result line's flags from this loader: " preloaded=name:bytes,...", " preload-dropped=..."
+// and " imports=...", the packages the program required (their names, not its own files nor
+// Node's builtins), as far as they were loaded when it ended, at most 16: what the server learns
+// what to preload from. Imports are read from the module graph (the children of the program's
+// own modules), not by wrapping require(): a wrapper would be one more frame in the stack of
+// every error a require() throws, which programs print.
+function exitFlags() {
+  let flags = "";
+  if (report.done.length > 0) flags += " preloaded=" + report.done.join(",");
+  if (report.dropped.length > 0) flags += " preload-dropped=" + report.dropped.join(",");
+  // Files are cached under their real paths, which need not be in a package's folder (Debian's
+  // moment.js is a link to /usr/share/javascript/moment/moment.js): Node's lookup cache says
+  // which bare name led to which file (not when the package's "exports" led there, but then the
+  // file is in the package's folder).
+  const requested = new Map();
+  for (const key of Object.keys(Module._pathCache)) {
+    const request = key.split("\x00")[0];
+    if (/^[./]|^node:/.test(request)) continue;
+    const parts = request.split("/");
+    requested.set(Module._pathCache[key], parts.slice(0, request[0] === "@" ? 2 : 1).join("/"));
+  }
+  const names = [];
+  const seen = new Set();
+  const walk = (m) => {
+    if (!m || seen.has(m) || seen.size > 1000) return;
+    seen.add(m);
+    for (const child of Array.isArray(m.children) ? m.children : []) {
+      if (!child || !child.loaded) continue; // (it threw while loading)
+      let name = packageOf(child.filename);
+      if (name === null && requested.has(child.filename)) name = requested.get(child.filename);
+      if (name === null) walk(child);
+      else if (validName(name) && names.length < 16 && !names.includes(name)) names.push(name);
+    }
+  };
+  walk(Module._cache[main]);
+  if (names.length > 0) flags += " imports=" + names.join(",");
+  return flags;
+}
+
+// The package a module's file belongs to: the folder after the last node_modules/ in its path,
+// or after one of Node's global folders (Debian's /usr/share/nodejs), with its scope; null for a
+// file in no such folder.
+function packageOf(file) {
+  if (typeof file !== "string") return "";
+  let rest = null;
+  const at = file.lastIndexOf("/node_modules/");
+  if (at >= 0) rest = file.slice(at + "/node_modules/".length);
+  else {
+    const dir = Module.globalPaths.find((d) => file.startsWith(d + "/"));
+    if (dir) rest = file.slice(dir.length + 1);
+  }
+  if (rest === null) return null;
+  const parts = rest.split("/");
+  return parts.slice(0, parts[0].startsWith("@") ? 2 : 1).join("/");
+}
 
 // A session (CS_SESSION=1): calls arrive one after another, each a cell run in this global
 // context as in Node's REPL. Top-level var, let, const, function and class persist from cell to

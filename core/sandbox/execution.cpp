@@ -1,6 +1,7 @@
 #include "execution.h"
 
 #include "outputcollector.h"
+#include "preloadplanner.h"
 #include "sandboxcontainer.h"
 #include "sandboxlayout.h"
 #include "sandboxlog.h"
@@ -11,7 +12,6 @@
 #include <QSet>
 #include <QTimerEvent>
 #include <QUuid>
-#include <cctype>
 
 namespace {
 QAtomicInteger<quint64> g_nextId{1};
@@ -275,28 +275,21 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
 void Execution::readPreload()
 {
     // Names as the loader wrote them, checked again here: the program decides what is in its
-    // sys.modules, so only module names pass (the planner then keeps the image's own).
-    const auto moduleName = [](const QByteArray &name) {
-        if (name.isEmpty() || name.size() > 64)
-            return false;
-        for (const char c : name)
-            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
-                return false;
-        return true;
-    };
+    // sys.modules (require.cache), so only module names pass (the planner then keeps the
+    // image's own).
     for (const QByteArray &item : m_outScanner.list("preloaded")) {
         const qsizetype colon = item.indexOf(':');
         const QByteArray name = item.left(colon);
-        if (!moduleName(name))
+        if (!PreloadPlanner::isModuleName(name))
             continue;
         m_result.preloaded.append(QString::fromLatin1(name));
         m_result.preloadCosts.append(colon < 0 ? 0 : qMax(0LL, item.mid(colon + 1).toLongLong()));
     }
     for (const QByteArray &name : m_outScanner.list("preload-dropped"))
-        if (moduleName(name))
+        if (PreloadPlanner::isModuleName(name))
             m_result.preloadDropped.append(QString::fromLatin1(name));
     for (const QByteArray &name : m_outScanner.list("imports"))
-        if (moduleName(name))
+        if (PreloadPlanner::isModuleName(name))
             m_result.imports.append(QString::fromLatin1(name));
 }
 

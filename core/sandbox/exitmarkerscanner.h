@@ -10,9 +10,10 @@ class ExitMarkerScanner
 {
 public:
     explicit ExitMarkerScanner(const QByteArray &nonce) : m_nonce(nonce) {}
-    // The longest status line waited for (after the nonce, without the newline): the Python
-    // loader's lists of preloaded and imported modules (at most 14 and 16 names) make it the
-    // longest, well under this; every other flag together is under 100 bytes.
+    // The longest status line waited for (after the nonce, without the newline): the loaders'
+    // lists of preloaded and imported modules (at most 14 and 16 names) make it the longest,
+    // well under this (cs-run passes at most 3500 bytes of the Node loader's); every other flag
+    // together is under 100 bytes.
     static constexpr qsizetype kMaxStatusLine = 4096;
 
     // Returns the program output contained in `bytes` that is safe to pass on now.

@@ -5,6 +5,7 @@
 
 #include <QSet>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 void PreloadPlanner::setCandidates(const QString &language, const QStringList &modules)
@@ -25,6 +26,29 @@ bool PreloadPlanner::preloads(const QString &language) const
     return m_fixed.contains(language) || !m_candidates.value(language).isEmpty();
 }
 
+bool PreloadPlanner::isModuleName(QByteArrayView name)
+{
+    if (name.isEmpty() || name.size() > 64)
+        return false;
+    // "@scope/" first, for a scoped npm package; then one name of these characters, which a
+    // letter, digit or underscore begins (no "..", no path).
+    qsizetype at = 0;
+    if (name.front() == '@') {
+        const qsizetype slash = name.indexOf('/');
+        if (slash < 2 || !isModuleName(name.sliced(1, slash - 1)))
+            return false;
+        at = slash + 1;
+    }
+    const QByteArrayView rest = name.sliced(at);
+    if (rest.isEmpty() ||
+        !(std::isalnum(static_cast<unsigned char>(rest.front())) || rest.front() == '_'))
+        return false;
+    for (const char c : rest)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
+            return false;
+    return true;
+}
+
 bool PreloadPlanner::learnable(const QString &language, const QString &module) const
 {
     const QStringList parts = module.split(u'.');
@@ -38,8 +62,8 @@ void PreloadPlanner::learn(const QString &language, const ExecutionResult &resul
         QSet<QString> &dropped = m_dropped[language];
         if (!dropped.contains(module)) {
             dropped.insert(module);
-            qCInfo(lcSandbox).noquote()
-                << "preload:" << module << "failed or was slow to import; no longer preloaded";
+            qCInfo(lcSandbox).noquote() << "preload:" << language + ':' << module
+                                        << "failed or was slow to import; no longer preloaded";
         }
     }
     for (qsizetype i = 0; i < result.preloaded.size(); ++i)
@@ -68,12 +92,27 @@ void PreloadPlanner::learn(const QString &language, const ExecutionResult &resul
     }
 }
 
+bool PreloadPlanner::fixedFor(const QString &language, const QString &module) const
+{
+    // The top-level module: Python's before the first dot, an npm package's before its path.
+    const QString top =
+        module.section(u'.', 0, 0).section(u'/', 0, module.startsWith(u'@') ? 1 : 0);
+    if (m_candidates.value(language).contains(top))
+        return true;
+    for (auto it = m_candidates.cbegin(); it != m_candidates.cend(); ++it)
+        if (it.value().contains(top))
+            return false;
+    return true;
+}
+
 QStringList PreloadPlanner::plan(const QString &language) const
 {
     if (const auto fixed = m_fixed.constFind(language); fixed != m_fixed.cend()) {
         QStringList modules = *fixed;
         const QSet<QString> dropped = m_dropped.value(language);
-        modules.removeIf([&dropped](const QString &m) { return dropped.contains(m); });
+        modules.removeIf([this, &language, &dropped](const QString &m) {
+            return dropped.contains(m) || !fixedFor(language, m);
+        });
         return modules;
     }
     const Usage usage = m_usage.value(language);

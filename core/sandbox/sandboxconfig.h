@@ -115,8 +115,9 @@ struct SandboxConfig
     int poolMax = 0;
     // Languages warmed at start; the others are warmed at their first call.
     QStringList warmLanguages = {QStringLiteral("python"), QStringLiteral("javascript")};
-    // What warm Python sandboxes import while they wait (--preload): std::nullopt learns it from
-    // the calls (PreloadPlanner), an empty list preloads nothing, else these modules.
+    // What warm sandboxes import while they wait (--preload): std::nullopt learns it from the
+    // calls (PreloadPlanner), an empty list preloads nothing, else these modules (Python's, npm
+    // packages: each language takes its own, PreloadPlanner::setFixed).
     std::optional<QStringList> preload;
     // Executions running at once; more wait in a queue. 0: twice the cores, at least 4.
     int maxConcurrent = 0;

@@ -1,7 +1,8 @@
-// Imports paid ahead (PreloadPlanner, the Python loader's "preload" line) against the real
-// engine: what calls import is learned and imported by warm sandboxes while they wait, nothing of
-// one call reaches another through it, --preload fixes the list, the memory budget and failing
-// modules bound it, and a program's own module of the same name wins.
+// Imports paid ahead (PreloadPlanner, the loaders' "preload" line) against the real engine: what
+// calls import is learned and imported by warm sandboxes while they wait, nothing of one call
+// reaches another through it, --preload fixes the list, the memory budget and failing modules
+// bound it, and a program's own module of the same name wins; for Python, and for Node
+// (JavaScript's require(), TypeScript's import).
 
 #include "containerpool.h"
 #include "dockerbackend.h"
@@ -24,7 +25,7 @@ private:
         SandboxConfig c = newConfig();
         c.poolSize = 1;
         c.poolMax = 1; // (calls in quick succession would grow it)
-        c.warmLanguages = {QStringLiteral("python")};
+        c.warmLanguages = {m_language};
         c.preload = preload;
         return c;
     }
@@ -32,7 +33,7 @@ private:
     ExecutionResult run(SandboxService &service, const QString &code,
                         const QList<InputFile> &files = {})
     {
-        ExecutionRequest request{QStringLiteral("python"), code, 60};
+        ExecutionRequest request{m_language, code, 60};
         request.files = files;
         return resultOf(service.execute(request), 120000);
     }
@@ -42,8 +43,8 @@ private:
     // preloading when the program arrives, so an early call would see only part of the list.
     void waitWarm(SandboxService &service, int moreMs = 8000)
     {
-        const Language *python = service.languages().find(QStringLiteral("python"));
-        const SandboxSpec spec = SandboxSpec::forRun(*python, python->image, service.config());
+        const Language *language = service.languages().find(m_language);
+        const SandboxSpec spec = SandboxSpec::forRun(*language, language->image, service.config());
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 1, 60000);
         QTest::qWait(moreMs);
     }
@@ -65,13 +66,30 @@ private:
         return r;
     }
 
+    // The language the helpers run (init() sets Python).
+    QString m_language;
+
     // What the program sees of the modules in question.
     static constexpr const char *kLoaded =
         "import sys\n"
         "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib.pyplot') if m in sys.modules))\n"
         "print(getattr(sys.modules.get('pandas'), 'left_by_another_call', None))\n";
 
+    // A JavaScript program: whether lodash or cheerio was loaded before its first line, whether
+    // a property an earlier call set on lodash is there, and a result computed with both.
+    static constexpr const char *kRequires =
+        "const before = Object.keys(require.cache).filter((f) => "
+        "/\\/(lodash|cheerio)\\//.test(f));\n"
+        "const _ = require('lodash');\n"
+        "const cheerio = require('cheerio');\n"
+        "const $ = cheerio.load('<ul><li>a</li><li>b</li><li>c</li></ul>');\n"
+        "const items = $('li').map((i, el) => $(el).text()).get();\n"
+        "console.log(before.length > 0, _.leftByAnotherCall, _.chunk(items, 2).join('|'));\n"
+        "_.leftByAnotherCall = 'secret';\n";
+
 private Q_SLOTS:
+    void init() { m_language = QStringLiteral("python"); }
+
     void learnsWhatCallsImportAndImportsItAhead()
     {
         EngineClient engine(m_socket);
@@ -221,6 +239,129 @@ print(matplotlib.get_backend())
         QCOMPARE(r.preloaded, QStringList{QStringLiteral("tabulate")});
         QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("mine\n"));
         QCOMPARE(r.exitCode, 0);
+        shutDown(service, engine);
+    }
+
+    void nodeLearnsWhatCallsRequireAndRequiresItAhead()
+    {
+        m_language = QStringLiteral("javascript");
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config());
+        service.warmUp();
+        // Nothing learned yet: nothing loaded ahead.
+        for (int i = 0; i < 2; ++i) {
+            waitWarm(service, 1000);
+            const ExecutionResult r = run(service, QString::fromLatin1(kRequires));
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("false undefined a,b|c\n"));
+            QCOMPARE(r.preloaded, QStringList());
+            // The packages required, in order; not Node's builtins nor the program's own files.
+            QCOMPARE(r.imports, QStringList({QStringLiteral("lodash"), QStringLiteral("cheerio")}));
+        }
+        // The sandbox the pool made during the second call was asked before it was learned.
+        waitWarm(service, 1000);
+        run(service, QStringLiteral("console.log(1)"));
+        const ExecutionResult r =
+            runPreloaded(service, QString::fromLatin1(kRequires),
+                         {QStringLiteral("cheerio"), QStringLiteral("lodash")});
+        QCOMPARE(r.exitCode, 0);
+        // Loaded ahead, and fresh: what the earlier calls did to lodash is not in it.
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("true undefined a,b|c\n"));
+        QCOMPARE(r.preloaded, QStringList({QStringLiteral("cheerio"), QStringLiteral("lodash")}));
+        QCOMPARE(r.preloadDropped, QStringList());
+        QCOMPARE(r.imports, QStringList({QStringLiteral("lodash"), QStringLiteral("cheerio")}));
+        for (const qint64 cost : r.preloadCosts)
+            QVERIFY2(cost > 0 && cost < qint64(192) << 20, qPrintable(QString::number(cost)));
+        shutDown(service, engine);
+    }
+
+    void nodeFixedListInTypeScript()
+    {
+        // One list for every language: TypeScript takes lodash (its image's) and the package no
+        // image has, not numpy (Python's).
+        m_language = QStringLiteral("typescript");
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(
+            &backend, LanguageRegistry::builtIn(),
+            config(QStringList{QStringLiteral("no-such-package"), QStringLiteral("numpy"),
+                               QStringLiteral("lodash")}));
+        service.warmUp();
+        const QString code = QStringLiteral("import _ from 'lodash';\n"
+                                            "const total: number = _.sum([1, 2, 3]);\n"
+                                            "console.log(total, _ === require('lodash'));\n");
+        // (The first sandbox: it alone tries the package that fails, before lodash.)
+        waitWarm(service);
+        ExecutionResult r = run(service, code);
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("6 true\n"));
+        QCOMPARE(r.preloaded, QStringList{QStringLiteral("lodash")});
+        QCOMPARE(r.preloadDropped, QStringList{QStringLiteral("no-such-package")});
+        QCOMPARE(r.imports, QStringList{QStringLiteral("lodash")});
+        // The package that failed is not asked for again (the sandbox the pool made during that
+        // call was asked before: one more call takes it); a compile error still reports.
+        waitWarm(service, 1000);
+        run(service, QStringLiteral("console.log(1);"));
+        r = runPreloaded(service, QStringLiteral("const x: number = ;\n"),
+                         {QStringLiteral("lodash")});
+        QVERIFY(r.compileError);
+        QCOMPARE(r.preloaded, QStringList{QStringLiteral("lodash")});
+        QCOMPARE(r.preloadDropped, QStringList());
+        shutDown(service, engine);
+    }
+
+    void nodeProgramsOwnModuleWins()
+    {
+        m_language = QStringLiteral("javascript");
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(),
+                               config(QStringList{QStringLiteral("lodash")}));
+        service.warmUp();
+        // Its node_modules comes first in Node's lookup, and ./lodash is a file of its own.
+        const ExecutionResult r = runPreloaded(
+            service,
+            QStringLiteral("console.log(require('lodash').whose, require('./lodash').whose);"),
+            {QStringLiteral("lodash")},
+            {{QStringLiteral("node_modules/lodash/index.js"),
+              QByteArray("module.exports = { whose: 'mine' };\n")},
+             {QStringLiteral("lodash.js"), QByteArray("exports.whose = 'local';\n")}});
+        QCOMPARE(r.preloaded, QStringList{QStringLiteral("lodash")});
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("mine local\n"));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.imports, QStringList{QStringLiteral("lodash")});
+        shutDown(service, engine);
+    }
+
+    void nodeLoaderFlagsAreCheckedByTheSupervisor()
+    {
+        // The Node loader's flags reach the result line through a file of the program's uid, so
+        // a program can write what it likes there: cs-run passes on only name=value words of
+        // the loader's kind (not its own mem= and cpu=), at most 3500 bytes of them, so that
+        // the line stays one the server reads.
+        m_language = QStringLiteral("javascript");
+        EngineClient engine(m_socket);
+        DockerBackend backend(&engine);
+        SandboxService service(&backend, LanguageRegistry::builtIn(), config(QStringList{}));
+        service.warmUp();
+        waitWarm(service, 0);
+        const ExecutionResult r = run(service, QStringLiteral(R"js(
+const fs = require('fs');
+const file = '/tmp/.cs-nonce';
+const nonce = fs.readFileSync(file, 'utf8').split(/\s/)[0];
+process.on('exit', () => fs.writeFileSync(file, nonce + ' preloaded=made-up:1 mem=1 cpu=1' +
+  ' imports=$(id),x;y out plots imports=' + 'a,'.repeat(2000) + ' preload-dropped=late\n'));
+console.log('ok');
+)js"));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("ok\n"));
+        QCOMPARE(r.preloaded, QStringList{QStringLiteral("made-up")});
+        QCOMPARE(r.preloadCosts, QList<qint64>{1});
+        QCOMPARE(r.imports, QStringList());
+        QCOMPARE(r.preloadDropped, QStringList());
+        QVERIFY2(r.peakMemoryBytes > 1, qPrintable(QString::number(r.peakMemoryBytes)));
+        QVERIFY(r.files.isEmpty());
         shutDown(service, engine);
     }
 };

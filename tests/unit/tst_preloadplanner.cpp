@@ -37,6 +37,10 @@ private Q_SLOTS:
     void budgetIsTheLeastOfSandboxLimitAndPoolShare();
     void aFixedListWins();
     void languagesWithoutCandidatesPreloadNothing();
+    void moduleNames_data();
+    void moduleNames();
+    void nodeLearnsPackagesItsImageHas();
+    void eachLanguageTakesItsOwnFromTheFixedList();
 };
 
 void tst_PreloadPlanner::nothingUntilSeenMoreThanOnce()
@@ -164,6 +168,90 @@ void tst_PreloadPlanner::languagesWithoutCandidatesPreloadNothing()
         p.learn(node, importing({QStringLiteral("lodash")}));
     QVERIFY(!p.preloads(node));
     QVERIFY(p.plan(node).isEmpty());
+}
+
+void tst_PreloadPlanner::moduleNames_data()
+{
+    QTest::addColumn<QByteArray>("name");
+    QTest::addColumn<bool>("valid");
+    QTest::newRow("python") << QByteArray("numpy") << true;
+    QTest::newRow("python submodule") << QByteArray("matplotlib.pyplot") << true;
+    QTest::newRow("underscore") << QByteArray("_private") << true;
+    QTest::newRow("npm hyphen") << QByteArray("js-yaml") << true;
+    QTest::newRow("npm digit first") << QByteArray("3d-view") << true;
+    QTest::newRow("npm scoped") << QByteArray("@types/node") << true;
+    QTest::newRow("npm scoped hyphens") << QByteArray("@my-org/the.pkg") << true;
+    QTest::newRow("64 characters") << QByteArray(64, 'a') << true;
+    QTest::newRow("empty") << QByteArray() << false;
+    QTest::newRow("65 characters") << QByteArray(65, 'a') << false;
+    QTest::newRow("relative") << QByteArray("./lodash") << false;
+    QTest::newRow("parent") << QByteArray("..") << false;
+    QTest::newRow("dot first") << QByteArray(".hidden") << false;
+    QTest::newRow("hyphen first") << QByteArray("-x") << false;
+    QTest::newRow("path") << QByteArray("lodash/fp") << false;
+    QTest::newRow("absolute") << QByteArray("/usr/share/nodejs/lodash") << false;
+    QTest::newRow("scope alone") << QByteArray("@types") << false;
+    QTest::newRow("scope, no name") << QByteArray("@types/") << false;
+    QTest::newRow("empty scope") << QByteArray("@/node") << false;
+    QTest::newRow("scoped path") << QByteArray("@a/b/c") << false;
+    QTest::newRow("two scopes") << QByteArray("@@a/b") << false;
+    QTest::newRow("builtin scheme") << QByteArray("node:fs") << false;
+    QTest::newRow("list separator") << QByteArray("a,b") << false;
+    QTest::newRow("flag") << QByteArray("mem=1") << false;
+    QTest::newRow("space") << QByteArray("a b") << false;
+    QTest::newRow("latin-1") << QByteArray("caf\xe9") << false;
+}
+
+void tst_PreloadPlanner::moduleNames()
+{
+    QFETCH(QByteArray, name);
+    QFETCH(bool, valid);
+    QCOMPARE(PreloadPlanner::isModuleName(name), valid);
+}
+
+void tst_PreloadPlanner::nodeLearnsPackagesItsImageHas()
+{
+    PreloadPlanner p = learning();
+    const QString node = QStringLiteral("javascript");
+    p.setCandidates(
+        node, {QStringLiteral("lodash"), QStringLiteral("cheerio"), QStringLiteral("js-yaml")});
+    for (int i = 0; i < 2; ++i)
+        p.learn(node, importing({QStringLiteral("lodash"), QStringLiteral("left-pad"),
+                                 QStringLiteral("@types/node"), QStringLiteral("js-yaml"),
+                                 QStringLiteral("cheerio")}));
+    // Not the packages only a program brought; most used first, then by name.
+    QCOMPARE(p.plan(node), QStringList({QStringLiteral("cheerio"), QStringLiteral("js-yaml"),
+                                        QStringLiteral("lodash")}));
+    QCOMPARE(p.line(node, 1 << 20), QByteArray("preload 1048576 3000 cheerio js-yaml lodash\n"));
+    // Per language: Python learned nothing from it.
+    QVERIFY(p.plan(kPython).isEmpty());
+}
+
+void tst_PreloadPlanner::eachLanguageTakesItsOwnFromTheFixedList()
+{
+    PreloadPlanner p = learning();
+    const QString node = QStringLiteral("javascript");
+    p.setCandidates(node, {QStringLiteral("lodash"), QStringLiteral("yaml")});
+    p.setCandidates(kPython,
+                    {QStringLiteral("numpy"), QStringLiteral("pandas"), QStringLiteral("yaml")});
+    // The server's one list (--preload), given to every language that preloads.
+    const QStringList fixed{QStringLiteral("pandas"),         QStringLiteral("lodash"),
+                            QStringLiteral("numpy.linalg"),   QStringLiteral("yaml"),
+                            QStringLiteral("no_such_module"), QStringLiteral("@scope/own")};
+    p.setFixed(kPython, fixed);
+    p.setFixed(node, fixed);
+    // Each its image's, and those no image has (they are tried, and dropped where they fail).
+    QCOMPARE(p.plan(kPython), QStringList({QStringLiteral("pandas"), QStringLiteral("numpy.linalg"),
+                                           QStringLiteral("yaml"), QStringLiteral("no_such_module"),
+                                           QStringLiteral("@scope/own")}));
+    QCOMPARE(p.plan(node),
+             QStringList({QStringLiteral("lodash"), QStringLiteral("yaml"),
+                          QStringLiteral("no_such_module"), QStringLiteral("@scope/own")}));
+    ExecutionResult failed;
+    failed.preloadDropped = QStringList{QStringLiteral("no_such_module")};
+    p.learn(node, failed);
+    QVERIFY(!p.plan(node).contains(QStringLiteral("no_such_module")));
+    QVERIFY(p.plan(kPython).contains(QStringLiteral("no_such_module")));
 }
 
 QTEST_GUILESS_MAIN(tst_PreloadPlanner)
