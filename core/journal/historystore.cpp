@@ -63,7 +63,7 @@ const char *const kSchema[] = {
     " runtime TEXT,"       // the container runtime; NULL/'' where not known
     " secrets TEXT,"       // JSON array of bound secrets' names and hosts (never values); NULL
                            // for none
-    " preloaded TEXT"      // JSON array: the modules imported ahead (Python); NULL/'' for none
+    " preloaded TEXT"      // JSON array: the modules imported ahead; NULL/'' for none
     ")",
     // Covers the size cap's queries (sum and running total, newest first) without reading the
     // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.

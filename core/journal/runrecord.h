@@ -76,8 +76,8 @@ struct RunRecord
     // The container runtime its sandbox had (runc, runsc, a RuntimeClass; "" where the engine
     // did not say, and in runs recorded before runtimes were named).
     QString runtime;
-    // Python: the modules its sandbox had imported before the program came (preloading, see
-    // PreloadPlanner).
+    // The modules (Python) or packages (Node) its sandbox had imported before the program came
+    // (preloading, see PreloadPlanner).
     QStringList preloaded;
     // Limits the container had.
     qint64 memoryBytes = 0;
