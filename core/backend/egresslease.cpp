@@ -2,7 +2,6 @@
 
 #include "egressgateway.h"
 
-#include <QJsonDocument>
 #include <QRandomGenerator>
 
 EgressLease::EgressLease(EgressGateway *gateway, const QStringList &patterns, bool ask,
@@ -95,15 +94,6 @@ void EgressLease::revoke()
     m_credential.clear();
 }
 
-namespace {
-// The event as the gateway words it, for SandboxContainer::networkEvent.
-QJsonObject toJson(const GatewayProtocol::NetworkEvent &event)
-{
-    return QJsonDocument::fromJson(QByteArray::fromStdString(GatewayProtocol::encode(event)))
-        .object();
-}
-} // namespace
-
 void EgressLease::onEvent(const GatewayProtocol::NetworkEvent &event)
 {
     using P = GatewayProtocol;
@@ -111,12 +101,12 @@ void EgressLease::onEvent(const GatewayProtocol::NetworkEvent &event)
     // its requests got, say only its id.
     if (const auto *end = std::get_if<P::End>(&event)) {
         if (m_connections.remove(end->id))
-            Q_EMIT networkEvent(toJson(event));
+            Q_EMIT networkEvent(event);
         return;
     }
     if (const auto *used = std::get_if<P::SecretsUsed>(&event)) {
         if (m_connections.contains(used->id))
-            Q_EMIT networkEvent(toJson(event));
+            Q_EMIT networkEvent(event);
         return;
     }
     const auto *ask = std::get_if<P::Ask>(&event);
@@ -126,7 +116,7 @@ void EgressLease::onEvent(const GatewayProtocol::NetworkEvent &event)
         return;
     if (conn && conn->outcome == P::Connection::Outcome::Allow)
         m_connections.insert(conn->id);
-    Q_EMIT networkEvent(toJson(event));
+    Q_EMIT networkEvent(event);
 }
 
 void EgressLease::settle(QObject *context, const std::function<void()> &done)

@@ -4,7 +4,6 @@
 #include "gatewayprotocol.h"
 #include "sandboxspec.h"
 
-#include <QJsonObject>
 #include <QMap>
 #include <QObject>
 #include <QPointer>
@@ -55,9 +54,9 @@ public:
     void answer(quint64 connection, bool allow, const QString &widenTo);
 
 Q_SIGNALS:
-    // The gateway's events about this sandbox's connections, in the gateway's words (see
-    // gatewayprotocol.h).
-    void networkEvent(const QJsonObject &event);
+    // The gateway's events about this sandbox's connections (an Ask, a Connection, an End, the
+    // SecretsUsed of one: GatewayProtocol).
+    void networkEvent(const GatewayProtocol::NetworkEvent &event);
 
 private:
     void onEvent(const GatewayProtocol::NetworkEvent &event);

@@ -71,63 +71,63 @@ void Execution::run(SandboxContainer *container)
     }
 }
 
-void Execution::onNetworkEvent(const QJsonObject &event)
+void Execution::onNetworkEvent(const GatewayProtocol::NetworkEvent &event)
 {
+    using P = GatewayProtocol;
     if (m_phase == Phase::Finished)
         return;
-    const quint64 id = quint64(event.value(u"id").toDouble());
-    if (event.value(u"ev").toString() == u"end") {
+    if (const auto *end = std::get_if<P::End>(&event)) {
         for (NetworkAttempt &a : m_result.network)
-            if (a.id == id) {
-                a.bytesUp = qint64(event.value(u"up").toDouble());
-                a.bytesDown = qint64(event.value(u"down").toDouble());
-                a.ms = qint64(event.value(u"ms").toDouble());
+            if (a.id == end->id) {
+                a.bytesUp = qint64(end->up);
+                a.bytesDown = qint64(end->down);
+                a.ms = qint64(end->ms);
                 Q_EMIT networkAttempt(a);
             }
         return;
     }
-    if (event.value(u"ev").toString() == u"secret") {
+    if (const auto *used = std::get_if<P::SecretsUsed>(&event)) {
         for (NetworkAttempt &a : m_result.network)
-            if (a.id == id) {
-                for (const QJsonValue &name : event.value(u"names").toArray())
-                    if (!a.secrets.contains(name.toString()))
-                        a.secrets.append(name.toString());
+            if (a.id == used->id) {
+                for (const std::string &name : used->names)
+                    if (!a.secrets.contains(QString::fromStdString(name)))
+                        a.secrets.append(QString::fromStdString(name));
                 Q_EMIT networkAttempt(a);
             }
         return;
     }
-    if (event.value(u"ev").toString() == u"ask") {
+    if (const auto *ask = std::get_if<P::Ask>(&event)) {
         // Held by the gateway until answerConnection(); a program that keeps asking gets no more
         // questions than its record has room for (the rest are refused at once).
         if (m_held.size() + m_result.network.size() >= ExecutionResult::kMaxNetwork) {
-            answerConnection(id, false);
+            answerConnection(ask->id, false);
             return;
         }
-        m_held.insert(id);
+        m_held.insert(ask->id);
         // Shown as waiting while the question is open (not in the result: its decision is).
         NetworkAttempt held;
-        held.id = id;
-        held.host = event.value(u"host").toString();
-        held.port = event.value(u"port").toInt();
+        held.id = ask->id;
+        held.host = QString::fromStdString(ask->host);
+        held.port = ask->port;
         held.verdict = NetworkAttempt::Verdict::Held;
         Q_EMIT networkAttempt(held);
-        Q_EMIT connectionHeld(id, held.host, held.port);
+        Q_EMIT connectionHeld(held.id, held.host, held.port);
         return;
     }
-    if (event.value(u"ev").toString() != u"conn" ||
-        m_result.network.size() >= ExecutionResult::kMaxNetwork)
+    const auto *conn = std::get_if<P::Connection>(&event);
+    if (!conn || m_result.network.size() >= ExecutionResult::kMaxNetwork)
         return;
-    m_held.remove(id);
+    m_held.remove(conn->id);
     NetworkAttempt a;
-    a.id = id;
-    a.host = event.value(u"host").toString();
-    a.port = event.value(u"port").toInt();
-    // The gateway's words: allow, deny, error (allowed, but the way to the host failed).
-    const QString verdict = event.value(u"verdict").toString();
-    a.verdict = verdict == u"allow"   ? NetworkAttempt::Verdict::Allowed
-                : verdict == u"error" ? NetworkAttempt::Verdict::Failed
-                                      : NetworkAttempt::Verdict::Refused;
-    a.rule = event.value(u"rule").toString();
+    a.id = conn->id;
+    a.host = QString::fromStdString(conn->host);
+    a.port = conn->port;
+    // Allowed, refused, or allowed but the way to the host failed.
+    using Outcome = P::Connection::Outcome;
+    a.verdict = conn->outcome == Outcome::Allow   ? NetworkAttempt::Verdict::Allowed
+                : conn->outcome == Outcome::Error ? NetworkAttempt::Verdict::Failed
+                                                  : NetworkAttempt::Verdict::Refused;
+    a.rule = QString::fromStdString(conn->rule);
     m_result.network.append(a);
     Q_EMIT networkAttempt(a);
 }

@@ -3,6 +3,7 @@
 #include "executionrequest.h"
 #include "executionresult.h"
 #include "exitmarkerscanner.h"
+#include "gatewayprotocol.h"
 #include "outputmanifest.h"
 
 #include <QBasicTimer>
@@ -99,7 +100,7 @@ private:
     void collectFiles();
     void onOutput(int stream, const QByteArray &bytes);
     void onStreamEnded();
-    void onNetworkEvent(const QJsonObject &event);
+    void onNetworkEvent(const GatewayProtocol::NetworkEvent &event);
     void onTimeout();
     void append(int stream, const QByteArray &bytes);
     void finish();

@@ -1,7 +1,8 @@
 #pragma once
 
+#include "gatewayprotocol.h"
+
 #include <QByteArray>
-#include <QJsonObject>
 #include <QObject>
 #include <QString>
 #include <functional>
@@ -126,9 +127,9 @@ Q_SIGNALS:
     void output(int stream, const QByteArray &bytes);
     void streamEnded();
     void removed();
-    // Allow-list mode: what the egress gateway reported of this sandbox's connections, as the
-    // gateway words it ({"ev":"conn"|"ask"|"end",...}, see containers/gateway/gateway.h).
-    void networkEvent(const QJsonObject &event);
+    // Allow-list mode: what the egress gateway reported of this sandbox's connections (an Ask,
+    // a Connection, an End, the SecretsUsed of one: containers/gateway/gatewayprotocol.h).
+    void networkEvent(const GatewayProtocol::NetworkEvent &event);
 
 protected:
     SandboxContainer(const QString &name, const QString &image, QObject *parent);

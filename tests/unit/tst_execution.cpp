@@ -5,7 +5,6 @@
 #include "execution.h"
 #include "sandboxcontainer.h"
 
-#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTimer>
@@ -25,22 +24,22 @@ public:
         m_id = QStringLiteral("scripted-id");
     }
 
-    QList<QJsonObject> before; // events sent before the end lines
-    QList<QJsonObject> late;   // events that come only after them
-    int lateAfterMs = 50;      // when the late ones come
-    bool settles = true;       // settleNetwork() answers (after the late events)
+    QList<GatewayProtocol::NetworkEvent> before; // events sent before the end lines
+    QList<GatewayProtocol::NetworkEvent> late;   // events that come only after them
+    int lateAfterMs = 50;                        // when the late ones come
+    bool settles = true;                         // settleNetwork() answers (after the late events)
     int settleCalls = 0;
 
     void prepare() override {}
     void write(const QByteArray &bytes) override
     {
         const QByteArray nonce = bytes.left(bytes.indexOf(' '));
-        for (const QJsonObject &event : std::as_const(before))
+        for (const GatewayProtocol::NetworkEvent &event : std::as_const(before))
             Q_EMIT networkEvent(event);
         Q_EMIT output(1, "fetched\n" + nonce + " 0 mem=1000 cpu=5\n");
         Q_EMIT output(2, nonce + " 0\n");
         QTimer::singleShot(lateAfterMs, this, [this] {
-            for (const QJsonObject &event : std::as_const(late))
+            for (const GatewayProtocol::NetworkEvent &event : std::as_const(late))
                 Q_EMIT networkEvent(event);
             m_lateSent = true;
             if (m_settled)
@@ -75,14 +74,15 @@ private:
     std::function<void()> m_settled;
 };
 
-QJsonObject connection(int id, const QString &host, const QString &verdict)
+GatewayProtocol::NetworkEvent connection(int id, const QString &host, const QString &verdict)
 {
-    return {{QStringLiteral("ev"), QStringLiteral("conn")},
-            {QStringLiteral("id"), id},
-            {QStringLiteral("host"), host},
-            {QStringLiteral("port"), 443},
-            {QStringLiteral("verdict"), verdict},
-            {QStringLiteral("rule"), QStringLiteral("rule")}};
+    using Outcome = GatewayProtocol::Connection::Outcome;
+    return GatewayProtocol::Connection{quint64(id),
+                                       {},
+                                       host.toStdString(),
+                                       443,
+                                       verdict == u"allow" ? Outcome::Allow : Outcome::Deny,
+                                       "rule"};
 }
 
 } // namespace

@@ -15,7 +15,7 @@
 
 #include <QDirIterator>
 #include <QFile>
-#include <QJsonArray>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -26,22 +26,26 @@ namespace {
 // The value must not appear anywhere but in the spec handed to the engine.
 const QByteArray kSecretValue = "sk-test-never-stored";
 
-QJsonObject connection(int id, const QString &host, const QString &verdict)
+using NetworkEvent = GatewayProtocol::NetworkEvent;
+
+NetworkEvent connection(int id, const QString &host, const QString &verdict)
 {
-    return {{QStringLiteral("ev"), QStringLiteral("conn")},
-            {QStringLiteral("id"), id},
-            {QStringLiteral("host"), host},
-            {QStringLiteral("port"), 443},
-            {QStringLiteral("verdict"), verdict},
-            {QStringLiteral("rule"), host}};
+    using Outcome = GatewayProtocol::Connection::Outcome;
+    return GatewayProtocol::Connection{quint64(id),
+                                       {},
+                                       host.toStdString(),
+                                       443,
+                                       verdict == u"allow" ? Outcome::Allow : Outcome::Deny,
+                                       host.toStdString()};
 }
 
 // The gateway's word that it put secrets in connection `id`'s request.
-QJsonObject secretAdded(int id, const QStringList &names)
+NetworkEvent secretAdded(int id, const QStringList &names)
 {
-    return {{QStringLiteral("ev"), QStringLiteral("secret")},
-            {QStringLiteral("id"), id},
-            {QStringLiteral("names"), QJsonArray::fromStringList(names)}};
+    GatewayProtocol::SecretsUsed used{quint64(id), {}};
+    for (const QString &name : names)
+        used.names.push_back(name.toStdString());
+    return used;
 }
 
 // A sandbox that runs nothing: on the program's hand-over it reports the gateway's events, prints
@@ -49,7 +53,7 @@ QJsonObject secretAdded(int id, const QStringList &names)
 class ScriptedContainer : public SandboxContainer
 {
 public:
-    ScriptedContainer(const QList<QJsonObject> &events, QObject *parent)
+    ScriptedContainer(const QList<NetworkEvent> &events, QObject *parent)
         : SandboxContainer(QStringLiteral("scripted"), QStringLiteral("image"), parent),
           m_events(events)
     {
@@ -61,7 +65,7 @@ public:
     void write(const QByteArray &bytes) override
     {
         const QByteArray nonce = bytes.left(bytes.indexOf(' '));
-        for (const QJsonObject &event : std::as_const(m_events))
+        for (const NetworkEvent &event : std::as_const(m_events))
             Q_EMIT networkEvent(event);
         Q_EMIT output(1, "called the api\n" + nonce + " 0 mem=1000 cpu=5\n");
         Q_EMIT output(2, nonce + " 0\n");
@@ -80,14 +84,14 @@ protected:
     void sendRemove() override { confirmRemoved(); }
 
 private:
-    QList<QJsonObject> m_events;
+    QList<NetworkEvent> m_events;
 };
 
 // An engine whose sandboxes are scripted; it keeps the specs it was given.
 class ScriptedEngine : public SandboxBackend
 {
 public:
-    QList<QJsonObject> events;
+    QList<NetworkEvent> events;
     QList<SandboxSpec> specs;
 
     QString endpoint() const override { return QStringLiteral("unix:///scripted.sock"); }
@@ -155,7 +159,7 @@ class tst_Journal : public QObject
 private:
     // The service, its journal and a history in m_dir, with the secret API_KEY bound to two
     // hosts.
-    void setUp(const QList<QJsonObject> &events)
+    void setUp(const QList<NetworkEvent> &events)
     {
         SandboxConfig config;
         config.poolSize = 0;
