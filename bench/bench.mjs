@@ -1814,7 +1814,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
         L.push('## First run', '');
         L.push('`bench/firstrun.sh`: `./dev.sh run` in a fresh Debian 12 minbase container (the `code-sandbox/bash` image) from a fresh',
             'clone, with nothing installed: it installs the packages from the Debian mirror, starts a dockerd of its own inside (empty',
-            'data root, no image cache), builds the python and node images while it builds the app, and answers its first call. Seconds',
+            'data root, no image cache), builds the python image while it builds the app, and answers its first call. Seconds',
             `from the start of \`./dev.sh run\` (load before ${first.loadBefore.toFixed(2)}, after ${first.loadAfter.toFixed(2)}):`, '');
         L.push('```', ...first.steps, '```', '');
         L.push(first.seconds !== null
