@@ -1,5 +1,6 @@
 #include "containerspec.h"
 
+#include "egressendpoint.h"
 #include "sandboxspec.h"
 
 #include <QJsonArray>
@@ -113,32 +114,18 @@ QJsonObject ContainerSpec::hostConfig(const SandboxSpec &spec, const QJsonObject
     return host;
 }
 
-QStringList ContainerSpec::proxyEnv(const Egress &egress)
-{
-    const QString url = QStringLiteral("http://sandbox:%1@%2:%3")
-                            .arg(egress.credential, egress.proxyHost)
-                            .arg(egress.proxyPort);
-    QStringList env;
-    for (const char *name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                             "all_proxy", "npm_config_proxy", "npm_config_https_proxy"})
-        env.append(QString::fromLatin1(name) + u'=' + url);
-    // A program's own local servers are not behind the gateway.
-    for (const char *name : {"NO_PROXY", "no_proxy"})
-        env.append(QString::fromLatin1(name) + QStringLiteral("=localhost,127.0.0.1,::1"));
-    return env + egress.env;
-}
-
-QJsonObject ContainerSpec::joinEgress(const QJsonObject &body, const Egress &egress)
+QJsonObject ContainerSpec::joinEgress(const QJsonObject &body, const EgressEndpoint &egress)
 {
     QJsonObject out = body;
     QJsonArray env = out.value(u"Env").toArray();
-    for (const QString &entry : proxyEnv(egress))
+    for (const QString &entry : egress.proxyEnv())
         env.append(entry);
     out.insert(QStringLiteral("Env"), env);
     out.insert(QStringLiteral("NetworkDisabled"), false);
     QJsonObject host = out.value(u"HostConfig").toObject();
     host.insert(QStringLiteral("NetworkMode"), egress.network);
-    host.insert(QStringLiteral("Dns"), QJsonArray{QString::fromLatin1(kNoNameServer)});
+    host.insert(QStringLiteral("Dns"),
+                QJsonArray{QString::fromLatin1(EgressEndpoint::kNoNameServer)});
     out.insert(QStringLiteral("HostConfig"), host);
     return out;
 }

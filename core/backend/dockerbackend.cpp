@@ -4,7 +4,6 @@
 #include "containersapi.h"
 #include "containerspec.h"
 #include "dockercontainer.h"
-#include "egresslease.h"
 #include "engineclient.h"
 #include "enginedialect.h"
 #include "enginegateway.h"
@@ -64,7 +63,8 @@ QString DockerBackend::imageStatusDir()
 }
 
 DockerBackend::DockerBackend(EngineClient *engine, QObject *parent)
-    : SandboxBackend(parent), m_engine(engine)
+    : SandboxBackend(parent), m_engine(engine),
+      m_gateways([this] { return new EngineGateway(m_engine, this); })
 {}
 
 QString DockerBackend::endpoint() const
@@ -241,18 +241,12 @@ SandboxSpec::Result DockerBackend::accept(SandboxSpec spec) const
 void DockerBackend::setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
                                     const QByteArray &trustPem)
 {
-    m_authorityCertificate = certificatePem;
-    m_authorityKey = keyPem;
-    m_trust = trustPem;
-    if (m_egress)
-        m_egress->setInterception(certificatePem, keyPem, trustPem);
+    m_gateways.setInterception(certificatePem, keyPem, trustPem);
 }
 
 void DockerBackend::setUpstreamProxy(const UpstreamProxy &proxy)
 {
-    m_upstream = proxy;
-    if (m_egress)
-        m_egress->setUpstream(proxy);
+    m_gateways.setUpstream(proxy);
 }
 
 SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QString &name,
@@ -278,35 +272,13 @@ SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QS
         learnImage(spec.image);
     auto *container =
         new DockerContainer(m_engine, ContainerSpec::render(lingering), spec.image, name, parent);
-    switch (spec.network) {
-    case SandboxSpec::Network::Allowlist: {
-        if (!m_egress) {
-            m_egress = new EngineGateway(m_engine, this);
-            if (!m_gatewayImage.isEmpty())
-                m_egress->setImage(m_gatewayImage);
-            m_egress->setUpstream(m_upstream);
-            m_egress->setInterception(m_authorityCertificate, m_authorityKey, m_trust);
-        }
-        auto *lease =
-            new EgressLease(m_egress, spec.egress, spec.askOtherHosts, spec.labels, container);
-        lease->setSecrets(spec.secrets);
-        container->useEgress(lease);
-        break;
-    }
-    case SandboxSpec::Network::None:
-    case SandboxSpec::Network::Open:
-        break;
-    }
+    container->useEgress(m_gateways.leaseFor(spec, container));
     return container;
 }
 
 void DockerBackend::shutdown(QObject *context, const std::function<void()> &done)
 {
-    if (!m_egress) {
-        done();
-        return;
-    }
-    m_egress->shutdown(context, done);
+    m_gateways.shutdown(context, done);
 }
 
 void DockerBackend::createVolume(const QString &name, const QJsonObject &labels, QObject *context,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gatewaykeeper.h"
 #include "sandboxbackend.h"
 
 #include <QHash>
@@ -66,9 +67,9 @@ public:
     static constexpr int kRuntimesWaitMs = 5000;
 
     // The allow-list mode's gateway on this engine; null until a sandbox needed it.
-    EgressGateway *egressGateway() const { return m_egress; }
+    EgressGateway *egressGateway() const { return m_gateways.gateway(); }
     // Its image, when not code-sandbox/gateway:latest; before the first allow-list sandbox.
-    void setGatewayImage(const QString &image) { m_gatewayImage = image; }
+    void setGatewayImage(const QString &image) { m_gateways.setImage(image); }
     // Given to the gateway, now or when it is made.
     void setUpstreamProxy(const UpstreamProxy &proxy) override;
     void setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
@@ -127,12 +128,7 @@ private:
     int m_cpus = 0; // from /info, once read
     QHash<QString, Presence> m_images;
     QSet<QString> m_learning; // images learnImage asks about
-    EgressGateway *m_egress = nullptr;
-    QString m_gatewayImage;
-    UpstreamProxy m_upstream;
-    QByteArray m_authorityCertificate;
-    QByteArray m_authorityKey;
-    QByteArray m_trust;
+    GatewayKeeper m_gateways; // an EngineGateway on this engine
     QString m_runtime;
     QString m_defaultRuntime;
     QHash<QString, Runtime> m_runtimes; // name → what it is, from /info

@@ -14,7 +14,7 @@
 
 DockerContainer::DockerContainer(EngineClient *engine, const QJsonObject &body,
                                  const QString &image, const QString &name, QObject *parent)
-    : SandboxContainer(name, image, parent), m_engine(engine), m_body(body)
+    : BackendContainer(name, image, parent), m_engine(engine), m_body(body)
 {}
 
 DockerContainer::~DockerContainer()
@@ -24,31 +24,24 @@ DockerContainer::~DockerContainer()
         m_stream->deleteLater();
 }
 
-void DockerContainer::useEgress(EgressLease *lease)
-{
-    m_egress = lease;
-    lease->setParent(this);
-    connect(lease, &EgressLease::networkEvent, this, &SandboxContainer::networkEvent);
-}
-
 void DockerContainer::prepare()
 {
-    if (m_state != State::New || (m_egress && m_egress->isWaiting()))
+    if (m_state != State::New || (egress() && egress()->isWaiting()))
         return;
-    if (!m_egress) {
+    if (!egress()) {
         create(m_body);
         return;
     }
     // Still New while the gateway starts: a removal meanwhile ends the sandbox at once, with
     // nothing created (a shutdown that waits for it never waits on the gateway).
-    m_egress->take(this, [this](const ContainerSpec::Egress &egress, const QString &error) {
+    egress()->take(this, [this](const EgressEndpoint &endpoint, const QString &error) {
         if (m_state != State::New)
             return;
         if (!error.isEmpty()) {
             failWith(error);
             return;
         }
-        create(ContainerSpec::joinEgress(m_body, egress));
+        create(ContainerSpec::joinEgress(m_body, endpoint));
     });
 }
 
@@ -109,7 +102,7 @@ void DockerContainer::start()
             fail(reply->error(), QStringLiteral("start"));
             return;
         }
-        if (m_egress) {
+        if (egress()) {
             bindEgress();
             return;
         }
@@ -137,11 +130,11 @@ void DockerContainer::bindEgress()
                                     .toObject()
                                     .value(u"Networks")
                                     .toObject()
-                                    .value(m_egress->network())
+                                    .value(egress()->network())
                                     .toObject()
                                     .value(u"IPAddress")
                                     .toString();
-        m_egress->bind(address, this, [this](const QString &error) {
+        egress()->bind(address, this, [this](const QString &error) {
             if (m_state != State::Starting)
                 return;
             if (!error.isEmpty()) {
@@ -191,26 +184,6 @@ void DockerContainer::failWith(const QString &message)
     m_state = State::Failed;
     qCWarning(lcBackend).noquote() << message;
     Q_EMIT failed(message);
-}
-
-void DockerContainer::settleNetwork(QObject *context, const std::function<void()> &done)
-{
-    if (m_egress)
-        m_egress->settle(context, done);
-    else
-        done();
-}
-
-void DockerContainer::answerConnection(quint64 connection, bool allow, const QString &widenTo)
-{
-    if (m_egress)
-        m_egress->answer(connection, allow, widenTo);
-}
-
-void DockerContainer::endNetwork()
-{
-    if (m_egress)
-        m_egress->revoke();
 }
 
 void DockerContainer::closeStream()

@@ -1,13 +1,12 @@
 #pragma once
 
-#include "sandboxcontainer.h"
+#include "backendcontainer.h"
 
 #include <QJsonObject>
 #include <QPointer>
 #include <QString>
 
 class AttachStream;
-class EgressLease;
 class EngineClient;
 struct EngineError;
 
@@ -15,7 +14,7 @@ struct EngineError;
 // (ContainerSpec), attached before it starts (so nothing of its output is missed), started, then
 // waiting for its program on stdin; removed with its anonymous volumes, retried until the engine
 // confirms.
-class DockerContainer : public SandboxContainer
+class DockerContainer : public BackendContainer
 {
     Q_OBJECT
 public:
@@ -23,11 +22,6 @@ public:
     DockerContainer(EngineClient *engine, const QJsonObject &body, const QString &image,
                     const QString &name, QObject *parent = nullptr);
     ~DockerContainer() override;
-
-    // An allow-list sandbox: created only once the lease's gateway answers, joined to its
-    // network with the lease's credential (revoked when the sandbox goes). Before prepare(); the
-    // sandbox owns it.
-    void useEgress(EgressLease *lease);
 
     void prepare() override;
     void write(const QByteArray &bytes) override;
@@ -38,9 +32,6 @@ public:
                     const Fetched &done) override;
     void exitStatus(QObject *context, const Exited &done) override;
     void interrupt() override;
-    void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
-    void settleNetwork(QObject *context, const std::function<void()> &done) override;
-    void endNetwork() override;
     void removeOnceEnded() override;
     bool sampleUsage(QObject *context, const Sampled &done) override;
 
@@ -68,5 +59,4 @@ private:
     EngineClient *m_engine;
     QJsonObject m_body;
     QPointer<AttachStream> m_stream;
-    EgressLease *m_egress = nullptr;
 };

@@ -292,7 +292,7 @@ void EgressGateway::onReady()
     sendInterception();
     for (auto it = m_grants.cbegin(); it != m_grants.cend(); ++it)
         sendGrant(it.key());
-    const ContainerSpec::Egress at = where();
+    const EgressEndpoint at = where();
     // A container's id is long hex; a pod's name is what kubectl shows.
     const QString shown = m_containerId.size() == 64 ? m_containerId.left(12) : m_containerId;
     qCInfo(lcBackend).noquote() << "egress gateway" << shown << "ready at" << at.proxyHost
@@ -351,7 +351,7 @@ void EgressGateway::removeIfAny()
 void EgressGateway::settle(const QString &error)
 {
     const QList<Waiter> waiters = std::exchange(m_waiters, {});
-    const ContainerSpec::Egress at = error.isEmpty() ? where() : ContainerSpec::Egress{};
+    const EgressEndpoint at = error.isEmpty() ? where() : EgressEndpoint{};
     for (const Waiter &w : waiters)
         if (w.context)
             w.done(at, error);

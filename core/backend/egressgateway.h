@@ -1,6 +1,6 @@
 #pragma once
 
-#include "containerspec.h"
+#include "egressendpoint.h"
 #include "gatewayprotocol.h"
 #include "upstreamproxy.h"
 
@@ -62,7 +62,7 @@ public:
 
     // Where the sandboxes reach the proxy (and the network to join, on an engine), or why
     // there is none.
-    using Ready = std::function<void(const ContainerSpec::Egress &where, const QString &error)>;
+    using Ready = std::function<void(const EgressEndpoint &where, const QString &error)>;
     // Calls `done` once the gateway answers (starting it when none runs). `labels`: the owner's
     // labels of the asking sandbox (app, instance, pid, host); what the gateway is made of
     // carries them, so leftovers of an instance that died can be found.
@@ -151,7 +151,7 @@ protected:
     // Closes the stream without its ended/failed following; false when none is open.
     virtual bool closeControl() = 0;
     // Where the sandboxes reach the running gateway.
-    virtual ContainerSpec::Egress where() const = 0;
+    virtual EgressEndpoint where() const = 0;
 
     // Every backend request of a subclass is counted between these: with none in flight, a
     // shutdown or a wanted start proceeds (next()).

@@ -14,9 +14,8 @@ EgressLease::~EgressLease()
     revoke();
 }
 
-void EgressLease::take(
-    QObject *context,
-    const std::function<void(const ContainerSpec::Egress &, const QString &)> &done)
+void EgressLease::take(QObject *context,
+                       const std::function<void(const EgressEndpoint &, const QString &)> &done)
 {
     if (!m_gateway) {
         done({}, QStringLiteral("no egress gateway"));
@@ -25,8 +24,7 @@ void EgressLease::take(
     m_waiting = true;
     QPointer<QObject> guard(context);
     m_gateway->whenReady(
-        m_labels, this,
-        [this, guard, done](const ContainerSpec::Egress &where, const QString &error) {
+        m_labels, this, [this, guard, done](const EgressEndpoint &where, const QString &error) {
             m_waiting = false;
             if (!guard)
                 return;
@@ -34,7 +32,7 @@ void EgressLease::take(
                 done({}, error.isEmpty() ? QStringLiteral("no egress gateway") : error);
                 return;
             }
-            ContainerSpec::Egress egress = where;
+            EgressEndpoint egress = where;
             QList<EgressGateway::SecretGrant> secrets;
             for (const SandboxSpec::Secret &s : std::as_const(m_secrets)) {
                 const QString placeholder = placeholderFor(s.name);

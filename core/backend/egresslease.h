@@ -1,6 +1,6 @@
 #pragma once
 
-#include "containerspec.h"
+#include "egressendpoint.h"
 #include "gatewayprotocol.h"
 #include "sandboxspec.h"
 
@@ -34,9 +34,8 @@ public:
 
     // Calls `done` with where to reach the proxy and the new credential, or why not (the
     // gateway could not start, or is gone). Not called once `context` is gone.
-    void take(
-        QObject *context,
-        const std::function<void(const ContainerSpec::Egress &egress, const QString &error)> &done);
+    void take(QObject *context,
+              const std::function<void(const EgressEndpoint &egress, const QString &error)> &done);
     // Once the sandbox runs: the address it connects from (on the gateway's internal network,
     // or its pod's IP). The credential works from there alone; `done` when the gateway has it
     // (before the sandbox is handed a program), or with why not.

@@ -33,7 +33,7 @@ EngineGateway::~EngineGateway()
         m_stream->deleteLater();
 }
 
-ContainerSpec::Egress EngineGateway::where() const
+EgressEndpoint EngineGateway::where() const
 {
     return {m_internal, m_address, kPort, {}, {}};
 }

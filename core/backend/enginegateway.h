@@ -26,7 +26,7 @@ protected:
     void finishShutdown() override;
     void writeControl(const QByteArray &bytes) override;
     bool closeControl() override;
-    ContainerSpec::Egress where() const override;
+    EgressEndpoint where() const override;
 
 private:
     // With `probe`, the engine picks the subnet; the network is then made again with it given.

@@ -1,7 +1,6 @@
 #include "kubernetesbackend.h"
 
 #include "backendlog.h"
-#include "egresslease.h"
 #include "kubeclient.h"
 #include "kubernetescontainer.h"
 #include "podgateway.h"
@@ -36,8 +35,14 @@ QStringList kubeSelector(const QStringList &labels)
 
 KubernetesBackend::KubernetesBackend(KubeClient *client, const Options &options, QObject *parent)
     : SandboxBackend(parent), m_client(client), m_options(options),
-      m_isolation(new PodIsolation(client, this))
+      m_isolation(new PodIsolation(client, this)),
+      m_gateways([this] { return new PodGateway(m_client, m_options.imagePrefix, this); })
 {}
+
+PodGateway *KubernetesBackend::egressGateway() const
+{
+    return static_cast<PodGateway *>(m_gateways.gateway());
+}
 
 QString KubernetesBackend::notSupported()
 {
@@ -100,43 +105,24 @@ SandboxContainer *KubernetesBackend::createSandbox(const SandboxSpec &spec, cons
     options.nodeSelector = m_options.nodeSelector;
     auto *pod = new KubernetesContainer(m_client, m_isolation, PodSpec::render(spec, options),
                                         spec.image, name, parent);
-    if (spec.network == SandboxSpec::Network::Allowlist) {
-        if (!m_egress) {
-            m_egress = new PodGateway(m_client, m_options.imagePrefix, this);
-            m_egress->setUpstream(m_upstream);
-            m_egress->setInterception(m_authorityCertificate, m_authorityKey, m_trust);
-        }
-        auto *lease = new EgressLease(m_egress, spec.egress, spec.askOtherHosts, spec.labels, pod);
-        lease->setSecrets(spec.secrets);
-        pod->useEgress(lease);
-    }
+    pod->useEgress(m_gateways.leaseFor(spec, pod));
     return pod;
 }
 
 void KubernetesBackend::setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
                                         const QByteArray &trustPem)
 {
-    m_authorityCertificate = certificatePem;
-    m_authorityKey = keyPem;
-    m_trust = trustPem;
-    if (m_egress)
-        m_egress->setInterception(certificatePem, keyPem, trustPem);
+    m_gateways.setInterception(certificatePem, keyPem, trustPem);
 }
 
 void KubernetesBackend::setUpstreamProxy(const UpstreamProxy &proxy)
 {
-    m_upstream = proxy;
-    if (m_egress)
-        m_egress->setUpstream(proxy);
+    m_gateways.setUpstream(proxy);
 }
 
 void KubernetesBackend::shutdown(QObject *context, const std::function<void()> &done)
 {
-    if (!m_egress) {
-        done();
-        return;
-    }
-    m_egress->shutdown(context, done);
+    m_gateways.shutdown(context, done);
 }
 
 void KubernetesBackend::createVolume(const QString &name, const QJsonObject &labels,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gatewaykeeper.h"
 #include "sandboxbackend.h"
 #include "upstreamproxy.h"
 
@@ -72,7 +73,7 @@ public:
     void setInterception(const QByteArray &certificatePem, const QByteArray &keyPem,
                          const QByteArray &trustPem) override;
     // The allow-list mode's gateway in the namespace; null until a sandbox needed it.
-    PodGateway *egressGateway() const { return m_egress; }
+    PodGateway *egressGateway() const;
 
     static QString notSupported();
 
@@ -86,10 +87,6 @@ private:
     KubeClient *m_client;
     Options m_options;
     PodIsolation *m_isolation; // whether pods without network may be made; shared by the pods
-    PodGateway *m_egress = nullptr;
-    UpstreamProxy m_upstream;
-    QByteArray m_authorityCertificate;
-    QByteArray m_authorityKey;
-    QByteArray m_trust;
+    GatewayKeeper m_gateways;  // a PodGateway in the namespace
     mutable bool m_saidTrustStore = false; // logged once that pods do without it
 };

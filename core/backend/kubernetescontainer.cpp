@@ -43,7 +43,7 @@ bool hasNetwork(const QJsonObject &pod)
 KubernetesContainer::KubernetesContainer(KubeClient *client, PodIsolation *isolation,
                                          const QJsonObject &pod, const QString &image,
                                          const QString &name, QObject *parent)
-    : SandboxContainer(name, image, parent), m_client(client), m_isolation(isolation), m_pod(pod)
+    : BackendContainer(name, image, parent), m_client(client), m_isolation(isolation), m_pod(pod)
 {
     // The image as the pod names it (with the configured registry prefix).
     const QString podImage =
@@ -58,27 +58,6 @@ KubernetesContainer::~KubernetesContainer()
 {
     if (m_stream)
         m_stream->close();
-}
-
-void KubernetesContainer::useEgress(EgressLease *lease)
-{
-    m_egress = lease;
-    lease->setParent(this);
-    connect(lease, &EgressLease::networkEvent, this, &SandboxContainer::networkEvent);
-}
-
-void KubernetesContainer::settleNetwork(QObject *context, const std::function<void()> &done)
-{
-    if (m_egress)
-        m_egress->settle(context, done);
-    else
-        done();
-}
-
-void KubernetesContainer::answerConnection(quint64 connection, bool allow, const QString &widenTo)
-{
-    if (m_egress)
-        m_egress->answer(connection, allow, widenTo);
 }
 
 void KubernetesContainer::prepare()
@@ -106,16 +85,16 @@ void KubernetesContainer::prepare()
             this, [this, message] { fail(message); }, Qt::QueuedConnection);
         return;
     }
-    if (m_egress) {
+    if (egress()) {
         // Its way out first: the gateway (made on the first such pod) and a credential.
-        m_egress->take(this, [this](const ContainerSpec::Egress &egress, const QString &error) {
+        egress()->take(this, [this](const EgressEndpoint &endpoint, const QString &error) {
             if (removeIfAsked()) // removed while waiting: nothing was created
                 return;
             if (!error.isEmpty()) {
                 fail(error);
                 return;
             }
-            m_pod = PodSpec::joinEgress(m_pod, egress);
+            m_pod = PodSpec::joinEgress(m_pod, endpoint);
             create();
         });
         return;
@@ -190,7 +169,7 @@ bool KubernetesContainer::onPodStatus(const QJsonObject &status, const QJsonObje
 {
     const QString phase = status.value(u"phase").toString();
     if (phase == u"Running" && state.contains(u"running")) {
-        if (!m_egress) {
+        if (!egress()) {
             attach();
             return true;
         }
@@ -198,7 +177,7 @@ bool KubernetesContainer::onPodStatus(const QJsonObject &status, const QJsonObje
         // program (the gateway sees a pod's own address: a Service does not change the
         // source of traffic inside the cluster).
         m_state = State::Attaching;
-        m_egress->bind(status.value(u"podIP").toString(), this, [this](const QString &error) {
+        egress()->bind(status.value(u"podIP").toString(), this, [this](const QString &error) {
             if (m_state != State::Attaching)
                 return;
             if (!error.isEmpty())
@@ -310,12 +289,6 @@ void KubernetesContainer::failRequest(const KubeError &error, const QString &wha
 {
     fail(QStringLiteral("could not %1 the sandbox pod: %2").arg(what, error.toString()),
          error.kind != KubeError::Kind::Http && error.kind != KubeError::Kind::Credentials);
-}
-
-void KubernetesContainer::endNetwork()
-{
-    if (m_egress)
-        m_egress->revoke();
 }
 
 void KubernetesContainer::closeStream()

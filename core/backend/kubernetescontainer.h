@@ -1,6 +1,6 @@
 #pragma once
 
-#include "sandboxcontainer.h"
+#include "backendcontainer.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>
@@ -8,7 +8,6 @@
 #include <QString>
 #include <QTimer>
 
-class EgressLease;
 class KubeClient;
 class KubeStream;
 class PodIsolation;
@@ -24,7 +23,7 @@ struct KubeError;
 // kFastPollForMs (a warm or cached image starts within that), then every kSlowPollMs, until
 // kStartTimeoutMs. Files go in and out as tar over an exec of `tar`, cut off at the asked-for
 // size; interrupt() is an exec of `kill -INT 1`; exitStatus() the container's terminated state.
-class KubernetesContainer : public SandboxContainer
+class KubernetesContainer : public BackendContainer
 {
     Q_OBJECT
 public:
@@ -42,11 +41,6 @@ public:
                         const QString &image, const QString &name, QObject *parent = nullptr);
     ~KubernetesContainer() override;
 
-    // An allow-list pod: created only once the lease's gateway answers, with the proxy
-    // variables for it and the lease's credential (revoked when the sandbox goes). Before
-    // prepare(); the sandbox owns it.
-    void useEgress(EgressLease *lease);
-
     void prepare() override;
     void write(const QByteArray &bytes) override;
 
@@ -56,9 +50,6 @@ public:
                     const Fetched &done) override;
     void exitStatus(QObject *context, const Exited &done) override;
     void interrupt() override;
-    void answerConnection(quint64 connection, bool allow, const QString &widenTo) override;
-    void settleNetwork(QObject *context, const std::function<void()> &done) override;
-    void endNetwork() override;
 
 protected:
     void closeStream() override;
@@ -77,7 +68,6 @@ private:
 
     KubeClient *m_client;
     PodIsolation *m_isolation;
-    EgressLease *m_egress = nullptr;
     QJsonObject m_pod;
     QPointer<KubeStream> m_stream;
     QTimer m_pollTimer;

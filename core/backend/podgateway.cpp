@@ -42,7 +42,7 @@ PodGateway::~PodGateway()
         m_stream->close();
 }
 
-ContainerSpec::Egress PodGateway::where() const
+EgressEndpoint PodGateway::where() const
 {
     return {QString(), m_clusterIP, kPort, {}, {}};
 }

@@ -55,7 +55,7 @@ protected:
     void finishShutdown() override;
     void writeControl(const QByteArray &bytes) override;
     bool closeControl() override;
-    ContainerSpec::Egress where() const override;
+    EgressEndpoint where() const override;
 
 private:
     void checkPolicies();

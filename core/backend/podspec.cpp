@@ -347,7 +347,7 @@ QJsonObject PodSpec::render(const SandboxSpec &spec, const Options &options)
         podSpec.insert(
             QStringLiteral("dnsConfig"),
             QJsonObject{{QStringLiteral("nameservers"),
-                         QJsonArray{QString::fromLatin1(ContainerSpec::kNoNameServer)}}});
+                         QJsonArray{QString::fromLatin1(EgressEndpoint::kNoNameServer)}}});
     }
     if (!options.nodeSelector.isEmpty()) {
         QJsonObject selector;
@@ -363,13 +363,13 @@ QJsonObject PodSpec::render(const SandboxSpec &spec, const Options &options)
     };
 }
 
-QJsonObject PodSpec::joinEgress(const QJsonObject &pod, const ContainerSpec::Egress &egress)
+QJsonObject PodSpec::joinEgress(const QJsonObject &pod, const EgressEndpoint &egress)
 {
     QJsonObject spec = pod.value(u"spec").toObject();
     QJsonArray containers = spec.value(u"containers").toArray();
     QJsonObject container = containers.at(0).toObject();
     QJsonArray env = container.value(u"env").toArray();
-    for (const QString &entry : ContainerSpec::proxyEnv(egress)) {
+    for (const QString &entry : egress.proxyEnv()) {
         const qsizetype eq = entry.indexOf(u'=');
         const QString name = entry.left(eq);
         for (qsizetype i = env.size() - 1; i >= 0; --i)

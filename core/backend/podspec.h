@@ -1,6 +1,6 @@
 #pragma once
 
-#include "containerspec.h"
+#include "egressendpoint.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -58,7 +58,7 @@ public:
     // `pod` (render() of an allow-list spec) with the proxy variables for `egress` last in its
     // container's environment (they replace passed-through ones of the same name). The pod
     // already has no name server of the cluster's: names are the gateway's to resolve.
-    static QJsonObject joinEgress(const QJsonObject &pod, const ContainerSpec::Egress &egress);
+    static QJsonObject joinEgress(const QJsonObject &pod, const EgressEndpoint &egress);
 
     // kWarmWaitSec + the largest timeout a call may ask + kDeadlineMarginSec, or
     // kSessionDeadlineSec for a session.

@@ -73,18 +73,17 @@ RunRecord Journal::queuedRecord(const Execution *execution) const
     run.memoryBytes = config.memoryBytes;
     run.cpus = config.cpus;
     run.pidsLimit = config.pidsLimit;
-    // The run's own list (empty: none) or the server's mode; allow-listed hosts are network.
-    const SandboxConfig runConfig =
-        config.withEgress(request.egress, false, QString(), request.secrets);
-    run.network = runConfig.hasNetwork();
+    // As decided for the run (SandboxService::execute gives every run one): allow-listed hosts
+    // are network.
+    const RunNetwork network = request.network.value_or(RunNetwork());
+    run.network = network.reachesNetwork();
     for (const auto &[name, value] : config.passThroughEnv) {
         run.envNames.append(name);
         run.envValues.append({name, value});
     }
     // Names and hosts only: the value stays with the sandbox service and its gateway.
-    if (runConfig.bindsSecrets())
-        for (const SandboxSpec::Secret &secret : runConfig.secrets)
-            run.secrets.append({secret.name, secret.hosts});
+    for (const SandboxSpec::Secret &secret : network.secrets)
+        run.secrets.append({secret.name, secret.hosts});
     return run;
 }
 

@@ -1,6 +1,7 @@
 #include "assistantpolicy.h"
 
 #include "egresslist.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 
 #include <QJsonArray>
@@ -75,7 +76,7 @@ QString AssistantPolicy::checkEgress(std::optional<QStringList> *egress,
         // An allow-list server can give its runs no network instead (an open one is refused
         // above: every sandbox there has network); so can one whose runs reach only the hosts
         // of its bound secrets, and then they get no secret either.
-        if (!config.egress.isEmpty() || config.bindsSecrets())
+        if (RunNetwork::decide(config).mode == SandboxSpec::Network::Allowlist)
             *egress = QStringList();
         return QString();
     }

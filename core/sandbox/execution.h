@@ -85,7 +85,7 @@ Q_SIGNALS:
     // Allow-list mode: a connection the program tried, when the gateway decided it, and again
     // with its bytes and duration once it ended (the same id).
     void networkAttempt(const NetworkAttempt &attempt);
-    // Allow-list mode with asking (ExecutionRequest::askOtherHosts): the gateway holds a
+    // Allow-list mode with asking (RunNetwork::askOtherHosts): the gateway holds a
     // connection to a host beyond the list until answerConnection() says; its decision then
     // comes as a networkAttempt with the same id.
     void connectionHeld(quint64 connection, const QString &host, int port);

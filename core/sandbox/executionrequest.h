@@ -1,6 +1,7 @@
 #pragma once
 
 #include "language.h"
+#include "runnetwork.h"
 
 #include <QByteArray>
 #include <QList>
@@ -35,19 +36,11 @@ struct ExecutionRequest
     // window and kept in the history, never given to the program.
     QString source;
     QString tool;
-    // The run's own allow-list (the call's `network`, within what the server and the caller's
-    // policy allow: the tools room checks): host patterns the program may reach through the
-    // egress gateway; an empty list is no network. Without it, the server's choice
-    // (--egress, --network, or none).
-    std::optional<QStringList> egress;
-    // With an allow-list: a connection to a host beyond it is held while a person decides (the
-    // caller's policy says "ask" for other hosts), instead of refused at once.
-    bool askOtherHosts = false;
-    // What its runtime must be (SandboxSpec::isolation): its caller's policy's; "" any.
-    QString isolation;
-    // The names of the server's bound secrets (--secret) it gets: its caller's policy's. Without
-    // it, all of them.
-    std::optional<QStringList> secrets;
+    // Its network as decided once (RunNetwork::decide: RunGate from the server's settings, the
+    // caller's policy and the call's `network`; a session's run gets its session's): what its
+    // sandbox reaches, the record keeps and a person is shown. Without it, the server's (filled
+    // in by SandboxService::execute).
+    std::optional<RunNetwork> network;
     QString sessionId; // the sandbox session it runs in; empty: a fresh container
     // `language` and the session as resolved once where the request is made (the tools room),
     // so the service and the session manager do not look them up again. Without `resolved`,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "runnetwork.h"
 #include "sandboxcontainer.h"
 #include "sandboxspec.h"
 #include "upstreamproxy.h"
@@ -118,14 +119,15 @@ public:
     virtual bool isSettling() const { return false; }
 
     // The spec of a sandbox for one program of `language` (or a session's, serving programs one
-    // after another), with `librariesVolume` mounted read-only when given: SandboxSpec::forRun
-    // as this backend runs it (accept()), or why this backend cannot run it. Equal for equal
-    // sandboxes: the pool keeps sandboxes per spec.
+    // after another) with its network as decided (`network`), with `librariesVolume` mounted
+    // read-only when given: SandboxSpec::forRun as this backend runs it (accept()), or why this
+    // backend cannot run it. Equal for equal sandboxes: the pool keeps sandboxes per spec.
     SandboxSpec::Result runSpec(const Language &language, const QString &image,
-                                const SandboxConfig &config, const QString &librariesVolume,
-                                bool session) const
+                                const SandboxConfig &config, const RunNetwork &network,
+                                const QString &librariesVolume, bool session) const
     {
-        return accept(SandboxSpec::forRun(language, image, config, librariesVolume, session));
+        return accept(
+            SandboxSpec::forRun(language, image, config, network, librariesVolume, session));
     }
     // A sandbox with network that installs libraries into `volume` (never given the pass-through
     // variables): SandboxSpec::forInstall as this backend runs it, or why it cannot.

@@ -7,7 +7,6 @@
 #include <QPair>
 #include <QString>
 #include <QStringList>
-#include <algorithm>
 #include <optional>
 
 // Limits and policy for every container. The defaults are the hardened ones; each loosening is
@@ -20,58 +19,10 @@ struct SandboxConfig
     qint64 tmpfsBytes = 64LL * 1024 * 1024; // for each of /tmp and the workdir
     bool network = false;
     // The hosts every run may reach (--egress, --egress-file: HostPattern entries); when not
-    // empty, runs are in the allow-list mode, through the engine's egress gateway.
+    // empty, runs are in the allow-list mode, through the engine's egress gateway. A run's own
+    // network is RunNetwork::decide's, from these, its caller's policy and its call: this struct
+    // holds the server's settings only.
     QStringList egress;
-    // One run's: a connection beyond `egress` is held for a person to decide (its caller's
-    // policy asks for other hosts). Never server-wide; set by withEgress.
-    bool askOtherHosts = false;
-    // What a run requires of the runtime (SandboxSpec::isolation): an assistant policy's.
-    // Never server-wide; set by withEgress.
-    QString isolation;
-    // This config as one run sees it: with its own allow-list (ExecutionRequest::egress, an
-    // empty list being no network at all), else unchanged, and its isolation. SandboxSpec::forRun
-    // makes the mode from `network` and `egress`.
-    SandboxConfig withEgress(const std::optional<QStringList> &runEgress,
-                             bool askOtherHosts = false, const QString &isolation = {},
-                             const std::optional<QStringList> &secretNames = std::nullopt) const
-    {
-        SandboxConfig c = *this;
-        // Only the bound secrets its caller's policy names (ExecutionRequest::secrets).
-        if (secretNames)
-            c.secrets.erase(std::remove_if(c.secrets.begin(), c.secrets.end(),
-                                           [&](const SandboxSpec::Secret &s) {
-                                               return !secretNames->contains(s.name);
-                                           }),
-                            c.secrets.end());
-        c.askOtherHosts = askOtherHosts;
-        c.isolation = isolation;
-        if (runEgress) {
-            c.egress = *runEgress;
-            // No network at all: no secret either.
-            if (runEgress->isEmpty()) {
-                c.network = false;
-                c.secrets.clear();
-            }
-        }
-        return c;
-    }
-    // Whether its runs reach any network (the open one, listed hosts, or the secrets' hosts).
-    bool hasNetwork() const { return network || !egress.isEmpty() || !secrets.isEmpty(); }
-    // Whether its runs get their bound secrets: through the gateway (an allow-list, or no open
-    // network), as SandboxSpec::forRun decides.
-    bool bindsSecrets() const { return !secrets.isEmpty() && (!egress.isEmpty() || !network); }
-    // The hosts its runs may reach through the gateway: the allow-list, and the bound secrets'
-    // hosts (SandboxSpec::forRun adds them); empty without an allow-list mode.
-    QStringList reachableHosts() const
-    {
-        QStringList hosts = egress;
-        if (bindsSecrets())
-            for (const SandboxSpec::Secret &secret : secrets)
-                for (const QString &host : secret.hosts)
-                    if (!hosts.contains(host))
-                        hosts.append(host);
-        return hosts;
-    }
     // Libraries may be installed (with network, in a separate install container); runs still
     // have no network unless `network` is set.
     bool allowInstall = false;

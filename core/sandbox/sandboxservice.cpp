@@ -244,8 +244,13 @@ SandboxSite *SandboxService::siteOf(SandboxContainer *container) const
 
 SandboxService::~SandboxService() = default;
 
-Execution *SandboxService::execute(const ExecutionRequest &request)
+Execution *SandboxService::execute(const ExecutionRequest &asked)
 {
+    // A request nobody decided the network of (a run from the window, a test) gets the server's:
+    // the record, the spec and the result read this one value from here on.
+    ExecutionRequest request = asked;
+    if (!request.network)
+        request.network = RunNetwork::decide(m_config);
     Execution *execution = nullptr;
     const Language *language =
         request.resolved ? &*request.resolved : m_languages.find(request.language);
@@ -273,22 +278,18 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
-    submit(execution,
-           runSpecFor(language, {}, false, request.egress, request.askOtherHosts, request.isolation,
-                      request.secrets),
-           language.image);
+    submit(execution, runSpecFor(language, *request.network), language.image);
     return execution;
 }
 
 SandboxService::SpecFor SandboxService::runSpecFor(const Language &language,
-                                                   const QString &librariesVolume, bool session,
-                                                   const std::optional<QStringList> &egress,
-                                                   bool askOtherHosts, const QString &isolation,
-                                                   const std::optional<QStringList> &secrets) const
+                                                   const RunNetwork &network,
+                                                   const QString &librariesVolume,
+                                                   bool session) const
 {
-    const SandboxConfig config = m_config.withEgress(egress, askOtherHosts, isolation, secrets);
-    return [language, config, librariesVolume, session](const SandboxBackend &backend) {
-        return backend.runSpec(language, language.image, config, librariesVolume, session);
+    return [language, config = m_config, network, librariesVolume,
+            session](const SandboxBackend &backend) {
+        return backend.runSpec(language, language.image, config, network, librariesVolume, session);
     };
 }
 
@@ -429,9 +430,8 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
             if (guard)
                 guard->reportProgress(message);
         },
-        [this, guard, language, egress = request.egress, ask = request.askOtherHosts,
-         isolation = request.isolation,
-         secrets = request.secrets](const QString &volume, const QString &error) {
+        [this, guard, language, network = *request.network](const QString &volume,
+                                                            const QString &error) {
             if (!guard)
                 return;
             if (!error.isEmpty()) {
@@ -439,8 +439,7 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
                 return;
             }
             // Where the volume is (the least loaded of them, if several have it).
-            const SpecFor spec =
-                runSpecFor(language, volume, false, egress, ask, isolation, secrets);
+            const SpecFor spec = runSpecFor(language, network, volume);
             SandboxSite *site = place(spec, m_volumeSites.value(volume));
             if (!site) {
                 guard->fail(noSiteMessage(spec));
@@ -448,7 +447,7 @@ Execution *SandboxService::executeWithLibraries(const Language &language,
             }
             submit(guard, spec, language.image, site);
         },
-        request.isolation);
+        *request.network);
     return execution;
 }
 
@@ -494,18 +493,18 @@ void SandboxService::whenSettled(QObject *context, const std::function<void()> &
 void SandboxService::ensureLibraries(
     const Language &language, const QStringList &libraries,
     const std::function<void(const QString &)> &progress,
-    const std::function<void(const QString &, const QString &)> &done, const QString &isolation)
+    const std::function<void(const QString &, const QString &)> &done, const RunNetwork &network)
 {
     if (settlingSite()) {
-        whenSettled(this, [this, language, libraries, progress, done, isolation] {
-            ensureLibraries(language, libraries, progress, done, isolation);
+        whenSettled(this, [this, language, libraries, progress, done, network] {
+            ensureLibraries(language, libraries, progress, done, network);
         });
         return;
     }
     // Libraries live in a volume on one engine: where one already has them, else where a run
     // would go now.
     const QString volume = LibraryCache::volumeName(language, libraries);
-    const SpecFor runs = runSpecFor(language, volume, false, std::nullopt, false, isolation);
+    const SpecFor runs = runSpecFor(language, network, volume);
     SandboxSite *site = place(runs, m_volumeSites.value(volume));
     if (!site)
         site = place(runs);
@@ -522,14 +521,12 @@ void SandboxService::ensureLibraries(
         });
 }
 
-SandboxContainer *
-SandboxService::createSessionContainer(const Language &language, const QString &librariesVolume,
-                                       QString *error, const std::optional<QStringList> &egress,
-                                       bool askOtherHosts, const QString &isolation,
-                                       const std::optional<QStringList> &secrets)
+SandboxContainer *SandboxService::createSessionContainer(const Language &language,
+                                                         const RunNetwork &network,
+                                                         const QString &librariesVolume,
+                                                         QString *error)
 {
-    const SpecFor spec =
-        runSpecFor(language, librariesVolume, true, egress, askOtherHosts, isolation, secrets);
+    const SpecFor spec = runSpecFor(language, network, librariesVolume, true);
     SandboxSite *site =
         librariesVolume.isEmpty() ? place(spec) : place(spec, m_volumeSites.value(librariesVolume));
     if (!site) {
@@ -733,7 +730,8 @@ void SandboxService::warmOn(SandboxSite *site, const Language &language)
     if (!site->pool() || site->warming().contains(language.name))
         return;
     site->warming().insert(language.name);
-    const SandboxSpec::Result made = runSpecFor(language)(*site->backend());
+    const SandboxSpec::Result made =
+        runSpecFor(language, RunNetwork::decide(m_config))(*site->backend());
     if (made.ok())
         site->pool()->warm(*made.spec, language.name);
 }
@@ -784,7 +782,7 @@ void SandboxService::languageVersion(const QString &name, const std::function<vo
     request.language = language->name;
     request.timeoutSec = 20;
     Execution *e = create(probe, request, request.timeoutSec);
-    submit(e, runSpecFor(probe), probe.image);
+    submit(e, runSpecFor(probe, RunNetwork::decide(m_config)), probe.image);
     const QString key = language->name;
     connect(e, &Execution::finished, this, [this, key, done](const ExecutionResult &r) {
         QString version;

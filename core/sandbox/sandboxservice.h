@@ -3,6 +3,7 @@
 #include "executionqueue.h"
 #include "languageregistry.h"
 #include "preloadplanner.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 #include "sandboxspec.h"
 #include "upstreamproxy.h"
@@ -64,11 +65,10 @@ public:
     // A session's container (see SessionManager): prepared now, serving one program after another
     // until removed; tracked like any other, so shutdown removes it. Placed like a run (where
     // `librariesVolume` was installed, when given); null when no engine answers (`error` says).
-    // `egress`, `askOtherHosts` and `isolation` as in runSpecFor.
-    SandboxContainer *createSessionContainer(
-        const Language &language, const QString &librariesVolume = {}, QString *error = nullptr,
-        const std::optional<QStringList> &egress = std::nullopt, bool askOtherHosts = false,
-        const QString &isolation = {}, const std::optional<QStringList> &secrets = std::nullopt);
+    // `network`: the session's, decided when it was created (RunNetwork::decide).
+    SandboxContainer *createSessionContainer(const Language &language, const RunNetwork &network,
+                                             const QString &librariesVolume = {},
+                                             QString *error = nullptr);
     // Runs the request's program in a session's container that is ready and idle; the container
     // stays unless the run ended it (Execution::endedSession()).
     Execution *executeIn(SandboxContainer *container, const Language &language,
@@ -81,11 +81,12 @@ public:
     // Why `libraries` cannot be installed for `language` here ("" when they can).
     QString librariesRefusal(const Language &language, const QStringList &libraries) const;
     // Installs (or finds cached) `libraries`; `done` gets the volume to mount, or an error. On
-    // an engine that can run the runs that mount it (`isolation`: what their runtime must be).
+    // an engine that can run the runs that mount it (with `network`: theirs, which holds what
+    // their runtime must be).
     void ensureLibraries(const Language &language, const QStringList &libraries,
                          const std::function<void(const QString &)> &progress,
                          const std::function<void(const QString &, const QString &)> &done,
-                         const QString &isolation = {});
+                         const RunNetwork &network);
     // Runs `script` with sh in an install container on `site` that writes into `volume` there
     // (see LibraryCache).
     Execution *runInstall(SandboxSite *site, const Language &language, const QString &volume,
@@ -128,14 +129,10 @@ private:
     Execution *create(const Language &language, const ExecutionRequest &request, int timeoutSec);
     void submit(Execution *execution, const SpecFor &spec, const QString &image,
                 SandboxSite *site = nullptr);
-    // `egress`: the run's own allow-list (a call's `network`, checked by the tools room against
-    // the server's and its policy's); an empty list is no network. Without it, the config's.
-    // `askOtherHosts`, `isolation`, `secrets`: see ExecutionRequest.
-    SpecFor runSpecFor(const Language &language, const QString &librariesVolume = {},
-                       bool session = false,
-                       const std::optional<QStringList> &egress = std::nullopt,
-                       bool askOtherHosts = false, const QString &isolation = {},
-                       const std::optional<QStringList> &secrets = std::nullopt) const;
+    // A sandbox of `language` with the run's network as decided (ExecutionRequest::network, a
+    // session's, or the server's for warm sandboxes): what each backend would make of it.
+    SpecFor runSpecFor(const Language &language, const RunNetwork &network,
+                       const QString &librariesVolume = {}, bool session = false) const;
     // The usable site a new sandbox of `spec` goes to; null when none answers.
     SandboxSite *place(const SpecFor &spec, const QList<SandboxSite *> &among = {}) const;
     // Why no site can take a run: each engine and what is wrong with it.

@@ -1,12 +1,12 @@
 #pragma once
 
 #include "language.h"
+#include "runnetwork.h"
 #include "sandboxcontainer.h"
 
 #include <QDateTime>
 #include <QObject>
 #include <QPointer>
-#include <optional>
 
 class Execution;
 
@@ -40,16 +40,10 @@ public:
     int calls() const { return m_calls; }
     QStringList libraries() const { return m_libraries; }
     void setLibraries(const QStringList &libraries) { m_libraries = libraries; }
-    // Its sandbox's network, chosen when it was created and the same for all its calls: its own
-    // allow-list (see ExecutionRequest::egress; none: the server's), and whether connections
-    // beyond it are held for a person.
-    std::optional<QStringList> egress() const { return m_egress; }
-    bool asksOtherHosts() const { return m_askOtherHosts; }
-    void setNetwork(const std::optional<QStringList> &egress, bool askOtherHosts)
-    {
-        m_egress = egress;
-        m_askOtherHosts = askOtherHosts;
-    }
+    // Its sandbox's network, decided when it was created (RunNetwork::decide) and the same for
+    // all its calls: their requests carry this value, never one decided again.
+    const RunNetwork &network() const { return m_network; }
+    void setNetwork(const RunNetwork &network) { m_network = network; }
     SandboxContainer *container() const { return m_container; }
 
     // The container to serve the session; the session is Idle once it is ready.
@@ -78,7 +72,6 @@ private:
     QDateTime m_createdAt;
     QDateTime m_lastUsedAt;
     QStringList m_libraries;
-    std::optional<QStringList> m_egress;
-    bool m_askOtherHosts = false;
+    RunNetwork m_network;
     int m_calls = 0;
 };

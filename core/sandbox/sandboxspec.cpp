@@ -2,6 +2,7 @@
 
 #include "embeddedscripts.h"
 #include "language.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 #include "sandboxlayout.h"
 #include "upstreamproxy.h"
@@ -19,20 +20,11 @@ QPair<QString, QString> envPair(const QString &entry)
     return eq < 0 ? qMakePair(entry, QString()) : qMakePair(entry.left(eq), entry.mid(eq + 1));
 }
 
-// How a sandbox of `config` reaches the network. An allow-list narrows --network: with one, the
-// sandbox reaches only the hosts it names. Bound secrets need the gateway too, and their hosts
-// are reachable (what they are for).
-SandboxSpec::Network networkOf(const SandboxConfig &config)
-{
-    if (!config.egress.isEmpty() || config.bindsSecrets())
-        return SandboxSpec::Network::Allowlist;
-    return config.network ? SandboxSpec::Network::Open : SandboxSpec::Network::None;
-}
-
 // The common part of a run and an install: the supervisor running `command` on `fileName`, the
-// base environment, the owner's labels, the limits.
+// base environment, the owner's labels, the limits, and its network as decided (RunNetwork).
 SandboxSpec base(const Language &language, const QString &image, const SandboxConfig &config,
-                 const QString &fileName, const QStringList &command, const QStringList &extraEnv)
+                 const RunNetwork &network, const QString &fileName, const QStringList &command,
+                 const QStringList &extraEnv)
 {
     SandboxSpec spec;
     spec.language = language.name;
@@ -65,17 +57,13 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
     spec.limits.pidsLimit = config.pidsLimit;
     spec.limits.tmpfsBytes = config.tmpfsBytes;
     spec.limits.maxTimeoutSec = config.maxTimeoutSec;
-    if (config.isolation != QLatin1String(SandboxSpec::kIsolationContainer))
-        spec.isolation = config.isolation;
-    spec.network = networkOf(config);
+    if (network.isolation != QLatin1String(SandboxSpec::kIsolationContainer))
+        spec.isolation = network.isolation;
+    spec.network = network.mode;
     if (spec.network == SandboxSpec::Network::Allowlist) {
-        spec.egress = config.egress;
-        spec.askOtherHosts = config.askOtherHosts;
-        spec.secrets = config.secrets;
-        for (const SandboxSpec::Secret &secret : config.secrets)
-            for (const QString &host : secret.hosts)
-                if (!spec.egress.contains(host))
-                    spec.egress.append(host);
+        spec.egress = network.reachableHosts();
+        spec.askOtherHosts = network.askOtherHosts;
+        spec.secrets = network.secrets;
     }
     return spec;
 }
@@ -89,8 +77,8 @@ const char *SandboxSpec::supervisorScript()
 }
 
 SandboxSpec SandboxSpec::forRun(const Language &language, const QString &image,
-                                const SandboxConfig &config, const QString &librariesVolume,
-                                bool session)
+                                const SandboxConfig &config, const RunNetwork &network,
+                                const QString &librariesVolume, bool session)
 {
     QStringList env;
     if (session)
@@ -110,12 +98,12 @@ SandboxSpec SandboxSpec::forRun(const Language &language, const QString &image,
     // store older than the image's) takes nothing away. Mounted, not passed in a variable: a
     // system store is about 200 KB, beyond what one variable may hold (128 KB on Linux) and
     // more than the engine should keep for every sandbox. A run without network gets nothing.
-    const bool hostTrust = networkOf(config) != Network::None && !config.installCaBundle.isEmpty();
+    const bool hostTrust = network.reachesNetwork() && !config.installCaBundle.isEmpty();
     if (hostTrust)
         env.append(QString::fromLatin1(kHostTrustStoreVar) + u'=' +
                    QString::fromLatin1(kHostTrustStore));
     SandboxSpec spec =
-        base(language, image, config, language.fileName,
+        base(language, image, config, network, language.fileName,
              language.preloadCommand.isEmpty() ? language.command : language.preloadCommand, env);
     spec.session = session;
     if (!librariesVolume.isEmpty())
@@ -137,7 +125,6 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
     // anywhere.
     SandboxConfig installConfig = config;
     installConfig.passThroughEnv.clear();
-    installConfig.secrets.clear();
     // The host's proxy variables stay out: the gateway is the install's proxy, and goes out
     // through the host's (UpstreamProxy) when there is one.
     QStringList env;
@@ -149,8 +136,9 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
         for (const char *var :
              {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "PIP_CERT", "CURL_CA_BUNDLE"})
             env.append(QString::fromLatin1(var) + u'=' + caTarget);
-    SandboxSpec spec = base(language, image, installConfig, QStringLiteral("install.sh"),
-                            {QStringLiteral("sh"), QStringLiteral("install.sh")}, env);
+    SandboxSpec spec =
+        base(language, image, installConfig, RunNetwork(), QStringLiteral("install.sh"),
+             {QStringLiteral("sh"), QStringLiteral("install.sh")}, env);
     spec.mounts.append(
         {Mount::Kind::Volume, volume, QString::fromLatin1(SandboxLayout::kLibrariesDir), false});
     // The host's trust store, so installs work behind a TLS-inspecting proxy too.
@@ -159,8 +147,6 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
     // Package code from the index runs here with network, chosen by names the model gave: it
     // reaches the language's index (and the operator's mirrors) through the egress gateway, and
     // nothing else.
-    spec.askOtherHosts = false;
-    spec.egress.clear();
     spec.network = Network::Allowlist;
     for (const QString &host : language.indexHosts + config.indexHosts)
         if (!spec.egress.contains(host))

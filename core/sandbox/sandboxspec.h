@@ -9,6 +9,7 @@
 #include <optional>
 
 struct Language;
+struct RunNetwork;
 struct SandboxConfig;
 
 // What one sandbox is, whatever runs it: the program it starts (the stdin-fed supervisor), its
@@ -120,13 +121,15 @@ struct SandboxSpec
     // It serves many programs one after another (a session, see SandboxSession).
     bool session = false;
 
-    // A run of `language`; with `librariesVolume`, that volume of installed packages is mounted
-    // read-only at SandboxLayout::kLibrariesDir and the language's library environment is set.
-    // A run with network (Open or Allowlist) gets the config's installCaBundle (if any) at
-    // kHostTrustStore, to trust besides the image's store; one without gets nothing of it.
+    // A run of `language` with the server's limits (`config`) and its network as decided
+    // (`network`: mode, hosts, secrets, asking, isolation); with `librariesVolume`, that volume of
+    // installed packages is mounted read-only at SandboxLayout::kLibrariesDir and the language's
+    // library environment is set. A run with network (Open or Allowlist) gets the config's
+    // installCaBundle (if any) at kHostTrustStore, to trust besides the image's store; one
+    // without gets nothing of it.
     static SandboxSpec forRun(const Language &language, const QString &image,
-                              const SandboxConfig &config, const QString &librariesVolume = {},
-                              bool session = false);
+                              const SandboxConfig &config, const RunNetwork &network,
+                              const QString &librariesVolume = {}, bool session = false);
     // A sandbox that runs the install script it receives as its program, writing into `volume`
     // at kLibrariesDir; never given the pass-through variables. Its network is the allow-list
     // of the language's indexHosts and the config's indexHosts (the gateway chains to the

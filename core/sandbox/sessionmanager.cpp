@@ -28,9 +28,7 @@ SessionManager::~SessionManager()
 }
 
 void SessionManager::create(const QString &owner, const QString &languageName,
-                            const QStringList &libraries, int timeoutSec,
-                            const std::optional<QStringList> &egress, bool askOtherHosts,
-                            const QString &isolation, const std::optional<QStringList> &secrets,
+                            const QStringList &libraries, int timeoutSec, const RunNetwork &network,
                             const std::function<void(const QString &)> &progress,
                             const Created &done)
 {
@@ -60,7 +58,7 @@ void SessionManager::create(const QString &owner, const QString &languageName,
     const int timeout = m_sandbox->config().callTimeout().forCall(timeoutSec);
     auto *session = new SandboxSession(id, owner, *language, timeout, this);
     session->setLibraries(libraries);
-    session->setNetwork(egress, askOtherHosts);
+    session->setNetwork(network);
     m_sessions.insert(id, session);
     connect(session, &SandboxSession::ended, this,
             [this, session](const QString &reason) { forget(session, reason); });
@@ -83,13 +81,12 @@ void SessionManager::create(const QString &owner, const QString &languageName,
         answer(QStringLiteral("the session could not start: ") + reason);
     });
     const Language lang = *language;
-    const auto start = [this, guard, lang, egress, askOtherHosts, isolation,
-                        secrets](const QString &volume) {
+    const auto start = [this, guard, lang, network](const QString &volume) {
         if (!guard || guard->state() == SandboxSession::State::Ended)
             return;
         QString error;
-        SandboxContainer *container = m_sandbox->createSessionContainer(
-            lang, volume, &error, egress, askOtherHosts, isolation, secrets);
+        SandboxContainer *container =
+            m_sandbox->createSessionContainer(lang, network, volume, &error);
         if (container)
             guard->attach(container);
         else
@@ -109,7 +106,7 @@ void SessionManager::create(const QString &owner, const QString &languageName,
             else
                 start(volume);
         },
-        isolation);
+        network);
 }
 
 SessionAdmission SessionManager::lookup(const QString &id, const QString &owner) const
@@ -169,6 +166,8 @@ Execution *SessionManager::execute(ExecutionRequest request)
     Q_ASSERT(session);
     if (request.timeoutSec <= 0)
         request.timeoutSec = session->timeoutSec();
+    // Its sandbox reaches what the session was given: the record and the questions say so.
+    request.network = session->network();
     Execution *execution = m_sandbox->executeIn(session->container(), session->language(), request);
     session->begin(execution);
     return execution;

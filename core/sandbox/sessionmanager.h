@@ -34,14 +34,10 @@ public:
 
     using Created = std::function<void(SandboxSession *session, const QString &error)>;
     // Starts a session; `done` gets it once its container is ready, or an error. `timeoutSec`
-    // (0: the server's default) applies to each call that does not give its own. `egress`: the
-    // session sandbox's own allow-list (see ExecutionRequest::egress); without it, the server's.
-    // `askOtherHosts`: its connections beyond the list are held for a person (see
-    // ExecutionRequest::askOtherHosts), for all its runs. `isolation`: what its runtime must be
-    // (ExecutionRequest::isolation).
+    // (0: the server's default) applies to each call that does not give its own. `network`: its
+    // sandbox's, decided once for all its runs (RunNetwork::decide).
     void create(const QString &owner, const QString &language, const QStringList &libraries,
-                int timeoutSec, const std::optional<QStringList> &egress, bool askOtherHosts,
-                const QString &isolation, const std::optional<QStringList> &secrets,
+                int timeoutSec, const RunNetwork &network,
                 const std::function<void(const QString &)> &progress, const Created &done);
     // The owner's live session, or why there is none (unknown, ended, another instance's).
     SessionAdmission lookup(const QString &id, const QString &owner) const;

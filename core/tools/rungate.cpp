@@ -51,20 +51,41 @@ void RunGate::setApprover(RunApprover *approver)
     }
 }
 
-void RunGate::admit(ToolCall *call, const ExecutionRequest &asked, const Admitted &admitted)
+namespace {
+// What a session's run is checked with: the hosts its session reaches, as a call that asked for
+// them (none: no network; the open network: it did not say).
+std::optional<QStringList> sessionHosts(const RunNetwork &network)
+{
+    switch (network.mode) {
+    case SandboxSpec::Network::None:
+        return QStringList();
+    case SandboxSpec::Network::Open:
+        return std::nullopt;
+    case SandboxSpec::Network::Allowlist:
+        break;
+    }
+    return network.hosts;
+}
+} // namespace
+
+void RunGate::admit(ToolCall *call, const ExecutionRequest &asked,
+                    const std::optional<QStringList> &askedHosts, const Admitted &admitted)
 {
     const AssistantPolicy &policy = m_policies.forClient(call->clientName());
     ExecutionRequest request = asked;
-    const QString broken = policy.check(request.language, &request.timeoutSec, request.libraries,
-                                        m_config, &request.egress);
+    // A session's run has its session's network already: the policy still checks it (a policy
+    // may have changed since), but nothing decides it again.
+    std::optional<QStringList> hosts =
+        request.network ? sessionHosts(*request.network) : askedHosts;
+    const QString broken =
+        policy.check(request.language, &request.timeoutSec, request.libraries, m_config, &hosts);
     if (!broken.isEmpty()) {
         qCInfo(lcTools).noquote() << "refused a call of" << call->clientName() << "by policy";
         admitted(request, broken);
         return;
     }
-    request.askOtherHosts = asksOtherHosts(call->clientName(), request.egress);
-    request.isolation = policy.isolation;
-    request.secrets = policy.secrets;
+    if (!request.network)
+        request.network = RunNetwork::decide(m_config, hosts, &policy);
     switch (policy.action) {
     case AssistantPolicy::Action::Run:
         admitted(request, QString());
@@ -101,16 +122,10 @@ QString RunGate::screen(const QString &client, const QString &language, int time
     return refusedText(policy);
 }
 
-bool RunGate::asksOtherHosts(const QString &client, const std::optional<QStringList> &egress) const
+RunNetwork RunGate::networkFor(const QString &client,
+                               const std::optional<QStringList> &askedHosts) const
 {
-    // Only where the run has an allow-list: without one there is no gateway to hold anything.
-    return m_policies.forClient(client).asksOtherHosts() &&
-           !m_config.withEgress(egress).egress.isEmpty();
-}
-
-QString RunGate::isolationOf(const QString &client) const
-{
-    return m_policies.forClient(client).isolation;
+    return RunNetwork::decide(m_config, askedHosts, &m_policies.forClient(client));
 }
 
 QString RunGate::refusedText(const AssistantPolicy &policy)
@@ -135,11 +150,10 @@ ApprovalRequest RunGate::question(ToolCall *call, const ExecutionRequest &reques
     question.sessionId = call->arguments().value(u"session_id").toString();
     question.memoryBytes = m_config.memoryBytes;
     question.cpus = m_config.cpus;
-    // What the run will reach: its own list (the call's or its policy's), else the server's.
-    const SandboxConfig run =
-        m_config.withEgress(request.egress, false, QString(), request.secrets);
-    question.egress = run.egress;
-    question.network = run.hasNetwork();
+    // What the run will reach, as decided (admit() decides before it asks).
+    const RunNetwork network = request.network.value_or(RunNetwork::decide(m_config));
+    question.egress = network.hosts;
+    question.network = network.reachesNetwork();
     question.instanceId = m_config.instanceId;
     question.mode = m_mode;
     question.waitSec = m_policies.approvalTimeoutSec;

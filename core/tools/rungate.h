@@ -41,30 +41,33 @@ public:
     // `admitted` is called once, unless the call is cancelled or gone first: with the request to
     // run (its timeout may be capped by the policy) or with a refusal, the text of an isError
     // result that names the policy.
+    // The request goes on with its network decided (ExecutionRequest::network, from the server's
+    // settings, the caller's policy and `askedHosts`, the call's `network` as
+    // SandboxTools::parseNetwork read it), unless it has one (a session's run: its session's).
     using Admitted = std::function<void(const ExecutionRequest &request, const QString &refusal)>;
-    void admit(ToolCall *call, const ExecutionRequest &request, const Admitted &admitted);
+    void admit(ToolCall *call, const ExecutionRequest &request,
+               const std::optional<QStringList> &askedHosts, const Admitted &admitted);
 
     // For what starts no program itself (create_session without libraries: its runs pass
     // admit() each): the policy's rules and a refusing policy, without asking anyone. Empty when
     // it may go ahead. A session's libraries are installed at once, so they pass admit().
     // `egress` as in AssistantPolicy::check: the session's network as asked, set to what it
-    // gets.
+    // gets under the policy (then networkFor()).
     QString screen(const QString &client, const QString &language, int timeoutSec,
                    const QStringList &libraries,
                    std::optional<QStringList> *egress = nullptr) const;
+    // The network of what `client` starts with `askedHosts` (as screen() left them): decided
+    // under its policy (RunNetwork::decide), for a session without libraries to install.
+    RunNetwork networkFor(const QString &client,
+                          const std::optional<QStringList> &askedHosts) const;
 
     // A connection of a running program to a host beyond its list, held by the egress gateway
-    // because the caller's policy asks for other hosts (ExecutionRequest::askOtherHosts): the
+    // because the caller's policy asks for other hosts (RunNetwork::askOtherHosts): the
     // window is asked, as for a run, with the same deadline (one question for the run's
     // connections to one host and port held at once). `verdict` is called once: allowed (with
     // the pattern the run may reach from now on, for "always") or not — at once when no window
     // is open, when nobody answers in time, or when the run or the call ends first.
     using HostVerdict = std::function<void(bool allow, const QString &widenTo)>;
-    // What `client`'s policy requires of the runtime (AssistantPolicy::isolation).
-    QString isolationOf(const QString &client) const;
-    // Whether runs of `client` with this allow-list (ExecutionRequest::egress) ask for other
-    // hosts: its policy says so, and they have a list (a gateway) to go beyond.
-    bool asksOtherHosts(const QString &client, const std::optional<QStringList> &egress) const;
     void askHost(ToolCall *call, Execution *execution, const QString &host, int port,
                  const HostVerdict &verdict);
 

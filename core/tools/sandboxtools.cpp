@@ -10,6 +10,7 @@
 #include "protocolera.h"
 #include "rungate.h"
 #include "runstopreason.h"
+#include "runwording.h"
 #include "sandboxbackend.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
@@ -33,34 +34,6 @@
 #include <memory>
 
 namespace {
-QString describeNetwork(const SandboxConfig &c)
-{
-    // The program must know to use the proxy: the variables are what HTTP libraries read.
-    const QStringList hosts = c.reachableHosts();
-    if (!hosts.isEmpty()) {
-        QString text = QStringLiteral("network only to %1 (over HTTP/HTTPS through the proxy "
-                                      "that HTTPS_PROXY and HTTP_PROXY name; names resolve only "
-                                      "there; other hosts are refused)")
-                           .arg(hosts.join(QStringLiteral(", ")));
-        // The model writes the code: it must know that these variables are to be used as keys,
-        // and that printing one shows only a placeholder.
-        if (c.bindsSecrets()) {
-            QStringList bound;
-            for (const SandboxSpec::Secret &s : c.secrets)
-                bound.append(
-                    QStringLiteral("%1 (for %2)").arg(s.name, s.hosts.join(QStringLiteral(", "))));
-            text += QStringLiteral(", and keys bound to hosts: the environment variables %1 hold "
-                                   "placeholders that the proxy replaces with the real keys in "
-                                   "requests to those hosts only (in headers or the URL), so use "
-                                   "them as the keys there")
-                        .arg(bound.join(QStringLiteral(", ")));
-        }
-        return text;
-    }
-    return c.network ? QStringLiteral("no network (network enabled by the operator)")
-                     : QStringLiteral("no network");
-}
-
 ExecutionRequest request(const QString &language, const QJsonObject &args)
 {
     ExecutionRequest r;
@@ -294,117 +267,6 @@ QString preinstalledOf(const SandboxService &sandbox, const QString &language)
 }
 } // namespace
 
-QJsonObject SandboxTools::executionOutputSchema()
-{
-    return ToolSchemas::fragment(QStringLiteral("execution_output"));
-}
-
-QString SandboxTools::formatText(const ExecutionResult &r, const QString &printHint)
-{
-    if (!r.error.isEmpty())
-        return QStringLiteral("Sandbox error: %1").arg(r.error);
-    QString text = QString::fromUtf8(r.stdoutData);
-    const auto section = [&text](const QString &s) {
-        if (!text.isEmpty() && !text.endsWith(u'\n'))
-            text += u'\n';
-        text += s;
-    };
-    if (r.stdoutTruncated)
-        section(QStringLiteral("[stdout truncated]\n"));
-    if (!r.stderrData.isEmpty()) {
-        section(QStringLiteral("[stderr]\n") + QString::fromUtf8(r.stderrData));
-        if (r.stderrTruncated)
-            section(QStringLiteral("[stderr truncated]\n"));
-    }
-    if (r.cancelled && !r.cancelReason.isEmpty())
-        section(QStringLiteral("[cancelled: %1]").arg(r.cancelReason));
-    else if (r.cancelled)
-        section(QStringLiteral("[cancelled: the program was stopped]"));
-    else if (r.compileError)
-        section(QStringLiteral("[compilation failed (exit code %1): the program did not run]")
-                    .arg(r.exitCode));
-    else if (r.timedOut)
-        section(
-            QStringLiteral("[timed out after %1 s: the program was stopped]").arg(r.timeoutSec));
-    else if (r.outOfMemory)
-        section(QStringLiteral("[exit code %1: killed for exceeding the sandbox's memory limit]")
-                    .arg(r.exitCode));
-    else if (r.exitCode == 137)
-        section(QStringLiteral("[exit code 137: killed (SIGKILL)]"));
-    else if (r.exitCode != 0)
-        section(QStringLiteral("[exit code %1]").arg(r.exitCode));
-    QStringList returned;
-    for (const OutputFile &f : r.files)
-        if (f.included)
-            returned.append(f.kind == OutputFile::Kind::Plot
-                                ? QStringLiteral("figure %1").arg(f.name)
-                                : f.name);
-    if (!returned.isEmpty())
-        section(QStringLiteral("[returned: %1]").arg(returned.join(QStringLiteral(", "))));
-    for (const QString &note : r.notes)
-        section(QStringLiteral("[note: %1]").arg(note));
-    // Each refused (and each unreachable) host once, with why, so the assistant can tell the
-    // user what to allow or what failed.
-    for (const NetworkAttempt::Verdict verdict :
-         {NetworkAttempt::Verdict::Refused, NetworkAttempt::Verdict::Failed}) {
-        const QStringList hosts = r.connectionsWith(verdict);
-        if (!hosts.isEmpty())
-            section(
-                QStringLiteral("[network %1: %2]")
-                    .arg(ExecutionResult::verdictName(verdict), hosts.join(QStringLiteral(", "))));
-    }
-    if (text.isEmpty())
-        text = printHint.isEmpty()
-                   ? QStringLiteral("No output.")
-                   : QStringLiteral("No output — did you forget to %1?").arg(printHint);
-    return text;
-}
-
-QJsonObject SandboxTools::toolResult(const ExecutionResult &r, const QString &printHint,
-                                     bool jsonText)
-{
-    const QJsonObject structured = r.toJson();
-    const QString text =
-        jsonText && r.error.isEmpty()
-            ? QString::fromUtf8(QJsonDocument(structured).toJson(QJsonDocument::Compact))
-            : formatText(r, printHint);
-    QJsonArray content{ToolCall::textContent(text)};
-    for (const OutputFile &f : r.files) {
-        if (!f.included)
-            continue;
-        const bool image =
-            f.kind == OutputFile::Kind::Plot ||
-            (f.mimeType.startsWith(QStringLiteral("image/")) && f.mimeType != u"image/svg+xml");
-        if (image) {
-            content.append(QJsonObject{
-                {QStringLiteral("type"), QStringLiteral("image")},
-                {QStringLiteral("data"), QString::fromLatin1(f.data.toBase64())},
-                {QStringLiteral("mimeType"),
-                 f.kind == OutputFile::Kind::Plot ? QStringLiteral("image/png") : f.mimeType}});
-            continue;
-        }
-        // Text when it decodes as UTF-8 without NULs; everything else as a base64 blob.
-        // Stateless: a character cut off at the end is an error, not held back for more input.
-        QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
-        const QString decoded = utf8.decode(f.data);
-        QJsonObject resource{
-            {QStringLiteral("uri"), QStringLiteral("sandbox://outputs/") +
-                                        QString::fromLatin1(QUrl::toPercentEncoding(f.name, "/"))},
-            {QStringLiteral("mimeType"), f.mimeType}};
-        if (!utf8.hasError() && !f.data.contains('\0'))
-            resource.insert(QStringLiteral("text"), decoded);
-        else
-            resource.insert(QStringLiteral("blob"), QString::fromLatin1(f.data.toBase64()));
-        content.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("resource")},
-                                   {QStringLiteral("resource"), resource}});
-    }
-    QJsonObject out{{QStringLiteral("content"), content},
-                    {QStringLiteral("structuredContent"), structured}};
-    if (!r.succeeded())
-        out.insert(QStringLiteral("isError"), true);
-    return out;
-}
-
 bool SandboxTools::parseFiles(const QJsonArray &files, const QString &programFile,
                               ExecutionRequest *request, QString *error)
 {
@@ -462,11 +324,12 @@ QString SandboxTools::parseNetwork(const QJsonObject &args, const SandboxConfig 
         return QString();
     const QString hosts = asked.join(QStringLiteral(", "));
     // The allow-list and the hosts of the bound secrets.
-    const QStringList reachable = config.reachableHosts();
+    const RunNetwork server = RunNetwork::decide(config);
+    const QStringList reachable = server.reachableHosts();
     if (!reachable.isEmpty()) {
         const QString beyond = EgressList::uncovered(asked, reachable);
         // Named by the options that made the list.
-        const QString source = !config.bindsSecrets()    ? QStringLiteral("--egress")
+        const QString source = !server.bindsSecrets()    ? QStringLiteral("--egress")
                                : config.egress.isEmpty() ? QStringLiteral("--secret")
                                                          : QStringLiteral("--egress and --secret");
         if (!beyond.isEmpty())
@@ -485,31 +348,6 @@ QString SandboxTools::parseNetwork(const QJsonObject &args, const SandboxConfig 
         .arg(hosts);
 }
 
-QString SandboxTools::describeLimits(const SandboxConfig &c)
-{
-    return QStringLiteral("Each run gets a fresh container: %1, %2 MiB memory, %3 CPU, "
-                          "read-only system files (write under /sandbox or /tmp), default timeout "
-                          "%4 s.")
-        .arg(describeNetwork(c))
-        .arg(c.memoryBytes / (1024 * 1024))
-        .arg(c.cpus)
-        .arg(c.defaultTimeoutSec);
-}
-
-QJsonObject SandboxTools::networkFragment(const SandboxConfig &config)
-{
-    const QString without =
-        !config.reachableHosts().isEmpty()
-            ? QStringLiteral("this server's allow-list, %1; ask only for hosts within it")
-                  .arg(config.reachableHosts().join(QStringLiteral(", ")))
-        : config.network
-            ? QStringLiteral("the open network (this server gives runs network access)")
-            : QStringLiteral("no network (this server allows no hosts: a call that asks for one "
-                             "is refused)");
-    return ToolSchemas::fragment(QStringLiteral("network"),
-                                 {{QStringLiteral("network_default"), without}});
-}
-
 struct SandboxTools::RunContext
 {
     SandboxService *sandbox;
@@ -525,33 +363,36 @@ void SandboxTools::runCode(const RunContext &context, ToolCall *call, const Exec
     // A host that renders the run view follows the run from now on, approval included.
     if (ProtocolEra::declaresUi(call->clientCapabilities()))
         context.live->add(call, request.language, request.code);
-    const QString refused =
-        parseNetwork(call->arguments(), context.sandbox->config(), &request.egress);
+    std::optional<QStringList> hosts;
+    const QString refused = parseNetwork(call->arguments(), context.sandbox->config(), &hosts);
     if (!refused.isEmpty()) {
         call->finishWithError(refused);
         return;
     }
     const QString sessionId = call->arguments().value(u"session_id").toString();
-    if (request.egress && !sessionId.isEmpty()) {
+    if (hosts && !sessionId.isEmpty()) {
         call->finishWithError(QStringLiteral("A session's network is its own, chosen when it "
                                              "was created: call without network in a session."));
         return;
     }
-    // A call in a session runs with the session's hosts: the policy checks those, and the
-    // approval shows them (a call that is not the caller's own session is refused later).
+    // A call in a session runs with the session's network: the policy checks it, and the
+    // approval shows it (a call that is not the caller's own session is refused later).
     if (!sessionId.isEmpty() && context.sessions) {
         const SessionAdmission session =
             context.sessions->admit(sessionId, call->owner(), nullptr, false);
         if (session.admitted())
-            request.egress = session.session->egress();
+            request.network = session.session->network();
     }
     if (!context.gate) {
+        // No policies: the server's settings and the call decide.
+        if (!request.network)
+            request.network = RunNetwork::decide(context.sandbox->config(), hosts);
         startRun(context, call, request, jsonText);
         return;
     }
     const RunContext c = context;
     context.gate->admit(
-        call, request,
+        call, request, hosts,
         [c, call, jsonText](const ExecutionRequest &admitted, const QString &refusal) {
             if (!refusal.isEmpty())
                 call->finishWithError(refusal);
@@ -590,10 +431,6 @@ void SandboxTools::startRun(const RunContext &context, ToolCall *call,
         }
         request.sessionId = sessionId;
         request.session = verdict.session;
-        // Its sandbox reaches what the session chose, and asks as the session was told to when
-        // it was created: the request says so too, for the journal and the connection questions.
-        request.egress = verdict.session->egress();
-        request.askOtherHosts = verdict.session->asksOtherHosts();
         execution = sessions->execute(request);
     } else {
         execution = sandbox.execute(request);
@@ -601,7 +438,7 @@ void SandboxTools::startRun(const RunContext &context, ToolCall *call,
     context.live->started(call, execution);
     call->progress(QStringLiteral("starting a %1 sandbox").arg(language));
     followRun(context, call, execution, lang ? lang->printHint : QString(), jsonText,
-              request.askOtherHosts);
+              execution->request().network && execution->request().network->askOtherHosts);
 }
 
 void SandboxTools::followRun(const RunContext &context, ToolCall *call, Execution *execution,
@@ -635,7 +472,7 @@ void SandboxTools::followRun(const RunContext &context, ToolCall *call, Executio
     const QString viewId = context.live->idOf(call);
     QObject::connect(execution, &Execution::finished, call,
                      [call, hint, jsonText, viewId](const ExecutionResult &r) {
-                         QJsonObject result = toolResult(r, hint, jsonText);
+                         QJsonObject result = RunWording::toolResult(r, hint, jsonText);
                          // For the run view only (hosts without it get today's result): what
                          // the window shows beside the exit code.
                          if (!viewId.isEmpty())
@@ -669,8 +506,8 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
 {
     const SandboxConfig &config = sandbox.config();
     const ToolSchemas::Values values{
-        {QStringLiteral("limits"), describeLimits(config)},
-        {QStringLiteral("execution_output"), executionOutputSchema()},
+        {QStringLiteral("limits"), RunWording::describeLimits(config)},
+        {QStringLiteral("execution_output"), RunWording::executionOutputSchema()},
         {QStringLiteral("session_id"),
          sessions ? QJsonValue(ToolSchemas::fragment(QStringLiteral("session_id")))
                   : QJsonValue(QJsonValue::Undefined)},
@@ -681,7 +518,7 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
         {QStringLiteral("max_timeout"), config.maxTimeoutSec},
         {QStringLiteral("default_timeout"), config.defaultTimeoutSec},
         {QStringLiteral("engine"), ToolSchemas::fragment(QStringLiteral("engine"))},
-        {QStringLiteral("network"), networkFragment(config)},
+        {QStringLiteral("network"), RunWording::networkFragment(config)},
         {QStringLiteral("libraries_description"),
          ToolSchemas::file(QStringLiteral("execute_code"))
              .value(u"librariesDescription")

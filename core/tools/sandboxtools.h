@@ -23,7 +23,8 @@ struct Language;
 
 // The product's tools and resources, with the names and arguments of the projects users move
 // from: run_python_code and run_javascript_code (code-sandbox-mcp), execute_code,
-// get_supported_languages and get_language_details (llm-sandbox).
+// get_supported_languages and get_language_details (llm-sandbox). The run flow: a call's
+// arguments, the gate, the run and its progress; what the results say is RunWording's.
 class SandboxTools
 {
 public:
@@ -32,11 +33,6 @@ public:
     static void registerAll(McpServer &server, SandboxService &sandbox,
                             SessionManager *sessions = nullptr, RunGate *gate = nullptr);
 
-    // The text a model reads: stdout as is; stderr, exit status, timeout and truncation labelled.
-    static QString formatText(const ExecutionResult &result, const QString &printHint);
-    static QJsonObject toolResult(const ExecutionResult &result, const QString &printHint,
-                                  bool jsonText);
-    static QJsonObject executionOutputSchema();
     // execute_code's `files` argument as input files; false with `error` set when a path escapes
     // the workdir, a path repeats, or base64 content does not decode.
     static bool parseFiles(const QJsonArray &files, const QString &programFile,
@@ -46,11 +42,6 @@ public:
     // allow-list, or any host on a server without network. Empty when it may.
     static QString parseNetwork(const QJsonObject &args, const SandboxConfig &config,
                                 std::optional<QStringList> *egress);
-    // The tools' `network` argument, saying what a call gets without it on this server.
-    static QJsonObject networkFragment(const SandboxConfig &config);
-    // What every run gets on this server, for the run tools' descriptions: its network (the
-    // hosts, the bound secrets' variables), memory, CPU, timeout.
-    static QString describeLimits(const SandboxConfig &config);
 
 private:
     // registerAll's parts; `values` fills the schema files' placeholders.

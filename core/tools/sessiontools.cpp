@@ -3,6 +3,7 @@
 #include "mcpserver.h"
 #include "mcpsession.h"
 #include "rungate.h"
+#include "runwording.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
 #include "sandboxtools.h"
@@ -40,18 +41,17 @@ QJsonObject result(const QString &text, const QJsonObject &structured)
             {QStringLiteral("structuredContent"), structured}};
 }
 
-// Starts the session's sandbox (installing its libraries first) and answers once it is ready.
+// Starts the session's sandbox (installing its libraries first) with its network as decided,
+// and answers once it is ready.
 void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QStringList &libs,
-                  const std::optional<QStringList> &egress, bool askOtherHosts,
-                  const QString &isolation = {},
-                  const std::optional<QStringList> &secrets = std::nullopt)
+                  const RunNetwork &network)
 {
     const QJsonObject args = call->arguments();
     QPointer<ToolCall> guard(call);
     call->progress(QStringLiteral("starting the session's sandbox"));
     sm->create(
         call->owner(), args.value(u"language").toString(QStringLiteral("python")), libs,
-        args.value(u"timeout").toInt(0), egress, askOtherHosts, isolation, secrets,
+        args.value(u"timeout").toInt(0), network,
         [guard](const QString &message) {
             if (guard)
                 guard->progress(message);
@@ -92,7 +92,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
         return;
     }
     if (!gate) {
-        startSession(sm, idleSec, call, libs, egress, false);
+        startSession(sm, idleSec, call, libs, RunNetwork::decide(sm->sandbox()->config(), egress));
         return;
     }
     const QString asked = args.value(u"language").toString(QStringLiteral("python"));
@@ -110,15 +110,12 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
     // Nothing to install, or nothing this server would install (create() says why): no question.
     if (libs.isEmpty() || !language ||
         !sm->sandbox()->librariesRefusal(*language, libs).isEmpty()) {
-        startSession(sm, idleSec, call, libs, egress,
-                     gate->asksOtherHosts(call->clientName(), egress),
-                     gate->isolationOf(call->clientName()));
+        startSession(sm, idleSec, call, libs, gate->networkFor(call->clientName(), egress));
         return;
     }
     QPointer<ToolCall> guard(call);
-    install.egress = egress;
     gate->admit(
-        call, install,
+        call, install, egress,
         [sm, idleSec, guard, libs](const ExecutionRequest &admitted, const QString &refusal) {
             if (!guard)
                 return;
@@ -131,8 +128,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
                                                       "nothing was installed."));
                 return;
             }
-            startSession(sm, idleSec, guard, libs, admitted.egress, admitted.askOtherHosts,
-                         admitted.isolation, admitted.secrets);
+            startSession(sm, idleSec, guard, libs, *admitted.network);
         });
 }
 } // namespace
@@ -184,7 +180,7 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions, RunG
         {QStringLiteral("language_names"),
          QJsonArray::fromStringList(sandbox->languages().names())},
         {QStringLiteral("max_timeout"), sandbox->config().maxTimeoutSec},
-        {QStringLiteral("network"), SandboxTools::networkFragment(sandbox->config())}};
+        {QStringLiteral("network"), RunWording::networkFragment(sandbox->config())}};
 
     ToolDefinition create = ToolSchemas::tool(QStringLiteral("create_session"), values);
     create.handler = [sm, idleSec, gate](ToolCall *call) {

@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { DOCKER, sleep, startClient, testNoContainersLeft, textOf } from './helpers.mjs';
@@ -129,6 +132,49 @@ describe('an allow-list server (--egress)', () => {
         const [first] = result.structuredContent.network ?? [];
         assert.equal(first?.host, 'registry.npmjs.org', JSON.stringify(result.structuredContent));
         assert.notEqual(first.rule, 'not on the allow-list', JSON.stringify(first));
+    });
+});
+
+// A run's network is decided once, from the server, the caller's policy and the call, and a
+// session's when it is created: a policy that gives its runs none of the server's bound secrets
+// holds for a session without libraries as for a run (the session's sandbox once got them all).
+describe('a policy that gives no secret (--secret)', () => {
+    let server;
+    let settings;
+    const SHOW_KEY = "import os\nprint(repr(os.environ.get('API_KEY')))";
+    before(async () => {
+        settings = mkdtempSync(join(tmpdir(), 'cs-e2e-secrets-'));
+        mkdirSync(join(settings, 'code-sandbox'));
+        const policies = JSON.stringify({ default: { action: 'run', secrets: [] } });
+        writeFileSync(join(settings, 'code-sandbox', 'code-sandbox.conf'),
+            `[assistants]\npolicies="${policies.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"\n`);
+        server = await startClient({
+            args: ['--stdio', '--pool', '0', '--secret', 'API_KEY=CS_E2E_API_KEY@api.example.test'],
+            env: { CS_E2E_API_KEY: 'sk-e2e-not-given', XDG_CONFIG_HOME: settings, XDG_DATA_HOME: settings },
+        });
+    });
+    after(async () => {
+        await server?.client.close();
+        rmSync(settings, { recursive: true, force: true });
+    });
+    const call = (args) => server.client.callTool({ name: 'run_python_code', arguments: args },
+        undefined, { timeout: 120_000 });
+
+    test('a run has neither the secret nor its placeholder', { timeout: 120_000 }, async () => {
+        const result = await call({ code: SHOW_KEY });
+        assert.ok(!result.isError, textOf(result));
+        assert.equal(result.structuredContent.stdout.trim(), 'None');
+    });
+
+    test('nor has a session without libraries', { timeout: 120_000 }, async () => {
+        const created = await server.client.callTool({ name: 'create_session', arguments: { language: 'python' } },
+            undefined, { timeout: 120_000 });
+        assert.ok(!created.isError, textOf(created));
+        const id = created.structuredContent.session_id;
+        const result = await call({ code: SHOW_KEY, session_id: id });
+        assert.ok(!result.isError, textOf(result));
+        assert.equal(result.structuredContent.stdout.trim(), 'None');
+        await server.client.callTool({ name: 'close_session', arguments: { session_id: id } });
     });
 });
 

@@ -11,6 +11,7 @@
 #include "execution.h"
 #include "executionrequest.h"
 #include "leftoversweeper.h"
+#include "runnetwork.h"
 #include "sandboxservice.h"
 #include "sandboxsite.h"
 #include "sandboxspec.h"
@@ -324,7 +325,8 @@ private Q_SLOTS:
         QVERIFY(service.pool());
         service.pool()->setRetryDelayMs(200);
         const Language &py = *service.languages().find(QStringLiteral("python"));
-        const SandboxSpec spec = SandboxSpec::forRun(py, py.image, service.config());
+        const SandboxSpec spec = SandboxSpec::forRun(py, py.image, service.config(),
+                                                     RunNetwork::decide(service.config()));
         service.warmUp();
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 1, 30000);
 

@@ -8,6 +8,7 @@
 #include "enginetestcase.h"
 #include "execution.h"
 #include "imagescripts.h"
+#include "runnetwork.h"
 #include "sandboxservice.h"
 #include "sandboxsite.h"
 #include "sandboxspec.h"
@@ -58,7 +59,8 @@ private:
     SandboxSpec pythonSpec(const SandboxService &service)
     {
         const Language *python = service.languages().find(QStringLiteral("python"));
-        return SandboxSpec::forRun(*python, python->image, service.config());
+        return SandboxSpec::forRun(*python, python->image, service.config(),
+                                   RunNetwork::decide(service.config()));
     }
 
     ExecutionResult run(SandboxService &service, const QString &code)
@@ -120,7 +122,8 @@ private:
     SandboxSpec specFor(const SandboxService &service, const QString &language)
     {
         const Language *l = service.languages().find(language);
-        return SandboxSpec::forRun(*l, l->image, service.config());
+        return SandboxSpec::forRun(*l, l->image, service.config(),
+                                   RunNetwork::decide(service.config()));
     }
 
     // Runs `code` in the instance's one warm `language` sandbox once it is the only sandbox of

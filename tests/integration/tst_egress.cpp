@@ -7,6 +7,7 @@
 // world.test and other.test through the gateway's test-only name map (this machine has no
 // internet), which the test passes through EgressGateway::kTestHostsVar.
 
+#include "assistantpolicy.h"
 #include "containerpool.h"
 #include "containersapi.h"
 #include "dockerbackend.h"
@@ -18,6 +19,7 @@
 #include "execution.h"
 #include "hosttrustprograms.h"
 #include "networksapi.h"
+#include "runnetwork.h"
 #include "sandboxservice.h"
 #include "sandboxsession.h"
 #include "sessionmanager.h"
@@ -149,7 +151,7 @@ private Q_SLOTS:
         const QString program = QString::fromLatin1(kReachProgram).arg(port(), m_address);
         const auto run = [&](const std::optional<QStringList> &egress) {
             ExecutionRequest request(QStringLiteral("python"), program, 40);
-            request.egress = egress;
+            request.network = RunNetwork::decide(service.config(), egress);
             const ExecutionResult r = resultOf(service.execute(request), 120 * 1000);
             return QJsonDocument::fromJson(r.stdoutData).object();
         };
@@ -171,7 +173,7 @@ private Q_SLOTS:
                            "except OSError: print('no route')\n")
                 .arg(m_address, port()),
             40);
-        none.egress = QStringList();
+        none.network = RunNetwork::decide(service.config(), QStringList());
         const ExecutionResult r = resultOf(service.execute(none), 120 * 1000);
         QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("None\nno route\n"));
         shutDown(service, engine);
@@ -192,10 +194,15 @@ private Q_SLOTS:
         const auto start = [&](bool askOtherHosts) {
             QPointer<SandboxSession> session;
             bool done = false;
+            // As RunGate decides it for a caller whose policy asks for other hosts, or not.
+            AssistantPolicy policy;
+            policy.otherHosts = askOtherHosts ? AssistantPolicy::OtherHosts::Ask
+                                              : AssistantPolicy::OtherHosts::Refuse;
             sessions.create(
                 QStringLiteral("owner"), QStringLiteral("python"), {}, 0,
-                QStringList{QStringLiteral("other.test:") + port()}, askOtherHosts, QString(),
-                std::nullopt, [](const QString &) {},
+                RunNetwork::decide(service.config(),
+                                   QStringList{QStringLiteral("other.test:") + port()}, &policy),
+                [](const QString &) {},
                 [&](SandboxSession *s, const QString &why) {
                     session = s;
                     error = why;
@@ -330,7 +337,8 @@ private Q_SLOTS:
         SandboxService service(&backend, LanguageRegistry::builtIn(), config);
         service.warmUp();
         const Language *python = service.languages().find(QStringLiteral("python"));
-        const SandboxSpec warm = SandboxSpec::forRun(*python, python->image, service.config());
+        const SandboxSpec warm = SandboxSpec::forRun(*python, python->image, service.config(),
+                                                     RunNetwork::decide(service.config()));
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(warm), 1, 60000);
         const int takes = service.pool()->warmTakes();
         m_tlsWorld.requests.clear();
@@ -352,7 +360,7 @@ private Q_SLOTS:
 
         ExecutionRequest none(QStringLiteral("python"),
                               QString::fromLatin1(kHostTrustProgram).arg(tlsPort()), 40);
-        none.egress = QStringList();
+        none.network = RunNetwork::decide(service.config(), QStringList());
         const QJsonObject cut =
             QJsonDocument::fromJson(resultOf(service.execute(none), 120 * 1000).stdoutData)
                 .object();
@@ -432,7 +440,8 @@ private Q_SLOTS:
                                egressConfig({QStringLiteral("world.test:") + port()}));
         service.warmUp();
         const Language *python = service.languages().find(QStringLiteral("python"));
-        const SandboxSpec warm = SandboxSpec::forRun(*python, python->image, service.config());
+        const SandboxSpec warm = SandboxSpec::forRun(*python, python->image, service.config(),
+                                                     RunNetwork::decide(service.config()));
         const QString fetch = QString::fromLatin1(kFetchProgram).arg(port());
         QCOMPARE(runJson(service, fetch).value(u"got").toString(),
                  QStringLiteral("hello world.test:%1 /x").arg(port()));
@@ -474,7 +483,10 @@ private Q_SLOTS:
         SandboxService service(&backend, LanguageRegistry::builtIn(), config);
         ExecutionRequest request(QStringLiteral("python"),
                                  QString::fromLatin1(kAskedProgram).arg(port()), 60);
-        request.askOtherHosts = true;
+        // As RunGate decides it for a caller whose policy asks for other hosts.
+        AssistantPolicy asking;
+        asking.otherHosts = AssistantPolicy::OtherHosts::Ask;
+        request.network = RunNetwork::decide(service.config(), std::nullopt, &asking);
         Execution *execution = service.execute(request);
         QStringList asked;
         connect(execution, &Execution::connectionHeld, this,

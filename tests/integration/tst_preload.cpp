@@ -9,6 +9,7 @@
 #include "engineclient.h"
 #include "enginetestcase.h"
 #include "execution.h"
+#include "runnetwork.h"
 #include "sandboxservice.h"
 #include "sandboxspec.h"
 
@@ -44,7 +45,8 @@ private:
     void waitWarm(SandboxService &service, int moreMs = 8000)
     {
         const Language *language = service.languages().find(m_language);
-        const SandboxSpec spec = SandboxSpec::forRun(*language, language->image, service.config());
+        const SandboxSpec spec = SandboxSpec::forRun(*language, language->image, service.config(),
+                                                     RunNetwork::decide(service.config()));
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 1, 60000);
         QTest::qWait(moreMs);
     }

@@ -1,6 +1,7 @@
 // Integration tests against the real container engine: hardening read back from inside the
 // container, timeouts, output caps, environment, archive transfer, and cleanup on every path.
 
+#include "assistantpolicy.h"
 #include "containersapi.h"
 #include "dockerbackend.h"
 #include "engineclient.h"
@@ -11,6 +12,7 @@
 #include "imagesapi.h"
 #include "imagewording.h"
 #include "librarycache.h"
+#include "runnetwork.h"
 #include "sandboxservice.h"
 #include "systemapi.h"
 #include "tararchive.h"
@@ -552,7 +554,9 @@ print(json.dumps(out))
         plain.setRuntime(QString());
         SandboxService other(&plain, LanguageRegistry::builtIn(), makeConfig());
         ExecutionRequest gvisor(QStringLiteral("python"), QStringLiteral("print(1)"), 20);
-        gvisor.isolation = QLatin1String(SandboxSpec::kIsolationGvisor);
+        AssistantPolicy requiring;
+        requiring.isolation = QLatin1String(SandboxSpec::kIsolationGvisor);
+        gvisor.network = RunNetwork::decide(other.config(), std::nullopt, &requiring);
         r = resultOf(other.execute(gvisor), 80000);
         QVERIFY(r.stdoutData.isEmpty());
         QVERIFY2(r.error.contains(podman ? podmanWords : QStringLiteral("has no gVisor runtime")),
@@ -576,7 +580,10 @@ print(json.dumps(out))
                                  QStringLiteral("import os, platform\n"
                                                 "print(platform.release(), os.getuid())"),
                                  20);
-        request.isolation = QLatin1String(SandboxSpec::kIsolationGvisor);
+        // As RunGate decides it for a caller whose policy requires gVisor.
+        AssistantPolicy gvisor;
+        gvisor.isolation = QLatin1String(SandboxSpec::kIsolationGvisor);
+        request.network = RunNetwork::decide(service.config(), std::nullopt, &gvisor);
         ExecutionResult r = resultOf(service.execute(request), 80000);
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         // gVisor's kernel, not the host's; the sandbox's user.

@@ -9,12 +9,14 @@
 // trust store (--install-ca-file), other.test in plain HTTP, and bad.test over TLS with a
 // certificate nobody trusts.
 
+#include "assistantpolicy.h"
 #include "dockerbackend.h"
 #include "egressgateway.h"
 #include "engineclient.h"
 #include "enginetestcase.h"
 #include "execution.h"
 #include "interceptionauthority.h"
+#include "runnetwork.h"
 #include "sandboxservice.h"
 #include "secretprograms.h"
 #include "testcertificates.h"
@@ -208,7 +210,10 @@ private Q_SLOTS:
             ExecutionRequest request(
                 QStringLiteral("python"),
                 QStringLiteral("import os; print(os.environ.get('API_KEY', 'unset')[:19])"), 30);
-            request.secrets = names; // what RunGate sets from the caller's policy
+            // What RunGate decides under a caller's policy that names these.
+            AssistantPolicy policy;
+            policy.secrets = names;
+            request.network = RunNetwork::decide(service.config(), std::nullopt, &policy);
             return resultOf(service.execute(request), 120 * 1000).stdoutData.trimmed();
         };
         QCOMPARE(keyOf(QStringList()), QByteArray("unset"));
@@ -227,7 +232,7 @@ private Q_SLOTS:
         ExecutionRequest request(
             QStringLiteral("python"),
             QStringLiteral("import os; print(repr(os.environ.get('API_KEY')))"), 30);
-        request.egress = QStringList();
+        request.network = RunNetwork::decide(service.config(), QStringList());
         const ExecutionResult r = resultOf(service.execute(request), 120 * 1000);
         QCOMPARE(r.stdoutData.trimmed(), QByteArray("None"));
         shutDown(service, engine);

@@ -18,6 +18,7 @@
 #include "podgateway.h"
 #include "podsapi.h"
 #include "podspec.h"
+#include "runnetwork.h"
 #include "sandboxlayout.h"
 #include "sandboxservice.h"
 #include "secretprograms.h"
@@ -297,7 +298,8 @@ print("done")
                         *backend
                              .runSpec(*LanguageRegistry::builtIn().find(QStringLiteral("python")),
                                       QStringLiteral("code-sandbox/python:latest"),
-                                      service.config(), {}, false)
+                                      service.config(), RunNetwork::decide(service.config()), {},
+                                      false)
                              .spec) > 0,
                     60000);
                 const int takes = pool->warmTakes();

@@ -2,6 +2,7 @@
 // settings file, and approvals crossing the monitor socket, are never trusted).
 #include "approvalrequest.h"
 #include "assistantpolicies.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 
 #include <QJsonArray>
@@ -330,7 +331,7 @@ private Q_SLOTS:
     void noNetworkMeansNoSecret()
     {
         // A server whose runs reach only its secrets' hosts: a policy without network gives its
-        // runs an empty list, which is no network and no secret (SandboxConfig::withEgress).
+        // runs an empty list, which is no network and no secret (RunNetwork::decide).
         AssistantPolicy p;
         p.network = false;
         SandboxConfig config;
@@ -340,14 +341,14 @@ private Q_SLOTS:
         QCOMPARE(p.check(QStringLiteral("python"), &timeout, {}, config, &egress), QString());
         QVERIFY(egress.has_value());
         QCOMPARE(*egress, QStringList());
-        const SandboxConfig run = config.withEgress(egress);
-        QVERIFY(!run.hasNetwork());
+        const RunNetwork run = RunNetwork::decide(config, egress, &p);
+        QVERIFY(!run.reachesNetwork());
         QVERIFY(run.secrets.isEmpty());
         // The same policy with network leaves the run its secrets.
         p.network = true;
         egress.reset();
         QCOMPARE(p.check(QStringLiteral("python"), &timeout, {}, config, &egress), QString());
-        QVERIFY(config.withEgress(egress).bindsSecrets());
+        QVERIFY(RunNetwork::decide(config, egress, &p).bindsSecrets());
     }
 
     void namesTheSecretsItsRunsGet()
@@ -364,15 +365,15 @@ private Q_SLOTS:
         none.secrets = QStringList();
         QCOMPARE(AssistantPolicy::fromJson(none.toJson())->secrets,
                  std::optional<QStringList>(QStringList()));
-        // A run's config keeps only the names its policy gives.
+        // A run's network keeps only the names its policy gives.
         SandboxConfig config;
         config.secrets = {{QStringLiteral("A"), {QStringLiteral("a.example.com")}, "1"},
                           {QStringLiteral("B"), {QStringLiteral("b.example.com")}, "2"}};
-        QCOMPARE(config.withEgress(std::nullopt, false, QString(), p.secrets).secrets.size(), 1);
-        QCOMPARE(config.withEgress(std::nullopt, false, QString(), p.secrets).secrets.first().name,
+        QCOMPARE(RunNetwork::decide(config, std::nullopt, &p).secrets.size(), 1);
+        QCOMPARE(RunNetwork::decide(config, std::nullopt, &p).secrets.first().name,
                  QStringLiteral("B"));
-        QVERIFY(!config.withEgress(std::nullopt, false, QString(), none.secrets).bindsSecrets());
-        QCOMPARE(config.withEgress(std::nullopt).secrets.size(), 2);
+        QVERIFY(!RunNetwork::decide(config, std::nullopt, &none).bindsSecrets());
+        QCOMPARE(RunNetwork::decide(config).secrets.size(), 2);
     }
 
     void askingForOtherHostsKeepsTheListedOnes()

@@ -2,6 +2,7 @@
 #include "calltimeout.h"
 #include "commandline.h"
 #include "httptoken.h"
+#include "runnetwork.h"
 
 #include <QFile>
 #include <QRegularExpression>
@@ -1088,7 +1089,7 @@ void tst_CommandLine::windowSettingsSecrets()
     QCOMPARE(bound(cl), (QStringList{"OPENAI_API_KEY=sk-1@api.openai.com",
                                      "GH_TOKEN=ghp-2@api.github.com,*.githubusercontent.com"}));
     QCOMPARE(cl.missingSecretVars, missing);
-    QVERIFY(cl.config.bindsSecrets());
+    QVERIFY(RunNetwork::decide(cl.config).bindsSecrets());
 
     // --secret wins: none of the settings' is added, none reported missing.
     cl = parse({"--secret", "CLI=CLI_KEY@cli.example.com"}, {"CLI_KEY=c-3"})

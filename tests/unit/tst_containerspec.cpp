@@ -1,6 +1,8 @@
 #include "builtinlanguage.h"
 #include "containerspec.h"
+#include "egressendpoint.h"
 #include "languageregistry.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 #include "sandboxspec.h"
 
@@ -22,7 +24,8 @@ QJsonObject build(const SandboxConfig &config, const QString &language = QString
                   const QString &librariesVolume = QString())
 {
     const Language &l = lang(language);
-    return ContainerSpec::render(SandboxSpec::forRun(l, l.image, config, librariesVolume));
+    return ContainerSpec::render(
+        SandboxSpec::forRun(l, l.image, config, RunNetwork::decide(config), librariesVolume));
 }
 
 SandboxConfig defaultConfig()
@@ -294,11 +297,11 @@ void tst_ContainerSpec::joinEgress()
     config.egress = {QStringLiteral("pypi.org")};
     config.passThroughEnv = {{QStringLiteral("HTTPS_PROXY"), QStringLiteral("http://corp:8080")}};
     const QJsonObject body = build(config);
-    const ContainerSpec::Egress egress{QStringLiteral("code-sandbox-egress-x"),
-                                       QStringLiteral("172.30.0.2"),
-                                       3128,
-                                       QStringLiteral("c0ffee"),
-                                       {}};
+    const EgressEndpoint egress{QStringLiteral("code-sandbox-egress-x"),
+                                QStringLiteral("172.30.0.2"),
+                                3128,
+                                QStringLiteral("c0ffee"),
+                                {}};
     const QJsonObject joined = ContainerSpec::joinEgress(body, egress);
     QCOMPARE(at(joined, {"HostConfig", "NetworkMode"}), QJsonValue("code-sandbox-egress-x"));
     QCOMPARE(joined.value("NetworkDisabled"), QJsonValue(false));
@@ -414,13 +417,16 @@ void tst_ContainerSpec::installContainer()
     // Package install code runs here with network: the operator's secrets stay out (a run of
     // the same config gets them).
     QVERIFY2(!env.join(u' ').contains("hunter2"), qPrintable(env.join(u' ')));
-    QVERIFY(strings(ContainerSpec::render(SandboxSpec::forRun(l, l.image, config)).value("Env"))
+    QVERIFY(strings(ContainerSpec::render(
+                        SandboxSpec::forRun(l, l.image, config, RunNetwork::decide(config)))
+                        .value("Env"))
                 .contains("CS_TEST_SECRET=hunter2"));
     // The rest stays as hardened as a run.
     for (const char *key : {"Memory", "MemorySwap", "NanoCpus", "PidsLimit", "SecurityOpt", "Init",
                             "IpcMode", "Ulimits"})
         QCOMPARE(at(spec, {"HostConfig", key}),
-                 at(ContainerSpec::render(SandboxSpec::forRun(l, l.image, config)),
+                 at(ContainerSpec::render(
+                        SandboxSpec::forRun(l, l.image, config, RunNetwork::decide(config))),
                     {"HostConfig", key}));
     QCOMPARE(at(spec, {"HostConfig", "CapDrop"}), QJsonValue(QJsonArray{"ALL"}));
     QCOMPARE(at(spec, {"HostConfig", "ReadonlyRootfs"}), QJsonValue(true));

@@ -1,6 +1,7 @@
 #include "containerspec.h"
 #include "enginedialect.h"
 #include "languageregistry.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 #include "sandboxspec.h"
 
@@ -35,7 +36,8 @@ QJsonObject pythonSpec(const QStringList &passThrough = {})
         config.passThroughEnv.append({name, QStringLiteral("value")});
     const LanguageRegistry registry = LanguageRegistry::builtIn();
     const Language *python = registry.find(QStringLiteral("python"));
-    return python ? ContainerSpec::render(SandboxSpec::forRun(*python, python->image, config))
+    return python ? ContainerSpec::render(SandboxSpec::forRun(*python, python->image, config,
+                                                              RunNetwork::decide(config)))
                   : QJsonObject();
 }
 

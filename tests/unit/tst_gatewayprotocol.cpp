@@ -130,7 +130,7 @@ protected:
     void finishShutdown() override { shutdownDone(); }
     void writeControl(const QByteArray &bytes) override { written.append(bytes); }
     bool closeControl() override { return true; }
-    ContainerSpec::Egress where() const override
+    EgressEndpoint where() const override
     {
         return {QStringLiteral("net"), QStringLiteral("10.0.0.1"), kPort, {}, {}};
     }
@@ -656,9 +656,8 @@ void TestGatewayProtocol::theServerWritesCommandsAndReadsEvents()
          QStringLiteral("NO_PROXY=localhost,.corp,b\u00fccher.example,a b")}));
     gateway.setInterception("CERT\n", "KEY\n", "TRUST\n");
     bool ready = false;
-    gateway.whenReady({}, this, [&](const ContainerSpec::Egress &, const QString &error) {
-        ready = error.isEmpty();
-    });
+    gateway.whenReady(
+        {}, this, [&](const EgressEndpoint &, const QString &error) { ready = error.isEmpty(); });
     QList<P::NetworkEvent> events;
     connect(&gateway, &EgressGateway::event, this,
             [&](const P::NetworkEvent &event) { events.append(event); });

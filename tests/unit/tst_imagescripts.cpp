@@ -2,6 +2,7 @@
 #include "imagescripts.h"
 #include "language.h"
 #include "languageregistry.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 #include "sandboxspec.h"
 
@@ -20,7 +21,7 @@ QStringList runCommand(const QString &language)
     SandboxConfig config;
     config.instanceId = QStringLiteral("unit");
     const Language &l = lang(language);
-    return SandboxSpec::forRun(l, l.image, config, QString()).command;
+    return SandboxSpec::forRun(l, l.image, config, RunNetwork::decide(config), QString()).command;
 }
 
 // What containers/loaders/image-scripts.sh says the image carries (its label's value).

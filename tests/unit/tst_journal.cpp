@@ -8,6 +8,7 @@
 #include "journal.h"
 #include "languageregistry.h"
 #include "monitorprotocol.h"
+#include "runnetwork.h"
 #include "sandboxbackend.h"
 #include "sandboxconfig.h"
 #include "sandboxcontainer.h"
@@ -189,7 +190,7 @@ private:
     {
         ExecutionRequest request(QStringLiteral("python"), QStringLiteral("call_the_api()"));
         request.source = QStringLiteral("test");
-        request.egress = egress;
+        request.network = RunNetwork::decide(m_sandbox->config(), egress);
         QSignalSpy saved(m_history.get(), &HistoryStore::saved);
         m_sandbox->execute(request);
         if (!QTest::qWaitFor([&] { return finishedEvent().has_value(); }, 10000))

@@ -3,6 +3,7 @@
 #include "languageregistry.h"
 #include "podgateway.h"
 #include "podspec.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 #include "sandboxlayout.h"
 #include "sandboxspec.h"
@@ -45,7 +46,7 @@ SandboxSpec specFor(const SandboxConfig &config = defaultConfig(),
                     const QString &language = QStringLiteral("python"), bool session = false)
 {
     const Language &l = lang(language);
-    return SandboxSpec::forRun(l, l.image, config, {}, session);
+    return SandboxSpec::forRun(l, l.image, config, RunNetwork::decide(config), {}, session);
 }
 
 QJsonObject build(const SandboxConfig &config = defaultConfig(),
@@ -381,7 +382,7 @@ void tst_PodSpec::allowlist()
     QCOMPARE(at(pod, {"metadata", "labels", PodSpec::kLabelNetwork}).toString(), "allowlist");
     QCOMPARE(at(pod, {"spec", "dnsPolicy"}).toString(), "None");
     QCOMPARE(at(pod, {"spec", "dnsConfig", "nameservers"}).toArray(),
-             QJsonArray{ContainerSpec::kNoNameServer});
+             QJsonArray{EgressEndpoint::kNoNameServer});
     const QStringList env = envOf(pod);
     const QString proxy = "http://sandbox:c0ffee@10.96.7.9:3128";
     QCOMPARE(env.filter(QRegularExpression("^HTTPS_PROXY=")), QStringList{"HTTPS_PROXY=" + proxy});

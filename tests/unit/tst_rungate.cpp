@@ -204,6 +204,12 @@ private:
         p.approvalTimeoutSec = waitSec;
         return p;
     }
+    // Whether the admitted run's network, as the gate decided it, holds connections beyond its
+    // list for a person.
+    static bool asksOthers(const Outcome &o)
+    {
+        return o.request.network && o.request.network->askOtherHosts;
+    }
     static ToolCall *call(const QString &client, QObject *parent)
     {
         ToolCall::Context context;
@@ -214,9 +220,10 @@ private:
     }
     static void admit(RunGate &gate, ToolCall *c, Outcome *out,
                       const ExecutionRequest &request = {QStringLiteral("python"),
-                                                         QStringLiteral("print(1)")})
+                                                         QStringLiteral("print(1)")},
+                      const std::optional<QStringList> &hosts = std::nullopt)
     {
-        gate.admit(c, request, [out](const ExecutionRequest &r, const QString &refusal) {
+        gate.admit(c, request, hosts, [out](const ExecutionRequest &r, const QString &refusal) {
             out->decided = true;
             out->request = r;
             out->refusal = refusal;
@@ -450,24 +457,24 @@ private Q_SLOTS:
         Outcome asks;
         admit(withList, call(QStringLiteral("x"), &owner), &asks);
         QVERIFY(asks.decided && asks.refusal.isEmpty());
-        QVERIFY(asks.request.askOtherHosts);
+        QVERIFY(asksOthers(asks));
         // No allow-list (no network, or the open one): no gateway, nothing to hold.
         RunGate without(m_config);
         without.setPolicies(p);
         Outcome none;
         admit(without, call(QStringLiteral("x"), &owner), &none);
-        QVERIFY(!none.request.askOtherHosts);
+        QVERIFY(!asksOthers(none));
         // A call that asked for no network has nothing to ask about either.
         Outcome noNetwork;
-        ExecutionRequest r{QStringLiteral("python"), QStringLiteral("print(1)")};
-        r.egress = QStringList();
-        admit(withList, call(QStringLiteral("x"), &owner), &noNetwork, r);
-        QVERIFY(!noNetwork.request.askOtherHosts);
+        admit(withList, call(QStringLiteral("x"), &owner), &noNetwork,
+              {QStringLiteral("python"), QStringLiteral("print(1)")}, QStringList());
+        QVERIFY(noNetwork.decided && noNetwork.request.network);
+        QVERIFY(!asksOthers(noNetwork));
         p.fallback.otherHosts = AssistantPolicy::OtherHosts::Refuse;
         withList.setPolicies(p);
         Outcome refuses;
         admit(withList, call(QStringLiteral("x"), &owner), &refuses);
-        QVERIFY(!refuses.request.askOtherHosts);
+        QVERIFY(!asksOthers(refuses));
     }
 
     void heldConnectionAllowedOnce()

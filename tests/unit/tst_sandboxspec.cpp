@@ -2,6 +2,7 @@
 #include "egresslist.h"
 #include "languageregistry.h"
 #include "podspec.h"
+#include "runnetwork.h"
 #include "sandboxconfig.h"
 #include "sandboxspec.h"
 
@@ -127,7 +128,7 @@ void tst_SandboxSpec::bodiesAsBefore_data()
         QTest::newRow(qPrintable(name)) << name << body;
     };
     for (const Language &l : registry().all()) {
-        const SandboxSpec run = SandboxSpec::forRun(l, l.image, base());
+        const SandboxSpec run = SandboxSpec::forRun(l, l.image, base(), RunNetwork::decide(base()));
         row(QStringLiteral("docker-run-") + l.name, docker(run));
         row(QStringLiteral("pod-run-") + l.name, pod(run));
     }
@@ -135,15 +136,19 @@ void tst_SandboxSpec::bodiesAsBefore_data()
     const Language &js = lang("javascript");
     const Language &c = lang("c");
     row(QStringLiteral("docker-run-python-loose"),
-        docker(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), loose())));
+        docker(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), loose(),
+                                   RunNetwork::decide(loose()))));
     row(QStringLiteral("docker-run-python-libraries"),
-        docker(SandboxSpec::forRun(py, py.image, base(), QStringLiteral("cs-libs-abc"))));
+        docker(SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base()),
+                                   QStringLiteral("cs-libs-abc"))));
     row(QStringLiteral("docker-run-python-session"),
-        docker(SandboxSpec::forRun(py, py.image, base(), {}, true)));
+        docker(SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base()), {}, true)));
     row(QStringLiteral("docker-run-javascript-libraries-session"),
-        docker(SandboxSpec::forRun(js, js.image, loose(), QStringLiteral("cs-libs-js"), true)));
+        docker(SandboxSpec::forRun(js, js.image, loose(), RunNetwork::decide(loose()),
+                                   QStringLiteral("cs-libs-js"), true)));
     row(QStringLiteral("docker-run-c-libraries-session"),
-        docker(SandboxSpec::forRun(c, c.image, base(), QStringLiteral("cs-libs-c"), true)));
+        docker(SandboxSpec::forRun(c, c.image, base(), RunNetwork::decide(base()),
+                                   QStringLiteral("cs-libs-c"), true)));
 
     // The host's trust store in runs with network: on the open network, and on the allow-list
     // beside a libraries volume (Docker only: a pod has no such mount, KubernetesBackend takes
@@ -151,10 +156,11 @@ void tst_SandboxSpec::bodiesAsBefore_data()
     SandboxConfig hostCa = loose();
     hostCa.installCaBundle = QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
     row(QStringLiteral("docker-run-python-network-ca"),
-        docker(SandboxSpec::forRun(py, py.image, hostCa)));
+        docker(SandboxSpec::forRun(py, py.image, hostCa, RunNetwork::decide(hostCa))));
     hostCa.egress = {QStringLiteral("registry.npmjs.org")};
     row(QStringLiteral("docker-run-javascript-allowlist-ca-libraries"),
-        docker(SandboxSpec::forRun(js, js.image, hostCa, QStringLiteral("cs-libs-js"))));
+        docker(SandboxSpec::forRun(js, js.image, hostCa, RunNetwork::decide(hostCa),
+                                   QStringLiteral("cs-libs-js"))));
 
     SandboxConfig install = loose();
     install.tmpfsBytes = 1024LL * 1024 * 1024;
@@ -171,16 +177,18 @@ void tst_SandboxSpec::bodiesAsBefore_data()
     options.nodeSelector = {{QStringLiteral("pool"), QStringLiteral("sandboxes")},
                             {QStringLiteral("arch"), QStringLiteral("amd64")}};
     row(QStringLiteral("pod-run-python-options"),
-        pod(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), loose(), {}, true),
+        pod(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), loose(),
+                                RunNetwork::decide(loose()), {}, true),
             QStringLiteral("gvisor"), options));
     options.activeDeadlineSeconds = 600;
     row(QStringLiteral("pod-run-python-deadline"),
-        pod(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), base()),
+        pod(SandboxSpec::forRun(py, QStringLiteral("my/python:3"), base(),
+                                RunNetwork::decide(base())),
             QStringLiteral("gvisor"), options));
     SandboxConfig odd = base();
     odd.instanceId = QStringLiteral(
         "Weird Instance/ID with spaces, and a tail long enough to pass sixty-three characters");
-    const SandboxSpec oddRun = SandboxSpec::forRun(py, py.image, odd);
+    const SandboxSpec oddRun = SandboxSpec::forRun(py, py.image, odd, RunNetwork::decide(odd));
     row(QStringLiteral("pod-run-python-odd-instance"), pod(oddRun));
     row(QStringLiteral("docker-run-python-odd-instance"), docker(oddRun));
 }
@@ -199,12 +207,17 @@ void tst_SandboxSpec::keys()
 {
     // The pool keeps sandboxes per key: equal specs share one, any difference makes another.
     const Language &py = lang("python");
-    const SandboxSpec run = SandboxSpec::forRun(py, py.image, base());
-    QCOMPARE(run.key(), SandboxSpec::forRun(py, py.image, base()).key());
-    QVERIFY(run == SandboxSpec::forRun(py, py.image, base()));
-    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, base(), {}, true).key());
-    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, loose()).key());
-    QVERIFY(run.key() != SandboxSpec::forRun(py, QStringLiteral("other:1"), base()).key());
+    const SandboxSpec run = SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base()));
+    QCOMPARE(run.key(),
+             SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base())).key());
+    QVERIFY(run == SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base())));
+    QVERIFY(run.key() !=
+            SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base()), {}, true).key());
+    QVERIFY(run.key() !=
+            SandboxSpec::forRun(py, py.image, loose(), RunNetwork::decide(loose())).key());
+    QVERIFY(run.key() !=
+            SandboxSpec::forRun(py, QStringLiteral("other:1"), base(), RunNetwork::decide(base()))
+                .key());
     SandboxSpec other = run;
     other.runtime = QStringLiteral("runsc");
     QVERIFY(run != other);
@@ -245,7 +258,7 @@ void tst_SandboxSpec::runtime()
 {
     // Room for runtimes: Docker's Runtime, Kubernetes' RuntimeClass; absent when not set.
     const Language &py = lang("python");
-    SandboxSpec spec = SandboxSpec::forRun(py, py.image, base());
+    SandboxSpec spec = SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base()));
     QVERIFY(!docker(spec).value(u"HostConfig").toObject().contains(u"Runtime"));
     spec.runtime = QStringLiteral("runsc");
     QCOMPARE(docker(spec).value(u"HostConfig").toObject().value(u"Runtime").toString(),
@@ -266,21 +279,24 @@ void tst_SandboxSpec::allowlist()
     SandboxConfig config = base();
     config.network = true;
     config.egress = {QStringLiteral("pypi.org"), QStringLiteral("*.example.com:8443")};
-    const SandboxSpec run = SandboxSpec::forRun(py, py.image, config);
+    const SandboxSpec run = SandboxSpec::forRun(py, py.image, config, RunNetwork::decide(config));
     QCOMPARE(run.network, SandboxSpec::Network::Allowlist);
     QCOMPARE(run.egress, config.egress);
-    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, base()).key());
+    QVERIFY(run.key() !=
+            SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base())).key());
     SandboxConfig other = config;
     other.egress = {QStringLiteral("pypi.org")};
-    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, other).key());
-    QCOMPARE(run.key(), SandboxSpec::forRun(py, py.image, config).key());
+    QVERIFY(run.key() != SandboxSpec::forRun(py, py.image, other, RunNetwork::decide(other)).key());
+    QCOMPARE(run.key(),
+             SandboxSpec::forRun(py, py.image, config, RunNetwork::decide(config)).key());
 
     const SandboxSpec install =
         SandboxSpec::forInstall(py, py.image, config, QStringLiteral("cs-libs"));
     QCOMPARE(install.network, SandboxSpec::Network::Allowlist);
     QCOMPARE(install.egress, py.indexHosts);
     QVERIFY(!install.askOtherHosts);
-    QCOMPARE(SandboxSpec::forRun(py, py.image, base()).network, SandboxSpec::Network::None);
+    QCOMPARE(SandboxSpec::forRun(py, py.image, base(), RunNetwork::decide(base())).network,
+             SandboxSpec::Network::None);
 }
 
 void tst_SandboxSpec::installsReachTheirIndex()
@@ -332,7 +348,6 @@ void tst_SandboxSpec::installsReachTheirIndex()
     // The runs' list and asking for other hosts are the runs': an install gets neither.
     config.installEnv.clear();
     config.egress = {QStringLiteral("api.example.com")};
-    config.askOtherHosts = true;
     install = SandboxSpec::forInstall(py, py.image, config, QStringLiteral("v"));
     QVERIFY(!install.egress.contains(QStringLiteral("api.example.com")));
     QVERIFY(!install.askOtherHosts);
@@ -347,7 +362,7 @@ void tst_SandboxSpec::hostTrustStore_data()
     QTest::addColumn<QString>("bundle");
     QTest::addColumn<QString>("libraries");
     QTest::addColumn<bool>("session");
-    QTest::addColumn<bool>("noNetworkCall"); // a call's empty list (SandboxConfig::withEgress)
+    QTest::addColumn<bool>("noNetworkCall"); // a call's empty list (RunNetwork::decide)
     QTest::addColumn<bool>("trusts");        // the run gets the host's trust store
 
     const QString system = QStringLiteral("/etc/ssl/certs/ca-certificates.crt");
@@ -403,9 +418,13 @@ void tst_SandboxSpec::hostTrustStore()
         config.secrets = {{QStringLiteral("API_KEY"), {QStringLiteral("api.example.com")}, "v"}};
     config.installCaBundle = bundle;
     config.passThroughEnv = {{QStringLiteral("API_TOKEN"), QStringLiteral("t")}};
-    if (noNetworkCall)
-        config = config.withEgress(QStringList());
-    const SandboxSpec spec = SandboxSpec::forRun(l, l.image, config, libraries, session);
+    // A call's empty list: no network, and so no secret.
+    const auto networkOf = [noNetworkCall](const SandboxConfig &c) {
+        return RunNetwork::decide(c, noNetworkCall ? std::optional<QStringList>(QStringList())
+                                                   : std::nullopt);
+    };
+    const SandboxSpec spec =
+        SandboxSpec::forRun(l, l.image, config, networkOf(config), libraries, session);
 
     const SandboxSpec::Mount mount{SandboxSpec::Mount::Kind::HostFile, bundle,
                                    QString::fromLatin1(SandboxSpec::kHostTrustStore), true};
@@ -426,10 +445,12 @@ void tst_SandboxSpec::hostTrustStore()
                                         {QStringLiteral("ReadOnly"), true}}));
     }
     // The pool's key: the same for the same config, another for another store.
-    QCOMPARE(spec.key(), SandboxSpec::forRun(l, l.image, config, libraries, session).key());
+    QCOMPARE(spec.key(),
+             SandboxSpec::forRun(l, l.image, config, networkOf(config), libraries, session).key());
     SandboxConfig without = config;
     without.installCaBundle.clear();
-    const SandboxSpec plain = SandboxSpec::forRun(l, l.image, without, libraries, session);
+    const SandboxSpec plain =
+        SandboxSpec::forRun(l, l.image, without, networkOf(without), libraries, session);
     QCOMPARE(spec.key() != plain.key(), trusts);
     // Where sandboxes cannot mount a file of this machine (a pod), taking it out leaves the run
     // as it is without one, in its key and in the pod.

@@ -1,5 +1,6 @@
 #include "executionrequest.h"
 #include "executionresult.h"
+#include "runwording.h"
 #include "sandboxconfig.h"
 #include "sandboxtools.h"
 #include "schemavalidator.h"
@@ -251,7 +252,7 @@ void tst_SandboxTools::formatText()
     QFETCH(QString, printHint);
     QFETCH(QString, text);
 
-    const QString actual = SandboxTools::formatText(result, printHint);
+    const QString actual = RunWording::formatText(result, printHint);
     QCOMPARE(actual, text);
     if (actual.contains(QStringLiteral("[returned: ")))
         QVERIFY(!actual.contains(QStringLiteral("No output")));
@@ -297,11 +298,10 @@ void tst_SandboxTools::toolResult()
     QFETCH(QString, text);
     QFETCH(QJsonValue, exitCode);
 
-    const QJsonObject out = SandboxTools::toolResult(result, QStringLiteral("print()"), jsonText);
+    const QJsonObject out = RunWording::toolResult(result, QStringLiteral("print()"), jsonText);
     const QJsonObject structured = out.value("structuredContent").toObject();
 
-    QCOMPARE(SchemaValidator::validate(SandboxTools::executionOutputSchema(), structured),
-             QString());
+    QCOMPARE(SchemaValidator::validate(RunWording::executionOutputSchema(), structured), QString());
     QCOMPARE(structured.value("exit_code"), exitCode);
     QCOMPARE(structured.value("stdout"), QJsonValue(QString::fromUtf8(result.stdoutData)));
     QCOMPARE(structured.value("stderr"), QJsonValue(QString::fromUtf8(result.stderrData)));
@@ -443,10 +443,9 @@ void tst_SandboxTools::toolResultWithFiles()
     QFETCH(QJsonArray, items);
 
     for (const bool jsonText : {false, true}) {
-        const QJsonObject out =
-            SandboxTools::toolResult(result, QStringLiteral("print()"), jsonText);
+        const QJsonObject out = RunWording::toolResult(result, QStringLiteral("print()"), jsonText);
         const QJsonObject structured = out.value("structuredContent").toObject();
-        QCOMPARE(SchemaValidator::validate(SandboxTools::executionOutputSchema(), structured),
+        QCOMPARE(SchemaValidator::validate(RunWording::executionOutputSchema(), structured),
                  QString());
 
         const QJsonArray content = out.value("content").toArray();
@@ -638,7 +637,7 @@ void tst_SandboxTools::outputSchemaRejectsWrongShapes()
         structured.remove(key);
     else
         structured.insert(key, value);
-    QCOMPARE(SchemaValidator::validate(SandboxTools::executionOutputSchema(), structured), message);
+    QCOMPARE(SchemaValidator::validate(RunWording::executionOutputSchema(), structured), message);
 }
 
 void tst_SandboxTools::networkAttempts()
@@ -660,10 +659,9 @@ void tst_SandboxTools::networkAttempts()
     refused.rule = QStringLiteral("not on the allow-list");
     r.network = {allowed, refused, refused};
 
-    const QJsonObject out = SandboxTools::toolResult(r, QStringLiteral("print()"), false);
+    const QJsonObject out = RunWording::toolResult(r, QStringLiteral("print()"), false);
     const QJsonObject structured = out.value("structuredContent").toObject();
-    QCOMPARE(SchemaValidator::validate(SandboxTools::executionOutputSchema(), structured),
-             QString());
+    QCOMPARE(SchemaValidator::validate(RunWording::executionOutputSchema(), structured), QString());
     const QJsonArray network = structured.value("network").toArray();
     QCOMPARE(network.size(), 3);
     QCOMPARE(network.at(0).toObject(), (QJsonObject{{"host", "pypi.org"},
@@ -680,7 +678,7 @@ void tst_SandboxTools::networkAttempts()
     QCOMPARE(out.value("content").toArray().at(0).toObject().value("text").toString(),
              QStringLiteral("[network refused: evil.example:443 (not on the allow-list)]"));
     // Without attempts there is no key at all (the other modes' answers are unchanged).
-    QVERIFY(!SandboxTools::toolResult(result("", "", 0), QStringLiteral("print()"), false)
+    QVERIFY(!RunWording::toolResult(result("", "", 0), QStringLiteral("print()"), false)
                  .value("structuredContent")
                  .toObject()
                  .contains("network"));
@@ -729,13 +727,13 @@ void tst_SandboxTools::describesTheBoundSecrets()
 {
     SandboxConfig config;
     config.secrets = {{QStringLiteral("OPENAI_API_KEY"), {QStringLiteral("api.openai.com")}, "v"}};
-    const QString text = SandboxTools::describeLimits(config);
+    const QString text = RunWording::describeLimits(config);
     QVERIFY2(text.contains(QStringLiteral("network only to api.openai.com")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("OPENAI_API_KEY (for api.openai.com) hold placeholders")),
              qPrintable(text));
     QVERIFY(!text.contains(u"\"v\""));
     // Without secrets, nothing of them.
-    QVERIFY(!SandboxTools::describeLimits(SandboxConfig()).contains(QStringLiteral("placeholder")));
+    QVERIFY(!RunWording::describeLimits(SandboxConfig()).contains(QStringLiteral("placeholder")));
 }
 
 void tst_SandboxTools::parseNetwork()
@@ -761,7 +759,7 @@ void tst_SandboxTools::parseNetwork()
         QVERIFY2(why.contains(refusal), qPrintable(why));
     }
     // The tools' schema says what a call gets without it, on this very server.
-    const QString described = SandboxTools::networkFragment(config).value("description").toString();
+    const QString described = RunWording::networkFragment(config).value("description").toString();
     QVERIFY2(described.contains(server == u"egress" ? QStringLiteral("*.github.com, pypi.org")
                                 : server == u"secrets"
                                     ? QStringLiteral("allow-list, api.example.com")
