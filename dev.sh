@@ -132,9 +132,9 @@ missing_images() { # IMAGE... -- prints those the engine does not have
     for image in "$@"; do
         if [ "$image" = gateway ]; then
             # Built from other sources (an older checkout): as good as missing, since the server
-            # and the gateway grow one protocol together (build-images.sh: gateway_sources).
-            sources=$(cat "$ROOT"/containers/gateway/*.cpp "$ROOT"/containers/gateway/*.h |
-                sha256sum | cut -c1-16)
+            # and the gateway grow one protocol together (gateway/sources-label.sh, the label
+            # build-images.sh gives it).
+            sources=$("$ROOT"/gateway/sources-label.sh)
             [ "$(as_root docker image inspect --format '{{index .Config.Labels "code-sandbox.sources"}}' \
                 code-sandbox/gateway:latest 2>/dev/null)" = "$sources" ] || echo gateway
             continue

@@ -666,6 +666,23 @@ QString applyStage(Stage stage, const QList<Option> &options, const QCommandLine
     return {};
 }
 
+// The help text under the name the program was started as (code-sandbox-mcp, or code-sandbox
+// whatever folder it is in). QCommandLineParser takes the name from QCoreApplication, which
+// does not exist yet when the command line is parsed ("Usage: <executable_name>"), and would
+// give the whole path if it did.
+QString helpText(const QCommandLineParser &p, const QString &argv0)
+{
+    QString text = p.helpText();
+    const QString name = QFileInfo(argv0).fileName();
+    const QString usage = QStringLiteral("Usage: ");
+    const QString suffix = QStringLiteral(" [options]");
+    const qsizetype eol = text.indexOf(u'\n');
+    if (text.startsWith(usage) && eol > 0 && text.left(eol).endsWith(suffix))
+        text.replace(0, eol,
+                     usage + (name.isEmpty() ? QStringLiteral("code-sandbox") : name) + suffix);
+    return text;
+}
+
 // Where the HTTP token comes from: one of --token, --token-file and --no-auth, else
 // CODE_SANDBOX_TOKEN, else the store (HttpToken).
 QString tokenChoice(const QCommandLineParser &p)
@@ -838,7 +855,7 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
     applyStage(Stage::BeforeHelp, options, p, env, cl);
     if (p.isSet(QStringLiteral("help"))) {
         cl.mode = Mode::Help;
-        cl.message = p.helpText();
+        cl.message = helpText(p, arguments.value(0));
         return cl;
     }
     if (p.isSet(QStringLiteral("version"))) {

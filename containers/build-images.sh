@@ -53,7 +53,7 @@ PY
 
 command -v python3 > /dev/null || { echo "build-images.sh: python3 is needed" >&2; exit 1; }
 read -r -a ALL_IMAGES <<< "$(table images)"
-# Not a language: the allow-list network mode's egress gateway (containers/gateway).
+# Not a language: the allow-list network mode's egress gateway (gateway/, beside containers/).
 GATEWAY_IMAGE=gateway
 ALL_IMAGES+=("$GATEWAY_IMAGE")
 
@@ -668,11 +668,14 @@ build_offline() { # IMAGE TAG
 # statically, so only libc, its loader and OpenSSL's two libraries (the TLS where a secret is
 # added) come from the host; glibc 2.36 resolves names (files,
 # dns) without loading NSS modules. It runs as nobody.
-# What the gateway image is built from, as the label it carries: an image built from other
-# sources (an older checkout) is rebuilt without --force, since the server and the gateway speak a
-# protocol of their own that grows with both.
+# The gateway's sources: its own code (gateway/) and the part it shares with the server
+# (gateway/shared/). What the image is built from is the label it carries
+# (gateway/sources-label.sh): an image built from other sources (an older checkout) is rebuilt
+# without --force, since the server and the gateway speak a protocol of their own that grows with
+# both.
+GATEWAY_DIR=$HERE/../gateway
 gateway_sources() {
-    cat "$HERE"/gateway/*.cpp "$HERE"/gateway/*.h | sha256sum | cut -c1-16
+    "$GATEWAY_DIR/sources-label.sh"
 }
 
 build_gateway() { # TAG
@@ -687,10 +690,11 @@ build_gateway() { # TAG
     root=$tmp/root
     install -d -m 0755 "$root/usr/local/bin" "$root/etc" "$root/tmp"
 
-    step_begin 1 3 "$GATEWAY_IMAGE: compiling containers/gateway"
+    step_begin 1 3 "$GATEWAY_IMAGE: compiling gateway/"
     c++ -std=c++17 -O2 -pthread -static-libstdc++ -static-libgcc -Wl,-z,relro,-z,now -pie -fPIE \
         -fstack-protector-strong -D_FORTIFY_SOURCE=2 -o "$root/usr/local/bin/cs-gateway" \
-        "$HERE"/gateway/*.cpp "$parser" -lssl -lcrypto >> "$LOG" 2>&1
+        -I"$GATEWAY_DIR" -I"$GATEWAY_DIR/shared" "$GATEWAY_DIR"/*.cpp "$GATEWAY_DIR"/shared/*.cpp \
+        "$parser" -lssl -lcrypto >> "$LOG" 2>&1
     step_end
 
     step_begin 2 3 "$GATEWAY_IMAGE: the C library and the files it reads"

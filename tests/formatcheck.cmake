@@ -2,7 +2,7 @@
 file(GLOB_RECURSE sources
     ${ROOT}/app/*.cpp ${ROOT}/app/*.h ${ROOT}/core/*.cpp ${ROOT}/core/*.h
     ${ROOT}/ui/*.cpp ${ROOT}/ui/*.h ${ROOT}/tests/*.cpp ${ROOT}/tests/*.h
-    ${ROOT}/containers/*.cpp ${ROOT}/containers/*.h)
+    ${ROOT}/gateway/*.cpp ${ROOT}/gateway/*.h)
 list(FILTER sources EXCLUDE REGEX "/node_modules/")
 execute_process(COMMAND ${CLANG_FORMAT} --dry-run --Werror ${sources}
     RESULT_VARIABLE rc ERROR_VARIABLE err)

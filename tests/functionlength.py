@@ -17,7 +17,7 @@ import re
 import sys
 
 # The product code: what ships (tests and benchmarks may be longer).
-DIRS = ("app", "core", "ui", "containers/gateway")
+DIRS = ("app", "core", "ui", "gateway")
 # A line before "{" that opens a type or a namespace, not a function.
 NOT_FUNCTION = re.compile(r"^\s*(class|struct|union|enum|namespace|extern)\b|^\s*(template\s*<.*>\s*)?(class|struct)\b")
 

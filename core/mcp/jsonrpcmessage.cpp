@@ -98,6 +98,11 @@ QString JsonRpcMessage::idText(const QJsonValue &id)
     return id.isString() ? u'"' + id.toString() + u'"' : QString::number(id.toDouble(), 'g', 17);
 }
 
+QString JsonRpcMessage::idInUseMessage(const QJsonValue &id)
+{
+    return QStringLiteral("request id %1 is already in use by a request in flight").arg(idText(id));
+}
+
 QJsonObject JsonRpcMessage::makeResult(const QJsonValue &id, const QJsonValue &result)
 {
     return {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},

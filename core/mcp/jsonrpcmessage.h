@@ -41,6 +41,8 @@ struct JsonRpcMessage
     static QString idKey(const QJsonValue &id);
     // An id as a client wrote it, for messages: 7, "abc".
     static QString idText(const QJsonValue &id);
+    // The message of an Invalid Request whose id is that of a request still in flight.
+    static QString idInUseMessage(const QJsonValue &id);
     static JsonRpcMessage fromJson(const QJsonValue &value);
 
     static QJsonObject makeResult(const QJsonValue &id, const QJsonValue &result);

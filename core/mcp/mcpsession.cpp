@@ -4,8 +4,6 @@
 #include "mcplog.h"
 #include "mcptransport.h"
 #include "protocolversion.h"
-#include "schemavalidator.h"
-#include "taskstore.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -17,18 +15,13 @@ const QStringList kLevels = {QStringLiteral("debug"),  QStringLiteral("info"),
                              QStringLiteral("notice"), QStringLiteral("warning"),
                              QStringLiteral("error"),  QStringLiteral("critical"),
                              QStringLiteral("alert"),  QStringLiteral("emergency")};
-
-QString inUse(const QJsonValue &id)
-{
-    return QStringLiteral("request id %1 is already in use by a request in flight")
-        .arg(JsonRpcMessage::idText(id));
-}
 } // namespace
 
 McpSession::McpSession(const McpCatalog *catalog, McpTransport *transport, QObject *parent)
     : QObject(parent), m_catalog(catalog), m_transport(transport), m_tasks(catalog, this),
-      m_id(QUuid::createUuid().toString(QUuid::WithoutBraces))
+      m_id(QUuid::createUuid().toString(QUuid::WithoutBraces)), m_toolCalls(catalog, this)
 {
+    connect(&m_toolCalls, &ToolCallDispatcher::callFinished, this, &McpSession::callFinished);
     transport->setParent(this);
     connect(transport, &McpTransport::messageReceived, this, &McpSession::handle);
     connect(transport, &McpTransport::closed, this, &McpSession::onTransportClosed);
@@ -86,17 +79,12 @@ bool McpSession::declaresTasks(const QJsonValue &id) const
     return it != m_modern.cend() && it->declaresTasks;
 }
 
-bool McpSession::Caller::declaresTasks() const
+void McpSession::forget(const QJsonValue &id)
 {
-    return capabilities.value(u"extensions").toObject().contains(ProtocolEra::kTasksExtension);
+    m_modern.remove(JsonRpcMessage::idKey(id));
 }
 
-bool McpSession::Caller::declaresUi() const
-{
-    return ProtocolEra::declaresUi(capabilities);
-}
-
-McpSession::Caller McpSession::callerOf(const McpMessage &m) const
+McpCaller McpSession::callerOf(const McpMessage &m) const
 {
     if (m.era.isModern())
         return {true, m.era.clientCapabilities(), m.era.clientInfo()};
@@ -149,8 +137,7 @@ QJsonObject McpSession::decorateModern(const QJsonObject &message,
 }
 
 void McpSession::request(const QString &method, const QJsonObject &params,
-                         const QJsonValue &relatedId,
-                         const std::function<void(const QJsonObject &, const QJsonObject &)> &done)
+                         const QJsonValue &relatedId, const ResponseHandler &done)
 {
     const QString id = QStringLiteral("srv-%1").arg(m_nextRequestId++);
     m_outgoing.insert(JsonRpcMessage::idKey(id), done);
@@ -168,7 +155,8 @@ void McpSession::resourceUpdated(const QString &uri)
 {
     if (m_subscriptions.contains(uri))
         notify(JsonRpcMessage::makeNotification(QStringLiteral("notifications/resources/updated"),
-                                                QJsonObject{{QStringLiteral("uri"), uri}}));
+                                                QJsonObject{{QStringLiteral("uri"), uri}}),
+               QJsonValue::Undefined);
 }
 
 void McpSession::log(const QString &level, const QString &logger, const QJsonValue &data)
@@ -278,8 +266,8 @@ void McpSession::dispatch(const McpMessage &m)
 bool McpSession::admitModern(const McpMessage &m)
 {
     const QString key = JsonRpcMessage::idKey(m.id);
-    if (m_modern.contains(key) || m_calls.contains(key)) {
-        replyError(m.id, JsonRpcMessage::InvalidRequest, inUse(m.id));
+    if (m_modern.contains(key) || m_toolCalls.isInFlight(m.id)) {
+        replyError(m.id, JsonRpcMessage::InvalidRequest, JsonRpcMessage::idInUseMessage(m.id));
         return false;
     }
     ModernRequest request;
@@ -305,7 +293,12 @@ void McpSession::onDiscover(const McpMessage &m, const QJsonObject &)
 
 void McpSession::onTasks(const McpMessage &m, const QJsonObject &params)
 {
-    m_tasks.handle(m, params);
+    m_tasks.handle(m, params, {owner(), isModernRequest(m.id), declaresTasks(m.id)});
+}
+
+void McpSession::onToolsCall(const McpMessage &m, const QJsonObject &params)
+{
+    m_toolCalls.handle(m, params, callerOf(m), owner());
 }
 
 void McpSession::methodNotFound(const McpMessage &m)
@@ -482,164 +475,10 @@ void McpSession::onSetLevel(const McpMessage &m, const QJsonObject &params)
     reply(m.id, QJsonObject());
 }
 
-void McpSession::onToolsCall(const McpMessage &m, const QJsonObject &params)
-{
-    // Checked first: whatever else is wrong with it, a second request under the id of one in
-    // flight must not be answered as if it were that one.
-    if (m_calls.contains(JsonRpcMessage::idKey(m.id))) {
-        replyError(m.id, JsonRpcMessage::InvalidRequest, inUse(m.id));
-        return;
-    }
-    if (!params.value(u"name").isString()) {
-        replyError(m.id, JsonRpcMessage::InvalidParams, QStringLiteral("name must be a string"));
-        return;
-    }
-    const QString name = params.value(u"name").toString();
-    const Caller caller = callerOf(m);
-    const ToolDefinition *tool = m_catalog->tools().find(name);
-    // A view's tool does not exist for a client without views (as its tools/list says).
-    if (!tool || (tool->appOnly && !caller.declaresUi())) {
-        replyError(m.id, JsonRpcMessage::InvalidParams,
-                   QStringLiteral("Unknown tool: %1").arg(name));
-        return;
-    }
-    bool asTask = false;
-    if (!decideTask(m, *tool, caller, &asTask))
-        return;
-    const QJsonValue args =
-        params.contains(u"arguments") ? params.value(u"arguments") : QJsonValue(QJsonObject());
-    const QString invalid = SchemaValidator::validate(tool->inputSchema, args);
-    if (!invalid.isEmpty()) {
-        reply(m.id, ToolCall::errorResult(
-                        QStringLiteral("Invalid arguments for %1: %2").arg(name, invalid)));
-        return;
-    }
-    ToolCall::Context context;
-    context.progressToken = params.value(u"_meta").toObject().value(u"progressToken");
-    context.clientCapabilities = caller.capabilities;
-    context.clientName = caller.clientInfo.value(u"name").toString();
-    context.owner = owner();
-    context.requestParams = params;
-    context.modern = caller.modern;
-    if (asTask)
-        startTask(m, *tool, context, args.toObject());
-    else
-        startCall(m, *tool, context, args.toObject());
-}
-
-bool McpSession::decideTask(const McpMessage &m, const ToolDefinition &tool, const Caller &caller,
-                            bool *asTask)
-{
-    // 2025-11-25 clients ask with params.task; under 2026-07-28 the server decides, for clients
-    // that declare the tasks extension.
-    const bool offered =
-        m_catalog->offersTasks() && m_catalog->taskStore() && !tool.taskSupport.isEmpty();
-    const bool required = tool.taskSupport == u"required";
-    const bool asked = m.params.toObject().value(u"task").isObject();
-    if (caller.modern) {
-        *asTask = offered && caller.declaresTasks();
-        if (required && !*asTask) {
-            replyError(m.id, ProtocolEra::MissingRequiredClientCapability,
-                       QStringLiteral("%1 runs only as a task: declare the client "
-                                      "capability extensions.%2")
-                           .arg(tool.name, ProtocolEra::kTasksExtension),
-                       TaskMethods::tasksRequirement());
-            return false;
-        }
-        return true;
-    }
-    if (required && !asked) {
-        replyError(m.id, JsonRpcMessage::MethodNotFound,
-                   QStringLiteral("%1 runs only as a task (params.task)").arg(tool.name));
-        return false;
-    }
-    if (asked && !offered) {
-        replyError(m.id, JsonRpcMessage::MethodNotFound,
-                   QStringLiteral("%1 does not run as a task").arg(tool.name));
-        return false;
-    }
-    *asTask = asked;
-    return true;
-}
-
-void McpSession::startTask(const McpMessage &m, const ToolDefinition &tool,
-                           ToolCall::Context context, const QJsonObject &arguments)
-{
-    TaskStore *store = m_catalog->taskStore();
-    // The task's status message follows the call's progress, whoever asked for it.
-    context.progressToken = QStringLiteral("task");
-    auto *call = new ToolCall(tool.name, arguments, context);
-    QString error;
-    const QString taskId = store->start(call, &error);
-    if (taskId.isEmpty()) {
-        delete call;
-        reply(m.id, ToolCall::errorResult(error));
-        return;
-    }
-    qCInfo(lcMcp) << "tool call" << tool.name << "runs as task" << taskId;
-    const TaskStore::Task *task = store->find(taskId, owner());
-    QJsonObject created;
-    if (context.modern) {
-        created = TaskStore::modernJson(*task);
-        created.insert(QStringLiteral("resultType"), QStringLiteral("task"));
-    } else {
-        created = QJsonObject{{QStringLiteral("task"), TaskStore::legacyJson(*task)}};
-    }
-    reply(m.id, created);
-    tool.handler(call);
-}
-
-void McpSession::startCall(const McpMessage &m, const ToolDefinition &tool,
-                           const ToolCall::Context &context, const QJsonObject &arguments)
-{
-    const QString key = JsonRpcMessage::idKey(m.id);
-    auto *call = new ToolCall(tool.name, arguments, context, this);
-    m_calls.insert(key, call);
-    const QJsonValue id = m.id;
-    connect(call, &ToolCall::progressReady, this, [this, id](const QJsonObject &p) {
-        notify(JsonRpcMessage::makeNotification(QStringLiteral("notifications/progress"), p), id);
-    });
-    connect(call, &ToolCall::logReady, this,
-            [this, id](const QString &level, const QString &logger, const QJsonValue &data) {
-                logRelated(level, logger, data, id);
-            });
-    if (!context.modern) // 2026-07-28 has no server-to-client requests (input_required instead)
-        call->setRequester(
-            [this, id](const QString &method, const QJsonObject &p,
-                       const ToolCall::ResponseHandler &done) { request(method, p, id, done); });
-    const auto ended = [this, key, call] {
-        m_calls.remove(key);
-        call->deleteLater();
-    };
-    connect(call, &ToolCall::finished, this, [this, id, ended](const QJsonObject &result) {
-        ended();
-        reply(id, result);
-        Q_EMIT callFinished();
-    });
-    connect(call, &ToolCall::failed, this, [this, id, ended](const QJsonObject &error) {
-        ended();
-        replyError(id, error.value(u"code").toInt(), error.value(u"message").toString(),
-                   error.value(u"data"));
-        Q_EMIT callFinished();
-    });
-    connect(call, &ToolCall::cancelRequested, this, [this, key, ended] {
-        ended();
-        m_modern.remove(key);
-        Q_EMIT callFinished();
-    });
-    tool.handler(call);
-}
-
 void McpSession::handleNotification(const McpMessage &m)
 {
-    if (m.method == u"notifications/cancelled") {
-        const QJsonValue requestId = m.params.toObject().value(u"requestId");
-        ToolCall *call = m_calls.value(JsonRpcMessage::idKey(requestId));
-        if (call) {
-            qCInfo(lcMcp) << "client cancelled" << call->tool();
-            call->cancel();
-        }
-    }
+    if (m.method == u"notifications/cancelled")
+        m_toolCalls.cancel(m.params.toObject().value(u"requestId"));
     // notifications/initialized and anything unknown need no action; never answered.
 }
 
@@ -662,7 +501,5 @@ void McpSession::failOutgoing()
 
 void McpSession::cancelAll()
 {
-    const auto calls = m_calls;
-    for (ToolCall *call : calls)
-        call->cancel();
+    m_toolCalls.cancelAll();
 }

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "jsonrpcmessage.h"
+#include "mcpcaller.h"
+#include "mcpcallreplies.h"
 #include "mcpmessage.h"
 #include "taskmethods.h"
-#include "toolcall.h"
+#include "toolcalldispatcher.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -14,11 +16,12 @@
 
 class McpCatalog;
 class McpTransport;
-struct ToolDefinition;
 
 // One client's conversation: lifecycle, negotiated version, log level, calls in flight.
-// Every request gets exactly one answer (unless cancelled), whatever it contained.
-class McpSession : public QObject
+// Every request gets exactly one answer (unless cancelled), whatever it contained. tools/call
+// (ToolCallDispatcher) and tasks/* (TaskMethods) answer through the McpCallReplies this
+// implements, not through the session.
+class McpSession : public QObject, public McpCallReplies
 {
     Q_OBJECT
 public:
@@ -35,7 +38,7 @@ public:
     // request has no session; its calls belong to the credential it came with).
     QString owner() const { return m_owner.isEmpty() ? m_id : m_owner; }
     void setOwner(const QString &owner) { m_owner = owner; }
-    int callsInFlight() const { return int(m_calls.size()); }
+    int callsInFlight() const { return m_toolCalls.size(); }
     bool isClosed() const { return m_closed; }
 
     // A message from the client, as its transport parsed and classified it.
@@ -44,7 +47,7 @@ public:
     // Sends a request to the client; `done` gets the result or the error object. Unanswered
     // requests fail when the session closes.
     void request(const QString &method, const QJsonObject &params, const QJsonValue &relatedId,
-                 const std::function<void(const QJsonObject &, const QJsonObject &)> &done);
+                 const ResponseHandler &done) override;
     // notifications/resources/updated, if this client subscribed to the URI.
     void resourceUpdated(const QString &uri);
     // notifications/message, if the client's level lets it through.
@@ -53,16 +56,6 @@ public:
 
     // Cancels every call in flight; their requests get no response.
     void cancelAll();
-
-    // Answers the client's request `id` (a 2026-07-28 answer is decorated as its revision
-    // says). For the method handlers: this session's and TaskMethods'.
-    void reply(const QJsonValue &id, const QJsonValue &result);
-    void replyError(const QJsonValue &id, int code, const QString &message,
-                    const QJsonValue &data = QJsonValue::Undefined);
-    // The request `id` in flight speaks revision 2026-07-28.
-    bool isModernRequest(const QJsonValue &id) const;
-    // It does, and its client declares the tasks extension.
-    bool declaresTasks(const QJsonValue &id) const;
 
 Q_SIGNALS:
     // The client closed its side. Calls in flight go on (their answers are still written) unless
@@ -79,19 +72,24 @@ private:
         bool declaresTasks = false; // the client lists io.modelcontextprotocol/tasks
         bool declaresUi = false;    // ... and io.modelcontextprotocol/ui (MCP Apps views)
     };
-    // Who asks, as the request's era says: a 2025 request speaks for the session's handshake,
-    // a 2026-07-28 request for itself (its _meta). The one place the eras differ in this.
-    struct Caller
-    {
-        bool modern = false;
-        QJsonObject capabilities;
-        QJsonObject clientInfo;
-        bool declaresTasks() const;
-        bool declaresUi() const;
-    };
     using Handler = void (McpSession::*)(const McpMessage &, const QJsonObject &);
 
-    Caller callerOf(const McpMessage &m) const;
+    // Answers the client's request `id` (a 2026-07-28 answer is decorated as its revision
+    // says). For the method handlers: this session's, TaskMethods' and ToolCallDispatcher's.
+    void reply(const QJsonValue &id, const QJsonValue &result) override;
+    void replyError(const QJsonValue &id, int code, const QString &message,
+                    const QJsonValue &data = QJsonValue::Undefined) override;
+    void notify(const QJsonObject &message, const QJsonValue &relatedId) override;
+    void logRelated(const QString &level, const QString &logger, const QJsonValue &data,
+                    const QJsonValue &relatedId) override;
+    void forget(const QJsonValue &id) override;
+    // The request `id` in flight speaks revision 2026-07-28.
+    bool isModernRequest(const QJsonValue &id) const;
+    // It does, and its client declares the tasks extension.
+    bool declaresTasks(const QJsonValue &id) const;
+
+    // Who asks, as the request's era says: the one place the eras differ in this.
+    McpCaller callerOf(const McpMessage &m) const;
     // Every method of both eras, in one table; the era's rules before its handler.
     void dispatch(const McpMessage &m);
     // A 2026-07-28 request: its id is free, and what its answer needs is kept. False when it
@@ -99,7 +97,6 @@ private:
     bool admitModern(const McpMessage &m);
     QJsonObject decorateModern(const QJsonObject &message, const ModernRequest &request) const;
     void respond(const QJsonValue &id, const QJsonObject &message);
-    void notify(const QJsonObject &message, const QJsonValue &relatedId = QJsonValue::Undefined);
     void methodNotFound(const McpMessage &m);
     // One per method (see dispatch's table).
     void onInitialize(const McpMessage &m, const QJsonObject &params);
@@ -118,16 +115,6 @@ private:
     void onTasks(const McpMessage &m, const QJsonObject &params);
     void handleNotification(const McpMessage &m);
     void handleResponse(const McpMessage &m);
-    // tools/call: checked, then run at once or as a task.
-    // Whether the call runs as a task (*asTask); false when the request was answered instead.
-    bool decideTask(const McpMessage &m, const ToolDefinition &tool, const Caller &caller,
-                    bool *asTask);
-    void startTask(const McpMessage &m, const ToolDefinition &tool, ToolCall::Context context,
-                   const QJsonObject &arguments);
-    void startCall(const McpMessage &m, const ToolDefinition &tool,
-                   const ToolCall::Context &context, const QJsonObject &arguments);
-    void logRelated(const QString &level, const QString &logger, const QJsonValue &data,
-                    const QJsonValue &relatedId);
     void onTransportClosed();
     void failOutgoing();
 
@@ -141,10 +128,12 @@ private:
     QString m_owner;
     QHash<QString, ModernRequest> m_modern;
     int m_logThreshold = 99; // nothing until logging/setLevel
-    QHash<QString, ToolCall *> m_calls;
     QJsonObject m_clientCapabilities;
     QSet<QString> m_subscriptions;
-    QHash<QString, std::function<void(const QJsonObject &, const QJsonObject &)>> m_outgoing;
+    QHash<QString, ResponseHandler> m_outgoing;
     qint64 m_nextRequestId = 1;
     bool m_closed = false;
+    // Last, so it goes first: the calls it still holds are cancelled (the destructor) and
+    // deleted while what they answer through (the above) still exists.
+    ToolCallDispatcher m_toolCalls;
 };

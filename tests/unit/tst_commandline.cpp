@@ -55,6 +55,8 @@ private Q_SLOTS:
     void mode_data();
     void mode();
     void helpText();
+    void usageLine_data();
+    void usageLine();
     void versionText();
     void errors_data();
     void errors();
@@ -146,6 +148,35 @@ void tst_CommandLine::helpText()
     for (const char *form : {"unix:///path", "tcp://host:port", "ssh://[user@]host[:port][/socket]",
                              "context:NAME", "DOCKER_CONTEXT", "CODE_SANDBOX_SSH_CONFIG"})
         QVERIFY2(cl.message.contains(QLatin1String(form)), form);
+}
+
+void tst_CommandLine::usageLine_data()
+{
+    QTest::addColumn<QString>("program"); // argv[0]
+    QTest::addColumn<QString>("usage");   // the help text's first line
+
+    QTest::newRow("installed") << kProgram << QStringLiteral("Usage: code-sandbox [options]");
+    QTest::newRow("relative") << QStringLiteral("./build/bin/code-sandbox")
+                              << QStringLiteral("Usage: code-sandbox [options]");
+    QTest::newRow("as code-sandbox-mcp") << QStringLiteral("/usr/local/bin/code-sandbox-mcp")
+                                         << QStringLiteral("Usage: code-sandbox-mcp [options]");
+    QTest::newRow("a folder with a space") << QStringLiteral("/opt/my tools/code-sandbox")
+                                           << QStringLiteral("Usage: code-sandbox [options]");
+    QTest::newRow("no argv[0]") << QString() << QStringLiteral("Usage: code-sandbox [options]");
+}
+
+// The name it was started as, whether or not a QCoreApplication exists (this test has one, the
+// program has none yet when it parses its command line).
+void tst_CommandLine::usageLine()
+{
+    QFETCH(QString, program);
+    QFETCH(QString, usage);
+
+    const CommandLine cl =
+        CommandLine::parse(QStringList{program, QStringLiteral("--help")}, QProcessEnvironment());
+    QCOMPARE(int(cl.mode), int(Mode::Help));
+    QCOMPARE(cl.message.section(u'\n', 0, 0), usage);
+    QVERIFY(!cl.message.contains(QLatin1String("executable_name")));
 }
 
 void tst_CommandLine::versionText()

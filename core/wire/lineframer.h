@@ -3,9 +3,10 @@
 #include <QByteArray>
 #include <QList>
 
-// Splits a byte stream into newline-delimited messages (stdio transport). Accepts input in pieces
-// of any size; a line longer than the limit is dropped whole and reported, so one oversized
-// message cannot exhaust memory or desynchronise the stream.
+// Splits a byte stream into newline-delimited messages (MCP's stdio transport, the monitor socket,
+// a run's output as progress lines). Accepts input in pieces of any size; a line longer than the
+// limit is dropped whole and reported, so one oversized message cannot exhaust memory or
+// desynchronise the stream.
 class LineFramer
 {
 public:

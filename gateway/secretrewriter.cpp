@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <openssl/evp.h>
 
 namespace {
 
@@ -40,37 +39,6 @@ bool SecretRewriter::bindsTo(const std::string &host, int port) const
 {
     return std::any_of(m_secrets.begin(), m_secrets.end(),
                        [&](const BoundSecret &s) { return s.boundTo(host, port); });
-}
-
-std::string SecretRewriter::encodeBase64(const std::string &bytes)
-{
-    std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-    const int n =
-        EVP_EncodeBlock(reinterpret_cast<unsigned char *>(out.data()),
-                        reinterpret_cast<const unsigned char *>(bytes.data()), int(bytes.size()));
-    out.resize(size_t(n));
-    return out;
-}
-
-bool SecretRewriter::decodeBase64(const std::string &text, std::string *bytes)
-{
-    std::string padded = text;
-    while (padded.size() % 4 != 0)
-        padded += '=';
-    const size_t padding = padded.size() - padded.find_last_not_of('=') - 1;
-    // '=' only at the end: OpenSSL would read one elsewhere as zero bits.
-    if (padding > 2 || padded.size() > (1u << 24) || padded.find('=') < padded.size() - padding)
-        return false;
-    std::string out(padded.size() / 4 * 3, '\0');
-    const int n =
-        EVP_DecodeBlock(reinterpret_cast<unsigned char *>(out.data()),
-                        reinterpret_cast<const unsigned char *>(padded.data()), int(padded.size()));
-    if (n < 0)
-        return false;
-    // EVP_DecodeBlock counts the padding's bytes as zeros.
-    out.resize(size_t(n) - padding);
-    *bytes = std::move(out);
-    return true;
 }
 
 std::string SecretRewriter::replacePlaceholders(std::string text, const std::string &host, int port,
@@ -155,10 +123,10 @@ std::string SecretRewriter::inject(const std::string &head, const std::string &h
         const std::string scheme = lower(value.substr(0, 6));
         std::string decoded;
         if (name == "authorization" && scheme == "basic " &&
-            decodeBase64(value.substr(6), &decoded)) {
+            Base64::decode(value.substr(6), &decoded)) {
             const std::string replaced = replacePlaceholders(decoded, host, port, added);
             if (replaced != decoded) {
-                const std::string encoded = encodeBase64(replaced);
+                const std::string encoded = Base64::encode(replaced);
                 // A host that echoes the header sends back this encoding of the value.
                 if (echoes)
                     echoes->emplace_back(encoded, value.substr(6));

@@ -1,9 +1,9 @@
 #include "gatewayprotocol.h"
 
+#include "base64.h"
 #include "eventreader.h"
 #include "eventwriter.h"
 #include "hostpattern.h"
-#include "secretrewriter.h"
 
 #include <algorithm>
 #include <iterator>
@@ -146,8 +146,7 @@ Refusal check(const P::Upstream &c)
             return {Fault::BadCharacter, "an upstream proxy is host:port"};
     }
     std::string bytes;
-    if (!c.basic.empty() &&
-        (checkWord(c.basic, "") || !SecretRewriter::decodeBase64(c.basic, &bytes)))
+    if (!c.basic.empty() && (checkWord(c.basic, "") || !Base64::decode(c.basic, &bytes)))
         return {Fault::BadField, "the upstream proxy's credential is base64 or -"};
     return checkList(c.noProxy, "a no-proxy entry");
 }
@@ -252,8 +251,8 @@ std::optional<P::Command> readPing(const Fields &, Refusal *)
 std::optional<P::Command> readAuthority(const Fields &f, Refusal *refusal)
 {
     P::Authority authority;
-    if (!SecretRewriter::decodeBase64(f[1], &authority.certificatePem) ||
-        !SecretRewriter::decodeBase64(f[2], &authority.keyPem))
+    if (!Base64::decode(f[1], &authority.certificatePem) ||
+        !Base64::decode(f[2], &authority.keyPem))
         return refuse(refusal, Fault::BadField, kAuthorityUsage);
     return authority;
 }
@@ -261,7 +260,7 @@ std::optional<P::Command> readAuthority(const Fields &f, Refusal *refusal)
 std::optional<P::Command> readTrust(const Fields &f, Refusal *refusal)
 {
     P::Trust trust;
-    if (!SecretRewriter::decodeBase64(f[1], &trust.bundlePem))
+    if (!Base64::decode(f[1], &trust.bundlePem))
         return refuse(refusal, Fault::BadField, kTrustUsage);
     return trust;
 }
@@ -269,7 +268,7 @@ std::optional<P::Command> readTrust(const Fields &f, Refusal *refusal)
 std::optional<P::Command> readSecret(const Fields &f, Refusal *refusal)
 {
     P::Secret secret{f[1], f[2], f[3], {}, items(f[5])};
-    if (!SecretRewriter::decodeBase64(f[4], &secret.value))
+    if (!Base64::decode(f[4], &secret.value))
         return refuse(refusal, Fault::BadField, kSecretUsage);
     return secret;
 }
@@ -309,7 +308,7 @@ const Syntax *syntaxOf(const std::string &name)
 
 Fields fieldsOf(const P::Command &command)
 {
-    const auto base64 = SecretRewriter::encodeBase64;
+    const auto base64 = Base64::encode;
     return std::visit(
         Overloaded{
             [](const P::Grant &c) -> Fields {
