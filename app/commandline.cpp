@@ -545,8 +545,8 @@ QList<Option> sandboxLimitOptions()
                  "(repeatable, or comma-separated): host, *.suffix (names below it) or an IP "
                  "address, each with an optional :port (default 80 and 443). The sandbox gets "
                  "HTTP_PROXY/HTTPS_PROXY; it resolves no names and has no other route. Narrows "
-                 "--network. On Docker and Podman engines (not yet Kubernetes); the gateway is the "
-                 "image code-sandbox/gateway."),
+                 "--network. On Docker and Podman engines, and on Kubernetes (a gateway pod in the "
+                 "namespace); the gateway is the image code-sandbox/gateway."),
                false, "CODE_SANDBOX_EGRESS"),
         egress(s("egress-file"), s("file"),
                s("Host patterns for --egress from a file, one per line (# comments)."), true,

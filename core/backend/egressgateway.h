@@ -16,7 +16,7 @@
 #include <functional>
 
 // The allow-list mode's way out on one backend: one egress gateway (code-sandbox/gateway,
-// containers/gateway), an HTTP proxy that lets each sandbox's credential reach only that
+// gateway/), an HTTP proxy that lets each sandbox's credential reach only that
 // sandbox's hosts. It takes its rules over its stdin and reports on its stdout (an attach
 // stream, which works wherever the backend is: a socket, TLS, ssh, a cluster's API server), so
 // this class is its whole control channel: grants and revocations in, a ping every kPingMs,

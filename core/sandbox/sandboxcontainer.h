@@ -128,7 +128,7 @@ Q_SIGNALS:
     void streamEnded();
     void removed();
     // Allow-list mode: what the egress gateway reported of this sandbox's connections (an Ask,
-    // a Connection, an End, the SecretsUsed of one: containers/gateway/gatewayprotocol.h).
+    // a Connection, an End, the SecretsUsed of one: gateway/shared/gatewayprotocol.h).
     void networkEvent(const GatewayProtocol::NetworkEvent &event);
 
 protected:
