@@ -5,12 +5,12 @@
 #include "executionqueue.h"
 #include "interceptionauthority.h"
 #include "janitor.h"
-#include "librarycache.h"
 #include "missingimage.h"
 #include "sandboxbackend.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
 #include "sandboxsite.h"
+#include "sitelibraries.h"
 
 #include <QFile>
 #include <QPointer>
@@ -54,6 +54,7 @@ SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
     m_queue = new ExecutionQueue(
         config.maxConcurrent > 0 ? config.maxConcurrent : capacity, config.maxQueued,
         [this](const ExecutionQueue::Job &job) { launch(job); }, this);
+    m_libraries = makeLibraries();
     for (SandboxSite *site : std::as_const(m_sites))
         setUpSite(site);
     // One engine is not watched: a call finds out what is wrong with it and says so, as ever.
@@ -93,17 +94,28 @@ void SandboxService::loadAuthority()
                                 << folder;
 }
 
+SiteLibraries *SandboxService::makeLibraries()
+{
+    // Through these three and no more: what an execution is and how it goes stays here.
+    SiteLibraries::Runs runs{
+        [this](const Language &language, const RunNetwork &network, const QString &volume) {
+            return runSpecFor(language, network, volume);
+        },
+        [this](const Language &language, const ExecutionRequest &request, int timeoutSec) {
+            return create(language, request, timeoutSec);
+        },
+        [this](Execution *execution, const SpecFor &spec, const QString &image, SandboxSite *site) {
+            submit(execution, spec, image, site);
+        }};
+    return new SiteLibraries(m_config, m_placement, std::move(runs), this);
+}
+
 void SandboxService::setUpSite(SandboxSite *site)
 {
     site->backend()->setUpstreamProxy(m_upstream);
     if (!m_authorityKey.isEmpty())
         site->backend()->setInterception(m_authorityCertificate, m_authorityKey, m_trust);
-    site->setLibraries(new LibraryCache(
-        {[this, site](const Language &language, const QString &volume, const QString &script) {
-             return runInstall(site, language, volume, script);
-         },
-         [site](const QString &volume) { site->backend()->removeVolume(volume); }},
-        site));
+    site->setLibraries(m_libraries->makeCache(site));
     auto *janitor = new Janitor(
         site->backend(), m_config.instanceId,
         [this] {
@@ -333,9 +345,9 @@ void SandboxService::submit(Execution *execution, const SpecFor &spec, const QSt
     }
     // Placed once the engines have said which runtimes they have (the first moments after
     // start), so that a run is not placed on a guess.
-    if (!site && settlingSite()) {
+    if (!site && m_placement.settlingSite()) {
         QPointer<Execution> guard(execution);
-        whenSettled(execution, [this, guard, spec, image] {
+        m_placement.whenSettled(execution, [this, guard, spec, image] {
             if (guard)
                 submit(guard, spec, image);
         });
@@ -343,9 +355,9 @@ void SandboxService::submit(Execution *execution, const SpecFor &spec, const QSt
     }
     // Never queued behind engines that are all gone, nor when the engine cannot run it (no
     // runtime the run requires): said at once, after the caller has connected to the run.
-    SandboxSite *target = site ? site : place(spec);
+    SandboxSite *target = site ? site : m_placement.place(spec);
     if (!target) {
-        execution->failEarly(noSiteMessage(spec), image);
+        execution->failEarly(m_placement.noSiteMessage(spec), image);
         return;
     }
     if (const SandboxSpec::Result made = spec(*target->backend()); !made.ok()) {
@@ -356,138 +368,28 @@ void SandboxService::submit(Execution *execution, const SpecFor &spec, const QSt
     m_queue->submit({execution, spec, image, site});
 }
 
-SandboxSite *SandboxService::place(const SpecFor &spec, const QList<SandboxSite *> &among) const
-{
-    const QList<SandboxSite *> &candidates = among.isEmpty() ? m_sites : among;
-    // One engine takes every run, answering or not: the run then says what is wrong with it.
-    if (m_sites.size() == 1)
-        return candidates.isEmpty() ? nullptr : candidates.first();
-    SandboxSite *best = nullptr;
-    int bestWarm = 0;
-    for (SandboxSite *site : candidates) {
-        if (!site->isUsable())
-            continue;
-        // An engine that cannot run the spec (no runtime the run requires, a cluster and a
-        // library volume) is not a place for it.
-        const SandboxSpec::Result made = spec(*site->backend());
-        if (!made.ok())
-            continue;
-        const int warm = site->pool() && made.ok() ? site->pool()->warmCount(*made.spec) : 0;
-        if (!best) {
-            best = site;
-            bestWarm = warm;
-            continue;
-        }
-        // Lowest load first; then a warm sandbox; then whoever was given fewest (spreads a burst
-        // evenly while loads are equal).
-        const double a = site->load();
-        const double b = best->load();
-        if (a < b - 1e-9 ||
-            (qAbs(a - b) <= 1e-9 &&
-             (warm > bestWarm || (warm == bestWarm && site->placed() < best->placed())))) {
-            best = site;
-            bestWarm = warm;
-        }
-    }
-    return best;
-}
-
-QString SandboxService::noSiteMessage(const SpecFor &spec) const
-{
-    // Engines that answer but cannot run it: their reasons (one engine's is the run's error).
-    QStringList refused;
-    if (spec)
-        for (SandboxSite *site : m_sites) {
-            if (!site->isUsable())
-                continue;
-            const SandboxSpec::Result made = spec(*site->backend());
-            if (!made.ok())
-                refused.append(made.error);
-        }
-    if (!refused.isEmpty())
-        return QStringLiteral("no engine can run this: %1").arg(refused.join(QStringLiteral("; ")));
-    QStringList why;
-    for (SandboxSite *site : m_sites)
-        why.append(QStringLiteral("%1: %2").arg(site->endpoint(), site->error()));
-    return QStringLiteral("no container engine answers, so nothing can run now (%1); calls run "
-                          "again as soon as one of them is back")
-        .arg(why.join(QStringLiteral("; ")));
-}
-
 Execution *SandboxService::executeWithLibraries(const Language &language,
                                                 const ExecutionRequest &request)
 {
     Execution *execution = create(language, request, timeoutFor(request));
-    const QString refusal = librariesRefusal(language, request.libraries);
-    if (!refusal.isEmpty()) {
-        execution->failEarly(refusal, language.image);
-        return execution;
-    }
-    QPointer<Execution> guard(execution);
-    ensureLibraries(
-        language, request.libraries,
-        [guard](const QString &message) {
-            if (guard)
-                guard->reportProgress(message);
-        },
-        [this, guard, language, network = *request.network](const QString &volume,
-                                                            const QString &error) {
-            if (!guard)
-                return;
-            if (!error.isEmpty()) {
-                guard->fail(error);
-                return;
-            }
-            // Where the volume is (the least loaded of them, if several have it).
-            const SpecFor spec = runSpecFor(language, network, volume);
-            SandboxSite *site = place(spec, m_volumeSites.value(volume));
-            if (!site) {
-                guard->fail(noSiteMessage(spec));
-                return;
-            }
-            submit(guard, spec, language.image, site);
-        },
-        *request.network);
+    m_libraries->start(execution, language, request.libraries, *request.network);
     return execution;
+}
+
+SandboxSite *SandboxService::settlingSite() const
+{
+    return m_placement.settlingSite();
+}
+
+void SandboxService::whenSettled(QObject *context, const std::function<void()> &f)
+{
+    m_placement.whenSettled(context, f);
 }
 
 QString SandboxService::librariesRefusal(const Language &language,
                                          const QStringList &libraries) const
 {
-    const QString preinstalled = language.preinstalled.isEmpty()
-                                     ? QStringLiteral("the standard library")
-                                     : language.preinstalled.join(QStringLiteral(", "));
-    if (!m_config.allowInstall)
-        return QStringLiteral(
-                   "installing libraries needs network access, and this server was started "
-                   "without --allow-network-for-install. Use the preinstalled libraries (%1), "
-                   "or ask the operator to restart the server with that flag.")
-            .arg(preinstalled);
-    if (language.installCommand.isEmpty())
-        return QStringLiteral("%1 has no package manager in this sandbox; use the "
-                              "preinstalled libraries (%2)")
-            .arg(language.name, preinstalled);
-    return LibraryCache::validate(libraries);
-}
-
-SandboxSite *SandboxService::settlingSite() const
-{
-    for (SandboxSite *site : std::as_const(m_sites))
-        if (site->isUsable() && site->backend()->isSettling())
-            return site;
-    return nullptr;
-}
-
-void SandboxService::whenSettled(QObject *context, const std::function<void()> &f)
-{
-    if (SandboxSite *site = settlingSite()) {
-        // Asked again after this one: another may still be learning.
-        connect(
-            site->backend(), &SandboxBackend::settled, context,
-            [this, context, f] { whenSettled(context, f); }, Qt::SingleShotConnection);
-        return;
-    }
-    f();
+    return m_libraries->refusal(language, libraries);
 }
 
 void SandboxService::ensureLibraries(
@@ -495,30 +397,13 @@ void SandboxService::ensureLibraries(
     const std::function<void(const QString &)> &progress,
     const std::function<void(const QString &, const QString &)> &done, const RunNetwork &network)
 {
-    if (settlingSite()) {
-        whenSettled(this, [this, language, libraries, progress, done, network] {
-            ensureLibraries(language, libraries, progress, done, network);
-        });
-        return;
-    }
-    // Libraries live in a volume on one engine: where one already has them, else where a run
-    // would go now.
-    const QString volume = LibraryCache::volumeName(language, libraries);
-    const SpecFor runs = runSpecFor(language, network, volume);
-    SandboxSite *site = place(runs, m_volumeSites.value(volume));
-    if (!site)
-        site = place(runs);
-    if (!site) {
-        done(QString(), noSiteMessage(runs));
-        return;
-    }
-    QPointer<SandboxSite> where(site);
-    site->libraries()->ensure(
-        language, libraries, progress, [this, where, done](const QString &v, const QString &error) {
-            if (error.isEmpty() && where && !m_volumeSites.value(v).contains(where))
-                m_volumeSites[v].append(where);
-            done(v, error);
-        });
+    m_libraries->ensure(language, libraries, progress, done, network);
+}
+
+Execution *SandboxService::runInstall(SandboxSite *site, const Language &language,
+                                      const QString &volume, const QString &script)
+{
+    return m_libraries->install(site, language, volume, script);
 }
 
 SandboxContainer *SandboxService::createSessionContainer(const Language &language,
@@ -527,11 +412,12 @@ SandboxContainer *SandboxService::createSessionContainer(const Language &languag
                                                          QString *error)
 {
     const SpecFor spec = runSpecFor(language, network, librariesVolume, true);
-    SandboxSite *site =
-        librariesVolume.isEmpty() ? place(spec) : place(spec, m_volumeSites.value(librariesVolume));
+    SandboxSite *site = librariesVolume.isEmpty()
+                            ? m_placement.place(spec)
+                            : m_placement.place(spec, m_libraries->sitesOf(librariesVolume));
     if (!site) {
         if (error)
-            *error = noSiteMessage(spec);
+            *error = m_placement.noSiteMessage(spec);
         return nullptr;
     }
     const SandboxSpec::Result made = spec(*site->backend());
@@ -562,53 +448,13 @@ Execution *SandboxService::executeIn(SandboxContainer *container, const Language
     return execution;
 }
 
-Execution *SandboxService::runInstall(SandboxSite *site, const Language &language,
-                                      const QString &volume, const QString &script)
-{
-    // Package managers download and unpack into /tmp: more room than a run gets.
-    SandboxConfig config = m_config;
-    config.tmpfsBytes = qMax(config.tmpfsBytes, qint64(1024) * 1024 * 1024);
-    Language installer = language;
-    installer.preloadCommand.clear();
-    installer.compileCommand.clear();
-    ExecutionRequest request;
-    request.language = language.name;
-    request.code = script;
-    Execution *execution = create(installer, request, m_config.installTimeoutSec);
-    const QJsonObject labels{{QStringLiteral("code-sandbox"), QStringLiteral("1")},
-                             {QStringLiteral("code-sandbox.libraries"), language.name}};
-    // Created with labels first, so the cache can be listed and pruned.
-    QPointer<Execution> guard(execution);
-    QPointer<SandboxSite> where(site);
-    site->backend()->createVolume(
-        volume, labels, this, [this, guard, where, language, volume, config](const QString &error) {
-            if (!guard)
-                return;
-            if (!where) {
-                guard->fail(QStringLiteral("the engine went away"));
-                return;
-            }
-            if (!error.isEmpty()) {
-                guard->fail(QStringLiteral("could not create the library volume: %1").arg(error));
-                return;
-            }
-            submit(
-                guard,
-                [language, config, volume](const SandboxBackend &backend) {
-                    return backend.installSpec(language, language.image, config, volume);
-                },
-                language.image, where);
-        });
-    return execution;
-}
-
 void SandboxService::launch(const ExecutionQueue::Job &next)
 {
-    SandboxSite *site = next.site ? next.site : place(next.spec);
+    SandboxSite *site = next.site ? next.site : m_placement.place(next.spec);
     if (!site || !site->isUsable()) {
         next.execution->fail(site ? QStringLiteral("the container engine %1 does not answer: %2")
                                         .arg(site->endpoint(), site->error())
-                                  : noSiteMessage(next.spec));
+                                  : m_placement.noSiteMessage(next.spec));
         return;
     }
     const SandboxSpec::Result made = next.spec(*site->backend());

@@ -6,6 +6,7 @@
 #include "runnetwork.h"
 #include "sandboxconfig.h"
 #include "sandboxspec.h"
+#include "siteplacement.h"
 #include "upstreamproxy.h"
 
 #include <QHash>
@@ -16,9 +17,9 @@
 
 class ContainerPool;
 class Janitor;
-class LibraryCache;
 class SandboxBackend;
 class SandboxSite;
+class SiteLibraries;
 class Execution;
 class SandboxContainer;
 struct ExecutionRequest;
@@ -34,6 +35,8 @@ struct MissingImage;
 // container is on; a run with libraries goes where they were installed. With several sites,
 // each is watched: one that stops answering has its runs failed with its name, gets no new
 // ones, and is taken back once it answers (what it still holds of ours is removed then).
+// The choice of a site is SitePlacement's, libraries across the sites SiteLibraries'; this class
+// keeps the sites, the queue, the executions and the containers they run in.
 class SandboxService : public QObject
 {
     Q_OBJECT
@@ -122,7 +125,7 @@ Q_SIGNALS:
     void sitesChanged();
 
 private:
-    using SpecFor = std::function<SandboxSpec::Result(const SandboxBackend &)>;
+    using SpecFor = SitePlacement::SpecFor;
 
     Execution *start(const Language &language, const ExecutionRequest &request);
     // A new execution, tracked until it finishes; submit() then runs or queues it.
@@ -133,11 +136,8 @@ private:
     // session's, or the server's for warm sandboxes): what each backend would make of it.
     SpecFor runSpecFor(const Language &language, const RunNetwork &network,
                        const QString &librariesVolume = {}, bool session = false) const;
-    // The usable site a new sandbox of `spec` goes to; null when none answers.
-    SandboxSite *place(const SpecFor &spec, const QList<SandboxSite *> &among = {}) const;
-    // Why no site can take a run: each engine and what is wrong with it.
-    // With `spec`: the engines that answer but refuse it, and why.
-    QString noSiteMessage(const SpecFor &spec = {}) const;
+    // The libraries' part, reaching this service's executions through SiteLibraries::Runs.
+    SiteLibraries *makeLibraries();
     void setUpSite(SandboxSite *site);
     // The secrets' authority (InterceptionAuthority) and the trust store, when there are secrets.
     void loadAuthority();
@@ -164,6 +164,8 @@ private:
     int janitorsPending() const;
 
     QList<SandboxSite *> m_sites;
+    // Which site a new sandbox goes to (it reads m_sites).
+    SitePlacement m_placement{m_sites};
     LanguageRegistry m_languages;
     SandboxConfig m_config;
     // What warm sandboxes import while they wait, learned from the runs' imports.
@@ -177,8 +179,8 @@ private:
     QHash<SandboxContainer *, SandboxSite *> m_containers;
     QSet<Execution *> m_executions;
     QHash<Execution *, SandboxSite *> m_placed;
-    // Where each library volume was installed (a volume is on one engine).
-    QHash<QString, QList<SandboxSite *>> m_volumeSites;
+    // Libraries across the sites: installs, and which engines hold each volume.
+    SiteLibraries *m_libraries = nullptr;
     ExecutionQueue *m_queue = nullptr;
     quint64 m_containerSeq = 0;
     QHash<QString, QString> m_versions;
