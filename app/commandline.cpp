@@ -235,6 +235,34 @@ Option size(const QString &name, const QString &help, qint64 min, const QString 
             env, true};
 }
 
+// --snapshot-max SESSION[,ALL]: sizes (CommandLine::parseSize); 0 turns snapshots off.
+Option snapshotMax()
+{
+    const QString name = QStringLiteral("snapshot-max");
+    return {QCommandLineOption(
+                name,
+                QStringLiteral("What the snapshots of one session may hold, and of all sessions "
+                               "together, e.g. 256m,1g (the default): one is taken after every "
+                               "call of a session, the oldest go first past these; 0 takes "
+                               "none. They are kept beside the history, never in a sandbox."),
+                QStringLiteral("size[,size]")),
+            Stage::Sandbox,
+            [name](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                const QStringList parts = values.last().split(u',');
+                const qint64 session = CommandLine::parseSize(parts.value(0));
+                const qint64 all = parts.size() > 1 ? CommandLine::parseSize(parts.value(1))
+                                                    : qMax(session, cl.snapshotTotalBytes);
+                if (parts.size() > 2 || session < 0 || all < 0 || (session > 0 && all < session))
+                    return mustBe(name,
+                                  QStringLiteral("a size, or two (a session's, then all "
+                                                 "sessions', no smaller), like 256m or 256m,1g"),
+                                  values.last());
+                cl.snapshotSessionBytes = session;
+                cl.snapshotTotalBytes = all;
+                return QString();
+            }};
+}
+
 // Repeatable: names accepted in the Host and Origin headers, lower case, without brackets.
 Option hostNames(const QString &name, const QString &help)
 {
@@ -386,6 +414,35 @@ Option secrets()
         nullptr, true};
 }
 
+// The user's folders runs may ask for: NAME=PATH[:rw], repeatable (Workspace::parse).
+Option workspaces()
+{
+    return {QCommandLineOption(
+                QStringLiteral("workspace"),
+                QStringLiteral(
+                    "Let runs that ask for it by name (their 'workspaces' argument) see the folder "
+                    "PATH at /workspace/NAME: a copy, read-only, or with :rw copy-on-write (the "
+                    "program may change its copy; the changes come back with the result and "
+                    "reach PATH only when applied: from the window, or at once with :rw:always, "
+                    "or asked in the window with :rw:ask). Credentials (.env*, *.pem, *.key, id_*, "
+                    ".netrc, .npmrc, .pypirc, .aws/, .ssh/, .gnupg/) stay out. Repeatable."),
+                QStringLiteral("NAME=PATH[:rw[:ask|:always]]")),
+            Stage::Sandbox,
+            [](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+                for (const QString &value : values) {
+                    QString error;
+                    const std::optional<Workspace> w = Workspace::parse(value, &error);
+                    if (!w)
+                        return QStringLiteral("--workspace %1: %2").arg(value, error);
+                    if (cl.config.workspace(w->name))
+                        return QStringLiteral("--workspace %1 is given twice").arg(w->name);
+                    cl.config.workspaces.append(*w);
+                }
+                return QString();
+            },
+            nullptr, true};
+}
+
 // Host patterns every run may reach (the allow-list mode): --egress values (repeatable, each
 // also comma-separated) or --egress-file files, added to what the other one gave; the same for
 // the hosts installs may reach besides their index (--index-host).
@@ -423,6 +480,11 @@ QList<Option> sandboxOptions()
                       s("Comma-separated host variables whose values enter the sandbox."),
                       "CODE_SANDBOX_PASS_THROUGH_ENV"),
         secrets(),
+        workspaces(),
+        size(s("workspace-max"),
+             s("The most one workspace may hold, e.g. 500m (2g): a bigger folder is refused "
+               "before anything runs."),
+             1024, s("a size of at least 1k, like 500m or 2g"), &SandboxConfig::workspaceMaxBytes),
         languageImage(s("python-image"),
                       s("Image for Python (default code-sandbox/python:latest)."), s("python")),
         languageImage(s("js-image"), s("Image for JavaScript (default code-sandbox/node:latest)."),
@@ -626,6 +688,7 @@ QList<Option> instanceOptions()
         integer<int>(s("max-sessions"), s("n"),
                      s("Sessions open at once, all clients together (8)."), Stage::Sandbox, 0, 256,
                      s("a whole number from 0 to 256"), &CommandLine::maxSessions),
+        snapshotMax(),
         hostNames(s("allow-host"),
                   s("Accept this name (or address) in the Host and Origin headers of HTTP "
                     "requests, besides localhost, 127.0.0.1, ::1 and the --host address; for "
@@ -945,6 +1008,35 @@ void settingsSecrets(const QList<AppSettings::SecretBinding> &bindings,
         c.secrets.clear();
     }
 }
+
+// The window's workspaces, when --workspace named none. Checked as --workspace checks them (the
+// folder made canonical, and there); one that would stop a server started with --workspace is
+// skipped with a warning instead: a drive unplugged today should not keep the window from
+// opening.
+void settingsWorkspaces(const QList<Workspace> &workspaces, CommandLine &cl)
+{
+    SandboxConfig &c = cl.config;
+    for (const Workspace &saved : workspaces) {
+        // The mode spelled out, so that a folder whose name ends in ":rw" keeps it.
+        const bool rw = saved.mode == Workspace::Mode::CopyOnWrite;
+        QString error;
+        std::optional<Workspace> w = Workspace::parse(
+            saved.name + u'=' + saved.path + (rw ? QStringLiteral(":rw") : QStringLiteral(":ro")),
+            &error);
+        if (!w) {
+            qCWarning(lcApp).noquote() << "settings: skipping a workspace:" << error;
+            continue;
+        }
+        if (c.workspace(w->name)) {
+            qCWarning(lcApp).noquote() << "settings: skipping a second workspace named" << w->name;
+            continue;
+        }
+        w->apply = saved.apply;
+        w->exclude = saved.exclude;
+        w->include = saved.include;
+        c.workspaces.append(*w);
+    }
+}
 } // namespace
 
 CommandLine CommandLine::withSettings(const AppSettings &settings,
@@ -990,6 +1082,8 @@ CommandLine CommandLine::withSettings(const AppSettings &settings,
     }
     if (!given("secret") && c.secrets.isEmpty())
         settingsSecrets(settings.secrets, env, cl);
+    if (!given("workspace") && c.workspaces.isEmpty())
+        settingsWorkspaces(settings.workspaces, cl);
     if (!given("port"))
         cl.httpPort = settings.httpPort;
     // The token: Settings keeps it in the token store, where HttpToken::resolve() finds it.

@@ -63,6 +63,10 @@ struct CommandLine
     bool startHidden = false; // --hidden: the window starts in the tray
     int sessionIdleSec = 600; // a session without a call for this long ends
     int maxSessions = 8;
+    // --snapshot-max: what a session's snapshots may hold, and all sessions' together (0: no
+    // snapshots). The defaults are SnapshotStore::Limits's.
+    qint64 snapshotSessionBytes = 256LL * 1024 * 1024;
+    qint64 snapshotTotalBytes = 1024LL * 1024 * 1024;
     // What --timeout (or CODE_SANDBOX_TIMEOUT) and --max-timeout asked for, 0 when nothing:
     // config's two timeouts are resolved from them (CallTimeout).
     int askedTimeoutSec = 0;

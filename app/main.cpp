@@ -216,6 +216,8 @@ void prepareController(AppController &controller, const Services &s, StreamableH
     // The control room: this window stops any run and approves its own HTTP runs.
     controller.setRunGate(s.gate());
     controller.setRunControl(s.runControl());
+    // The sessions of its own server, whose snapshots the session tree shows.
+    controller.setSessions(s.sessions());
     controller.pruneHistory(settings.historyRetentionDays);
     controller.loadHistory();
 }

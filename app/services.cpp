@@ -27,6 +27,7 @@
 #include <QFileInfo>
 #include <QFileSystemWatcher>
 #include <QHostAddress>
+#include <QTemporaryDir>
 #include <QUuid>
 #include <cstdio>
 
@@ -92,6 +93,8 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
                             ? QUuid::createUuid().toString(QUuid::WithoutBraces)
                             : placement.instanceId;
     m_instanceId = config.instanceId;
+    m_historyPath =
+        placement.historyPath.isEmpty() ? HistoryStore::defaultPath() : placement.historyPath;
     for (const QString &name : cl.missingPassThrough)
         qCWarning(lcApp).noquote()
             << "--pass-through-env:" << name << "is not set here; it will not be passed";
@@ -108,8 +111,7 @@ bool Services::build(const CommandLine &cl, Mode mode, const Placement &placemen
     m_journal = std::make_unique<Journal>(m_sandbox.get());
     m_journal->watchSessions(m_sessions.get());
     if (cl.history)
-        openHistory(mode, placement.historyPath.isEmpty() ? HistoryStore::defaultPath()
-                                                          : placement.historyPath);
+        openHistory(mode, m_historyPath);
     const QString monitorPath = MonitorSocket::path();
     if (mode != Mode::Window && cl.monitor && !monitorPath.isEmpty())
         publishToWindow(mode, monitorPath);
@@ -162,8 +164,20 @@ void Services::createServer(const CommandLine &cl, Mode mode)
         QStringLiteral("Run code in hardened, single-use containers. Use run_python_code or "
                        "run_javascript_code for quick programs, execute_code for other languages "
                        "and options; print what you want to see.")});
-    m_sessions = std::make_unique<SessionManager>(
-        m_sandbox.get(), SessionManager::Limits{cl.sessionIdleSec, cl.maxSessions});
+    SessionManager::Limits limits{cl.sessionIdleSec, cl.maxSessions};
+    if (cl.snapshotSessionBytes > 0) {
+        // Beside the history; without one, in a folder of this instance's that goes with it.
+        if (cl.history) {
+            limits.snapshotFolder =
+                QFileInfo(m_historyPath).absolutePath() + QLatin1String("/snapshots");
+        } else {
+            m_snapshotFolder = std::make_unique<QTemporaryDir>();
+            if (m_snapshotFolder->isValid())
+                limits.snapshotFolder = m_snapshotFolder->path();
+        }
+        limits.snapshots = {cl.snapshotSessionBytes, cl.snapshotTotalBytes};
+    }
+    m_sessions = std::make_unique<SessionManager>(m_sandbox.get(), limits);
     SandboxTools::registerAll(*m_server, *m_sandbox, m_sessions.get(), m_gate.get());
 }
 
@@ -199,6 +213,7 @@ bool Services::addClusters(const CommandLine &cl, QList<SandboxBackend *> *backe
         options.maxPods = cl.maxPods;
         options.imagePrefix = cl.imagePrefix;
         options.runtimeClassName = cl.runtimeClass;
+        options.volumeBytes = cl.config.workspaceMaxBytes;
         auto backend = std::make_unique<KubernetesBackend>(client.get(), options);
         backends->append(backend.get());
         qCInfo(lcApp).noquote() << "cluster" << resolved.access.description();

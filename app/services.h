@@ -22,6 +22,7 @@ class QFileSystemWatcher;
 class RunControl;
 class RunGate;
 class QHostAddress;
+class QTemporaryDir;
 class SandboxService;
 class SessionManager;
 struct CommandLine;
@@ -101,6 +102,7 @@ private:
     void watchPolicies();
 
     QString m_instanceId;
+    QString m_historyPath; // the history's file, whether it is kept or not
     // In the order they are built: each is destroyed before what it refers to (the journal and
     // the publisher refer to the sandbox).
     std::vector<std::unique_ptr<EngineClient>> m_engines;
@@ -111,6 +113,8 @@ private:
     std::unique_ptr<RunControl> m_runControl;
     std::unique_ptr<RunGate> m_gate;
     std::unique_ptr<McpServer> m_server;
+    // Sessions' snapshots without a history (--no-history): gone with this instance.
+    std::unique_ptr<QTemporaryDir> m_snapshotFolder;
     std::unique_ptr<SessionManager> m_sessions;
     std::unique_ptr<HistoryStore> m_history;
     std::unique_ptr<Journal> m_journal;

@@ -1536,6 +1536,105 @@ async function firstRun() {
     return { steps, seconds: m ? Number(m[1]) : null, detail, loadBefore, loadAfter: load1() };
 }
 
+// ---------------------------------------------------------------- other work (cpuwatch.mjs)
+
+// Busy: other work above this many cores. A build or a test run takes a core or more; the
+// machine's background daemons stay well under (a few hundredths of a core on an idle machine).
+const OTHER_WORK_LIMIT = 0.25;
+// The sections with one call in flight and nothing else of the benchmark running: other work
+// there is what "busy" is about. The later ones are shown, not counted.
+const QUIET_SECTIONS = ['interleaved latency', 'realistic programs, latency'];
+const PEAK_WINDOW_MS = 30_000;   // other work's peak: the busiest 30 s of a section
+const PRE_WINDOW_MS = 10_000;    // watched before the run starts
+
+/**
+ * Starts bench/cpuwatch.mjs, a process of its own (its reading of /proc never holds up a timed
+ * call here), and collects its samples. `failure` says why other work is not measured (it did
+ * not start, or it stopped during the run); the report then calls the machine busy. It exits by
+ * itself when this process is gone, so an early exit needs no clean-up.
+ */
+function startCpuWatch() {
+    const w = { samples: [], failure: null, startedAt: null, stopping: false };
+    const child = spawn(process.execPath, [path.join(HERE, 'cpuwatch.mjs'), String(process.pid)],
+        { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-300); });
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    child.once('error', (e) => { w.failure ??= `did not start: ${e.message}`; });
+    child.once('exit', (code, signal) => {
+        if (!w.stopping) w.failure ??= `stopped during the run: ${signal ? `signal ${signal}` : `exit status ${code}`}${stderr.trim() ? `, ${stderr.trim()}` : ''}`;
+    });
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+        let s;
+        try { s = JSON.parse(line); } catch { w.failure ??= `wrote something else than a sample: ${line.slice(0, 80)}`; return; }
+        if (s.start) w.startedAt = s.t;
+        else w.samples.push(s);
+    });
+    // Resolves once its first line came (at most 10 s).
+    w.ready = async () => {
+        for (let waited = 0; w.startedAt === null && !w.failure && waited < 10_000; waited += 50) await sleep(50);
+        if (w.startedAt === null) w.failure ??= 'did not start within 10 s';
+        if (w.failure) log(`other work is not measured: bench/cpuwatch.mjs ${w.failure}`);
+    };
+    w.stop = async () => {
+        w.stopping = true;
+        child.kill('SIGTERM');
+        await Promise.race([exited, sleep(5000)]);
+    };
+    return w;
+}
+
+/**
+ * Other work in [a, b] (epoch ms): { mean, peak, top, seconds }, or null when no sample covers
+ * any of it. Cores = (other CPU s + steal s) / the seconds the samples cover; each sample counts
+ * by the part of its interval inside [a, b]. peak: the busiest PEAK_WINDOW_MS inside (the whole
+ * span when shorter). top: the three commands (or steal) with the most CPU, from each sample's
+ * own top three.
+ */
+function otherWork(samples, a, b) {
+    const inside = samples.filter((s) => s.t > a && s.t - s.dt * 1000 < b);
+    const mean = coresIn(inside, a, b);
+    if (mean === null) return null;
+    // The windowed mean changes linearly between sample edges: its maximum is at a window that
+    // starts or ends on one.
+    let peak = mean;
+    if (b - a > PEAK_WINDOW_MS) {
+        const edges = inside.flatMap((s) => [s.t - s.dt * 1000, s.t]);
+        const starts = [a, b - PEAK_WINDOW_MS, ...edges, ...edges.map((e) => e - PEAK_WINDOW_MS)]
+            .filter((x) => x >= a && x <= b - PEAK_WINDOW_MS);
+        peak = Math.max(...starts.map((x) => coresIn(inside, x, x + PEAK_WINDOW_MS) ?? 0));
+    }
+    const by = new Map();
+    for (const s of inside) {
+        const f = overlapMs(s, a, b) / (s.dt * 1000);
+        for (const { comm, s: cpu } of [...s.top, { comm: 'steal time', s: s.steal }])
+            by.set(comm, (by.get(comm) ?? 0) + f * cpu);
+    }
+    const top = [...by].filter(([, cpu]) => cpu >= 0.05).sort((x, y) => y[1] - x[1]).slice(0, 3)
+        .map(([comm, cpu]) => ({ comm, cpu }));
+    return { mean, peak, top, seconds: (b - a) / 1000 };
+}
+
+const overlapMs = (s, a, b) => Math.max(0, Math.min(b, s.t) - Math.max(a, s.t - s.dt * 1000));
+
+/** Other CPU and steal per second over the part of [a, b] the samples cover (null: none). */
+function coresIn(samples, a, b) {
+    let cpu = 0;
+    let covered = 0;
+    for (const s of samples) {
+        const o = overlapMs(s, a, b);
+        if (o <= 0) continue;
+        cpu += (o / (s.dt * 1000)) * (s.other + s.steal);
+        covered += o;
+    }
+    return covered > 0 ? cpu / (covered / 1000) : null;
+}
+
+/** "`cc1plus` 12.3 s, `make` 0.4 s" (names cleaned for a Markdown table). */
+const topText = (top) => (top?.length
+    ? top.map((t) => `\`${t.comm.replace(/[`|]/g, '?')}\` ${t.cpu.toFixed(1)} s`).join(', ')
+    : 'none');
+
 // ---------------------------------------------------------------- the machine
 
 async function machine(bin) {
@@ -1560,26 +1659,42 @@ async function machine(bin) {
 // ---------------------------------------------------------------- report
 
 /**
- * Busy means other work: the load at the start, and around the sections with one call in flight
- * and the machine otherwise idle (the interleaved latency rows, the realistic programs' rows). The
- * later sections (throughput, bursts, the engine ceiling, several engines) raise the 1-minute load
- * themselves, with their own containers; their loads are shown per section but do not make the
- * machine "busy".
+ * Busy means other work, measured (bench/cpuwatch.mjs): the CPU of the processes that are neither
+ * the benchmark's nor the container engine's, and steal time, above OTHER_WORK_LIMIT cores in the
+ * 10 s before the start or in any 30 s of the sections with one call in flight (QUIET_SECTIONS).
+ * Not the load average: on 2 cores those sections raise it above 2 by themselves (warm sandboxes
+ * importing what they prepare, the peers' pip, dockerd), so it cannot tell other work from ours.
+ * Other work not measured (the sampler failed) is busy too: nothing shows the machine was idle.
+ * Returns { busy, unmeasured (the reason, or null), peak (cores), where, top }.
  */
 function busyState(m, sections) {
-    const quiet = sections.filter((s) => ['interleaved latency', 'realistic programs, latency'].includes(s.name));
-    const loads = [m.loadStart1, ...quiet.flatMap((s) => [s.before, s.after])];
-    const peak = Math.max(...loads);
-    return { busy: peak > m.cores, peak };
+    const windows = [{ where: 'in the 10 s before the start', work: m.preWork },
+        ...sections.filter((s) => QUIET_SECTIONS.includes(s.name))
+            .map((s) => ({ where: `in a 30-s window of "${s.name}"`, work: s.work }))];
+    const unmeasured = m.watchFailure ?? (windows.some((w) => !w.work) ? 'wrote no sample covering the start or a latency section' : null);
+    const worst = windows.filter((w) => w.work).sort((x, y) => y.work.peak - x.work.peak)[0];
+    const peak = worst?.work.peak ?? NaN;
+    return { busy: unmeasured !== null || !(peak <= OTHER_WORK_LIMIT), unmeasured, peak, where: worst?.where, top: worst?.work.top };
+}
+
+/** Why the run is busy, or how quiet it was: one phrase for the banner, the table and the targets. */
+function busyWhy(b) {
+    if (b.unmeasured) return `other work not measured (bench/cpuwatch.mjs ${b.unmeasured})`;
+    return `other work peaked at ${b.peak.toFixed(2)} cores ${b.where}, ${b.peak > OTHER_WORK_LIMIT ? 'above' : 'within'} ` +
+        `the limit of ${OTHER_WORK_LIMIT} (most CPU: ${topText(b.top)})`;
 }
 
 /** The report's opening: the title, the busy and smoke notes, and the machine table. */
-function reportHead(L, { opts, m, peerInfo, busy, peak, command, elapsedS, intro }) {
+function reportHead(L, { opts, m, peerInfo, b, command, elapsedS, intro }) {
     L.push('# Benchmarks', '');
-    if (busy) {
-        L.push(`> **Busy machine: not suitable for publishing.** The 1-minute load average reached ${peak.toFixed(2)} ` +
-            `at the start or around the latency rows, above the machine's ${m.cores} cores (see "Load average" below): other work shared ` +
-            'the CPUs, and every row is inflated by an unknown amount.', '');
+    if (b.busy && b.unmeasured) {
+        L.push(`> **Busy machine: not suitable for publishing.** Other work was not measured (bench/cpuwatch.mjs ${b.unmeasured}): ` +
+            'nothing shows that no other work shared the CPUs, so every row may be inflated by an unknown amount.', '');
+    } else if (b.busy) {
+        L.push(`> **Busy machine: not suitable for publishing.** Other work (processes that are neither the benchmark's ` +
+            `nor the container engine's, and steal time) took ${b.peak.toFixed(2)} cores ${b.where}, above the limit of ` +
+            `${OTHER_WORK_LIMIT} (most CPU: ${topText(b.top)}; see "Load average" below): it shared the CPUs, and every row ` +
+            'is inflated by an unknown amount.', '');
     }
     if (opts.smoke) L.push('> **Smoke run** (tiny counts, for CI): the numbers below are not meaningful.', '');
     L.push(...intro, '');
@@ -1595,33 +1710,42 @@ function reportHead(L, { opts, m, peerInfo, busy, peak, command, elapsedS, intro
     L.push(`| Peers' flows | Python ${peerInfo?.python ?? '?'}, Docker SDK for Python ${peerInfo?.sdk ?? '?'} (\`bench/peers.py\`), \`--network none\` |`);
     L.push(`| Date | ${m.date} |`);
     L.push(`| Load average (1/5/15 min) | ${m.loadStart} at start, ${m.loadEnd} at end |`);
-    L.push(`| Machine busy (1-min load above ${m.cores} at the start or around the latency rows) | ${busy ? `**yes** (peak ${peak.toFixed(2)})` : `no (peak ${peak.toFixed(2)})`} |`);
+    L.push(`| Machine busy (other work above ${OTHER_WORK_LIMIT} cores in the 10 s before the start or in any 30 s of the latency rows with one call in flight) | ${b.busy ? '**yes**' : 'no'}: ${busyWhy(b)} |`);
     L.push(`| Command | \`${command}\` (${elapsedS.toFixed(0)} s) |`, '');
 }
 
-/** The load average table. */
+/** The load average table, with the other work measured in each section. */
 function loadTable(L, m, sections) {
     L.push('## Load average', '');
-    L.push(`1-minute load average before and after each section (${m.cores} cores). The run start and the latency rows with one call in flight (interleaved, realistic programs) show other work on the machine (above ${m.cores}: busy); from the back-to-back rounds and the sustained rows on, the benchmark's own containers raise the load (the 1-minute average lags, so a section's "before" carries the sections just run).`, '');
-    L.push('| Section | seconds | before | after |', '|---|---:|---:|---:|');
-    L.push(`| run start | | ${m.loadStart1.toFixed(2)} | |`);
+    L.push(`1-minute load average before and after each section (${m.cores} cores), for context: the benchmark's own work raises it (on this machine the latency rows with one call in flight take it near or above ${m.cores} by themselves), and it lags (a section's "before" carries the sections just run). ` +
+        'Other work is measured: the CPU of the processes that are neither the benchmark\'s (it, its servers, peers.py, the docker CLI) nor the container engine\'s (dockerd, containerd, the shims, runc, docker-proxy, conmon, podman, runsc, and their descendants: every container), plus steal time, sampled every 2 s from `/proc` by `bench/cpuwatch.mjs` (kernel threads count as neither). ' +
+        `It is given in cores: its mean over the section and its busiest 30 s (the whole section when shorter), and the commands with the most CPU. Above ${OTHER_WORK_LIMIT} cores in the 10 s before the start or in the latency rows with one call in flight (interleaved, realistic programs): busy.` +
+        (m.watchFailure ? ` **Other work was not measured in this run** (bench/cpuwatch.mjs ${m.watchFailure}).` : ''), '');
+    L.push('| Section | seconds | load before | load after | other work (cores, mean / 30-s peak) | most CPU of other work |',
+        '|---|---:|---:|---:|---:|---|');
+    const work = (w, counts) => {
+        if (!w) return ['–', '–'];
+        const peak = counts && w.peak > OTHER_WORK_LIMIT ? `**${w.peak.toFixed(2)}**` : w.peak.toFixed(2);
+        return [`${w.mean.toFixed(2)} / ${peak}`, topText(w.top)];
+    };
+    L.push(`| run start (${PRE_WINDOW_MS / 1000} s watched) | ${PRE_WINDOW_MS / 1000} | ${m.loadStart1.toFixed(2)} | | ${work(m.preWork, true).join(' | ')} |`);
     for (const s of sections) {
-        const hot = (v) => (v > m.cores ? `**${v.toFixed(2)}**` : v.toFixed(2));
-        L.push(`| ${s.name} | ${s.seconds.toFixed(0)} | ${hot(s.before)} | ${hot(s.after)} |`);
+        L.push(`| ${s.name} | ${s.seconds.toFixed(0)} | ${s.before.toFixed(2)} | ${s.after.toFixed(2)} | ` +
+            `${work(s.work, QUIET_SECTIONS.includes(s.name)).join(' | ')} |`);
     }
-    L.push(`| run end | | | ${m.loadEnd1.toFixed(2)} |`, '');
+    L.push(`| run end | | | ${m.loadEnd1.toFixed(2)} | | |`, '');
 }
 
 /** The report of `--only realistic`: the machine, the realistic programs' section, the loads. */
 function realisticOnlyReport({ opts, m, real, peerInfo, sections, elapsedS, command }) {
-    const { busy, peak } = busyState(m, sections);
+    const b = busyState(m, sections);
     const L = [];
-    reportHead(L, { opts, m, peerInfo, busy, peak, command, elapsedS, intro: [
+    reportHead(L, { opts, m, peerInfo, b, command, elapsedS, intro: [
         'The realistic programs\' section alone (`--only realistic`), measured in one run on one machine with one image by',
         '`bench/run.sh` (see `bench/README.md` for what each row includes). All times in milliseconds, by the same clock',
         '(Node `performance.now()`).'] });
     L.push(...realisticReport(opts, m, real));
-    if (busy) L.push(`Targets measured on a busy machine (peak load ${peak.toFixed(2)} on ${m.cores} cores) say little either way.`, '');
+    if (b.busy) L.push(`Targets measured on a busy machine say little either way: ${busyWhy(b)}.`, '');
     loadTable(L, m, sections);
     if (problems.length) L.push('## Problems in this run', '', ...problems.map((p) => `- ${p}`), '');
     return { text: L.join('\n') };
@@ -1645,9 +1769,9 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     const initPooled = init.find((i) => i.key === 'pooled');
     const mark = (met) => (met ? '**met**' : '**missed**');
     const mb = (kb) => (Number.isFinite(kb) ? (kb / 1024).toFixed(1) : '–');
-    const { busy, peak } = busyState(m, sections);
+    const b = busyState(m, sections);
     const L = [];
-    reportHead(L, { opts, m, peerInfo, busy, peak, command, elapsedS, intro: [
+    reportHead(L, { opts, m, peerInfo, b, command, elapsedS, intro: [
         'Latency of `run_python_code` with `print(1)` and of the flows users move from, measured in one run on',
         'one machine with one image by `bench/run.sh` (see `bench/README.md` for exactly what each row includes',
         'and how to read it). All times in milliseconds, by the same clock (Node `performance.now()`).'] });
@@ -1711,6 +1835,9 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
 
     // "Bound secrets" (bench/secrets.mjs, run by run.sh before this script): its section as it printed it.
     if (process.env.CS_BENCH_SECRETS_SECTION) L.push(process.env.CS_BENCH_SECRETS_SECTION.trimEnd(), '');
+    // "Workspaces" (bench/workspaces.mjs, run by run.sh before this script), as it printed it.
+    if (process.env.CS_BENCH_WORKSPACES_SECTION) L.push(process.env.CS_BENCH_WORKSPACES_SECTION.trimEnd(), '');
+    if (process.env.CS_BENCH_SNAPSHOTS_SECTION) L.push(process.env.CS_BENCH_SNAPSHOTS_SECTION.trimEnd(), '');
 
     L.push(`## Back-to-back and bursts (pooled server, default \`--pool\` and \`--pool-max\`)`, '');
     L.push(`Back-to-back: rounds of ${B2B_ROUND} calls, each sent as soon as the previous answered, each round after the`,
@@ -1820,6 +1947,10 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
         L.push(first.seconds !== null
             ? `**First answer after ${first.seconds.toFixed(1)} s** (${Math.floor(first.seconds / 60)} min ${String(Math.round(first.seconds % 60)).padStart(2, '0')} s).`
             : `**No answer**: ${first.detail}`, '');
+    } else {
+        // The heading stays (docs link to it), saying how to get the figure.
+        L.push('## First run', '', 'Not measured in this run: `bench/run.sh --first-run` (or `bench/firstrun.sh` alone) measures',
+            'the time from a fresh clone on a machine with nothing installed to the first answer; see `bench/README.md`.', '');
     }
     L.push('## Targets', '');
     L.push('| Target | Measured | |', '|---|---:|---|');
@@ -1850,7 +1981,7 @@ function report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, 
     if (first) L.push(`| issue 54: first answer from \`./dev.sh run\` on a fresh machine ≤ ${TARGETS.firstRunIssue54S / 60} min | ${first.seconds !== null ? `${first.seconds.toFixed(0)} s` : 'none'} | ${mark(first.seconds !== null && first.seconds <= TARGETS.firstRunIssue54S)} |`);
     if (first) L.push(`| issue 31: first answer from \`./dev.sh run\` on a fresh machine ≤ ${TARGETS.firstRunS / 60} min | ${first.seconds !== null ? `${first.seconds.toFixed(0)} s` : 'none'} | ${mark(first.seconds !== null && first.seconds <= TARGETS.firstRunS)} |`);
     L.push(`| idle RSS ≤ ${TARGETS.idleRssMb} MB (pool at its base) | ${(idleKb * 1024 / 1e6).toFixed(1)} MB | ${mark(idleKb * 1024 / 1e6 <= TARGETS.idleRssMb)} |`, '');
-    if (busy) L.push(`Targets measured on a busy machine (peak load ${peak.toFixed(2)} on ${m.cores} cores) say little either way.`, '');
+    if (b.busy) L.push(`Targets measured on a busy machine say little either way: ${busyWhy(b)}.`, '');
 
     if (eng) L.push(...enginesReport(opts, m, eng));
 
@@ -1899,6 +2030,22 @@ function enginesReport(opts, m, eng) {
 
 // ---------------------------------------------------------------- main
 
+/**
+ * Stops the sampler and puts the other work measured on the run: m.preWork (the 10 s before the
+ * start), each section's s.work, m.watchFailure (why it is not measured, or null).
+ */
+async function measureOtherWork(watch, pre, m, sections) {
+    await watch.stop();
+    m.watchFailure = watch.failure;
+    m.preWork = otherWork(watch.samples, pre.startMs, pre.endMs);
+    for (const s of sections) s.work = otherWork(watch.samples, s.startMs, s.endMs);
+    const b = busyState(m, sections);
+    log(`machine ${b.busy ? 'busy' : 'not busy'}: ${busyWhy(b)}`);
+    const total = (k) => watch.samples.reduce((a, x) => a + x[k], 0);
+    log(`over the whole run: other work ${(total('other') / Math.max(1, total('dt'))).toFixed(2)} cores, steal ` +
+        `${(total('steal') / Math.max(1, total('dt'))).toFixed(2)}, ours ${(total('ours') / Math.max(1, total('dt'))).toFixed(2)}`);
+}
+
 async function main() {
     const opts = parseArgs(process.argv.slice(2));
     const command = ['bench/run.sh', ...process.argv.slice(2)].map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`)).join(' ');
@@ -1909,6 +2056,9 @@ async function main() {
         throw new Error(`${PEERS_PYTHON} cannot import docker: install python3-docker (Debian)`);
     });
     if (opts.check) return;
+    // Other work, sampled from here to the end of the run (see busyState).
+    const watch = startCpuWatch();
+    await watch.ready();
     // A report is only worth publishing from a quiet machine: wait (up to 5 minutes) for the
     // 1-minute load to fall below the cores, e.g. after a build or an earlier run.
     if (!opts.smoke) {
@@ -1918,6 +2068,11 @@ async function main() {
             await sleep(10_000);
         }
     }
+    // Then other work is watched for 10 s with nothing of the benchmark running.
+    const pre = { startMs: Date.now() };
+    log(`watching other work for ${PRE_WINDOW_MS / 1000} s before the start`);
+    await sleep(PRE_WINDOW_MS);
+    pre.endMs = Date.now();
     const started = now();
     const m = await machine(opts.bin);
     log(`server ${opts.bin}, ${opts.calls} calls per latency variant, report to ${opts.out}`);
@@ -1934,12 +2089,15 @@ async function main() {
     let burstRows = [];
     let peerInfo = null;
     let gatewayRow = null;
-    const sections = [];   // { name, before, after }: 1-minute load average around each section
+    // { name, before, after, seconds, startMs, endMs }: the 1-minute load average around each
+    // section, its duration and its epoch span (for the other work measured in it).
+    const sections = [];
     const section = async (name, f) => {
         const before = load1();
         const t0 = now();
+        const startMs = Date.now();
         try { return await f(); } finally {
-            sections.push({ name, before, after: load1(), seconds: (now() - t0) / 1000 });
+            sections.push({ name, before, after: load1(), seconds: (now() - t0) / 1000, startMs, endMs: Date.now() });
         }
     };
     const real = { latency: null, sustained: null };   // the realistic programs' section
@@ -1958,6 +2116,7 @@ async function main() {
         await ensureNoContainers(`${BENCH_LABEL}=${RUN_ID}`, 'peers.py');
         m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
         m.loadEnd1 = load1();
+        await measureOtherWork(watch, pre, m, sections);
         const { text } = realisticOnlyReport({ opts, m, real, peerInfo, sections, elapsedS: (now() - started) / 1000, command });
         writeFileSync(opts.out, text);
         console.log(text);
@@ -2204,6 +2363,7 @@ async function main() {
     // Start-up: spawn → initialize answered, median of several launches each.
     const initBefore = load1();
     const initT0 = now();
+    const initStartMs = Date.now();
     for (const [key, label, args] of [['pooled', 'pooled (default)', []], ['unpooled', '`--pool 0`', ['--pool', '0']]]) {
         const samples = [];
         for (let i = 0; i < opts.initLaunches; i++) {
@@ -2217,7 +2377,8 @@ async function main() {
         log(`initialize, ${label}: median ${ms(st.p50)} ms`);
         init.push({ key, label, ...st });
     }
-    sections.push({ name: 'start-up', before: initBefore, after: load1(), seconds: (now() - initT0) / 1000 });
+    sections.push({ name: 'start-up', before: initBefore, after: load1(), seconds: (now() - initT0) / 1000,
+        startMs: initStartMs, endMs: Date.now() });
 
     // Several engines: after everything else, which it does not change (the fixture's daemons
     // are idle until now).
@@ -2237,6 +2398,7 @@ async function main() {
 
     m.loadEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
     m.loadEnd1 = load1();
+    await measureOtherWork(watch, pre, m, sections);
     const { text } = report({ opts, m, lat, thr, init, idleKb, busyKb, eng, first, ceiling, handoverCeiling, requestsRow, burstRows, peerInfo, gatewayRow, real, sections,
         elapsedS: (now() - started) / 1000, command });
     writeFileSync(opts.out, text);

@@ -22,9 +22,10 @@ smoke=0
 only=
 # cs-gateway, for the bound-secrets section: next to the server binary (--bin), as the build puts it.
 gateway=$HERE/../build/bin/cs-gateway
+bin=$HERE/../build/bin/code-sandbox
 prev=
 for a in "$@"; do
-    [ "$prev" != --bin ] || gateway=$(dirname -- "$a")/cs-gateway
+    [ "$prev" != --bin ] || { gateway=$(dirname -- "$a")/cs-gateway; bin=$a; }
     [ "$prev" != --only ] || only=$a
     case "$a" in
         --engines) engines=1 ;;
@@ -62,7 +63,40 @@ CS_BENCH_SECRETS_SECTION=$(printf '%s\n' "$secrets_out" | sed '$d')
 export CS_BENCH_SECRETS_SECTION
 echo "bench: secrets: $(printf '%s\n' "$secrets_out" | tail -n 1)" >&2
 
-[ "$engines" = 1 ] || exec node "$HERE/bench.mjs" "${args[@]}"
+# "Workspaces" (bench/workspaces.mjs): a call over a 200 MB folder of 5,000 files, first and
+# next, on the local engine (and, with --engines, the fixture's remote ones: see below). Its
+# Markdown section reaches bench.mjs's report through CS_BENCH_WORKSPACES_SECTION.
+workspaces_section() { # [ENGINES_ENV]
+    local out ws_args=(--bin "$bin")
+    [ "$smoke" = 0 ] || ws_args+=(--smoke)
+    [ -z "${1:-}" ] || ws_args+=(--engines-env "$1")
+    echo "bench: workspaces (bench/workspaces.mjs ${ws_args[*]})" >&2
+    if ! out=$(node "$HERE/workspaces.mjs" "${ws_args[@]}"); then
+        printf '%s\n' "$out" >&2
+        echo "bench: bench/workspaces.mjs failed (a wrong answer or a failed step; see above)" >&2
+        exit 1
+    fi
+    CS_BENCH_WORKSPACES_SECTION=$(printf '%s\n' "$out" | sed '$d')
+    export CS_BENCH_WORKSPACES_SECTION
+}
+
+# "Sessions that last" (bench/snapshots.mjs): snapshot, rewind and fork of a Python session
+# holding a DataFrame of a million rows, on the local engine; through CS_BENCH_SNAPSHOTS_SECTION.
+snapshots_args=(--bin "$bin")
+[ "$smoke" = 0 ] || snapshots_args+=(--smoke)
+echo "bench: snapshots (bench/snapshots.mjs ${snapshots_args[*]})" >&2
+if ! snapshots_out=$(node "$HERE/snapshots.mjs" "${snapshots_args[@]}"); then
+    printf '%s\n' "$snapshots_out" >&2
+    echo "bench: bench/snapshots.mjs failed (a wrong answer or a failed step; see above)" >&2
+    exit 1
+fi
+CS_BENCH_SNAPSHOTS_SECTION=$(printf '%s\n' "$snapshots_out" | sed '$d')
+export CS_BENCH_SNAPSHOTS_SECTION
+
+if [ "$engines" = 0 ]; then
+    workspaces_section
+    exec node "$HERE/bench.mjs" "${args[@]}"
+fi
 
 ENGINES_SH=$HERE/../tests/engines/engines.sh
 # Short: the fixture's unix socket paths live under it (108 bytes at most).
@@ -98,6 +132,7 @@ if ! bash "$ENGINES_SH" start "$FIXTURE" > "$TMP/start.log" 2>&1; then
     exit 2
 fi
 echo "bench: engines fixture started in $((SECONDS - t0)) s" >&2
+workspaces_section "$FIXTURE/env"
 # Run in the background and wait, so that a signal reaches the trap (and node) at once.
 node "$HERE/bench.mjs" "${args[@]}" --engines-env "$FIXTURE/env" &
 node_pid=$!

@@ -526,6 +526,9 @@ configure_rootfs() { # ROOT IMAGE
     # The engine fills each new workdir volume from /sandbox, owner and mode included: the output
     # folder is there before the supervisor starts (which makes it only where it is missing).
     install -d -m 0755 -o 1000 -g 1000 "$root/sandbox" "$root/sandbox/outputs"
+    # A run's workspaces (--workspace) are unpacked by the engine into the workdir volume (the
+    # root is read-only), and programs find them at /workspace/NAME.
+    ln -sfn /sandbox/.cs-workspace "$root/workspace"
     # Library caches are volumes mounted here; the engine fills a new volume from this (empty)
     # directory, owner and mode included.
     install -d -m 0755 -o 1000 -g 1000 "$root/opt/cs-libs"

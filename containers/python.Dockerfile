@@ -11,7 +11,8 @@
 FROM debian:bookworm-slim
 
 # The libraries assistants' programs import most, all Debian's (the list in
-# ../resources/languages.json, which build-images.sh reads). python3-scipy depends on
+# ../resources/languages.json, which build-images.sh reads), and python3-dill, with which the
+# loader pickles a session's variables for its snapshots (see _operation). python3-scipy depends on
 # python3-pythran, a compiler needed only to build scipy, which pulls in g++, boost and
 # python3-all-dev (about 1 GB): stub-package.sh first installs an empty package that provides it.
 # The libraries' own test suites are about a fifth of the image and never imported. matplotlib's
@@ -26,6 +27,7 @@ RUN sh /tmp/stub-package.sh python3-pythran && rm /tmp/stub-package.sh \
         python3-networkx python3-requests python3-bs4 python3-lxml python3-openpyxl \
         python3-xlsxwriter python3-tabulate python3-yaml python3-dateutil python3-tz \
         python3-tqdm python3-jinja2 python3-docx python3-pypdf python3-reportlab \
+        python3-dill \
     && ! dpkg-query -W -f '${Status}\n' python3-pythran 2> /dev/null | grep -q ' installed$' \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/* \
@@ -48,6 +50,7 @@ RUN chmod 0755 /usr/local/bin/cs-run \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \
     && install -d -m 0755 -o 1000 -g 1000 /sandbox /sandbox/outputs /opt/cs-libs \
+    && ln -sfn /sandbox/.cs-workspace /workspace \
     && printf 'language=python\nbuilt=%s\ndebian=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$(cat /etc/debian_version)" > /etc/code-sandbox-image
 

@@ -22,6 +22,7 @@ RUN chmod 0755 /usr/local/bin/cs-run \
     && useradd --uid 1000 --gid 1000 --home-dir /sandbox --no-create-home \
         --shell /bin/sh --comment "Code Sandbox" sandbox \
     && install -d -m 0755 -o 1000 -g 1000 /sandbox /sandbox/outputs /opt/cs-libs \
+    && ln -sfn /sandbox/.cs-workspace /workspace \
     && printf 'language=ruby\nbuilt=%s\ndebian=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$(cat /etc/debian_version)" > /etc/code-sandbox-image
 

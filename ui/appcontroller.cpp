@@ -7,8 +7,10 @@
 #include "runlistmodel.h"
 #include "runstopreason.h"
 #include "sandboxservice.h"
+#include "sessionsnapshots.h"
 #include "streamablehttpserver.h"
 #include "uilog.h"
+#include "workspacedecisions.h"
 
 AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryStore *history,
                              MonitorServer *monitor, QObject *parent)
@@ -17,7 +19,9 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
           new HistoryFeed(m_model, journal, history, monitor, sandbox->config().instanceId, this)),
       m_engineWatch(new EngineWatch(sandbox, this)),
       m_approvals(new ApprovalQueue(sandbox->config().instanceId, monitor, this)),
-      m_manual(new ManualRunner(sandbox, this))
+      m_manual(new ManualRunner(sandbox, this)),
+      m_workspaces(new WorkspaceDecisions(m_model, history, this)),
+      m_snapshots(new SessionSnapshots(sandbox->config().instanceId, m_model, monitor, this))
 {
     // A run of this process started or ended (the feed has it already): its engine's running
     // count moved.
@@ -56,6 +60,11 @@ AppController::AppController(SandboxService *sandbox, Journal *journal, HistoryS
 }
 
 AppController::~AppController() = default;
+
+void AppController::setSessions(SessionManager *sessions)
+{
+    m_snapshots->setSessions(sessions);
+}
 
 QStringList AppController::languages() const
 {

@@ -19,14 +19,17 @@ class RunControl;
 class RunGate;
 class RunListModel;
 class SandboxService;
+class SessionManager;
+class SessionSnapshots;
 class StreamableHttpServer;
+class WorkspaceDecisions;
 
 // The window's link to the rest. Widgets talk to this and to the model, never to the sandbox
 // itself. It owns the runs model and composes one part per job: HistoryFeed (the model fed from
 // this process's journal, the monitor socket and the history), EngineWatch (the engines and
-// their images), ApprovalQueue (runs waiting for a person) and ManualRunner (the run editor's
-// run); itself it keeps the servers' status and stopping runs, which need the model and the
-// monitor socket together.
+// their images), ApprovalQueue (runs waiting for a person), ManualRunner (the run editor's
+// run) and WorkspaceDecisions (runs' change sets, applied or discarded); itself it keeps the
+// servers' status and stopping runs, which need the model and the monitor socket together.
 class AppController : public QObject
 {
     Q_OBJECT
@@ -37,6 +40,15 @@ public:
     ~AppController() override;
 
     RunListModel *model() const { return m_model; }
+    // Runs' change sets: Apply and Discard from the Workspace tab and the dialog that asks when
+    // a run ends (WorkspacePrompter); the part itself, as RunListModel is, since both widgets
+    // follow its state.
+    WorkspaceDecisions *workspaces() const { return m_workspaces; }
+    // Sessions' snapshots: their steps, and Rewind, Fork, Export, Delete, Import (the part
+    // itself, as WorkspaceDecisions is: the session tree and its menu follow it).
+    SessionSnapshots *snapshots() const { return m_snapshots; }
+    // This process's sessions (Services), whose snapshots the window shows; null: none.
+    void setSessions(SessionManager *sessions);
     QStringList languages() const;
     int defaultTimeoutSec() const;
 
@@ -121,6 +133,8 @@ private:
     EngineWatch *m_engineWatch;
     ApprovalQueue *m_approvals;
     ManualRunner *m_manual;
+    WorkspaceDecisions *m_workspaces;
+    SessionSnapshots *m_snapshots;
     ServerStatus m_server;
     QTimer m_poll;
     QPointer<RunControl> m_runControl;

@@ -156,6 +156,9 @@ void ApprovalDialog::addDetails(QVBoxLayout *layout)
         value->setTextInteractionFlags(Qt::TextSelectableByMouse);
         form->addRow(label, value);
     };
+    if (!m_request.workspaces.isEmpty())
+        names(m_request.workspaces, QStringLiteral("approvalWorkspaces"),
+              QStringLiteral("Sees the folders:"));
     if (!m_request.libraries.isEmpty())
         names(m_request.libraries, QStringLiteral("approvalLibraries"),
               QStringLiteral("Installs (from the network):"));

@@ -4,7 +4,9 @@
 #include "tokenstore.h"
 #include "uilog.h"
 
+#include <QDir>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
 #include <QSettings>
@@ -31,6 +33,7 @@ const QString kLegacyHttpToken = QStringLiteral("server/token");
 const QString kRetention = QStringLiteral("history/retentionDays");
 const QString kKeepRunning = QStringLiteral("window/keepRunningInBackground");
 const QString kPolicies = QStringLiteral("assistants/policies");
+const QString kWorkspaceFolders = QStringLiteral("workspaces/folders");
 
 // QVariant's own conversions accept "12abc" as 0 in places and never say so; parse the text
 // strictly instead, since INI files hold everything as strings.
@@ -66,6 +69,66 @@ bool boolIn(const QSettings &s, const QString &key, bool fallback)
     if (text == u"false" || text == u"0" || text == u"no" || text == u"off")
         return false;
     return fallback;
+}
+
+// A workspace's patterns: trimmed, blanks and repeats dropped. Anything but a list of strings
+// is an error: an exclusion a hand edit broke must not quietly let a credential in.
+bool patternsIn(const QJsonObject &o, const QString &key, QStringList *patterns, QString *error)
+{
+    const QJsonValue v = o.value(key);
+    if (v.isUndefined())
+        return true;
+    if (!v.isArray()) {
+        *error = QStringLiteral("'%1' is not a list of patterns").arg(key);
+        return false;
+    }
+    for (const QJsonValue &entry : v.toArray()) {
+        if (!entry.isString()) {
+            *error = QStringLiteral("'%1' holds something that is not a pattern").arg(key);
+            return false;
+        }
+        const QString pattern = entry.toString().trimmed();
+        if (!pattern.isEmpty() && !patterns->contains(pattern))
+            patterns->append(pattern);
+    }
+    return true;
+}
+
+// The settings' workspaces: a bad entry is skipped and a folder that is gone kept, each said in
+// the log, so that a hand edit or an unplugged drive never keeps the app from starting.
+QList<Workspace> workspacesIn(const QSettings &s)
+{
+    QList<Workspace> workspaces;
+    const QString text = s.value(kWorkspaceFolders).toString();
+    if (text.trimmed().isEmpty())
+        return workspaces;
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &parseError);
+    if (!doc.isArray()) {
+        qCWarning(lcUi).noquote() << "settings: the workspaces are not a JSON list ("
+                                  << parseError.errorString() << "); none are used";
+        return workspaces;
+    }
+    for (const QJsonValue &entry : doc.array()) {
+        QString error;
+        const std::optional<Workspace> w = AppSettings::workspaceFromJson(entry, &error);
+        if (!w) {
+            qCWarning(lcUi).noquote() << "settings: ignoring a workspace:" << error;
+            continue;
+        }
+        if (std::any_of(workspaces.cbegin(), workspaces.cend(),
+                        [&](const Workspace &listed) { return listed.name == w->name; })) {
+            qCWarning(lcUi).noquote() << "settings: ignoring a second workspace named" << w->name;
+            continue;
+        }
+        if (!QFileInfo(w->path).isDir())
+            qCWarning(lcUi).noquote()
+                << QStringLiteral("settings: the folder of workspace %1, %2, is not there; runs "
+                                  "cannot have it until it is back")
+                       .arg(w->name, w->path);
+        workspaces.append(*w);
+    }
+    return workspaces;
 }
 
 } // namespace
@@ -132,6 +195,7 @@ AppSettings AppSettings::load(QSettings &s)
         else
             a.secrets.append(*secret);
     }
+    a.workspaces = workspacesIn(s);
 
     a.httpEnabled = boolIn(s, kHttpEnabled, d.httpEnabled);
     a.httpPort = quint16(intIn(s, kHttpPort, d.httpPort, kMinHttpPort, kMaxHttpPort));
@@ -239,6 +303,15 @@ void AppSettings::save(QSettings &s) const
             texts.append(secret.toString());
         s.setValue(kSecrets, texts);
     }
+    if (workspaces.isEmpty()) {
+        s.remove(kWorkspaceFolders);
+    } else {
+        QJsonArray list;
+        for (const Workspace &w : workspaces)
+            list.append(workspaceToJson(w));
+        s.setValue(kWorkspaceFolders,
+                   QString::fromUtf8(QJsonDocument(list).toJson(QJsonDocument::Compact)));
+    }
     s.setValue(kHttpEnabled, httpEnabled);
     s.setValue(kHttpPort, int(httpPort));
     s.remove(kLegacyHttpToken);
@@ -321,6 +394,64 @@ std::optional<AppSettings::SecretBinding> AppSettings::SecretBinding::make(const
     return b;
 }
 
+QJsonObject AppSettings::workspaceToJson(const Workspace &w)
+{
+    QJsonObject o{{QStringLiteral("name"), w.name},
+                  {QStringLiteral("path"), w.path},
+                  {QStringLiteral("mode"), Workspace::modeName(w.mode)},
+                  {QStringLiteral("apply"), Workspace::applyName(w.apply)}};
+    if (!w.exclude.isEmpty())
+        o.insert(QStringLiteral("exclude"), QJsonArray::fromStringList(w.exclude));
+    if (!w.include.isEmpty())
+        o.insert(QStringLiteral("include"), QJsonArray::fromStringList(w.include));
+    return o;
+}
+
+std::optional<Workspace> AppSettings::workspaceFromJson(const QJsonValue &json, QString *error)
+{
+    const auto fail = [error](const QString &why) {
+        if (error)
+            *error = why;
+        return std::nullopt;
+    };
+    if (!json.isObject())
+        return fail(QStringLiteral("an entry is not an object"));
+    const QJsonObject o = json.toObject();
+    Workspace w;
+    w.name = o.value(u"name").toString();
+    if (!Workspace::isValidName(w.name))
+        return fail(QStringLiteral("'%1' is not a workspace name").arg(w.name.left(100)));
+    const QString path = o.value(u"path").toString().trimmed();
+    if (path.isEmpty() || !QDir::isAbsolutePath(path))
+        return fail(QStringLiteral("%1: '%2' is not an absolute path").arg(w.name, path));
+    w.path = QDir::cleanPath(path);
+    if (QDir(w.path).isRoot())
+        return fail(QStringLiteral("%1: the file system's root cannot be a workspace").arg(w.name));
+    // Missing: the defaults (read-only, never applied); misspelt: not guessed.
+    const QJsonValue mode = o.value(u"mode");
+    if (mode.toString() == Workspace::modeName(Workspace::Mode::CopyOnWrite))
+        w.mode = Workspace::Mode::CopyOnWrite;
+    else if (!mode.isUndefined() &&
+             mode.toString() != Workspace::modeName(Workspace::Mode::ReadOnly))
+        return fail(QStringLiteral("%1: the mode is not read-only or copy-on-write").arg(w.name));
+    const QJsonValue apply = o.value(u"apply");
+    const std::optional<Workspace::Apply> parsed = Workspace::parseApply(apply.toString());
+    if (!apply.isUndefined() && (!apply.isString() || !parsed))
+        return fail(QStringLiteral("%1: apply is not never, ask or always").arg(w.name));
+    w.apply = parsed.value_or(Workspace::Apply::Never);
+    QString why;
+    if (!patternsIn(o, QStringLiteral("exclude"), &w.exclude, &why) ||
+        !patternsIn(o, QStringLiteral("include"), &w.include, &why))
+        return fail(QStringLiteral("%1: %2").arg(w.name, why));
+    return w;
+}
+
+bool AppSettings::sameWorkspace(const Workspace &a, const Workspace &b)
+{
+    return a.name == b.name && a.path == b.path && a.mode == b.mode && a.apply == b.apply &&
+           a.exclude == b.exclude && a.include == b.include;
+}
+
 QStringList AppSettings::engineList() const
 {
     if (!engines.isEmpty() || engineSocket.trimmed().isEmpty())
@@ -334,6 +465,8 @@ bool AppSettings::operator==(const AppSettings &o) const
            defaultTimeoutSec == o.defaultTimeoutSec && memoryMiB == o.memoryMiB &&
            qFuzzyCompare(cpus, o.cpus) && pidsLimit == o.pidsLimit &&
            passThroughEnv == o.passThroughEnv && secrets == o.secrets &&
+           std::equal(workspaces.cbegin(), workspaces.cend(), o.workspaces.cbegin(),
+                      o.workspaces.cend(), &AppSettings::sameWorkspace) &&
            httpEnabled == o.httpEnabled && httpPort == o.httpPort && httpToken == o.httpToken &&
            historyRetentionDays == o.historyRetentionDays &&
            keepRunningInBackground == o.keepRunningInBackground && policies == o.policies;

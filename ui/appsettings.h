@@ -1,7 +1,10 @@
 #pragma once
 
 #include "assistantpolicies.h"
+#include "workspace.h"
 
+#include <QJsonObject>
+#include <QJsonValue>
 #include <QList>
 #include <QMap>
 #include <QString>
@@ -56,6 +59,10 @@ struct AppSettings
     QStringList passThroughEnv; // host variable names handed to every sandbox
     // Bound secrets, in order, each sandbox name once. Kept as "environment/secrets".
     QList<SecretBinding> secrets;
+    // The folders runs may ask for by name (Settings → Workspaces), in order, each name once. Kept
+    // as one JSON array, "workspaces/folders". The server the window starts uses them when
+    // --workspace names none; headless instances do not (their command line says).
+    QList<Workspace> workspaces;
     bool httpEnabled = true;
     quint16 httpPort = 8765;
     // The HTTP token, kept in its own 0600 file beside the settings file (TokenStore), never in
@@ -100,6 +107,16 @@ struct AppSettings
     // must not wait for).
     static void savePolicies(const AssistantPolicies &policies);
     static void savePolicies(QSettings &settings, const AssistantPolicies &policies);
+
+    // A workspace as the settings file keeps it, and back: the name checked, the folder absolute
+    // and not the root, mode and apply spelled as Workspace names them, patterns trimmed. Nothing,
+    // with `error` set, for an entry that is not one. A folder that does not exist is one: it may
+    // be on a drive not mounted today.
+    static QJsonObject workspaceToJson(const Workspace &workspace);
+    static std::optional<Workspace> workspaceFromJson(const QJsonValue &json,
+                                                      QString *error = nullptr);
+    // Whether two workspaces are the same setting (Workspace has no operator==).
+    static bool sameWorkspace(const Workspace &a, const Workspace &b);
 
     // A name a POSIX shell would accept: [A-Za-z_][A-Za-z0-9_]*.
     static bool isValidEnvName(const QString &name);

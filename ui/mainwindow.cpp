@@ -11,8 +11,10 @@
 #include "runlistmodel.h"
 #include "sessiontreemodel.h"
 #include "settingsdialog.h"
+#include "snapshotactions.h"
 #include "statusicons.h"
 #include "uilog.h"
+#include "workspaceprompter.h"
 
 #include <QAction>
 #include <QApplication>
@@ -34,6 +36,7 @@
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <memory>
 
 namespace {
 // What "Allow for this assistant" did, for the person who clicked it.
@@ -73,13 +76,19 @@ MainWindow::MainWindow(AppController *controller, const AppSettings &settings, Q
     setWindowTitle(QStringLiteral("Code Sandbox"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/code-sandbox.png")));
     m_filter->setSourceModel(m_sessions);
+    // Before the menus, which have its Import.
+    m_snapshotActions = new SnapshotActions(controller->snapshots(), m_sessions, this);
+    connect(m_snapshotActions, &SnapshotActions::forkListed, this, &MainWindow::selectSession);
     buildUi();
     buildTray();
     // Runs waiting for approval, from this window's endpoint and from headless instances.
     m_approvals = new ApprovalPrompter(controller, this, m_tray);
+    // Runs whose copy-on-write workspace asks what to do with its changes when it ends.
+    m_workspacePrompter = new WorkspacePrompter(controller->workspaces(), this, m_tray);
 
     RunListModel *model = controller->model();
     m_details->setModel(model);
+    m_details->setWorkspaceDecisions(controller->workspaces());
     // "Always allow" saved new policies: the next Settings dialog starts from them.
     connect(controller, &AppController::policiesChanged, this,
             [this](const AssistantPolicies &policies) { m_settings.policies = policies; });
@@ -143,6 +152,8 @@ void MainWindow::buildMenus()
     QAction *settings =
         file->addAction(QStringLiteral("&Settings…"), this, &MainWindow::openSettings);
     settings->setShortcut(QKeySequence::Preferences);
+    file->addSeparator();
+    file->addAction(m_snapshotActions->importAction());
     file->addSeparator();
     QAction *close = file->addAction(QStringLiteral("&Close window"), this, &QWidget::close);
     close->setShortcut(QKeySequence::Close);
@@ -280,10 +291,23 @@ void MainWindow::buildRunTree(QWidget *left)
         if (!index.isValid())
             return;
         m_tree->setCurrentIndex(index);
-        QMenu menu(this);
-        menu.addAction(m_stopAction);
-        menu.exec(m_tree->viewport()->mapToGlobal(at));
+        const std::unique_ptr<QMenu> menu(contextMenuFor(index));
+        menu->exec(m_tree->viewport()->mapToGlobal(at));
     });
+}
+
+QMenu *MainWindow::contextMenuFor(const QModelIndex &index)
+{
+    auto *menu = new QMenu(this);
+    menu->addAction(m_stopAction);
+    // A session's run: the snapshot kept after it (a session's own row stands for its newest
+    // run, whose step is a row of its own).
+    const QString sessionId = index.data(SessionTreeModel::SessionIdRole).toString();
+    if (!sessionId.isEmpty() && !index.data(SessionTreeModel::IsSessionRole).toBool()) {
+        menu->addSeparator();
+        m_snapshotActions->addTo(menu, index.data(RunListModel::RunIdRole).toString());
+    }
+    return menu;
 }
 
 // The editor above the selected run's details.
@@ -407,6 +431,16 @@ void MainWindow::selectRun(const QString &id)
     }
     if (index.parent().isValid())
         m_tree->expand(index.parent());
+    m_tree->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                         QItemSelectionModel::Rows);
+    m_tree->scrollTo(index);
+}
+
+void MainWindow::selectSession(const QString &id)
+{
+    const QModelIndex index = m_filter->mapFromSource(m_sessions->indexOfSession(id));
+    if (!index.isValid())
+        return;
     m_tree->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
                                                          QItemSelectionModel::Rows);
     m_tree->scrollTo(index);

@@ -12,6 +12,7 @@ class QAction;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QMenu;
 class QSystemTrayIcon;
 class QModelIndex;
 class QTimer;
@@ -21,6 +22,8 @@ class RunDetailsPane;
 class RunEditor;
 class RunFilterModel;
 class SessionTreeModel;
+class SnapshotActions;
+class WorkspacePrompter;
 
 // "Code Sandbox": the runs list (filtered, newest first), the selected run's details, the
 // editor for manual runs, and the state of the engine and the servers. Closing it keeps the
@@ -46,10 +49,19 @@ public:
     // started it.
     QAction *stopAction() const { return m_stopAction; }
     ApprovalPrompter *approvals() const { return m_approvals; }
+    // The dialogs that ask about a run's change sets when it ends.
+    WorkspacePrompter *workspacePrompter() const { return m_workspacePrompter; }
+    // Sessions' snapshots: the list's items for a session's run, File → Import snapshot….
+    SnapshotActions *snapshotActions() const { return m_snapshotActions; }
+    // The runs list's context menu for a row (the caller owns it): Stop, and for a session's
+    // run the items of its snapshot.
+    QMenu *contextMenuFor(const QModelIndex &index);
     // The run the selection stands for (a session's row: its newest run); "" for none.
     QString currentRunId() const;
     // Selects the run (if the filters show it), opening its session.
     void selectRun(const QString &id);
+    // Selects a session's row (if the filters show it).
+    void selectSession(const QString &id);
     void showAndRaise();
 
 Q_SIGNALS:
@@ -98,6 +110,8 @@ private:
     QTimer *m_searchDelay = nullptr;
     QAction *m_stopAction = nullptr;
     ApprovalPrompter *m_approvals = nullptr;
+    WorkspacePrompter *m_workspacePrompter = nullptr;
+    SnapshotActions *m_snapshotActions = nullptr;
     QString m_pendingSelect;
     bool m_trayHintShown = false;
 };

@@ -2,6 +2,7 @@
 
 #include "egresslist.h"
 #include "sandboxspec.h"
+#include "workspace.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -83,10 +84,10 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
     layout->addWidget(intro);
 
     m_table->setObjectName(QStringLiteral("policyTable"));
-    m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
-                                        tr("Network"), tr("Hosts (empty: the server's)"),
-                                        tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
-                                        tr("Max memory"), tr("Isolation"), tr("Secrets (*: all)")});
+    m_table->setHorizontalHeaderLabels(
+        {tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"), tr("Network"),
+         tr("Hosts (empty: the server's)"), tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
+         tr("Max memory"), tr("Isolation"), tr("Secrets (*: all)"), tr("Workspaces (*: all)")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -118,9 +119,11 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
     });
     connect(m_table, &QTableWidget::currentCellChanged, this,
             [this](int row) { m_remove->setEnabled(row > 0); });
-    connect(m_table, &QTableWidget::itemChanged, this, [](QTableWidgetItem *item) {
+    connect(m_table, &QTableWidget::itemChanged, this, [this](QTableWidgetItem *item) {
         if (item->column() == HostsColumn)
             markHosts(item);
+        else if (item->column() == WorkspacesColumn)
+            markWorkspaces(item);
     });
 
     auto *form = new QFormLayout;
@@ -204,6 +207,46 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
                            "placeholder either way; the gateway adds the value for the "
                            "secret's hosts."));
     m_table->setItem(row, SecretsColumn, secrets);
+    // As for secrets: "*" is no list (all the server's), empty is none.
+    auto *workspaces = new QTableWidgetItem(
+        policy.workspaces ? policy.workspaces->join(QStringLiteral(", ")) : QStringLiteral("*"));
+    markWorkspaces(workspaces);
+    m_table->setItem(row, WorkspacesColumn, workspaces);
+}
+
+// The cell's tooltip names the workspaces to choose from, and what is not a name (left out when
+// saved, as the settings file is read) turns it red.
+void PolicyEditor::markWorkspaces(QTableWidgetItem *item) const
+{
+    QStringList invalid;
+    if (item->text().trimmed() != u"*") {
+        for (const QString &part : item->text().split(u',')) {
+            const QString name = part.trimmed();
+            if (!name.isEmpty() && !Workspace::isValidName(name))
+                invalid.append(name);
+        }
+    }
+    QString tip = tr("The server's workspaces its runs may ask for, by name, comma-separated: * "
+                     "all of them, empty none.");
+    tip +=
+        u' ' + (m_workspaceNames.isEmpty() ? tr("Settings → Workspaces lists none.")
+                                           : tr("Settings → Workspaces lists: %1.")
+                                                 .arg(m_workspaceNames.join(QStringLiteral(", "))));
+    // As HTML, escaped: what was typed may look like a tag.
+    tip = QStringLiteral("<p>%1</p>").arg(tip.toHtmlEscaped());
+    if (!invalid.isEmpty())
+        tip = tr("<p>Not workspace names, left out: %1</p>%2")
+                  .arg(invalid.join(QStringLiteral(", ")).toHtmlEscaped(), tip);
+    item->setToolTip(tip);
+    item->setForeground(invalid.isEmpty() ? QBrush() : QBrush(Qt::red));
+}
+
+void PolicyEditor::setWorkspaceNames(const QStringList &names)
+{
+    m_workspaceNames = names;
+    for (int row = 0; row < m_table->rowCount(); ++row)
+        if (QTableWidgetItem *item = m_table->item(row, WorkspacesColumn))
+            markWorkspaces(item);
 }
 
 bool PolicyEditor::addAssistant(const QString &client)
@@ -268,6 +311,15 @@ AssistantPolicy PolicyEditor::rowPolicy(int row) const
             if (!n.trimmed().isEmpty() && !names.contains(n.trimmed()))
                 names.append(n.trimmed());
         p.secrets = names;
+    }
+    const QTableWidgetItem *workspaces = m_table->item(row, WorkspacesColumn);
+    const QString workspacesText = workspaces ? workspaces->text().trimmed() : QStringLiteral("*");
+    if (workspacesText != u"*") {
+        QStringList names;
+        for (const QString &n : workspacesText.split(u',', Qt::SkipEmptyParts))
+            if (Workspace::isValidName(n.trimmed()) && !names.contains(n.trimmed()))
+                names.append(n.trimmed());
+        p.workspaces = names;
     }
     return p;
 }

@@ -8,11 +8,13 @@ class QComboBox;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
+class QTableWidgetItem;
 
 // Settings → Assistants: one row per assistant (by the name its MCP client gives in
 // clientInfo) and a first row for every other assistant: run, ask or refuse; the languages it
-// may use (empty: all); network; libraries; its largest timeout. Below: how long an approval
-// waits, and what a headless server does when no window is open to ask.
+// may use (empty: all); network; libraries; its largest timeout; the bound secrets and the
+// workspaces it gets (*: all the server's). Below: how long an approval waits, and what a
+// headless server does when no window is open to ask.
 class PolicyEditor : public QWidget
 {
     Q_OBJECT
@@ -30,6 +32,7 @@ public:
         MemoryColumn,
         IsolationColumn,
         SecretsColumn,
+        WorkspacesColumn,
         ColumnCount
     };
 
@@ -41,12 +44,17 @@ public:
     // Adds a row for `client` (from the default policy); false when it is listed or empty.
     bool addAssistant(const QString &client);
     QTableWidget *table() const { return m_table; }
+    // The workspaces Settings lists, which the Workspaces cells offer (a headless server's
+    // --workspace may name others: those are kept too).
+    void setWorkspaceNames(const QStringList &names);
 
 private:
     void addRow(const AssistantPolicy &policy);
     AssistantPolicy rowPolicy(int row) const;
+    void markWorkspaces(QTableWidgetItem *item) const;
 
     QStringList m_languages;
+    QStringList m_workspaceNames;
     QTableWidget *m_table;
     QPushButton *m_remove;
     QSpinBox *m_approvalTimeout;

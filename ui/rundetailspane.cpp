@@ -9,6 +9,8 @@
 #include "resourcechart.h"
 #include "runlistmodel.h"
 #include "statusicons.h"
+#include "workspacedecisions.h"
+#include "workspacepane.h"
 
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -35,7 +37,8 @@ enum Tab
     FilesTab,
     EnvTab,
     DetailsTab,
-    NetworkTab
+    NetworkTab,
+    WorkspaceTab
 };
 } // namespace
 
@@ -47,7 +50,7 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
       m_detailsPage(new QWidget(this)), m_details(new QFormLayout(m_detailsPage)),
       m_network(new NetworkView(this)), m_networkPage(new QWidget(this)),
       m_allowHost(new QPushButton(QStringLiteral("Allow for this assistant"), m_networkPage)),
-      m_allowOutcome(new QLabel(m_networkPage))
+      m_allowOutcome(new QLabel(m_networkPage)), m_workspaces(new WorkspacePane(this))
 {
     setObjectName(QStringLiteral("runDetails"));
     m_tabs->setObjectName(QStringLiteral("detailTabs"));
@@ -104,6 +107,9 @@ RunDetailsPane::RunDetailsPane(QWidget *parent)
     });
     m_tabs->insertTab(NetworkTab, m_networkPage, QStringLiteral("&Network"));
     m_tabs->setTabVisible(NetworkTab, false);
+    // Only for runs that had workspaces.
+    m_tabs->insertTab(WorkspaceTab, m_workspaces, QStringLiteral("Wor&kspace"));
+    m_tabs->setTabVisible(WorkspaceTab, false);
 
     auto *head = new QHBoxLayout;
     head->addWidget(m_icon, 0, Qt::AlignTop);
@@ -140,7 +146,29 @@ void RunDetailsPane::showRun(const RunRecord *run)
     refreshDetails();
     refreshChart();
     refreshNetwork();
+    refreshWorkspaces();
     setEnabled(run != nullptr);
+}
+
+void RunDetailsPane::setWorkspaceDecisions(WorkspaceDecisions *decisions)
+{
+    m_workspaces->setDecisions(decisions);
+    if (decisions)
+        connect(decisions, &WorkspaceDecisions::changed, this,
+                [this, decisions](const QString &runId, const QString &) {
+                    if (runId != m_run.id)
+                        return;
+                    if (const RunRecord *run = decisions->run(runId))
+                        m_run.workspaces = run->workspaces;
+                    refreshWorkspaces();
+                });
+}
+
+void RunDetailsPane::refreshWorkspaces()
+{
+    m_workspaces->setWorkspaces(m_run.id, RunWorkspace::fromRecord(m_run.workspaces));
+    m_tabs->setTabText(WorkspaceTab, m_workspaces->title());
+    m_tabs->setTabVisible(WorkspaceTab, !m_run.workspaces.isEmpty());
 }
 
 void RunDetailsPane::setModel(RunListModel *model)
@@ -181,7 +209,11 @@ void RunDetailsPane::updateRun(const RunRecord &run)
     const auto shownValues = m_run.envValues;
     const QList<BoundSecret> shownSecrets = m_run.secrets;
     const int shownFiles = int(m_run.files.size());
+    const QJsonArray shownWorkspaces = m_run.workspaces;
     m_run = run;
+    // A record the model let go of has no workspaces: the ones shown are still the run's.
+    if (!run.complete && run.workspaces.isEmpty())
+        m_run.workspaces = shownWorkspaces;
     // A record that arrives whole at the end may carry output this view never saw (the window
     // opened mid-run); otherwise the view already streamed it.
     if (run.isFinished() && !wasFinished) {
@@ -200,6 +232,8 @@ void RunDetailsPane::updateRun(const RunRecord &run)
     refreshDetails();
     refreshChart();
     refreshNetwork();
+    if (m_run.workspaces != shownWorkspaces)
+        refreshWorkspaces();
 }
 
 void RunDetailsPane::refreshNetwork()

@@ -16,9 +16,11 @@ class QPushButton;
 class QTabWidget;
 class ResourceChart;
 class RunListModel;
+class WorkspaceDecisions;
+class WorkspacePane;
 
 // Everything about the selected run: output (live), code, images and files, the pass-through
-// variables, and the container's details.
+// variables, the container's details, the connections it tried and its workspaces.
 class RunDetailsPane : public QWidget
 {
     Q_OBJECT
@@ -34,6 +36,8 @@ public:
     // Where the shown run's usage samples come from: the chart follows them live, and shows
     // those of a finished run while the model keeps them (not owned).
     void setModel(RunListModel *model);
+    // Where the Workspace tab's Apply and Discard go (not owned).
+    void setWorkspaceDecisions(WorkspaceDecisions *decisions);
 
     OutputView *outputView() const { return m_output; }
     ImageStrip *imageStrip() const { return m_images; }
@@ -42,6 +46,7 @@ public:
     ResourceChart *resourceChart() const { return m_chart; }
     NetworkView *networkView() const { return m_network; }
     QWidget *networkPage() const { return m_networkPage; }
+    WorkspacePane *workspacePane() const { return m_workspaces; }
 
 Q_SIGNALS:
     // "Allow for this assistant" on a connection refused for not being on the run's list: add
@@ -59,6 +64,7 @@ private:
     void refreshChart();
     void refreshNetwork();
     void refreshAllowHost();
+    void refreshWorkspaces();
 
     RunRecord m_run;
     QLabel *m_icon;
@@ -78,5 +84,6 @@ private:
     QWidget *m_networkPage;
     QPushButton *m_allowHost;
     QLabel *m_allowOutcome;
+    WorkspacePane *m_workspaces;
     bool m_endingShown = false;
 };

@@ -143,6 +143,8 @@ void RunListModel::apply(const JournalEvent &event)
         if (event.type != JournalEvent::Type::Created && event.type != JournalEvent::Type::Finished)
             return;
         addRun(event.run);
+        if (event.type == JournalEvent::Type::Finished && m_index.contains(id))
+            Q_EMIT runFinished(id);
         return;
     }
     const int index = *it;
@@ -194,8 +196,11 @@ void RunListModel::apply(const JournalEvent &event)
     }
     }
     changed(index);
-    if (event.type == JournalEvent::Type::Finished)
+    if (event.type == JournalEvent::Type::Finished) {
         trim();
+        if (m_index.contains(id))
+            Q_EMIT runFinished(id);
+    }
 }
 
 void RunListModel::applySession(const JournalEvent &event)
@@ -300,6 +305,16 @@ void RunListModel::markInstanceGone(const QString &instanceId)
         run.error = QStringLiteral("the server instance that ran this ended before the run did");
         changed(i);
     }
+}
+
+bool RunListModel::setWorkspaces(const QString &id, const QJsonArray &workspaces)
+{
+    auto it = m_index.constFind(id);
+    if (it == m_index.constEnd())
+        return false;
+    m_runs[*it].workspaces = workspaces;
+    changed(*it);
+    return true;
 }
 
 const RunRecord *RunListModel::run(const QString &id) const
@@ -407,6 +422,7 @@ void RunListModel::trim()
         if (++complete > m_maxComplete && m_isStored(run.id)) {
             run.output.clear();
             run.files.clear();
+            run.workspaces = QJsonArray(); // their change sets' content can be megabytes
             run.complete = false;
         }
     }

@@ -53,6 +53,9 @@ public:
     void addHistory(const QList<RunRecord> &runs, bool searchResults = false);
     // Runs of an instance that went away without saying how they ended.
     void markInstanceGone(const QString &instanceId);
+    // What the window decided on a run's workspaces (WorkspaceDecisions): its record's
+    // `workspaces` replaced. False for a run it does not know.
+    bool setWorkspaces(const QString &id, const QJsonArray &workspaces);
 
     const RunRecord *run(const QString &id) const;
     const RunRecord *runAt(int row) const;
@@ -91,6 +94,9 @@ public:
 
 Q_SIGNALS:
     void runChanged(const QString &id);
+    // A run's end arrived (its Finished event: this process's or a headless instance's), after
+    // runChanged. Not for runs read from the history.
+    void runFinished(const QString &id);
     void outputAppended(const QString &id, int stream, const QByteArray &data);
     // samples(id) has a new sample (or was thinned).
     void samplesChanged(const QString &id);

@@ -2,9 +2,13 @@
 
 #include "plaintext.h"
 #include "runlistmodel.h"
+#include "snapshoticons.h"
 #include "statusicons.h"
 
 #include <QFont>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QLocale>
 #include <QSet>
 
 namespace {
@@ -37,6 +41,27 @@ QIcon stateIcon(const QString &state)
         return QIcon();
     return StatusIcons::icon(RunRecord::Status::Cancelled); // ended, expired
 }
+
+// As the runs' time column says it.
+QString timeText(const QDateTime &at)
+{
+    const QDateTime local = at.toLocalTime();
+    return local.toString(local.date() == QDate::currentDate()
+                              ? QStringLiteral("HH:mm:ss")
+                              : QStringLiteral("yyyy-MM-dd HH:mm"));
+}
+
+// A snapshot's id is "<session id>.<number>".
+QString sessionOfSnapshot(const QString &id)
+{
+    return id.left(id.lastIndexOf(u'.'));
+}
+
+int numberOfSnapshot(const QString &id)
+{
+    return id.mid(id.lastIndexOf(u'.') + 1).toInt();
+}
+
 } // namespace
 
 SessionTreeModel::SessionTreeModel(RunListModel *source, QObject *parent)
@@ -117,28 +142,81 @@ QVariant SessionTreeModel::data(const QModelIndex &index, int role) const
     const int top = m_topRow.value(sessionId, -1);
     if (top < 0 || index.row() >= m_items.at(top).runs.size())
         return QVariant();
-    const QStringList &runs = m_items.at(top).runs;
-    if (role == IsSessionRole)
+    return runData(sessionId, m_items.at(top).runs, index.row(), index.column(), role);
+}
+
+QVariant SessionTreeModel::runData(const QString &sessionId, const QStringList &runs, int row,
+                                   int column, int role) const
+{
+    const QString &runId = runs.at(row);
+    const SessionSnapshot *step = stepOf(runId);
+    switch (role) {
+    case IsSessionRole:
         return false;
-    if (role == SessionIdRole)
+    case SessionIdRole:
         return sessionId;
-    if (index.column() == RunListModel::SessionColumn &&
-        (role == Qt::DisplayRole || role == Qt::ToolTipRole)) {
-        // The session row says which session; its runs say which call they were, oldest first.
-        const int ordinal = int(runs.size()) - index.row();
-        return role == Qt::DisplayRole
-                   ? QStringLiteral("#%1").arg(ordinal)
-                   : PlainText::toolTip(QStringLiteral("run %1 of %2 in session %3")
-                                            .arg(ordinal)
-                                            .arg(runs.size())
-                                            .arg(sessionId));
+    case SnapshotIdRole:
+        return step ? step->id : QString();
+    case BranchFromRole:
+        return branchOf(runId);
+    case IsCurrentStepRole:
+        return step && m_current.value(sessionId) == step->id;
+    default:
+        break;
     }
-    return sourceIndex(runs.at(index.row()), index.column()).data(role);
+    if (column != RunListModel::SessionColumn)
+        return sourceIndex(runId, column).data(role);
+    // The session row says which session; its runs say which call they were, oldest first, and
+    // where a rewind made the history branch, which step they continue from.
+    const int ordinal = int(runs.size()) - row;
+    switch (role) {
+    case Qt::DisplayRole: {
+        const QString from = branchOf(runId);
+        return from.isEmpty()
+                   ? QStringLiteral("#%1").arg(ordinal)
+                   : QStringLiteral("#%1 ← %2").arg(ordinal).arg(stepLabel(from, sessionId));
+    }
+    case Qt::DecorationRole:
+        return step ? QVariant(stepIcon(sessionId, runId)) : QVariant();
+    case Qt::ToolTipRole:
+        return PlainText::toolTip(runToolTip(sessionId, runs, row));
+    default:
+        return sourceIndex(runId, column).data(role);
+    }
+}
+
+QString SessionTreeModel::runToolTip(const QString &sessionId, const QStringList &runs,
+                                     int row) const
+{
+    const int ordinal = int(runs.size()) - row;
+    QStringList lines{
+        QStringLiteral("run %1 of %2 in session %3").arg(ordinal).arg(runs.size()).arg(sessionId)};
+    const SessionSnapshot *step = stepOf(runs.at(row));
+    if (!step)
+        return lines.constFirst();
+    lines << QStringLiteral("Snapshot %1 after call %2 · %3 · %4")
+                 .arg(step->id)
+                 .arg(step->afterCall)
+                 .arg(QLocale().formattedDataSize(step->bytes))
+                 .arg(step->kind == u"files" ? QStringLiteral("its files")
+                                             : QStringLiteral("its variables and files"));
+    if (!step->notKept.isEmpty())
+        lines << QStringLiteral("Not kept: %1").arg(SessionSnapshot::namesOf(step->notKept, false));
+    if (const QString from = branchOf(runs.at(row)); !from.isEmpty())
+        lines << QStringLiteral("Branches from %1 (%2): the session was rewound there before "
+                                "this call.")
+                     .arg(stepLabel(from, sessionId), from);
+    if (m_current.value(sessionId) == step->id)
+        lines << QStringLiteral("The session is at this step now.");
+    lines << QStringLiteral("Right-click to rewind the session here, fork a new one from here, "
+                            "export or delete the snapshot.");
+    return lines.join(u'\n');
 }
 
 QVariant SessionTreeModel::sessionData(const Item &item, int column, int role) const
 {
-    const QString &newest = item.runs.constFirst();
+    // A fork listed before its first run has none to stand for.
+    const QString newest = item.runs.isEmpty() ? QString() : item.runs.constFirst();
     const QString state = m_source->sessionState(item.sessionId);
     const RunRecord *run = m_source->run(newest);
     switch (role) {
@@ -150,12 +228,14 @@ QVariant SessionTreeModel::sessionData(const Item &item, int column, int role) c
         return int(item.runs.size());
     case SessionStateRole:
         return state;
+    case ForkedFromRole:
+        return originOf(item.sessionId);
     case RunListModel::RunIdRole:
         return newest;
     case RunListModel::LanguageRole:
-        return run ? run->language : QString();
+        return run ? run->language : m_pending.value(item.sessionId).language;
     case RunListModel::CreatedRole:
-        return run ? run->createdAt : QDateTime();
+        return createdOf(item);
     case Qt::FontRole:
         if (column == RunListModel::SessionColumn) {
             QFont bold;
@@ -164,36 +244,69 @@ QVariant SessionTreeModel::sessionData(const Item &item, int column, int role) c
         }
         return QVariant();
     case Qt::DecorationRole:
-        return column == RunListModel::StatusColumn ? QVariant(stateIcon(state)) : QVariant();
+        if (column == RunListModel::StatusColumn)
+            return stateIcon(state);
+        if (column == RunListModel::SessionColumn && !originOf(item.sessionId).isEmpty())
+            return SnapshotIcons::icon(SnapshotIcons::Kind::Fork);
+        return QVariant();
     case Qt::ToolTipRole:
-        return PlainText::toolTip(
-            QStringLiteral("Session %1\n%2 · %3%4\nSelect it to see its newest run.")
-                .arg(item.sessionId, run ? run->language : QString(),
-                     runsText(int(item.runs.size())),
-                     state.isEmpty() ? QString() : QStringLiteral(" · %1").arg(state)));
+        return PlainText::toolTip(sessionToolTip(item));
     case Qt::DisplayRole:
-        break;
+        return sessionDisplay(item, column);
     default:
         // Alignment and the like as a run's.
         return role < Qt::UserRole ? sourceIndex(newest, column).data(role) : QVariant();
     }
+}
+
+QVariant SessionTreeModel::sessionDisplay(const Item &item, int column) const
+{
+    const QString newest = item.runs.isEmpty() ? QString() : item.runs.constFirst();
     switch (column) {
     case RunListModel::TimeColumn:
-    case RunListModel::SourceColumn:
+        // When it last ran (a fork without runs: when it started).
+        return item.runs.isEmpty() ? QVariant(timeText(createdOf(item)))
+                                   : sourceIndex(newest, column).data(Qt::DisplayRole);
+    case RunListModel::SourceColumn: {
+        // For whom; a fork says where it came from instead (its runs say for whom), beside
+        // the mark its id has: the parent's id cut to four characters, which tell the sessions
+        // in the list apart in the room this column has. The tooltip has it whole.
+        const QString origin = originOf(item.sessionId);
+        return origin.isEmpty()
+                   ? sourceIndex(newest, column).data(Qt::DisplayRole)
+                   : QVariant(QStringLiteral("← %1").arg(stepLabel(origin, item.sessionId, 4)));
+    }
     case RunListModel::LanguageColumn:
-        // When it last ran, for whom, in what.
-        return sourceIndex(newest, column).data(role);
+        return sessionData(item, column, RunListModel::LanguageRole);
     case RunListModel::SessionColumn:
         return shortSessionId(item.sessionId);
     case RunListModel::DurationColumn:
         // Where a run says how long it was, a session says how many runs it had: the session
         // column stays narrow, so that the source keeps its room.
-        return runsText(int(item.runs.size()));
+        return item.runs.isEmpty() ? QStringLiteral("no runs yet")
+                                   : runsText(int(item.runs.size()));
     case RunListModel::StatusColumn:
-        return stateLabel(state);
+        return stateLabel(m_source->sessionState(item.sessionId));
     default:
         return QVariant();
     }
+}
+
+QString SessionTreeModel::sessionToolTip(const Item &item) const
+{
+    const QString state = m_source->sessionState(item.sessionId);
+    QString text =
+        QStringLiteral("Session %1\n%2 · %3%4")
+            .arg(item.sessionId, sessionData(item, 0, RunListModel::LanguageRole).toString(),
+                 item.runs.isEmpty() ? QStringLiteral("no runs yet")
+                                     : runsText(int(item.runs.size())),
+                 state.isEmpty() ? QString() : QStringLiteral(" · %1").arg(state));
+    if (const QString origin = originOf(item.sessionId); !origin.isEmpty())
+        text += QStringLiteral("\nForked from %1 (%2): it started with that step's state.")
+                    .arg(stepLabel(origin, item.sessionId), origin);
+    if (!item.runs.isEmpty())
+        text += QStringLiteral("\nSelect it to see its newest run.");
+    return text;
 }
 
 QVariant SessionTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
@@ -254,6 +367,8 @@ void SessionTreeModel::onRowsInserted(const QModelIndex &parent, int first, int 
     // A new run, the newest: its own top row, or the first of its session's runs.
     const QString runId = m_source->index(0, 0).data(RunListModel::RunIdRole).toString();
     const QString sessionId = sessionOf(runId);
+    // A fork listed before its first run has one now.
+    m_pending.remove(sessionId);
     const int top = sessionId.isEmpty() ? -1 : m_topRow.value(sessionId, -1);
     if (top < 0) {
         beginInsertRows(QModelIndex(), 0, 0);
@@ -341,6 +456,8 @@ void SessionTreeModel::rebuild()
     // Keys of sessions no longer listed go (their indexes are dropped below).
     QSet<QString> present;
     for (const Item &item : std::as_const(m_items)) {
+        if (!item.runs.isEmpty())
+            m_pending.remove(item.sessionId);
         if (!item.sessionId.isEmpty()) {
             present.insert(item.sessionId);
             keyOf(item.sessionId);
@@ -388,7 +505,146 @@ QList<SessionTreeModel::Item> SessionTreeModel::grouped() const
             items[*it].runs.append(run->id);
         }
     }
+    // Forks without runs yet, where their start falls among the runs (newest first).
+    for (auto it = m_pending.cbegin(); it != m_pending.cend(); ++it) {
+        if (sessionAt.contains(it.key()))
+            continue;
+        int at = 0;
+        while (at < items.size() && createdOf(items.at(at)) > it->createdAt)
+            ++at;
+        items.insert(at, {QString(), it.key(), {}});
+    }
     return items;
+}
+
+QDateTime SessionTreeModel::createdOf(const Item &item) const
+{
+    if (!item.runId.isEmpty() || !item.runs.isEmpty()) {
+        const RunRecord *run =
+            m_source->run(item.runId.isEmpty() ? item.runs.constFirst() : item.runId);
+        return run ? run->createdAt : QDateTime();
+    }
+    return m_pending.value(item.sessionId).createdAt;
+}
+
+void SessionTreeModel::setSnapshots(const QString &sessionId,
+                                    const QList<SessionSnapshot> &snapshots)
+{
+    for (const SessionSnapshot &old : m_snapshots.value(sessionId)) {
+        m_stepOfRun.remove(old.afterRun);
+        m_runOfSnapshot.remove(old.id);
+    }
+    if (snapshots.isEmpty())
+        m_snapshots.remove(sessionId);
+    else
+        m_snapshots.insert(sessionId, snapshots);
+    for (const SessionSnapshot &s : snapshots) {
+        // A step whose parent is another session's: the session was forked from there (also
+        // when an assistant forked it, with fork_session).
+        if (!s.parent.isEmpty() && sessionOfSnapshot(s.parent) != sessionId)
+            m_origins.insert(sessionId, s.parent);
+        if (s.afterRun.isEmpty())
+            continue;
+        m_stepOfRun.insert(s.afterRun, s);
+        m_runOfSnapshot.insert(s.id, s.afterRun);
+    }
+    changedSession(sessionId);
+    // Forks of this session name its steps.
+    for (auto it = m_origins.cbegin(); it != m_origins.cend(); ++it) {
+        if (it.key() != sessionId && sessionOfSnapshot(it.value()) == sessionId)
+            changedSession(it.key());
+    }
+}
+
+void SessionTreeModel::setCurrentSnapshot(const QString &sessionId, const QString &snapshotId)
+{
+    if (m_current.value(sessionId) == snapshotId)
+        return;
+    if (snapshotId.isEmpty())
+        m_current.remove(sessionId);
+    else
+        m_current.insert(sessionId, snapshotId);
+    changedSession(sessionId);
+}
+
+void SessionTreeModel::addFork(const QString &sessionId, const QString &language,
+                               const QString &origin)
+{
+    m_origins.insert(sessionId, origin);
+    if (m_topRow.contains(sessionId)) {
+        changedSession(sessionId);
+        return;
+    }
+    m_pending.insert(sessionId, {language, QDateTime::currentDateTimeUtc()});
+    beginInsertRows(QModelIndex(), 0, 0);
+    keyOf(sessionId);
+    m_items.prepend({QString(), sessionId, {}});
+    reindex();
+    endInsertRows();
+}
+
+void SessionTreeModel::changedSession(const QString &sessionId)
+{
+    const QModelIndex session = indexOfSession(sessionId);
+    if (!session.isValid())
+        return;
+    changedRow(session);
+    const int runs = rowCount(session);
+    if (runs > 0)
+        Q_EMIT dataChanged(index(0, 0, session),
+                           index(runs - 1, RunListModel::ColumnCount - 1, session));
+}
+
+const SessionSnapshot *SessionTreeModel::stepOf(const QString &runId) const
+{
+    const auto it = m_stepOfRun.constFind(runId);
+    return it == m_stepOfRun.cend() ? nullptr : &*it;
+}
+
+QString SessionTreeModel::branchOf(const QString &runId) const
+{
+    const SessionSnapshot *step = stepOf(runId);
+    // The first step has no parent; a fork's first continues another session's (its session
+    // row says so). Numbers go up by one along a line: a step whose parent is not the one just
+    // before it came after a rewind (a deleted or failed step leaves no gap: numbers are given
+    // to kept snapshots only).
+    if (!step || step->parent.isEmpty() || sessionOfSnapshot(step->parent) != step->sessionId)
+        return QString();
+    return numberOfSnapshot(step->parent) == step->number - 1 ? QString() : step->parent;
+}
+
+QString SessionTreeModel::originOf(const QString &sessionId) const
+{
+    return m_origins.value(sessionId);
+}
+
+QString SessionTreeModel::stepLabel(const QString &snapshotId, const QString &sessionId,
+                                    int idChars) const
+{
+    const QString session = sessionOfSnapshot(snapshotId);
+    QString label = QStringLiteral("snapshot %1").arg(numberOfSnapshot(snapshotId));
+    const QModelIndex row = indexOfRun(m_runOfSnapshot.value(snapshotId));
+    if (row.isValid() && row.parent().isValid()) {
+        label = QStringLiteral("#%1").arg(rowCount(row.parent()) - row.row());
+    } else {
+        // Its run is not listed (trimmed, or older than the history shown): its call's number.
+        for (const SessionSnapshot &s : m_snapshots.value(session))
+            if (s.id == snapshotId)
+                label = QStringLiteral("#%1").arg(s.afterCall);
+    }
+    return session == sessionId
+               ? label
+               : QStringLiteral("%1 %2").arg(shortSessionId(session).left(idChars), label);
+}
+
+QIcon SessionTreeModel::stepIcon(const QString &sessionId, const QString &runId) const
+{
+    const SessionSnapshot *step = stepOf(runId);
+    using Kind = SnapshotIcons::Kind;
+    const Kind kind = !branchOf(runId).isEmpty() ? Kind::Branch
+                      : step->notKept.isEmpty()  ? Kind::Step
+                                                 : Kind::Partial;
+    return SnapshotIcons::icon(kind, m_current.value(sessionId) == step->id);
 }
 
 void SessionTreeModel::reindex()

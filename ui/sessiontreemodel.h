@@ -1,7 +1,11 @@
 #pragma once
 
+#include "sessionsnapshot.h"
+
 #include <QAbstractItemModel>
+#include <QDateTime>
 #include <QHash>
+#include <QIcon>
 #include <QList>
 #include <QPointer>
 #include <QStringList>
@@ -18,6 +22,12 @@ class RunListModel;
 // (the list only ever adds one at the top) become inserted rows, so that views keep their
 // selection and expanded sessions and follow new runs; anything else (the oldest trimmed, the
 // history added) rebuilds the tree as a layout change that keeps selected and expanded rows.
+//
+// Sessions of this process also show their snapshots (setSnapshots, from SessionSnapshots): a run
+// after which one was kept is a step of the session's history. A step whose snapshot does not
+// continue the one before it (the session was rewound to an older step) says which step it
+// branches from; a session forked from another's step says which, and is listed as soon as the
+// window forks it (addFork), before its first run.
 class SessionTreeModel : public QAbstractItemModel
 {
     Q_OBJECT
@@ -29,6 +39,11 @@ public:
         IsSessionRole,                      // true on session rows
         RunCountRole,                       // session rows: how many runs the list has of it
         SessionStateRole,                   // session rows: idle, busy, ended, expired or ""
+        SnapshotIdRole,    // run rows: the snapshot kept after the run ("" when none is known)
+        BranchFromRole,    // run rows: the snapshot its step continues from when that is not the
+                           // step before it (a rewind went back there); "" otherwise
+        IsCurrentStepRole, // run rows: the live session is at this run's snapshot now
+        ForkedFromRole,    // session rows: the snapshot of another session it started from
     };
 
     explicit SessionTreeModel(RunListModel *source, QObject *parent = nullptr);
@@ -49,6 +64,19 @@ public:
     QModelIndex indexOfRun(const QString &runId, int column = 0) const;
     QModelIndex indexOfSession(const QString &sessionId, int column = 0) const;
 
+    // A session's snapshots as they are kept now (oldest first), in place of those known.
+    void setSnapshots(const QString &sessionId, const QList<SessionSnapshot> &snapshots);
+    // The sessions it shows steps of (for a refresh of them all, after the caps dropped some).
+    QStringList sessionsWithSteps() const { return m_snapshots.keys(); }
+    // The snapshot a live session is at ("" when none, or it ended).
+    void setCurrentSnapshot(const QString &sessionId, const QString &snapshotId);
+    // A session the window forked from `origin` (another session's snapshot): listed now, at the
+    // top, with no runs yet.
+    void addFork(const QString &sessionId, const QString &language, const QString &origin);
+    // "#2" for a snapshot of `sessionId` (its run's place in the session), "a34d5060 #2" for
+    // another session's (with the first `idChars` of its id: the list's column is narrow).
+    QString stepLabel(const QString &snapshotId, const QString &sessionId, int idChars = 8) const;
+
 private:
     // A top-level row: a single run, or a session with its runs (newest first).
     struct Item
@@ -58,9 +86,29 @@ private:
         QStringList runs;  // sessions: run ids, newest first
     };
 
+    // A session listed before its first run (a fork made here).
+    struct Pending
+    {
+        QString language;
+        QDateTime createdAt;
+    };
+
     QString sessionOf(const QString &runId) const;
     QModelIndex sourceIndex(const QString &runId, int column) const;
     QVariant sessionData(const Item &item, int column, int role) const;
+    QVariant sessionDisplay(const Item &item, int column) const;
+    QString sessionToolTip(const Item &item) const;
+    // A run row of a session: `runs` are the session's, newest first.
+    QVariant runData(const QString &sessionId, const QStringList &runs, int row, int column,
+                     int role) const;
+    QString runToolTip(const QString &sessionId, const QStringList &runs, int row) const;
+    QIcon stepIcon(const QString &sessionId, const QString &runId) const;
+    const SessionSnapshot *stepOf(const QString &runId) const;
+    QString branchOf(const QString &runId) const;
+    QString originOf(const QString &sessionId) const;
+    QDateTime createdOf(const Item &item) const;
+    // The session's row and its runs' rows changed.
+    void changedSession(const QString &sessionId);
     void onRowsInserted(const QModelIndex &parent, int first, int last);
     void onDataChanged(const QModelIndex &topLeft, const QModelIndex &bottomRight);
     void rebuild();
@@ -76,4 +124,10 @@ private:
     QHash<QString, quintptr> m_keys;  // session id → internal id of its children's indexes
     QHash<quintptr, QString> m_byKey; // and back
     quintptr m_nextKey = 1;           // 0 marks top-level indexes
+    QHash<QString, QList<SessionSnapshot>> m_snapshots; // session → its snapshots, oldest first
+    QHash<QString, SessionSnapshot> m_stepOfRun;        // run id → the snapshot kept after it
+    QHash<QString, QString> m_runOfSnapshot;            // snapshot id → its run
+    QHash<QString, QString> m_current;                  // session → the snapshot it is at
+    QHash<QString, QString> m_origins;                  // session → the snapshot it forked from
+    QHash<QString, Pending> m_pending;                  // forks without runs yet
 };

@@ -4,6 +4,7 @@
 #include "engineaddress.h"
 #include "enginelocator.h"
 #include "policyeditor.h"
+#include "workspaceseditor.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
@@ -100,14 +101,21 @@ SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &la
     tabs->addTab(createImagesTab(languages), tr("Images"));
     tabs->addTab(createLimitsTab(), tr("Limits"));
     tabs->addTab(createEnvironmentTab(), tr("Environment"));
+    m_workspacesEditor = new WorkspacesEditor(current.workspaces, tabs);
+    m_workspacesEditor->setObjectName(QStringLiteral("workspacesEditor"));
+    tabs->addTab(m_workspacesEditor, tr("Workspaces"));
     tabs->addTab(createServerTab(), tr("Server"));
     tabs->addTab(createHistoryTab(), tr("History"));
     m_policyEditor = new PolicyEditor(current.policies, languages, tabs);
     m_policyEditor->setObjectName(QStringLiteral("policyEditor"));
+    m_policyEditor->setWorkspaceNames(m_workspacesEditor->names());
+    connect(m_workspacesEditor, &WorkspacesEditor::changed, this,
+            [this] { m_policyEditor->setWorkspaceNames(m_workspacesEditor->names()); });
     tabs->addTab(m_policyEditor, tr("Assistants"));
 
-    auto *restartNote = new QLabel(
-        tr("Changes to the engines, images, limits and server apply after a restart."), this);
+    auto *restartNote = new QLabel(tr("Changes to the engines, images, limits, workspaces and "
+                                      "server apply after a restart."),
+                                   this);
     restartNote->setObjectName(QStringLiteral("restartNote"));
     restartNote->setWordWrap(true);
 
@@ -547,6 +555,7 @@ AppSettings SettingsDialog::settings() const
                 m_secretList->item(i)->data(Qt::UserRole).toString()))
             s.secrets.append(*secret);
 
+    s.workspaces = m_workspacesEditor->workspaces();
     s.policies = m_policyEditor->policies();
     s.httpEnabled = m_httpEnabledCheck->isChecked();
     s.httpPort = quint16(m_portSpin->value());

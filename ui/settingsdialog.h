@@ -11,6 +11,7 @@ class QLabel;
 class QLineEdit;
 class QListWidget;
 class PolicyEditor;
+class WorkspacesEditor;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
@@ -28,6 +29,7 @@ public:
 
     AppSettings settings() const;
     PolicyEditor *policyEditor() const { return m_policyEditor; }
+    WorkspacesEditor *workspacesEditor() const { return m_workspacesEditor; }
 
     // What the Add button does; false, with nothing added, for an invalid or listed name.
     bool addPassThroughName(const QString &name);
@@ -87,5 +89,6 @@ private:
     QSpinBox *m_retentionSpin = nullptr;
     QCheckBox *m_keepRunningCheck = nullptr;
     PolicyEditor *m_policyEditor = nullptr;
+    WorkspacesEditor *m_workspacesEditor = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
 };

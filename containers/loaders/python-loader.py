@@ -13,7 +13,8 @@
 # as an image is not returned a second time.
 #
 # With CS_SESSION=1 this is a live interpreter that serves one call ("cell") after another, like
-# a notebook kernel: see _session.
+# a notebook kernel: see _session. Between calls the host may snapshot or restore a session's state
+# (see _operation).
 import os
 import sys
 
@@ -39,6 +40,20 @@ SHOWN = (b".png", b".jpg", b".jpeg", b".gif", b".webp")
 MARK = "/tmp/.cs-mark"
 START = "/tmp/.cs-start"
 HOST_FD = 3
+# Where a session's snapshot is handed over (see _operation): the state and record.json it leaves,
+# the archive of the workdir and the state it restores from. In the workdir, whose volume the
+# engine's archive endpoint reaches (not /tmp, a tmpfs it does not); left out of what a restore
+# clears and extracts, and removed when the next call starts.
+SNAPSHOT = "/sandbox/.cs-snapshot"
+# What a restore neither clears nor extracts in the workdir: the handover, and the session's
+# workspaces (/workspace leads to .cs-workspace), which are the folders' and not a snapshot's.
+KEPT_IN_WORKDIR = (".cs-snapshot", ".cs-workspace")
+# The names of the cells' module that are not the program's state, neither saved nor removed: the
+# module's own, set when the session made it, and the warnings module's record of the warnings
+# issued from it.
+OWN_NAMES = frozenset(
+    "__builtins__ __name__ __doc__ __package__ __loader__ __spec__ __warningregistry__".split()
+)
 # The backend that pyplot loads whatever the program selects.
 BACKEND = "module://code_sandbox_mpl"
 
@@ -706,17 +721,31 @@ def _session():
             _flush()
             os._exit(0)
         head = head.split()
-        if len(head) != 2 or not head[1].isdigit():
+        if len(head) < 2 or not head[1].isdigit():
             sys.stderr.write("cs-run: bad header\n")
             _flush()
             os._exit(90)
         nonce = head[0]
         src = host.read(int(head[1]))
+        if len(head) > 2:
+            # Not a call: the cell counter, the mark, the status file and .plots stay as they are
+            # (a restore re-arms the mark: the files it brings back are not the next call's).
+            rc = _operation(head[2:], src, main.__dict__)
+            line = nonce + b" " + str(rc).encode() + b"\n"
+            if head[2:] == [b"restore"]:
+                mark = _touch(MARK)
+            os.write(out, line)
+            os.write(err, line)
+            if head[2:] == [b"restore"]:
+                _next_tick(mark)
+            continue
         try:
             with open(status_file, "wb") as f:
                 f.write(nonce)
         except OSError:  # (/tmp full: only the answer for a call the kernel dies in is lost)
             pass
+        # The last snapshot's handover is the host's by now; its room is the program's again.
+        _remove(SNAPSHOT)
         for name in _listdir(PLOTS):
             _remove(os.path.join(PLOTS, name))
         _Plots.created = _Plots.saved = 0
@@ -761,6 +790,593 @@ def _session():
         os.write(out, line)
         os.write(err, line)
         _next_tick(mark)
+
+
+# Snapshots. A header with a third word, between calls, asks the session for an operation on its
+# state instead of a call (answered "<nonce> <rc>" on both streams like one, rc 0 done, 1 failed, 2
+# an operation this loader does not know), with record.json in SNAPSHOT saying what was done:
+#   "<nonce> <size> snapshot" and {"max_bytes": N}: the cells' variables, each pickled on its own
+#     with dill, into SNAPSHOT/state (the host then takes the workdir's files itself);
+#   "<nonce> <size> restore" (no body): the workdir's files from SNAPSHOT/files.tar (the engine's
+#     archive of /sandbox) and the variables from SNAPSHOT/state, both put there by the host.
+# What the objects themselves print meanwhile (a __reduce__, a __setstate__, a __del__, a warning)
+# goes nowhere: between calls the streams carry the answer only.
+
+
+class _Refused(Exception):
+    """What an operation refuses (an archive's entry, a snapshot it cannot read), and why: the
+    message is the reason."""
+
+
+class _OverCap(BaseException):
+    """The snapshot passed its cap. (Not an Exception: no handler of a library or of the
+    program's objects that the pickler runs may take it for a value that cannot be pickled.)"""
+
+
+def _operation(words, body, g):
+    """Runs the operation a header's third word names on the cells' globals g; returns the
+    answer's status. Whatever goes wrong (MemoryError too) is in record.json, and the session goes
+    on."""
+    if words == [b"snapshot"]:
+        run = _snapshot
+    elif words == [b"restore"]:
+        run = _restore
+    else:
+        return 2
+    import json
+    import warnings
+
+    _flush()
+    saved = []
+    null = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        try:
+            saved.append((fd, os.dup(fd)))
+            os.dup2(null, fd)
+        except OSError:  # (a descriptor the program closed)
+            pass
+    os.close(null)
+    try:
+        # (The program's warning filters stay as they were.)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                record = run(body, g)
+            except BaseException as e:
+                record = {"kind": "python", "error": _why(e)}
+            try:
+                os.makedirs(SNAPSHOT, 0o700, exist_ok=True)
+                with open(os.path.join(SNAPSHOT, "record.json"), "w") as f:
+                    json.dump(record, f)
+            except BaseException:  # (/tmp full: the host finds no record, and says so)
+                return 1
+            return 1 if "error" in record else 0
+    finally:
+        _flush()
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+def _why(e):
+    """A short reason for a record: the exception's type and message."""
+    try:
+        text = str(e)
+    except Exception:
+        text = ""
+    if not isinstance(e, (_Refused, _OverCap)):
+        text = type(e).__name__ + (": " + text if text else "")
+    return text[:200]
+
+
+def _snapshot(body, g):
+    """Pickles the cells' globals g into SNAPSHOT/state; returns the record."""
+    import json
+    import shutil
+
+    shutil.rmtree(SNAPSHOT, ignore_errors=True)
+    os.mkdir(SNAPSHOT, 0o700)
+    try:
+        cap = json.loads(body)["max_bytes"]
+    except Exception as e:
+        raise _Refused("the request has no max_bytes: %s" % _why(e)) from None
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 0:
+        raise _Refused("max_bytes is no size: %.50r" % (cap,))
+    path = os.path.join(SNAPSHOT, "state")
+    try:
+        try:
+            with open(path, "wb") as f:
+                kept, not_kept = _write_state(g, cap, f)
+                size = f.tell()
+        except _OverCap as e:
+            if e.args:
+                raise
+            raise _OverCap(
+                "the session's state is more than %d bytes, the cap for a snapshot" % cap
+            ) from None
+    except BaseException:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
+    return {"kind": "python", "kept": kept, "not_kept": not_kept, "bytes": size}
+
+
+def _write_state(g, cap, f):
+    """Writes into f what stdlib pickle makes of {"version": 1, "python": sys.version, "globals":
+    {name: dill's pickle of the global}}, at most cap bytes (else _OverCap). Written by hand, so
+    that each global's pickle goes straight into f as it is made: neither a second copy of it
+    nor the others' are held in memory. A global that cannot be pickled costs only itself.
+    Returns the names kept and those not, as {"name", "type", "why"}."""
+    import io
+    import struct
+
+    dump = _dill_dump()
+    out = _StateFile(f, cap)
+    not_kept = []
+
+    def refuse(name, why):
+        not_kept.append({"name": name, "type": type(g[name]).__name__, "why": why})
+
+    def over(name):
+        return _OverCap(
+            "the session's state is more than %d bytes, the cap for a snapshot (it passed it at "
+            "%s, a %s)" % (cap, name, type(g[name]).__name__)
+        )
+
+    # (PROTO 4, a dict and its items: the version, the Python, the globals' dict.)
+    head = b"\x80\x04}(" + _pickled_str("version") + b"K\x01" + _pickled_str("python")
+    out.write(head + _pickled_str(sys.version) + _pickled_str("globals") + b"}(")
+    names = sorted(n for n in g if isinstance(n, str) and n not in OWN_NAMES)
+    # The cells' classes first (see _restore), made in memory (they are small): one that refers
+    # to another that is not kept (its base) is not kept either.
+    held, refers = {}, {}
+    for name in [n for n in names if isinstance(g[n], type)]:
+        buf = _StateFile(io.BytesIO(), cap - out.size - sum(map(len, held.values())))
+        try:
+            refers[name] = dump(g[name], buf)
+        except _OverCap:
+            raise over(name) from None
+        except BaseException as e:  # (a __reduce__ may raise anything, SystemExit too)
+            refuse(name, _why(e))
+            continue
+        held[name] = buf.file.getvalue()
+    dropped = True
+    while dropped:
+        dropped = False
+        for name in list(held):
+            missing = sorted(refers[name].difference(held))
+            if missing:
+                del held[name]
+                refuse(name, "it needs %s, which is not kept" % missing[0])
+                dropped = True
+    try:
+        for name, data in held.items():
+            out.write(_pickled_str(name) + b"\x8e" + struct.pack("<Q", len(data)) + data)
+    except _OverCap:
+        raise over(name) from None
+    kept = list(held)
+    del held
+    for name in [n for n in names if not isinstance(g[n], type)]:
+        # BINBYTES8, its length written once its bytes are.
+        start = out.size
+        entry = _pickled_str(name) + b"\x8e"
+        try:
+            out.write(entry + bytes(8))
+            mark = out.size
+            try:
+                refers = _plain_dump(g[name], out)
+            except _OverCap:
+                raise
+            except BaseException:
+                out.cut(mark)
+                refers = dump(g[name], out)
+            missing = sorted(refers.difference(kept))
+            if missing:
+                raise _Refused("it needs %s, which is not kept" % missing[0])
+        except _OverCap:
+            raise over(name) from None
+        except BaseException as e:
+            out.cut(start)
+            refuse(name, _why(e))
+            continue
+        out.patch(start + len(entry), struct.pack("<Q", out.size - start - len(entry) - 8))
+        kept.append(name)
+    out.write(b"uu.")
+    not_kept.sort(key=lambda n: n["name"])
+    return sorted(kept), not_kept
+
+
+def _plain_dump(value, out):
+    """Pickles value into out with the C pickler, five to ten times dill's speed on a DataFrame
+    (dill's is the pure-Python one), when it refers to nothing of the cells' own: a function or
+    a class defined in a cell (an instance of one refers to its class) is pickled by name there,
+    which a fresh session cannot look up, so that raises here and dill, which pickles them by
+    value, takes the value instead; so does whatever the C pickler cannot take (a module, a
+    lambda). Returns the cells' names the pickle refers to: none."""
+    import pickle
+
+    class Plain(pickle.Pickler):
+        def reducer_override(self, obj):
+            if isinstance(obj, type) or callable(obj):
+                if getattr(obj, "__module__", None) == "__main__":
+                    raise pickle.PicklingError("a cell's own")
+            return NotImplemented
+
+    Plain(out, protocol=5).dump(value)
+    return set()
+
+
+def _pickled_str(text):
+    # (BINUNICODE, as pickle writes a str.)
+    import struct
+
+    data = text.encode("utf-8", "surrogatepass")
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+class _StateFile:
+    """The file a global is pickled into: it refuses to grow past the cap (at the first byte
+    over it, so that a value over the cap is not pickled whole first), and takes back what a
+    global that could not be pickled wrote."""
+
+    def __init__(self, file, cap):
+        self.file, self.cap, self.size = file, cap, 0
+
+    def write(self, data):
+        n = memoryview(data).nbytes
+        if self.size + n > self.cap:
+            raise _OverCap()
+        self.file.write(data)
+        self.size += n
+        return n
+
+    def cut(self, size):
+        self.file.seek(size)
+        self.file.truncate()
+        self.size = size
+
+    def patch(self, at, data):
+        self.file.seek(at)
+        self.file.write(data)
+        self.file.seek(self.size)
+
+
+def _dill_dump():
+    """A function that pickles a value into a file with dill (else _Refused: this Python has no
+    dill), and returns the names of the cells' classes that the pickle refers to."""
+    import importlib
+    import pickle
+    import struct
+    import types
+    import warnings
+
+    try:
+        import dill
+    except ImportError as e:
+        raise _Refused("this image's Python has no dill, which snapshots need: %s" % e) from None
+
+    class Dispatch(dict):
+        """dill's table of what pickles each type, which it adds to as it meets new types; but
+        for save_picklebuffer."""
+
+        def get(self, t, default=None):
+            if t is pickle.PickleBuffer:
+                return save_picklebuffer
+            return dill.Pickler.dispatch.get(t, default)
+
+    class Pickler(dill.Pickler):
+        """dill's, with the settings below: functions of the cells by value, with a reference to
+        the cells' globals (dill's way for those of __main__ without recurse), so that restored
+        they see the restored globals as they saw these; an open file by name and position,
+        opened again without truncating it (CONTENTS_FMODE: a file open for writing would
+        otherwise lose what the restored workdir holds). Protocol 5 (Python 3.8 on): an array's
+        data (a DataFrame's too) goes into the file as it is (see save_picklebuffer)."""
+
+        dispatch = Dispatch()
+
+        def __init__(self, file, top, by_name):
+            super().__init__(file, 5, byref=False, recurse=False, fmode=dill.CONTENTS_FMODE)
+            self.top, self.by_name, self.refers = top, by_name, set()
+
+        def reducer_override(self, obj):
+            # dill pickles a module by name only when it lies under sys.prefix: one the program
+            # wrote, or pip put in /opt/cs-libs, would go with its whole namespace (and, restored,
+            # overwrite the module's). Every module imported under its name is pickled as that
+            # import, done again when it is restored (after the workdir's files).
+            if isinstance(obj, types.ModuleType):
+                name = getattr(obj, "__name__", None)
+                if isinstance(name, str) and sys.modules.get(name) is obj:
+                    return importlib.import_module, (name,)
+            # A class of the cells is pickled by value as a global of its own, and by name
+            # anywhere else (an instance's class, a subclass's base), so that an instance is still
+            # one of the class restored under that name. (save_global fails for a class not
+            # there under its name: defined in a function, or redefined since.)
+            elif (
+                self.by_name
+                and isinstance(obj, type)
+                and obj is not self.top
+                and getattr(obj, "__module__", None) == "__main__"
+            ):
+                self.refers.add(obj.__qualname__.partition(".")[0])
+                return obj.__qualname__
+            # A plain numpy array as numpy pickles it, its data in a PickleBuffer: dill's way
+            # (for subclasses, whose __dict__ it keeps too) copies the data first.
+            elif type(obj) is getattr(sys.modules.get("numpy"), "ndarray", None):
+                return obj.__reduce_ex__(5)
+            return NotImplemented
+
+    def save_picklebuffer(pickler, obj):
+        # The pure-Python pickler (dill's) copies a buffer's data before it writes it, and
+        # memoizes the copy, which then goes (another's may get its id): the data is written from
+        # where it is, as the C pickler does.
+        with obj.raw() as m:
+            if not m.contiguous:
+                raise pickle.PicklingError("a buffer that is not contiguous")
+            head = (pickle.BINBYTES8 if m.readonly else pickle.BYTEARRAY8) + struct.pack(
+                "<Q", m.nbytes
+            )
+            if m.nbytes < 65536:
+                pickler.write(head + m.tobytes())
+            else:
+                pickler._write_large_bytes(head, m)
+
+    def dump(value, file):
+        # A value whose classes cannot be referred to by name carries its own copies of them.
+        start = file.size
+        for by_name in (True, False):
+            pickler = Pickler(file, value, by_name)
+            try:
+                with warnings.catch_warnings(record=True) as warned:
+                    warnings.simplefilter("always")
+                    pickler.dump(value)
+            except pickle.PicklingError:
+                if not by_name:
+                    raise
+                file.cut(start)
+                continue
+            # dill warns where it fell back to a reference it cannot restore (a class that
+            # refers to itself, as an Enum's members do, is pickled by a name it does not have
+            # yet when it is restored).
+            for w in warned:
+                if issubclass(w.category, dill.PicklingWarning):
+                    raise pickle.PicklingError(str(w.message))
+            return pickler.refers
+
+    return dump
+
+
+def _restore(body, g):
+    """Brings back the workdir's files and the globals g from a snapshot; returns the record."""
+    import pickle
+    import tarfile
+
+    files = os.path.join(SNAPSHOT, "files.tar")
+    path = os.path.join(SNAPSHOT, "state")
+    tar = None
+    try:
+        # Both read before anything changes: a restore refused for them leaves the session as it
+        # was.
+        try:
+            tar = tarfile.open(files)
+            members = tar.getmembers()
+        except (OSError, tarfile.TarError, EOFError) as e:
+            raise _Refused("the snapshot's files.tar cannot be read: %s" % _why(e)) from None
+        try:
+            with open(path, "rb") as f:
+                state = pickle.load(f)
+            os.unlink(path)  # (its memory, for the globals)
+            saved = state["globals"]
+            if state.get("version") != 1 or not isinstance(saved, dict):
+                raise ValueError("not a state of version 1")
+        except Exception as e:
+            raise _Refused("the snapshot's state cannot be read: %s" % _why(e)) from None
+        if saved:
+            try:
+                import dill
+            except ImportError as e:
+                raise _Refused(
+                    "this image's Python has no dill, which snapshots need: %s" % e
+                ) from None
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = WORKDIR
+        skipped = _extract_workdir(tar, members)
+        tar.close()
+        os.unlink(files)
+        try:
+            os.chdir(cwd)
+        except OSError:
+            os.chdir(WORKDIR)
+        # Modules imported from the workdir are imported again, from the files now there (the
+        # directory's restored time could make the import system trust its old listing).
+        import importlib
+
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and file.startswith(WORKDIR + "/"):
+                del sys.modules[name]
+        importlib.invalidate_caches()
+        for name in [n for n in g if n not in OWN_NAMES]:
+            del g[name]
+        # In the snapshot's order, classes first: a value refers to its class by name. What fails
+        # is tried again once the others are in (a class whose base came after it). Each pickle
+        # goes once loaded.
+        del state
+        restored, pending, failed = [], list(saved), {}
+        while pending:
+            failed = {}
+            for name in pending:
+                try:
+                    # (ignore: an instance keeps the class it was pickled with, rather than dill
+                    # giving it the class of the cells' that has its name.)
+                    g[name] = dill.loads(saved[name], ignore=True)
+                    del saved[name]
+                    restored.append(name)
+                except BaseException as e:  # (a __setstate__ may raise anything)
+                    failed[name] = e
+            if len(failed) == len(pending):
+                break
+            pending = list(failed)
+        record = {"kind": "python", "restored": sorted(restored)}
+        record["not_restored"] = [{"name": n, "why": _why(e)} for n, e in failed.items()]
+        if skipped:
+            record["skipped"] = skipped
+        return record
+    finally:
+        if tar is not None:
+            tar.close()
+        for p in (files, path):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+
+
+def _extract_workdir(tar, members):
+    """Empties the workdir and extracts into it the engine's archive of it (entries "sandbox/...",
+    see _safe_member); returns the entries left out, as {"name", "why"} (at most 100)."""
+    import tarfile
+
+    # (Every failure raises, to be reported; the other entries are still extracted.)
+    tar.errorlevel = 2
+    # Checked here already: a Python that has filters must not apply its default one.
+    trusted = {"filter": "fully_trusted"} if hasattr(tarfile, "data_filter") else {}
+    _wipe(WORKDIR, keep=KEPT_IN_WORKDIR)
+    skipped, folders, links = [], [], []
+    for member in members:
+        try:
+            safe = _safe_member(member)
+            if safe is None:
+                continue
+            target = os.path.join(WORKDIR, safe.name)
+            # Never through a link, nor into a file: what is there (the archive's own earlier
+            # entry of that name) goes first.
+            if os.path.islink(target) or (os.path.lexists(target) and not os.path.isdir(target)):
+                os.unlink(target)
+            elif os.path.isdir(target) and not safe.isdir():
+                _wipe(target)
+                os.rmdir(target)
+            tar.extract(safe, WORKDIR, set_attrs=not safe.isdir(), **trusted)
+        except Exception as e:
+            skipped.append({"name": member.name, "why": _why(e)})
+            continue
+        if safe.isdir():
+            folders.append(safe)
+        elif safe.issym():
+            links.append(target)
+    # A link checked when it was made may lead out through one made after it: it goes.
+    for link in links:
+        if not _in_workdir(os.path.realpath(link)):
+            try:
+                os.unlink(link)
+            except OSError:
+                pass
+            name = "sandbox/" + os.path.relpath(link, WORKDIR)
+            skipped.append({"name": name, "why": "a link to outside the workdir"})
+    # Folders' times and modes last, as tarfile's extractall sets them: their files changed them.
+    for info in sorted(folders, key=lambda m: m.name, reverse=True):
+        folder = os.path.join(WORKDIR, info.name)
+        try:
+            os.chmod(folder, info.mode)
+            os.utime(folder, (info.mtime, info.mtime))
+        except OSError:
+            pass
+    if len(skipped) > 100:
+        skipped[99:] = [{"name": "", "why": "and %d more" % (len(skipped) - 99)}]
+    return skipped
+
+
+def _safe_member(member):
+    """The archive's entry as it is to be extracted into the workdir (named without "sandbox/"),
+    None for the workdir itself; raises _Refused for an entry that must not be: outside sandbox/,
+    with an absolute name or "..", in a folder that leads out of the workdir (through a link),
+    a link (symbolic or hard) to outside the workdir, a device file or a FIFO. Modes lose
+    set-uid, set-gid and sticky bits and group and others' write bits, and files and folders stay
+    the user's to read and write: what tarfile's "data" filter does (Python 3.12, 3.11.4; not
+    bookworm's 3.11.2), which where this Python has it checks the entry too, but for a symbolic
+    link to an absolute path in the workdir, which it refuses."""
+    import copy
+    import tarfile
+
+    parts = _archive_parts(member.name)
+    if not parts:
+        return None
+    safe = copy.copy(member)
+    safe.name = "/".join(parts)
+    target = os.path.join(WORKDIR, safe.name)
+    if not _in_workdir(os.path.realpath(os.path.dirname(target))):
+        raise _Refused("its folder leads out of the workdir")
+    if member.issym():
+        linked = os.path.join(os.path.dirname(target), member.linkname)
+        if not _in_workdir(os.path.realpath(linked)):
+            raise _Refused("a link to outside the workdir")
+    elif member.islnk():
+        # (A hard link names its target as the archive does: "sandbox/...".)
+        linked = _archive_parts(member.linkname)
+        safe.linkname = "/".join(linked)
+        if not linked or not _in_workdir(os.path.realpath(os.path.join(WORKDIR, safe.linkname))):
+            raise _Refused("a link to outside the workdir")
+    elif not (member.isreg() or member.isdir()):
+        raise _Refused("a device file or FIFO")
+    mode = member.mode & 0o755
+    if member.isdir():
+        mode |= 0o700
+    elif not member.issym():
+        if not mode & 0o100:
+            mode &= ~0o111
+        mode |= 0o600
+    safe.mode = mode
+    data_filter = getattr(tarfile, "data_filter", None)
+    if data_filter is not None and not (member.issym() and os.path.isabs(member.linkname)):
+        try:
+            data_filter(safe, WORKDIR)
+        except tarfile.FilterError as e:
+            raise _Refused(str(e)) from None
+    return safe
+
+
+def _archive_parts(name):
+    """The components of an archive entry's name after "sandbox" (none for the folder itself);
+    raises _Refused for any other name: absolute, with a "..", or outside sandbox/."""
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if name.startswith("/") or ".." in parts or not parts or parts[0] != "sandbox":
+        raise _Refused("not a name in sandbox/")
+    if len(parts) > 1 and parts[1] in KEPT_IN_WORKDIR:
+        raise _Refused("not the session's own: the snapshot's handover or the workspaces")
+    return parts[1:]
+
+
+def _in_workdir(path):
+    return path == WORKDIR or path.startswith(WORKDIR + "/")
+
+
+def _wipe(top, keep=()):
+    """Removes everything in the folder top (not top itself, nor its entries named in keep), as
+    far as it can: folders the program made unwritable too; what cannot go (a mount, a read-only
+    workspace) stays."""
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name in keep:
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if not os.access(entry.path, os.R_OK | os.W_OK | os.X_OK):
+                    try:
+                        os.chmod(entry.path, 0o700)
+                    except OSError:
+                        pass
+                _wipe(entry.path)
+                os.rmdir(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 _running = [False]

@@ -26,8 +26,39 @@ QString networkMode(SandboxSpec::Network network)
     return QStringLiteral("none");
 }
 
-QJsonObject mountJson(const SandboxSpec::Mount &mount)
+// A size-capped tmpfs volume, as the engine's archive endpoint reaches into volumes (not into
+// tmpfs mounts); removed with the container (v=1), and labelled like it so that one left behind
+// is found as a leftover.
+QJsonObject tmpfsVolume(const QString &target, qint64 sizeBytes, qint64 uid, qint64 gid,
+                        const QJsonObject &labels)
 {
+    return {
+        {QStringLiteral("Type"), QStringLiteral("volume")},
+        {QStringLiteral("Target"), target},
+        {QStringLiteral("VolumeOptions"),
+         QJsonObject{{QStringLiteral("Labels"), labels},
+                     {QStringLiteral("DriverConfig"),
+                      QJsonObject{{QStringLiteral("Name"), QStringLiteral("local")},
+                                  {QStringLiteral("Options"),
+                                   QJsonObject{{QStringLiteral("type"), QStringLiteral("tmpfs")},
+                                               {QStringLiteral("device"), QStringLiteral("tmpfs")},
+                                               {QStringLiteral("o"),
+                                                QStringLiteral("nosuid,nodev,size=%1,uid=%2,"
+                                                               "gid=%3,mode=0755")
+                                                    .arg(sizeBytes)
+                                                    .arg(uid)
+                                                    .arg(gid)}}}}}}}};
+}
+
+QJsonObject mountJson(const SandboxSpec &spec, const SandboxSpec::Mount &mount,
+                      const QJsonObject &labels)
+{
+    // A run's workspaces: root's, so that the sandbox's user cannot swap their folders; a
+    // copy-on-write one's copy that the sandbox makes itself: its user's.
+    if (mount.kind == SandboxSpec::Mount::Kind::Scratch)
+        return mount.sandboxUsers
+                   ? tmpfsVolume(mount.target, mount.sizeBytes, spec.uid, spec.gid, labels)
+                   : tmpfsVolume(mount.target, mount.sizeBytes, 0, 0, labels);
     QJsonObject out{{QStringLiteral("Type"), mount.kind == SandboxSpec::Mount::Kind::HostFile
                                                  ? QStringLiteral("bind")
                                                  : QStringLiteral("volume")},
@@ -69,25 +100,11 @@ QJsonObject ContainerSpec::hostConfig(const SandboxSpec &spec, const QJsonObject
     // files go in and output files and plots come out. It allows exec, for compiled programs;
     // the volume goes with the container (removal with v=1). It carries the owner's labels, so
     // one left behind is found as a leftover.
-    const QJsonObject workdir{
-        {QStringLiteral("Type"), QStringLiteral("volume")},
-        {QStringLiteral("Target"), spec.workingDir},
-        {QStringLiteral("VolumeOptions"),
-         QJsonObject{{QStringLiteral("Labels"), labels},
-                     {QStringLiteral("DriverConfig"),
-                      QJsonObject{{QStringLiteral("Name"), QStringLiteral("local")},
-                                  {QStringLiteral("Options"),
-                                   QJsonObject{{QStringLiteral("type"), QStringLiteral("tmpfs")},
-                                               {QStringLiteral("device"), QStringLiteral("tmpfs")},
-                                               {QStringLiteral("o"),
-                                                QStringLiteral("nosuid,nodev,size=%1,uid=%2,gid=%3,"
-                                                               "mode=0755")
-                                                    .arg(limits.tmpfsBytes)
-                                                    .arg(spec.uid)
-                                                    .arg(spec.gid)}}}}}}}};
+    const QJsonObject workdir =
+        tmpfsVolume(spec.workingDir, limits.tmpfsBytes, spec.uid, spec.gid, labels);
     QJsonArray mounts{workdir};
     for (const SandboxSpec::Mount &mount : spec.mounts)
-        mounts.append(mountJson(mount));
+        mounts.append(mountJson(spec, mount, labels));
 
     QJsonObject host{
         {QStringLiteral("NetworkMode"), networkMode(spec.network)},

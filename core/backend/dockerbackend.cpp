@@ -288,6 +288,18 @@ void DockerBackend::createVolume(const QString &name, const QJsonObject &labels,
     reply->then(context, [reply, done] { done(errorOf(reply)); });
 }
 
+void DockerBackend::hasVolume(const QString &name, QObject *context,
+                              const std::function<void(bool exists, const QString &error)> &done)
+{
+    EngineReply *reply = VolumesApi(m_engine).inspect(name);
+    reply->then(context, [reply, done] {
+        if (reply->error().isNotFound())
+            done(false, QString());
+        else
+            done(reply->ok(), errorOf(reply));
+    });
+}
+
 void DockerBackend::removeVolume(const QString &name)
 {
     removeVolumeTrying(name, kVolumeRemoveTries);

@@ -31,6 +31,8 @@ public:
     void createVolume(const QString &name, const QJsonObject &labels, QObject *context,
                       const SandboxContainer::Done &done) override;
     void removeVolume(const QString &name) override;
+    void hasVolume(const QString &name, QObject *context,
+                   const std::function<void(bool exists, const QString &error)> &done) override;
     void
     list(const QStringList &labels, QObject *context,
          const std::function<void(const QList<Listed> &, const QString &error)> &done) override;

@@ -173,7 +173,7 @@ void EgressGateway::next()
     if (m_inFlight > 0)
         return;
     if (m_state == State::Stopping) {
-        if (m_shutdownDone) {
+        if (!m_shutdownWaiters.isEmpty()) {
             if (!m_containerId.isEmpty())
                 removeIfAny();
             else
@@ -415,20 +415,23 @@ void EgressGateway::releaseFlushes(bool all)
 
 void EgressGateway::shutdown(QObject *context, const std::function<void()> &done)
 {
+    const bool underWay = !m_shutdownWaiters.isEmpty();
+    m_shutdownWaiters.append({context, done});
+    if (underWay)
+        return;
     failStart(QStringLiteral("the server is shutting down"));
     settle(QStringLiteral("the server is shutting down"));
     m_state = State::Stopping;
     m_ping.stop();
     m_startDeadline.stop();
-    m_shutdownContext = context;
-    m_shutdownDone = done;
     next();
 }
 
 void EgressGateway::shutdownDone()
 {
     closeStream();
-    const std::function<void()> done = std::exchange(m_shutdownDone, {});
-    if (done && m_shutdownContext)
-        done();
+    const auto waiters = std::exchange(m_shutdownWaiters, {});
+    for (const auto &[context, done] : waiters)
+        if (context)
+            done();
 }

@@ -237,6 +237,6 @@ private:
     QByteArray m_authorityCertificate;
     QByteArray m_authorityKey;
     QByteArray m_trust;
-    QPointer<QObject> m_shutdownContext;
-    std::function<void()> m_shutdownDone;
+    // Who asked for the shutdown (the service, and a backend's own caller): each is answered.
+    QList<QPair<QPointer<QObject>, std::function<void()>>> m_shutdownWaiters;
 };

@@ -1,6 +1,7 @@
 #include "kubernetesbackend.h"
 
 #include "backendlog.h"
+#include "claimsapi.h"
 #include "kubeclient.h"
 #include "kubernetescontainer.h"
 #include "podgateway.h"
@@ -19,6 +20,37 @@ QString errorOf(const KubeReply *reply)
 }
 
 constexpr const char *kServiceLeftover = "service/";
+constexpr const char *kClaimLeftover = "claim/";
+
+// Labels as a Kubernetes object's metadata: a value that had to change to fit a label is kept
+// whole in the annotation of the same key (as PodSpec does for pods).
+QJsonObject metadataOf(const QJsonObject &labels)
+{
+    QJsonObject fitted;
+    QJsonObject annotations;
+    for (auto it = labels.begin(); it != labels.end(); ++it) {
+        const QString value = it.value().toString();
+        const QString label = PodSpec::labelValue(value);
+        fitted.insert(it.key(), label);
+        if (label != value)
+            annotations.insert(it.key(), value);
+    }
+    QJsonObject metadata{{QStringLiteral("labels"), fitted}};
+    if (!annotations.isEmpty())
+        metadata.insert(QStringLiteral("annotations"), annotations);
+    return metadata;
+}
+
+// What `metadataOf` made, back: the labels with their whole values.
+QJsonObject labelsOf(const QJsonObject &metadata)
+{
+    QJsonObject labels = metadata.value(u"labels").toObject();
+    const QJsonObject annotations = metadata.value(u"annotations").toObject();
+    for (auto it = labels.begin(); it != labels.end(); ++it)
+        if (annotations.contains(it.key()))
+            it.value() = annotations.value(it.key());
+    return labels;
+}
 
 // Our label values are made into Kubernetes ones by PodSpec::labelValue, the same way here.
 QStringList kubeSelector(const QStringList &labels)
@@ -72,8 +104,16 @@ SandboxSpec::Result KubernetesBackend::accept(SandboxSpec spec) const
             << "(a pod cannot mount a file of this machine): their runs with network trust the "
                "authorities of their image only";
     }
-    if (!spec.mounts.isEmpty())
+    // Claims (a cached workspace) only; installs not at all (libraries are not supported here).
+    if (spec.role == QLatin1String("install"))
         return SandboxSpec::Result::refused(notSupported());
+    for (const SandboxSpec::Mount &mount : std::as_const(spec.mounts))
+        if (mount.kind != SandboxSpec::Mount::Kind::Volume)
+            return SandboxSpec::Result::refused(notSupported());
+    // A pod runs as non-root: the sandbox that fills a claim runs as the sandbox's user, and the
+    // claim's files are the pod's group's (fsGroup), writable by it.
+    if (spec.role == QLatin1String("workspace"))
+        spec.uid = spec.gid = 1000;
     spec.runtime = m_options.runtimeClassName;
     // The cluster's RuntimeClasses are not listed here: a run that requires gVisor goes only
     // where --runtime-class names one (GKE's is "gvisor"; others call it after runsc), one
@@ -128,15 +168,43 @@ void KubernetesBackend::shutdown(QObject *context, const std::function<void()> &
 void KubernetesBackend::createVolume(const QString &name, const QJsonObject &labels,
                                      QObject *context, const SandboxContainer::Done &done)
 {
-    Q_UNUSED(name);
-    Q_UNUSED(labels);
-    QMetaObject::invokeMethod(
-        context, [done] { done(notSupported()); }, Qt::QueuedConnection);
+    KubeReply *reply = ClaimsApi(m_client).create(name, metadataOf(labels), m_options.volumeBytes);
+    connect(reply, &KubeReply::finished, context, [reply, done] {
+        reply->deleteLater();
+        done(errorOf(reply));
+    });
+    connect(context, &QObject::destroyed, reply, &QObject::deleteLater);
 }
 
 void KubernetesBackend::removeVolume(const QString &name)
 {
-    Q_UNUSED(name); // none is ever created
+    // (A claim that a pod still mounts goes once that pod is gone: the cluster keeps it.)
+    KubeReply *reply = ClaimsApi(m_client).remove(name);
+    connect(reply, &KubeReply::finished, this, [reply, name] {
+        reply->deleteLater();
+        if (!reply->ok() && !reply->error().isNotFound())
+            qCWarning(lcBackend).noquote()
+                << "could not remove the claim" << name << ":" << errorOf(reply);
+    });
+}
+
+void KubernetesBackend::hasVolume(
+    const QString &name, QObject *context,
+    const std::function<void(bool exists, const QString &error)> &done)
+{
+    KubeReply *reply = ClaimsApi(m_client).get(name);
+    connect(reply, &KubeReply::finished, context, [reply, done] {
+        reply->deleteLater();
+        if (reply->error().isNotFound()) {
+            done(false, QString());
+            return;
+        }
+        // One being deleted is as good as gone: a new pod could not mount it.
+        const bool deleting =
+            reply->json().value(u"metadata").toObject().contains(u"deletionTimestamp");
+        done(reply->ok() && !deleting, errorOf(reply));
+    });
+    connect(context, &QObject::destroyed, reply, &QObject::deleteLater);
 }
 
 void KubernetesBackend::list(
@@ -184,7 +252,8 @@ void KubernetesBackend::listLeftovers(
         kubeSelector(labels)
         << QStringLiteral("%1=gateway-service").arg(QLatin1String(EgressGateway::kLabelRole));
     KubeReply *reply = ServicesApi(m_client).list(selector);
-    connect(reply, &KubeReply::finished, context, [reply, done] {
+    QPointer<QObject> guard(context);
+    connect(reply, &KubeReply::finished, context, [this, reply, labels, guard, done] {
         reply->deleteLater();
         QList<Listed> found;
         for (const QJsonValue &v : reply->json().value(u"items").toArray()) {
@@ -193,7 +262,22 @@ void KubernetesBackend::listLeftovers(
             found.append({QString::fromLatin1(kServiceLeftover) + name, name,
                           meta.value(u"labels").toObject()});
         }
-        done(found, errorOf(reply));
+        const QString servicesError = errorOf(reply);
+        // And the claims of cached workspaces (a claim a pod still mounts stays until the pod
+        // is gone, whoever asks for its removal).
+        KubeReply *claims = ClaimsApi(m_client).list(kubeSelector(labels));
+        connect(claims, &KubeReply::finished, guard,
+                [claims, found, servicesError, done]() mutable {
+                    claims->deleteLater();
+                    for (const QJsonValue &v : claims->json().value(u"items").toArray()) {
+                        const QJsonObject meta = v.toObject().value(u"metadata").toObject();
+                        const QString name = meta.value(u"name").toString();
+                        found.append(
+                            {QString::fromLatin1(kClaimLeftover) + name, name, labelsOf(meta)});
+                    }
+                    done(found, servicesError.isEmpty() ? errorOf(claims) : servicesError);
+                });
+        connect(guard, &QObject::destroyed, claims, &QObject::deleteLater);
     });
     connect(context, &QObject::destroyed, reply, &QObject::deleteLater);
 }
@@ -201,12 +285,15 @@ void KubernetesBackend::listLeftovers(
 void KubernetesBackend::removeLeftover(const QString &id, QObject *context,
                                        const SandboxContainer::Done &done)
 {
-    if (!id.startsWith(QLatin1String(kServiceLeftover))) {
+    const bool claim = id.startsWith(QLatin1String(kClaimLeftover));
+    if (!claim && !id.startsWith(QLatin1String(kServiceLeftover))) {
         QMetaObject::invokeMethod(
             context, [done] { done(QString()); }, Qt::QueuedConnection);
         return;
     }
-    KubeReply *reply = ServicesApi(m_client).remove(id.mid(qsizetype(qstrlen(kServiceLeftover))));
+    KubeReply *reply =
+        claim ? ClaimsApi(m_client).remove(id.mid(qsizetype(qstrlen(kClaimLeftover))))
+              : ServicesApi(m_client).remove(id.mid(qsizetype(qstrlen(kServiceLeftover))));
     connect(reply, &KubeReply::finished, context, [reply, done] {
         reply->deleteLater();
         done(reply->ok() || reply->error().isNotFound() ? QString() : errorOf(reply));

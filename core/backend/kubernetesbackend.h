@@ -17,8 +17,9 @@ class PodIsolation;
 // NetworkPolicies that deny their egress and their ingress (PodSpec::sandboxIsolationProblem);
 // with network on (--network) the pods carry the label the egress policy leaves out, and
 // neither is required. Allow-list pods (--egress) reach only the egress gateway this backend
-// starts in the namespace (PodGateway). Library volumes are not supported on Kubernetes yet:
-// runs that need them, and installs, fail with that message.
+// starts in the namespace (PodGateway). Volumes are PersistentVolumeClaims (a read-only
+// workspace's cached content, WorkspaceCache). Libraries are not supported on Kubernetes yet:
+// installs fail with that message.
 class KubernetesBackend : public SandboxBackend
 {
     Q_OBJECT
@@ -30,6 +31,8 @@ public:
         QString imagePrefix;
         QString runtimeClassName;
         QMap<QString, QString> nodeSelector;
+        // The storage a claim asks for (a cached workspace's volume): the workspace cap.
+        qint64 volumeBytes = 2LL * 1024 * 1024 * 1024;
     };
 
     static constexpr int kDefaultMaxPods = 8;
@@ -47,14 +50,19 @@ public:
                                     QObject *parent) override;
     void createVolume(const QString &name, const QJsonObject &labels, QObject *context,
                       const SandboxContainer::Done &done) override;
+    // Volumes are PersistentVolumeClaims of Options::volumeBytes (cached workspaces; library
+    // installs stay unsupported here).
     void removeVolume(const QString &name) override;
+    void hasVolume(const QString &name, QObject *context,
+                   const std::function<void(bool exists, const QString &error)> &done) override;
     void
     list(const QStringList &labels, QObject *context,
          const std::function<void(const QList<Listed> &, const QString &error)> &done) override;
     void removeById(const QString &id, QObject *context,
                     const SandboxContainer::Done &done) override;
     // The egress gateways' Services (a dead server's gateway pod is listed with the sandboxes,
-    // by its pid and host labels, and goes the same way); ids "service/NAME".
+    // by its pid and host labels, and goes the same way), ids "service/NAME"; and the claims of
+    // cached workspaces, ids "claim/NAME".
     void listLeftovers(
         const QStringList &labels, QObject *context,
         const std::function<void(const QList<Listed> &, const QString &error)> &done) override;
@@ -79,8 +87,8 @@ public:
 
 protected:
     // With the configured RuntimeClass, without the host's trust store (SandboxSpec::
-    // dropHostTrustStore); refused with a mount (a library volume: runs with libraries, and
-    // installs).
+    // dropHostTrustStore); refused with a mount that is not a claim, and for installs
+    // (libraries); a workspace's fill runs as the sandbox's user.
     SandboxSpec::Result accept(SandboxSpec spec) const override;
 
 private:

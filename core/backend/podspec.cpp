@@ -288,12 +288,47 @@ QJsonObject PodSpec::containerJson(const SandboxSpec &spec, const QString &image
         {QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), quantities},
                                                   {QStringLiteral("requests"), quantities}}},
         {QStringLiteral("securityContext"), security},
-        {QStringLiteral("volumeMounts"),
-         QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("tmp")},
-                                {QStringLiteral("mountPath"), QStringLiteral("/tmp")}},
-                    QJsonObject{{QStringLiteral("name"), QStringLiteral("workdir")},
-                                {QStringLiteral("mountPath"), spec.workingDir}}}},
+        {QStringLiteral("volumeMounts"), volumeMountsJson(spec)},
     };
+}
+
+QJsonArray PodSpec::volumeMountsJson(const SandboxSpec &spec)
+{
+    QJsonArray mounts{QJsonObject{{QStringLiteral("name"), QStringLiteral("tmp")},
+                                  {QStringLiteral("mountPath"), QStringLiteral("/tmp")}},
+                      QJsonObject{{QStringLiteral("name"), QStringLiteral("workdir")},
+                                  {QStringLiteral("mountPath"), spec.workingDir}}};
+    extraVolumes(spec, nullptr, &mounts);
+    return mounts;
+}
+
+void PodSpec::extraVolumes(const SandboxSpec &spec, QJsonArray *volumes, QJsonArray *mounts)
+{
+    for (qsizetype i = 0; i < spec.mounts.size(); ++i) {
+        const SandboxSpec::Mount &m = spec.mounts.at(i);
+        QJsonObject volume;
+        if (m.kind == SandboxSpec::Mount::Kind::Volume)
+            volume = {{QStringLiteral("name"), QStringLiteral("claim-%1").arg(i)},
+                      {QStringLiteral("persistentVolumeClaim"),
+                       QJsonObject{{QStringLiteral("claimName"), m.source},
+                                   {QStringLiteral("readOnly"), m.readOnly}}}};
+        else if (m.kind == SandboxSpec::Mount::Kind::Scratch)
+            volume = {{QStringLiteral("name"), QStringLiteral("scratch-%1").arg(i)},
+                      {QStringLiteral("emptyDir"),
+                       QJsonObject{{QStringLiteral("medium"), QStringLiteral("Memory")},
+                                   {QStringLiteral("sizeLimit"), bytesQuantity(m.sizeBytes)}}}};
+        else
+            continue; // a file of the engine's machine: a pod's node has none of ours
+        if (volumes)
+            volumes->append(volume);
+        if (mounts) {
+            QJsonObject mount{{QStringLiteral("name"), volume.value(u"name")},
+                              {QStringLiteral("mountPath"), m.target}};
+            if (m.kind == SandboxSpec::Mount::Kind::Volume)
+                mount.insert(QStringLiteral("readOnly"), m.readOnly);
+            mounts->append(mount);
+        }
+    }
 }
 
 QJsonObject PodSpec::render(const SandboxSpec &spec)
@@ -321,6 +356,8 @@ QJsonObject PodSpec::render(const SandboxSpec &spec, const Options &options)
                          {QStringLiteral("sizeLimit"), bytesQuantity(spec.limits.tmpfsBytes)}}}};
     };
     const QString image = prefixedImage(options.imagePrefix, spec.image);
+    QJsonArray volumes{scratch(QStringLiteral("tmp")), scratch(QStringLiteral("workdir"))};
+    extraVolumes(spec, &volumes, nullptr);
     QJsonObject podSpec{
         {QStringLiteral("restartPolicy"), QStringLiteral("Never")},
         {QStringLiteral("activeDeadlineSeconds"), options.activeDeadlineSeconds > 0
@@ -335,8 +372,7 @@ QJsonObject PodSpec::render(const SandboxSpec &spec, const Options &options)
         {QStringLiteral("shareProcessNamespace"), false},
         {QStringLiteral("securityContext"), podSecurity},
         {QStringLiteral("containers"), QJsonArray{containerJson(spec, image)}},
-        {QStringLiteral("volumes"),
-         QJsonArray{scratch(QStringLiteral("tmp")), scratch(QStringLiteral("workdir"))}},
+        {QStringLiteral("volumes"), volumes},
     };
     if (!spec.runtime.isEmpty())
         podSpec.insert(QStringLiteral("runtimeClassName"), spec.runtime);

@@ -109,4 +109,11 @@ private:
     static QJsonArray envJson(const SandboxSpec &spec);
     static QJsonObject metadataJson(const SandboxSpec &spec);
     static QJsonObject containerJson(const SandboxSpec &spec, const QString &image);
+    // /tmp, the workdir, and each of the spec's own mounts (extraVolumes).
+    static QJsonArray volumeMountsJson(const SandboxSpec &spec);
+    // The spec's own mounts as a pod has them, the volumes and their mounts: the backend's
+    // volume is a claim ("claim-<index in mounts>", read-only as the mount is), a scratch space
+    // a memory-backed emptyDir of its size ("scratch-<index>", a run's or a session's
+    // workspaces); a file of the engine's machine is none.
+    static void extraVolumes(const SandboxSpec &spec, QJsonArray *volumes, QJsonArray *mounts);
 };

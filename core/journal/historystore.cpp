@@ -16,8 +16,8 @@
 #include <future>
 
 namespace {
-constexpr int kSchemaVersion = 8; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
-                                  // 6: runtime; 7: secrets; 8: preloaded
+constexpr int kSchemaVersion = 9; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
+                                  // 6: runtime; 7: secrets; 8: preloaded; 9: workspaces
 // Readers on the owner's thread: in WAL mode they wait only in rare cases (recovery).
 constexpr int kBusyTimeoutMs = 5000;
 // The worker may wait long for another process's write lock: nothing waits on it but the queue.
@@ -63,7 +63,9 @@ const char *const kSchema[] = {
     " runtime TEXT,"       // the container runtime; NULL/'' where not known
     " secrets TEXT,"       // JSON array of bound secrets' names and hosts (never values); NULL
                            // for none
-    " preloaded TEXT"      // JSON array: the modules imported ahead; NULL/'' for none
+    " preloaded TEXT,"     // JSON array: the modules imported ahead; NULL/'' for none
+    " workspaces TEXT"     // JSON array: RunRecord::workspaces (with the change sets' content,
+                           // so not a scalar: read by load() only); NULL for none
     ")",
     // Covers the size cap's queries (sum and running total, newest first) without reading the
     // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.
@@ -225,6 +227,13 @@ void readSql(const QVariant &v, QList<BoundSecret> *out)
     *out = RunRecord::secretsFromJson(QJsonDocument::fromJson(v.toString().toUtf8()).array());
 }
 
+QVariant workspacesText(const QJsonArray &workspaces)
+{
+    return workspaces.isEmpty() ? QVariant()
+                                : QVariant(QString::fromUtf8(
+                                      QJsonDocument(workspaces).toJson(QJsonDocument::Compact)));
+}
+
 // Every column but output, in RunRecord::fields()' order, the order readScalars expects.
 QString scalarColumns()
 {
@@ -277,10 +286,11 @@ QString assignments(const QString &columns)
     return names.join(QLatin1String(", "));
 }
 
-// What a run weighs against the size cap: its code, output and files as stored.
+// What a run weighs against the size cap: its code, output, files and the content its
+// workspaces' change sets keep, as stored.
 qint64 storedBytes(const RunRecord &run)
 {
-    qint64 bytes = run.code.toUtf8().size();
+    qint64 bytes = run.code.toUtf8().size() + RunRecord::workspaceContentBytes(run.workspaces);
     for (const OutputChunk &c : run.output)
         bytes += c.data.size() + 5; // packOutput's header per chunk
     for (const OutputFile &f : run.files)
@@ -362,7 +372,7 @@ QString configure(const QSqlDatabase &db, int busyTimeoutMs)
 // first retention pass fills it in, off the opening); 1 to 3 did not know which engine ran a run
 // (there was one; their runs read as ""); 1 to 4 had no allow-list mode (their runs tried no
 // connections); 1 to 5 did not name the container runtime (""); 1 to 6 had no bound secrets;
-// 1 to 7 did not preload. Their runs read with none.
+// 1 to 7 did not preload; 1 to 8 had no workspaces. Their runs read with none.
 struct AddedColumn
 {
     int lastWithout;
@@ -376,6 +386,7 @@ constexpr AddedColumn kAddedColumns[] = {
     {5, "ALTER TABLE runs ADD COLUMN runtime TEXT"},
     {6, "ALTER TABLE runs ADD COLUMN secrets TEXT"},
     {7, "ALTER TABLE runs ADD COLUMN preloaded TEXT"},
+    {8, "ALTER TABLE runs ADD COLUMN workspaces TEXT"},
 };
 
 // Brings a file of schema `version` (0: new) to this one, inside the caller's transaction; an
@@ -482,11 +493,12 @@ bool saveRun(const QSqlDatabase &db, const QString &path, const RunRecord &run)
             if (q.numRowsAffected() > 0)
                 return true;
         }
-        q.prepare(QStringLiteral("INSERT OR REPLACE INTO runs (%1, output, size_bytes) VALUES "
-                                 "(%2, :output, :size_bytes)")
+        q.prepare(QStringLiteral("INSERT OR REPLACE INTO runs (%1, output, workspaces, "
+                                 "size_bytes) VALUES (%2, :output, :workspaces, :size_bytes)")
                       .arg(scalarColumns(), placeholders(scalarColumns())));
         bindScalars(q, run);
         q.bindValue(QStringLiteral(":output"), RunRecord::packOutput(run.output));
+        q.bindValue(QStringLiteral(":workspaces"), workspacesText(run.workspaces));
         q.bindValue(QStringLiteral(":size_bytes"), storedBytes(run));
         if (!exec(q, &sqlError))
             return false;
@@ -577,7 +589,8 @@ std::optional<RunRecord> loadRun(const QSqlDatabase &db, const QString &path, co
         return fail(q);
     const std::optional<RunRecord> run = [&]() -> std::optional<RunRecord> {
         q.setForwardOnly(true);
-        q.prepare(QStringLiteral("SELECT %1, output FROM runs WHERE id = ?").arg(scalarColumns()));
+        q.prepare(QStringLiteral("SELECT %1, output, workspaces FROM runs WHERE id = ?")
+                      .arg(scalarColumns()));
         q.addBindValue(id);
         if (!q.exec())
             return fail(q);
@@ -587,6 +600,8 @@ std::optional<RunRecord> loadRun(const QSqlDatabase &db, const QString &path, co
         // Output comes after the scalar columns.
         const int outputColumn = int(RunRecord::fields().size());
         r.output = RunRecord::unpackOutput(q.value(outputColumn).toByteArray());
+        r.workspaces = RunRecord::workspacesFromJson(
+            QJsonDocument::fromJson(q.value(outputColumn + 1).toString().toUtf8()).array());
         q.finish();
 
         q.prepare(QStringLiteral("SELECT kind, name, mime, size, included, data FROM files "
@@ -940,6 +955,35 @@ bool HistoryStore::save(const RunRecord &run)
             Qt::QueuedConnection);
     });
     return true;
+}
+
+void HistoryStore::updateWorkspaces(const QString &id, const QJsonArray &workspaces)
+{
+    const auto told = [this, id](bool ok) {
+        QMetaObject::invokeMethod(
+            this, [this, id, ok] { Q_EMIT workspacesUpdated(id, ok); }, Qt::QueuedConnection);
+    };
+    if (!m_open) {
+        told(false);
+        return;
+    }
+    post([id, workspaces, told](Worker &w) {
+        if (w.connection.isEmpty()) {
+            told(false);
+            return;
+        }
+        QSqlQuery q(w.db());
+        q.prepare(QStringLiteral("UPDATE runs SET workspaces = ? WHERE id = ?"));
+        q.addBindValue(workspacesText(workspaces));
+        q.addBindValue(id);
+        QString sqlError;
+        const bool written = exec(q, &sqlError);
+        if (!written)
+            qCWarning(lcJournal).noquote()
+                << QStringLiteral("Cannot save the workspaces of run %1 to the history '%2': %3")
+                       .arg(id, w.path, sqlError);
+        told(written && q.numRowsAffected() > 0);
+    });
 }
 
 void HistoryStore::recent(int limit, const QString &text, QObject *context,

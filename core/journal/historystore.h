@@ -76,10 +76,15 @@ public:
     // it was not queued (not open, or too much already waiting: logged). A write that fails is
     // logged; saved() tells either way.
     bool save(const RunRecord &run);
+    // A person's decision on a run's workspaces (applied or discarded, in the window): the run's
+    // `workspaces` replaced, nothing else of it, on the worker. workspacesUpdated tells whether
+    // the run was there and written (an instance with --no-history never stored it).
+    void updateWorkspaces(const QString &id, const QJsonArray &workspaces);
 
-    // Newest first, at most `limit`, without output and files (`complete` false). `text` filters
-    // on code, output, source, language and tool (case-insensitive substring); empty: all. Read on
-    // the worker; `done` is called on `context`'s thread, unless `context` is gone by then.
+    // Newest first, at most `limit`, without output, files and workspaces (`complete` false).
+    // `text` filters on code, output, source, language and tool (case-insensitive substring);
+    // empty: all. Read on the worker; `done` is called on `context`'s thread, unless `context` is
+    // gone by then.
     void recent(int limit, const QString &text, QObject *context,
                 std::function<void(const QList<RunRecord> &)> done);
     // Deletes what `retention` does not keep, on the worker: runs created before now - days,
@@ -99,6 +104,8 @@ public:
 Q_SIGNALS:
     // After each queued write, on the owner's thread.
     void saved(const QString &id, bool ok);
+    // After each updateWorkspaces(), on the owner's thread.
+    void workspacesUpdated(const QString &id, bool ok);
     // A retention pass (at open, hourly, after a write) removed runs.
     void pruned(int removed);
 

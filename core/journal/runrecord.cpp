@@ -296,6 +296,68 @@ QList<BoundSecret> RunRecord::secretsFromJson(const QJsonArray &json)
     return out;
 }
 
+namespace {
+// A workspace's record without the content of its changes: the change list and the diffs stay
+// for the window to show, Apply says why it cannot (WorkspaceRun::fromRecordJson).
+QJsonObject withoutContent(QJsonObject workspace)
+{
+    QJsonObject changes = workspace.value(u"changes").toObject();
+    for (const char *kind : {"added", "modified", "deleted", "renamed"}) {
+        QJsonArray list = changes.value(QLatin1StringView(kind)).toArray();
+        for (qsizetype i = 0; i < list.size(); ++i) {
+            QJsonObject change = list.at(i).toObject();
+            change.remove(u"content");
+            list[i] = change;
+        }
+        changes.insert(QLatin1StringView(kind), list);
+    }
+    workspace.insert(QStringLiteral("changes"), changes);
+    workspace.insert(QStringLiteral("content_kept"), false);
+    return workspace;
+}
+
+qint64 contentBytes(const QJsonObject &workspace)
+{
+    if (!workspace.value(u"content_kept").toBool())
+        return 0;
+    return qMax<qint64>(0, workspace.value(u"changes").toObject().value(u"bytes").toInteger());
+}
+} // namespace
+
+QJsonArray RunRecord::workspacesJson(const QList<WorkspaceRun> &workspaces)
+{
+    QJsonArray out;
+    qint64 kept = 0;
+    for (const WorkspaceRun &w : workspaces) {
+        QJsonObject json = w.recordJson();
+        const qint64 bytes = contentBytes(json);
+        if (bytes > 0 && kept + bytes > kMaxWorkspaceContent)
+            json = withoutContent(json);
+        else
+            kept += bytes;
+        out.append(json);
+    }
+    return out;
+}
+
+QJsonArray RunRecord::workspacesFromJson(const QJsonValue &json)
+{
+    QJsonArray out;
+    for (const QJsonValue v : json.toArray()) {
+        if (v.isObject() && Workspace::isValidName(v.toObject().value(u"name").toString()))
+            out.append(v);
+    }
+    return out;
+}
+
+qint64 RunRecord::workspaceContentBytes(const QJsonArray &workspaces)
+{
+    qint64 bytes = 0;
+    for (const QJsonValue v : workspaces)
+        bytes += contentBytes(v.toObject());
+    return bytes;
+}
+
 void RunRecord::applyResult(const ExecutionResult &result)
 {
     if (!result.error.isEmpty())
@@ -316,6 +378,7 @@ void RunRecord::applyResult(const ExecutionResult &result)
     error = result.error;
     notes = result.notes;
     connections = result.network;
+    workspaces = workspacesJson(result.workspaces);
     // The window shows who stopped a run (it, or the client itself when this is empty).
     if (!result.cancelReason.isEmpty())
         notes.append(result.cancelReason);
@@ -394,6 +457,9 @@ QJsonObject RunRecord::toJson(bool withEnvValues) const
     QJsonObject json{{QStringLiteral("output"), outputList},
                      {QStringLiteral("files"), fileList},
                      {QStringLiteral("complete"), complete}};
+    // Most runs have none: no key for them, so their lines stay as they were.
+    if (!workspaces.isEmpty())
+        json.insert(QStringLiteral("workspaces"), workspaces);
     for (const RunRecordField &field : fields())
         std::visit(
             [&](auto member) {
@@ -418,6 +484,7 @@ RunRecord RunRecord::fromJson(const QJsonObject &json)
             [&](auto member) { readJson(json, QLatin1StringView(field.jsonKey), &(r.*member)); },
             field.member);
     r.complete = readBool(json, QLatin1StringView("complete"), defaults.complete);
+    r.workspaces = workspacesFromJson(json.value(QLatin1StringView("workspaces")));
 
     for (const QJsonValue item : json.value(QLatin1StringView("envValues")).toArray()) {
         const QJsonArray pair = item.toArray();

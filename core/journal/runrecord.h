@@ -4,6 +4,7 @@
 
 #include <QByteArray>
 #include <QDateTime>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QMetaType>
@@ -98,6 +99,12 @@ struct RunRecord
     QList<OutputFile> files;
     // Allow-list mode: the connections the program tried (ExecutionResult::network), in order.
     QList<NetworkAttempt> connections;
+    // The workspaces it had (ExecutionResult::workspaces): each WorkspaceRun::recordJson(), with
+    // what the window decided since ("decision": "applied" or "discarded", "decided_at"). They
+    // hold host paths and the change sets' content, so they go to the history, the monitor
+    // socket and the window, never to a model (no tool reads a RunRecord). Like output and
+    // files they are not a scalar field: HistoryStore::recent() leaves them out, load() has them.
+    QJsonArray workspaces;
     // False for a record loaded from history without its output and files (see
     // HistoryStore::load for the whole of it).
     bool complete = true;
@@ -116,13 +123,27 @@ struct RunRecord
     // back: entries without a name are left out.
     static QJsonArray secretsJson(const QList<BoundSecret> &secrets);
     static QList<BoundSecret> secretsFromJson(const QJsonArray &json);
+    // The run's workspaces as its record keeps them. The content kept for a later Apply is at
+    // most kMaxWorkspaceContent for the whole run (each workspace's at most
+    // WorkspaceRun::kMaxRecordedContent): past it, a workspace is kept without its content, as
+    // one too large to keep ("content_kept": false), so that a record stays well within what the
+    // monitor socket carries (MonitorProtocol::kMaxLineToWindow) and the history queues.
+    static QJsonArray workspacesJson(const QList<WorkspaceRun> &workspaces);
+    // (16 MiB: base64 makes it some 22 MiB of a record's line, which must stay under what the
+    // monitor socket lets wait for a slow reader, 32 MiB.)
+    static constexpr qint64 kMaxWorkspaceContent = 16LL * 1024 * 1024;
+    // And back from another process or the disk: the objects with a valid workspace name; the
+    // rest is checked when it is used (WorkspaceRun::fromRecordJson).
+    static QJsonArray workspacesFromJson(const QJsonValue &json);
+    // The content bytes the workspaces hold (what the history's size cap counts of them).
+    static qint64 workspaceContentBytes(const QJsonArray &workspaces);
     void applyResult(const ExecutionResult &result);
 
     static QString statusName(Status status); // "queued", "running", "ok", "error", ...
     static Status statusFromName(const QString &name, bool *ok = nullptr);
 
-    // The scalar fields, each listed once (RunRecordField); output, files, environment values and
-    // `complete` are not scalars and are written out by hand.
+    // The scalar fields, each listed once (RunRecordField); output, files, workspaces,
+    // environment values and `complete` are not scalars and are written out by hand.
     static const std::vector<RunRecordField> &fields();
 
     // JSON for the monitor socket. `withEnvValues` is false for anything that is stored.

@@ -7,6 +7,7 @@
 #include <QNetworkRequest>
 #include <QPointer>
 #include <QTimer>
+#include <QUrl>
 
 struct KubeClient::Call
 {
@@ -32,6 +33,14 @@ KubeClient::KubeClient(const KubeAccess &access, QObject *parent)
 KubeReply *KubeClient::get(const QString &path)
 {
     return start("GET", path, {});
+}
+
+KubeReply *KubeClient::list(const QString &path, const QStringList &selector)
+{
+    if (selector.isEmpty())
+        return get(path);
+    return get(path + QStringLiteral("?labelSelector=") +
+               QString::fromLatin1(QUrl::toPercentEncoding(selector.join(u','))));
 }
 
 KubeReply *KubeClient::post(const QString &path, const QJsonObject &body)

@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QObject>
+#include <QStringList>
 #include <memory>
 
 class QNetworkReply;
@@ -34,6 +35,9 @@ public:
 
     // `path` is the API path with its query: /api/v1/namespaces/NS/pods?labelSelector=…
     KubeReply *get(const QString &path);
+    // The collection at `path` with only the objects that have all of `selector` ("key=value",
+    // values as Kubernetes labels take them; none: all).
+    KubeReply *list(const QString &path, const QStringList &selector);
     KubeReply *post(const QString &path, const QJsonObject &body);
     KubeReply *del(const QString &path, const QJsonObject &body = QJsonObject());
     // GET /version: whether the server answers and takes our credentials' TLS.

@@ -3,8 +3,6 @@
 #include "kubeclient.h"
 #include "kubestream.h"
 
-#include <QUrl>
-
 QString PodsApi::path() const
 {
     return QStringLiteral("/api/v1/namespaces/%1/pods").arg(m_client->access().namespaceName);
@@ -28,11 +26,7 @@ KubeReply *PodsApi::remove(const QString &name)
 
 KubeReply *PodsApi::list(const QStringList &selector)
 {
-    QString query = path();
-    if (!selector.isEmpty())
-        query += QStringLiteral("?labelSelector=") +
-                 QString::fromLatin1(QUrl::toPercentEncoding(selector.join(u',')));
-    return m_client->get(query);
+    return m_client->list(path(), selector);
 }
 
 KubeStream *PodsApi::attach(const QString &name, const QString &container, QObject *parent)

@@ -2,8 +2,6 @@
 
 #include "kubeclient.h"
 
-#include <QUrl>
-
 QString ServicesApi::path() const
 {
     return QStringLiteral("/api/v1/namespaces/%1/services").arg(m_client->access().namespaceName);
@@ -26,9 +24,5 @@ KubeReply *ServicesApi::remove(const QString &name)
 
 KubeReply *ServicesApi::list(const QStringList &selector)
 {
-    QString query = path();
-    if (!selector.isEmpty())
-        query += QStringLiteral("?labelSelector=") +
-                 QString::fromLatin1(QUrl::toPercentEncoding(selector.join(u',')));
-    return m_client->get(query);
+    return m_client->list(path(), selector);
 }

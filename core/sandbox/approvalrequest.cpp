@@ -26,6 +26,8 @@ QJsonObject ApprovalRequest::toJson() const
     // Only when there is one, so that the lines of runs without it stay as they were.
     if (!egress.isEmpty())
         o.insert(QStringLiteral("egress"), QJsonArray::fromStringList(egress));
+    if (!workspaces.isEmpty())
+        o.insert(QStringLiteral("workspaces"), QJsonArray::fromStringList(workspaces));
     if (isConnection()) {
         o.insert(QStringLiteral("host"), host);
         o.insert(QStringLiteral("port"), port);
@@ -76,6 +78,8 @@ std::optional<ApprovalRequest> ApprovalRequest::fromJson(const QJsonObject &json
     r.code = json.value(u"code").toString();
     for (const QJsonValue &library : json.value(u"libraries").toArray())
         r.libraries.append(library.toString());
+    for (const QJsonValue &workspace : json.value(u"workspaces").toArray())
+        r.workspaces.append(workspace.toString());
     for (const QJsonValue &file : json.value(u"files").toArray()) {
         const QJsonObject f = file.toObject();
         r.files.append(

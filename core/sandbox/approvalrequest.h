@@ -24,6 +24,8 @@ struct ApprovalRequest
     QString code;
     int timeoutSec = 0;
     QStringList libraries;
+    // The workspaces it asks for, each as "NAME (read-only)" or "NAME (copy-on-write)".
+    QStringList workspaces;
     QList<QPair<QString, qint64>> files; // path and size of each input file
     QString sessionId;
     qint64 memoryBytes = 0;

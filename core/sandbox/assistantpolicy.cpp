@@ -65,6 +65,26 @@ QString AssistantPolicy::check(const QString &language, int *timeoutSec,
     return QString();
 }
 
+QString AssistantPolicy::checkWorkspaces(const QStringList &asked) const
+{
+    if (!workspaces || action == Action::Ask)
+        return QString();
+    QStringList beyond;
+    for (const QString &name : asked)
+        if (!workspaces->contains(name))
+            beyond.append(name);
+    if (beyond.isEmpty())
+        return QString();
+    return QStringLiteral("Refused by %1 in Code Sandbox: the workspace%2 %3 %4 not among those "
+                          "it may use (%5). A person can change this in Code Sandbox's Settings "
+                          "→ Assistants.")
+        .arg(describe(), beyond.size() > 1 ? QStringLiteral("s") : QString(),
+             beyond.join(QStringLiteral(", ")),
+             beyond.size() > 1 ? QStringLiteral("are") : QStringLiteral("is"),
+             workspaces->isEmpty() ? QStringLiteral("none")
+                                   : workspaces->join(QStringLiteral(", ")));
+}
+
 QString AssistantPolicy::checkEgress(std::optional<QStringList> *egress,
                                      const SandboxConfig &config) const
 {
@@ -154,6 +174,8 @@ QJsonObject AssistantPolicy::toJson() const
         o.insert(QStringLiteral("isolation"), isolation);
     if (secrets)
         o.insert(QStringLiteral("secrets"), QJsonArray::fromStringList(*secrets));
+    if (workspaces)
+        o.insert(QStringLiteral("workspaces"), QJsonArray::fromStringList(*workspaces));
     return o;
 }
 
@@ -210,6 +232,15 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
                 names.append(v.toString().trimmed());
         p.secrets = names;
     }
+    // The same for workspaces: a list of names, or all the server's.
+    if (json.value(u"workspaces").isArray()) {
+        QStringList names;
+        for (const QJsonValue &v : json.value(u"workspaces").toArray())
+            if (v.isString() && Workspace::isValidName(v.toString().trimmed()) &&
+                !names.contains(v.toString().trimmed()))
+                names.append(v.toString().trimmed());
+        p.workspaces = names;
+    }
     return p;
 }
 
@@ -218,5 +249,6 @@ bool AssistantPolicy::operator==(const AssistantPolicy &o) const
     return client == o.client && action == o.action && languages == o.languages &&
            network == o.network && egress == o.egress && otherHosts == o.otherHosts &&
            libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec &&
-           maxMemoryMiB == o.maxMemoryMiB && isolation == o.isolation && secrets == o.secrets;
+           maxMemoryMiB == o.maxMemoryMiB && isolation == o.isolation && secrets == o.secrets &&
+           workspaces == o.workspaces;
 }

@@ -50,6 +50,10 @@ struct AssistantPolicy
     // The server's bound secrets (--secret) its runs get, by name; nothing: all of them, an
     // empty list: none. Names the server does not bind are ignored.
     std::optional<QStringList> secrets;
+    // The server's workspaces (--workspace) its runs may ask for, by name; nothing: all of them
+    // (the server's list is the opt-in: a server that names none has none to give), an empty
+    // list: none.
+    std::optional<QStringList> workspaces;
     // The most this policy's limits are: the server's largest timeout is 300 s (AppSettings).
     static constexpr int kMaxTimeoutSec = 300;
 
@@ -64,6 +68,11 @@ struct AssistantPolicy
     // set to what the run gets under this policy (its own list, or no network).
     QString check(const QString &language, int *timeoutSec, const QStringList &libraries,
                   const SandboxConfig &config, std::optional<QStringList> *egress = nullptr) const;
+
+    // Why a call asking for these workspaces (known to the server) breaks the policy; empty when
+    // it does not. Under Ask, a name beyond the list is for the person asked (the approval shows
+    // the workspaces), not refused.
+    QString checkWorkspaces(const QStringList &asked) const;
 
     // Whether a run of this policy with an allow-list asks for other hosts.
     bool asksOtherHosts() const { return network && otherHosts == OtherHosts::Ask; }

@@ -6,6 +6,7 @@
 #include "sandboxlayout.h"
 #include "sandboxlog.h"
 #include "tararchive.h"
+#include "workspacetransfer.h"
 
 #include <QAtomicInteger>
 #include <QRandomGenerator>
@@ -144,6 +145,28 @@ void Execution::onReady()
     if (m_phase == Phase::Finished)
         return;
     m_result.containerId = m_container->id();
+    if (!m_workspaces) {
+        sendFiles();
+        return;
+    }
+    reportProgress(m_session ? QStringLiteral("bringing the session's workspaces up to date")
+                             : QStringLiteral("copying the workspaces into the sandbox"));
+    // A session's workspaces outlive this call: their answer may come after it ended.
+    const QPointer<Execution> self(this);
+    m_workspaces->send(m_container, [self](const QString &error) {
+        if (!self || self->m_phase == Phase::Finished)
+            return;
+        if (error.isEmpty()) {
+            self->sendFiles();
+            return;
+        }
+        self->m_workspacesRefused = self->m_session;
+        self->fail(error);
+    });
+}
+
+void Execution::sendFiles()
+{
     if (m_request.files.isEmpty()) {
         sendProgram();
         return;
@@ -265,9 +288,21 @@ void Execution::onOutput(int stream, const QByteArray &bytes)
                 if (m_finishWhenSettled)
                     finish();
             });
-        if (m_outScanner.hasFlag("out") || m_outScanner.hasFlag("plots"))
+        const bool files = m_outScanner.hasFlag("out") || m_outScanner.hasFlag("plots");
+        const bool workspaces = m_workspaces && m_workspaces->hasCopyOnWrite() && m_container;
+        m_collecting = int(files) + int(workspaces);
+        if (files)
             collectFiles();
-        else
+        if (workspaces) {
+            m_phase = Phase::Collecting;
+            m_timer.start(kCollectTimeoutMs);
+            const QPointer<Execution> self(this);
+            m_workspaces->collect(m_container, [self] {
+                if (self)
+                    self->collected();
+            });
+        }
+        if (m_collecting == 0)
             finishWhenSettled();
     }
 }
@@ -316,9 +351,30 @@ void Execution::collectFiles()
                     return;
                 m_result.files = files;
                 m_result.notes += notes;
-                finishWhenSettled();
+                collected();
             });
     collector->start(m_outScanner.hasFlag("plots"), m_outScanner.hasFlag("out"));
+}
+
+void Execution::collected()
+{
+    if (m_phase == Phase::Finished)
+        return;
+    if (--m_collecting <= 0)
+        finishWhenSettled();
+}
+
+WorkspaceTransfer *Execution::workspaces() const
+{
+    return m_workspaces;
+}
+
+void Execution::setWorkspaces(WorkspaceTransfer *transfer)
+{
+    // A session's outlives its calls.
+    if (transfer->kind() != WorkspaceTransfer::Kind::Session)
+        transfer->setParent(this);
+    m_workspaces = transfer;
 }
 
 void Execution::setFileLimits(const OutputManifest::Limits &limits)
@@ -479,6 +535,8 @@ void Execution::finish()
     if (m_phase == Phase::Finished)
         return;
     m_phase = Phase::Finished;
+    if (m_workspaces)
+        m_result.workspaces = m_workspaces->runs();
     // With several engines, a failure says which one it happened on (unless it already does).
     if (!m_result.error.isEmpty() && !m_result.engine.isEmpty() &&
         !m_result.error.contains(m_result.engine))
@@ -492,8 +550,9 @@ void Execution::finish()
     // untouched. Anything that went wrong mid-run (no result line, a lost stream, a timeout that
     // could not be interrupted) ends the session with its container.
     if (m_session && m_container) {
-        const bool clean = m_outScanner.found() && m_errScanner.found() && !m_endSession &&
-                           m_result.error.isEmpty() && !m_result.cancelled;
+        const bool clean = (m_outScanner.found() && m_errScanner.found() && !m_endSession &&
+                            m_result.error.isEmpty() && !m_result.cancelled) ||
+                           (m_workspacesRefused && !programSent());
         if (clean) {
             disconnect(m_container, nullptr, this, nullptr);
             m_container = nullptr;

@@ -15,6 +15,7 @@
 #include <functional>
 
 class SandboxContainer;
+class WorkspaceTransfer;
 
 // One program run in one container. Hands the program to the container's supervisor, streams
 // its output, and finishes as soon as the supervisor reports the exit status on both streams —
@@ -48,8 +49,15 @@ public:
     // Output files and figures: each file up to `perFile` bytes, all together up to `total`, at
     // most `maxFiles` of them; others are listed without content.
     void setFileLimits(const OutputManifest::Limits &limits);
+    // The run's workspaces: copied in before the program, the copy-on-write ones' changes
+    // fetched after it, before the result. The execution takes `transfer`, unless it is a
+    // session's (which outlives its calls: Kind::Session).
+    void setWorkspaces(WorkspaceTransfer *transfer);
+    WorkspaceTransfer *workspaces() const;
     // Ends with an error, as if the sandbox had failed (used while libraries are installed).
     void fail(const QString &message);
+    // A note the result will carry, said before the run (a session's last snapshot).
+    void addNote(const QString &note) { m_result.notes.append(note); }
     // Who removes the container after the run (default: removed at once). `ended`: the program
     // reported its end and left no files to fetch, so the container stops by itself (nothing
     // runs in it any more).
@@ -96,7 +104,11 @@ protected:
 
 private:
     void onReady();
+    void sendFiles();
     void sendProgram();
+    // One of the collections after the end line (files, workspaces) is done: the result waits
+    // for the last.
+    void collected();
     void collectFiles();
     void onOutput(int stream, const QByteArray &bytes);
     void onStreamEnded();
@@ -152,6 +164,11 @@ private:
     bool m_sessionEndTold = false; // a note already says why the session ended
     static constexpr int kInterruptGraceMs = 3000;
     OutputManifest::Limits m_fileLimits;
+    QPointer<WorkspaceTransfer> m_workspaces;
+    // A session's workspaces could not be brought up to date before the program: nothing reached
+    // the sandbox's supervisor, so the session goes on (the call fails).
+    bool m_workspacesRefused = false;
+    int m_collecting = 0; // collections after the end line not done yet
     Remover m_remover;
     QSet<quint64> m_held;             // connections the gateway holds for an answer
     bool m_endSeen = false;           // both end lines came: the program's figures are known

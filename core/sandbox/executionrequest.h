@@ -41,6 +41,9 @@ struct ExecutionRequest
     // sandbox reaches, the record keeps and a person is shown. Without it, the server's (filled
     // in by SandboxService::execute).
     std::optional<RunNetwork> network;
+    // The server's workspaces (SandboxConfig::workspaces) the run asked for, by name, checked
+    // against the server's list and the caller's policy where the request is made.
+    QStringList workspaces;
     QString sessionId; // the sandbox session it runs in; empty: a fresh container
     // `language` and the session as resolved once where the request is made (the tools room),
     // so the service and the session manager do not look them up again. Without `resolved`,

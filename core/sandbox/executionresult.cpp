@@ -127,5 +127,11 @@ QJsonObject ExecutionResult::toJson() const
         }
         o.insert(QStringLiteral("network"), attempts);
     }
+    if (!workspaces.isEmpty()) {
+        QJsonArray list;
+        for (const WorkspaceRun &w : workspaces)
+            list.append(w.toJson());
+        o.insert(QStringLiteral("workspaces"), list);
+    }
     return o;
 }

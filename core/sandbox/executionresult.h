@@ -1,5 +1,7 @@
 #pragma once
 
+#include "workspacerun.h"
+
 #include <QByteArray>
 #include <QJsonObject>
 #include <QList>
@@ -95,6 +97,8 @@ struct ExecutionResult
     // Allow-list mode: every connection the program tried, in order (at most kMaxNetwork).
     QList<NetworkAttempt> network;
     static constexpr int kMaxNetwork = 200;
+    // The workspaces it had, what went in, and the copy-on-write ones' change sets.
+    QList<WorkspaceRun> workspaces;
     // "allowed", "refused", "failed": as structuredContent and the history say it.
     static QString verdictName(NetworkAttempt::Verdict verdict);
     // The connections with this verdict as "host:port (rule)", each once, in order: what a

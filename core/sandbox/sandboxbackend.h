@@ -136,6 +136,14 @@ public:
     {
         return accept(SandboxSpec::forInstall(language, image, config, volume));
     }
+    // The sandbox that fills a read-only workspace's volume: SandboxSpec::forWorkspaceFill as
+    // this backend runs it, or why it cannot.
+    SandboxSpec::Result fillSpec(const Language &language, const QString &image,
+                                 const SandboxConfig &config, const QString &volume,
+                                 const QString &previous) const
+    {
+        return accept(SandboxSpec::forWorkspaceFill(language, image, config, volume, previous));
+    }
     // A sandbox for `spec` (one runSpec or installSpec of this backend gave), not yet prepared.
     // `name` is unique on the backend.
     virtual SandboxContainer *createSandbox(const SandboxSpec &spec, const QString &name,
@@ -145,6 +153,17 @@ public:
     virtual void createVolume(const QString &name, const QJsonObject &labels, QObject *context,
                               const SandboxContainer::Done &done) = 0;
     virtual void removeVolume(const QString &name) = 0;
+    // Whether createVolume() makes anything here (a Kubernetes cluster's backend: no).
+    virtual bool keepsVolumes() const { return true; }
+    // Whether the volume `name` is there; `error` when the engine could not say. (Backends
+    // that keep none have none.)
+    virtual void hasVolume(const QString &name, QObject *context,
+                           const std::function<void(bool exists, const QString &error)> &done)
+    {
+        Q_UNUSED(name);
+        QMetaObject::invokeMethod(
+            context, [done] { done(false, QString()); }, Qt::QueuedConnection);
+    }
 
     // Every sandbox (running or not) that has all of `labels` ("key=value").
     virtual void

@@ -2,6 +2,7 @@
 
 #include "calltimeout.h"
 #include "sandboxspec.h"
+#include "workspace.h"
 
 #include <QList>
 #include <QPair>
@@ -75,4 +76,17 @@ struct SandboxConfig
     // Runs waiting for a free slot beyond maxConcurrent; one more is refused at once with a
     // clear error (each waiting run holds its request, so the queue must not grow for ever).
     int maxQueued = 256;
+    // The user's folders runs may ask for by name (--workspace NAME=PATH[:rw], Settings →
+    // Workspaces): copied into the sandbox at /workspace/NAME, read-only or copy-on-write.
+    QList<Workspace> workspaces;
+    // The most one workspace may hold (--workspace-max): a bigger folder is refused before
+    // anything runs.
+    qint64 workspaceMaxBytes = 2LL * 1024 * 1024 * 1024;
+    const Workspace *workspace(const QString &name) const
+    {
+        for (const Workspace &w : workspaces)
+            if (w.name == name)
+                return &w;
+        return nullptr;
+    }
 };

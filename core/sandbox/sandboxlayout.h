@@ -9,6 +9,19 @@
 struct SandboxLayout
 {
     static constexpr const char *kWorkdir = "/sandbox";
+    // Where a run's workspaces are unpacked, one folder each, inside the workdir volume (the
+    // engine's archive endpoint writes into volumes, not the read-only root); the images' own
+    // /workspace is a link to it, so programs see /workspace/NAME.
+    static constexpr const char *kWorkspaceDir = "/sandbox/.cs-workspace";
+    static constexpr const char *kWorkspaceDirName = ".cs-workspace";
+    // In the sandbox that fills a read-only workspace's cached volume (WorkspaceCache): the
+    // volume being filled, and the one it starts from.
+    static constexpr const char *kWorkspaceFillDir = "/sandbox/.cs-workspace/fill";
+    static constexpr const char *kWorkspacePreviousDir = "/sandbox/.cs-workspace/previous";
+    // In a run: where a copy-on-write workspace's cached volume is mounted, read-only, for the
+    // supervisor to copy into kWorkspaceDir/NAME before the program starts (cs-run's
+    // CS_WORKSPACE_COPY).
+    static constexpr const char *kWorkspaceBaseDir = "/sandbox/.cs-workspace/.base";
     // OUTPUT_DIR: files left here come back with the result.
     static constexpr const char *kOutputDir = "/sandbox/outputs";
     // Matplotlib figures saved by the Python entry point.

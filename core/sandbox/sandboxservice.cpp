@@ -8,9 +8,14 @@
 #include "missingimage.h"
 #include "sandboxbackend.h"
 #include "sandboxcontainer.h"
+#include "sandboxlayout.h"
 #include "sandboxlog.h"
+#include "sandboxsession.h"
 #include "sandboxsite.h"
 #include "sitelibraries.h"
+#include "workspacecache.h"
+#include "workspacescanner.h"
+#include "workspacetransfer.h"
 
 #include <QFile>
 #include <QPointer>
@@ -27,7 +32,8 @@ SandboxService::SandboxService(SandboxBackend *backend, const LanguageRegistry &
 SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
                                const LanguageRegistry &languages, const SandboxConfig &config,
                                QObject *parent)
-    : QObject(parent), m_languages(languages), m_config(config)
+    : QObject(parent), m_languages(languages), m_config(config),
+      m_workspaceScanner(std::make_shared<WorkspaceScanner>())
 {
     Q_ASSERT(!backends.isEmpty());
     m_upstream = UpstreamProxy::fromEnv(config.installEnv);
@@ -55,6 +61,7 @@ SandboxService::SandboxService(const QList<SandboxBackend *> &backends,
         config.maxConcurrent > 0 ? config.maxConcurrent : capacity, config.maxQueued,
         [this](const ExecutionQueue::Job &job) { launch(job); }, this);
     m_libraries = makeLibraries();
+    m_workspaceCache = makeWorkspaceCache();
     for (SandboxSite *site : std::as_const(m_sites))
         setUpSite(site);
     // One engine is not watched: a call finds out what is wrong with it and says so, as ever.
@@ -108,6 +115,56 @@ SiteLibraries *SandboxService::makeLibraries()
             submit(execution, spec, image, site);
         }};
     return new SiteLibraries(m_config, m_placement, std::move(runs), this);
+}
+
+WorkspaceCache *SandboxService::makeWorkspaceCache()
+{
+    WorkspaceCache::Fills fills;
+    fills.run = [this](SandboxSite *site, const Language &language, const QString &volume,
+                       const QString &previous, const QString &script,
+                       WorkspaceTransfer *transfer) -> Execution * {
+        if (m_shuttingDown)
+            return nullptr;
+        Language filler = language;
+        filler.preloadCommand.clear();
+        filler.compileCommand.clear();
+        ExecutionRequest request;
+        request.language = language.name;
+        request.code = script;
+        Execution *execution = create(filler, request, m_config.installTimeoutSec);
+        execution->setWorkspaces(transfer);
+        // The owner's labels: gone with this server (Janitor), or with the next when it died.
+        const QMap<QString, QString> owner = SandboxSpec::ownerLabels(m_config);
+        QJsonObject labels;
+        for (auto it = owner.cbegin(); it != owner.cend(); ++it)
+            labels.insert(it.key(), it.value());
+        labels.insert(QStringLiteral("code-sandbox.workspace"), QStringLiteral("1"));
+        QPointer<Execution> guard(execution);
+        QPointer<SandboxSite> where(site);
+        site->backend()->createVolume(
+            volume, labels, this,
+            [this, guard, where, filler, volume, previous,
+             image = language.image](const QString &error) {
+                if (!guard)
+                    return;
+                if (!where || !error.isEmpty()) {
+                    guard->fail(QStringLiteral("could not create the volume: %1")
+                                    .arg(where ? error : QStringLiteral("the engine went away")));
+                    return;
+                }
+                submit(
+                    guard,
+                    [filler, volume, previous, config = m_config](const SandboxBackend &backend) {
+                        return backend.fillSpec(filler, filler.image, config, volume, previous);
+                    },
+                    image, where);
+            });
+        return execution;
+    };
+    fills.remove = [](SandboxSite *site, const QString &volume) {
+        site->backend()->removeVolume(volume);
+    };
+    return new WorkspaceCache(std::move(fills), m_workspaceScanner, this);
 }
 
 void SandboxService::setUpSite(SandboxSite *site)
@@ -266,7 +323,23 @@ Execution *SandboxService::execute(const ExecutionRequest &asked)
     Execution *execution = nullptr;
     const Language *language =
         request.resolved ? &*request.resolved : m_languages.find(request.language);
-    if (!language) {
+    QString unknownWorkspace;
+    for (const QString &name : request.workspaces)
+        if (!m_config.workspace(name))
+            unknownWorkspace = name;
+    // A run in a session goes through its session (SessionManager::execute), which brings the
+    // session's workspaces: here it would get a fresh sandbox with copies of its own.
+    if (!unknownWorkspace.isEmpty() || (!request.workspaces.isEmpty() && request.session)) {
+        execution = new Execution(request, request.language, m_config.defaultTimeoutSec,
+                                  m_config.outputCapBytes, this);
+        execution->failEarly(
+            unknownWorkspace.isEmpty()
+                ? QStringLiteral("a session's workspaces are chosen when it is created, and its "
+                                 "runs go through the session")
+                : QStringLiteral("this server has no workspace '%1'").arg(unknownWorkspace),
+            QString());
+        connect(execution, &Execution::finished, execution, &QObject::deleteLater);
+    } else if (!language) {
         execution = new Execution(request, request.language, m_config.defaultTimeoutSec,
                                   m_config.outputCapBytes, this);
         execution->failEarly(
@@ -290,8 +363,137 @@ Execution *SandboxService::start(const Language &language, const ExecutionReques
     // furthest along.
     if (m_warmOnFirstUse)
         warm(language);
-    submit(execution, runSpecFor(language, *request.network), language.image);
+    const SpecFor spec = runSpecFor(language, *request.network);
+    WorkspaceTransfer *workspaces = execution->workspaces();
+    if (!workspaces) {
+        submit(execution, spec, language.image);
+        return execution;
+    }
+    // Workspaces do not fit the workdir (its size is the same for every sandbox, and small):
+    // they are scanned first, then each read-only one is mounted from its volume on the engine
+    // (WorkspaceCache) and the others copied in, so no warm sandbox serves such a run.
+    QPointer<Execution> guard(execution);
+    workspaces->scan([this, guard, spec, language](const QString &error) {
+        if (!guard)
+            return;
+        if (!error.isEmpty()) {
+            guard->failEarly(error, language.image);
+            return;
+        }
+        placeWithWorkspaces(guard, language, spec);
+    });
     return execution;
+}
+
+void SandboxService::placeWithWorkspaces(Execution *execution, const Language &language,
+                                         const SpecFor &spec)
+{
+    // The volumes are on one engine: the run goes there, placed once the engines have said
+    // what they have.
+    if (m_placement.settlingSite()) {
+        QPointer<Execution> guard(execution);
+        m_placement.whenSettled(execution, [this, guard, language, spec] {
+            if (guard)
+                placeWithWorkspaces(guard, language, spec);
+        });
+        return;
+    }
+    SandboxSite *site = m_placement.place(spec);
+    if (!site || !site->backend()->keepsVolumes() || m_shuttingDown) {
+        submitWithWorkspaces(execution, site, spec, language.image);
+        return;
+    }
+    cacheWorkspaces(execution, site, language, spec, 0);
+}
+
+void SandboxService::cacheWorkspaces(Execution *execution, SandboxSite *site,
+                                     const Language &language, const SpecFor &spec, int index)
+{
+    WorkspaceTransfer *transfer = execution->workspaces();
+    const QList<WorkspaceRun> &runs = transfer->runs();
+    if (index >= runs.size()) {
+        submitWithWorkspaces(execution, site, spec, language.image);
+        return;
+    }
+    const WorkspaceRun &run = runs.at(index);
+    if (run.scan->files > 0)
+        execution->reportProgress(QStringLiteral("workspace %1 onto the engine (once per content)")
+                                      .arg(run.workspace.name));
+    QPointer<Execution> guard(execution);
+    QPointer<SandboxSite> where(site);
+    m_workspaceCache->ensure(
+        site, language, run.workspace, run.scan,
+        [this, guard, where, site, language, spec, index,
+         name = run.workspace.name](const QString &volume, qint64 sentBytes, const QString &error) {
+            if (!guard || !where) {
+                if (!volume.isEmpty())
+                    m_workspaceCache->release(site, volume);
+                return;
+            }
+            if (volume.isEmpty()) {
+                // The run still gets the folder, through the archive endpoint.
+                qCWarning(lcSandbox).noquote()
+                    << "workspace" << name << "could not be kept on the engine" << site->endpoint()
+                    << "(" << error << "); copied into the sandbox instead";
+            } else {
+                guard->workspaces()->setCached(index, volume, sentBytes);
+                connect(guard, &Execution::finished, this, [this, where, volume] {
+                    if (where)
+                        m_workspaceCache->release(where, volume);
+                });
+            }
+            cacheWorkspaces(guard, site, language, spec, index + 1);
+        });
+}
+
+void SandboxService::submitWithWorkspaces(Execution *execution, SandboxSite *site,
+                                          const SpecFor &spec, const QString &image)
+{
+    // The copied ones at kWorkspaceDir, memory-backed and capped like the workdir; each cached
+    // read-only one in its volume below it, read-only; each cached copy-on-write one's volume
+    // read-only at kWorkspaceBaseDir/NAME, which the supervisor copies into a memory-backed
+    // space of the sandbox's user's at kWorkspaceDir/NAME before the program starts.
+    WorkspaceTransfer *transfer = execution->workspaces();
+    QList<SandboxSpec::Mount> mounts;
+    if (const qint64 bytes = transfer->scratchBytes(); bytes > 0)
+        mounts.append({SandboxSpec::Mount::Kind::Scratch, QString(),
+                       QString::fromLatin1(SandboxLayout::kWorkspaceDir), false, bytes});
+    QStringList copies;
+    for (qsizetype i = 0; i < transfer->runs().size(); ++i) {
+        const WorkspaceRun &run = transfer->runs().at(i);
+        if (run.volume.isEmpty())
+            continue;
+        const QString name = run.workspace.name;
+        const QString at = QString::fromLatin1(SandboxLayout::kWorkspaceDir) + u'/' + name;
+        if (run.workspace.mode == Workspace::Mode::ReadOnly) {
+            mounts.append({SandboxSpec::Mount::Kind::Volume, run.volume, at, true});
+            continue;
+        }
+        mounts.append({SandboxSpec::Mount::Kind::Volume, run.volume,
+                       QString::fromLatin1(SandboxLayout::kWorkspaceBaseDir) + u'/' + name, true});
+        SandboxSpec::Mount copy{SandboxSpec::Mount::Kind::Scratch, QString(), at, false,
+                                transfer->copyBytes(int(i))};
+        copy.sandboxUsers = true;
+        mounts.append(copy);
+        copies.append(name);
+    }
+    // A copy-on-write workspace is fetched after the program's end line: the sandbox waits for
+    // that (cs-run's linger) on every backend, a pod too, which otherwise ends with its result.
+    const bool linger = transfer->hasCopyOnWrite();
+    submit(
+        execution,
+        [spec, mounts, linger, copies](const SandboxBackend &backend) {
+            SandboxSpec::Result made = spec(backend);
+            if (!made.ok())
+                return made;
+            made.spec->mounts += mounts;
+            if (linger && !made.spec->envEntries().contains(QStringLiteral("CS_LINGER=1")))
+                made.spec->env.append({QStringLiteral("CS_LINGER"), QStringLiteral("1")});
+            if (!copies.isEmpty())
+                made.spec->env.append({QStringLiteral("CS_WORKSPACE_COPY"), copies.join(u' ')});
+            return made;
+        },
+        image, site);
 }
 
 SandboxService::SpecFor SandboxService::runSpecFor(const Language &language,
@@ -320,6 +522,16 @@ Execution *SandboxService::create(const Language &language, const ExecutionReque
     files.total = m_config.filesTotalCapBytes;
     files.maxFiles = m_config.maxFilesPerRun;
     execution->setFileLimits(files);
+    // Names known to the server (the tools room and execute() checked them). A session's run
+    // gets the session's workspaces instead (executeIn).
+    if (!request.workspaces.isEmpty() && !request.session) {
+        QList<Workspace> workspaces;
+        for (const QString &name : request.workspaces)
+            if (const Workspace *w = m_config.workspace(name))
+                workspaces.append(*w);
+        execution->setWorkspaces(
+            new WorkspaceTransfer(workspaces, m_workspaceScanner, m_config.workspaceMaxBytes));
+    }
     m_executions.insert(execution);
     connect(execution, &Execution::finished, this, [this, execution, name = language.name] {
         // What its loader reported it imported (a run that never reported says nothing, and a
@@ -433,18 +645,22 @@ SandboxContainer *SandboxService::createSessionContainer(const Language &languag
 }
 
 Execution *SandboxService::executeIn(SandboxContainer *container, const Language &language,
-                                     const ExecutionRequest &request)
+                                     const ExecutionRequest &request, WorkspaceTransfer *workspaces,
+                                     bool start)
 {
     Execution *execution = create(language, request, timeoutFor(request));
     execution->setSession(language.interruptible);
+    if (workspaces)
+        execution->setWorkspaces(workspaces);
     if (SandboxSite *site = siteOf(container)) {
         nameRuntime(container, site);
         placeOn(execution, site);
     }
     Q_EMIT executionCreated(execution);
     // Not through the queue: the session's container is already running, and its calls come one
-    // at a time.
-    execution->run(container);
+    // at a time. (Not yet when the caller starts it later: after a snapshot.)
+    if (start)
+        execution->run(container);
     return execution;
 }
 
@@ -686,6 +902,15 @@ void SandboxService::checkShutdownDone()
 {
     if (!m_shuttingDown || m_shutdownSignalled || !m_containers.isEmpty() || janitorsPending() != 0)
         return;
+    // The volumes of cached workspaces (WorkspaceCache) were in use until the sandboxes went,
+    // so the first sweep left them: swept again now that nothing mounts them.
+    if (!m_volumesSwept) {
+        m_volumesSwept = true;
+        for (SandboxSite *site : std::as_const(m_sites))
+            site->janitor()->finalSweep();
+        if (janitorsPending() != 0)
+            return;
+    }
     // The sandboxes are gone: now what the backends made for them (gateways, networks).
     if (m_backendsReleasing < 0) {
         m_backendsReleasing = int(m_sites.size());

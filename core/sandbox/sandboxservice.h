@@ -14,6 +14,7 @@
 #include <QQueue>
 #include <QSet>
 #include <functional>
+#include <memory>
 
 class ContainerPool;
 class Janitor;
@@ -21,6 +22,9 @@ class SandboxBackend;
 class SandboxSite;
 class SiteLibraries;
 class Execution;
+class WorkspaceScanner;
+class WorkspaceTransfer;
+class WorkspaceCache;
 class SandboxContainer;
 struct ExecutionRequest;
 struct MissingImage;
@@ -73,9 +77,14 @@ public:
                                              const QString &librariesVolume = {},
                                              QString *error = nullptr);
     // Runs the request's program in a session's container that is ready and idle; the container
-    // stays unless the run ended it (Execution::endedSession()).
+    // stays unless the run ended it (Execution::endedSession()). `workspaces`: the session's
+    // (WorkspaceTransfer::Kind::Session), brought up to date before the program and collected
+    // after it.
     Execution *executeIn(SandboxContainer *container, const Language &language,
-                         const ExecutionRequest &request);
+                         const ExecutionRequest &request, WorkspaceTransfer *workspaces = nullptr,
+                         bool start = true);
+    // The server's one scanner of workspaces (it remembers file digests), for sessions' transfers.
+    const std::shared_ptr<WorkspaceScanner> &workspaceScanner() const { return m_workspaceScanner; }
     // Calls `f` once no usable engine is still learning what it adds to specs (its runtimes,
     // just after start): at once nearly always.
     void whenSettled(QObject *context, const std::function<void()> &f);
@@ -138,6 +147,15 @@ private:
                        const QString &librariesVolume = {}, bool session = false) const;
     // The libraries' part, reaching this service's executions through SiteLibraries::Runs.
     SiteLibraries *makeLibraries();
+    // The read-only workspaces' volumes, filled by this service's executions (Fills).
+    WorkspaceCache *makeWorkspaceCache();
+    // A one-shot run with workspaces, scanned: placed, its read-only workspaces in their cached
+    // volumes on that engine (those it can have), then submitted there.
+    void placeWithWorkspaces(Execution *execution, const Language &language, const SpecFor &spec);
+    void cacheWorkspaces(Execution *execution, SandboxSite *site, const Language &language,
+                         const SpecFor &spec, int index);
+    void submitWithWorkspaces(Execution *execution, SandboxSite *site, const SpecFor &spec,
+                              const QString &image);
     void setUpSite(SandboxSite *site);
     // The secrets' authority (InterceptionAuthority) and the trust store, when there are secrets.
     void loadAuthority();
@@ -170,6 +188,10 @@ private:
     SandboxConfig m_config;
     // What warm sandboxes import while they wait, learned from the runs' imports.
     PreloadPlanner m_preload;
+    // One for the server: it remembers file hashes between runs, so an unchanged folder is not
+    // hashed again (WorkspaceTransfer uses it on its one worker thread, holding it while a scan
+    // runs).
+    std::shared_ptr<WorkspaceScanner> m_workspaceScanner;
     UpstreamProxy m_upstream; // from the config's installEnv: the host's proxy, if any
     // The secrets' authority and the host's trust store (loadAuthority), for the backends.
     QByteArray m_authorityCertificate;
@@ -181,6 +203,7 @@ private:
     QHash<Execution *, SandboxSite *> m_placed;
     // Libraries across the sites: installs, and which engines hold each volume.
     SiteLibraries *m_libraries = nullptr;
+    WorkspaceCache *m_workspaceCache = nullptr;
     ExecutionQueue *m_queue = nullptr;
     quint64 m_containerSeq = 0;
     QHash<QString, QString> m_versions;
@@ -191,5 +214,6 @@ private:
     // Backends still removing what they made beside sandboxes (SandboxBackend::shutdown); -1
     // until asked.
     int m_backendsReleasing = -1;
+    bool m_volumesSwept = false;
     quint64 m_counter = 0;
 };

@@ -3,6 +3,7 @@
 #include "execution.h"
 #include "sandboxcontainer.h"
 #include "sandboxlog.h"
+#include "workspacetransfer.h"
 
 SandboxSession::SandboxSession(const QString &id, const QString &owner, const Language &language,
                                int timeoutSec, QObject *parent)
@@ -28,11 +29,7 @@ QString SandboxSession::stateName(State state)
 void SandboxSession::attach(SandboxContainer *container)
 {
     m_container = container;
-    connect(container, &SandboxContainer::ready, this, [this] {
-        if (m_state == State::Starting)
-            setState(State::Idle);
-        Q_EMIT ready();
-    });
+    connect(container, &SandboxContainer::ready, this, &SandboxSession::onContainerReady);
     connect(container, &SandboxContainer::failed, this, [this](const QString &message) {
         end(QStringLiteral("its sandbox failed: ") + message);
     });
@@ -41,6 +38,73 @@ void SandboxSession::attach(SandboxContainer *container)
         if (m_state != State::Ended)
             end(QStringLiteral("its sandbox stopped"));
     });
+}
+
+void SandboxSession::replaceContainer(SandboxContainer *container)
+{
+    if (SandboxContainer *old = m_container) {
+        // Its removal is not the session's end.
+        disconnect(old, nullptr, this, nullptr);
+        old->remove();
+    }
+    if (m_workspaces)
+        m_workspaces->forgetHeld();
+    setState(State::Starting);
+    attach(container);
+}
+
+void SandboxSession::setSnapshotting(bool on)
+{
+    m_snapshotting = on;
+    if (on)
+        return;
+    for (const auto &then : std::exchange(m_afterSnapshot, {}))
+        then();
+}
+
+void SandboxSession::afterSnapshot(const std::function<void()> &then)
+{
+    if (m_snapshotting && m_state != State::Ended)
+        m_afterSnapshot.append(then);
+    else
+        then();
+}
+
+void SandboxSession::onContainerReady()
+{
+    const auto becomeReady = [this] {
+        if (m_state == State::Starting)
+            setState(State::Idle);
+        Q_EMIT ready();
+    };
+    if (!m_workspaces || m_state != State::Starting) {
+        becomeReady();
+        return;
+    }
+    Q_EMIT progress(QStringLiteral("copying the workspaces into the session's sandbox"));
+    m_workspaces->send(m_container, [this, becomeReady](const QString &error) {
+        if (m_state == State::Ended)
+            return;
+        if (error.isEmpty())
+            becomeReady();
+        else
+            end(error);
+    });
+}
+
+void SandboxSession::setWorkspaces(WorkspaceTransfer *workspaces)
+{
+    workspaces->setParent(this);
+    m_workspaces = workspaces;
+}
+
+QStringList SandboxSession::workspaceNames() const
+{
+    QStringList names;
+    if (m_workspaces)
+        for (const WorkspaceRun &run : m_workspaces->runs())
+            names.append(run.workspace.name);
+    return names;
 }
 
 void SandboxSession::begin(Execution *execution)
@@ -75,6 +139,8 @@ void SandboxSession::end(const QString &reason)
     qCInfo(lcSandbox).noquote() << "session" << m_id << "ended:" << reason;
     if (m_container)
         m_container->remove();
+    // What waited for a snapshot hears of the end now.
+    setSnapshotting(false);
     Q_EMIT ended(reason);
 }
 

@@ -44,14 +44,8 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
         spec.env.append(envPair(entry));
     // Last, so nothing of ours can override what the operator passes through.
     spec.env += config.passThroughEnv;
-    spec.labels = {
-        {QString::fromLatin1(SandboxLayout::kLabelApp), QStringLiteral("1")},
-        {QString::fromLatin1(SandboxLayout::kLabelOwner), config.instanceId},
-        {QString::fromLatin1(SandboxLayout::kLabelPid),
-         QString::number(QCoreApplication::applicationPid())},
-        {QString::fromLatin1(SandboxLayout::kLabelHost), SandboxLayout::hostId()},
-        {QStringLiteral("code-sandbox.language"), language.name},
-    };
+    spec.labels = SandboxSpec::ownerLabels(config);
+    spec.labels.insert(QStringLiteral("code-sandbox.language"), language.name);
     spec.limits.memoryBytes = config.memoryBytes;
     spec.limits.cpus = config.cpus;
     spec.limits.pidsLimit = config.pidsLimit;
@@ -68,6 +62,17 @@ SandboxSpec base(const Language &language, const QString &image, const SandboxCo
     return spec;
 }
 } // namespace
+
+QMap<QString, QString> SandboxSpec::ownerLabels(const SandboxConfig &config)
+{
+    return {
+        {QString::fromLatin1(SandboxLayout::kLabelApp), QStringLiteral("1")},
+        {QString::fromLatin1(SandboxLayout::kLabelOwner), config.instanceId},
+        {QString::fromLatin1(SandboxLayout::kLabelPid),
+         QString::number(QCoreApplication::applicationPid())},
+        {QString::fromLatin1(SandboxLayout::kLabelHost), SandboxLayout::hostId()},
+    };
+}
 
 const char *SandboxSpec::supervisorScript()
 {
@@ -155,6 +160,26 @@ SandboxSpec SandboxSpec::forInstall(const Language &language, const QString &ima
     return spec;
 }
 
+SandboxSpec SandboxSpec::forWorkspaceFill(const Language &language, const QString &image,
+                                          const SandboxConfig &config, const QString &volume,
+                                          const QString &previous)
+{
+    SandboxConfig fillConfig = config;
+    fillConfig.passThroughEnv.clear();
+    SandboxSpec spec = base(language, image, fillConfig, RunNetwork(), QStringLiteral("fill.sh"),
+                            {QStringLiteral("sh"), QStringLiteral("fill.sh")}, {});
+    spec.mounts.append({Mount::Kind::Volume, volume,
+                        QString::fromLatin1(SandboxLayout::kWorkspaceFillDir), false});
+    if (!previous.isEmpty())
+        spec.mounts.append({Mount::Kind::Volume, previous,
+                            QString::fromLatin1(SandboxLayout::kWorkspacePreviousDir), true});
+    // As root, without capabilities: a new volume's root folder is root's (the image has no
+    // folder there to copy its owner from), and what it holds is root's, read-only to runs.
+    spec.uid = spec.gid = 0;
+    spec.role = QStringLiteral("workspace");
+    return spec;
+}
+
 bool SandboxSpec::dropHostTrustStore()
 {
     // Only a run's: an install's store is named by the trust variables themselves.
@@ -191,7 +216,7 @@ QString SandboxSpec::key() const
         labelsJson.insert(it.key(), it.value());
     QJsonArray mountsJson;
     for (const Mount &m : mounts)
-        mountsJson.append(QJsonArray{int(m.kind), m.source, m.target, m.readOnly});
+        mountsJson.append(QJsonArray{int(m.kind), m.source, m.target, m.readOnly, m.sizeBytes});
     QJsonArray secretsJson;
     for (const Secret &s : secrets)
         secretsJson.append(

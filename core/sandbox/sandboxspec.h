@@ -48,19 +48,26 @@ struct SandboxSpec
     {
         enum class Kind
         {
-            Volume,  // named storage of the backend (installed libraries)
-            HostFile // a file of the engine's machine (the host's trust store: installs, and
-                     // runs with network)
+            Volume,   // named storage of the backend (installed libraries)
+            HostFile, // a file of the engine's machine (the host's trust store: installs, and
+                      // runs with network)
+            Scratch   // memory-backed space of `sizeBytes` made with the sandbox and gone with
+                      // it, owned by root (a run's workspaces, SandboxLayout::kWorkspaceDir)
         };
         Kind kind = Kind::Volume;
         QString source; // the volume's name, or the file's path
         QString target;
         bool readOnly = false;
+        qint64 sizeBytes = 0; // Scratch
+        // Scratch: the sandbox's user's rather than root's (a copy-on-write workspace's copy,
+        // which the sandbox makes itself from its cached volume: WorkspaceCache).
+        bool sandboxUsers = false;
 
         bool operator==(const Mount &other) const
         {
             return kind == other.kind && source == other.source && target == other.target &&
-                   readOnly == other.readOnly;
+                   readOnly == other.readOnly && sizeBytes == other.sizeBytes &&
+                   sandboxUsers == other.sandboxUsers;
         }
     };
 
@@ -137,6 +144,14 @@ struct SandboxSpec
     // its installCaBundle (if any) is mounted as the trust store.
     static SandboxSpec forInstall(const Language &language, const QString &image,
                                   const SandboxConfig &config, const QString &volume);
+    // A sandbox without network that runs the script it receives (WorkspaceCache::fillScript)
+    // with sh, to fill `volume`, mounted at SandboxLayout::kWorkspaceFillDir, with a read-only
+    // workspace's content: from `previous` (an earlier content of it, read-only at
+    // kWorkspacePreviousDir; none when empty) and what the archive endpoint put in beside.
+    // Never given the pass-through variables: nothing in it needs them.
+    static SandboxSpec forWorkspaceFill(const Language &language, const QString &image,
+                                        const SandboxConfig &config, const QString &volume,
+                                        const QString &previous);
 
     // Where a sandbox with network finds the host's trust store (SandboxConfig::installCaBundle),
     // mounted read-only. A run's names it in kHostTrustStoreVar, and the supervisor adds it to the
@@ -156,6 +171,9 @@ struct SandboxSpec
     QStringList envEntries() const;
     // The labels the sandbox itself carries: `labels`, and `role` when it has one.
     QMap<QString, QString> sandboxLabels() const;
+    // The labels that say whose a sandbox (or what it leaves, a volume) is: this application,
+    // the server instance, its pid and host (the Janitor sweeps by them).
+    static QMap<QString, QString> ownerLabels(const SandboxConfig &config);
     // Equal for equal specs, different for different ones.
     QString key() const;
 

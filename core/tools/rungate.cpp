@@ -77,8 +77,10 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked,
     // may have changed since), but nothing decides it again.
     std::optional<QStringList> hosts =
         request.network ? sessionHosts(*request.network) : askedHosts;
-    const QString broken =
+    QString broken =
         policy.check(request.language, &request.timeoutSec, request.libraries, m_config, &hosts);
+    if (broken.isEmpty())
+        broken = policy.checkWorkspaces(request.workspaces);
     if (!broken.isEmpty()) {
         qCInfo(lcTools).noquote() << "refused a call of" << call->clientName() << "by policy";
         admitted(request, broken);
@@ -113,10 +115,13 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked,
 }
 
 QString RunGate::screen(const QString &client, const QString &language, int timeoutSec,
-                        const QStringList &libraries, std::optional<QStringList> *egress) const
+                        const QStringList &libraries, std::optional<QStringList> *egress,
+                        const QStringList &workspaces) const
 {
     const AssistantPolicy &policy = m_policies.forClient(client);
-    const QString broken = policy.check(language, &timeoutSec, libraries, m_config, egress);
+    QString broken = policy.check(language, &timeoutSec, libraries, m_config, egress);
+    if (broken.isEmpty())
+        broken = policy.checkWorkspaces(workspaces);
     if (!broken.isEmpty() || policy.action != AssistantPolicy::Action::Refuse)
         return broken;
     return refusedText(policy);
@@ -145,13 +150,17 @@ ApprovalRequest RunGate::question(ToolCall *call, const ExecutionRequest &reques
     question.code = request.code;
     question.timeoutSec = request.timeoutSec > 0 ? request.timeoutSec : m_config.defaultTimeoutSec;
     question.libraries = request.libraries;
+    for (const QString &name : request.workspaces)
+        if (const Workspace *w = m_config.workspace(name))
+            question.workspaces.append(
+                QStringLiteral("%1 (%2)").arg(name, Workspace::modeName(w->mode)));
     for (const InputFile &f : request.files)
         question.files.append({f.path, f.content.size()});
     question.sessionId = call->arguments().value(u"session_id").toString();
     question.memoryBytes = m_config.memoryBytes;
     question.cpus = m_config.cpus;
     // What the run will reach, as decided (admit() decides before it asks).
-    const RunNetwork network = request.network.value_or(RunNetwork::decide(m_config));
+    const RunNetwork network = request.network ? *request.network : RunNetwork::decide(m_config);
     question.egress = network.hosts;
     question.network = network.reachesNetwork();
     question.instanceId = m_config.instanceId;

@@ -52,10 +52,11 @@ public:
     // admit() each): the policy's rules and a refusing policy, without asking anyone. Empty when
     // it may go ahead. A session's libraries are installed at once, so they pass admit().
     // `egress` as in AssistantPolicy::check: the session's network as asked, set to what it
-    // gets under the policy (then networkFor()).
+    // gets under the policy (then networkFor()). `workspaces`: the session's, by name, within
+    // the policy's (AssistantPolicy::checkWorkspaces).
     QString screen(const QString &client, const QString &language, int timeoutSec,
-                   const QStringList &libraries,
-                   std::optional<QStringList> *egress = nullptr) const;
+                   const QStringList &libraries, std::optional<QStringList> *egress = nullptr,
+                   const QStringList &workspaces = {}) const;
     // The network of what `client` starts with `askedHosts` (as screen() left them): decided
     // under its policy (RunNetwork::decide), for a session without libraries to install.
     RunNetwork networkFor(const QString &client,

@@ -89,6 +89,9 @@ QString RunWording::formatText(const ExecutionResult &r, const QString &printHin
         section(QStringLiteral("[returned: %1]").arg(returned.join(QStringLiteral(", "))));
     for (const QString &note : r.notes)
         section(QStringLiteral("[note: %1]").arg(note));
+    for (const WorkspaceRun &w : r.workspaces)
+        if (const QString line = w.summary(); !line.isEmpty())
+            section(QStringLiteral("[%1]").arg(line));
     // Each refused (and each unreachable) host once, with why, so the assistant can tell the
     // user what to allow or what failed.
     for (const NetworkAttempt::Verdict verdict :
@@ -160,6 +163,19 @@ QString RunWording::describeLimits(const SandboxConfig &c)
         .arg(c.memoryBytes / (1024 * 1024))
         .arg(c.cpus)
         .arg(c.defaultTimeoutSec);
+}
+
+QJsonValue RunWording::workspacesFragment(const SandboxConfig &config)
+{
+    // A server without workspaces does not offer the argument at all.
+    if (config.workspaces.isEmpty())
+        return QJsonValue(QJsonValue::Undefined);
+    QStringList listed;
+    for (const Workspace &w : config.workspaces)
+        listed.append(QStringLiteral("%1 (%2)").arg(w.name, Workspace::modeName(w.mode)));
+    return ToolSchemas::fragment(
+        QStringLiteral("workspaces"),
+        {{QStringLiteral("workspace_list"), listed.join(QStringLiteral(", "))}});
 }
 
 QJsonObject RunWording::networkFragment(const SandboxConfig &config)

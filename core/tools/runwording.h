@@ -19,6 +19,9 @@ public:
     static QJsonObject toolResult(const ExecutionResult &result, const QString &printHint,
                                   bool jsonText);
     static QJsonObject executionOutputSchema();
+    // The `workspaces` argument's schema, naming this server's workspaces and their modes;
+    // undefined (no argument) on a server without any.
+    static QJsonValue workspacesFragment(const SandboxConfig &config);
     // The tools' `network` argument, saying what a call gets without it on this server.
     static QJsonObject networkFragment(const SandboxConfig &config);
     // What every run gets on this server, for the run tools' descriptions: its network (the

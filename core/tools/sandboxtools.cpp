@@ -43,6 +43,46 @@ ExecutionRequest request(const QString &language, const QJsonObject &args)
     return r;
 }
 
+// The server's workspaces as a model may see them: name and mode, never the host path.
+QJsonArray workspacesJson(const SandboxConfig &config)
+{
+    QJsonArray list;
+    for (const Workspace &w : config.workspaces)
+        list.append(QJsonObject{{QStringLiteral("name"), w.name},
+                                {QStringLiteral("path"), QStringLiteral("/workspace/") + w.name},
+                                {QStringLiteral("mode"), Workspace::modeName(w.mode)}});
+    return list;
+}
+
+// A call in a session sees the session's workspaces, chosen when it was created: it may name
+// them (or some of them), or none, never others. `request` gets them all, so that the policy
+// checks them and a person asked about the call sees them. The refusal, or empty. (A session
+// that is not the caller's is refused later, as any call in it.)
+QString sessionWorkspaces(const SessionManager &sessions, const ToolCall *call,
+                          const QString &sessionId, ExecutionRequest *request)
+{
+    const SessionAdmission found = sessions.lookup(sessionId, call->owner());
+    if (!found.admitted())
+        return QString();
+    const QStringList own = found.session->workspaceNames();
+    QStringList others;
+    for (const QString &name : std::as_const(request->workspaces))
+        if (!own.contains(name))
+            others.append(name);
+    request->workspaces = own;
+    if (others.isEmpty())
+        return QString();
+    return QStringLiteral("Session '%1' %2: a session's workspaces are chosen when it is created "
+                          "(create_session's workspaces), so a call in it cannot add %3. Call "
+                          "without workspaces to use the session's, or start a new session "
+                          "with the ones needed.")
+        .arg(sessionId,
+             own.isEmpty()
+                 ? QStringLiteral("has no workspaces")
+                 : QStringLiteral("has the workspaces %1").arg(own.join(QStringLiteral(", "))),
+             others.join(QStringLiteral(", ")));
+}
+
 // Output lines longer than this give no progress message (a progress line is a glimpse).
 constexpr qsizetype kMaxProgressLine = 64 * 1024;
 
@@ -348,6 +388,31 @@ QString SandboxTools::parseNetwork(const QJsonObject &args, const SandboxConfig 
         .arg(hosts);
 }
 
+QString SandboxTools::parseWorkspaces(const QJsonObject &args, const SandboxConfig &config,
+                                      QStringList *names)
+{
+    QStringList unknown;
+    for (const QJsonValue &v : args.value(u"workspaces").toArray()) {
+        const QString name = v.toString();
+        if (!config.workspace(name))
+            unknown.append(name);
+        else if (!names->contains(name))
+            names->append(name);
+    }
+    if (unknown.isEmpty())
+        return QString();
+    QStringList known;
+    for (const Workspace &w : config.workspaces)
+        known.append(w.name);
+    if (known.isEmpty())
+        return QStringLiteral("This Code Sandbox server has no workspaces, so %1 cannot be "
+                              "used. Ask the user to start it with --workspace NAME=PATH (or to "
+                              "add one in Settings → Workspaces).")
+            .arg(unknown.join(QStringLiteral(", ")));
+    return QStringLiteral("Unknown workspace %1: this Code Sandbox server has %2.")
+        .arg(unknown.join(QStringLiteral(", ")), known.join(QStringLiteral(", ")));
+}
+
 struct SandboxTools::RunContext
 {
     SandboxService *sandbox;
@@ -359,6 +424,29 @@ struct SandboxTools::RunContext
 void SandboxTools::runCode(const RunContext &context, ToolCall *call, const ExecutionRequest &asked,
                            bool jsonText)
 {
+    // A kept session of an earlier server comes back first, for its own assistant only.
+    const QString kept = call->arguments().value(u"session_id").toString();
+    if (!kept.isEmpty() && context.sessions && context.sessions->dormant(kept)) {
+        QPointer<ToolCall> guard(call);
+        const RunContext c = context;
+        context.sessions->revive(
+            kept, call->owner(), call->clientName(),
+            [guard](const QString &message) {
+                if (guard)
+                    guard->progress(message);
+            },
+            [c, guard, kept, asked, jsonText](const QString &error) {
+                if (!guard)
+                    return;
+                if (error.isEmpty())
+                    runCode(c, guard, asked, jsonText);
+                else
+                    guard->finishWithError(QStringLiteral("Session '%1' could not be brought "
+                                                          "back: %2.")
+                                               .arg(kept, error));
+            });
+        return;
+    }
     ExecutionRequest request = asked;
     // A host that renders the run view follows the run from now on, approval included.
     if (ProtocolEra::declaresUi(call->clientCapabilities()))
@@ -369,7 +457,20 @@ void SandboxTools::runCode(const RunContext &context, ToolCall *call, const Exec
         call->finishWithError(refused);
         return;
     }
+    const QString badWorkspace =
+        parseWorkspaces(call->arguments(), context.sandbox->config(), &request.workspaces);
+    if (!badWorkspace.isEmpty()) {
+        call->finishWithError(badWorkspace);
+        return;
+    }
     const QString sessionId = call->arguments().value(u"session_id").toString();
+    if (!sessionId.isEmpty() && context.sessions) {
+        const QString refusal = sessionWorkspaces(*context.sessions, call, sessionId, &request);
+        if (!refusal.isEmpty()) {
+            call->finishWithError(refusal);
+            return;
+        }
+    }
     if (hosts && !sessionId.isEmpty()) {
         call->finishWithError(QStringLiteral("A session's network is its own, chosen when it "
                                              "was created: call without network in a session."));
@@ -519,6 +620,7 @@ void SandboxTools::registerAll(McpServer &server, SandboxService &sandbox, Sessi
         {QStringLiteral("default_timeout"), config.defaultTimeoutSec},
         {QStringLiteral("engine"), ToolSchemas::fragment(QStringLiteral("engine"))},
         {QStringLiteral("network"), RunWording::networkFragment(config)},
+        {QStringLiteral("workspaces"), RunWording::workspacesFragment(config)},
         {QStringLiteral("libraries_description"),
          ToolSchemas::file(QStringLiteral("execute_code"))
              .value(u"librariesDescription")
@@ -721,7 +823,9 @@ void SandboxTools::registerLanguageTools(McpServer &server, SandboxService &sand
                     .arg(name, sb->languages().names().join(QStringLiteral(", "))));
             return;
         }
-        const QJsonObject base = l->toJson();
+        QJsonObject base = l->toJson();
+        if (!sb->config().workspaces.isEmpty())
+            base.insert(QStringLiteral("workspaces"), workspacesJson(sb->config()));
         QPointer<ToolCall> guard(call);
         // The version is read from the image itself, once, by running its version command.
         sb->languageVersion(l->name, [guard, base](const QString &version) {
@@ -783,6 +887,8 @@ void SandboxTools::registerResources(McpServer &server, SandboxService &sandbox,
                                                {QStringLiteral("libraries"),
                                                 QJsonArray::fromStringList(l.preinstalled)}});
             map.insert(QStringLiteral("engines"), enginesJson(*sb, *lone));
+            if (!sb->config().workspaces.isEmpty())
+                map.insert(QStringLiteral("workspaces"), workspacesJson(sb->config()));
             // Read without waiting: what the lone engine said last, and a fresh question for the
             // next read.
             askEngines(*sb, lone, nullptr, {});

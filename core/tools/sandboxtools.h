@@ -42,6 +42,10 @@ public:
     // allow-list, or any host on a server without network. Empty when it may.
     static QString parseNetwork(const QJsonObject &args, const SandboxConfig &config,
                                 std::optional<QStringList> *egress);
+    // A call's `workspaces` (names of the server's --workspace folders) into `names`, or why it
+    // cannot have them: a name the server does not have. Empty when it may.
+    static QString parseWorkspaces(const QJsonObject &args, const SandboxConfig &config,
+                                   QStringList *names);
 
 private:
     // registerAll's parts; `values` fills the schema files' placeholders.

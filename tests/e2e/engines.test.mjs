@@ -7,7 +7,7 @@
 // fixture: `ctest -R e2e_engines` starts and stops it).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -142,6 +142,57 @@ const running = (pid) => {
         return false;
     }
 };
+
+// Workspaces (issue 50) reach a remote engine's sandboxes through its archive endpoint, the same
+// way as the local engine's: the same program sees the same files, and a copy-on-write run's
+// change set comes back while the folder stays as it was. The folder's content stays on the
+// engine in a volume: the second call over the same folder sends none of its bytes.
+describe('a workspace on remote engines', () => {
+    let folder;
+    before(() => {
+        folder = mkdtempSync(join(tmpdir(), 'cs-e2e-ws-'));
+        writeFileSync(join(folder, 'data.csv'), 'a,b\n1,2\n');
+        writeFileSync(join(folder, '.env'), 'KEY=1\n');
+    });
+    after(() => rmSync(folder, { recursive: true, force: true }));
+    for (const [name, args] of [
+        ['tcp:// with TLS', () => ['--engine', F.CS_TLS_ENGINE, ...tlsArgs]],
+        ['ssh://', () => ['--engine', F.CS_SSH_ENGINE]],
+    ]) {
+        test(name, { timeout: 180_000 }, async () => {
+            const server = await startClient({
+                args: ['--stdio', '--pool', '0', ...args(), '--workspace', `w=${folder}:rw`,
+                    '--workspace', `r=${folder}`], env: serverEnv(),
+            });
+            try {
+                const call = () => server.client.callTool({ name: 'run_python_code', arguments: {
+                    code: [
+                        'import os',
+                        'print(sorted(os.listdir("/workspace/w")), open("/workspace/w/data.csv").read().split()[1])',
+                        'print(sorted(os.listdir("/workspace/r")), open("/workspace/r/data.csv").read().split()[1])',
+                        'open("/workspace/w/out.txt", "w").write("made on the engine\\n")',
+                    ].join('\n'),
+                    workspaces: ['w', 'r'],
+                } }, undefined, { timeout: 150_000 });
+                const sent = [];
+                for (const round of ['first', 'second']) {
+                    const r = await call();
+                    assert.equal(r.isError, undefined, `${round}: ${textOf(r)}`);
+                    assert.deepEqual(textOf(r).split('\n').slice(0, 2), ["['data.csv'] 1,2", "['data.csv'] 1,2"]);
+                    const [rw, ro] = r.structuredContent.workspaces;
+                    assert.deepEqual(rw.changes.added.map((c) => c.path), ['out.txt']);
+                    assert.ok(!existsSync(join(folder, 'out.txt')), 'the folder was written');
+                    sent.push([rw.sent_bytes, ro.sent_bytes]);
+                }
+                // (One folder, one content: the engine keeps it once, for both.)
+                assert.ok(sent[0][0] + sent[0][1] > 0, `the first call sent the folder: ${sent}`);
+                assert.deepEqual(sent[1], [0, 0], 'the second call sent nothing');
+            } finally {
+                await server.client.close();
+            }
+        });
+    }
+});
 
 describe('ssh: one connection per engine', () => {
     test('a burst of 30 calls over ssh takes one key exchange', { timeout: 240_000 }, async (t) => {

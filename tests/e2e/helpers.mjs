@@ -48,7 +48,7 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * Returns { client, transport, stderr() } where stderr() is everything the
  * server logged so far (handy in assertion messages).
  */
-export async function startClient({ args = ['--stdio'], env = {} } = {}) {
+export async function startClient({ args = ['--stdio'], env = {}, name = 'code-sandbox-e2e' } = {}) {
     const transport = new StdioClientTransport({
         command: BIN,
         args,
@@ -57,7 +57,7 @@ export async function startClient({ args = ['--stdio'], env = {} } = {}) {
     });
     let log = '';
     transport.stderr.on('data', (chunk) => { log += chunk.toString(); });
-    const client = new Client({ name: 'code-sandbox-e2e', version: '1.0.0' });
+    const client = new Client({ name, version: '1.0.0' });
     await client.connect(transport);
     return { client, transport, stderr: () => log };
 }

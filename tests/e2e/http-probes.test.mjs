@@ -79,7 +79,7 @@ after(() => server?.stop());
 test('the session works: tools/list with the session id is answered', async () => {
     const r = await request({ body: toolsList(2) });
     assert.equal(r.status, 200, describe(r));
-    assert.equal(parseJson(r).result?.tools?.length, 8, describe(r));
+    assert.equal(parseJson(r).result?.tools?.length, 11, describe(r));
 });
 
 test('no token: 401 with WWW-Authenticate: Bearer', async () => {
@@ -133,7 +133,7 @@ test('a 64 MiB body is refused with 413 and the server still answers afterwards'
     assert.equal(r.status, 413, describe(r));
     const next = await request({ body: toolsList(8) });
     assert.equal(next.status, 200, `request after the 413: ${describe(next)}`);
-    assert.equal(parseJson(next).result?.tools?.length, 8, describe(next));
+    assert.equal(parseJson(next).result?.tools?.length, 11, describe(next));
 });
 
 test('POST without Mcp-Session-Id after initialize: 400', async () => {

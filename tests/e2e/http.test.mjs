@@ -50,11 +50,12 @@ after(closeAll);
 
 const THREE_LINES = 'import time\nfor i in range(3):\n print(i, flush=True); time.sleep(0.4)';
 
-test('listTools shows the eight tools', { timeout: 30_000 }, async () => {
+test('listTools shows the eleven tools', { timeout: 30_000 }, async () => {
     const { tools } = await main.client.listTools();
     const names = tools.map((t) => t.name).sort();
-    assert.deepEqual(names, ['close_session', 'create_session', 'execute_code', 'get_language_details',
-        'get_supported_languages', 'list_sessions', 'run_javascript_code', 'run_python_code']);
+    assert.deepEqual(names, ['close_session', 'create_session', 'execute_code', 'fork_session', 'get_language_details',
+        'get_supported_languages', 'list_sessions', 'list_snapshots', 'rewind_session', 'run_javascript_code',
+        'run_python_code']);
     assert.ok(main.transport.sessionId, 'the transport got no Mcp-Session-Id');
 });
 

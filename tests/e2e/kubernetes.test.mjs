@@ -5,7 +5,7 @@
 // and no pod left at the end. Not yet tried against a real cluster (packaging/kubernetes/README.md).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,10 +25,10 @@ let kubeconfig;
 let api; // { url, ca }
 let session;
 
-// The API server's pods in our namespace, as a cluster would list them.
-function pods() {
+// The API server's pods (or another resource) in our namespace, as a cluster would list them.
+function pods(resource = 'pods') {
     return new Promise((resolve, reject) => {
-        const req = request(`${api.url}/api/v1/namespaces/${NAMESPACE}/pods`, {
+        const req = request(`${api.url}/api/v1/namespaces/${NAMESPACE}/${resource}`, {
             ca: api.ca, headers: { Authorization: `Bearer ${TOKEN}` },
         }, (res) => {
             let body = '';
@@ -44,11 +44,11 @@ function pods() {
 
 // Deletion is the engine removing a real container: seconds on a loaded machine, so the deadline
 // is generous; the wait ends as soon as the state is reached.
-async function waitForPods(predicate, what, timeoutMs = 60_000) {
+async function waitForPods(predicate, what, timeoutMs = 60_000, resource = 'pods') {
     const start = Date.now();
     let last = [];
     while (Date.now() - start < timeoutMs) {
-        last = await pods();
+        last = await pods(resource);
         if (predicate(last)) return last;
         await sleep(200);
     }
@@ -83,8 +83,15 @@ before(async () => {
     });
     const ca = /certificate-authority-data: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))[1];
     api.ca = Buffer.from(ca, 'base64');
+    // A read-only workspace: its content goes into a claim, once, through a fill pod's exec
+    // stream; the runs mount the claim read-only.
+    const folder = join(stateDir, 'workspace');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'data.csv'), 'a,b\n1,2\n');
+    writeFileSync(join(folder, '.env'), 'KEY=1\n');
     session = await startClient({
-        args: ['--stdio', '--engine', `k8s://testapiserver/${NAMESPACE}`],
+        args: ['--stdio', '--engine', `k8s://testapiserver/${NAMESPACE}`, '--workspace', `data=${folder}`,
+            '--workspace', `copy=${folder}:rw`],
         env: { KUBECONFIG: kubeconfig, CODE_SANDBOX_MONITOR_SOCKET: join(stateDir, 'none.sock') },
     });
 });
@@ -93,6 +100,12 @@ after(async () => {
     if (session) await session.client.close();
     // The server's pods go with the instance's shutdown; then the server itself.
     if (api) await waitForPods((list) => list.length === 0, 'pods were left behind').catch((e) => {
+        server?.kill('SIGTERM');
+        throw e;
+    });
+    // And the claims of cached workspaces.
+    if (api) await waitForPods((list) => list.length === 0, 'claims were left behind', 30_000,
+        'persistentvolumeclaims').catch((e) => {
         server?.kill('SIGTERM');
         throw e;
     });
@@ -155,6 +168,41 @@ test('a plot and an output file come back', { timeout: 120_000 }, async () => {
     assert.equal(file?.resource.text, 'x,y\n1,2\n');
 });
 
+test('a workspace reaches the pod, read-only, and the second call sends nothing', { timeout: 180_000 }, async () => {
+    const code = [
+        'import os',
+        'print(sorted(os.listdir("/workspace/data")), open("/workspace/data/data.csv").read().split()[1])',
+        'try:',
+        '    open("/workspace/data/data.csv", "a").write("x")',
+        '    print("written")',
+        'except OSError as e:',
+        '    print("refused", e.errno in (13, 30))',
+    ].join('\n');
+    const sent = [];
+    for (const round of ['first', 'second']) {
+        const r = await call('run_python_code', { code, workspaces: ['data'] });
+        assert.equal(r.isError, undefined, `${round}: ${textOf(r)}`);
+        // EACCES or EROFS: the kernel checks the permission bits first, then the read-only claim.
+        assert.equal(r.structuredContent.stdout, "['data.csv'] 1,2\nrefused True\n", round);
+        assert.equal(r.structuredContent.workspaces[0].files, 1);
+        sent.push(r.structuredContent.workspaces[0].sent_bytes);
+    }
+    assert.ok(sent[0] > 0, `the first call sent the folder: ${sent}`);
+    assert.equal(sent[1], 0, `the second call sent nothing\n${session.stderr().split('\n').filter((l) => /workspace|claim|fill/.test(l)).join('\n')}`);
+});
+
+test("a copy-on-write workspace's changes come back from the pod", { timeout: 120_000 }, async () => {
+    const r = await call('run_python_code', {
+        code: 'open("/workspace/copy/out.txt", "w").write("made in the pod\\n")\nprint("done")',
+        workspaces: ['copy'],
+    });
+    assert.equal(r.isError, undefined, textOf(r));
+    const [ws] = r.structuredContent.workspaces;
+    assert.equal(ws.error, undefined, JSON.stringify(ws));
+    assert.deepEqual(ws.changes.added.map((c) => c.path), ['out.txt']);
+    assert.ok(!existsSync(join(stateDir, 'workspace', 'out.txt')), 'the folder was written');
+});
+
 test('a session keeps its pod and its variables', { timeout: 120_000 }, async () => {
     const created = await call('create_session', { language: 'python' });
     assert.equal(created.isError, undefined, textOf(created));
@@ -164,6 +212,26 @@ test('a session keeps its pod and its variables', { timeout: 120_000 }, async ()
     assert.equal(r.structuredContent.stdout, '42\n', textOf(r));
     const closed = await call('close_session', { session_id: id });
     assert.equal(closed.isError, undefined, textOf(closed));
+});
+
+test("a session's snapshot goes through the pod's exec and comes back in a rewind and a fork", { timeout: 180_000 }, async () => {
+    const created = await call('create_session', { language: 'python' });
+    assert.equal(created.isError, undefined, textOf(created));
+    const id = created.structuredContent.session_id;
+    await call('run_python_code', { session_id: id, code: "x = 41\nopen('/sandbox/k.txt', 'w').write('one')" });
+    await call('run_python_code', { session_id: id, code: "x = 0\nopen('/sandbox/k.txt', 'w').write('two')" });
+    const listed = await call('list_snapshots', { session_id: id });
+    const snapshots = listed.structuredContent.snapshots;
+    assert.equal(snapshots.length, 2, textOf(listed));
+    const back = await call('rewind_session', { session_id: id, snapshot_id: snapshots[0].snapshot_id });
+    assert.equal(back.isError, undefined, textOf(back));
+    const r = await call('run_python_code', { session_id: id, code: "print(x, open('k.txt').read())" });
+    assert.equal(r.structuredContent.stdout, '41 one\n', textOf(r));
+    const fork = await call('fork_session', { session_id: id, snapshot_id: snapshots[1].snapshot_id });
+    assert.equal(fork.isError, undefined, textOf(fork));
+    const f = await call('run_python_code', { session_id: fork.structuredContent.session_id, code: "print(x, open('k.txt').read())" });
+    assert.equal(f.structuredContent.stdout, '0 two\n', textOf(f));
+    for (const s of [id, fork.structuredContent.session_id]) await call('close_session', { session_id: s });
 });
 
 test('warm pods answer print(1)', { timeout: 120_000 }, async () => {

@@ -7,7 +7,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { progressOnTheWire, startClient, testNoContainersLeft, textOf } from './helpers.mjs';
 
 const RUN_TOOLS = ['run_python_code', 'run_javascript_code', 'execute_code'];
-const SESSION_TOOLS = ['create_session', 'list_sessions', 'close_session'];
+const SESSION_TOOLS = ['create_session', 'list_sessions', 'close_session', 'list_snapshots', 'rewind_session', 'fork_session'];
 const ALL_TOOLS = [...RUN_TOOLS, 'get_supported_languages', 'get_language_details', ...SESSION_TOOLS].sort();
 const RESULT_FIELDS = ['compile_error', 'duration_ms', 'exit_code', 'files', 'image', 'language', 'out_of_memory', 'stderr', 'stdout', 'timed_out', 'truncated'];
 const ALL_LANGUAGES = ['python', 'javascript', 'typescript', 'bash', 'c', 'cpp', 'go', 'java', 'ruby', 'r', 'rust'];
@@ -48,7 +48,7 @@ function assertRunResult(result, { language, exitCode = 0, isError = false } = {
     assert.equal(result.isError === true, isError, `isError: ${JSON.stringify(result)}`);
 }
 
-test('tools/list returns exactly the eight tools with schemas', async () => {
+test('tools/list returns exactly the eleven tools with schemas', async () => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), ALL_TOOLS);
     for (const tool of tools) {

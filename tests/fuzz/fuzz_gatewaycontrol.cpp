@@ -61,6 +61,23 @@ std::string blinded(const std::string &line)
     return join(f, '\t');
 }
 
+// Whether text has only base64's letters, as a key's PEM in base64 does.
+bool isBase64Text(const std::string &text)
+{
+    return text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                                  "=") == std::string::npos;
+}
+
+// The answer without the authority line's usage, which is the same text for every input and so
+// quotes none.
+std::string withoutUsage(std::string answer)
+{
+    const std::string usage = "authority takes a certificate and a key, each PEM in base64";
+    for (std::size_t at; (at = answer.find(usage)) != std::string::npos;)
+        answer.erase(at, usage.size());
+    return answer;
+}
+
 // The lines so far with their answers, for a report (made only then: it costs more than the
 // lines).
 struct Transcript
@@ -234,13 +251,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
                                                          fuzz::show(bytes(otherAnswer)) + '\n');
         }
 
-        // The authority's key (PEM in base64) is quoted in no answer, read or not.
+        // The authority's key (PEM in base64) is quoted in no answer, read or not. A key in
+        // base64 has only its alphabet: text that has more is no key, and the fuzzer learns the
+        // answers' own words from this very search ("and a key, each PEM in base64" is the
+        // usage), which would then be "quoted" without being a key.
         if (f.size() == 3 && f[0] == "authority") {
+            const std::string said = withoutUsage(answer);
             std::string key;
-            if (f[2].size() >= 16)
-                FUZZ_CHECK_REPORT(answer.find(f[2]) == std::string::npos, t.show());
+            if (f[2].size() >= 16 && isBase64Text(f[2]))
+                FUZZ_CHECK_REPORT(said.find(f[2]) == std::string::npos, t.show());
             if (SecretRewriter::decodeBase64(f[2], &key) && key.size() >= 16)
-                FUZZ_CHECK_REPORT(answer.find(key) == std::string::npos, t.show());
+                FUZZ_CHECK_REPORT(said.find(key) == std::string::npos, t.show());
         }
     }
     return 0;

@@ -8,8 +8,9 @@
 #   4. closing the window keeps the HTTP MCP endpoint answering; launching the app again shows
 #      the same window;
 #   5. after a restart, the history has the runs.
-# On the way: an approval, a connection asked about live (its dialog and the Network tab), and a
-# headless run stopped from the window.
+# On the way: an approval, a connection asked about live (its dialog and the Network tab), a
+# workspace's change set applied from the Workspace tab and from the dialog that asks, a
+# headless run stopped from the window, and a session's snapshots (steps, a rewind, a fork).
 # Screenshots of the window go to SHOTS (docs/screenshots with --update-screenshots).
 #
 #   tests/gui/desktop.sh BIN_DIR [SHOTS_DIR]
@@ -213,6 +214,93 @@ xdotool key --window "$WINDOW" alt+n
 shot network-tab
 xdotool key --window "$WINDOW" alt+o
 
+# 3d. Workspaces. A stdio instance with a copy-on-write workspace runs a program that changes its
+#     copy of a folder: the folder stays as it was until the run's Workspace tab applies the
+#     change set. Then a headless instance's run whose workspace asks (apply "ask") ends: the
+#     window asks in a dialog of its own, and its Apply writes that folder. (--workspace has no
+#     apply setting, so that run is made as the server makes it and told over the monitor socket
+#     by gui_workspacepublisher; see tests/gui/workspacepublisher.cpp.)
+REPO=$WORK/repo
+mkdir -p "$REPO/src"
+printf 'def mean(xs):\n    return sum(xs) / len(xs)\n' >"$REPO/src/stats.py"
+printf 'x,y\n1,2\n' >"$REPO/old.csv"
+printf 'TOKEN=not-for-the-sandbox\n' >"$REPO/.env"
+cat >"$WORK/ws.py" <<'PY'
+import pathlib
+repo = pathlib.Path('/workspace/repo')
+stats = repo / 'src/stats.py'
+stats.write_text(stats.read_text().replace(
+    '    return sum(xs) / len(xs)',
+    '    if not xs:\n        raise ValueError("mean of nothing")\n    return sum(xs) / len(xs)'))
+(repo / 'src/test_stats.py').write_text(
+    'from stats import mean\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n')
+(repo / 'old.csv').unlink()
+print('edited', sorted(str(p.relative_to(repo)) for p in repo.rglob('*')))
+PY
+WS_ARGS=$(python3 -c 'import json, sys; print(json.dumps({"workspaces": ["repo"], "code": open(sys.argv[1]).read()}))' "$WORK/ws.py")
+# The instance keeps its runs where the window does (sdk-call passes CODE_SANDBOX_* on), so that
+# the decision made in the window reaches the run's row.
+CODE_SANDBOX_HISTORY=$XDG_DATA_HOME/code-sandbox/history.sqlite \
+    node "$SDK_CALL" --stdio "$BIN/code-sandbox" --stdio --pool 0 --workspace "repo=$REPO:rw" \
+    -- --client claude-code --tool run_python_code --args "$WS_ARGS" \
+    >"$WORK/ws.out" 2>>"$WORK/stdio.log" || fail "the workspace run failed: $(cat "$WORK/ws.out")"
+grep -q 'not applied' "$WORK/ws.out" || fail "the workspace run's result has no change set: $(cat "$WORK/ws.out")"
+grep -q 'raise ValueError' "$REPO/src/stats.py" && fail "the run changed the folder itself"
+[ -f "$REPO/old.csv" ] && [ ! -e "$REPO/src/test_stats.py" ] || fail "the run changed the folder itself"
+for _ in $(seq 150); do
+    [ "$(grep -cE 'of instance pid [0-9]+ \( claude-code \) ok' "$WORK/app.log")" -ge 4 ] && break
+    sleep 0.2
+done
+[ "$(grep -cE 'of instance pid [0-9]+ \( claude-code \) ok' "$WORK/app.log")" -ge 4 ] ||
+    fail "the workspace run did not show in the window"
+ok "a run changed its copy of a workspace; the folder is as it was"
+xdotool windowfocus --sync "$WINDOW"
+xdotool key --window "$WINDOW" alt+k
+shot workspace-tab
+xdotool key --window "$WINDOW" alt+a
+for _ in $(seq 100); do [ -f "$REPO/src/test_stats.py" ] && break; sleep 0.1; done
+grep -q 'raise ValueError' "$REPO/src/stats.py" && [ -f "$REPO/src/test_stats.py" ] &&
+    [ ! -e "$REPO/old.csv" ] || fail "Apply in the Workspace tab did not write the folder"
+grep -qx 'TOKEN=not-for-the-sandbox' "$REPO/.env" || fail "Apply touched .env"
+ok "Apply in the Workspace tab wrote the change set into the folder"
+xdotool key --window "$WINDOW" alt+o
+
+SALES=$WORK/sales
+mkdir -p "$SALES"
+printf 'import csv\n\nrows = list(csv.DictReader(open("q3.csv")))\nprint(len(rows))\n' >"$SALES/clean.py"
+printf 'region,month,revenue\nnorth,jul,1200\nsouth,jul,950\nnorth,jul,1200\nnorth,aug,1310\nsouth,aug,990\n' \
+    >"$SALES/q3.csv"
+printf 'check the duplicates\n' >"$SALES/notes.txt"
+"$BIN/gui_workspacepublisher" "$SALES" gemini-cli >"$WORK/publisher.log" 2>&1 ||
+    fail "the ask run did not reach the window: $(cat "$WORK/publisher.log")"
+DIALOG=$(timeout 30 xdotool search --sync --onlyvisible --name "^Apply the run's changes" | head -1) ||
+    fail "no dialog asked about the run's changes"
+[ -f "$SALES/report.md" ] && fail "the ask run's changes reached the folder before anyone answered"
+sleep 0.5
+import -window "$DIALOG" "$SHOTS/workspace-ask-dialog.png"
+ok "screenshot workspace-ask-dialog.png"
+xdotool windowfocus --sync "$DIALOG"
+xdotool key --window "$DIALOG" alt+a
+for _ in $(seq 100); do [ -f "$SALES/report.md" ] && break; sleep 0.1; done
+[ -f "$SALES/report.md" ] && [ ! -e "$SALES/notes.txt" ] ||
+    fail "Apply in the dialog did not write the folder"
+ok "a headless instance's 'ask' run opened the dialog, and its Apply wrote the folder"
+# Both decisions are kept with the runs in the history (the instances wrote the rows).
+applied_runs() {
+    python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+        "SELECT count(*) FROM runs WHERE workspaces LIKE ?", ("%\"decision\":\"applied\"%",)).fetchone()[0])' \
+        "$XDG_DATA_HOME/code-sandbox/history.sqlite"
+}
+for _ in $(seq 50); do [ "$(applied_runs)" -ge 2 ] && break; sleep 0.2; done
+[ "$(applied_runs)" -eq 2 ] || fail "the history kept $(applied_runs) of the 2 decisions"
+ok "the history keeps both decisions with their runs"
+# Closes it; the dialog is gone before the key's release reaches it (xdotool's BadWindow).
+xdotool key --window "$DIALOG" Escape 2>/dev/null || true
+# That lost release leaves Escape held down in the X server, which repeats it into whatever has
+# the focus next (a dialog later on closes as soon as it opens): release it.
+xdotool keyup Escape 2>/dev/null || true
+xdotool windowfocus --sync "$WINDOW"
+
 sdk_call "$WORK/long.out" long-bot execute_code \
     '{"language":"python","timeout":120,"code":"import time\nx = bytearray(64 << 20)\nprint(\"started\", flush=True)\nt = time.time()\nwhile time.time() - t < 60: pass\n"}'
 wait_log "$WORK/app.log" 'of instance pid [0-9]+ \( long-bot \) started' 90 \
@@ -243,6 +331,19 @@ ok "a stdio instance's run stopped from the window: its SDK client had the answe
 wait_log "$WORK/app.log" 'of instance pid [0-9]+ \( long-bot \) cancelled' 30 \
     "the window did not show the run as stopped"
 shot stopped-run
+
+# 3e. Sessions' snapshots: gui_snapshots opens a window of its own over this display (its own
+#     server, whose session steps, is rewound and is forked as the window's menu does it) and
+#     takes the screenshot of the tree with its menu open. Only the functions the screenshot
+#     needs: ctest runs the others offscreen, where file dialogs are always Qt's own.
+CODE_SANDBOX_SHOTS=$SHOTS "$BIN/gui_snapshots" twoCallsShowTwoSteps rewindHereBringsTheSessionBack \
+    forkFromHereListsALinkedSession screenshotOfTheTree >"$WORK/snapshots.log" 2>&1 ||
+    fail "the session snapshots' window failed: $(grep -vE '^QINFO' "$WORK/snapshots.log" | tail -40)"
+grep -q 'PASS   : SnapshotsTest::screenshotOfTheTree' "$WORK/snapshots.log" ||
+    fail "no screenshot of the session tree: $(grep -E 'SKIP|FAIL' "$WORK/snapshots.log")"
+ok "screenshot session-snapshots.png (a session's steps, a branch, a fork, the menu)"
+# Its window had the focus: the app's gets it back for the keys that follow.
+xdotool windowfocus --sync "$WINDOW"
 
 # 4. Closing the window keeps serving; a second launch shows it again.
 xdotool key --window "$WINDOW" ctrl+w

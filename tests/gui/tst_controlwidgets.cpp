@@ -80,6 +80,54 @@ private Q_SLOTS:
         QVERIFY(!editor.policies().forClient(QStringLiteral("claude-code")).secrets.has_value());
     }
 
+    // Workspaces: "*" is all the server's (no list), empty is none, names are those only; what
+    // is not a name is left out, the cell red; the tooltip offers Settings' workspaces.
+    void policyEditorWorkspaces()
+    {
+        AssistantPolicies in;
+        AssistantPolicy claude;
+        claude.client = QStringLiteral("claude-code");
+        claude.workspaces = QStringList{QStringLiteral("data")};
+        in.assistants.append(claude);
+        AssistantPolicy none;
+        none.client = QStringLiteral("none-bot");
+        none.workspaces = QStringList();
+        in.assistants.append(none);
+        PolicyEditor editor(in, {QStringLiteral("python")});
+        QTableWidget *t = editor.table();
+        QCOMPARE(editor.policies(), in);
+        QCOMPARE(t->horizontalHeaderItem(PolicyEditor::WorkspacesColumn)->text(),
+                 QStringLiteral("Workspaces (*: all)"));
+        QCOMPARE(t->item(0, PolicyEditor::WorkspacesColumn)->text(), QStringLiteral("*"));
+        QCOMPARE(t->item(1, PolicyEditor::WorkspacesColumn)->text(), QStringLiteral("data"));
+        QCOMPARE(t->item(2, PolicyEditor::WorkspacesColumn)->text(), QString());
+
+        editor.setWorkspaceNames({QStringLiteral("data"), QStringLiteral("repo")});
+        QVERIFY(shownToolTip(t->item(0, PolicyEditor::WorkspacesColumn)->toolTip())
+                    .contains(QStringLiteral("Settings → Workspaces lists: data, repo.")));
+
+        QTableWidgetItem *cell = t->item(1, PolicyEditor::WorkspacesColumn);
+        cell->setText(QStringLiteral(" repo, data ,repo, not a name, <b>x"));
+        QCOMPARE(editor.policies().forClient(QStringLiteral("claude-code")).workspaces,
+                 std::optional<QStringList>(
+                     QStringList{QStringLiteral("repo"), QStringLiteral("data")}));
+        QCOMPARE(cell->foreground().color(), QColor(Qt::red));
+        const QString tip = shownToolTip(cell->toolTip());
+        QVERIFY2(tip.contains(QStringLiteral("left out: not a name, <b>x")), qPrintable(tip));
+        cell->setText(QStringLiteral("*"));
+        QVERIFY(!editor.policies().forClient(QStringLiteral("claude-code")).workspaces);
+        QCOMPARE(cell->foreground(), QBrush());
+        t->item(0, PolicyEditor::WorkspacesColumn)->setText(QString());
+        QCOMPARE(editor.policies().fallback.workspaces, std::optional<QStringList>(QStringList()));
+
+        // Saved in the policy as the settings file keeps it.
+        const QJsonObject json = editor.policies().toJson();
+        const AssistantPolicies back = AssistantPolicies::fromJson(json);
+        QCOMPARE(back, editor.policies());
+        QCOMPARE(back.fallback.workspaces, std::optional<QStringList>(QStringList()));
+        QVERIFY(!back.forClient(QStringLiteral("claude-code")).workspaces);
+    }
+
     void policyEditorEdits()
     {
         PolicyEditor editor(AssistantPolicies(), {QStringLiteral("python")});

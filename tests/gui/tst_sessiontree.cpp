@@ -7,6 +7,8 @@
 #include "sessiontreemodel.h"
 
 #include <QAbstractItemModelTester>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QPersistentModelIndex>
 #include <QSignalSpy>
 #include <QTest>
@@ -55,6 +57,24 @@ JournalEvent sessionState(const QString &sessionId, const QString &state)
     return e;
 }
 
+// A snapshot as SessionManager keeps it: "<session>.<number>", after a run, from a parent.
+SessionSnapshot snapshot(const QString &session, int number, const QString &run,
+                         const QString &parent = {})
+{
+    SessionSnapshot s;
+    s.sessionId = session;
+    s.number = number;
+    s.id = QStringLiteral("%1.%2").arg(session).arg(number);
+    s.afterCall = number;
+    s.afterRun = run;
+    s.parent = parent;
+    s.createdAt = QDateTime::currentDateTimeUtc();
+    s.bytes = 2048;
+    s.kind = QStringLiteral("python");
+    s.language = QStringLiteral("python");
+    return s;
+}
+
 QString runId(const QModelIndex &index)
 {
     return index.data(RunListModel::RunIdRole).toString();
@@ -77,6 +97,8 @@ private Q_SLOTS:
     void aNewRunJoinsItsSessionAtTheTop();
     void filtersKeepTheSessionOfAMatchingRun();
     void trimAndHistoryKeepTheTree();
+    void snapshotsShowAsStepsWithBranches();
+    void aForkIsListedBeforeItsFirstRun();
 };
 
 void SessionTreeTest::sessionRunsAreGrouped()
@@ -331,6 +353,140 @@ void SessionTreeTest::trimAndHistoryKeepTheTree()
     QVERIFY(!session.isValid());
     QCOMPARE(tree.rowCount(), 1);
     QVERIFY(!tree.indexOfSession(kSession).isValid());
+}
+
+void SessionTreeTest::snapshotsShowAsStepsWithBranches()
+{
+    RunListModel runs;
+    SessionTreeModel tree(&runs);
+    QAbstractItemModelTester tester(&tree, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const QDateTime t0 = QDateTime::currentDateTimeUtc();
+    for (int i = 0; i < 4; ++i)
+        runs.apply(created(makeRun(QStringLiteral("r%1").arg(i + 1), t0.addSecs(i), kSession)));
+    runs.apply(created(makeRun(QStringLiteral("single"), t0.addSecs(5))));
+    const QModelIndex session = tree.indexOfSession(kSession);
+    const auto cell = [&](const QString &run, int role = Qt::DisplayRole) {
+        return tree.indexOfRun(run, RunListModel::SessionColumn).data(role);
+    };
+    // Nothing known yet: runs as before.
+    QCOMPARE(cell(QStringLiteral("r1")).toString(), QStringLiteral("#1"));
+    QVERIFY(cell(QStringLiteral("r1"), Qt::DecorationRole).isNull());
+
+    // r1 → r2, then a rewind to r1's step: r3 branches from it, r4 goes on from r3. (r2's step
+    // kept only part of the state.)
+    const QString s1 = kSession + QStringLiteral(".1");
+    const QString s3 = kSession + QStringLiteral(".3");
+    SessionSnapshot partial = snapshot(kSession, 2, QStringLiteral("r2"), s1);
+    partial.notKept = QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("conn")},
+                                             {QStringLiteral("type"), QStringLiteral("socket")}}};
+    QSignalSpy changed(&tree, &QAbstractItemModel::dataChanged);
+    tree.setSnapshots(kSession, {snapshot(kSession, 1, QStringLiteral("r1")), partial,
+                                 snapshot(kSession, 3, QStringLiteral("r3"), s1),
+                                 snapshot(kSession, 4, QStringLiteral("r4"), s3)});
+    QVERIFY(!changed.isEmpty());
+    QCOMPARE(tree.indexOfRun(QStringLiteral("r2")).data(SessionTreeModel::SnapshotIdRole),
+             QVariant(kSession + QStringLiteral(".2")));
+    QCOMPARE(cell(QStringLiteral("r1")).toString(), QStringLiteral("#1"));
+    QCOMPARE(cell(QStringLiteral("r2")).toString(), QStringLiteral("#2"));
+    QCOMPARE(cell(QStringLiteral("r3")).toString(), QStringLiteral("#3 ← #1"));
+    QCOMPARE(cell(QStringLiteral("r4")).toString(), QStringLiteral("#4"));
+    QCOMPARE(tree.indexOfRun(QStringLiteral("r3")).data(SessionTreeModel::BranchFromRole),
+             QVariant(s1));
+    QCOMPARE(tree.indexOfRun(QStringLiteral("r4")).data(SessionTreeModel::BranchFromRole),
+             QVariant(QString()));
+    QVERIFY(!cell(QStringLiteral("r1"), Qt::DecorationRole).value<QIcon>().isNull());
+    const QString tip = cell(QStringLiteral("r2"), Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains(u"Not kept: conn (socket)") && tip.contains(u"after call 2") &&
+                 tip.contains(u"KiB"),
+             qPrintable(tip));
+    QVERIFY(cell(QStringLiteral("r3"), Qt::ToolTipRole).toString().contains(u"Branches from #1"));
+    // The single run knows nothing of snapshots.
+    QCOMPARE(tree.indexOfRun(QStringLiteral("single")).data(SessionTreeModel::SnapshotIdRole),
+             QVariant());
+
+    // Where the live session is now.
+    tree.setCurrentSnapshot(kSession, s1);
+    QVERIFY(
+        tree.indexOfRun(QStringLiteral("r1")).data(SessionTreeModel::IsCurrentStepRole).toBool());
+    QVERIFY(
+        !tree.indexOfRun(QStringLiteral("r4")).data(SessionTreeModel::IsCurrentStepRole).toBool());
+    QVERIFY(cell(QStringLiteral("r1"), Qt::ToolTipRole).toString().contains(u"at this step now"));
+    tree.setCurrentSnapshot(kSession, QString()); // it ended
+    QVERIFY(
+        !tree.indexOfRun(QStringLiteral("r1")).data(SessionTreeModel::IsCurrentStepRole).toBool());
+
+    // A step deleted: its run has none; the step after it does not turn into a branch.
+    tree.setSnapshots(kSession, {snapshot(kSession, 1, QStringLiteral("r1")),
+                                 snapshot(kSession, 3, QStringLiteral("r3"), s1),
+                                 snapshot(kSession, 4, QStringLiteral("r4"), s3)});
+    QCOMPARE(tree.indexOfRun(QStringLiteral("r2")).data(SessionTreeModel::SnapshotIdRole),
+             QVariant(QString()));
+    QVERIFY(cell(QStringLiteral("r2"), Qt::DecorationRole).isNull());
+    QCOMPARE(cell(QStringLiteral("r3")).toString(), QStringLiteral("#3 ← #1"));
+    QCOMPARE(cell(QStringLiteral("r4")).toString(), QStringLiteral("#4"));
+    QCOMPARE(session.data(SessionTreeModel::ForkedFromRole), QVariant(QString()));
+}
+
+void SessionTreeTest::aForkIsListedBeforeItsFirstRun()
+{
+    RunListModel runs;
+    SessionTreeModel tree(&runs);
+    QAbstractItemModelTester tester(&tree, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const QDateTime t0 = QDateTime::currentDateTimeUtc().addSecs(-60);
+    runs.apply(created(makeRun(QStringLiteral("a"), t0, kSession)));
+    runs.apply(created(makeRun(QStringLiteral("b"), t0.addSecs(1), kSession)));
+    tree.setSnapshots(
+        kSession, {snapshot(kSession, 1, QStringLiteral("a")),
+                   snapshot(kSession, 2, QStringLiteral("b"), kSession + QStringLiteral(".1"))});
+    const QString fork = QStringLiteral("s-inst0001-fedcba987654");
+    const QPersistentModelIndex parent = tree.indexOfSession(kSession);
+
+    QSignalSpy inserted(&tree, &QAbstractItemModel::rowsInserted);
+    tree.addFork(fork, QStringLiteral("python"), kSession + QStringLiteral(".1"));
+    QCOMPARE(inserted.count(), 1);
+    QPersistentModelIndex row = tree.indexOfSession(fork);
+    QCOMPARE(row.row(), 0);
+    QCOMPARE(parent.row(), 1);
+    QCOMPARE(tree.rowCount(row), 0);
+    QVERIFY(row.data(SessionTreeModel::IsSessionRole).toBool());
+    QCOMPARE(row.data(SessionTreeModel::ForkedFromRole), QVariant(kSession + QStringLiteral(".1")));
+    QCOMPARE(row.data(RunListModel::RunIdRole), QVariant(QString()));
+    QCOMPARE(text(tree, 0, RunListModel::SessionColumn), QStringLiteral("fedcba98"));
+    QCOMPARE(text(tree, 0, RunListModel::SourceColumn), QStringLiteral("← 0123 #1"));
+    QCOMPARE(text(tree, 0, RunListModel::DurationColumn), QStringLiteral("no runs yet"));
+    QCOMPARE(text(tree, 0, RunListModel::LanguageColumn), QStringLiteral("python"));
+    QVERIFY(!text(tree, 0, RunListModel::TimeColumn).isEmpty());
+    QVERIFY(!tree.index(0, RunListModel::SessionColumn).data(Qt::DecorationRole).isNull());
+    QVERIFY(tree.index(0, RunListModel::SourceColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(u"Forked from 01234567 #1"));
+
+    // The history adds an older run (the tree is rebuilt): the fork stays, where it started.
+    runs.addHistory({makeRun(QStringLiteral("old"), t0.addSecs(-30))});
+    QVERIFY(row.isValid());
+    QCOMPARE(row.row(), 0);
+    QCOMPARE(tree.rowCount(), 3);
+    // Its first run joins it; the link stays.
+    runs.apply(created(makeRun(QStringLiteral("f1"), QDateTime::currentDateTimeUtc(), fork)));
+    QCOMPARE(tree.rowCount(), 3);
+    QCOMPARE(row.row(), 0);
+    QCOMPARE(tree.rowCount(row), 1);
+    QCOMPARE(runId(row), QStringLiteral("f1"));
+    QCOMPARE(text(tree, 0, RunListModel::DurationColumn), QStringLiteral("1 run"));
+    // An assistant's fork (fork_session) is known by its first step's parent, another session's.
+    const QString other = QStringLiteral("s-inst0001-aaaabbbbcccc");
+    runs.apply(created(makeRun(QStringLiteral("o1"), QDateTime::currentDateTimeUtc(), other)));
+    QCOMPARE(tree.indexOfSession(other).data(SessionTreeModel::ForkedFromRole),
+             QVariant(QString()));
+    tree.setSnapshots(other,
+                      {snapshot(other, 1, QStringLiteral("o1"), kSession + QStringLiteral(".2"))});
+    QCOMPARE(tree.indexOfSession(other).data(SessionTreeModel::ForkedFromRole),
+             QVariant(kSession + QStringLiteral(".2")));
+    QCOMPARE(tree.indexOfRun(QStringLiteral("o1")).data(SessionTreeModel::BranchFromRole),
+             QVariant(QString()));
+    QCOMPARE(tree.indexOfSession(other, RunListModel::SourceColumn).data().toString(),
+             QStringLiteral("← 0123 #2"));
 }
 
 QTEST_MAIN(SessionTreeTest)

@@ -5,17 +5,22 @@
 #include "connectassistantdialog.h"
 #include "imagestrip.h"
 #include "imageviewerdialog.h"
+#include "policyeditor.h"
 #include "runeditor.h"
 #include "safeimage.h"
 #include "settingsdialog.h"
 #include "showntext.h"
+#include "workspacedialog.h"
+#include "workspaceseditor.h"
 
 #include <QBuffer>
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QGroupBox>
 #include <QGuiApplication>
 #include <QImage>
@@ -37,6 +42,8 @@
 #include <QTextCursor>
 #include <QTextDocument>
 #include <QTextLayout>
+#include <QTimer>
+#include <functional>
 
 namespace {
 
@@ -141,6 +148,10 @@ private Q_SLOTS:
     void settingsDialogRejectsInvalidEnvNames();
     void settingsDialogEngineList();
     void settingsDialogBindsSecrets();
+    void settingsDialogAddsWorkspaces();
+    void settingsDialogRefusesBadWorkspaceNames();
+    void workspaceNameFromFolder_data();
+    void workspaceNameFromFolder();
     void connectDialogTexts();
     void connectDialogMasksToken();
     void connectDialogCopiesRealToken();
@@ -631,6 +642,243 @@ void TestUiWidgets::settingsDialogBindsSecrets()
                                          "*.openai.azure.com:8443"),
                           QStringLiteral("NPM_TOKEN=NPM_TOKEN@registry.npmjs.org")}));
     QCOMPARE(AppSettings::load(s).secrets, expected);
+}
+
+namespace {
+// Runs `fill` on the workspace dialog `editor` opens next (modal: exec() returns only once it is
+// closed), while the editor's button is clicked; false when no dialog opened.
+bool withWorkspaceDialog(WorkspacesEditor *editor, QPushButton *button,
+                         const std::function<void(WorkspaceDialog *)> &fill)
+{
+    bool opened = false;
+    QTimer::singleShot(0, editor, [&] {
+        auto *dialog = editor->findChild<WorkspaceDialog *>();
+        if (!dialog)
+            return;
+        opened = true;
+        fill(dialog);
+        if (dialog->isVisible())
+            dialog->reject(); // what the test left open
+    });
+    QTest::mouseClick(button, Qt::LeftButton);
+    return opened;
+}
+
+int tabIndex(const SettingsDialog &dialog, const QString &title)
+{
+    const auto *tabs = dialog.findChild<QTabWidget *>(QStringLiteral("settingsTabs"));
+    for (int i = 0; tabs && i < tabs->count(); ++i)
+        if (tabs->tabText(i) == title)
+            return i;
+    return -1;
+}
+} // namespace
+
+// Settings → Workspaces: the table shows what is saved; Add… asks for a folder, names the
+// workspace after it, and the dialog sets mode, apply and rules (the defaults shown beside
+// them); what it added is in the saved settings. Edit and Remove work on the selected row.
+void TestUiWidgets::settingsDialogAddsWorkspaces()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("data")));
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("My Project!")));
+    const QString root = QFileInfo(dir.path()).canonicalFilePath();
+    AppSettings current;
+    Workspace data;
+    data.name = QStringLiteral("data");
+    data.path = root + QStringLiteral("/data");
+    current.workspaces = {data};
+    SettingsDialog dialog(current, {});
+    QVERIFY(dialog.settings() == current);
+    const int tab = tabIndex(dialog, QStringLiteral("Workspaces"));
+    QVERIFY(tab >= 0);
+    dialog.findChild<QTabWidget *>()->setCurrentIndex(tab);
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+
+    WorkspacesEditor *editor = dialog.workspacesEditor();
+    QTableWidget *table = editor->table();
+    auto *add = editor->findChild<QPushButton *>(QStringLiteral("addWorkspaceButton"));
+    auto *edit = editor->findChild<QPushButton *>(QStringLiteral("editWorkspaceButton"));
+    auto *remove = editor->findChild<QPushButton *>(QStringLiteral("removeWorkspaceButton"));
+    auto *exposure = editor->findChild<QLabel *>(QStringLiteral("workspaceExposureNote"));
+    auto *rules = editor->findChild<QLabel *>(QStringLiteral("workspaceRules"));
+    QVERIFY(add && edit && remove && exposure && rules);
+    QVERIFY(exposure->isVisible());
+    QCOMPARE(shownText(exposure),
+             QStringLiteral("A read-only workspace still exposes what it holds: the program can "
+                            "read it and, with network, send what it read."));
+    for (const QString &pattern : Workspace::defaultExclusions())
+        QVERIFY2(rules->text().contains(pattern), qPrintable(pattern));
+    QCOMPARE(table->rowCount(), 1);
+    QCOMPARE(table->item(0, WorkspacesEditor::NameColumn)->text(), QStringLiteral("data"));
+    QCOMPARE(table->item(0, WorkspacesEditor::FolderColumn)->text(),
+             QDir::toNativeSeparators(data.path));
+    QCOMPARE(table->item(0, WorkspacesEditor::ModeColumn)->text(), QStringLiteral("read-only"));
+    QCOMPARE(table->item(0, WorkspacesEditor::ApplyColumn)->text(), QStringLiteral("—"));
+    QVERIFY(!edit->isEnabled() && !remove->isEnabled());
+
+    // Add…: the folder chooser, then the dialog, named after the folder.
+    editor->setFolderChooser(
+        [&dir](QWidget *) { return dir.filePath(QStringLiteral("My Project!")); });
+    QString proposedName;
+    QStringList shownDefaults;
+    QVERIFY(withWorkspaceDialog(editor, add, [&](WorkspaceDialog *d) {
+        auto *name = d->findChild<QLineEdit *>(QStringLiteral("workspaceNameEdit"));
+        auto *mode = d->findChild<QComboBox *>(QStringLiteral("workspaceModeCombo"));
+        auto *apply = d->findChild<QComboBox *>(QStringLiteral("workspaceApplyCombo"));
+        auto *exclude = d->findChild<QPlainTextEdit *>(QStringLiteral("workspaceExcludeEdit"));
+        auto *include = d->findChild<QPlainTextEdit *>(QStringLiteral("workspaceIncludeEdit"));
+        auto *defaults = d->findChild<QPlainTextEdit *>(QStringLiteral("workspaceDefaultsView"));
+        auto *buttons = d->findChild<QDialogButtonBox *>();
+        if (!name || !mode || !apply || !exclude || !include || !defaults || !buttons)
+            return;
+        proposedName = name->text();
+        shownDefaults = defaults->toPlainText().split(u'\n');
+        if (!defaults->isReadOnly() || apply->isEnabled()) // read-only mode: nothing to apply
+            return;
+        mode->setCurrentIndex(mode->findData(int(Workspace::Mode::CopyOnWrite)));
+        apply->setCurrentIndex(apply->findData(int(Workspace::Apply::Ask)));
+        exclude->setPlainText(QStringLiteral("build/\n  *.log \n\nbuild/"));
+        include->setPlainText(QStringLiteral(".env.example"));
+        QTest::mouseClick(buttons->button(QDialogButtonBox::Ok), Qt::LeftButton);
+    }));
+    QCOMPARE(proposedName, QStringLiteral("My-Project"));
+    QCOMPARE(shownDefaults, Workspace::defaultExclusions());
+    QCOMPARE(table->rowCount(), 2);
+    QCOMPARE(table->item(1, WorkspacesEditor::NameColumn)->text(), QStringLiteral("My-Project"));
+    QCOMPARE(table->item(1, WorkspacesEditor::ModeColumn)->text(), QStringLiteral("copy-on-write"));
+    QCOMPARE(table->item(1, WorkspacesEditor::ApplyColumn)->text(), QStringLiteral("ask"));
+    // Selected once added: its own rules show under the defaults.
+    QVERIFY(rules->text().contains(QStringLiteral("My-Project also keeps out: build/, *.log.")));
+    QVERIFY(rules->text().contains(QStringLiteral("My-Project lets in: .env.example.")));
+    // The policy editor offers the names it can choose from.
+    QTableWidget *policies = dialog.policyEditor()->table();
+    QVERIFY(shownToolTip(policies->item(0, PolicyEditor::WorkspacesColumn)->toolTip())
+                .contains(QStringLiteral("lists: data, My-Project.")));
+
+    // Edit changes the selected row.
+    table->selectRow(0);
+    QVERIFY(edit->isEnabled());
+    QVERIFY(withWorkspaceDialog(editor, edit, [](WorkspaceDialog *d) {
+        auto *mode = d->findChild<QComboBox *>(QStringLiteral("workspaceModeCombo"));
+        mode->setCurrentIndex(mode->findData(int(Workspace::Mode::CopyOnWrite)));
+        d->accept();
+    }));
+    QCOMPARE(table->item(0, WorkspacesEditor::ModeColumn)->text(), QStringLiteral("copy-on-write"));
+    QCOMPARE(table->item(0, WorkspacesEditor::ApplyColumn)->text(), QStringLiteral("never"));
+
+    // Saved and read back.
+    const AppSettings edited = dialog.settings();
+    dialog.reject();
+    QTemporaryDir store;
+    QSettings s(store.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
+    edited.save(s);
+    const AppSettings loaded = AppSettings::load(s);
+    QCOMPARE(loaded.workspaces.size(), 2);
+    const Workspace &added = loaded.workspaces.at(1);
+    QCOMPARE(added.name, QStringLiteral("My-Project"));
+    QCOMPARE(added.path, root + QStringLiteral("/My Project!"));
+    QCOMPARE(added.mode, Workspace::Mode::CopyOnWrite);
+    QCOMPARE(added.apply, Workspace::Apply::Ask);
+    QCOMPARE(added.exclude, (QStringList{QStringLiteral("build/"), QStringLiteral("*.log")}));
+    QCOMPARE(added.include, QStringList{QStringLiteral(".env.example")});
+    QCOMPARE(loaded.workspaces.at(0).mode, Workspace::Mode::CopyOnWrite);
+    QVERIFY(loaded == edited);
+
+    // Remove goes through the selection.
+    table->selectRow(0);
+    QTest::mouseClick(remove, Qt::LeftButton);
+    QCOMPARE(editor->names(), QStringList{QStringLiteral("My-Project")});
+    QCOMPARE(dialog.settings().workspaces.size(), 1);
+}
+
+// A name that is not one, or is taken, is refused with a message saying why, and OK stays off.
+void TestUiWidgets::settingsDialogRefusesBadWorkspaceNames()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("data")));
+    AppSettings current;
+    Workspace data;
+    data.name = QStringLiteral("data");
+    data.path = QFileInfo(dir.filePath(QStringLiteral("data"))).canonicalFilePath();
+    current.workspaces = {data};
+    SettingsDialog dialog(current, {});
+    WorkspacesEditor *editor = dialog.workspacesEditor();
+    auto *add = editor->findChild<QPushButton *>(QStringLiteral("addWorkspaceButton"));
+    QVERIFY(add);
+    editor->setFolderChooser([&data](QWidget *) { return data.path; });
+
+    QStringList messages;
+    bool okWasEnabled = true;
+    bool stayedOpen = false;
+    QVERIFY(withWorkspaceDialog(editor, add, [&](WorkspaceDialog *d) {
+        auto *name = d->findChild<QLineEdit *>(QStringLiteral("workspaceNameEdit"));
+        auto *error = d->findChild<QLabel *>(QStringLiteral("workspaceError"));
+        QPushButton *ok = d->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+        // The folder's name is taken: the proposal is the next free one.
+        messages.append(name->text());
+        for (const QString &typed : {QStringLiteral("my data"), QStringLiteral("-data"),
+                                     QStringLiteral("data"), QString(QChar(u'x')).repeated(65)}) {
+            name->setText(typed);
+            messages.append(error->isVisible() ? error->text() : QString());
+            okWasEnabled = okWasEnabled && ok->isEnabled();
+        }
+        // Enter (the default button) does not get past it either.
+        QTest::keyClick(name, Qt::Key_Return);
+        stayedOpen = d->isVisible();
+    }));
+    QCOMPARE(messages.value(0), QStringLiteral("data-2"));
+    QCOMPARE(messages.value(1),
+             QStringLiteral("'my data' is not a valid name: a letter or digit, then up to 63 "
+                            "letters, digits, '_', '.' or '-'."));
+    QVERIFY2(messages.value(2).startsWith(QStringLiteral("'-data' is not a valid name")),
+             qPrintable(messages.value(2)));
+    QCOMPARE(messages.value(3), QStringLiteral("A workspace named 'data' exists already."));
+    QVERIFY2(messages.value(4).contains(QStringLiteral("is not a valid name")),
+             qPrintable(messages.value(4)));
+    QVERIFY(!okWasEnabled);
+    QVERIFY(stayedOpen);
+    QCOMPARE(editor->table()->rowCount(), 1);
+    QCOMPARE(dialog.settings().workspaces.size(), 1);
+
+    // The same through the editor itself.
+    Workspace bad = data;
+    bad.name = QStringLiteral("bad/name");
+    QString why;
+    QVERIFY(!editor->addWorkspace(bad, &why));
+    QVERIFY2(why.contains(QStringLiteral("is not a valid name")), qPrintable(why));
+    QVERIFY(!editor->addWorkspace(data, &why));
+    QCOMPARE(why, QStringLiteral("A workspace named 'data' exists already."));
+    bad.name = QStringLiteral("data.v2");
+    QVERIFY(editor->addWorkspace(bad, &why));
+    QCOMPARE(dialog.settings().workspaces.size(), 2);
+}
+
+void TestUiWidgets::workspaceNameFromFolder_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QStringList>("taken");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("plain") << "/home/me/data" << QStringList() << "data";
+    QTest::newRow("spaces and marks") << "/home/me/My Project!" << QStringList() << "My-Project";
+    QTest::newRow("hidden folder") << "/home/me/.config" << QStringList() << "config";
+    QTest::newRow("trailing slash") << "/home/me/sales/" << QStringList() << "sales";
+    QTest::newRow("taken") << "/srv/data" << QStringList{"data", "data-2"} << "data-3";
+    QTest::newRow("nothing usable") << "/home/me/!!!" << QStringList() << "workspace";
+    QTest::newRow("accented") << "/home/me/données" << QStringList() << "donn-es";
+    QTest::newRow("long") << "/x/" + QString(100, u'a') << QStringList() << QString(60, u'a');
+}
+
+void TestUiWidgets::workspaceNameFromFolder()
+{
+    QFETCH(QString, folder);
+    QFETCH(QStringList, taken);
+    QFETCH(QString, name);
+    QCOMPARE(WorkspaceDialog::nameFor(folder, taken), name);
+    QVERIFY(Workspace::isValidName(name));
 }
 
 void TestUiWidgets::connectDialogTexts()

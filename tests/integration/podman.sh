@@ -9,6 +9,8 @@
 #   --bin DIR    where the test executables are (tst_sandboxservice, ...)
 #   --work DIR   the service's socket, its configuration and log go here
 #   TEST...      executables to run (default: the integration suite and the engine-outage test)
+#   --list       print the default executables, one a line, and exit (the sanitized build builds
+#                what this list names: tests/fuzz/clang-build.sh)
 #
 # Podman 4.3 from Debian runs here only with runc and cgroupfs (crun refuses this machine's
 # cgroup setup), set in a containers.conf of our own. The sandbox images are copied from Docker's
@@ -19,21 +21,33 @@ set -uo pipefail
 BIN=
 WORK=
 TESTS=()
+LIST=
 while [ $# -gt 0 ]; do
     case $1 in
     --bin) BIN=$2; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
+    --list) LIST=1; shift ;;
     -h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "podman.sh: unknown option $1" >&2; exit 2 ;;
     *) TESTS+=("$1"); shift ;;
     esac
 done
-[ -n "$BIN" ] && [ -n "$WORK" ] || { echo "usage: podman.sh --bin DIR --work DIR [TEST...]" >&2; exit 2; }
 # An entry may name test functions after the binary: "tst_x fn1 fn2" runs only those.
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(tst_sandboxservice tst_containerpool tst_abuse tst_egress tst_secrets
+DEFAULT_TESTS=(tst_sandboxservice tst_containerpool tst_abuse tst_egress tst_secrets tst_workspaces
+    tst_snapshots
     "tst_gatewayattacks hostsAndTargetsAreTheAllowedOnes aCredentialWorksOnlyInItsSandbox"
     tst_engineoutage)
+if [ -n "$LIST" ]; then
+    for t in "${DEFAULT_TESTS[@]}"; do echo "${t%% *}"; done
+    exit 0
+fi
+[ -n "$BIN" ] && [ -n "$WORK" ] || { echo "usage: podman.sh --bin DIR --work DIR [TEST...]" >&2; exit 2; }
+[ ${#TESTS[@]} -gt 0 ] || TESTS=("${DEFAULT_TESTS[@]}")
 IMAGES=(python node bash gateway) # what those tests run
+# Every executable first: one that was not built is a failure said at once, not after the others.
+for t in "${TESTS[@]}"; do
+    [ -x "$BIN/${t%% *}" ] || { echo "podman.sh: $BIN/${t%% *} was not built" >&2; exit 1; }
+done
 
 say() { printf '==> %s\n' "$*"; }
 fail() { echo "podman.sh: $*" >&2; exit 1; }

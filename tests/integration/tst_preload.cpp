@@ -13,6 +13,10 @@
 #include "sandboxservice.h"
 #include "sandboxspec.h"
 
+#include <QElapsedTimer>
+#include <QHash>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -39,27 +43,84 @@ private:
         return resultOf(service.execute(request), 120000);
     }
 
-    // The next run's sandbox is warm and has had the time to import what it was asked to:
-    // importing pandas and pyplot takes about a second on a busy 2-core machine; the loader stops
-    // preloading when the program arrives, so an early call would see only part of the list.
-    void waitWarm(SandboxService &service, int moreMs = 8000)
+    // The next run's sandbox is warm and has had the time to import what it was asked to: the
+    // loader stops preloading when the program arrives, so an early call would see only part of
+    // the list, and importing pandas and pyplot takes from about a second on a quiet 2-core
+    // machine to many on a busy one. So it waits for the work to end, not for a time: until the
+    // instance's running sandboxes (the warm one, and the last run's while it goes) each used
+    // under 20 ms of CPU in two seconds in a row, by the engine's stats.
+    void waitWarm(SandboxService &service)
     {
         const Language *language = service.languages().find(m_language);
         const SandboxSpec spec = SandboxSpec::forRun(*language, language->image, service.config(),
                                                      RunNetwork::decide(service.config()));
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(spec), 1, 60000);
-        QTest::qWait(moreMs);
+        EngineClient engine(m_socket);
+        QHash<QString, qint64> last; // container id -> CPU used (ns) at the last look
+        int quietSeconds = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (quietSeconds < 2 && waited.elapsed() < 60000) {
+            QHash<QString, qint64> now;
+            for (const QString &id : runningOf(engine, service.config().instanceId))
+                now.insert(id, cpuUsedNs(engine, id));
+            bool quiet = !last.isEmpty();
+            for (auto it = now.cbegin(); it != now.cend(); ++it)
+                quiet =
+                    quiet && last.contains(it.key()) && it.value() - last.value(it.key()) < kIdleNs;
+            quietSeconds = quiet ? quietSeconds + 1 : 0;
+            last = now;
+            QTest::qWait(1000);
+        }
+        QVERIFY2(quietSeconds >= 2, "the warm sandbox was still busy after 60 s");
     }
 
-    // `code` in a warm sandbox that got as far as importing all of `expected`: on a loaded
-    // machine one may not have had the time (the program's arrival stops the imports), so the
-    // next, given longer, is tried, at most three. The caller checks what came.
+    // Under this much CPU in a second, a sandbox is waiting, not importing.
+    static constexpr qint64 kIdleNs = 20'000'000;
+
+    static QStringList runningOf(EngineClient &engine, const QString &instance)
+    {
+        const QJsonObject filters{
+            {QStringLiteral("label"),
+             QJsonArray{QStringLiteral("code-sandbox.instance=") + instance}},
+            {QStringLiteral("status"), QJsonArray{QStringLiteral("running")}}};
+        EngineReply *r = engine.get("/containers/json?filters=" +
+                                    QUrl::toPercentEncoding(QString::fromUtf8(
+                                        QJsonDocument(filters).toJson(QJsonDocument::Compact))));
+        QSignalSpy spy(r, &EngineReply::finished);
+        QStringList ids;
+        if (spy.wait(10000) && r->ok())
+            for (const QJsonValue &v : QJsonDocument::fromJson(r->body()).array())
+                ids.append(v.toObject().value(u"Id").toString());
+        return ids;
+    }
+
+    // The CPU time a container has used, from one reading of its stats; 0 when it is gone.
+    static qint64 cpuUsedNs(EngineClient &engine, const QString &id)
+    {
+        EngineReply *r =
+            engine.get("/containers/" + id.toLatin1() + "/stats?stream=false&one-shot=true");
+        QSignalSpy spy(r, &EngineReply::finished);
+        if (!spy.wait(10000) || !r->ok())
+            return 0;
+        return r->json()
+            .value(u"cpu_stats")
+            .toObject()
+            .value(u"cpu_usage")
+            .toObject()
+            .value(u"total_usage")
+            .toInteger();
+    }
+
+    // `code` in a warm sandbox that got as far as importing all of `expected`. Should one not have
+    // (a pause of the imports long enough to look idle, on a loaded machine), the next is tried,
+    // at most three. The caller checks what came.
     ExecutionResult runPreloaded(SandboxService &service, const QString &code,
                                  const QStringList &expected, const QList<InputFile> &files = {})
     {
         ExecutionResult r;
         for (int attempt = 0; attempt < 3; ++attempt) {
-            waitWarm(service, 8000 << attempt);
+            waitWarm(service);
             r = run(service, code, files);
             if (r.preloaded == expected)
                 break;
@@ -253,7 +314,7 @@ print(matplotlib.get_backend())
         service.warmUp();
         // Nothing learned yet: nothing loaded ahead.
         for (int i = 0; i < 2; ++i) {
-            waitWarm(service, 1000);
+            waitWarm(service);
             const ExecutionResult r = run(service, QString::fromLatin1(kRequires));
             QCOMPARE(r.exitCode, 0);
             QCOMPARE(QString::fromUtf8(r.stdoutData), QStringLiteral("false undefined a,b|c\n"));
@@ -262,7 +323,7 @@ print(matplotlib.get_backend())
             QCOMPARE(r.imports, QStringList({QStringLiteral("lodash"), QStringLiteral("cheerio")}));
         }
         // The sandbox the pool made during the second call was asked before it was learned.
-        waitWarm(service, 1000);
+        waitWarm(service);
         run(service, QStringLiteral("console.log(1)"));
         const ExecutionResult r =
             runPreloaded(service, QString::fromLatin1(kRequires),
@@ -303,7 +364,7 @@ print(matplotlib.get_backend())
         QCOMPARE(r.imports, QStringList{QStringLiteral("lodash")});
         // The package that failed is not asked for again (the sandbox the pool made during that
         // call was asked before: one more call takes it); a compile error still reports.
-        waitWarm(service, 1000);
+        waitWarm(service);
         run(service, QStringLiteral("console.log(1);"));
         r = runPreloaded(service, QStringLiteral("const x: number = ;\n"),
                          {QStringLiteral("lodash")});
@@ -347,7 +408,7 @@ print(matplotlib.get_backend())
         DockerBackend backend(&engine);
         SandboxService service(&backend, LanguageRegistry::builtIn(), config(QStringList{}));
         service.warmUp();
-        waitWarm(service, 0);
+        waitWarm(service);
         const ExecutionResult r = run(service, QStringLiteral(R"js(
 const fs = require('fs');
 const file = '/tmp/.cs-nonce';

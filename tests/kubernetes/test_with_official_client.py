@@ -22,6 +22,14 @@ restricts to the gateway reaches it there and nothing else (not even the gateway
 the bridge); a replacement gateway gets the address back, a second one at the same time does
 not; SIGTERM removes the cluster network too.
 
+And the persistent workspaces' PersistentVolumeClaims: create (201, Bound, a Docker volume of
+the server's), get, list by label, 409, 422 for bad specs, 404; a pod that runs as 1000 with
+fsGroup 1000 writes into a new claim mounted inside its emptyDir (the volume's root given the
+fsGroup first), a second pod reads it through a readOnly mount and cannot write (EROFS); a pod
+whose claim does not exist stays Pending, Unschedulable; a delete while a pod uses the claim marks
+it (deletionTimestamp) and it goes with that pod, its volume once no container has it; SIGTERM
+leaves no volume.
+
 Run: tests/kubernetes/test_with_official_client.py (needs Docker and code-sandbox/python).
 """
 
@@ -53,10 +61,11 @@ IMAGE = "code-sandbox/python:latest"
 NS = "code-sandbox"
 RUNNER = "system:serviceaccount:code-sandbox:runner"
 # The Role of packaging/kubernetes as the issue describes it, with get beside create on attach
-# and exec (a WebSocket upgrade is a GET; 1.35 checks create as well). Not granted: pods/log,
-# deletecollection.
+# and exec (a WebSocket upgrade is a GET; 1.35 checks create as well), and the workspaces'
+# claims. Not granted: pods/log, deletecollection.
 ROLE = ["create,get,list,watch,delete:pods", "get,create:pods/attach", "get,create:pods/exec",
-        "list,get:networkpolicies", "get:namespaces"]
+        "list,get:networkpolicies", "get:namespaces",
+        "create,get,list,delete:persistentvolumeclaims"]
 DENY_EGRESS = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                "metadata": {"name": "code-sandbox-deny-egress", "namespace": NS},
                "spec": {"podSelector": {"matchLabels": {"code-sandbox": "1"}},
@@ -660,6 +669,226 @@ def scenario_services(server):
     return [third, sandbox], net
 
 
+def server_volumes(server):
+    return docker.from_env().volumes.list(
+        filters={"label": f"code-sandbox-test.kube-apiserver.pid={server.proc.pid}"})
+
+
+def claim_body(name, labels=None, spec=None):
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "labels": labels or {"code-sandbox": "1"},
+                         "annotations": {"code-sandbox.workspace": "data"}},
+            "spec": spec if spec is not None else {"accessModes": ["ReadWriteOnce"],
+                                                   "resources": {"requests": {"storage": "2Gi"}}}}
+
+
+def claim_pod(prefix, claim, command, read_only_mount=False, read_only_claim=False):
+    """A pod as the workspaces' will be: uid 1000, fsGroup 1000, an emptyDir at /sandbox and the
+    claim inside it."""
+    pod = plain_pod(prefix, {"code-sandbox": "1"}, command)
+    pod["spec"]["securityContext"].update(fsGroup=1000)
+    pod["spec"]["volumes"] = [
+        {"name": "work", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": claim,
+                                                   "readOnly": read_only_claim}}]
+    pod["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "data", "mountPath": "/sandbox/.cs-workspace/data", "readOnly": read_only_mount},
+        {"name": "work", "mountPath": "/sandbox"}]  # (nested first: the engine orders them)
+    return pod
+
+
+WRITER = """
+import os, stat
+root = "/sandbox/.cs-workspace/data"
+st = os.stat(root)
+print("root", st.st_gid, oct(stat.S_IMODE(st.st_mode)), os.getuid(), sorted(os.getgroups()))
+os.makedirs(root + "/sub", exist_ok=True)
+with open(root + "/sub/hello.txt", "w") as f:
+    f.write("persisted\\n")
+open("/sandbox/scratch", "w").write("x")
+print("wrote", os.stat(root + "/sub").st_gid)
+"""
+READER = """
+import errno, sys
+root = "/sandbox/.cs-workspace/data"
+print("read", open(root + "/sub/hello.txt").read().strip())
+try:
+    open(root + "/sub/other.txt", "w")
+    print("wrote: not read-only")
+except OSError as e:
+    print("write", errno.errorcode.get(e.errno))
+"""
+
+
+def container_log(uid):
+    """A pod's output from its container (this Role has no pods/log)."""
+    found = docker_containers(uid)
+    return found[0].logs().decode(errors="replace") if found else ""
+
+
+def claim_error(call):
+    try:
+        call()
+        return None, {}
+    except ApiException as e:
+        return e.status, json.loads(e.body)
+
+
+def scenario_claims(server):
+    """The persistent workspaces' claims: one Docker volume per claim, pods that use it."""
+    core = client.CoreV1Api(server.api())
+    resources = {r.name: r for r in core.get_api_resources().resources}
+    check("persistentvolumeclaims" in resources
+          and resources["persistentvolumeclaims"].short_names == ["pvc"],
+          "GET /api/v1 lists persistentvolumeclaims")
+    name = "code-sandbox-workspace-" + secrets.token_hex(16)
+    pvc = core.create_namespaced_persistent_volume_claim(
+        NS, claim_body(name, {"code-sandbox": "1", "code-sandbox.workspace": "w1"}))
+    meta = pvc.metadata
+    check(meta.name == name and meta.namespace == NS and meta.uid and meta.resource_version
+          and meta.creation_timestamp and meta.annotations.get("code-sandbox.workspace") == "data"
+          and "kubernetes.io/pvc-protection" in meta.finalizers
+          and pvc.spec.volume_mode == "Filesystem" and pvc.status.phase == "Bound"
+          and pvc.status.access_modes == ["ReadWriteOnce"]
+          and pvc.status.capacity == {"storage": "2Gi"},
+          "create_namespaced_persistent_volume_claim: 201, Bound, Filesystem, 2Gi, the "
+          "pvc-protection finalizer", f"{pvc.status} {meta.finalizers}")
+    volumes = [v.name for v in server_volumes(server)]
+    check(len(volumes) == 1 and name in volumes[0] and meta.uid in volumes[0] and NS in volumes[0],
+          "the claim has a Docker volume of the server's, named after it", volumes)
+    check(core.read_namespaced_persistent_volume_claim(name, NS).metadata.uid == meta.uid,
+          "read_namespaced_persistent_volume_claim")
+    other = core.create_namespaced_persistent_volume_claim(
+        NS, claim_body(name[:-1] + "x", {"code-sandbox": "1", "code-sandbox.workspace": "w2"},
+                       {"accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}}}))
+    listed = lambda sel: sorted(c.metadata.name for c in  # noqa: E731
+                                core.list_namespaced_persistent_volume_claim(
+                                    NS, label_selector=sel).items)
+    check(listed("code-sandbox.workspace=w1") == [name]
+          and listed("code-sandbox=1") == sorted([name, other.metadata.name])
+          and listed("code-sandbox.workspace=none") == [],
+          "list_namespaced_persistent_volume_claim with a labelSelector")
+    code, body = claim_error(lambda: core.create_namespaced_persistent_volume_claim(
+        NS, claim_body(name)))
+    check(code == 409 and body.get("reason") == "AlreadyExists"
+          and body.get("message") == f'persistentvolumeclaims "{name}" already exists',
+          "a second claim of the same name: 409 AlreadyExists", body.get("message"))
+    code, body = claim_error(lambda: core.read_namespaced_persistent_volume_claim("nope", NS))
+    check(code == 404 and body.get("reason") == "NotFound"
+          and body.get("message") == 'persistentvolumeclaims "nope" not found',
+          "get of a claim that does not exist: 404 NotFound", body.get("message"))
+    bad = {"no accessModes": {"resources": {"requests": {"storage": "1Gi"}}},
+           "empty accessModes": {"accessModes": [],
+                                 "resources": {"requests": {"storage": "1Gi"}}},
+           "unknown access mode": {"accessModes": ["ReadWriteSometimes"],
+                                   "resources": {"requests": {"storage": "1Gi"}}},
+           "no storage request": {"accessModes": ["ReadWriteOnce"], "resources": {}},
+           "storage not a quantity": {"accessModes": ["ReadWriteOnce"],
+                                      "resources": {"requests": {"storage": "lots"}}}}
+    for what, spec in bad.items():
+        code, body = claim_error(lambda: core.create_namespaced_persistent_volume_claim(
+            NS, claim_body("code-sandbox-workspace-bad", spec=spec)))
+        check(code == 422 and body.get("reason") == "Invalid",
+              f"a claim with {what}: 422 Invalid", body.get("message"))
+    check(len(server_volumes(server)) == 2, "no volume for the refused claims")
+
+    # A pod that runs as 1000 with fsGroup 1000 writes into the new claim (the volume's root
+    # root:root 0755 until the kubelet's ownership change), mounted inside its emptyDir.
+    writer = core.create_namespaced_pod(NS, claim_pod("cs-writer-", name,
+                                                      ["python3", "-c", WRITER]))
+    done, _ = wait_for(core, writer.metadata.name,
+                       lambda t, p: p.status.phase in ("Succeeded", "Failed"),
+                       writer.metadata.resource_version)
+    log = container_log(writer.metadata.uid)
+    check(done.status.phase == "Succeeded" and "root 1000 0o2775 1000 [1000]" in log
+          and "wrote 1000" in log,
+          "a pod (uid 1000, fsGroup 1000) writes into the claim: the root got group 1000, "
+          "g+rwxs", log.strip())
+    mounts = docker_containers(writer.metadata.uid)[0].attrs["HostConfig"]["Mounts"]
+    data = [m for m in mounts if m["Target"] == "/sandbox/.cs-workspace/data"]
+    check(len(data) == 1 and data[0]["Source"] == volumes[0] and not data[0].get("ReadOnly")
+          and data[0]["VolumeOptions"]["NoCopy"],
+          "its container mounts the claim's volume (read-write, not copied from the image)",
+          data)
+    helpers = docker.from_env().containers.list(all=True, filters={
+        "label": "code-sandbox-test.kube-apiserver.helper"})
+    check(not helpers, "the ownership helper container is gone")
+
+    reader = core.create_namespaced_pod(NS, claim_pod("cs-reader-", name,
+                                                      ["python3", "-c", READER],
+                                                      read_only_mount=True))
+    done, _ = wait_for(core, reader.metadata.name,
+                       lambda t, p: p.status.phase in ("Succeeded", "Failed"),
+                       reader.metadata.resource_version)
+    log = container_log(reader.metadata.uid)
+    check(done.status.phase == "Succeeded" and "read persisted" in log and "write EROFS" in log,
+          "a second pod reads the file through a readOnly mount and cannot write (EROFS)",
+          log.strip())
+
+    # A pod whose claim does not exist: Pending, unschedulable, as the scheduler leaves it.
+    lost = core.create_namespaced_pod(NS, claim_pod("cs-lost-", "no-such-claim",
+                                                    ["true"]))
+    pending, _ = wait_for(core, lost.metadata.name, lambda t, p: any(
+        c.type == "PodScheduled" and c.status == "False"
+        for c in p.status.conditions or []), lost.metadata.resource_version, timeout=10)
+    cond = [c for c in pending.status.conditions if c.type == "PodScheduled"][0]
+    check(pending.status.phase == "Pending" and cond.reason == "Unschedulable"
+          and 'persistentvolumeclaim "no-such-claim" not found' in cond.message
+          and not pending.spec.node_name,
+          "a pod whose claim does not exist: Pending, PodScheduled False Unschedulable",
+          cond.message)
+
+    # A delete while a running pod uses the claim: marked, gone with that pod.
+    holder = core.create_namespaced_pod(NS, claim_pod("cs-holder-", name,
+                                                      ["sleep", "600"], read_only_claim=True))
+    wait_for(core, holder.metadata.name, lambda t, p: p.status.phase == "Running",
+             holder.metadata.resource_version)
+    mounts = docker_containers(holder.metadata.uid)[0].attrs["HostConfig"]["Mounts"]
+    check(any(m["Target"] == "/sandbox/.cs-workspace/data" and m.get("ReadOnly")
+              for m in mounts), "persistentVolumeClaim.readOnly: a read-only mount")
+    answer = core.delete_namespaced_persistent_volume_claim(name, NS)
+    again = core.read_namespaced_persistent_volume_claim(name, NS)
+    check(answer.metadata.deletion_timestamp is not None
+          and again.metadata.deletion_timestamp is not None
+          and "kubernetes.io/pvc-protection" in again.metadata.finalizers,
+          "delete of a claim a running pod uses: 200, it stays with its deletionTimestamp")
+    code, _ = claim_error(lambda: core.delete_namespaced_persistent_volume_claim(name, NS))
+    check(code is None, "a second delete answers it too")
+    core.delete_namespaced_pod(holder.metadata.name, NS, grace_period_seconds=0)
+    end = time.time() + 10
+    while time.time() < end:
+        code, _ = claim_error(lambda: core.read_namespaced_persistent_volume_claim(name, NS))
+        if code == 404:
+            break
+        time.sleep(0.1)
+    check(code == 404, "once that pod is deleted the claim is gone (404)")
+    # The finished writer's and reader's containers still have the volume: it goes with them.
+    check(any(v.name == volumes[0] for v in server_volumes(server)),
+          "its volume stays while finished pods' containers have it")
+    for p in (writer, reader):
+        core.delete_namespaced_pod(p.metadata.name, NS, grace_period_seconds=0)
+    end = time.time() + 15
+    while time.time() < end and any(v.name == volumes[0] for v in server_volumes(server)):
+        time.sleep(0.2)
+    check(not any(v.name == volumes[0] for v in server_volumes(server)),
+          "then the volume is removed")
+
+    # A claim no pod uses goes at once, its volume with it.
+    answer = core.delete_namespaced_persistent_volume_claim(other.metadata.name, NS)
+    code, _ = claim_error(lambda: core.read_namespaced_persistent_volume_claim(
+        other.metadata.name, NS))
+    end = time.time() + 10
+    while time.time() < end and server_volumes(server):
+        time.sleep(0.1)
+    check(answer.metadata.name == other.metadata.name and code == 404
+          and not server_volumes(server),
+          "delete of an unused claim: 200 with the object, gone at once with its volume")
+    # One more claim and the lost pod stay for the shutdown to remove.
+    core.create_namespaced_persistent_volume_claim(NS, claim_body(name))
+    return [lost]
+
+
 def main():
     if not docker.from_env().images.list(name=IMAGE.split(":")[0]):
         print(f"SKIP: {IMAGE} is not built")
@@ -669,6 +898,7 @@ def main():
         main_server = Server(ROLE)
         servers.append(main_server)
         left = scenario_main(main_server)
+        left += scenario_claims(main_server)
         other = Server(["*:pods", "get:pods/exec", "*:pods/attach"])
         servers.append(other)
         pod = scenario_no_exec_create(other)
@@ -676,6 +906,7 @@ def main():
         code = main_server.stop()
         check(code == 0 and all(wait_gone(p.metadata.uid, 5) for p in left),
               "SIGTERM: the server exits 0 and its running pods' containers are gone")
+        check(not server_volumes(main_server), "SIGTERM: its claims' volumes are gone")
         try:
             client.CoreV1Api(other.api()).list_namespaced_service(NS)
             check(False, "services without a rule for them: 403")
@@ -684,6 +915,12 @@ def main():
                     f'API group "" in the namespace "{NS}"')
             check(e.status == 403 and json.loads(e.body)["message"] == want,
                   "services without a rule for them: 403", json.loads(e.body)["message"])
+        code, body = claim_error(lambda: client.CoreV1Api(
+            other.api()).create_namespaced_persistent_volume_claim(NS, claim_body("x")))
+        check(code == 403 and body.get("message") == (
+            f'persistentvolumeclaims is forbidden: User "{RUNNER}" cannot create resource '
+            f'"persistentvolumeclaims" in API group "" in the namespace "{NS}"'),
+            "persistentvolumeclaims without a rule for them: 403", body.get("message"))
         code = other.stop()
         check(code == 0 and wait_gone(pod.metadata.uid, 5), "the second server too")
         third = Server(SERVICES_ROLE, ["--pod-network", "bridge"], ALLOWLIST_POLICIES)

@@ -26,17 +26,28 @@ container on the local Docker engine, so that what a pod prints and its exit cod
   that the host has no address on. Pods that egress rules name as destinations join it, and a
   pod that a Service selects joins it with the Service's cluster IP as its own address, so that
   clusterIP:port reaches it (one endpoint per Service);
+- persistentvolumeclaims (core/v1): create, get, list and watch (label selectors), delete. A
+  claim is Bound at once (volumeMode Filesystem defaulted, spec.volumeName pvc-<uid>, the
+  requested storage as its capacity) to its own Docker volume, made with it and removed with it;
+  pods mount it (persistentVolumeClaim volumes, readOnly from the volume or the mount), and with
+  an fsGroup the volume's root and content get that group first (the kubelet's ownership
+  change, as fsGroupChangePolicy OnRootMismatch, in a short-lived helper container). A delete
+  keeps a claim that a scheduled, unfinished pod uses (the kubernetes.io/pvc-protection
+  finalizer: deletionTimestamp set) until the last such pod ends or goes. A pod whose claim does
+  not exist or is being deleted stays Pending, unschedulable, as the scheduler leaves it. One
+  node: every access mode (but ReadWriteOncePod, refused) means any pod here; no storage
+  classes, PersistentVolumes or expansion; capacity is not enforced;
 - namespaces: get, for the namespaces given with --namespace;
 - authentication by bearer token or client certificate (mutual TLS), 401 otherwise;
   authorization by a set of allowed verbs per resource (--allow), 403 with the apiserver's
   message otherwise.
 
 What a pod may ask for is what the sandbox backend sends: one container, restartPolicy Never,
-emptyDir volumes. Anything else is refused with 422 (the message says it is this server's limit)
-rather than run differently from a cluster. Every container and network it makes carries the
-label code-sandbox-test.kube-apiserver=<this server's id>: a pod's container is removed on its
-deletion, and all of them at shutdown (SIGTERM, SIGINT) and, for servers that died, when a server
-starts.
+emptyDir and persistentVolumeClaim volumes. Anything else is refused with 422 (the message says
+it is this server's limit) rather than run differently from a cluster. Every container, volume
+and network it makes carries the label code-sandbox-test.kube-apiserver=<this server's id>: a
+pod's container is removed on its deletion, a claim's volume with the claim, and all of them at
+shutdown (SIGTERM, SIGINT) and, for servers that died, when a server starts.
 
 Usage: testapiserver.py --port 0 --token TOKEN --state-dir DIR [--allow VERB:RESOURCE ...]
 prints "url: https://127.0.0.1:PORT" and writes DIR/kubeconfig (server, CA, token) for clients.
@@ -83,6 +94,7 @@ NODE_LABELS = {
 LABEL_INSTANCE = "code-sandbox-test.kube-apiserver"
 LABEL_PID = "code-sandbox-test.kube-apiserver.pid"
 LABEL_HOST = "code-sandbox-test.kube-apiserver.host"
+LABEL_HELPER = "code-sandbox-test.kube-apiserver.helper"
 DOCKER_API = "/v1.41"
 DEFAULT_USER = "system:serviceaccount:code-sandbox:runner"
 
@@ -101,6 +113,7 @@ RESOURCES = {
     "pods/status": ("", ["get"]),
     "namespaces": ("", ["get"]),
     "services": ("", ["create", "delete", "get", "list", "watch"]),
+    "persistentvolumeclaims": ("", ["create", "delete", "get", "list", "watch"]),
     "networkpolicies": ("networking.k8s.io", ["create", "delete", "get", "list", "watch"]),
 }
 
@@ -264,6 +277,8 @@ FIELDS = {
                         "metadata.namespace": lambda o: o["metadata"]["namespace"]},
     "services": {"metadata.name": lambda o: o["metadata"]["name"],
                  "metadata.namespace": lambda o: o["metadata"]["namespace"]},
+    "persistentvolumeclaims": {"metadata.name": lambda o: o["metadata"]["name"],
+                               "metadata.namespace": lambda o: o["metadata"]["namespace"]},
 }
 
 
@@ -338,6 +353,16 @@ class DockerError(Exception):
         self.status, self.message = status, message
 
 
+def demux(raw):
+    """The payloads of Docker's multiplexed log stream (no TTY), in order."""
+    out, i = b"", 0
+    while i + 8 <= len(raw):
+        size = struct.unpack(">I", raw[i + 4:i + 8])[0]
+        out += raw[i + 8:i + 8 + size]
+        i += 8 + size
+    return out
+
+
 async def read_frames(reader, tty):
     """Docker's multiplexed stream (no TTY): 8-byte headers [stream, 0, 0, 0, size32]."""
     if tty:
@@ -369,6 +394,7 @@ class Store:
         self.objects = {}  # (resource, namespace, name) -> object
         self.history = []  # (rv, type, resource, object), for watches from a resourceVersion
         self.watchers = set()
+        self.hooks = []  # f(event, resource, obj) after every change: the server's controllers
 
     def next_rv(self):
         self.rv += 1
@@ -398,6 +424,8 @@ class Store:
         self.history.append((int(obj["metadata"]["resourceVersion"]), event, resource, snapshot))
         for w in list(self.watchers):
             w.offer(event, resource, snapshot)
+        for hook in self.hooks:
+            hook(event, resource, obj)
 
 
 class Watcher:
@@ -551,6 +579,10 @@ def validate_pod(pod):
                        f'Invalid value: {spec["activeDeadlineSeconds"]}: must be between 1 and '
                        f"2147483647, inclusive"))
     names = {v.get("name") for v in spec.get("volumes") or []}
+    for i, v in enumerate(spec.get("volumes") or []):
+        if "persistentVolumeClaim" in v and not (v["persistentVolumeClaim"] or {}).get("claimName"):
+            causes.append((f"spec.volumes[{i}].persistentVolumeClaim.claimName",
+                           "FieldValueRequired", "Required value"))
     for i, c in enumerate(containers):
         for j, m in enumerate(c.get("volumeMounts") or []):
             if m.get("name") not in names:
@@ -578,9 +610,16 @@ def validate_pod(pod):
         raise unsupported("Pod", name, "spec.restartPolicy", f'"{spec["restartPolicy"]}"')
     for v in spec.get("volumes") or []:
         kinds = [k for k in v if k != "name"]
-        if kinds != ["emptyDir"]:
-            raise unsupported("Pod", name, "spec.volumes", f"volume kind {kinds} (only emptyDir)")
+        if kinds not in (["emptyDir"], ["persistentVolumeClaim"]):
+            raise unsupported("Pod", name, "spec.volumes",
+                              f"volume kind {kinds} (only emptyDir and persistentVolumeClaim)")
     c = containers[0]
+    for j, m in enumerate(c.get("volumeMounts") or []):
+        # (the engine's volume mounts have no sub-path before Docker 26)
+        for field in ("subPath", "subPathExpr"):
+            if m.get(field):
+                raise unsupported("Pod", name, f"spec.containers[0].volumeMounts[{j}].{field}",
+                                  field)
     if c.get("tty"):
         # (allowed; attach then has one stream, as with a terminal)
         pass
@@ -722,6 +761,102 @@ def validate_service(svc):
                               f"{p['targetPort']!r} other than the port {p['port']}")
 
 
+# ---------------------------------------------------------------------------------------------
+# PersistentVolumeClaims: defaults, validation, and what the pods that use them need.
+
+ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
+
+
+def default_claim(pvc):
+    """The apiserver's default (pkg/apis/core/v1/defaults.go): volumeMode Filesystem."""
+    spec = pvc.setdefault("spec", {})
+    if isinstance(spec, dict) and spec.get("volumeMode") is None:
+        spec["volumeMode"] = "Filesystem"
+
+
+def validate_claim(pvc):
+    """The apiserver's checks of a claim's spec (pkg/apis/core/validation
+    ValidatePersistentVolumeClaimSpec), then what this server cannot serve as a cluster would."""
+    name = pvc["metadata"]["name"]
+    spec = pvc["spec"] if isinstance(pvc["spec"], dict) else {}
+    causes = []
+    modes = spec.get("accessModes")
+    if not modes:
+        causes.append(("spec.accessModes", "FieldValueRequired",
+                       "Required value: at least 1 access mode is required"))
+    elif not isinstance(modes, list):
+        causes.append(("spec.accessModes", "FieldValueInvalid", f"Invalid value: {modes!r}"))
+    else:
+        for mode in modes:
+            if mode not in ACCESS_MODES:
+                causes.append(("spec.accessModes", "FieldValueNotSupported",
+                               f'Unsupported value: "{mode}": supported values: '
+                               + ", ".join(f'"{m}"' for m in ACCESS_MODES)))
+        if "ReadWriteOncePod" in modes and len(modes) > 1:
+            causes.append(("spec.accessModes", "FieldValueForbidden",
+                           "Forbidden: may not use ReadWriteOncePod with other access modes"))
+    requests = (spec.get("resources") or {}).get("requests") if isinstance(
+        spec.get("resources"), dict) else None
+    storage = requests.get("storage") if isinstance(requests, dict) else None
+    if storage is None:
+        causes.append(("spec.resources[storage]", "FieldValueRequired", "Required value"))
+    else:
+        try:
+            if parse_quantity(storage) <= 0:
+                causes.append(("spec.resources[storage]", "FieldValueInvalid",
+                               f'Invalid value: "{storage}": must be greater than zero'))
+        except ValueError as e:
+            causes.append(("spec.resources[storage]", "FieldValueInvalid",
+                           f"Invalid value: {storage!r}: {e}"))
+    if spec.get("volumeMode") not in ("Block", "Filesystem"):
+        causes.append(("spec.volumeMode", "FieldValueNotSupported",
+                       f'Unsupported value: "{spec.get("volumeMode")}": supported values: '
+                       f'"Block", "Filesystem"'))
+    if causes:
+        raise invalid("PersistentVolumeClaim", name, causes)
+    # What this server cannot serve the way a cluster would: refused, not served differently.
+    if spec["volumeMode"] != "Filesystem":
+        raise unsupported("PersistentVolumeClaim", name, "spec.volumeMode",
+                          f'"{spec["volumeMode"]}" (only Filesystem)')
+    if "ReadWriteOncePod" in modes:
+        raise unsupported("PersistentVolumeClaim", name, "spec.accessModes",
+                          '"ReadWriteOncePod" (one pod at a time is not enforced)')
+    for field, what in (("storageClassName", "a storage class (this server has none)"),
+                        ("volumeName", "a given PersistentVolume"),
+                        ("selector", "a selector of PersistentVolumes"),
+                        ("dataSource", "a data source"), ("dataSourceRef", "a data source"),
+                        ("volumeAttributesClassName", "a VolumeAttributesClass")):
+        if spec.get(field) is not None:
+            raise unsupported("PersistentVolumeClaim", name, f"spec.{field}", what)
+
+
+def claim_names(pod):
+    """The claims a pod's volumes name: {volume name: persistentVolumeClaim source}."""
+    return {v["name"]: v["persistentVolumeClaim"] for v in pod["spec"].get("volumes") or []
+            if v.get("persistentVolumeClaim")}
+
+
+def volume_of(claim):
+    """The claim's Docker volume: named after its namespace, name and uid."""
+    meta = claim["metadata"]
+    return f"k8s_pvc_{meta['name'][:150]}_{meta['namespace']}_{meta['uid']}"
+
+
+# The kubelet's volume ownership management (pkg/volume/volume_linux.go SetVolumeOwnership) for a
+# volume mounted read-write into a pod with an fsGroup, as with fsGroupChangePolicy
+# OnRootMismatch: when the root's group is not the fsGroup, everything gets that group, group
+# read/write (and execute on directories and on files their owner may execute), directories the
+# set-gid bit. Run as root in a helper container with the volume at /volume; $1 = the fsGroup.
+OWNERSHIP_SCRIPT = """\
+[ "$(stat -c %g /volume)" = "$1" ] && exit 0
+chgrp -R "$1" /volume &&
+chmod -R g+rw /volume &&
+find /volume -type d -exec chmod g+xs {} + &&
+find /volume -type f -perm -u=x -exec chmod g+x {} +
+"""
+
+
 class PodRuntime:
     """One pod on the 'node': its container on Docker and the status a kubelet would report."""
 
@@ -801,6 +936,20 @@ class PodRuntime:
                     self.server.runtime_classes:
                 # (admission refuses it at create; kept here for a class removed meanwhile)
                 return
+            # The scheduler's VolumeBinding plugin: a pod whose claim does not exist (or is being
+            # deleted) stays Pending, unschedulable, until the claim is there.
+            while True:
+                problem = self.server.claim_problem(pod)
+                if problem is None:
+                    break
+                message = (f"0/1 nodes are available: {problem}. preemption: 0/1 nodes are "
+                           f"available: 1 Preemption is not helpful for scheduling.")
+                scheduled = [c for c in pod["status"].get("conditions") or []
+                             if c["type"] == "PodScheduled"]
+                if not scheduled or scheduled[0].get("message") != message:
+                    self.set_condition("PodScheduled", "False", "Unschedulable", message)
+                    self.publish()
+                await asyncio.sleep(0.2)
             spec["nodeName"] = NODE_NAME
             self.set_condition("PodScheduled", "True")
             self.publish()
@@ -821,6 +970,7 @@ class PodRuntime:
                     self.deadline(spec["activeDeadlineSeconds"]))
             try:
                 body = await self.server.docker_body(pod)
+                await self.server.set_volume_ownership(pod, body["Image"])
             except PodConfigError as e:
                 self.container_status({"waiting": {"reason": e.reason, "message": e.message}})
                 self.publish()
@@ -988,6 +1138,8 @@ class PodRuntime:
             # the label knows about.
             await self.server.remove_containers({"io.kubernetes.pod.uid":
                                                  self.pod["metadata"]["uid"]})
+        # (the volume of a claim deleted meanwhile goes once no container has it)
+        await self.server.remove_released_volumes()
 
 
 class PodConfigError(Exception):
@@ -1210,6 +1362,10 @@ class ApiServer:
         self.supervisor_path = None
         self.cluster = ClusterNetwork(self)
         self.address_holders = {}  # cluster IP -> the PodRuntime whose container has it
+        self.released_volumes = set()  # of deleted claims, still held by a finished pod's container
+        self.volume_groups = {}  # claim uid -> the fsGroup its volume was given (see below)
+        self.ownership_locks = {}  # claim uid -> asyncio.Lock
+        self.store.hooks.append(self.claim_protection)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -1257,6 +1413,31 @@ class ApiServer:
             "filters": json.dumps({"label": [f"{LABEL_INSTANCE}={self.instance_id}"]})})
         await asyncio.gather(*(self.remove_network(n["Id"]) for n in found))
 
+    async def remove_volume(self, name):
+        """Removes a Docker volume; True when it is gone. A volume that a container still has
+        (the finished pod of a deleted claim: its container stays until the pod is deleted)
+        cannot go yet: False."""
+        try:
+            await self.docker.call("DELETE", f"/volumes/{name}", ok=(200, 204, 404))
+            return True
+        except DockerError as e:
+            if e.status != 409:
+                print(f"testapiserver: removing the volume {name}: {e}", file=sys.stderr,
+                      flush=True)
+            return False
+
+    async def remove_released_volumes(self):
+        for name in list(self.released_volumes):
+            if await self.remove_volume(name):
+                self.released_volumes.discard(name)
+
+    async def remove_volumes(self):
+        """The volumes of this server's claims (and any other volume it labelled), once no
+        container has them."""
+        found = await self.docker.call("GET", "/volumes", params={
+            "filters": json.dumps({"label": [f"{LABEL_INSTANCE}={self.instance_id}"]})})
+        await asyncio.gather(*(self.remove_volume(v["Name"]) for v in found.get("Volumes") or []))
+
     @staticmethod
     def server_alive(labels):
         pid = int((labels or {}).get(LABEL_PID, "0") or 0)
@@ -1273,8 +1454,8 @@ class ApiServer:
             return True
 
     async def sweep_dead_servers(self):
-        """Containers, then networks, left by a server of this host that died without its
-        shutdown."""
+        """Containers, then networks and volumes, left by a server of this host that died
+        without its shutdown."""
         filters = json.dumps({"label": [f"{LABEL_HOST}={socket.gethostname()}"]})
         found = await self.docker.call("GET", "/containers/json",
                                        params={"all": "1", "filters": filters})
@@ -1284,6 +1465,10 @@ class ApiServer:
         for n in await self.docker.call("GET", "/networks", params={"filters": filters}):
             if not self.server_alive(n.get("Labels")):
                 await self.remove_network(n["Id"])
+        found = await self.docker.call("GET", "/volumes", params={"filters": filters})
+        for v in found.get("Volumes") or []:
+            if not self.server_alive(v.get("Labels")):
+                await self.remove_volume(v["Name"])
 
     def user_of(self, request):
         auth = request.headers.get("Authorization", "")
@@ -1358,6 +1543,8 @@ class ApiServer:
             res("pods/status", "Pod", ["get"]),
             res("services", "Service", ["create", "delete", "get", "list", "watch"],
                 short=["svc"]),
+            res("persistentvolumeclaims", "PersistentVolumeClaim",
+                ["create", "delete", "get", "list", "watch"], short=["pvc"]),
         ]})
 
     def group(self):
@@ -1647,14 +1834,7 @@ class ApiServer:
                               f' in pod "{name}" is waiting to start: ContainerCreating')
         raw = await self.docker.call("GET", f"/containers/{runtime.container_id}/logs",
                                      params={"stdout": "1", "stderr": "1"})
-        out, i = b"", 0
-        if runtime.container_spec().get("tty"):
-            out = raw
-        else:
-            while i + 8 <= len(raw):
-                size = struct.unpack(">I", raw[i + 4:i + 8])[0]
-                out += raw[i + 8:i + 8 + size]
-                i += 8 + size
+        out = raw if runtime.container_spec().get("tty") else demux(raw)
         return web.Response(body=out, content_type="text/plain")
 
     # -- attach and exec -----------------------------------------------------------------------
@@ -1940,10 +2120,25 @@ class ApiServer:
         if dns.get("options"):
             host["DnsOptions"] = [o["name"] + (f":{o['value']}" if o.get("value") else "")
                                   for o in dns["options"] if o.get("name")]
-        volumes = {v["name"]: v.get("emptyDir") or {} for v in spec.get("volumes") or []}
+        volumes = {v["name"]: v for v in spec.get("volumes") or []}
         mounts = []
         for m in c.get("volumeMounts") or []:
-            ed = volumes[m["name"]]
+            source = volumes[m["name"]].get("persistentVolumeClaim")
+            if source:
+                # The claim's own Docker volume, as it is (not filled from the image). The
+                # engine mounts parents before what is nested in them, whatever the order here.
+                claim = self.store.get("persistentvolumeclaims", meta["namespace"],
+                                       source["claimName"])
+                if claim is None:
+                    raise PodConfigError("ContainerCreating",
+                                         f'persistentvolumeclaim "{source["claimName"]}" not '
+                                         f"found")
+                mounts.append({"Type": "volume", "Source": volume_of(claim),
+                               "Target": m["mountPath"],
+                               "ReadOnly": bool(m.get("readOnly") or source.get("readOnly")),
+                               "VolumeOptions": {"NoCopy": True}})
+                continue
+            ed = volumes[m["name"]].get("emptyDir") or {}
             # An emptyDir is an empty, world-writable (0777) directory. Here it is a tmpfs in an
             # anonymous volume (removed with the container), not copied from the image: a tmpfs
             # mount of the engine's own (HostConfig.Tmpfs) takes the mode of the image's
@@ -2053,6 +2248,181 @@ class ApiServer:
     async def all_services(self, request):
         return await self.list_or_watch(request, "services", "Service", "v1", None)
 
+    # -- persistent volume claims --------------------------------------------------------------
+
+    async def claims_collection(self, request):
+        ns = request.match_info["ns"]
+        if request.method == "GET":
+            return await self.list_or_watch(request, "persistentvolumeclaims",
+                                            "PersistentVolumeClaim", "v1", ns)
+        if request.method != "POST":
+            raise web.HTTPMethodNotAllowed(request.method, ["GET", "POST"])
+        pvc = await self.read_body(request)
+        self.authorizer.check(request["user"], "create", "persistentvolumeclaims", ns)
+        self.check_namespace(ns)
+        self.check_schema(pvc, "PersistentVolumeClaim")
+        name = self.accept_metadata(pvc, ns, "PersistentVolumeClaim")
+        default_claim(pvc)
+        validate_claim(pvc)
+        exists = ApiError(409, "AlreadyExists",
+                          f'persistentvolumeclaims "{name}" already exists',
+                          {"name": name, "kind": "persistentvolumeclaims"})
+        if self.store.get("persistentvolumeclaims", ns, name):
+            raise exists
+        meta, spec = pvc["metadata"], pvc["spec"]
+        # Admission's pvc-protection finalizer; bound at once, as by a provisioner whose volume
+        # is ready (binding mode Immediate), to a volume of the size asked for.
+        meta["finalizers"] = sorted(set(meta.get("finalizers") or []) | {PVC_PROTECTION})
+        meta.setdefault("annotations", {}).update({"pv.kubernetes.io/bind-completed": "yes",
+                                                  "pv.kubernetes.io/bound-by-controller": "yes"})
+        spec["volumeName"] = "pvc-" + meta["uid"]
+        pvc["kind"], pvc["apiVersion"] = "PersistentVolumeClaim", "v1"
+        pvc["status"] = {"phase": "Bound", "accessModes": list(spec["accessModes"]),
+                         "capacity": {"storage": spec["resources"]["requests"]["storage"]}}
+        volume = volume_of(pvc)
+        try:
+            await self.docker.call("POST", "/volumes/create", body={
+                "Name": volume, "Driver": "local",
+                "Labels": {**self.docker_labels(), "io.kubernetes.pvc.name": name,
+                           "io.kubernetes.pvc.namespace": ns,
+                           "io.kubernetes.pvc.uid": meta["uid"]}})
+        except DockerError as e:
+            raise ApiError(500, "InternalError",
+                           f"Internal error occurred: creating the volume {volume}: {e.message}")
+        if self.store.get("persistentvolumeclaims", ns, name):  # (made meanwhile)
+            await self.remove_volume(volume)
+            raise exists
+        self.store.put("persistentvolumeclaims", pvc, "ADDED")
+        return web.json_response(pvc, status=201)
+
+    async def claim(self, request):
+        ns, name = request.match_info["ns"], request.match_info["name"]
+        verb = "get" if request.method == "GET" else "delete"
+        self.authorizer.check(request["user"], verb, "persistentvolumeclaims", ns, name)
+        pvc = self.store.get("persistentvolumeclaims", ns, name)
+        if pvc is None:
+            raise not_found("persistentvolumeclaims", name)
+        if verb == "get":
+            return web.json_response(pvc)
+        await self.read_body(request)  # (DeleteOptions: nothing in them applies here)
+        meta = pvc["metadata"]
+        if meta.get("deletionTimestamp"):
+            return web.json_response(pvc)
+        # The finalizer of pvc-protection: the claim stays, marked, while a pod that is
+        # scheduled and not finished uses it.
+        meta["deletionTimestamp"] = now()
+        meta["deletionGracePeriodSeconds"] = 0
+        if self.claim_users(pvc):
+            self.store.put("persistentvolumeclaims", pvc, "MODIFIED")
+            return web.json_response(pvc)
+        answer = json.loads(json.dumps(pvc))
+        self.release_claim(pvc)
+        return web.json_response(answer)
+
+    async def all_claims(self, request):
+        return await self.list_or_watch(request, "persistentvolumeclaims",
+                                        "PersistentVolumeClaim", "v1", None)
+
+    def claim_users(self, pvc):
+        """The pods that keep a claim from going (the pvc-protection controller's podUsesPVC):
+        scheduled onto the node and not finished."""
+        name = pvc["metadata"]["name"]
+        return [p for p in self.store.items("pods", pvc["metadata"]["namespace"])
+                if p["spec"].get("nodeName")
+                and p["status"].get("phase") not in ("Succeeded", "Failed")
+                and any(c.get("claimName") == name for c in claim_names(p).values())]
+
+    def release_claim(self, pvc):
+        """The finalizer's end: the claim removed (DELETED), its volume with it, or once the
+        container of a finished pod that still has it is removed."""
+        pvc["metadata"]["finalizers"] = [f for f in pvc["metadata"].get("finalizers") or []
+                                         if f != PVC_PROTECTION]
+        self.store.remove("persistentvolumeclaims", pvc)
+        self.volume_groups.pop(pvc["metadata"]["uid"], None)
+        self.ownership_locks.pop(pvc["metadata"]["uid"], None)
+        volume = volume_of(pvc)
+        self.released_volumes.add(volume)
+
+        async def remove():
+            if await self.remove_volume(volume):
+                self.released_volumes.discard(volume)
+        self.spawn(remove())
+
+    def claim_protection(self, event, resource, obj):
+        """Store hook: a pod that ended or went may release claims marked for deletion."""
+        if resource != "pods" or (event != "DELETED" and obj["status"].get("phase") not in
+                                  ("Succeeded", "Failed")):
+            return
+        for pvc in self.store.items("persistentvolumeclaims", obj["metadata"]["namespace"]):
+            if pvc["metadata"].get("deletionTimestamp") and not self.claim_users(pvc):
+                self.release_claim(pvc)
+
+    def claim_problem(self, pod):
+        """Why the scheduler would not place the pod for its claims (None: nothing)."""
+        for source in claim_names(pod).values():
+            pvc = self.store.get("persistentvolumeclaims", pod["metadata"]["namespace"],
+                                 source["claimName"])
+            if pvc is None:
+                return f'persistentvolumeclaim "{source["claimName"]}" not found'
+            if pvc["metadata"].get("deletionTimestamp"):
+                return f'persistentvolumeclaim "{source["claimName"]}" is being deleted'
+        return None
+
+    async def set_volume_ownership(self, pod, image):
+        """The kubelet's volume ownership management for the pod's claims that it mounts
+        read-write, when it has an fsGroup (as fsGroupChangePolicy OnRootMismatch: only when the
+        root's group is not the fsGroup), in a short-lived helper container of the pod's image,
+        as root, without network. Done once per claim and fsGroup: the sandboxes' users cannot
+        change the root's group back (root owns it)."""
+        group = (pod["spec"].get("securityContext") or {}).get("fsGroup")
+        if group is None:
+            return
+        for volume_name, source in claim_names(pod).items():
+            if source.get("readOnly"):
+                continue
+            pvc = self.store.get("persistentvolumeclaims", pod["metadata"]["namespace"],
+                                 source["claimName"])
+            if pvc is None:
+                continue
+            uid = pvc["metadata"]["uid"]
+            async with self.ownership_locks.setdefault(uid, asyncio.Lock()):
+                if self.volume_groups.get(uid) == group:
+                    continue
+                code, output = await self.run_helper(image, volume_of(pvc),
+                                                     ["/bin/sh", "-c", OWNERSHIP_SCRIPT, "sh",
+                                                      str(group)])
+                if code != 0:
+                    raise PodConfigError("ContainerCreating",
+                                         f'MountVolume.SetUp failed for volume "{volume_name}": '
+                                         f"setting its group to {group} failed (exit code "
+                                         f"{code}): {output.strip()[-500:]}")
+                self.volume_groups[uid] = group
+
+    async def run_helper(self, image, volume, command):
+        """Runs command as root in a container of image with the volume at /volume, no network;
+        returns (exit code, output). Labelled as the pods' containers are, removed after."""
+        created = await self.docker.call("POST", "/containers/create", body={
+            "Image": image, "Entrypoint": command, "Cmd": None, "User": "0:0", "WorkingDir": "/",
+            "NetworkDisabled": True,
+            "Labels": {**self.docker_labels(), LABEL_HELPER: "volume-ownership"},
+            "HostConfig": {"NetworkMode": "none", "Mounts": [
+                {"Type": "volume", "Source": volume, "Target": "/volume",
+                 "VolumeOptions": {"NoCopy": True}}]}})
+        cid = created["Id"]
+        try:
+            await self.docker.call("POST", f"/containers/{cid}/start")
+            result = await self.docker.call("POST", f"/containers/{cid}/wait",
+                                            params={"condition": "not-running"})
+            code = result.get("StatusCode", 1)
+            output = ""
+            if code != 0:
+                output = demux(await self.docker.call("GET", f"/containers/{cid}/logs",
+                                                      params={"stdout": "1", "stderr": "1"}))
+                output = output.decode(errors="replace")
+            return code, output
+        finally:
+            await asyncio.shield(self.remove_container(cid))
+
     # -- network policies ----------------------------------------------------------------------
 
     def add_policy(self, pol, ns):
@@ -2138,6 +2508,10 @@ class ApiServer:
         r.add_route("*", "/api/v1/namespaces/{ns}/services", self.services_collection)
         r.add_get("/api/v1/namespaces/{ns}/services/{name}", self.service)
         r.add_delete("/api/v1/namespaces/{ns}/services/{name}", self.service)
+        r.add_get("/api/v1/persistentvolumeclaims", self.all_claims)
+        r.add_route("*", "/api/v1/namespaces/{ns}/persistentvolumeclaims", self.claims_collection)
+        r.add_get("/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}", self.claim)
+        r.add_delete("/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}", self.claim)
         return app
 
     async def all_policies(self, request):
@@ -2159,6 +2533,7 @@ class ApiServer:
         for t in list(self.background):
             t.cancel()
         await self.remove_containers({})
+        await self.remove_volumes()  # (once no container has them)
         await self.remove_networks()  # (once no container is on them)
 
 
@@ -2343,8 +2718,8 @@ async def main(args):
     await server.shutdown()
     await runner.cleanup()
     await server.docker.close()
-    print("testapiserver: stopped, its containers and networks removed", file=sys.stderr,
-          flush=True)
+    print("testapiserver: stopped, its containers, volumes and networks removed",
+          file=sys.stderr, flush=True)
 
 
 def parse_args(argv=None):
@@ -2364,7 +2739,8 @@ def parse_args(argv=None):
     p.add_argument("--allow", action="append", metavar="VERB:RESOURCE",
                    help="allowed verbs (comma-separated or *) on resources (pods, pods/attach, "
                         "pods/exec, pods/log, pods/status, namespaces, networkpolicies, "
-                        "services, *); everything is allowed without any --allow")
+                        "services, persistentvolumeclaims, *); everything is allowed without "
+                        "any --allow")
     p.add_argument("--no-websocket-create-check", action="store_true",
                    help="authorize a WebSocket attach/exec by 'get' only, as before 1.35")
     p.add_argument("--namespace", action="append",
@@ -2383,7 +2759,8 @@ def parse_args(argv=None):
                    default=os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
                    .removeprefix("unix://"))
     p.add_argument("--validate-schema", metavar="OPENAPI.json",
-                   help="refuse (422) every pod or Service that does not validate against "
+                   help="refuse (422) every pod, Service or PersistentVolumeClaim that does "
+                        "not validate against "
                         "this schema (tests/kubernetes/schema), as strict field validation "
                         "would")
     p.add_argument("--state-dir", required=True)

@@ -657,22 +657,36 @@ print("done")
         QVERIFY(exists(ServicesApi(&client).get(QStringLiteral("code-sandbox-gateway-live"))));
     }
 
-    void refusesLibraries()
+    // Libraries are not installed on a cluster; volumes (a cached workspace's) are claims.
+    void refusesLibrariesAndKeepsClaims()
     {
         Server server;
         QVERIFY(startServer(server, m_policies));
         const auto stop = qScopeGuard([&] { stopServer(server); });
         KubeClient client(accessFor(server));
         KubernetesBackend backend(&client, KubernetesBackend::Options());
-        QString error;
-        bool answered = false;
-        backend.createVolume(QStringLiteral("libs"), {}, this, [&](const QString &e) {
-            error = e;
-            answered = true;
-        });
-        QTRY_VERIFY_WITH_TIMEOUT(answered, 5000);
-        QVERIFY2(error.contains(QLatin1String("not supported on Kubernetes yet")),
-                 qPrintable(error));
+        const Language python = *LanguageRegistry::builtIn().find(QStringLiteral("python"));
+        const SandboxSpec::Result install =
+            backend.installSpec(python, python.image, SandboxConfig(), QStringLiteral("libs"));
+        QVERIFY(!install.ok());
+        QVERIFY2(install.error.contains(QLatin1String("not supported on Kubernetes yet")),
+                 qPrintable(install.error));
+
+        const QString claim = QStringLiteral("code-sandbox-workspace-test");
+        const auto has = [&] {
+            std::optional<bool> answer;
+            backend.hasVolume(claim, this, [&](bool exists, const QString &) { answer = exists; });
+            return QTest::qWaitFor([&] { return answer.has_value(); }, 10000) && *answer;
+        };
+        QVERIFY(!has());
+        QString error = QStringLiteral("<no answer>");
+        backend.createVolume(claim, QJsonObject{{"code-sandbox", "1"}}, this,
+                             [&](const QString &e) { error = e; });
+        QTRY_VERIFY_WITH_TIMEOUT(error != QLatin1String("<no answer>"), 10000);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(has());
+        backend.removeVolume(claim);
+        QTRY_VERIFY_WITH_TIMEOUT(!has(), 10000);
     }
 };
 

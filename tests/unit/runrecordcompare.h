@@ -5,6 +5,7 @@
 
 #include "runrecord.h"
 
+#include <QJsonArray>
 #include <QTest>
 
 inline QByteArray everyByte()
@@ -88,6 +89,31 @@ inline RunRecord everyFieldSet()
     skipped.mimeType = QStringLiteral("application/octet-stream");
     skipped.included = false;
     r.files = {plot, skipped};
+    // As WorkspaceRun::recordJson writes them, and a decision the window added.
+    r.workspaces = QJsonArray{
+        QJsonObject{
+            {QStringLiteral("name"), QStringLiteral("data")},
+            {QStringLiteral("mode"), QStringLiteral("read-only")},
+            {QStringLiteral("path"), QStringLiteral("/workspace/data")},
+            {QStringLiteral("folder"), QStringLiteral("/home/ü/data")},
+            {QStringLiteral("files"), 3},
+            {QStringLiteral("bytes"), 4096},
+            {QStringLiteral("excluded"), 1},
+            {QStringLiteral("skipped"), QJsonArray{QStringLiteral("link: leaves the folder")}}},
+        QJsonObject{{QStringLiteral("name"), QStringLiteral("repo")},
+                    {QStringLiteral("mode"), QStringLiteral("copy-on-write")},
+                    {QStringLiteral("folder"), QStringLiteral("/home/ü/repo")},
+                    {QStringLiteral("apply"), QStringLiteral("ask")},
+                    {QStringLiteral("content_kept"), true},
+                    {QStringLiteral("changes"),
+                     QJsonObject{{QStringLiteral("workspace"), QStringLiteral("repo")},
+                                 {QStringLiteral("bytes"), 3},
+                                 {QStringLiteral("added"),
+                                  QJsonArray{QJsonObject{
+                                      {QStringLiteral("path"), QStringLiteral("a.txt")},
+                                      {QStringLiteral("content"), QStringLiteral("aGkK")}}}}}},
+                    {QStringLiteral("decision"), QStringLiteral("discarded")},
+                    {QStringLiteral("decided_at"), QStringLiteral("2024-03-01T00:00:02.000Z")}}};
     return r;
 }
 
@@ -129,6 +155,7 @@ inline void compareRecords(const RunRecord &actual, const RunRecord &expected)
     QCOMPARE(actual.envValues, expected.envValues);
     QCOMPARE(actual.secrets, expected.secrets);
     QCOMPARE(actual.connections, expected.connections);
+    QCOMPARE(actual.workspaces, expected.workspaces);
     QCOMPARE(actual.output.size(), expected.output.size());
     for (int i = 0; i < actual.output.size(); ++i) {
         QCOMPARE(actual.output.at(i).stream, expected.output.at(i).stream);

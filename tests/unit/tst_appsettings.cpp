@@ -1,10 +1,15 @@
 #include "appsettings.h"
 
+#include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
+#include <functional>
 
 // The HTTP token typed into Settings goes to the token file (0600) beside the settings file,
 // never into the settings file itself; a token older versions kept there is moved once.
@@ -23,12 +28,22 @@ private Q_SLOTS:
     void badSecretsAreDropped();
     void secretBindingParse_data();
     void secretBindingParse();
+    void workspacesRoundTrip();
+    void badWorkspacesAreSkipped();
 
 private:
     static QByteArray fileText(const QString &path)
     {
         QFile f(path);
         return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }
+    static QStringList workspaceTexts(const QList<Workspace> &workspaces)
+    {
+        QStringList texts;
+        for (const Workspace &w : workspaces)
+            texts.append(QString::fromUtf8(
+                QJsonDocument(AppSettings::workspaceToJson(w)).toJson(QJsonDocument::Compact)));
+        return texts;
     }
     static constexpr QFileDevice::Permissions kOwnerGroupOther = QFileDevice::Permissions(0x7077);
 };
@@ -270,6 +285,134 @@ void tst_AppSettings::secretBindingParse()
     QCOMPARE(b ? b->toString() : QString(), written);
     if (!error.isEmpty())
         QVERIFY2(why.contains(error), qPrintable(why));
+}
+
+// Workspaces are kept as one JSON list: every field comes back, and none is a different
+// setting.
+void tst_AppSettings::workspacesRoundTrip()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("data")));
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("repo")));
+    const QString ini = dir.filePath("code-sandbox.conf");
+    AppSettings a;
+    Workspace data;
+    data.name = QStringLiteral("data");
+    data.path = dir.filePath(QStringLiteral("data"));
+    Workspace repo;
+    repo.name = QStringLiteral("my.repo-2");
+    repo.path = dir.filePath(QStringLiteral("repo"));
+    repo.mode = Workspace::Mode::CopyOnWrite;
+    repo.apply = Workspace::Apply::Ask;
+    repo.exclude = {QStringLiteral("build/"), QStringLiteral("*.log")};
+    repo.include = {QStringLiteral(".env.example")};
+    a.workspaces = {data, repo};
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        a.save(s);
+    }
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        const AppSettings b = AppSettings::load(s);
+        QCOMPARE(workspaceTexts(b.workspaces), workspaceTexts(a.workspaces));
+        QCOMPARE(b.workspaces.at(1).apply, Workspace::Apply::Ask);
+        QCOMPARE(b.workspaces.at(1).mode, Workspace::Mode::CopyOnWrite);
+        QCOMPARE(b.workspaces.at(1).include, repo.include);
+        QVERIFY(b == a);
+    }
+    // Each field counts towards equality.
+    const auto differs = [&a](const std::function<void(Workspace &)> &change) {
+        AppSettings c = a;
+        change(c.workspaces.last());
+        return c != a;
+    };
+    QVERIFY(differs([](Workspace &w) { w.name = QStringLiteral("other"); }));
+    QVERIFY(differs([](Workspace &w) { w.path += QStringLiteral("/x"); }));
+    QVERIFY(differs([](Workspace &w) { w.mode = Workspace::Mode::ReadOnly; }));
+    QVERIFY(differs([](Workspace &w) { w.apply = Workspace::Apply::Always; }));
+    QVERIFY(differs([](Workspace &w) { w.exclude.removeLast(); }));
+    QVERIFY(differs([](Workspace &w) { w.include.clear(); }));
+
+    // None: the key is gone.
+    AppSettings none = a;
+    none.workspaces.clear();
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        none.save(s);
+        QVERIFY(!s.contains("workspaces/folders"));
+        QVERIFY(AppSettings::load(s).workspaces.isEmpty());
+    }
+}
+
+// A hand-edited entry that is not a workspace is skipped, said in the log; a folder that is not
+// there is kept (a drive unplugged today), said too; the rest of the file still counts.
+void tst_AppSettings::badWorkspacesAreSkipped()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("good")));
+    const QString good = dir.filePath(QStringLiteral("good"));
+    const QString gone = dir.filePath(QStringLiteral("gone"));
+    const auto entry = [](const QString &name, const QString &path) {
+        return QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("path"), path}};
+    };
+    QJsonObject badMode = entry(QStringLiteral("m"), good);
+    badMode.insert(QStringLiteral("mode"), QStringLiteral("read-write"));
+    QJsonObject badApply = entry(QStringLiteral("a"), good);
+    badApply.insert(QStringLiteral("apply"), QStringLiteral("sometimes"));
+    QJsonObject badExclude = entry(QStringLiteral("e"), good);
+    badExclude.insert(QStringLiteral("exclude"), QJsonArray{QStringLiteral("ok"), 3});
+    QJsonObject padded = entry(QStringLiteral("padded"), good + QStringLiteral("/"));
+    padded.insert(QStringLiteral("mode"), QStringLiteral("copy-on-write"));
+    padded.insert(QStringLiteral("exclude"),
+                  QJsonArray{QStringLiteral("  build/ "), QString(), QStringLiteral("build/")});
+    const QJsonArray list{entry(QStringLiteral("good"), good),
+                          entry(QStringLiteral("bad name"), good),
+                          entry(QStringLiteral("relative"), QStringLiteral("some/folder")),
+                          entry(QStringLiteral("root"), QStringLiteral("/")),
+                          badMode,
+                          badApply,
+                          badExclude,
+                          QStringLiteral("not an object"),
+                          entry(QStringLiteral("good"), good), // a second one
+                          entry(QStringLiteral("gone"), gone),
+                          padded};
+    const QString ini = dir.filePath("code-sandbox.conf");
+    {
+        QSettings s(ini, QSettings::IniFormat);
+        s.setValue("workspaces/folders",
+                   QString::fromUtf8(QJsonDocument(list).toJson(QJsonDocument::Compact)));
+        s.setValue("limits/timeoutSec", 42);
+    }
+    for (int i = 0; i < 8; ++i)
+        QTest::ignoreMessage(QtWarningMsg,
+                             QRegularExpression(QStringLiteral("^settings: ignoring a (second )?"
+                                                               "workspace")));
+    QTest::ignoreMessage(QtWarningMsg,
+                         qPrintable(QStringLiteral("settings: the folder of workspace gone, %1, "
+                                                   "is not there; runs cannot have it until it "
+                                                   "is back")
+                                        .arg(gone)));
+    QSettings s(ini, QSettings::IniFormat);
+    const AppSettings loaded = AppSettings::load(s);
+    QCOMPARE(loaded.defaultTimeoutSec, 42);
+    QStringList names;
+    for (const Workspace &w : loaded.workspaces)
+        names.append(w.name);
+    QCOMPARE(names, (QStringList{"good", "gone", "padded"}));
+    QCOMPARE(loaded.workspaces.at(0).mode, Workspace::Mode::ReadOnly);
+    QCOMPARE(loaded.workspaces.at(0).apply, Workspace::Apply::Never);
+    QCOMPARE(loaded.workspaces.at(1).path, gone);
+    QCOMPARE(loaded.workspaces.at(2).path, good);
+    QCOMPARE(loaded.workspaces.at(2).mode, Workspace::Mode::CopyOnWrite);
+    QCOMPARE(loaded.workspaces.at(2).exclude, QStringList{"build/"});
+
+    // Not JSON at all: none, said once, and the app goes on.
+    s.setValue("workspaces/folders", QStringLiteral("data=/home/me/data"));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
+                                           "^settings: the workspaces are not a JSON list")));
+    QVERIFY(AppSettings::load(s).workspaces.isEmpty());
 }
 
 QTEST_GUILESS_MAIN(tst_AppSettings)

@@ -456,6 +456,40 @@ private Q_SLOTS:
         QVERIFY(read({}).network);
     }
 
+    void workspacesAreTheServersUnlessTheyAreListed()
+    {
+        const QStringList asked{QStringLiteral("data"), QStringLiteral("repo")};
+        AssistantPolicy p;
+        p.client = QStringLiteral("claude-code");
+        // Nothing listed: all the server's (the server's list is the opt-in).
+        QCOMPARE(p.checkWorkspaces(asked), QString());
+        p.workspaces = QStringList{QStringLiteral("data")};
+        QCOMPARE(p.checkWorkspaces({QStringLiteral("data")}), QString());
+        const QString refused = p.checkWorkspaces(asked);
+        QVERIFY2(refused.contains(QStringLiteral("the workspace repo is not among those it may "
+                                                 "use (data)")),
+                 qPrintable(refused));
+        QVERIFY(refused.contains(QStringLiteral("'claude-code'")));
+        p.workspaces = QStringList();
+        QVERIFY(p.checkWorkspaces(asked).contains(QStringLiteral("data, repo are not among those "
+                                                                 "it may use (none)")));
+        // Asking: a person decides, with the workspaces in the question.
+        p.action = AssistantPolicy::Action::Ask;
+        QCOMPARE(p.checkWorkspaces(asked), QString());
+        // The list survives the settings file; a name that cannot be one is dropped, and
+        // anything but a list means all of them.
+        p.workspaces = QStringList{QStringLiteral("data")};
+        QCOMPARE(AssistantPolicy::fromJson(p.toJson())->workspaces, p.workspaces);
+        QJsonObject json = p.toJson();
+        json.insert(QStringLiteral("workspaces"),
+                    QJsonArray{QStringLiteral("data"), QStringLiteral("../etc"), 3});
+        QCOMPARE(AssistantPolicy::fromJson(json)->workspaces, QStringList{QStringLiteral("data")});
+        json.insert(QStringLiteral("workspaces"), QStringLiteral("data"));
+        QVERIFY(!AssistantPolicy::fromJson(json)->workspaces.has_value());
+        p.workspaces.reset();
+        QVERIFY(!p.toJson().contains(u"workspaces"));
+    }
+
     void approvalRequestRoundTripAndBounds()
     {
         ApprovalRequest r;
@@ -484,6 +518,10 @@ private Q_SLOTS:
         QVERIFY(!r.toJson().contains(u"egress"));
         r.egress = {QStringLiteral("api.github.com"), QStringLiteral("*.pypi.org")};
         QCOMPARE(ApprovalRequest::fromJson(r.toJson())->egress, r.egress);
+        // So do the workspaces it would see.
+        QVERIFY(!r.toJson().contains(u"workspaces"));
+        r.workspaces = {QStringLiteral("data (read-only)")};
+        QCOMPARE(ApprovalRequest::fromJson(r.toJson())->workspaces, r.workspaces);
         // A held connection's question: its host, port and run cross too.
         r.host = QStringLiteral("api.github.com");
         r.port = 8443;

@@ -4,7 +4,9 @@
 #include "httptoken.h"
 #include "runnetwork.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
@@ -95,6 +97,7 @@ private Q_SLOTS:
     void storedTokenIsPrivateAndStable();
     void windowSettings();
     void windowSettingsSecrets();
+    void windowSettingsWorkspaces();
     void callTimeout_data();
     void callTimeout();
 };
@@ -1160,6 +1163,61 @@ void tst_CommandLine::windowSettingsSecrets()
                          "settings: ignoring the bound secret OK=MY_OPENAI_KEY@b.example.com");
     cl = parse({}).withSettings(odd, env);
     QCOMPARE(bound(cl), QStringList{"OK=ghp-2@a.example.com"});
+}
+
+// The window's workspaces when --workspace gives none: made canonical as --workspace makes them,
+// with their apply setting and rules; one whose folder is gone skipped with a warning rather than
+// refusing to start; --workspace wins over them all.
+void tst_CommandLine::windowSettingsWorkspaces()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("data")));
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("out:rw")));
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("cli")));
+    const QString root = QFileInfo(dir.path()).canonicalFilePath();
+    const auto workspace = [](const QString &name, const QString &path, Workspace::Mode mode) {
+        Workspace w;
+        w.name = name;
+        w.path = path;
+        w.mode = mode;
+        return w;
+    };
+    AppSettings settings;
+    settings.workspaces = {
+        workspace("data", dir.path() + QStringLiteral("/./data/"), Workspace::Mode::ReadOnly),
+        workspace("gone", dir.filePath("gone"), Workspace::Mode::ReadOnly),
+        // A folder whose name ends as the mode suffix does keeps its name, and this mode.
+        workspace("out", dir.filePath("out:rw"), Workspace::Mode::CopyOnWrite),
+        workspace("data", dir.filePath("out:rw"), Workspace::Mode::ReadOnly)};
+    settings.workspaces[2].apply = Workspace::Apply::Always;
+    settings.workspaces[2].exclude = {QStringLiteral("build/")};
+    settings.workspaces[2].include = {QStringLiteral(".env.example")};
+    const auto described = [](const CommandLine &cl) {
+        QStringList out;
+        for (const Workspace &w : cl.config.workspaces)
+            out.append(QStringLiteral("%1=%2 %3 %4 -%5 +%6")
+                           .arg(w.name, w.path, Workspace::modeName(w.mode),
+                                Workspace::applyName(w.apply), w.exclude.join(u','),
+                                w.include.join(u',')));
+        return out;
+    };
+
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression(QStringLiteral(
+                             "^settings: skipping a workspace: workspace 'gone': the folder .*"
+                             "/gone does not exist$")));
+    QTest::ignoreMessage(QtWarningMsg, "settings: skipping a second workspace named data");
+    CommandLine cl = parse({}).withSettings(settings, {});
+    QCOMPARE(int(cl.mode), int(Mode::NoMode));
+    QCOMPARE(described(cl),
+             (QStringList{"data=" + root + "/data read-only never - +",
+                          "out=" + root + "/out:rw copy-on-write always -build/ +.env.example"}));
+
+    // --workspace wins: none of the settings' is added.
+    cl = parse({"--workspace", "mine=" + dir.filePath("cli") + ":rw"}).withSettings(settings, {});
+    QCOMPARE(int(cl.mode), int(Mode::NoMode));
+    QCOMPARE(described(cl), QStringList{"mine=" + root + "/cli copy-on-write never - +"});
 }
 
 void tst_CommandLine::callTimeout_data()

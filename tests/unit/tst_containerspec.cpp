@@ -79,6 +79,7 @@ private Q_SLOTS:
     void limits_data();
     void limits();
     void librariesVolume();
+    void workspaceScratch();
     void installContainer();
     void customImage();
 };
@@ -383,6 +384,29 @@ void tst_ContainerSpec::librariesVolume()
     QCOMPARE(at(spec, {"HostConfig", "NetworkMode"}), QJsonValue("none"));
     QVERIFY(!strings(build(defaultConfig(), "python").value("Env"))
                  .contains("PYTHONPATH=/opt/cs-libs/python"));
+}
+
+// A run's workspaces: a memory-backed volume of the size asked, root's, labelled like the sandbox.
+void tst_ContainerSpec::workspaceScratch()
+{
+    const SandboxConfig config = defaultConfig();
+    const Language &l = lang(QStringLiteral("python"));
+    SandboxSpec run = SandboxSpec::forRun(l, l.image, config, RunNetwork::decide(config));
+    run.mounts.append({SandboxSpec::Mount::Kind::Scratch, QString(),
+                       QStringLiteral("/sandbox/.cs-workspace"), false, 300 << 20});
+    const QJsonArray mounts = at(ContainerSpec::render(run), {"HostConfig", "Mounts"}).toArray();
+    QCOMPARE(mounts.size(), 2);
+    const QJsonObject scratch = mounts.at(1).toObject();
+    QCOMPARE(scratch.value("Type"), QJsonValue("volume"));
+    QCOMPARE(scratch.value("Target"), QJsonValue("/sandbox/.cs-workspace"));
+    QCOMPARE(
+        scratch["VolumeOptions"]["DriverConfig"]["Options"]["o"],
+        QJsonValue(QStringLiteral("nosuid,nodev,size=%1,uid=0,gid=0,mode=0755").arg(300 << 20)));
+    QCOMPARE(scratch["VolumeOptions"]["Labels"], mounts.at(0)["VolumeOptions"]["Labels"]);
+    // Another size is another sandbox: no warm one of the plain spec serves it.
+    SandboxSpec bigger = run;
+    bigger.mounts.last().sizeBytes += 1;
+    QVERIFY(bigger.key() != run.key());
 }
 
 void tst_ContainerSpec::installContainer()

@@ -83,6 +83,7 @@ RunRecord withoutBulk(RunRecord r)
     r.envValues.clear();
     r.output.clear();
     r.files.clear();
+    r.workspaces = QJsonArray(); // like output and files: load() has them, recent() not
     r.complete = false;
     return r;
 }
@@ -238,6 +239,8 @@ private Q_SLOTS:
     void openMigratesSchemaFour();
     void openMigratesSchemaFive();
     void openMigratesSchemaSix();
+    void openMigratesSchemaEight();
+    void workspacesKeptAndDecided();
     void openUnusable_data();
     void openUnusable();
     void notOpen();
@@ -318,6 +321,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
     queryValue(path, QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
     QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
@@ -327,7 +331,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
     QVERIFY(store.load(QStringLiteral("old")).has_value());
     QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
     RunRecord fresh = makeRun(QStringLiteral("new"));
@@ -365,13 +369,14 @@ void tst_HistoryStore::openMigratesSchemaThree()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 3"));
     QVERIFY(!queryValue(path, hasEngine).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
     QVERIFY(queryValue(path, hasEngine).isValid());
     // The old run is all there, without an engine.
     const std::optional<RunRecord> before = store.load(QStringLiteral("before"));
@@ -403,12 +408,13 @@ void tst_HistoryStore::openMigratesSchemaFour()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 4"));
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
     QVERIFY(store.load(QStringLiteral("before"))->connections.isEmpty());
     RunRecord after = makeRun(QStringLiteral("after"), at(-10));
     NetworkAttempt allowed;
@@ -447,13 +453,14 @@ void tst_HistoryStore::openMigratesSchemaFive()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN runtime"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 5"));
     QVERIFY(!queryValue(path, hasRuntime).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
     QVERIFY(queryValue(path, hasRuntime).isValid());
     QCOMPARE(store.load(QStringLiteral("before"))->runtime, QString());
     QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
@@ -484,7 +491,7 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
     // A new file gives pruned space back to the file system.
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA auto_vacuum")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "
@@ -521,13 +528,14 @@ void tst_HistoryStore::openMigratesSchemaSix()
     QVERIFY(queryValue(path, hasSecrets).isValid());
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 6"));
     QVERIFY(!queryValue(path, hasSecrets).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 8);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
     QVERIFY(queryValue(path, hasSecrets).isValid());
     QVERIFY(store.load(QStringLiteral("before"))->secrets.isEmpty());
     QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
@@ -551,6 +559,78 @@ void tst_HistoryStore::openMigratesSchemaSix()
     // Runs without secrets store nothing for them.
     QVERIFY(
         queryValue(path, QStringLiteral("SELECT secrets FROM runs WHERE id = 'before'")).isNull());
+}
+
+void tst_HistoryStore::openMigratesSchemaEight()
+{
+    // A file of schema 8, before workspaces: it opens, its runs read with none, and a new run
+    // keeps its own.
+    const QString path = newPath();
+    {
+        HistoryStore store;
+        QVERIFY(openStore(store, path));
+        QVERIFY(put(store, makeRun(QStringLiteral("before"))));
+    }
+    const QString hasWorkspaces =
+        QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'workspaces'");
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
+    queryValue(path, QStringLiteral("PRAGMA user_version = 8"));
+    QVERIFY(!queryValue(path, hasWorkspaces).isValid());
+
+    HistoryStore store;
+    QString error;
+    QVERIFY2(openStore(store, path, &error), qPrintable(error));
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    QVERIFY(queryValue(path, hasWorkspaces).isValid());
+    QVERIFY(store.load(QStringLiteral("before"))->workspaces.isEmpty());
+    QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
+    RunRecord after = makeRun(QStringLiteral("after"), at(-10));
+    after.workspaces = fullRecord().workspaces;
+    QVERIFY(put(store, after));
+    QCOMPARE(store.load(QStringLiteral("after"))->workspaces, after.workspaces);
+    // Runs without workspaces store nothing for them.
+    QVERIFY(queryValue(path, QStringLiteral("SELECT workspaces FROM runs WHERE id = 'before'"))
+                .isNull());
+}
+
+void tst_HistoryStore::workspacesKeptAndDecided()
+{
+    // The workspaces go with the whole run (load), not with the list (recent), count against
+    // the size cap by the content they keep, and a decision replaces them and nothing else.
+    HistoryStore store;
+    QVERIFY(openStore(store, newPath()));
+    const RunRecord run = fullRecord();
+    QVERIFY(put(store, run));
+    QCOMPARE(store.load(run.id)->workspaces, run.workspaces);
+    QVERIFY(recentOf(store, 10).at(0).workspaces.isEmpty());
+    QCOMPARE(queryValue(store.path(), QStringLiteral("SELECT size_bytes FROM runs")).toLongLong(),
+             queryValue(store.path(), QStringLiteral("SELECT length(CAST(code AS BLOB)) + "
+                                                     "length(output) FROM runs"))
+                     .toLongLong() +
+                 pngish().size() + 3); // the plot's bytes, the workspace's 3 bytes of content
+
+    QJsonArray decided = run.workspaces;
+    QJsonObject repo = decided.at(1).toObject();
+    repo.insert(QStringLiteral("decision"), QStringLiteral("applied"));
+    repo.insert(QStringLiteral("applied"),
+                QJsonObject{{QStringLiteral("files"), QJsonArray{QStringLiteral("a.txt")}}});
+    decided[1] = repo;
+    QSignalSpy updated(&store, &HistoryStore::workspacesUpdated);
+    store.updateWorkspaces(run.id, decided);
+    QVERIFY(updated.wait(10000));
+    QCOMPARE(updated.last().at(0).toString(), run.id);
+    QVERIFY(updated.last().at(1).toBool());
+    RunRecord expected = run;
+    expected.envValues.clear();
+    expected.workspaces = decided;
+    compareRecords(*store.load(run.id), expected);
+
+    // A run the history does not have: told so.
+    store.updateWorkspaces(QStringLiteral("not-there"), decided);
+    QVERIFY(updated.wait(10000));
+    QCOMPARE(updated.last().at(0).toString(), QStringLiteral("not-there"));
+    QVERIFY(!updated.last().at(1).toBool());
+    QCOMPARE(store.count(), 1);
 }
 
 void tst_HistoryStore::openUnusable_data()

@@ -322,6 +322,37 @@ void tst_PodSpec::volumes()
                          QJsonObject{{"name", "workdir"}, {"mountPath", "/sandbox"}}}));
     QCOMPARE(volumes.at(0)[u"name"].toString(), "tmp");
     QCOMPARE(volumes.at(1)[u"name"].toString(), "workdir");
+
+    // A cached workspace's volume is a claim, mounted read-only; a run's scratch space for its
+    // copied workspaces a memory-backed emptyDir of its size; a file of the engine's machine
+    // nothing.
+    SandboxSpec withClaim = specFor(config);
+    withClaim.mounts.append(
+        {SandboxSpec::Mount::Kind::Scratch, QString(), "/sandbox/.cs-workspace", false, 1024});
+    withClaim.mounts.append({SandboxSpec::Mount::Kind::Volume, "code-sandbox-workspace-ab",
+                             "/sandbox/.cs-workspace/data", true});
+    withClaim.mounts.append({SandboxSpec::Mount::Kind::HostFile, "/etc/ssl/certs/ca.pem",
+                             "/etc/code-sandbox/host-ca.crt", true});
+    const QJsonObject claimed = PodSpec::render(withClaim);
+    const QJsonArray claimVolumes = at(claimed, {"spec", "volumes"}).toArray();
+    QCOMPARE(claimVolumes.size(), 4);
+    QCOMPARE(claimVolumes.at(2).toObject(),
+             QJsonObject({{"name", "scratch-0"},
+                          {"emptyDir", QJsonObject{{"medium", "Memory"}, {"sizeLimit", "1Ki"}}}}));
+    QCOMPARE(claimVolumes.at(3).toObject(),
+             QJsonObject(
+                 {{"name", "claim-1"},
+                  {"persistentVolumeClaim",
+                   QJsonObject{{"claimName", "code-sandbox-workspace-ab"}, {"readOnly", true}}}}));
+    const QJsonArray claimMounts = container(claimed).value(u"volumeMounts").toArray();
+    QCOMPARE(claimMounts.size(), 4);
+    QCOMPARE(claimMounts.at(2).toObject(),
+             QJsonObject({{"name", "scratch-0"}, {"mountPath", "/sandbox/.cs-workspace"}}));
+    QCOMPARE(claimMounts.at(3).toObject(),
+             QJsonObject({{"name", "claim-1"},
+                          {"mountPath", "/sandbox/.cs-workspace/data"},
+                          {"readOnly", true}}));
+    QCOMPARE(PodSpec::hardeningViolations(claimed), QStringList());
 }
 
 void tst_PodSpec::labels()
@@ -823,13 +854,17 @@ void tst_PodSpec::writeForSchemaCheck()
     prefix.imagePrefix = "registry.example.com/team";
     pods.append({"session-small", PodSpec::render(specFor(small, "python", true), prefix)});
     pods.append({"allowlist", allowlistPod()});
+    SandboxSpec claimed = specFor();
+    claimed.mounts.append({SandboxSpec::Mount::Kind::Volume, "code-sandbox-workspace-ab",
+                           "/sandbox/.cs-workspace/data", true});
+    pods.append({"workspace-claim", PodSpec::render(claimed)});
     pods.append({"gateway",
                  PodGateway::podManifest("code-sandbox-gateway-x-1", "code-sandbox/gateway:latest",
                                          {"--listen", "0.0.0.0:3128"},
                                          QJsonObject{{"code-sandbox.role", "gateway"}})});
     for (const Language &l : registry().all())
         pods.append({"language-" + l.name, build(defaultConfig(), {}, l.name)});
-    QVERIFY(pods.size() >= 7 + 11);
+    QVERIFY(pods.size() >= 8 + 11);
 
     const QString dir = qEnvironmentVariable("CS_PODSPEC_DIR");
     for (const auto &[name, pod] : pods) {

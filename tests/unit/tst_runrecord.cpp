@@ -1,8 +1,10 @@
 #include "runrecord.h"
 #include "runrecordcompare.h"
+#include "workspacefixture.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QTemporaryDir>
 #include <QTest>
 
 using Chunks = QList<OutputChunk>;
@@ -52,6 +54,9 @@ private Q_SLOTS:
     void applyResult();
     void applyResultFields();
     void applyResultKeepsImageAndContainer();
+    void applyResultKeepsWorkspaces();
+    void workspacesWithinTheContentBudget();
+    void workspacesFromJsonSkipsBadElements();
     void packRoundTrip_data();
     void packRoundTrip();
     void packFormat();
@@ -181,7 +186,7 @@ void tst_RunRecord::fromJsonGarbage_data()
             "cpus": "2", "pidsLimit": {}, "network": "on", "peakMemoryBytes": [],
             "cpuTimeMs": false, "envNames": "A,B", "envValues": {"A": "x"}, "output": "text",
             "files": {"name": "x"}, "complete": "no", "secrets": {"name": "A"},
-            "connections": "pypi.org"})");
+            "connections": "pypi.org", "workspaces": {"name": "repo"}})");
     QTest::newRow("out of range numbers") << QByteArray(
         R"({"exitCode": 1e300, "timeoutSec": -1e20, "pidsLimit": 3000000000,
             "durationMs": 1e300, "instancePid": -1e300, "memoryBytes": 1.5e19,
@@ -241,6 +246,7 @@ void tst_RunRecord::fromJsonGarbage()
     QVERIFY(r.envValues.isEmpty());
     QVERIFY(r.secrets.isEmpty());
     QVERIFY(r.connections.isEmpty());
+    QVERIFY(r.workspaces.isEmpty());
     QVERIFY(r.output.isEmpty());
     QCOMPARE(r.complete, true);
     // Files: only objects count, and an object of nonsense is a default file.
@@ -597,6 +603,103 @@ void tst_RunRecord::unpackGarbage()
     QCOMPARE(back.size(), chunks);
     if (chunks > 0)
         QCOMPARE(back.at(0).data, QByteArray("ok"));
+}
+
+void tst_RunRecord::applyResultKeepsWorkspaces()
+{
+    // The finished run's workspaces, as the server made them, reach the record; through the
+    // record's JSON as text (the monitor socket) each is a WorkspaceRun again, with what a later
+    // Apply needs.
+    QTemporaryDir dir;
+    QVERIFY(
+        writeFiles(dir.path() + QStringLiteral("/repo"), {{QStringLiteral("main.py"), "print(1)\n"},
+                                                          {QStringLiteral("old.txt"), "old\n"}}));
+    QVERIFY(writeFiles(dir.path() + QStringLiteral("/data"), {{QStringLiteral("a.csv"), "x\n"}}));
+    ExecutionResult result;
+    result.exitCode = 0;
+    result.workspaces = {
+        readOnlyWorkspace(QStringLiteral("data"), dir.path() + QStringLiteral("/data")),
+        changedWorkspace(QStringLiteral("repo"), dir.path() + QStringLiteral("/repo"),
+                         Workspace::Apply::Ask,
+                         {{QStringLiteral("main.py"), "print(2)\n"},
+                          {QStringLiteral("old.txt"), QByteArray()},
+                          {QStringLiteral("new.txt"), "new\n"}})};
+    RunRecord r;
+    r.applyResult(result);
+    QCOMPARE(r.workspaces.size(), 2);
+    QCOMPARE(r.workspaces.at(0).toObject(), result.workspaces.at(0).recordJson());
+    QCOMPARE(r.workspaces.at(1).toObject(), result.workspaces.at(1).recordJson());
+
+    const QByteArray line = QJsonDocument(r.toJson(false)).toJson(QJsonDocument::Compact);
+    const RunRecord back = RunRecord::fromJson(QJsonDocument::fromJson(line).object());
+    QCOMPARE(back.workspaces, r.workspaces);
+    QString error;
+    const std::optional<WorkspaceRun> repo =
+        WorkspaceRun::fromRecordJson(back.workspaces.at(1).toObject(), &error);
+    QVERIFY2(repo.has_value(), qPrintable(error));
+    QVERIFY(repo->changes.has_value());
+    QCOMPARE(repo->changes->changes.size(), 3);
+    QCOMPARE(repo->workspace.apply, Workspace::Apply::Ask);
+    QCOMPARE(repo->workspace.path, result.workspaces.at(1).workspace.path);
+    // A run without workspaces has no key for them: its line is what it was.
+    RunRecord plain;
+    plain.applyResult(ExecutionResult());
+    QVERIFY(!plain.toJson().contains(QLatin1String("workspaces")));
+}
+
+void tst_RunRecord::workspacesWithinTheContentBudget()
+{
+    // Three workspaces that each keep 7 MiB for a later Apply: the first two fit within the
+    // run's 16 MiB, the third is kept without its content (its list and diffs stay).
+    QList<WorkspaceRun> runs;
+    for (const char *name : {"one", "two", "three"}) {
+        WorkspaceRun w;
+        w.workspace.name = QString::fromLatin1(name);
+        w.workspace.path = QStringLiteral("/tmp/") + w.workspace.name;
+        w.workspace.mode = Workspace::Mode::CopyOnWrite;
+        w.scan = std::make_shared<WorkspaceScan>();
+        WorkspaceChangeSet changes;
+        changes.workspace = w.workspace.name;
+        WorkspaceChange c;
+        c.path = QStringLiteral("big.bin");
+        c.content = "stands for 7 MiB";
+        c.size = c.content.size();
+        c.diff = QStringLiteral("+stands for 7 MiB\n");
+        changes.changes.append(c);
+        changes.bytes = 7LL * 1024 * 1024;
+        w.changes = changes;
+        runs.append(w);
+    }
+    const QJsonArray json = RunRecord::workspacesJson(runs);
+    QCOMPARE(json.size(), 3);
+    const auto content = [&json](int i) {
+        return json.at(i)
+            .toObject()
+            .value(u"changes")
+            .toObject()
+            .value(u"added")
+            .toArray()
+            .at(0)
+            .toObject()
+            .value(u"content");
+    };
+    QVERIFY(json.at(0).toObject().value(u"content_kept").toBool());
+    QVERIFY(json.at(1).toObject().value(u"content_kept").toBool());
+    QVERIFY(content(0).isString());
+    QVERIFY(!json.at(2).toObject().value(u"content_kept").toBool());
+    QVERIFY(content(2).isUndefined());
+    QCOMPARE(json.at(2).toObject().value(u"changes").toObject().value(u"added").toArray().size(),
+             1);
+    QCOMPARE(RunRecord::workspaceContentBytes(json), 14LL * 1024 * 1024);
+}
+
+void tst_RunRecord::workspacesFromJsonSkipsBadElements()
+{
+    const RunRecord r = RunRecord::fromJson(parse(
+        R"({"workspaces": [1, "repo", null, [], {}, {"name": ""}, {"name": "../x"},
+                           {"name": 5}, {"name": "ok", "mode": "read-only"}]})"));
+    QCOMPARE(r.workspaces.size(), 1);
+    QCOMPARE(r.workspaces.at(0).toObject().value(u"name").toString(), QStringLiteral("ok"));
 }
 
 QTEST_GUILESS_MAIN(tst_RunRecord)

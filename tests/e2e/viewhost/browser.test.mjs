@@ -2,8 +2,8 @@
 // embeds the view (the server's ui://code-sandbox/run.html, read over MCP) in a sandboxed frame
 // and talks to it through the official host bridge of @modelcontextprotocol/ext-apps; the view's
 // tools/call requests reach the server through the SDK client here, which forwards only the tools
-// that the view may call. Three runs, each in light and in dark: a plot with an output file, a
-// long run stopped from the view's own Stop button, and a run that fails. Screenshots of each go
+// that the view may call. Four runs, each in light and in dark: a plot with an output file, a
+// long run stopped from the view's own Stop button, a run that fails, and a run's workspaces. Screenshots of each go
 // to $CS_VIEW_SCREENSHOTS (a temporary folder otherwise).
 //
 // This file lives in a folder of its own so that e2e_stdio, which takes tests/e2e/*.test.mjs,
@@ -277,6 +277,42 @@ describe('the run view in Chromium, hosted with the ext-apps AppBridge', { skip 
         assert.equal(await frame.$eval('#files-section', (e) => e.hidden), true);
 
         await shootBoth(t, frame, 'failed', 'light');
+        await page.evaluate(() => window.unmountView());
+    });
+
+    test("a run's workspaces", { timeout: 90_000 }, async (t) => {
+        // This server has no workspaces: the result is given the ones a server with a read-only
+        // and a copy-on-write workspace returns (structuredContent.workspaces, as
+        // WorkspaceRun::toJson writes them), first with the change set waiting, then applied.
+        const { call, frame } = await startRun('run_python_code', { code: 'print("edited")' }, 'light');
+        const result = await call;
+        const repo = {
+            name: 'repo', mode: 'copy-on-write', path: '/workspace/repo', files: 12, bytes: 40960,
+            excluded: 1, apply: 'ask',
+            changes: {
+                workspace: 'repo', bytes: 180, refused: ['escape: is a symbolic link'], refused_count: 1,
+                added: [{ path: 'src/test_stats.py', size: 74 }],
+                modified: [{ path: 'src/stats.py', size: 102, lines_added: 2, lines_removed: 0 }],
+                deleted: [{ path: 'old.csv', old_size: 8 }], renamed: [],
+            },
+        };
+        const data = { name: 'data', mode: 'read-only', path: '/workspace/data', files: 3, bytes: 2048, excluded: 0 };
+        result.structuredContent.workspaces = [data, repo];
+        await showResult(result);
+        await frame.waitForFunction(() => !document.getElementById('workspaces-section').hidden);
+        const rows = () => frame.$$eval('#workspaces tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+        assert.deepEqual(await rows(), [
+            ['data', 'read-only', '3 files, 2.0 KiB'],
+            ['repo', 'copy-on-write', '1 added, 1 modified, 1 deleted, 1 refused · not applied yet: the user decides in the Code Sandbox window'],
+        ]);
+        assert.doesNotMatch(await text(frame, '#workspaces'), /\/home|\/tmp/, 'no host path');
+        await shootBoth(t, frame, 'workspaces', 'light');
+
+        repo.applied = { files: ['src/test_stats.py', 'old.csv'], conflicts: ['src/stats.py: the folder\'s file changed since the run started'], failed: [] };
+        await showResult(result);
+        await frame.waitForFunction(() => document.getElementById('workspaces').textContent.includes('applied:'));
+        assert.equal((await rows())[1][2],
+            '1 added, 1 modified, 1 deleted, 1 refused · applied: 2 written, 1 left alone (changed in the folder since the run started)');
         await page.evaluate(() => window.unmountView());
     });
 

@@ -16,10 +16,12 @@ import json
 import os
 import sys
 
-# The kinds packaging/kubernetes/ ships and the pods PodSpec builds.
+# The kinds packaging/kubernetes/ ships, the pods PodSpec builds and the other objects the
+# Kubernetes backend sends (the egress gateway's Service, the workspaces' PersistentVolumeClaims).
 ROOTS = {
     "api/v1": ["io.k8s.api.core.v1.Pod", "io.k8s.api.core.v1.Namespace",
-               "io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.Service"],
+               "io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.Service",
+               "io.k8s.api.core.v1.PersistentVolumeClaim"],
     "apis/rbac.authorization.k8s.io/v1": ["io.k8s.api.rbac.v1.Role",
                                           "io.k8s.api.rbac.v1.RoleBinding"],
     "apis/networking.k8s.io/v1": ["io.k8s.api.networking.v1.NetworkPolicy"],
