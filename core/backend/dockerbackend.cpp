@@ -252,6 +252,26 @@ void DockerBackend::setUpstreamProxy(const UpstreamProxy &proxy)
 SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QString &name,
                                                QObject *parent)
 {
+    const auto known = m_images.constFind(spec.image);
+    if (known == m_images.cend() ||
+        QDateTime::currentMSecsSinceEpoch() - known->atMs >= kImageCacheMs)
+        learnImage(spec.image);
+    auto *container = new DockerContainer(m_engine, createBody(spec), spec.image, name, parent);
+    if (known == m_images.cend()) {
+        // The first sandboxes of an image (a pool filling at start) wait for the engine's answer
+        // about it, a few ms, rather than carry the scripts' text in their command: besides the
+        // CPU that compiling it costs each one, Podman's `top` (and its API's) hangs on a
+        // container whose processes' arguments pass 64 KiB.
+        container->waitForBody([this, spec](QObject *context, const auto &ready) {
+            whenImageLearned(spec.image, context, [this, spec, ready] { ready(createBody(spec)); });
+        });
+    }
+    container->useEgress(m_gateways.leaseFor(spec, container));
+    return container;
+}
+
+QJsonObject DockerBackend::createBody(const SandboxSpec &spec) const
+{
     // A used sandbox here waits, idle, for its removal at a quiet moment (cs-run's linger), so
     // the engine's teardown of it does not compete with the calls that wait; a pod ends after
     // its result instead (KubernetesBackend), as a pod is expected to.
@@ -259,21 +279,15 @@ SandboxContainer *DockerBackend::createSandbox(const SandboxSpec &spec, const QS
     lingering.env.append({QStringLiteral("CS_LINGER"), QStringLiteral("1")});
     // An image that carries this build's scripts gets a command that runs them from its files
     // rather than one that holds their text (ImageScripts), and is named by its ID: the container
-    // is made from the very image whose label said so, even if the tag moves meanwhile. Until the
-    // engine has said what the image carries, the text goes inline, as for any other image.
+    // is made from the very image whose label said so, even if the tag moves meanwhile. Where the
+    // engine has not said what the image carries, the text goes inline, as for any other image.
     const auto known = m_images.constFind(spec.image);
     if (known != m_images.cend() && known->present && !known->id.isEmpty()) {
         lingering.command = ImageScripts::compact(spec.command, known->scripts);
         if (lingering.command != spec.command)
             lingering.image = known->id;
     }
-    if (known == m_images.cend() ||
-        QDateTime::currentMSecsSinceEpoch() - known->atMs >= kImageCacheMs)
-        learnImage(spec.image);
-    auto *container =
-        new DockerContainer(m_engine, ContainerSpec::render(lingering), spec.image, name, parent);
-    container->useEgress(m_gateways.leaseFor(spec, container));
-    return container;
+    return ContainerSpec::render(lingering);
 }
 
 void DockerBackend::shutdown(QObject *context, const std::function<void()> &done)
@@ -559,5 +573,23 @@ void DockerBackend::learnImage(const QString &image)
     m_learning.insert(image);
     // imageStatus keeps the answer (an engine that is away leaves what was known: an image ID
     // stays valid).
-    imageStatus(image, this, [this, image](const ImageStatus &) { m_learning.remove(image); });
+    imageStatus(image, this, [this, image](const ImageStatus &) {
+        m_learning.remove(image);
+        const auto waiting = m_imageWaiters.take(image);
+        for (const ImageWaiter &w : waiting)
+            if (w.context)
+                w.done();
+    });
+}
+
+void DockerBackend::whenImageLearned(const QString &image, QObject *context,
+                                     const std::function<void()> &done)
+{
+    // Whatever the answer (an engine that does not answer: the text goes inline, and the create
+    // says what is wrong).
+    if (!m_learning.contains(image)) {
+        done();
+        return;
+    }
+    m_imageWaiters[image].append({QPointer<QObject>(context), done});
 }

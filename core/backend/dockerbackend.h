@@ -4,7 +4,11 @@
 #include "sandboxbackend.h"
 
 #include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QPointer>
 #include <QSet>
+#include <functional>
 
 class EgressGateway;
 class EngineClient;
@@ -125,12 +129,24 @@ private:
     // Asks the engine about `image` in the background (imageStatus), once at a time, for
     // createSandbox.
     void learnImage(const QString &image);
+    // Calls `done` once learnImage's question about `image` is answered (at once when none is
+    // under way), unless `context` is gone by then.
+    void whenImageLearned(const QString &image, QObject *context,
+                          const std::function<void()> &done);
+    // The create body of a sandbox of `spec` here (see createSandbox).
+    QJsonObject createBody(const SandboxSpec &spec) const;
+    struct ImageWaiter
+    {
+        QPointer<QObject> context;
+        std::function<void()> done;
+    };
 
     EngineClient *m_engine;
     int m_cpus = 0; // from /info, once read
     QHash<QString, Presence> m_images;
-    QSet<QString> m_learning; // images learnImage asks about
-    GatewayKeeper m_gateways; // an EngineGateway on this engine
+    QSet<QString> m_learning;                          // images learnImage asks about
+    QHash<QString, QList<ImageWaiter>> m_imageWaiters; // whenImageLearned's, by image
+    GatewayKeeper m_gateways;                          // an EngineGateway on this engine
     QString m_runtime;
     QString m_defaultRuntime;
     QHash<QString, Runtime> m_runtimes; // name → what it is, from /info

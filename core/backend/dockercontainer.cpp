@@ -26,8 +26,17 @@ DockerContainer::~DockerContainer()
 
 void DockerContainer::prepare()
 {
-    if (m_state != State::New || (egress() && egress()->isWaiting()))
+    if (m_state != State::New || m_waitingForBody || (egress() && egress()->isWaiting()))
         return;
+    if (m_bodyWait) {
+        m_waitingForBody = true;
+        std::exchange(m_bodyWait, {})(this, [this](const QJsonObject &body) {
+            m_waitingForBody = false;
+            m_body = body;
+            prepare(); // (not if removed meanwhile: no longer New)
+        });
+        return;
+    }
     if (!egress()) {
         create(m_body);
         return;

@@ -5,6 +5,7 @@
 #include <QJsonObject>
 #include <QPointer>
 #include <QString>
+#include <functional>
 
 class AttachStream;
 class EngineClient;
@@ -22,6 +23,12 @@ public:
     DockerContainer(EngineClient *engine, const QJsonObject &body, const QString &image,
                     const QString &name, QObject *parent = nullptr);
     ~DockerContainer() override;
+
+    // Gives the create's body, before the create, to `ready` (DockerBackend: once the engine has
+    // said what the image carries); the body given at construction is the one used until then.
+    using BodyWait = std::function<void(QObject *context,
+                                        const std::function<void(const QJsonObject &)> &ready)>;
+    void waitForBody(BodyWait wait) { m_bodyWait = std::move(wait); }
 
     void prepare() override;
     void write(const QByteArray &bytes) override;
@@ -58,5 +65,7 @@ private:
 
     EngineClient *m_engine;
     QJsonObject m_body;
+    BodyWait m_bodyWait;
+    bool m_waitingForBody = false;
     QPointer<AttachStream> m_stream;
 };

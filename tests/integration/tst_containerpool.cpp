@@ -403,8 +403,8 @@ print(socket.gethostname())
         SandboxService service(&backend, LanguageRegistry::builtIn(), makeConfig(1, 0, 1));
         service.warmUp();
         QTRY_COMPARE_WITH_TIMEOUT(service.pool()->warmCount(pythonSpec(service)), 1, 30000);
-        // The first sandboxes were made before the engine said what the image carries.
-        QCOMPARE(run(service, QStringLiteral("print(1)")).exitCode, 0);
+        // The pool's first sandboxes too, made as the server starts: their creates wait for the
+        // engine's answer about the image (Podman's `top` hangs on the inline text's 64 KiB).
         const QString sourced = QStringLiteral(". /usr/local/share/code-sandbox/") + names.at(0);
         QStringList sandbox;
         ExecutionResult py;
@@ -428,10 +428,6 @@ print(socket.gethostname())
                  QStringLiteral("Traceback (most recent call last):\n  File "
                                 "\"/sandbox/main.py\", line 2, in <module>\n    raise "
                                 "ValueError('no')\nValueError: no\n"));
-        QCOMPARE(resultOf(service.execute({QStringLiteral("javascript"), QStringLiteral("1"), 30}),
-                          90000)
-                     .exitCode,
-                 0);
         ExecutionResult js;
         runInTheWarmOne(
             engine, service, QStringLiteral("javascript"),
