@@ -571,13 +571,21 @@ void SandboxTools::followRun(const RunContext &context, ToolCall *call, Executio
                                progressLine(complete.lines.first()));
         });
     const QString viewId = context.live->idOf(call);
+    // A session's call is followed by a snapshot, which the view shows once it is kept
+    // (list_snapshots finds it by the run it followed).
+    QJsonObject snapshotOf;
+    if (!viewId.isEmpty() && context.sessions && context.sessions->snapshots() &&
+        !execution->request().sessionId.isEmpty())
+        snapshotOf = {{QStringLiteral("session_id"), execution->request().sessionId},
+                      {QStringLiteral("after_run"), execution->runId()}};
     QObject::connect(execution, &Execution::finished, call,
-                     [call, hint, jsonText, viewId](const ExecutionResult &r) {
+                     [call, hint, jsonText, viewId, snapshotOf](const ExecutionResult &r) {
                          QJsonObject result = RunWording::toolResult(r, hint, jsonText);
                          // For the run view only (hosts without it get today's result): what
                          // the window shows beside the exit code.
                          if (!viewId.isEmpty())
-                             result.insert(QStringLiteral("_meta"), viewFigures(r, viewId));
+                             result.insert(QStringLiteral("_meta"),
+                                           viewFigures(r, viewId, snapshotOf));
                          call->finish(result);
                      });
     QObject::connect(call, &ToolCall::cancelRequested, execution,
@@ -701,9 +709,12 @@ void SandboxTools::registerRunTools(McpServer &server, const RunContext &context
     server.tools().add(exec);
 }
 
-QJsonObject SandboxTools::viewFigures(const ExecutionResult &r, const QString &viewId)
+QJsonObject SandboxTools::viewFigures(const ExecutionResult &r, const QString &viewId,
+                                      const QJsonObject &snapshotOf)
 {
     QJsonObject run{{QStringLiteral("run_id"), viewId}};
+    if (!snapshotOf.isEmpty())
+        run.insert(QStringLiteral("snapshot_of"), snapshotOf);
     if (r.peakMemoryBytes >= 0)
         run.insert(QStringLiteral("peak_memory_bytes"), r.peakMemoryBytes);
     if (r.cpuTimeMs >= 0)

@@ -73,6 +73,8 @@ private:
     static void registerViewTools(McpServer &server, const RunContext &context);
     static QJsonObject viewMeta();
     // The result's _meta for the run view: its id and the figures structuredContent lacks.
-    static QJsonObject viewFigures(const ExecutionResult &result, const QString &viewId);
+    // `snapshotOf`: {session_id, after_run} of a session's call, whose snapshot the view shows.
+    static QJsonObject viewFigures(const ExecutionResult &result, const QString &viewId,
+                                   const QJsonObject &snapshotOf);
     static constexpr const char *kViewUri = "ui://code-sandbox/run.html";
 };

@@ -2,8 +2,9 @@
 // embeds the view (the server's ui://code-sandbox/run.html, read over MCP) in a sandboxed frame
 // and talks to it through the official host bridge of @modelcontextprotocol/ext-apps; the view's
 // tools/call requests reach the server through the SDK client here, which forwards only the tools
-// that the view may call. Four runs, each in light and in dark: a plot with an output file, a
-// long run stopped from the view's own Stop button, a run that fails, and a run's workspaces. Screenshots of each go
+// that the view may call. Five runs, each in light and in dark: a plot with an output file, a
+// long run stopped from the view's own Stop button, a run that fails, a run's workspaces, and a
+// session's call with the snapshot kept after it. Screenshots of each go
 // to $CS_VIEW_SCREENSHOTS (a temporary folder otherwise).
 //
 // This file lives in a folder of its own so that e2e_stdio, which takes tests/e2e/*.test.mjs,
@@ -316,9 +317,42 @@ describe('the run view in Chromium, hosted with the ext-apps AppBridge', { skip 
         await page.evaluate(() => window.unmountView());
     });
 
+    test("a session's call, and the snapshot kept after it", { timeout: 90_000 }, async (t) => {
+        const created = await client.callTool({ name: 'create_session', arguments: { language: 'python' } },
+            undefined, { timeout: 120_000 });
+        assert.notEqual(created.isError, true, JSON.stringify(created.content));
+        const session = created.structuredContent.session_id;
+        try {
+            const code = 'import socket\nx = 41\nconn = socket.socket()\nprint("x is", x)';
+            const { call, frame } = await startRun('execute_code', { language: 'python', code, session_id: session }, 'light');
+            const result = await call;
+            assert.notEqual(result.isError, true, JSON.stringify(result.content));
+            assert.equal(result._meta['code-sandbox/run'].snapshot_of.session_id, session);
+            await showResult(result);
+            // The view asks list_snapshots for the one that followed this very run.
+            await frame.waitForFunction(() => !document.getElementById('snapshot-section').hidden, { timeout: 30_000 });
+            const { structuredContent: { snapshots } } = await client.callTool(
+                { name: 'list_snapshots', arguments: { session_id: session } });
+            assert.equal(snapshots.length, 1);
+            const [kept] = snapshots;
+            assert.equal(kept.after_run, result._meta['code-sandbox/run'].snapshot_of.after_run);
+            const line = await text(frame, '#snapshot');
+            assert.match(line, new RegExp(`^Snapshot ${kept.snapshot_id.replace(/\./g, '\\.')} kept after call 1 · \\d`));
+            assert.match(line, /the interpreter's state and the files · not kept: conn \(socket\)$/);
+            await shootBoth(t, frame, 'session-snapshot', 'light');
+            await page.evaluate(() => window.unmountView());
+        } finally {
+            await client.callTool({ name: 'close_session', arguments: { session_id: session } });
+        }
+        // A call outside a session is followed by no snapshot, and its result says of none.
+        const plain = await client.callTool({ name: 'run_python_code', arguments: { code: 'print(1)' } },
+            undefined, { timeout: 120_000 });
+        assert.equal(plain._meta?.['code-sandbox/run']?.snapshot_of, undefined);
+    });
+
     test('the host passed on only what the view may call', () => {
         assert.deepEqual(refused, []);
-        assert.deepEqual([...new Set(forwarded)].sort(), ['read_run_output', 'stop_run']);
+        assert.deepEqual([...new Set(forwarded)].sort(), ['list_snapshots', 'read_run_output', 'stop_run']);
     });
 
     testNoContainersLeft(async () => {
