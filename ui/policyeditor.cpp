@@ -84,10 +84,11 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
     layout->addWidget(intro);
 
     m_table->setObjectName(QStringLiteral("policyTable"));
-    m_table->setHorizontalHeaderLabels(
-        {tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"), tr("Network"),
-         tr("Hosts (empty: the server's)"), tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
-         tr("Max memory"), tr("Isolation"), tr("Secrets (*: all)"), tr("Workspaces (*: all)")});
+    m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
+                                        tr("Network"), tr("Hosts (empty: the server's)"),
+                                        tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
+                                        tr("Max memory"), tr("Isolation"), tr("Secrets (*: all)"),
+                                        tr("Workspaces (*: all)"), tr("Keep sessions")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -212,6 +213,11 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
         policy.workspaces ? policy.workspaces->join(QStringLiteral(", ")) : QStringLiteral("*"));
     markWorkspaces(workspaces);
     m_table->setItem(row, WorkspacesColumn, workspaces);
+    QWidget *keep = checkCell(policy.keepSessions, QStringLiteral("policyKeepSessions"), m_table);
+    keep->setToolTip(tr("Its sessions are kept: when the server stops, each is saved after its "
+                        "last call, and the first call with its id afterwards brings it back "
+                        "(unless create_session says keep: false)."));
+    m_table->setCellWidget(row, KeepSessionsColumn, keep);
 }
 
 // The cell's tooltip names the workspaces to choose from, and what is not a name (left out when
@@ -293,6 +299,7 @@ AssistantPolicy PolicyEditor::rowPolicy(int row) const
     if (const auto *o = qobject_cast<QComboBox *>(m_table->cellWidget(row, OtherHostsColumn)))
         p.otherHosts = AssistantPolicy::OtherHosts(o->currentData().toInt());
     p.libraries = cellChecked(m_table, row, LibrariesColumn);
+    p.keepSessions = cellChecked(m_table, row, KeepSessionsColumn);
     if (const auto *t = qobject_cast<QSpinBox *>(m_table->cellWidget(row, TimeoutColumn)))
         p.maxTimeoutSec = t->value();
     if (const auto *m = qobject_cast<QSpinBox *>(m_table->cellWidget(row, MemoryColumn)))

@@ -33,6 +33,7 @@ public:
         IsolationColumn,
         SecretsColumn,
         WorkspacesColumn,
+        KeepSessionsColumn,
         ColumnCount
     };
 

@@ -166,6 +166,8 @@ QJsonObject AssistantPolicy::toJson() const
         o.insert(QStringLiteral("egress"), QJsonArray::fromStringList(egress));
     if (otherHosts == OtherHosts::Ask)
         o.insert(QStringLiteral("otherHosts"), QStringLiteral("ask"));
+    if (keepSessions)
+        o.insert(QStringLiteral("keepSessions"), true);
     if (maxTimeoutSec > 0)
         o.insert(QStringLiteral("maxTimeoutSec"), maxTimeoutSec);
     if (maxMemoryMiB > 0)
@@ -213,6 +215,7 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
                        ? OtherHosts::Ask
                        : OtherHosts::Refuse;
     p.libraries = json.value(u"libraries").toBool(true);
+    p.keepSessions = json.value(u"keepSessions").toBool(false);
     const int timeout = json.value(u"maxTimeoutSec").toInt(0);
     p.maxTimeoutSec = timeout > 0 && timeout <= kMaxTimeoutSec ? timeout : 0;
     const int memory = json.value(u"maxMemoryMiB").toInt(0);
@@ -248,7 +251,7 @@ bool AssistantPolicy::operator==(const AssistantPolicy &o) const
 {
     return client == o.client && action == o.action && languages == o.languages &&
            network == o.network && egress == o.egress && otherHosts == o.otherHosts &&
-           libraries == o.libraries && maxTimeoutSec == o.maxTimeoutSec &&
-           maxMemoryMiB == o.maxMemoryMiB && isolation == o.isolation && secrets == o.secrets &&
-           workspaces == o.workspaces;
+           libraries == o.libraries && keepSessions == o.keepSessions &&
+           maxTimeoutSec == o.maxTimeoutSec && maxMemoryMiB == o.maxMemoryMiB &&
+           isolation == o.isolation && secrets == o.secrets && workspaces == o.workspaces;
 }

@@ -37,6 +37,9 @@ struct AssistantPolicy
     };
     OtherHosts otherHosts = OtherHosts::Refuse;
     bool libraries = true; // may ask for libraries to be installed
+    // Its sessions are kept across restarts of the server (as create_session's keep: true)
+    // unless a call says keep: false.
+    bool keepSessions = false;
     int maxTimeoutSec = 0; // its calls' largest timeout; 0: the server's
     // The most memory its sandboxes may have; 0: the server's. A call cannot ask for memory, so
     // a server whose sandboxes get more refuses this assistant's runs (the rule says why).

@@ -96,7 +96,7 @@ QJsonObject result(const QString &text, const QJsonObject &structured)
 // Starts the session's sandbox (installing its libraries first) with its network as decided and
 // its workspaces copied in, and answers once it is ready.
 void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QStringList &libs,
-                  const RunNetwork &network, const QStringList &workspaces)
+                  const RunNetwork &network, const QStringList &workspaces, bool keepByPolicy)
 {
     const QJsonObject args = call->arguments();
     QPointer<ToolCall> guard(call);
@@ -109,7 +109,8 @@ void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QString
     blueprint.timeoutSec = args.value(u"timeout").toInt(0);
     blueprint.network = network;
     blueprint.workspaces = workspaces;
-    blueprint.kept = args.value(u"keep").toBool();
+    // As asked; without a word, as the assistant's policy says.
+    blueprint.kept = args.contains(u"keep") ? args.value(u"keep").toBool() : keepByPolicy;
     sm->create(
         blueprint,
         [guard](const QString &message) {
@@ -170,7 +171,8 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
         return;
     }
     if (!gate) {
-        startSession(sm, idleSec, call, libs, RunNetwork::decide(config, egress), workspaces);
+        startSession(sm, idleSec, call, libs, RunNetwork::decide(config, egress), workspaces,
+                     false);
         return;
     }
     const QString asked = args.value(u"language").toString(QStringLiteral("python"));
@@ -182,6 +184,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
     install.workspaces = workspaces;
     const QString refusal = gate->screen(call->clientName(), install.language, install.timeoutSec,
                                          libs, &egress, workspaces);
+    const bool keep = gate->policies().forClient(call->clientName()).keepSessions;
     if (!refusal.isEmpty()) {
         call->finishWithError(refusal);
         return;
@@ -193,13 +196,13 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
         (!language || !sm->sandbox()->librariesRefusal(*language, libs).isEmpty());
     if ((libs.isEmpty() && workspaces.isEmpty()) || refusedLibraries) {
         startSession(sm, idleSec, call, libs, gate->networkFor(call->clientName(), egress),
-                     workspaces);
+                     workspaces, keep);
         return;
     }
     QPointer<ToolCall> guard(call);
     gate->admit(call, install, egress,
-                [sm, idleSec, guard, libs, workspaces](const ExecutionRequest &admitted,
-                                                       const QString &refusal) {
+                [sm, idleSec, guard, libs, workspaces, keep](const ExecutionRequest &admitted,
+                                                             const QString &refusal) {
                     if (!guard)
                         return;
                     if (!refusal.isEmpty()) {
@@ -210,7 +213,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
                             QStringLiteral(" No session was created and nothing was installed."));
                         return;
                     }
-                    startSession(sm, idleSec, guard, libs, *admitted.network, workspaces);
+                    startSession(sm, idleSec, guard, libs, *admitted.network, workspaces, keep);
                 });
 }
 // "12.3 kB", "4.1 MB"

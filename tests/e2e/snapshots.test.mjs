@@ -3,7 +3,7 @@
 // JavaScript its declarations; every language keeps the files under /sandbox. What cannot be
 // kept is named; caps hold; another client cannot see or use a session's snapshots.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, test } from 'node:test';
@@ -274,6 +274,36 @@ test('restart: a kept session comes back with its variables and files, for the s
             await server.client.close();
         }
     } finally {
+        rmSync(home, { recursive: true, force: true });
+    }
+});
+
+test("an assistant's policy keeps its sessions unless its call says keep: false", { timeout: 180_000 }, async () => {
+    const home = mkdtempSync(join(tmpdir(), 'cs-keep-policy-'));
+    mkdirSync(join(home, 'code-sandbox'));
+    const policies = JSON.stringify({
+        default: { action: 'run' },
+        assistants: [{ client: 'keeper', action: 'run', keepSessions: true }],
+    });
+    writeFileSync(join(home, 'code-sandbox', 'code-sandbox.conf'),
+        `[assistants]\npolicies="${policies.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"\n`);
+    const env = { XDG_CONFIG_HOME: home, XDG_DATA_HOME: home };
+    const kept = async (client, args) => {
+        const r = await client.callTool({ name: 'create_session', arguments: { language: 'python', ...args } });
+        assert.notEqual(r.isError, true, textOf(r));
+        await client.callTool({ name: 'close_session', arguments: { session_id: r.structuredContent.session_id } });
+        return [r.structuredContent.kept === true, /It is kept/.test(textOf(r))];
+    };
+    const keeper = await startClient({ env, name: 'keeper' });
+    const other = await startClient({ env, name: 'other' });
+    try {
+        assert.deepEqual(await kept(keeper.client, {}), [true, true], 'kept by its policy');
+        assert.deepEqual(await kept(keeper.client, { keep: false }), [false, false], 'the call says otherwise');
+        assert.deepEqual(await kept(other.client, {}), [false, false], 'another assistant\'s policy');
+        assert.deepEqual(await kept(other.client, { keep: true }), [true, true]);
+    } finally {
+        await keeper.client.close();
+        await other.client.close();
         rmSync(home, { recursive: true, force: true });
     }
 });

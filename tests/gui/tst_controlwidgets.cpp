@@ -53,6 +53,7 @@ private Q_SLOTS:
         claude.maxMemoryMiB = 256;
         claude.isolation = QStringLiteral("gvisor");
         claude.secrets = QStringList{QStringLiteral("GITHUB_TOKEN")};
+        claude.keepSessions = true;
         in.assistants.append(claude);
         AssistantPolicy kata;
         kata.client = QStringLiteral("kata-bot");
@@ -70,6 +71,14 @@ private Q_SLOTS:
         QCOMPARE(isolation->currentText(), QStringLiteral("gvisor"));
         isolation->setCurrentText(QStringLiteral("container"));
         QCOMPARE(editor.policies().forClient(QStringLiteral("claude-code")).isolation, QString());
+        // Keep sessions: a box per row.
+        auto *keep = editor.table()
+                         ->cellWidget(1, PolicyEditor::KeepSessionsColumn)
+                         ->findChild<QCheckBox *>(QStringLiteral("policyKeepSessions"));
+        QVERIFY(keep && keep->isChecked());
+        keep->setChecked(false);
+        QVERIFY(!editor.policies().forClient(QStringLiteral("claude-code")).keepSessions);
+        QVERIFY(!editor.policies().forClient(QStringLiteral("kata-bot")).keepSessions);
         // Secrets: "*" is all of the server's (no list), empty is none, names are those only.
         QCOMPARE(editor.table()->item(0, PolicyEditor::SecretsColumn)->text(), QStringLiteral("*"));
         QCOMPARE(editor.table()->item(2, PolicyEditor::SecretsColumn)->text(), QString());

@@ -153,6 +153,7 @@ private Q_SLOTS:
         a.libraries = false;
         a.maxTimeoutSec = 45;
         a.maxMemoryMiB = 300;
+        a.keepSessions = true;
         set.assistants.append(a);
         AssistantPolicy b;
         b.client = QStringLiteral("cursor");
