@@ -426,27 +426,12 @@ void SandboxTools::runCode(const RunContext &context, ToolCall *call, const Exec
 {
     // A kept session of an earlier server comes back first, for its own assistant only.
     const QString kept = call->arguments().value(u"session_id").toString();
-    if (!kept.isEmpty() && context.sessions && context.sessions->dormant(kept)) {
-        QPointer<ToolCall> guard(call);
-        const RunContext c = context;
-        context.sessions->revive(
-            kept, call->owner(), call->clientName(),
-            [guard](const QString &message) {
-                if (guard)
-                    guard->progress(message);
-            },
-            [c, guard, kept, asked, jsonText](const QString &error) {
-                if (!guard)
-                    return;
-                if (error.isEmpty())
-                    runCode(c, guard, asked, jsonText);
-                else
-                    guard->finishWithError(QStringLiteral("Session '%1' could not be brought "
-                                                          "back: %2.")
-                                               .arg(kept, error));
-            });
+    const RunContext again = context;
+    if (context.sessions && SessionTools::reviveFirst(context.sessions, call, kept,
+                                                      [again, asked, jsonText](ToolCall *t) {
+                                                          runCode(again, t, asked, jsonText);
+                                                      }))
         return;
-    }
     ExecutionRequest request = asked;
     // A host that renders the run view follows the run from now on, approval included.
     if (ProtocolEra::declaresUi(call->clientCapabilities()))

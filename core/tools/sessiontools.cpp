@@ -262,6 +262,8 @@ void afterSnapshot(SessionManager *sm, ToolCall *call, const QString &id,
 void listSnapshots(SessionManager *sm, ToolCall *call)
 {
     const QString id = call->arguments().value(u"session_id").toString();
+    if (SessionTools::reviveFirst(sm, call, id, [sm](ToolCall *c) { listSnapshots(sm, c); }))
+        return;
     if (!snapshotsFor(sm, call, id))
         return;
     afterSnapshot(sm, call, id, [sm, id](ToolCall *call) {
@@ -318,6 +320,8 @@ void rewindSession(SessionManager *sm, ToolCall *call)
     const QJsonObject args = call->arguments();
     const QString id = args.value(u"session_id").toString();
     const QString snapshotId = args.value(u"snapshot_id").toString();
+    if (SessionTools::reviveFirst(sm, call, id, [sm](ToolCall *c) { rewindSession(sm, c); }))
+        return;
     if (!snapshotsFor(sm, call, id))
         return;
     const SessionAdmission verdict = sm->admit(id, call->owner(), nullptr, false);
@@ -429,6 +433,9 @@ void forkFrom(SessionManager *sm, int idleSec, ToolCall *call)
 {
     const QJsonObject args = call->arguments();
     const QString id = args.value(u"session_id").toString();
+    if (SessionTools::reviveFirst(sm, call, id,
+                                  [sm, idleSec](ToolCall *c) { forkFrom(sm, idleSec, c); }))
+        return;
     QString snapshotId = args.value(u"snapshot_id").toString();
     if (snapshotId.isEmpty()) {
         // The state the session is at now; for one that ended, its last snapshot.
@@ -487,6 +494,30 @@ void listSessions(SessionManager *sm, int idleSec, ToolCall *call)
 }
 
 } // namespace
+
+bool SessionTools::reviveFirst(SessionManager *sm, ToolCall *call, const QString &id,
+                               const std::function<void(ToolCall *call)> &then)
+{
+    if (id.isEmpty() || !sm->dormant(id))
+        return false;
+    QPointer<ToolCall> guard(call);
+    sm->revive(
+        id, call->owner(), call->clientName(),
+        [guard](const QString &message) {
+            if (guard)
+                guard->progress(message);
+        },
+        [guard, id, then](const QString &error) {
+            if (!guard)
+                return;
+            if (error.isEmpty())
+                then(guard);
+            else
+                guard->finishWithError(
+                    QStringLiteral("Session '%1' could not be brought back: %2.").arg(id, error));
+        });
+    return true;
+}
 
 QString SessionTools::refusalText(const SessionAdmission &verdict, const QString &id)
 {

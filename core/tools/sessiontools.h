@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QString>
+#include <functional>
 
 class McpServer;
 class RunGate;
@@ -19,4 +20,9 @@ public:
     static void registerAll(McpServer &server, SessionManager &sessions, RunGate *gate = nullptr);
     // A refused admission (SessionManager::admit, lookup) as the caller reads it: one sentence.
     static QString refusalText(const SessionAdmission &verdict, const QString &id);
+    // A kept session of an earlier server (dormant) comes back first, for its own assistant
+    // only, and then `then` goes on with the call; false, with nothing done, when `id` is not
+    // such a session.
+    static bool reviveFirst(SessionManager *sm, ToolCall *call, const QString &id,
+                            const std::function<void(ToolCall *call)> &then);
 };

@@ -249,6 +249,9 @@ test('restart: a kept session comes back with its variables and files, for the s
             assert.match(textOf(r), /kept for another assistant/);
             const list = await stranger.client.callTool({ name: 'list_sessions', arguments: {} });
             assert.deepEqual(list.structuredContent.sessions, []);
+            const snaps = await stranger.client.callTool({ name: 'list_snapshots', arguments: { session_id: id } });
+            assert.equal(snaps.isError, true);
+            assert.match(textOf(snaps), /kept for another assistant/);
         } finally {
             await stranger.client.close();
         }
@@ -257,6 +260,10 @@ test('restart: a kept session comes back with its variables and files, for the s
         try {
             const list = await server.client.callTool({ name: 'list_sessions', arguments: {} });
             assert.deepEqual(list.structuredContent.sessions.map((s) => [s.session_id, s.state]), [[id, 'kept']]);
+            // The snapshot tools bring it back too, as a run call does.
+            const snaps = await server.client.callTool({ name: 'list_snapshots', arguments: { session_id: id } });
+            assert.notEqual(snaps.isError, true, textOf(snaps));
+            assert.deepEqual(snaps.structuredContent.snapshots.map((s) => [s.after_call, s.current]), [[1, true]]);
             const back = await server.client.callTool({ name: 'run_python_code', arguments: { code: "print(x + 1, open('k.txt').read())", session_id: id } });
             assert.notEqual(back.isError, true, textOf(back));
             assert.equal(back.structuredContent.stdout, '42 here\n');
