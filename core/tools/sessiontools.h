@@ -7,6 +7,7 @@ class McpServer;
 class RunGate;
 class SessionManager;
 struct SessionAdmission;
+class ToolCall;
 
 // create_session, list_sessions and close_session: stateful sessions whose variables, files and
 // installed packages persist between calls (the run tools take their session_id). A session
