@@ -38,7 +38,10 @@ int runStdio(QCoreApplication &app, const CommandLine &cl)
         return 2;
     auto *transport = new StdioTransport(STDIN_FILENO, STDOUT_FILENO);
     McpSession *session = s->server()->openSession(transport);
-    qCInfo(lcApp) << "serving MCP on stdio";
+    // Who started this instance: a policy may require that launcher (the name a client claims
+    // is anybody's to claim).
+    session->setIdentity(CallerIdentity::ofParentProcess());
+    qCInfo(lcApp).noquote() << "serving MCP on stdio," << session->identity().describe();
 
     bool stopping = false;
     const auto stop = [&](const char *why) {

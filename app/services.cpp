@@ -3,6 +3,7 @@
 #include "applog.h"
 #include "appsettings.h"
 #include "commandline.h"
+#include "credentialstore.h"
 #include "dockerbackend.h"
 #include "engineclient.h"
 #include "enginelocator.h"
@@ -153,7 +154,9 @@ QList<SandboxBackend *> Services::addDockerEngines(const QList<EngineLocator::Re
 
 void Services::createServer(const CommandLine &cl, Mode mode)
 {
+    m_credentials = std::make_unique<CredentialStore>(CredentialStore::defaultPath());
     m_gate = std::make_unique<RunGate>(m_sandbox->config());
+    m_gate->setCredentials(m_credentials.get());
     m_gate->setMode(mode == Mode::Window ? QStringLiteral("window")
                     : mode == Mode::Http ? QStringLiteral("http")
                                          : QStringLiteral("stdio"));
@@ -283,7 +286,10 @@ std::unique_ptr<StreamableHttpServer>
 Services::startHttp(const StreamableHttpServer::Config &config, const QHostAddress &address,
                     quint16 port, QString *error) const
 {
-    auto endpoint = std::make_unique<StreamableHttpServer>(m_server.get(), config);
+    StreamableHttpServer::Config withCredentials = config;
+    if (!withCredentials.credentials)
+        withCredentials.credentials = m_credentials.get();
+    auto endpoint = std::make_unique<StreamableHttpServer>(m_server.get(), withCredentials);
     if (!endpoint->listen(address, port)) {
         *error = endpoint->errorString();
         return nullptr;

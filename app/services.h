@@ -21,6 +21,7 @@ class MonitorPublisher;
 class QFileSystemWatcher;
 class RunControl;
 class RunGate;
+class CredentialStore;
 class QHostAddress;
 class QTemporaryDir;
 class SandboxService;
@@ -69,6 +70,9 @@ public:
     // Every run tool call passes the assistants' policies here (read from the settings file; a
     // headless instance reads them again when the file changes).
     RunGate *gate() const { return m_gate.get(); }
+    // The assistants' HTTP credentials (CredentialStore::defaultPath()): the endpoint accepts
+    // them, and the gate keeps their names for them.
+    CredentialStore *credentials() const { return m_credentials.get(); }
     // Stops a run of this process by its id (the window's Stop; for a headless instance, the
     // window's request over the monitor socket).
     RunControl *runControl() const { return m_runControl.get(); }
@@ -77,8 +81,8 @@ public:
     // names it accepts (the bound address's too when it is not loopback). `token` empty: none.
     static StreamableHttpServer::Config
     httpConfig(const CommandLine &cl, const QHostAddress &address, const QByteArray &token);
-    // The one place it starts, for --http and for the window alike. Null when it cannot listen
-    // (`error` says why).
+    // The one place it starts, for --http and for the window alike; with a token, the
+    // assistants' credentials are accepted too. Null when it cannot listen (`error` says why).
     std::unique_ptr<StreamableHttpServer> startHttp(const StreamableHttpServer::Config &config,
                                                     const QHostAddress &address, quint16 port,
                                                     QString *error) const;
@@ -111,6 +115,7 @@ private:
     std::vector<std::unique_ptr<KubernetesBackend>> m_kubeBackends;
     std::unique_ptr<SandboxService> m_sandbox;
     std::unique_ptr<RunControl> m_runControl;
+    std::unique_ptr<CredentialStore> m_credentials;
     std::unique_ptr<RunGate> m_gate;
     std::unique_ptr<McpServer> m_server;
     // Sessions' snapshots without a history (--no-history): gone with this instance.

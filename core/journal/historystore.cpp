@@ -16,8 +16,9 @@
 #include <future>
 
 namespace {
-constexpr int kSchemaVersion = 9; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
-                                  // 6: runtime; 7: secrets; 8: preloaded; 9: workspaces
+constexpr int kSchemaVersion = 10; // 2: session_id; 3: size_bytes; 4: engine; 5: connections;
+                                   // 6: runtime; 7: secrets; 8: preloaded; 9: workspaces;
+                                   // 10: claimed_name, identity
 // Readers on the owner's thread: in WAL mode they wait only in rare cases (recovery).
 constexpr int kBusyTimeoutMs = 5000;
 // The worker may wait long for another process's write lock: nothing waits on it but the queue.
@@ -64,8 +65,10 @@ const char *const kSchema[] = {
     " secrets TEXT,"       // JSON array of bound secrets' names and hosts (never values); NULL
                            // for none
     " preloaded TEXT,"     // JSON array: the modules imported ahead; NULL/'' for none
-    " workspaces TEXT"     // JSON array: RunRecord::workspaces (with the change sets' content,
+    " workspaces TEXT,"    // JSON array: RunRecord::workspaces (with the change sets' content,
                            // so not a scalar: read by load() only); NULL for none
+    " claimed_name TEXT,"  // the clientInfo name when it is not the source's; NULL/''
+    " identity TEXT"       // what identified the caller (a credential, a launcher); NULL/''
     ")",
     // Covers the size cap's queries (sum and running total, newest first) without reading the
     // rows, whose output can be megabytes. Replaces runs_created_at of schema 1 and 2.
@@ -372,7 +375,8 @@ QString configure(const QSqlDatabase &db, int busyTimeoutMs)
 // first retention pass fills it in, off the opening); 1 to 3 did not know which engine ran a run
 // (there was one; their runs read as ""); 1 to 4 had no allow-list mode (their runs tried no
 // connections); 1 to 5 did not name the container runtime (""); 1 to 6 had no bound secrets;
-// 1 to 7 did not preload; 1 to 8 had no workspaces. Their runs read with none.
+// 1 to 7 did not preload; 1 to 8 had no workspaces; 1 to 9 did not tell claims from
+// credentials. Their runs read with none.
 struct AddedColumn
 {
     int lastWithout;
@@ -387,6 +391,8 @@ constexpr AddedColumn kAddedColumns[] = {
     {6, "ALTER TABLE runs ADD COLUMN secrets TEXT"},
     {7, "ALTER TABLE runs ADD COLUMN preloaded TEXT"},
     {8, "ALTER TABLE runs ADD COLUMN workspaces TEXT"},
+    {9, "ALTER TABLE runs ADD COLUMN claimed_name TEXT"},
+    {9, "ALTER TABLE runs ADD COLUMN identity TEXT"},
 };
 
 // Brings a file of schema `version` (0: new) to this one, inside the caller's transaction; an

@@ -62,6 +62,10 @@ RunRecord Journal::queuedRecord(const Execution *execution) const
     run.instancePid = ::getpid();
     run.source = request.source.isEmpty() ? QStringLiteral("unknown") : request.source;
     run.tool = request.tool;
+    run.claimedName = request.claimedName;
+    run.identity = request.identity;
+    if (!request.identityNote.isEmpty())
+        run.notes.append(request.identityNote);
     run.sessionId = request.sessionId;
     run.language = execution->result().language;
     run.code = request.code;

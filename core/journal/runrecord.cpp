@@ -227,6 +227,8 @@ const std::vector<RunRecordField> &RunRecord::fields()
         {"runtime", "runtime", &RunRecord::runtime},
         {"secrets", "secrets", &RunRecord::secrets},
         {"preloaded", "preloaded", &RunRecord::preloaded},
+        {"claimedName", "claimed_name", &RunRecord::claimedName},
+        {"identity", "identity", &RunRecord::identity},
     };
     return all;
 }

@@ -53,7 +53,13 @@ struct RunRecord
     QString id;         // unique across instances (a UUID)
     QString instanceId; // the server process that ran it
     qint64 instancePid = 0;
-    QString source;    // the MCP client's name from clientInfo, or "manual"
+    QString source; // the assistant: its credential's name, else its clientInfo's; "manual"
+    // The name its clientInfo claimed, when that is not `source` (a credential's assistant that
+    // calls itself something else); "" otherwise.
+    QString claimedName;
+    // What identified the caller: "credential c-… (name)", "launched by /usr/bin/x (pid, uid)",
+    // "the shared token"; "" for manual runs and runs recorded before identities were kept.
+    QString identity;
     QString tool;      // the tool that was called, or "manual"
     QString sessionId; // the sandbox session the run belongs to; empty: a single run
     QString language;

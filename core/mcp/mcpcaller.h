@@ -1,5 +1,7 @@
 #pragma once
 
+#include "calleridentity.h"
+
 #include <QJsonObject>
 
 // Who asks, as the request's era says: a 2025 request speaks for the session's handshake, a
@@ -10,6 +12,8 @@ struct McpCaller
     bool modern = false;
     QJsonObject capabilities;
     QJsonObject clientInfo;
+    // What the transport knows of it, whatever its clientInfo claims.
+    CallerIdentity identity;
 
     // It lists the tasks extension (io.modelcontextprotocol/tasks).
     bool declaresTasks() const;

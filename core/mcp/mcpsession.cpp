@@ -87,8 +87,8 @@ void McpSession::forget(const QJsonValue &id)
 McpCaller McpSession::callerOf(const McpMessage &m) const
 {
     if (m.era.isModern())
-        return {true, m.era.clientCapabilities(), m.era.clientInfo()};
-    return {false, m_clientCapabilities, m_clientInfo};
+        return {true, m.era.clientCapabilities(), m.era.clientInfo(), m_identity};
+    return {false, m_clientCapabilities, m_clientInfo, m_identity};
 }
 
 QJsonObject McpSession::decorateModern(const QJsonObject &message,

@@ -38,6 +38,10 @@ public:
     // request has no session; its calls belong to the credential it came with).
     QString owner() const { return m_owner.isEmpty() ? m_id : m_owner; }
     void setOwner(const QString &owner) { m_owner = owner; }
+    // Who is behind it, as its transport knows (a credential, a launcher): set before the first
+    // message.
+    void setIdentity(const CallerIdentity &identity) { m_identity = identity; }
+    const CallerIdentity &identity() const { return m_identity; }
     int callsInFlight() const { return m_toolCalls.size(); }
     bool isClosed() const { return m_closed; }
 
@@ -126,6 +130,7 @@ private:
     QJsonObject m_clientInfo;
     QString m_id;
     QString m_owner;
+    CallerIdentity m_identity;
     QHash<QString, ModernRequest> m_modern;
     int m_logThreshold = 99; // nothing until logging/setLevel
     QJsonObject m_clientCapabilities;

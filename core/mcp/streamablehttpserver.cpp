@@ -1,5 +1,6 @@
 #include "streamablehttpserver.h"
 
+#include "credentialstore.h"
 #include "httprequest.h"
 #include "httpresponder.h"
 #include "httpserver.h"
@@ -137,14 +138,13 @@ HttpConnection::Verdict StreamableHttpServer::checkHead(const HttpRequest &reque
             return refusal(403, QStringLiteral("Forbidden: Origin not allowed"));
     }
     // Before the body: whoever lacks the token cannot make us buffer or wait for one.
-    if (!m_config.token.isEmpty()) {
-        const QByteArray auth = request.header("Authorization");
-        if (!auth.startsWith("Bearer ") || !sameSecret(auth.mid(7).trimmed(), m_config.token))
-            return refusal(401,
-                           QStringLiteral("Unauthorized: send 'Authorization: Bearer <token>' "
-                                          "(code-sandbox --print-token shows it)"),
-                           {{"WWW-Authenticate", "Bearer realm=\"code-sandbox\""}});
-    }
+    if (!m_config.token.isEmpty() && !authorized(request.header("Authorization")))
+        return refusal(401,
+                       QStringLiteral("Unauthorized: send 'Authorization: Bearer <token>' with "
+                                      "the assistant's credential (code-sandbox --new-credential "
+                                      "NAME makes one) or the shared token (code-sandbox "
+                                      "--print-token shows it)"),
+                       {{"WWW-Authenticate", "Bearer realm=\"code-sandbox\""}});
     // A POST's version is checked with its body (the error then carries the request's id, and a
     // header that contradicts a 2026-07-28 body is a HeaderMismatch); other methods here.
     const QByteArray version = request.header("MCP-Protocol-Version");
@@ -152,6 +152,30 @@ HttpConnection::Verdict StreamableHttpServer::checkHead(const HttpRequest &reque
         !ProtocolEra::supported().contains(QString::fromUtf8(version)))
         return {400, kJson, unsupportedVersion(QJsonValue::Null, QString::fromUtf8(version))};
     return {};
+}
+
+bool StreamableHttpServer::authorized(const QByteArray &authorization) const
+{
+    if (!authorization.startsWith("Bearer "))
+        return false;
+    const QByteArray secret = authorization.mid(7).trimmed();
+    if (sameSecret(secret, m_config.token))
+        return true;
+    return m_config.credentials && m_config.credentials->match(secret).has_value();
+}
+
+CallerIdentity StreamableHttpServer::identityOf(const HttpRequest &request) const
+{
+    CallerIdentity identity;
+    identity.transport = QStringLiteral("http");
+    const QByteArray auth = request.header("Authorization");
+    if (m_config.credentials && !m_config.token.isEmpty() && auth.startsWith("Bearer ")) {
+        if (const auto c = m_config.credentials->match(auth.mid(7).trimmed())) {
+            identity.credentialId = c->id;
+            identity.credentialName = c->name;
+        }
+    }
+    return identity;
 }
 
 void StreamableHttpServer::onRequest(const HttpRequest &request, HttpResponder *responder)
@@ -179,6 +203,15 @@ StreamableHttpServer::Session *StreamableHttpServer::sessionFor(const HttpReques
     }
     auto it = m_sessions.find(id);
     if (it == m_sessions.end()) {
+        responder->respond(404, kJson,
+                           rpcError(-32001, QStringLiteral("Session not found: initialize again")));
+        return nullptr;
+    }
+    // A session is its credential's: another credential (or the shared token) holding its id
+    // does not get to speak in it. Answered as for an unknown session, which is what it is to
+    // that caller.
+    if (identityOf(request).credentialId != it->credentialId) {
+        qCWarning(lcMcp) << "HTTP: a request for a session of another credential";
         responder->respond(404, kJson,
                            rpcError(-32001, QStringLiteral("Session not found: initialize again")));
         return nullptr;
@@ -250,15 +283,18 @@ bool StreamableHttpServer::makeRoomForSession(const QByteArray &client, const QJ
     return true;
 }
 
-StreamableHttpServer::Session *StreamableHttpServer::createSession(const QByteArray &client)
+StreamableHttpServer::Session *StreamableHttpServer::createSession(const QByteArray &client,
+                                                                   const CallerIdentity &identity)
 {
     quint32 words[4];
     QRandomGenerator::system()->fillRange(words);
     Session s;
     s.id = QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex();
     s.client = client;
+    s.credentialId = identity.credentialId;
     s.transport = new HttpSessionTransport;
     s.mcp = m_server->openSession(s.transport);
+    s.mcp->setIdentity(identity);
     s.lastActive = QDateTime::currentMSecsSinceEpoch();
     auto it = m_sessions.insert(s.id, s);
     qCInfo(lcMcp) << "HTTP session started," << m_sessions.size() << "open";
@@ -307,10 +343,14 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
     if (m.type == JsonRpcMessage::Type::Request && m.method == u"initialize") {
         const QString name =
             m.params.toObject().value(u"clientInfo").toObject().value(u"name").toString();
-        const QByteArray client = HttpServer::peerKey(request.peer) + ' ' + name.toUtf8();
+        const CallerIdentity identity = identityOf(request);
+        // Counted per credential where there is one: what it claims is not who it is.
+        const QByteArray client =
+            HttpServer::peerKey(request.peer) + ' ' +
+            (identity.hasCredential() ? identity.credentialId : name).toUtf8();
         if (!makeRoomForSession(client, m.id, responder))
             return;
-        session = createSession(client);
+        session = createSession(client, identity);
         // The session id travels on the initialize response.
         session->transport->expectAnswer(m.id, responder, false, {{"Mcp-Session-Id", session->id}});
     } else {
@@ -373,6 +413,7 @@ void StreamableHttpServer::handleModernPost(const HttpRequest &request, HttpResp
     auto *transport = new HttpSessionTransport;
     transport->setModern(true);
     McpSession *session = m_server->openRequest(transport, modernOwner(request));
+    session->setIdentity(identityOf(request));
     const bool stream =
         request.header("Accept").contains("text/event-stream") && m.method == u"tools/call";
     transport->expectAnswer(m.id, responder, stream);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "calleridentity.h"
 #include "httpconnection.h"
 #include "mcpmessage.h"
 
@@ -13,6 +14,7 @@
 
 class HttpResponder;
 class HttpServer;
+class CredentialStore;
 class HttpSessionTransport;
 class McpServer;
 class McpSession;
@@ -31,7 +33,10 @@ public:
     struct Config
     {
         QByteArray path = "/mcp";
-        QByteArray token;         // empty: no authentication
+        QByteArray token; // the shared token; empty: no authentication
+        // Per-assistant credentials, accepted beside the shared token (unless there is no
+        // authentication at all); a request that carries one runs as its assistant.
+        CredentialStore *credentials = nullptr;
         QStringList allowedHosts; // besides localhost, 127.0.0.1 and ::1
         qint64 maxBodyBytes = 4 * 1024 * 1024;
         int sessionIdleMs = 30 * 60 * 1000;
@@ -63,7 +68,8 @@ private:
     struct Session
     {
         QByteArray id;
-        QByteArray client; // peer and clientInfo.name
+        QByteArray client;    // peer and clientInfo.name
+        QString credentialId; // the credential that opened it: every request of it must carry it
         HttpSessionTransport *transport = nullptr;
         McpSession *mcp = nullptr;
         qint64 lastActive = 0;
@@ -83,7 +89,11 @@ private:
     void handleGet(const HttpRequest &request, HttpResponder *responder);
     void handleDelete(const HttpRequest &request, HttpResponder *responder);
     Session *sessionFor(const HttpRequest &request, HttpResponder *responder);
-    Session *createSession(const QByteArray &client);
+    Session *createSession(const QByteArray &client, const CallerIdentity &identity);
+    // Who sent the request, as its Authorization header tells (checkHead let it in).
+    CallerIdentity identityOf(const HttpRequest &request) const;
+    // The header carries the shared token or a credential.
+    bool authorized(const QByteArray &authorization) const;
     void endSession(const QByteArray &id);
     void expireIdle();
     bool hostAllowed(const QByteArray &host) const;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "calleridentity.h"
+
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QObject>
@@ -20,6 +22,8 @@ public:
         QJsonObject clientCapabilities;
         // The client's name from its clientInfo ("" when it gave none): the run's source.
         QString clientName;
+        // Who is behind the call as the transport knows it (a credential, a launcher).
+        CallerIdentity identity;
         // The MCP session the call came through: sandbox sessions belong to it.
         QString owner;
         // The request's params beyond name and arguments: 2026-07-28's inputResponses and
@@ -58,7 +62,11 @@ public:
     {
         m_requester = requester;
     }
+    // The name the client claims (clientInfo): shown, never trusted.
     QString clientName() const { return m_context.clientName; }
+    // The name the call runs as: its credential's, else the claimed one.
+    QString assistant() const { return m_context.identity.assistant(m_context.clientName); }
+    const CallerIdentity &identity() const { return m_context.identity; }
     QString owner() const { return m_context.owner; }
     const QJsonObject &requestParams() const { return m_context.requestParams; }
     bool isModern() const { return m_context.modern; }

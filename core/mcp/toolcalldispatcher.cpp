@@ -60,6 +60,7 @@ void ToolCallDispatcher::handle(const McpMessage &m, const QJsonObject &params,
     context.progressToken = params.value(u"_meta").toObject().value(u"progressToken");
     context.clientCapabilities = caller.capabilities;
     context.clientName = caller.clientInfo.value(u"name").toString();
+    context.identity = caller.identity;
     context.owner = owner;
     context.requestParams = params;
     context.modern = caller.modern;

@@ -2,6 +2,7 @@
 
 #include "egresslist.h"
 
+#include <QFileInfo>
 #include <QJsonArray>
 
 const AssistantPolicy &AssistantPolicies::forClient(const QString &client) const
@@ -13,6 +14,39 @@ const AssistantPolicy &AssistantPolicies::forClient(const QString &client) const
                 return p;
         }
     }
+    return fallback;
+}
+
+const AssistantPolicy &AssistantPolicies::forCaller(const Caller &caller, QString *demoted) const
+{
+    const AssistantPolicy &named = forClient(caller.name);
+    if (named.isDefault() || caller.credential)
+        return named;
+    QString why;
+    if (!named.launcher.isEmpty()) {
+        // A launcher requirement is met by the launcher alone: a policy made for stdio
+        // instances of one program, whatever name the program gives.
+        const QString wanted = QFileInfo(named.launcher).canonicalFilePath();
+        const bool same =
+            !caller.launcher.isEmpty() &&
+            (caller.launcher == named.launcher ||
+             (!wanted.isEmpty() && QFileInfo(caller.launcher).canonicalFilePath() == wanted));
+        if (!same)
+            why = caller.launcher.isEmpty()
+                      ? QStringLiteral("claims '%1', whose policy needs the launcher %2, and "
+                                       "was not launched by it")
+                            .arg(caller.name, named.launcher)
+                      : QStringLiteral("claims '%1', whose policy needs the launcher %2; it "
+                                       "was launched by %3")
+                            .arg(caller.name, named.launcher, caller.launcher);
+    } else if (caller.nameHeld) {
+        why = QStringLiteral("claims '%1', a name a credential holds, without that credential")
+                  .arg(caller.name);
+    }
+    if (why.isEmpty())
+        return named;
+    if (demoted)
+        *demoted = why;
     return fallback;
 }
 

@@ -23,6 +23,18 @@ struct AssistantPolicies
 
     // The assistant's own policy, else the default one.
     const AssistantPolicy &forClient(const QString &client) const;
+    // What the server knows of a caller besides the name it runs as.
+    struct Caller
+    {
+        QString name;            // its credential's name, else the one it claims
+        bool credential = false; // `name` is its credential's, not a claim
+        bool nameHeld = false;   // a credential is made for `name`, and this caller has none
+        QString launcher;        // a stdio instance: the program that launched it
+    };
+    // The policy this caller gets: its name's, when the name is its credential's, or when it
+    // is a claim that nothing contradicts; else the default, and `demoted` says why ("claims
+    // 'x', a name a credential holds", "launched by /bin/sh, not /usr/bin/claude").
+    const AssistantPolicy &forCaller(const Caller &caller, QString *demoted = nullptr) const;
     // "Always allow this assistant": its policy (added from the default when it has none) runs
     // without asking from now on; its limits stay. False, and nothing changes, for a client that
     // gave no name: the only policy matching it is the default, and making that "run" would let

@@ -168,6 +168,8 @@ QJsonObject AssistantPolicy::toJson() const
         o.insert(QStringLiteral("otherHosts"), QStringLiteral("ask"));
     if (keepSessions)
         o.insert(QStringLiteral("keepSessions"), true);
+    if (!launcher.isEmpty())
+        o.insert(QStringLiteral("launcher"), launcher);
     if (maxTimeoutSec > 0)
         o.insert(QStringLiteral("maxTimeoutSec"), maxTimeoutSec);
     if (maxMemoryMiB > 0)
@@ -216,6 +218,7 @@ std::optional<AssistantPolicy> AssistantPolicy::fromJson(const QJsonObject &json
                        : OtherHosts::Refuse;
     p.libraries = json.value(u"libraries").toBool(true);
     p.keepSessions = json.value(u"keepSessions").toBool(false);
+    p.launcher = json.value(u"launcher").toString().trimmed();
     const int timeout = json.value(u"maxTimeoutSec").toInt(0);
     p.maxTimeoutSec = timeout > 0 && timeout <= kMaxTimeoutSec ? timeout : 0;
     const int memory = json.value(u"maxMemoryMiB").toInt(0);
@@ -251,7 +254,7 @@ bool AssistantPolicy::operator==(const AssistantPolicy &o) const
 {
     return client == o.client && action == o.action && languages == o.languages &&
            network == o.network && egress == o.egress && otherHosts == o.otherHosts &&
-           libraries == o.libraries && keepSessions == o.keepSessions &&
+           libraries == o.libraries && keepSessions == o.keepSessions && launcher == o.launcher &&
            maxTimeoutSec == o.maxTimeoutSec && maxMemoryMiB == o.maxMemoryMiB &&
            isolation == o.isolation && secrets == o.secrets && workspaces == o.workspaces;
 }

@@ -19,7 +19,13 @@ struct AssistantPolicy
         Refuse
     };
 
-    QString client; // clientInfo.name, compared without case; empty: the default policy
+    // The assistant's name, compared without case; empty: the default policy. A name that a
+    // credential is made for (CredentialStore) matches requests with that credential only;
+    // other names match what clients claim in clientInfo (see AssistantPolicies::forCaller).
+    QString client;
+    // A stdio instance matches this policy only when this program launched it (its parent
+    // process's executable, e.g. /usr/bin/claude); empty: whoever launched it.
+    QString launcher;
     Action action = Action::Run;
     QStringList languages; // canonical names it may run; empty: every language
     bool network = true;   // may run where sandboxes have network (--network) and install

@@ -36,6 +36,13 @@ struct ExecutionRequest
     // window and kept in the history, never given to the program.
     QString source;
     QString tool;
+    // The name the client claimed (clientInfo) when `source` is another (its credential's),
+    // and what identifies the caller ("credential c-… (name)", "launched by …"): the window
+    // shows both beside the source. `identityNote`: why it ran under the default policy when
+    // its name points to another (AssistantPolicies::forCaller), a note on its record.
+    QString claimedName;
+    QString identity;
+    QString identityNote;
     // Its network as decided once (RunNetwork::decide: RunGate from the server's settings, the
     // caller's policy and the call's `network`; a session's run gets its session's): what its
     // sandbox reaches, the record keeps and a person is shown. Without it, the server's (filled

@@ -1,5 +1,6 @@
 #include "rungate.h"
 
+#include "credentialstore.h"
 #include "execution.h"
 #include "sandboxconfig.h"
 #include "toolcall.h"
@@ -71,7 +72,7 @@ std::optional<QStringList> sessionHosts(const RunNetwork &network)
 void RunGate::admit(ToolCall *call, const ExecutionRequest &asked,
                     const std::optional<QStringList> &askedHosts, const Admitted &admitted)
 {
-    const AssistantPolicy &policy = m_policies.forClient(call->clientName());
+    const AssistantPolicy &policy = policyFor(call);
     ExecutionRequest request = asked;
     // A session's run has its session's network already: the policy still checks it (a policy
     // may have changed since), but nothing decides it again.
@@ -82,7 +83,7 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked,
     if (broken.isEmpty())
         broken = policy.checkWorkspaces(request.workspaces);
     if (!broken.isEmpty()) {
-        qCInfo(lcTools).noquote() << "refused a call of" << call->clientName() << "by policy";
+        qCInfo(lcTools).noquote() << "refused a call of" << call->assistant() << "by policy";
         admitted(request, broken);
         return;
     }
@@ -114,11 +115,21 @@ void RunGate::admit(ToolCall *call, const ExecutionRequest &asked,
     ask(call, request, admitted);
 }
 
-QString RunGate::screen(const QString &client, const QString &language, int timeoutSec,
+const AssistantPolicy &RunGate::policyFor(const ToolCall *call, QString *demoted) const
+{
+    AssistantPolicies::Caller caller;
+    caller.name = call->assistant();
+    caller.credential = call->identity().hasCredential();
+    caller.launcher = call->identity().launcher;
+    caller.nameHeld = !caller.credential && m_credentials && m_credentials->holdsName(caller.name);
+    return m_policies.forCaller(caller, demoted);
+}
+
+QString RunGate::screen(const ToolCall *call, const QString &language, int timeoutSec,
                         const QStringList &libraries, std::optional<QStringList> *egress,
                         const QStringList &workspaces) const
 {
-    const AssistantPolicy &policy = m_policies.forClient(client);
+    const AssistantPolicy &policy = policyFor(call);
     QString broken = policy.check(language, &timeoutSec, libraries, m_config, egress);
     if (broken.isEmpty())
         broken = policy.checkWorkspaces(workspaces);
@@ -127,10 +138,10 @@ QString RunGate::screen(const QString &client, const QString &language, int time
     return refusedText(policy);
 }
 
-RunNetwork RunGate::networkFor(const QString &client,
+RunNetwork RunGate::networkFor(const ToolCall *call,
                                const std::optional<QStringList> &askedHosts) const
 {
-    return RunNetwork::decide(m_config, askedHosts, &m_policies.forClient(client));
+    return RunNetwork::decide(m_config, askedHosts, &policyFor(call));
 }
 
 QString RunGate::refusedText(const AssistantPolicy &policy)
@@ -144,7 +155,7 @@ ApprovalRequest RunGate::question(ToolCall *call, const ExecutionRequest &reques
 {
     ApprovalRequest question;
     question.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
-    question.client = call->clientName();
+    question.client = call->assistant();
     question.tool = call->tool();
     question.language = request.language;
     question.code = request.code;
@@ -175,9 +186,13 @@ RunGate::Waiting *RunGate::wait(ToolCall *call, const ApprovalRequest &question,
     auto *w = new Waiting;
     w->call = call;
     w->question = question;
-    // Whose policy "always" changes: its own, or one made for it from the default.
-    const AssistantPolicy &policy = m_policies.forClient(call->clientName());
-    w->client = policy.isDefault() ? call->clientName() : policy.client;
+    // Whose policy "always" changes: its own, or one made for it from the default. Nobody's
+    // for a caller kept from the policy its name points to: "always" must not hand it that.
+    QString demoted;
+    const AssistantPolicy &policy = policyFor(call, &demoted);
+    w->client = !demoted.isEmpty()   ? QString()
+                : policy.isDefault() ? call->assistant()
+                                     : policy.client;
     const QString id = question.id;
     m_waiting.insert(id, w);
     Q_EMIT waitingChanged(waiting());
@@ -230,7 +245,7 @@ void RunGate::askHost(ToolCall *call, Execution *execution, const QString &host,
                       const HostVerdict &verdict)
 {
     if (!m_approver || !m_approver->isAvailable()) {
-        qCInfo(lcTools).noquote() << "refused" << host << "for" << call->clientName()
+        qCInfo(lcTools).noquote() << "refused" << host << "for" << call->assistant()
                                   << ": no window to ask";
         verdict(false, QString());
         return;

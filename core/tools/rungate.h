@@ -9,13 +9,15 @@
 #include <QPointer>
 #include <functional>
 
+class CredentialStore;
 class Execution;
 class QTimer;
 class ToolCall;
 struct SandboxConfig;
 
 // Every run tool call, and every session that installs libraries, passes here before anything
-// starts: the caller's policy (by the name in its clientInfo) says whether it runs, waits for a
+// starts: the caller's policy (policyFor: by its credential, else by the name it claims) says
+// whether it runs, waits for a
 // person in the window, or is refused, and what it may use. While it waits, the call reports
 // progress; no answer within the policies' approval time denies it; a client that cancels
 // withdraws the question.
@@ -28,6 +30,12 @@ public:
 
     void setPolicies(const AssistantPolicies &policies);
     const AssistantPolicies &policies() const { return m_policies; }
+    // The HTTP credentials: a name one of them holds is not given to a caller that merely
+    // claims it. Null: names are taken as claimed.
+    void setCredentials(CredentialStore *credentials) { m_credentials = credentials; }
+    // The policy the call runs under (AssistantPolicies::forCaller); `demoted` says why it is
+    // the default one when its name points elsewhere.
+    const AssistantPolicy &policyFor(const ToolCall *call, QString *demoted = nullptr) const;
     // Null: nobody to ask (then "ask" falls back to policies().runWhenNoWindow).
     void setApprover(RunApprover *approver);
     // How this server serves ("window", "stdio", "http"), for the window to show.
@@ -54,13 +62,12 @@ public:
     // `egress` as in AssistantPolicy::check: the session's network as asked, set to what it
     // gets under the policy (then networkFor()). `workspaces`: the session's, by name, within
     // the policy's (AssistantPolicy::checkWorkspaces).
-    QString screen(const QString &client, const QString &language, int timeoutSec,
+    QString screen(const ToolCall *call, const QString &language, int timeoutSec,
                    const QStringList &libraries, std::optional<QStringList> *egress = nullptr,
                    const QStringList &workspaces = {}) const;
     // The network of what `client` starts with `askedHosts` (as screen() left them): decided
     // under its policy (RunNetwork::decide), for a session without libraries to install.
-    RunNetwork networkFor(const QString &client,
-                          const std::optional<QStringList> &askedHosts) const;
+    RunNetwork networkFor(const ToolCall *call, const std::optional<QStringList> &askedHosts) const;
 
     // A connection of a running program to a host beyond its list, held by the egress gateway
     // because the caller's policy asks for other hosts (RunNetwork::askOtherHosts): the
@@ -95,6 +102,7 @@ private:
     const SandboxConfig &m_config;
     AssistantPolicies m_policies;
     QPointer<RunApprover> m_approver;
+    CredentialStore *m_credentials = nullptr;
     QString m_mode = QStringLiteral("stdio");
     QHash<QString, Waiting *> m_waiting;
 };

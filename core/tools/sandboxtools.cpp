@@ -493,8 +493,15 @@ void SandboxTools::startRun(const RunContext &context, ToolCall *call,
     SandboxService &sandbox = *context.sandbox;
     SessionManager *sessions = context.sessions;
     ExecutionRequest request = asked;
-    request.source =
-        call->clientName().isEmpty() ? QStringLiteral("MCP client") : call->clientName();
+    request.source = call->assistant().isEmpty() ? QStringLiteral("MCP client") : call->assistant();
+    if (call->assistant() != call->clientName())
+        request.claimedName = call->clientName();
+    request.identity = call->identity().describe();
+    if (context.gate)
+        context.gate->policyFor(call, &request.identityNote);
+    if (!request.identityNote.isEmpty())
+        request.identityNote = QStringLiteral("Ran under the default policy: it ") +
+                               request.identityNote + QLatin1Char('.');
     request.tool = call->tool();
     const QString language = request.language;
     // Resolved once here (execute_code already did) and carried on to the service.

@@ -103,7 +103,7 @@ void startSession(SessionManager *sm, int idleSec, ToolCall *call, const QString
     call->progress(QStringLiteral("starting the session's sandbox"));
     SessionBlueprint blueprint;
     blueprint.owner = call->owner();
-    blueprint.assistant = call->clientName();
+    blueprint.assistant = call->assistant();
     blueprint.language = args.value(u"language").toString(QStringLiteral("python"));
     blueprint.libraries = libs;
     blueprint.timeoutSec = args.value(u"timeout").toInt(0);
@@ -182,9 +182,9 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
     install.timeoutSec = args.value(u"timeout").toInt(0);
     install.libraries = libs;
     install.workspaces = workspaces;
-    const QString refusal = gate->screen(call->clientName(), install.language, install.timeoutSec,
-                                         libs, &egress, workspaces);
-    const bool keep = gate->policies().forClient(call->clientName()).keepSessions;
+    const QString refusal =
+        gate->screen(call, install.language, install.timeoutSec, libs, &egress, workspaces);
+    const bool keep = gate->policyFor(call).keepSessions;
     if (!refusal.isEmpty()) {
         call->finishWithError(refusal);
         return;
@@ -195,8 +195,7 @@ void createSession(SessionManager *sm, int idleSec, RunGate *gate, ToolCall *cal
         !libs.isEmpty() &&
         (!language || !sm->sandbox()->librariesRefusal(*language, libs).isEmpty());
     if ((libs.isEmpty() && workspaces.isEmpty()) || refusedLibraries) {
-        startSession(sm, idleSec, call, libs, gate->networkFor(call->clientName(), egress),
-                     workspaces, keep);
+        startSession(sm, idleSec, call, libs, gate->networkFor(call, egress), workspaces, keep);
         return;
     }
     QPointer<ToolCall> guard(call);
@@ -477,7 +476,7 @@ void listSessions(SessionManager *sm, int idleSec, ToolCall *call)
         lines.append(line);
     }
     // Kept sessions of an earlier server of this assistant's, which a call brings back.
-    for (const QString &id : sm->dormantOf(call->clientName())) {
+    for (const QString &id : sm->dormantOf(call->assistant())) {
         const SessionBlueprint *b = sm->dormant(id);
         all.append(
             QJsonObject{{QStringLiteral("session_id"), id},
@@ -502,7 +501,7 @@ bool SessionTools::reviveFirst(SessionManager *sm, ToolCall *call, const QString
         return false;
     QPointer<ToolCall> guard(call);
     sm->revive(
-        id, call->owner(), call->clientName(),
+        id, call->owner(), call->assistant(),
         [guard](const QString &message) {
             if (guard)
                 guard->progress(message);
@@ -583,7 +582,7 @@ void SessionTools::registerAll(McpServer &server, SessionManager &sessions, RunG
     close.handler = [sm](ToolCall *call) {
         const QString id = call->arguments().value(u"session_id").toString();
         // A kept session not running: closing it is the end of its keeping.
-        if (const SessionBlueprint *b = sm->dormant(id); b && b->assistant == call->clientName()) {
+        if (const SessionBlueprint *b = sm->dormant(id); b && b->assistant == call->assistant()) {
             sm->dropKept(id);
             call->finish(result(
                 QStringLiteral("Kept session %1 closed; its snapshots are removed.").arg(id),

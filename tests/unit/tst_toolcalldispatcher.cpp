@@ -32,12 +32,12 @@ QJsonObject textResult(const QString &text)
 
 McpCaller legacyCaller()
 {
-    return {false, QJsonObject(), QJsonObject{{"name", "unit"}}};
+    return {false, QJsonObject(), QJsonObject{{"name", "unit"}}, CallerIdentity()};
 }
 
 McpCaller modernCaller(const QJsonObject &capabilities = {})
 {
-    return {true, capabilities, QJsonObject{{"name", "unit"}}};
+    return {true, capabilities, QJsonObject{{"name", "unit"}}, CallerIdentity()};
 }
 } // namespace
 

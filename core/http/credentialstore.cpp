@@ -1,0 +1,274 @@
+#include "credentialstore.h"
+
+#include "httplog.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLockFile>
+#include <QRandomGenerator>
+#include <QSaveFile>
+#include <QStandardPaths>
+
+namespace {
+constexpr QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
+constexpr qint64 kMaxFileBytes = 1024 * 1024;
+// A last use is written again only after this long: it is shown to a person, to the minute.
+constexpr qint64 kTouchIntervalSec = 60;
+
+QJsonObject toJson(const Credential &c)
+{
+    QJsonObject o{{"id", c.id},
+                  {"name", c.name},
+                  {"sha256", QString::fromLatin1(c.digest)},
+                  {"created", c.created.toString(Qt::ISODate)}};
+    if (c.lastUsed.isValid())
+        o.insert(u"lastUsed", c.lastUsed.toString(Qt::ISODate));
+    return o;
+}
+
+std::optional<Credential> fromJson(const QJsonObject &o)
+{
+    Credential c;
+    c.id = o.value(u"id").toString();
+    c.name = o.value(u"name").toString();
+    c.digest = o.value(u"sha256").toString().toLatin1();
+    c.created = QDateTime::fromString(o.value(u"created").toString(), Qt::ISODate);
+    c.lastUsed = QDateTime::fromString(o.value(u"lastUsed").toString(), Qt::ISODate);
+    if (c.id.isEmpty() || c.digest.size() != 64 || !CredentialStore::checkName(c.name).isEmpty())
+        return std::nullopt;
+    return c;
+}
+
+QByteArray randomBytes(int words)
+{
+    QByteArray bytes(words * int(sizeof(quint32)), Qt::Uninitialized);
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(bytes.data()), words);
+    return bytes;
+}
+
+// Constant-time, so a digest cannot be found byte by byte from timing.
+bool sameDigest(const QByteArray &a, const QByteArray &b)
+{
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (qsizetype i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+} // namespace
+
+CredentialStore::CredentialStore(const QString &path) : m_path(path) {}
+
+QString CredentialStore::defaultPath()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) +
+           QStringLiteral("/credentials.json");
+}
+
+QString CredentialStore::checkName(const QString &name)
+{
+    const QString trimmed = name.trimmed();
+    if (trimmed.isEmpty())
+        return QStringLiteral("a credential needs the name of the assistant it is for");
+    if (trimmed.size() > kMaxNameLength)
+        return QStringLiteral("an assistant's name has at most %1 characters").arg(kMaxNameLength);
+    for (const QChar ch : trimmed)
+        if (!ch.isPrint())
+            return QStringLiteral("an assistant's name cannot hold control characters");
+    if (trimmed != name)
+        return QStringLiteral("an assistant's name cannot begin or end with spaces");
+    return {};
+}
+
+QByteArray CredentialStore::digestOf(const QByteArray &secret)
+{
+    return QCryptographicHash::hash(secret, QCryptographicHash::Sha256).toHex();
+}
+
+bool CredentialStore::load(QList<Credential> *into, QString *error) const
+{
+    into->clear();
+    QFile file(m_path);
+    if (!file.exists())
+        return true;
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("cannot read %1: %2").arg(m_path, file.errorString());
+        return false;
+    }
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(file.read(kMaxFileBytes), &parseError);
+    if (!doc.isObject()) {
+        *error = QStringLiteral("%1 is not a credentials file (%2)")
+                     .arg(m_path, parseError.errorString());
+        return false;
+    }
+    const QJsonArray entries = doc.object().value(u"credentials").toArray();
+    for (const QJsonValue &v : entries)
+        if (const auto c = fromJson(v.toObject()); c && into->size() < kMaxCredentials)
+            into->append(*c);
+    return true;
+}
+
+bool CredentialStore::save(const QList<Credential> &credentials, QString *error)
+{
+    // A folder made here is the user's alone, like the file.
+    const QString folder = QFileInfo(m_path).absolutePath();
+    if (!QFileInfo::exists(folder) && QDir().mkpath(folder))
+        QFile::setPermissions(folder, kOwnerOnly | QFileDevice::ExeOwner);
+    QJsonArray entries;
+    for (const Credential &c : credentials)
+        entries.append(toJson(c));
+    QSaveFile file(m_path);
+    if (!file.open(QIODevice::WriteOnly) || !file.setPermissions(kOwnerOnly) ||
+        file.write(QJsonDocument(QJsonObject{{"credentials", entries}}).toJson()) < 0 ||
+        !file.commit()) {
+        *error =
+            QStringLiteral("cannot store credentials in %1: %2").arg(m_path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool CredentialStore::update(const std::function<bool(QList<Credential> &)> &change, QString *error)
+{
+    QDir().mkpath(QFileInfo(m_path).absolutePath());
+    QLockFile lock(m_path + QStringLiteral(".lock"));
+    if (!lock.tryLock(5000)) {
+        *error = QStringLiteral("%1 is locked by another process").arg(m_path);
+        return false;
+    }
+    QList<Credential> current;
+    if (!load(&current, error))
+        return false;
+    if (!change(current))
+        return true;
+    if (!save(current, error))
+        return false;
+    m_credentials = current;
+    const QFileInfo info(m_path);
+    m_readTime = info.lastModified();
+    m_readSize = info.size();
+    return true;
+}
+
+void CredentialStore::refresh()
+{
+    const QFileInfo info(m_path);
+    const qint64 size = info.exists() ? info.size() : -1;
+    const QDateTime time = info.exists() ? info.lastModified() : QDateTime();
+    if (size == m_readSize && time == m_readTime)
+        return;
+    QString error;
+    QList<Credential> loaded;
+    // A file that cannot be read holds no credential: refusing them all is the safe way wrong.
+    if (!load(&loaded, &error))
+        qCWarning(lcHttp).noquote() << "credentials:" << error;
+    m_credentials = loaded;
+    m_readSize = size;
+    m_readTime = time;
+}
+
+std::optional<CredentialStore::Created> CredentialStore::create(const QString &name, QString *error)
+{
+    if (const QString bad = checkName(name); !bad.isEmpty()) {
+        *error = bad;
+        return std::nullopt;
+    }
+    Created made;
+    made.secret =
+        QString::fromLatin1(kPrefix + randomBytes(8).toBase64(QByteArray::Base64UrlEncoding |
+                                                              QByteArray::OmitTrailingEquals));
+    made.credential.id = QStringLiteral("c-") + QString::fromLatin1(randomBytes(1).toHex());
+    made.credential.name = name;
+    made.credential.digest = digestOf(made.secret.toLatin1());
+    made.credential.created = QDateTime::currentDateTimeUtc();
+    bool full = false;
+    const bool ok = update(
+        [&](QList<Credential> &all) {
+            if (all.size() >= kMaxCredentials) {
+                full = true;
+                return false;
+            }
+            all.append(made.credential);
+            return true;
+        },
+        error);
+    if (full)
+        *error = QStringLiteral("there are %1 credentials already: revoke some first")
+                     .arg(kMaxCredentials);
+    if (!ok || full)
+        return std::nullopt;
+    qCInfo(lcHttp).noquote() << "credential" << made.credential.id << "made for" << name;
+    return made;
+}
+
+int CredentialStore::revoke(const QString &idOrName, QString *error)
+{
+    int revoked = 0;
+    const bool ok = update(
+        [&](QList<Credential> &all) {
+            revoked = int(all.removeIf([&](const Credential &c) {
+                return c.id == idOrName || c.name.compare(idOrName, Qt::CaseInsensitive) == 0;
+            }));
+            return revoked > 0;
+        },
+        error);
+    if (ok && revoked == 0)
+        *error = QStringLiteral("no credential is named or numbered '%1'").arg(idOrName);
+    if (revoked > 0)
+        qCInfo(lcHttp).noquote() << "revoked" << revoked << "credential(s) of" << idOrName;
+    return ok ? revoked : 0;
+}
+
+QList<Credential> CredentialStore::list()
+{
+    refresh();
+    return m_credentials;
+}
+
+std::optional<Credential> CredentialStore::match(const QByteArray &secret)
+{
+    if (!secret.startsWith(kPrefix))
+        return std::nullopt;
+    refresh();
+    const QByteArray digest = digestOf(secret);
+    std::optional<Credential> found;
+    for (const Credential &c : std::as_const(m_credentials))
+        if (sameDigest(c.digest, digest))
+            found = c;
+    if (!found)
+        return std::nullopt;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    const QDateTime written = m_lastWritten.value(found->id, found->lastUsed);
+    if (!written.isValid() || written.secsTo(now) >= kTouchIntervalSec) {
+        m_lastWritten.insert(found->id, now);
+        QString error;
+        const auto touch = [&](QList<Credential> &all) {
+            for (Credential &each : all)
+                if (each.id == found->id)
+                    each.lastUsed = now;
+            return true;
+        };
+        if (!update(touch, &error))
+            qCWarning(lcHttp).noquote() << "credentials: last use not recorded:" << error;
+    }
+    found->lastUsed = now;
+    return found;
+}
+
+bool CredentialStore::holdsName(const QString &name)
+{
+    if (name.trimmed().isEmpty())
+        return false;
+    refresh();
+    for (const Credential &c : std::as_const(m_credentials))
+        if (c.name.compare(name.trimmed(), Qt::CaseInsensitive) == 0)
+            return true;
+    return false;
+}

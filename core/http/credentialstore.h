@@ -1,0 +1,82 @@
+#pragma once
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QHash>
+#include <QList>
+#include <QString>
+#include <functional>
+#include <optional>
+
+// One assistant's own key to the HTTP endpoint. Only the secret's SHA-256 is kept: the secret
+// itself is shown once, when it is made, and then lives in the client's configuration alone.
+struct Credential
+{
+    QString id;         // "c-" and 8 hex digits: shown, and what revokes this one credential
+    QString name;       // the assistant it was made for: the name its requests run as
+    QByteArray digest;  // SHA-256 of the secret, hex
+    QDateTime created;  // UTC
+    QDateTime lastUsed; // UTC; invalid: never used
+};
+
+// Per-assistant credentials for the HTTP endpoint, in a file readable only by the user (0600)
+// beside the shared token (TokenStore). Several processes share it: the window makes and
+// revokes credentials while a headless server checks them, so every change is made under a
+// lock file on what is on disk at that moment, and a reader picks up another process's change
+// on its next look (the file's time and size are compared on every lookup; a revoked
+// credential fails on its very next request).
+//
+// A request's assistant is its credential's name whatever its clientInfo says; a name that a
+// credential holds is that credential's (see holdsName): a client that merely claims it does
+// not get its policy.
+class CredentialStore
+{
+public:
+    static constexpr int kMaxCredentials = 256;
+    static constexpr int kMaxNameLength = 64;
+    // The secret's prefix: a credential is told apart from the shared token at a glance.
+    static constexpr const char *kPrefix = "csk_";
+
+    explicit CredentialStore(const QString &path);
+
+    // ~/.config/code-sandbox/credentials.json
+    static QString defaultPath();
+    const QString &path() const { return m_path; }
+
+    // A new credential for the assistant `name`. The secret is returned here and nowhere else.
+    struct Created
+    {
+        Credential credential;
+        QString secret;
+    };
+    std::optional<Created> create(const QString &name, QString *error);
+    // Revokes the credential of this id, or every credential of the assistant of this name.
+    // The number revoked (0: none matched, `error` says so).
+    int revoke(const QString &idOrName, QString *error);
+    QList<Credential> list();
+
+    // The credential whose secret this is, if any. Its last use is recorded (written at most
+    // once a minute per credential, so a busy client does not rewrite the file on each request).
+    std::optional<Credential> match(const QByteArray &secret);
+    // Whether a credential is made for this assistant name (compared without case).
+    bool holdsName(const QString &name);
+
+    // Why `name` cannot name a credential; empty when it can.
+    static QString checkName(const QString &name);
+    static QByteArray digestOf(const QByteArray &secret);
+
+private:
+    // Reads the file again when its time or size changed since the last read.
+    void refresh();
+    bool load(QList<Credential> *into, QString *error) const;
+    bool save(const QList<Credential> &credentials, QString *error);
+    // Runs `change` on the file's current content under the lock file, and writes the result
+    // when `change` returns true.
+    bool update(const std::function<bool(QList<Credential> &)> &change, QString *error);
+
+    QString m_path;
+    QList<Credential> m_credentials;
+    QDateTime m_readTime;
+    qint64 m_readSize = -1;
+    QHash<QString, QDateTime> m_lastWritten; // id → last use written to the file
+};
