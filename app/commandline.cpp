@@ -15,6 +15,7 @@
 #include <QUrl>
 #include <climits>
 #include <functional>
+#include <string_view>
 
 qint64 CommandLine::parseSize(const QString &text)
 {
@@ -638,6 +639,19 @@ QList<Option> serverOptions()
              &CommandLine::noAuth),
         mode({s("print-token")}, s("Print the HTTP token the server would use with the same "
                                    "options and environment, and exit.")),
+        {QCommandLineOption(s("new-credential"),
+                            s("Make an HTTP credential for the assistant NAME, print it (it is "
+                              "shown only once) and exit. Its requests run as NAME under NAME's "
+                              "policy, whatever name the client gives itself."),
+                            s("name")),
+         Stage::Mode, nullptr},
+        mode({s("list-credentials")},
+             s("List the HTTP credentials (id, assistant, made, last used) and exit.")),
+        {QCommandLineOption(s("revoke-credential"),
+                            s("Revoke the HTTP credential with this id, or every credential of "
+                              "the assistant of this name, and exit. Its next request is refused."),
+                            s("id|name")),
+         Stage::Mode, nullptr},
         mode({s("h"), s("help")}, s("Show this help.")),
         mode({s("v"), s("version")}, s("Show the version.")),
     };
@@ -949,6 +963,24 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
                               !cl.noAuth && !envToken.isEmpty();
     if (cl.tokenFromEnvironment)
         cl.token = envToken;
+    int credentialModes = 0;
+    for (const char *action : {"new", "list", "revoke"}) {
+        const QString option = QLatin1String(action) + (action == std::string_view("list")
+                                                            ? QStringLiteral("-credentials")
+                                                            : QStringLiteral("-credential"));
+        if (!p.isSet(option))
+            continue;
+        ++credentialModes;
+        cl.mode = Mode::Credentials;
+        cl.credentialAction = QLatin1String(action);
+        if (action != std::string_view("list"))
+            cl.credentialName = p.value(option);
+    }
+    if (credentialModes > 1)
+        return fail(QStringLiteral("choose one of --new-credential, --list-credentials and "
+                                   "--revoke-credential"));
+    if (credentialModes == 1)
+        return cl;
     if (p.isSet(QStringLiteral("print-token"))) {
         if (cl.noAuth)
             return fail(QStringLiteral("--print-token: no token is used with --no-auth"));

@@ -19,6 +19,7 @@ struct CommandLine
         Stdio,
         Http,
         PrintToken,
+        Credentials, // --new-credential, --list-credentials, --revoke-credential
         Help,
         Version,
         Error,
@@ -53,7 +54,11 @@ struct CommandLine
     bool tokenFromEnvironment = false; // the token is CODE_SANDBOX_TOKEN's
     QString tokenFile;                 // --token-file: the token is this file's first line
     bool noAuth = false;               // only allowed on loopback
-    QStringList allowHosts;            // --allow-host: further names accepted in Host and Origin
+    // Mode::Credentials: "new" (credentialName is the assistant's), "list" or "revoke"
+    // (credentialName is a credential's id or an assistant's name).
+    QString credentialAction;
+    QString credentialName;
+    QStringList allowHosts; // --allow-host: further names accepted in Host and Origin
     int httpHeadTimeoutMs = 10 * 1000;
     int httpBodyTimeoutMs = 30 * 1000;
     // Runs are kept in the history (SQLite) unless --no-history; a headless instance sends its

@@ -5,6 +5,7 @@
 #include "applog.h"
 #include "appsettings.h"
 #include "commandline.h"
+#include "credentialcommand.h"
 #include "httptoken.h"
 #include "mainwindow.h"
 #include "mcpserver.h"
@@ -350,6 +351,11 @@ int main(int argc, char *argv[])
         }
         std::fprintf(stdout, "%s\n", qPrintable(token.token));
         return 0;
+    }
+    case CommandLine::Mode::Credentials: {
+        QCoreApplication app(argc, argv);
+        names();
+        return CredentialCommand::run(cl);
     }
     case CommandLine::Mode::Stdio: {
         QCoreApplication app(argc, argv);

@@ -204,7 +204,7 @@ std::optional<CredentialStore::Created> CredentialStore::create(const QString &n
                      .arg(kMaxCredentials);
     if (!ok || full)
         return std::nullopt;
-    qCInfo(lcHttp).noquote() << "credential" << made.credential.id << "made for" << name;
+    qCDebug(lcHttp).noquote() << "credential" << made.credential.id << "made for" << name;
     return made;
 }
 
@@ -222,7 +222,7 @@ int CredentialStore::revoke(const QString &idOrName, QString *error)
     if (ok && revoked == 0)
         *error = QStringLiteral("no credential is named or numbered '%1'").arg(idOrName);
     if (revoked > 0)
-        qCInfo(lcHttp).noquote() << "revoked" << revoked << "credential(s) of" << idOrName;
+        qCDebug(lcHttp).noquote() << "revoked" << revoked << "credential(s) of" << idOrName;
     return ok ? revoked : 0;
 }
 
