@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -90,9 +91,12 @@ QString geminiHttpJson(const QString &url, bool withToken)
 } // namespace
 
 ConnectAssistantDialog::ConnectAssistantDialog(const QString &binaryPath, const QString &httpUrl,
-                                               const QString &token, QWidget *parent)
+                                               const QString &token, QWidget *parent,
+                                               const QString &credentialStore)
     : QDialog(parent), m_token(token)
 {
+    if (!credentialStore.isEmpty() && !token.isEmpty())
+        m_credentials = std::make_unique<CredentialStore>(credentialStore);
     setWindowTitle(tr("Connect an Assistant"));
     setObjectName(QStringLiteral("connectAssistantDialog"));
 
@@ -146,8 +150,13 @@ QWidget *ConnectAssistantDialog::claudeCodePage(const QString &binaryPath, const
             command +=
                 QStringLiteral(" \\\n  --header \"Authorization: Bearer %1\"").arg(kTokenMark);
         addSnippet(layout, QStringLiteral("claudeCodeHttp"),
-                   tr("Or connect to the server in this window over HTTP instead:"), command,
-                   inDoubleQuotes(token));
+                   m_credentials
+                       ? tr("Or connect to the server in this window over HTTP instead. Copy "
+                            "makes Claude Code a credential of its own:")
+                       : tr("Or connect to the server in this window over HTTP instead:"),
+                   command, inDoubleQuotes(token));
+        if (m_credentials)
+            m_snippets.last().credentialFor = QStringLiteral("Claude Code");
     } else {
         addHttpOffNote(layout);
     }
@@ -168,8 +177,12 @@ QWidget *ConnectAssistantDialog::geminiPage(const QString &binaryPath, const QSt
         // not be.
         const QString jsonToken = jsonString(token).mid(1).chopped(1);
         addSnippet(layout, QStringLiteral("geminiHttp"),
-                   tr("Or, to use the server in this window over HTTP instead:"),
+                   m_credentials ? tr("Or, to use the server in this window over HTTP instead "
+                                      "(Copy makes Gemini CLI a credential of its own):")
+                                 : tr("Or, to use the server in this window over HTTP instead:"),
                    geminiHttpJson(httpUrl, !token.isEmpty()), jsonToken);
+        if (m_credentials)
+            m_snippets.last().credentialFor = QStringLiteral("Gemini CLI");
     } else {
         addHttpOffNote(layout);
     }
@@ -228,7 +241,10 @@ void ConnectAssistantDialog::addSnippet(QVBoxLayout *layout, const QString &name
     copy->setAutoDefault(false);
     const int index = int(m_snippets.size());
     connect(copy, &QPushButton::clicked, this, [this, copy, index] {
-        QGuiApplication::clipboard()->setText(withToken(m_snippets.at(index), true));
+        Snippet &snippet = m_snippets[index];
+        if (!snippet.credentialFor.isEmpty() && !makeCredential(snippet))
+            return;
+        QGuiApplication::clipboard()->setText(withToken(snippet, true));
         copy->setText(tr("Copied"));
         QTimer::singleShot(1500, copy, [copy] { copy->setText(tr("Copy")); });
     });
@@ -244,12 +260,35 @@ void ConnectAssistantDialog::addSnippet(QVBoxLayout *layout, const QString &name
         layout->addSpacing(12);
     layout->addWidget(label);
     layout->addLayout(row);
-    m_snippets.append({view, text, tokenValue});
+    m_snippets.append({view, text, tokenValue, label, QString()});
+}
+
+bool ConnectAssistantDialog::makeCredential(Snippet &snippet)
+{
+    QString error;
+    const auto made = m_credentials->create(snippet.credentialFor, &error);
+    if (!made) {
+        QMessageBox::warning(this, tr("Connect an Assistant"),
+                             tr("No credential was made: %1").arg(error));
+        return false;
+    }
+    // Base64url: nothing in it needs escaping in a shell's double quotes or a JSON string.
+    snippet.tokenValue = made->secret;
+    snippet.label->setText(tr("Credential %1 made for %2: this configuration carries it (Settings "
+                              "→ Assistants revokes it). Copy again while this dialog is open; "
+                              "the credential is not shown anywhere else.")
+                               .arg(made->credential.id, made->credential.name));
+    snippet.credentialFor.clear();
+    updateShownText();
+    return true;
 }
 
 QString ConnectAssistantDialog::withToken(const Snippet &snippet, bool real) const
 {
     QString text = snippet.text;
+    if (!snippet.credentialFor.isEmpty()) // its credential is made on Copy
+        return text.replace(kTokenMark,
+                            real ? tr("(its credential, made when you press Copy)") : kMaskedToken);
     return text.replace(kTokenMark, real ? snippet.tokenValue : kMaskedToken);
 }
 

@@ -3,6 +3,7 @@
 #include "appcontroller.h"
 #include "approvalprompter.h"
 #include "connectassistantdialog.h"
+#include "credentialstore.h"
 #include "overviewstrip.h"
 #include "rowheightdelegate.h"
 #include "rundetailspane.h"
@@ -688,6 +689,7 @@ void MainWindow::openSettings()
 void MainWindow::openConnectDialog()
 {
     const ServerStatus s = m_controller->serverStatus();
-    ConnectAssistantDialog dialog(s.binary, s.listening ? s.url : QString(), s.token, this);
+    ConnectAssistantDialog dialog(s.binary, s.listening ? s.url : QString(), s.token, this,
+                                  CredentialStore::defaultPath());
     dialog.exec();
 }

@@ -76,19 +76,20 @@ PolicyEditor::PolicyEditor(const AssistantPolicies &policies, const QStringList 
 {
     auto *layout = new QVBoxLayout(this);
     auto *intro = new QLabel(
-        tr("What each assistant may run. An assistant is known by the name its MCP client gives "
-           "(clientInfo), as the runs list shows it. <b>Ask</b> shows you each run first; "
-           "<b>refuse</b> refuses them all. Limits only narrow what the server allows."),
+        tr("What each assistant may run. An assistant is known by its credential (below) when "
+           "it has one, else by the name its MCP client gives (clientInfo), as the runs list "
+           "shows it. <b>Ask</b> shows you each run first; <b>refuse</b> refuses them all. "
+           "Limits only narrow what the server allows."),
         this);
     intro->setWordWrap(true);
     layout->addWidget(intro);
 
     m_table->setObjectName(QStringLiteral("policyTable"));
-    m_table->setHorizontalHeaderLabels({tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"),
-                                        tr("Network"), tr("Hosts (empty: the server's)"),
-                                        tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
-                                        tr("Max memory"), tr("Isolation"), tr("Secrets (*: all)"),
-                                        tr("Workspaces (*: all)"), tr("Keep sessions")});
+    m_table->setHorizontalHeaderLabels(
+        {tr("Assistant"), tr("Runs"), tr("Languages (empty: all)"), tr("Network"),
+         tr("Hosts (empty: the server's)"), tr("Other hosts"), tr("Libraries"), tr("Max timeout"),
+         tr("Max memory"), tr("Isolation"), tr("Secrets (*: all)"), tr("Workspaces (*: all)"),
+         tr("Keep sessions"), tr("Launcher (stdio)")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(LanguagesColumn, QHeaderView::Stretch);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -218,6 +219,21 @@ void PolicyEditor::addRow(const AssistantPolicy &policy)
                         "last call, and the first call with its id afterwards brings it back "
                         "(unless create_session says keep: false)."));
     m_table->setCellWidget(row, KeepSessionsColumn, keep);
+    m_table->setItem(row, LauncherColumn, launcherItem(policy));
+}
+
+QTableWidgetItem *PolicyEditor::launcherItem(const AssistantPolicy &policy) const
+{
+    auto *launcher = new QTableWidgetItem(policy.launcher);
+    if (policy.isDefault()) {
+        launcher->setFlags(launcher->flags() & ~Qt::ItemIsEditable);
+        return launcher;
+    }
+    launcher->setToolTip(tr("A stdio instance gets this policy only when this program started "
+                            "it (its full path, e.g. /usr/bin/claude; the run's details show "
+                            "each instance's launcher); else it runs under the default policy "
+                            "and its runs say why. Empty: whoever started it."));
+    return launcher;
 }
 
 // The cell's tooltip names the workspaces to choose from, and what is not a name (left out when
@@ -300,6 +316,8 @@ AssistantPolicy PolicyEditor::rowPolicy(int row) const
         p.otherHosts = AssistantPolicy::OtherHosts(o->currentData().toInt());
     p.libraries = cellChecked(m_table, row, LibrariesColumn);
     p.keepSessions = cellChecked(m_table, row, KeepSessionsColumn);
+    if (const QTableWidgetItem *launcher = m_table->item(row, LauncherColumn); launcher && row > 0)
+        p.launcher = launcher->text().trimmed();
     if (const auto *t = qobject_cast<QSpinBox *>(m_table->cellWidget(row, TimeoutColumn)))
         p.maxTimeoutSec = t->value();
     if (const auto *m = qobject_cast<QSpinBox *>(m_table->cellWidget(row, MemoryColumn)))

@@ -10,8 +10,9 @@ class QSpinBox;
 class QTableWidget;
 class QTableWidgetItem;
 
-// Settings → Assistants: one row per assistant (by the name its MCP client gives in
-// clientInfo) and a first row for every other assistant: run, ask or refuse; the languages it
+// Settings → Assistants: one row per assistant (by its credential's name, or the name its MCP
+// client gives in clientInfo; a stdio instance by the program that launched it too) and a
+// first row for every other assistant: run, ask or refuse; the languages it
 // may use (empty: all); network; libraries; its largest timeout; the bound secrets and the
 // workspaces it gets (*: all the server's). Below: how long an approval waits, and what a
 // headless server does when no window is open to ask.
@@ -34,6 +35,7 @@ public:
         SecretsColumn,
         WorkspacesColumn,
         KeepSessionsColumn,
+        LauncherColumn,
         ColumnCount
     };
 
@@ -53,6 +55,8 @@ private:
     void addRow(const AssistantPolicy &policy);
     AssistantPolicy rowPolicy(int row) const;
     void markWorkspaces(QTableWidgetItem *item) const;
+    // The launcher cell: a program's path, none for the default row (it has no name to guard).
+    QTableWidgetItem *launcherItem(const AssistantPolicy &policy) const;
 
     QStringList m_languages;
     QStringList m_workspaceNames;

@@ -382,6 +382,10 @@ void RunDetailsPane::refreshDetails()
                                         ? RunListModel::durationText(m_run.cpuTimeMs)
                                         : QStringLiteral("not reported"));
     add(QStringLiteral("Source"), m_run.source);
+    if (!m_run.claimedName.isEmpty())
+        add(QStringLiteral("Claims to be"), m_run.claimedName);
+    if (!m_run.identity.isEmpty())
+        add(QStringLiteral("Identified by"), m_run.identity);
     add(QStringLiteral("Tool"), m_run.tool);
     add(QStringLiteral("Session"),
         m_run.sessionId.isEmpty() ? QStringLiteral("none (a fresh sandbox)") : m_run.sessionId);

@@ -37,6 +37,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
     case SearchRole:
         return QStringList{r->code,
                            r->source,
+                           r->claimedName,
                            r->sessionId,
                            r->language,
                            r->tool,
@@ -73,7 +74,9 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
                                     : QStringLiteral("yyyy-MM-dd HH:mm"));
     }
     case SourceColumn:
-        return r->source;
+        // Both, when the client claims a name its credential is not.
+        return r->claimedName.isEmpty() ? r->source
+                                        : tr("%1 (claims “%2”)").arg(r->source, r->claimedName);
     case SessionColumn: {
         // Short: the list has little room; the whole id is in the tooltip and the details.
         const QString shortId = r->sessionId.left(8);

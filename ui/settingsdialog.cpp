@@ -1,5 +1,6 @@
 #include "settingsdialog.h"
 
+#include "credentialsview.h"
 #include "egresslist.h"
 #include "engineaddress.h"
 #include "enginelocator.h"
@@ -23,6 +24,7 @@
 #include <QPushButton>
 #include <QRegularExpressionValidator>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -111,7 +113,17 @@ SettingsDialog::SettingsDialog(const AppSettings &current, const QStringList &la
     m_policyEditor->setWorkspaceNames(m_workspacesEditor->names());
     connect(m_workspacesEditor, &WorkspacesEditor::changed, this,
             [this] { m_policyEditor->setWorkspaceNames(m_workspacesEditor->names()); });
-    tabs->addTab(m_policyEditor, tr("Assistants"));
+    // The policies above, the credentials that assistants are known by below.
+    auto *assistants = new QSplitter(Qt::Vertical, tabs);
+    assistants->setObjectName(QStringLiteral("assistantsSplitter"));
+    assistants->setChildrenCollapsible(false);
+    assistants->addWidget(m_policyEditor);
+    m_credentialsView = new CredentialsView(CredentialStore::defaultPath(), assistants);
+    m_credentialsView->setObjectName(QStringLiteral("credentialsView"));
+    assistants->addWidget(m_credentialsView);
+    assistants->setStretchFactor(0, 3);
+    assistants->setStretchFactor(1, 1);
+    tabs->addTab(assistants, tr("Assistants"));
 
     auto *restartNote = new QLabel(tr("Changes to the engines, images, limits, workspaces and "
                                       "server apply after a restart."),

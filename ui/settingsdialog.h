@@ -10,6 +10,7 @@ class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
+class CredentialsView;
 class PolicyEditor;
 class WorkspacesEditor;
 class QPushButton;
@@ -29,6 +30,7 @@ public:
 
     AppSettings settings() const;
     PolicyEditor *policyEditor() const { return m_policyEditor; }
+    CredentialsView *credentialsView() const { return m_credentialsView; }
     WorkspacesEditor *workspacesEditor() const { return m_workspacesEditor; }
 
     // What the Add button does; false, with nothing added, for an invalid or listed name.
@@ -89,6 +91,7 @@ private:
     QSpinBox *m_retentionSpin = nullptr;
     QCheckBox *m_keepRunningCheck = nullptr;
     PolicyEditor *m_policyEditor = nullptr;
+    CredentialsView *m_credentialsView = nullptr;
     WorkspacesEditor *m_workspacesEditor = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
 };
