@@ -20,6 +20,13 @@ int RunListModel::columnCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : ColumnCount;
 }
 
+QString RunListModel::sourceText(const RunRecord &run)
+{
+    // Both, when the client claims a name its credential is not.
+    return run.claimedName.isEmpty() ? run.source
+                                     : tr("%1 (claims “%2”)").arg(run.source, run.claimedName);
+}
+
 QVariant RunListModel::data(const QModelIndex &index, int role) const
 {
     const RunRecord *r = runAt(index.row());
@@ -74,9 +81,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
                                     : QStringLiteral("yyyy-MM-dd HH:mm"));
     }
     case SourceColumn:
-        // Both, when the client claims a name its credential is not.
-        return r->claimedName.isEmpty() ? r->source
-                                        : tr("%1 (claims “%2”)").arg(r->source, r->claimedName);
+        return sourceText(*r);
     case SessionColumn: {
         // Short: the list has little room; the whole id is in the tooltip and the details.
         const QString shortId = r->sessionId.left(8);

@@ -73,6 +73,8 @@ public:
     // "850 ms", "1.25 s", "12.5 s", "3 min 5 s"; empty for a negative (unknown) duration. The
     // list, the details pane and the overview strip all say a duration this way.
     static QString durationText(qint64 ms);
+    // The Source column: the assistant, and the name its client claimed when that is another.
+    static QString sourceText(const RunRecord &run);
     // Output kept per run; what a peer sends beyond it is dropped and the run marked truncated.
     static constexpr qint64 kMaxRunOutput = 16 * 1024 * 1024;
     void setLimits(int maxRuns, int maxCompleteRuns);

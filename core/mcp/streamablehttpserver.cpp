@@ -302,6 +302,24 @@ StreamableHttpServer::Session *StreamableHttpServer::createSession(const QByteAr
     return &*it;
 }
 
+StreamableHttpServer::Session *StreamableHttpServer::openSession(const HttpRequest &request,
+                                                                 const JsonRpcMessage &m,
+                                                                 HttpResponder *responder)
+{
+    const QString name =
+        m.params.toObject().value(u"clientInfo").toObject().value(u"name").toString();
+    const CallerIdentity identity = identityOf(request);
+    // Counted per credential where there is one: what it claims is not who it is.
+    const QByteArray client = HttpServer::peerKey(request.peer) + ' ' +
+                              (identity.hasCredential() ? identity.credentialId : name).toUtf8();
+    if (!makeRoomForSession(client, m.id, responder))
+        return nullptr;
+    Session *session = createSession(client, identity);
+    // The session id travels on the initialize response.
+    session->transport->expectAnswer(m.id, responder, false, {{"Mcp-Session-Id", session->id}});
+    return session;
+}
+
 void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder *responder)
 {
     const QByteArray accept = request.header("Accept");
@@ -339,25 +357,11 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
         responder->respond(202, {}, {});
         return;
     }
-    Session *session = nullptr;
-    if (m.type == JsonRpcMessage::Type::Request && m.method == u"initialize") {
-        const QString name =
-            m.params.toObject().value(u"clientInfo").toObject().value(u"name").toString();
-        const CallerIdentity identity = identityOf(request);
-        // Counted per credential where there is one: what it claims is not who it is.
-        const QByteArray client =
-            HttpServer::peerKey(request.peer) + ' ' +
-            (identity.hasCredential() ? identity.credentialId : name).toUtf8();
-        if (!makeRoomForSession(client, m.id, responder))
-            return;
-        session = createSession(client, identity);
-        // The session id travels on the initialize response.
-        session->transport->expectAnswer(m.id, responder, false, {{"Mcp-Session-Id", session->id}});
-    } else {
-        session = sessionFor(request, responder);
-        if (!session)
-            return;
-    }
+    Session *session = m.type == JsonRpcMessage::Type::Request && m.method == u"initialize"
+                           ? openSession(request, m, responder)
+                           : sessionFor(request, responder);
+    if (!session)
+        return;
     if (m.type != JsonRpcMessage::Type::Request) {
         // Notifications and responses are accepted, not answered.
         responder->respond(202, {}, {});

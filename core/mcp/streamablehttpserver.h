@@ -16,6 +16,7 @@ class HttpResponder;
 class HttpServer;
 class CredentialStore;
 class HttpSessionTransport;
+struct JsonRpcMessage;
 class McpServer;
 class McpSession;
 struct HttpRequest;
@@ -90,6 +91,9 @@ private:
     void handleDelete(const HttpRequest &request, HttpResponder *responder);
     Session *sessionFor(const HttpRequest &request, HttpResponder *responder);
     Session *createSession(const QByteArray &client, const CallerIdentity &identity);
+    // An initialize: a new session, its answer owed on this POST; null when refused (answered).
+    Session *openSession(const HttpRequest &request, const JsonRpcMessage &m,
+                         HttpResponder *responder);
     // Who sent the request, as its Authorization header tells (checkHead let it in).
     CallerIdentity identityOf(const HttpRequest &request) const;
     // The header carries the shared token or a credential.

@@ -240,6 +240,7 @@ private Q_SLOTS:
     void openMigratesSchemaFive();
     void openMigratesSchemaSix();
     void openMigratesSchemaEight();
+    void openMigratesSchemaNine();
     void workspacesKeptAndDecided();
     void openUnusable_data();
     void openUnusable();
@@ -322,6 +323,8 @@ void tst_HistoryStore::openMigratesSchemaOne()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN claimed_name"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN identity"));
     queryValue(path, QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 1"));
     QVERIFY(!queryValue(path, QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name "
@@ -331,7 +334,7 @@ void tst_HistoryStore::openMigratesSchemaOne()
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 10);
     QVERIFY(store.load(QStringLiteral("old")).has_value());
     QCOMPARE(store.load(QStringLiteral("old"))->sessionId, QString());
     RunRecord fresh = makeRun(QStringLiteral("new"));
@@ -370,13 +373,15 @@ void tst_HistoryStore::openMigratesSchemaThree()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN claimed_name"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN identity"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 3"));
     QVERIFY(!queryValue(path, hasEngine).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 10);
     QVERIFY(queryValue(path, hasEngine).isValid());
     // The old run is all there, without an engine.
     const std::optional<RunRecord> before = store.load(QStringLiteral("before"));
@@ -409,12 +414,14 @@ void tst_HistoryStore::openMigratesSchemaFour()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN claimed_name"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN identity"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 4"));
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 10);
     QVERIFY(store.load(QStringLiteral("before"))->connections.isEmpty());
     RunRecord after = makeRun(QStringLiteral("after"), at(-10));
     NetworkAttempt allowed;
@@ -454,13 +461,15 @@ void tst_HistoryStore::openMigratesSchemaFive()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN claimed_name"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN identity"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 5"));
     QVERIFY(!queryValue(path, hasRuntime).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 10);
     QVERIFY(queryValue(path, hasRuntime).isValid());
     QCOMPARE(store.load(QStringLiteral("before"))->runtime, QString());
     QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
@@ -491,7 +500,7 @@ void tst_HistoryStore::openCreatesFolderAndSchema()
 
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA journal_mode")).toString(),
              QStringLiteral("wal"));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 10);
     // A new file gives pruned space back to the file system.
     QCOMPARE(queryValue(path, QStringLiteral("PRAGMA auto_vacuum")).toInt(), 2);
     QCOMPARE(queryValue(path, QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name IN "
@@ -529,13 +538,15 @@ void tst_HistoryStore::openMigratesSchemaSix()
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN secrets"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN preloaded"));
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN claimed_name"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN identity"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 6"));
     QVERIFY(!queryValue(path, hasSecrets).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 10);
     QVERIFY(queryValue(path, hasSecrets).isValid());
     QVERIFY(store.load(QStringLiteral("before"))->secrets.isEmpty());
     QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
@@ -574,13 +585,15 @@ void tst_HistoryStore::openMigratesSchemaEight()
     const QString hasWorkspaces =
         QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'workspaces'");
     queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN workspaces"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN claimed_name"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN identity"));
     queryValue(path, QStringLiteral("PRAGMA user_version = 8"));
     QVERIFY(!queryValue(path, hasWorkspaces).isValid());
 
     HistoryStore store;
     QString error;
     QVERIFY2(openStore(store, path, &error), qPrintable(error));
-    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 10);
     QVERIFY(queryValue(path, hasWorkspaces).isValid());
     QVERIFY(store.load(QStringLiteral("before"))->workspaces.isEmpty());
     QCOMPARE(store.load(QStringLiteral("before"))->stdoutText(), QByteArray("before\n"));
@@ -591,6 +604,34 @@ void tst_HistoryStore::openMigratesSchemaEight()
     // Runs without workspaces store nothing for them.
     QVERIFY(queryValue(path, QStringLiteral("SELECT workspaces FROM runs WHERE id = 'before'"))
                 .isNull());
+}
+
+void tst_HistoryStore::openMigratesSchemaNine()
+{
+    // A file of schema 9, before runs told claims from credentials: its runs read with neither,
+    // and a new run keeps both.
+    const QString path = newPath();
+    {
+        HistoryStore store;
+        QVERIFY(openStore(store, path));
+        QVERIFY(put(store, makeRun(QStringLiteral("before"))));
+    }
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN claimed_name"));
+    queryValue(path, QStringLiteral("ALTER TABLE runs DROP COLUMN identity"));
+    queryValue(path, QStringLiteral("PRAGMA user_version = 9"));
+
+    HistoryStore store;
+    QString error;
+    QVERIFY2(openStore(store, path, &error), qPrintable(error));
+    QCOMPARE(queryValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 10);
+    QVERIFY(store.load(QStringLiteral("before"))->claimedName.isEmpty());
+    QVERIFY(store.load(QStringLiteral("before"))->identity.isEmpty());
+    RunRecord after = makeRun(QStringLiteral("after"), at(-10));
+    after.claimedName = QStringLiteral("claude-code");
+    after.identity = QStringLiteral("credential c-0011aabb (alpha)");
+    QVERIFY(put(store, after));
+    QCOMPARE(store.load(QStringLiteral("after"))->claimedName, after.claimedName);
+    QCOMPARE(store.load(QStringLiteral("after"))->identity, after.identity);
 }
 
 void tst_HistoryStore::workspacesKeptAndDecided()
