@@ -15,7 +15,6 @@
 #include <QUrl>
 #include <climits>
 #include <functional>
-#include <string_view>
 
 qint64 CommandLine::parseSize(const QString &text)
 {
@@ -645,6 +644,19 @@ QList<Option> serverOptions()
                               "policy, whatever name the client gives itself."),
                             s("name")),
          Stage::Mode, nullptr},
+        {QCommandLineOption(s("approve-client"),
+                            s("Let in the assistant waiting to sign in (OAuth) with this sign-in "
+                              "id, which its sign-in page shows, on the server at --host and "
+                              "--port; --as NAME names the assistant it runs as (its "
+                              "registered name otherwise). Then exit."),
+                            s("id")),
+         Stage::Mode, nullptr},
+        {QCommandLineOption(s("deny-client"),
+                            s("Refuse the sign-in with this id (see --approve-client), and exit."),
+                            s("id")),
+         Stage::Mode, nullptr},
+        {QCommandLineOption(s("as"), s("With --approve-client: the assistant's name."), s("name")),
+         Stage::Mode, nullptr},
         mode({s("list-credentials")},
              s("List the HTTP credentials (id, assistant, made, last used) and exit.")),
         {QCommandLineOption(s("revoke-credential"),
@@ -717,6 +729,11 @@ QList<Option> instanceOptions()
         seconds(s("http-body-timeout"),
                 s("Seconds an HTTP client has to send a request's body, after its head (30)."), 0.1,
                 3600, &CommandLine::httpBodyTimeoutMs),
+        integer<int>(s("oauth-token-lifetime"), s("seconds"),
+                     s("Life of the access tokens that clients signing in (OAuth) get, in "
+                       "seconds (900); they renew them with their refresh token."),
+                     Stage::Http, 5, 86400, s("a number of seconds from 5 to 86400"),
+                     &CommandLine::oauthTokenSec),
     };
 }
 
@@ -912,6 +929,41 @@ QString applySandbox(const QList<Option> &options, const QCommandLineParser &p,
 }
 } // namespace
 
+namespace {
+// --new-credential, --list-credentials, --revoke-credential (Mode::Credentials) and
+// --approve-client, --deny-client (Mode::Consent): at most one of them. An error, or nothing.
+QString credentialMode(const QCommandLineParser &p, CommandLine &cl)
+{
+    using Mode = CommandLine::Mode;
+    QStringList given;
+    const QList<std::pair<QString, Mode>> modes = {
+        {QStringLiteral("new-credential"), Mode::Credentials},
+        {QStringLiteral("list-credentials"), Mode::Credentials},
+        {QStringLiteral("revoke-credential"), Mode::Credentials},
+        {QStringLiteral("approve-client"), Mode::Consent},
+        {QStringLiteral("deny-client"), Mode::Consent}};
+    for (const auto &[option, mode] : modes) {
+        if (!p.isSet(option))
+            continue;
+        given.append(QStringLiteral("--") + option);
+        cl.mode = mode;
+        const QString action = option.section(u'-', 0, 0);
+        const QString value = option == u"list-credentials" ? QString() : p.value(option);
+        if (mode == Mode::Credentials) {
+            cl.credentialAction = action;
+            cl.credentialName = value;
+        } else {
+            cl.consentAction = action;
+            cl.consentRequest = value;
+            cl.consentAs = p.value(QStringLiteral("as"));
+        }
+    }
+    if (given.size() > 1)
+        return QStringLiteral("%1 cannot be given together").arg(given.join(QStringLiteral(", ")));
+    return {};
+}
+} // namespace
+
 CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvironment &env)
 {
     CommandLine cl;
@@ -963,23 +1015,11 @@ CommandLine CommandLine::parse(const QStringList &arguments, const QProcessEnvir
                               !cl.noAuth && !envToken.isEmpty();
     if (cl.tokenFromEnvironment)
         cl.token = envToken;
-    int credentialModes = 0;
-    for (const char *action : {"new", "list", "revoke"}) {
-        const QString option = QLatin1String(action) + (action == std::string_view("list")
-                                                            ? QStringLiteral("-credentials")
-                                                            : QStringLiteral("-credential"));
-        if (!p.isSet(option))
-            continue;
-        ++credentialModes;
-        cl.mode = Mode::Credentials;
-        cl.credentialAction = QLatin1String(action);
-        if (action != std::string_view("list"))
-            cl.credentialName = p.value(option);
-    }
-    if (credentialModes > 1)
-        return fail(QStringLiteral("choose one of --new-credential, --list-credentials and "
-                                   "--revoke-credential"));
-    if (credentialModes == 1)
+    // The credentials' and the sign-ins' commands need the HTTP options only.
+    error = credentialMode(p, cl);
+    if (!error.isEmpty())
+        return fail(error);
+    if (cl.mode == Mode::Credentials || cl.mode == Mode::Consent)
         return cl;
     if (p.isSet(QStringLiteral("print-token"))) {
         if (cl.noAuth)

@@ -20,6 +20,7 @@ struct CommandLine
         Http,
         PrintToken,
         Credentials, // --new-credential, --list-credentials, --revoke-credential
+        Consent,     // --approve-client, --deny-client
         Help,
         Version,
         Error,
@@ -58,7 +59,12 @@ struct CommandLine
     // (credentialName is a credential's id or an assistant's name).
     QString credentialAction;
     QString credentialName;
-    QStringList allowHosts; // --allow-host: further names accepted in Host and Origin
+    // --approve-client / --deny-client: "approve" or "deny", the sign-in's id, and --as.
+    QString consentAction;
+    QString consentRequest;
+    QString consentAs;
+    int oauthTokenSec = 900; // --oauth-token-lifetime: an OAuth access token's life
+    QStringList allowHosts;  // --allow-host: further names accepted in Host and Origin
     int httpHeadTimeoutMs = 10 * 1000;
     int httpBodyTimeoutMs = 30 * 1000;
     // Runs are kept in the history (SQLite) unless --no-history; a headless instance sends its

@@ -5,6 +5,7 @@
 #include "applog.h"
 #include "appsettings.h"
 #include "commandline.h"
+#include "consentcommand.h"
 #include "credentialcommand.h"
 #include "httptoken.h"
 #include "mainwindow.h"
@@ -352,10 +353,12 @@ int main(int argc, char *argv[])
         std::fprintf(stdout, "%s\n", qPrintable(token.token));
         return 0;
     }
+    case CommandLine::Mode::Consent:
     case CommandLine::Mode::Credentials: {
         QCoreApplication app(argc, argv);
         names();
-        return CredentialCommand::run(cl);
+        return cl.mode == CommandLine::Mode::Consent ? ConsentCommand::run(cl)
+                                                     : CredentialCommand::run(cl);
     }
     case CommandLine::Mode::Stdio: {
         QCoreApplication app(argc, argv);

@@ -18,6 +18,7 @@
 #include "monitorapprover.h"
 #include "monitorpublisher.h"
 #include "monitorsocket.h"
+#include "oauthserver.h"
 #include "runcontrol.h"
 #include "rungate.h"
 #include "runstopreason.h"
@@ -155,6 +156,11 @@ QList<SandboxBackend *> Services::addDockerEngines(const QList<EngineLocator::Re
 void Services::createServer(const CommandLine &cl, Mode mode)
 {
     m_credentials = std::make_unique<CredentialStore>(CredentialStore::defaultPath());
+    OAuthServer::Config oauth;
+    oauth.accessTokenSec = cl.oauthTokenSec;
+    oauth.clientsPath = OAuthClients::defaultPath();
+    oauth.keyPath = AccessTokens::defaultKeyPath();
+    m_oauth = std::make_unique<OAuthServer>(m_credentials.get(), oauth);
     m_gate = std::make_unique<RunGate>(m_sandbox->config());
     m_gate->setCredentials(m_credentials.get());
     m_gate->setMode(mode == Mode::Window ? QStringLiteral("window")
@@ -289,6 +295,9 @@ Services::startHttp(const StreamableHttpServer::Config &config, const QHostAddre
     StreamableHttpServer::Config withCredentials = config;
     if (!withCredentials.credentials)
         withCredentials.credentials = m_credentials.get();
+    // Signing in needs somewhere to sign in to: a server without a token has no sign-in.
+    if (!withCredentials.oauth && !withCredentials.token.isEmpty())
+        withCredentials.oauth = m_oauth.get();
     auto endpoint = std::make_unique<StreamableHttpServer>(m_server.get(), withCredentials);
     if (!endpoint->listen(address, port)) {
         *error = endpoint->errorString();

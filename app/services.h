@@ -22,6 +22,7 @@ class QFileSystemWatcher;
 class RunControl;
 class RunGate;
 class CredentialStore;
+class OAuthServer;
 class QHostAddress;
 class QTemporaryDir;
 class SandboxService;
@@ -73,6 +74,8 @@ public:
     // The assistants' HTTP credentials (CredentialStore::defaultPath()): the endpoint accepts
     // them, and the gate keeps their names for them.
     CredentialStore *credentials() const { return m_credentials.get(); }
+    // The sign-in (OAuth) of the HTTP endpoint: the window answers its consent questions.
+    OAuthServer *oauth() const { return m_oauth.get(); }
     // Stops a run of this process by its id (the window's Stop; for a headless instance, the
     // window's request over the monitor socket).
     RunControl *runControl() const { return m_runControl.get(); }
@@ -116,6 +119,7 @@ private:
     std::unique_ptr<SandboxService> m_sandbox;
     std::unique_ptr<RunControl> m_runControl;
     std::unique_ptr<CredentialStore> m_credentials;
+    std::unique_ptr<OAuthServer> m_oauth;
     std::unique_ptr<RunGate> m_gate;
     std::unique_ptr<McpServer> m_server;
     // Sessions' snapshots without a history (--no-history): gone with this instance.

@@ -28,6 +28,10 @@ QJsonObject toJson(const Credential &c)
                   {"created", c.created.toString(Qt::ISODate)}};
     if (c.lastUsed.isValid())
         o.insert(u"lastUsed", c.lastUsed.toString(Qt::ISODate));
+    if (c.isGrant()) {
+        o.insert(u"clientId", c.clientId);
+        o.insert(u"refreshSha256", QString::fromLatin1(c.refreshDigest));
+    }
     return o;
 }
 
@@ -39,7 +43,11 @@ std::optional<Credential> fromJson(const QJsonObject &o)
     c.digest = o.value(u"sha256").toString().toLatin1();
     c.created = QDateTime::fromString(o.value(u"created").toString(), Qt::ISODate);
     c.lastUsed = QDateTime::fromString(o.value(u"lastUsed").toString(), Qt::ISODate);
-    if (c.id.isEmpty() || c.digest.size() != 64 || !CredentialStore::checkName(c.name).isEmpty())
+    c.clientId = o.value(u"clientId").toString();
+    c.refreshDigest = o.value(u"refreshSha256").toString().toLatin1();
+    // A grant has no bearer secret of its own; every other credential has one.
+    const bool digestOk = c.isGrant() ? c.digest.isEmpty() : c.digest.size() == 64;
+    if (c.id.isEmpty() || !digestOk || !CredentialStore::checkName(c.name).isEmpty())
         return std::nullopt;
     return c;
 }
@@ -49,6 +57,14 @@ QByteArray randomBytes(int words)
     QByteArray bytes(words * int(sizeof(quint32)), Qt::Uninitialized);
     QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(bytes.data()), words);
     return bytes;
+}
+
+// 256 random bits after `prefix`, in base64url: nothing in it needs escaping in a shell's
+// double quotes, a JSON string or a form.
+QString secretWith(const char *prefix)
+{
+    return QString::fromLatin1(prefix + randomBytes(8).toBase64(QByteArray::Base64UrlEncoding |
+                                                                QByteArray::OmitTrailingEquals));
 }
 
 // Constant-time, so a digest cannot be found byte by byte from timing.
@@ -181,9 +197,7 @@ std::optional<CredentialStore::Created> CredentialStore::create(const QString &n
         return std::nullopt;
     }
     Created made;
-    made.secret =
-        QString::fromLatin1(kPrefix + randomBytes(8).toBase64(QByteArray::Base64UrlEncoding |
-                                                              QByteArray::OmitTrailingEquals));
+    made.secret = secretWith(kPrefix);
     made.credential.id = QStringLiteral("c-") + QString::fromLatin1(randomBytes(1).toHex());
     made.credential.name = name;
     made.credential.digest = digestOf(made.secret.toLatin1());
@@ -240,7 +254,7 @@ std::optional<Credential> CredentialStore::match(const QByteArray &secret)
     const QByteArray digest = digestOf(secret);
     std::optional<Credential> found;
     for (const Credential &c : std::as_const(m_credentials))
-        if (sameDigest(c.digest, digest))
+        if (!c.isGrant() && sameDigest(c.digest, digest))
             found = c;
     if (!found)
         return std::nullopt;
@@ -271,4 +285,94 @@ bool CredentialStore::holdsName(const QString &name)
         if (c.name.compare(name.trimmed(), Qt::CaseInsensitive) == 0)
             return true;
     return false;
+}
+
+std::optional<Credential> CredentialStore::byId(const QString &id)
+{
+    refresh();
+    for (const Credential &c : std::as_const(m_credentials))
+        if (c.id == id)
+            return c;
+    return std::nullopt;
+}
+
+std::optional<Credential> CredentialStore::createGrant(const QString &name, const QString &clientId,
+                                                       QString *error)
+{
+    if (const QString bad = checkName(name); !bad.isEmpty()) {
+        *error = bad;
+        return std::nullopt;
+    }
+    Credential grant;
+    grant.id = QStringLiteral("c-") + QString::fromLatin1(randomBytes(1).toHex());
+    grant.name = name;
+    grant.clientId = clientId;
+    grant.created = QDateTime::currentDateTimeUtc();
+    bool full = false;
+    const bool ok = update(
+        [&](QList<Credential> &all) {
+            full = all.size() >= kMaxCredentials;
+            if (!full)
+                all.append(grant);
+            return !full;
+        },
+        error);
+    if (full)
+        *error = QStringLiteral("there are %1 credentials already: revoke some first")
+                     .arg(kMaxCredentials);
+    if (!ok || full)
+        return std::nullopt;
+    return grant;
+}
+
+QString CredentialStore::newRefreshToken(const QString &id)
+{
+    const QString token = secretWith("csr_");
+    bool found = false;
+    QString error;
+    const auto rotate = [&](QList<Credential> &all) {
+        for (Credential &c : all)
+            if (c.id == id && c.isGrant()) {
+                c.refreshDigest = digestOf(token.toLatin1());
+                c.lastUsed = QDateTime::currentDateTimeUtc();
+                found = true;
+            }
+        return found;
+    };
+    if (!update(rotate, &error) || !found) {
+        if (!error.isEmpty())
+            qCWarning(lcHttp).noquote() << "credentials:" << error;
+        return {};
+    }
+    return token;
+}
+
+std::optional<Credential> CredentialStore::redeemRefreshToken(const QByteArray &token,
+                                                              const QString &clientId,
+                                                              QString *rotated)
+{
+    if (!token.startsWith("csr_"))
+        return std::nullopt;
+    const QByteArray digest = digestOf(token);
+    const QString next = secretWith("csr_");
+    std::optional<Credential> found;
+    // Found and replaced under one lock: two redemptions of one token, from two processes at
+    // once, cannot both succeed.
+    const auto redeem = [&](QList<Credential> &all) {
+        for (Credential &c : all)
+            if (c.isGrant() && c.clientId == clientId && sameDigest(c.refreshDigest, digest)) {
+                c.refreshDigest = digestOf(next.toLatin1());
+                c.lastUsed = QDateTime::currentDateTimeUtc();
+                found = c;
+            }
+        return found.has_value();
+    };
+    QString error;
+    if (!update(redeem, &error)) {
+        qCWarning(lcHttp).noquote() << "credentials:" << error;
+        return std::nullopt;
+    }
+    if (found)
+        *rotated = next;
+    return found;
 }

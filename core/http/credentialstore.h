@@ -14,9 +14,15 @@ struct Credential
 {
     QString id;         // "c-" and 8 hex digits: shown, and what revokes this one credential
     QString name;       // the assistant it was made for: the name its requests run as
-    QByteArray digest;  // SHA-256 of the secret, hex
+    QByteArray digest;  // SHA-256 of the secret, hex; empty for an OAuth grant (no secret)
     QDateTime created;  // UTC
     QDateTime lastUsed; // UTC; invalid: never used
+    // An OAuth grant (a client that signed in and was approved): the client it was given to and
+    // its current refresh token's digest. Its access tokens are signed (AccessTokens) and name
+    // this credential; revoking it ends them all on their next request.
+    QString clientId;
+    QByteArray refreshDigest;
+    bool isGrant() const { return !clientId.isEmpty(); }
 };
 
 // Per-assistant credentials for the HTTP endpoint, in a file readable only by the user (0600)
@@ -60,6 +66,19 @@ public:
     std::optional<Credential> match(const QByteArray &secret);
     // Whether a credential is made for this assistant name (compared without case).
     bool holdsName(const QString &name);
+    std::optional<Credential> byId(const QString &id);
+
+    // An OAuth grant for `clientId`, running as the assistant `name` (made when a person
+    // approves the client); it has no refresh token until newRefreshToken() gives it one.
+    std::optional<Credential> createGrant(const QString &name, const QString &clientId,
+                                          QString *error);
+    // Gives grant `id` a new refresh token (returned) in place of its current one, which then
+    // fails. Empty when the grant is gone.
+    QString newRefreshToken(const QString &id);
+    // The grant whose current refresh token this is, for `clientId`; its refresh token is
+    // replaced by `*rotated` (the old one fails from now on). Nothing when none matches.
+    std::optional<Credential> redeemRefreshToken(const QByteArray &token, const QString &clientId,
+                                                 QString *rotated);
 
     // Why `name` cannot name a credential; empty when it can.
     static QString checkName(const QString &name);

@@ -9,6 +9,7 @@
 #include "mcplog.h"
 #include "mcpserver.h"
 #include "mcpsession.h"
+#include "oauthserver.h"
 #include "protocolversion.h"
 #include "taskstore.h"
 
@@ -123,11 +124,13 @@ bool StreamableHttpServer::hostAllowed(const QByteArray &host) const
 
 HttpConnection::Verdict StreamableHttpServer::checkHead(const HttpRequest &request) const
 {
-    if (request.path != m_config.path)
+    const bool oauth = m_config.oauth && OAuthServer::handles(request.path);
+    if (request.path != m_config.path && !oauth)
         return refusal(404, QStringLiteral("Not Found: the MCP endpoint is %1")
                                 .arg(QString::fromUtf8(m_config.path)));
     // DNS rebinding: a page on evil.example resolving to 127.0.0.1 still sends its own Host and
-    // Origin, which is how it is told apart from a local client.
+    // Origin, which is how it is told apart from a local client. The sign-in's URLs are built
+    // from Host too, so this check holds for them as well.
     if (!hostAllowed(request.header("Host")))
         return refusal(403, QStringLiteral("Forbidden: Host not allowed (code-sandbox "
                                            "--allow-host NAME accepts another name)"));
@@ -137,14 +140,22 @@ HttpConnection::Verdict StreamableHttpServer::checkHead(const HttpRequest &reque
         if (!url.isValid() || url.host().isEmpty() || !hostAllowed(url.host().toUtf8()))
             return refusal(403, QStringLiteral("Forbidden: Origin not allowed"));
     }
+    // The authorization server's endpoints are for clients without a token yet.
+    if (oauth)
+        return {};
     // Before the body: whoever lacks the token cannot make us buffer or wait for one.
-    if (!m_config.token.isEmpty() && !authorized(request.header("Authorization")))
+    if (!m_config.token.isEmpty() && !authorized(request)) {
+        const bool sent = !request.header("Authorization").isEmpty();
+        const QByteArray challenge =
+            m_config.oauth ? m_config.oauth->challenge(request, sent ? "invalid_token" : "")
+                           : QByteArray("Bearer realm=\"code-sandbox\"");
         return refusal(401,
-                       QStringLiteral("Unauthorized: send 'Authorization: Bearer <token>' with "
-                                      "the assistant's credential (code-sandbox --new-credential "
-                                      "NAME makes one) or the shared token (code-sandbox "
-                                      "--print-token shows it)"),
-                       {{"WWW-Authenticate", "Bearer realm=\"code-sandbox\""}});
+                       QStringLiteral("Unauthorized: sign in (OAuth), or send 'Authorization: "
+                                      "Bearer <token>' with the assistant's credential "
+                                      "(code-sandbox --new-credential NAME makes one) or the "
+                                      "shared token (code-sandbox --print-token shows it)"),
+                       {{"WWW-Authenticate", challenge}});
+    }
     // A POST's version is checked with its body (the error then carries the request's id, and a
     // header that contradicts a 2026-07-28 body is a HeaderMismatch); other methods here.
     const QByteArray version = request.header("MCP-Protocol-Version");
@@ -154,26 +165,34 @@ HttpConnection::Verdict StreamableHttpServer::checkHead(const HttpRequest &reque
     return {};
 }
 
-bool StreamableHttpServer::authorized(const QByteArray &authorization) const
+std::optional<Credential> StreamableHttpServer::credentialOf(const HttpRequest &request) const
 {
-    if (!authorization.startsWith("Bearer "))
+    const QByteArray auth = request.header("Authorization");
+    if (!auth.startsWith("Bearer ") || m_config.token.isEmpty())
+        return std::nullopt;
+    const QByteArray secret = auth.mid(7).trimmed();
+    if (m_config.oauth && secret.startsWith(AccessTokens::kPrefix))
+        return m_config.oauth->authenticate(request, secret);
+    if (m_config.credentials)
+        return m_config.credentials->match(secret);
+    return std::nullopt;
+}
+
+bool StreamableHttpServer::authorized(const HttpRequest &request) const
+{
+    const QByteArray auth = request.header("Authorization");
+    if (!auth.startsWith("Bearer "))
         return false;
-    const QByteArray secret = authorization.mid(7).trimmed();
-    if (sameSecret(secret, m_config.token))
-        return true;
-    return m_config.credentials && m_config.credentials->match(secret).has_value();
+    return sameSecret(auth.mid(7).trimmed(), m_config.token) || credentialOf(request).has_value();
 }
 
 CallerIdentity StreamableHttpServer::identityOf(const HttpRequest &request) const
 {
     CallerIdentity identity;
     identity.transport = QStringLiteral("http");
-    const QByteArray auth = request.header("Authorization");
-    if (m_config.credentials && !m_config.token.isEmpty() && auth.startsWith("Bearer ")) {
-        if (const auto c = m_config.credentials->match(auth.mid(7).trimmed())) {
-            identity.credentialId = c->id;
-            identity.credentialName = c->name;
-        }
+    if (const auto c = credentialOf(request)) {
+        identity.credentialId = c->id;
+        identity.credentialName = c->name;
     }
     return identity;
 }
@@ -181,7 +200,9 @@ CallerIdentity StreamableHttpServer::identityOf(const HttpRequest &request) cons
 void StreamableHttpServer::onRequest(const HttpRequest &request, HttpResponder *responder)
 {
     // The head passed checkHead() already.
-    if (request.method == "POST")
+    if (m_config.oauth && OAuthServer::handles(request.path))
+        m_config.oauth->handle(request, responder, m_config.token);
+    else if (request.method == "POST")
         handlePost(request, responder);
     else if (request.method == "GET")
         handleGet(request, responder);

@@ -11,10 +11,13 @@
 #include <QObject>
 #include <QStringList>
 #include <QTimer>
+#include <optional>
 
 class HttpResponder;
 class HttpServer;
 class CredentialStore;
+class OAuthServer;
+struct Credential;
 class HttpSessionTransport;
 struct JsonRpcMessage;
 class McpServer;
@@ -38,6 +41,9 @@ public:
         // Per-assistant credentials, accepted beside the shared token (unless there is no
         // authentication at all); a request that carries one runs as its assistant.
         CredentialStore *credentials = nullptr;
+        // The MCP authorization flow (sign-in with approval in the window) on the same server;
+        // null: none (the 401 then names no resource metadata).
+        OAuthServer *oauth = nullptr;
         QStringList allowedHosts; // besides localhost, 127.0.0.1 and ::1
         qint64 maxBodyBytes = 4 * 1024 * 1024;
         int sessionIdleMs = 30 * 60 * 1000;
@@ -96,8 +102,10 @@ private:
                          HttpResponder *responder);
     // Who sent the request, as its Authorization header tells (checkHead let it in).
     CallerIdentity identityOf(const HttpRequest &request) const;
-    // The header carries the shared token or a credential.
-    bool authorized(const QByteArray &authorization) const;
+    // The request carries the shared token or a credential (an access token of a grant too).
+    bool authorized(const HttpRequest &request) const;
+    // The credential its bearer token is (an access token: its grant), if any.
+    std::optional<Credential> credentialOf(const HttpRequest &request) const;
     void endSession(const QByteArray &id);
     void expireIdle();
     bool hostAllowed(const QByteArray &host) const;

@@ -1,0 +1,283 @@
+// Signing in (the MCP authorization flow, OAuth 2.1) against the real binary with the official
+// SDK clients' OAuth support (OAuthClientProvider), in both MCP eras: discovery from the 401,
+// dynamic registration, the sign-in page that waits for a person, the approval given with
+// --approve-client (no window here), the code exchange with PKCE, then calls that run under the
+// approved assistant's policy. And what must be refused: a revoked grant, a token for another
+// resource, PKCE missing or plain, a replayed code (whose grant is then revoked), an old refresh
+// token once rotated, bad input on every endpoint.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+
+import { BIN, MINIMAL_PATH, sleep, textOf } from './helpers.mjs';
+import { startHttpServer } from './httpserver.mjs';
+
+const execFileP = promisify(execFile);
+const home = mkdtempSync(path.join(os.tmpdir(), 'cs-oauth-'));
+const config = path.join(home, 'config');
+const env = { HOME: home, XDG_CONFIG_HOME: config, XDG_DATA_HOME: path.join(home, 'data') };
+const REDIRECT = 'http://127.0.0.1:33418/callback';
+const TOKEN_LIFE = 5; // seconds: the test waits one out to see a refresh
+
+let server;
+let other; // a second server of the same user: same signing key, another resource
+before(async () => {
+    mkdirSync(path.join(config, 'code-sandbox'), { recursive: true });
+    // Signed-in 'oauth-bot' may run JavaScript; everyone else Python only.
+    const policies = JSON.stringify({
+        default: { action: 'run', languages: ['python'] },
+        assistants: [{ client: 'oauth-bot', action: 'run' }],
+    });
+    writeFileSync(path.join(config, 'code-sandbox', 'code-sandbox.conf'),
+        `[assistants]\npolicies="${policies.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"\n`);
+    server = await startHttpServer({ args: ['--no-monitor', '--oauth-token-lifetime', String(TOKEN_LIFE)], env });
+    other = await startHttpServer({ args: ['--no-monitor'], env });
+});
+after(async () => {
+    await server?.stop();
+    await other?.stop();
+    rmSync(home, { recursive: true, force: true });
+});
+
+/** What an MCP client keeps between sign-ins; the "browser" is the test. */
+class Provider {
+    constructor(name) { this.name = name; this.saved = {}; this.authUrl = null; }
+    get redirectUrl() { return REDIRECT; }
+    get clientMetadata() {
+        return { client_name: this.name, redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    }
+    clientInformation() { return this.saved.client; }
+    saveClientInformation(c) { this.saved.client = c; }
+    tokens() { return this.saved.tokens; }
+    saveTokens(t) { this.saved.tokens = t; }
+    redirectToAuthorization(url) { this.authUrl = new URL(url); }
+    saveCodeVerifier(v) { this.saved.verifier = v; }
+    codeVerifier() { return this.saved.verifier; }
+}
+
+async function cli(args, extraEnv = {}) {
+    try {
+        const { stdout, stderr } = await execFileP(BIN, args, { env: { PATH: MINIMAL_PATH, ...env, ...extraEnv }, timeout: 20_000 });
+        return { code: 0, stdout, stderr };
+    } catch (e) {
+        return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+}
+
+/** Opens the sign-in page as a browser would; resolves with its status, sign-in id and text. */
+async function openPage(url) {
+    const res = await fetch(url, { redirect: 'manual' });
+    return { status: res.status, id: res.headers.get('x-code-sandbox-sign-in'), location: res.headers.get('location'), text: await res.text() };
+}
+
+/** The page, answered with the command line, until it sends the browser back. */
+async function approve(target, authUrl, { as = 'oauth-bot', allow = true } = {}) {
+    const page = await openPage(authUrl);
+    assert.equal(page.status, 200, page.text);
+    assert.match(page.text, /Waiting for approval in Code Sandbox/);
+    assert.match(page.text, new RegExp(`--approve-client ${page.id} --port ${target.port}`), 'the page says how to approve without a window');
+    // Nothing is approved by itself: the page still waits.
+    const again = await openPage(new URL(`/oauth/authorize/wait?request=${page.id}`, target.url));
+    assert.equal(again.status, 200);
+    const answered = await cli([allow ? '--approve-client' : '--deny-client', page.id, '--port', String(target.port), ...(allow ? ['--as', as] : [])],
+        { CODE_SANDBOX_TOKEN: target.token });
+    assert.equal(answered.code, 0, answered.stderr);
+    const back = await openPage(new URL(`/oauth/authorize/wait?request=${page.id}`, target.url));
+    assert.equal(back.status, 302);
+    return new URL(back.location);
+}
+
+/** The whole sign-in with the SDK: 401, discovery, registration, page, approval, exchange. */
+async function signIn(provider, { modern = false, target = server } = {}) {
+    const make = () => modern
+        ? new ModernHttpTransport(new URL(target.url), { authProvider: provider })
+        : new StreamableHTTPClientTransport(new URL(target.url), { authProvider: provider });
+    const makeClient = () => modern
+        ? new ModernClient({ name: 'claims-anything', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+        : new Client({ name: 'claims-anything', version: '1' });
+    const first = make();
+    await assert.rejects(makeClient().connect(first), (e) => e instanceof UnauthorizedError || /nauthorized/.test(String(e)));
+    assert.ok(provider.authUrl, 'the client was sent to sign in');
+    assert.equal(provider.authUrl.searchParams.get('code_challenge_method'), 'S256');
+    assert.equal(provider.authUrl.searchParams.get('resource'), target.url);
+    const back = await approve(target, provider.authUrl);
+    assert.equal(back.origin + back.pathname, REDIRECT);
+    assert.equal(back.searchParams.get('iss'), new URL(target.url).origin);
+    await first.finishAuth(back.searchParams.get('code'), back.searchParams.get('iss'));
+    const client = makeClient();
+    await client.connect(make());
+    return client;
+}
+
+const js = { name: 'run_javascript_code', arguments: { code: 'console.log(6 * 7)' } };
+
+test('the SDK client signs in, is approved from the command line, and runs under its policy', { timeout: 120_000 }, async () => {
+    const provider = new Provider('Claude Code');
+    const client = await signIn(provider);
+    try {
+        const r = await client.callTool(js);
+        assert.ok(!r.isError && /42/.test(textOf(r)), `oauth-bot's policy runs JavaScript: ${textOf(r)}`);
+        const listed = await cli(['--list-credentials']);
+        assert.match(listed.stdout, /c-[0-9a-f]{8}\s+oauth-bot/);
+        assert.match(provider.saved.tokens.access_token, /^csa_/);
+        assert.match(provider.saved.tokens.refresh_token, /^csr_/);
+    } finally {
+        await client.close();
+    }
+});
+
+test('2026-07-28: the v2 client signs in the same way', { timeout: 120_000 }, async () => {
+    const client = await signIn(new Provider('Gemini CLI'), { modern: true });
+    try {
+        assert.equal(client.getProtocolEra(), 'modern');
+        const r = await client.callTool(js);
+        assert.ok(!r.isError && /42/.test(textOf(r)), textOf(r));
+    } finally {
+        await client.close();
+    }
+});
+
+async function mcpStatus(target, bearer) {
+    const res = await fetch(target.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer ' + bearer },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    await res.text();
+    return { status: res.status, challenge: res.headers.get('www-authenticate') };
+}
+
+async function tokenRequest(target, params) {
+    const res = await fetch(new URL('/oauth/token', target.url), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+    return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+test('an expired access token is refreshed once; the old refresh token then fails', { timeout: 120_000 }, async () => {
+    const provider = new Provider('Refresher');
+    const client = await signIn(provider);
+    try {
+        const before = { ...provider.saved.tokens };
+        await sleep((TOKEN_LIFE + 1) * 1000);
+        assert.equal((await mcpStatus(server, before.access_token)).status, 401, 'expired');
+        const r = await client.callTool(js); // the SDK refreshes on the 401 and retries
+        assert.ok(!r.isError && /42/.test(textOf(r)), textOf(r));
+        assert.notEqual(provider.saved.tokens.refresh_token, before.refresh_token, 'rotated');
+        const old = await tokenRequest(server, { grant_type: 'refresh_token', refresh_token: before.refresh_token, client_id: provider.saved.client.client_id });
+        assert.equal(old.status, 400);
+        assert.equal(old.body.error, 'invalid_grant');
+    } finally {
+        await client.close();
+    }
+});
+
+test('a revoked grant gets 401 on its next request; a token for another resource is refused', { timeout: 120_000 }, async () => {
+    const provider = new Provider('Revoked');
+    const client = await signIn(provider);
+    await client.close();
+    const access = provider.saved.tokens.access_token;
+    assert.equal((await mcpStatus(server, access)).status, 200);
+    // The other server shares the key, and refuses a token whose audience is not its endpoint.
+    const elsewhere = await mcpStatus(other, access);
+    assert.equal(elsewhere.status, 401);
+    assert.match(elsewhere.challenge, /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", error="invalid_token"/);
+    // Asked for another resource, the token endpoint refuses.
+    const wrong = await tokenRequest(server, { grant_type: 'refresh_token', refresh_token: provider.saved.tokens.refresh_token, client_id: provider.saved.client.client_id, resource: other.url });
+    assert.equal(wrong.body.error, 'invalid_target');
+    const listed = await cli(['--list-credentials']);
+    const id = /(c-[0-9a-f]{8})\s+oauth-bot/.exec(listed.stdout.split('\n').reverse().join('\n'))[1];
+    assert.equal((await cli(['--revoke-credential', id])).code, 0);
+    assert.equal((await mcpStatus(server, access)).status, 401);
+    const refreshed = await tokenRequest(server, { grant_type: 'refresh_token', refresh_token: provider.saved.tokens.refresh_token, client_id: provider.saved.client.client_id });
+    assert.equal(refreshed.body.error, 'invalid_grant');
+});
+
+async function register(body, target = server) {
+    const res = await fetch(new URL('/oauth/register', target.url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+function authorizeUrl(client, params) {
+    const url = new URL('/oauth/authorize', server.url);
+    const all = { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, state: 's1', ...params };
+    for (const [k, v] of Object.entries(all)) if (v !== undefined) url.searchParams.set(k, v);
+    return url;
+}
+
+const VERIFIER = randomBytes(32).toString('base64url');
+const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+
+test('PKCE missing or plain is refused, and a replayed code revokes what it gave', { timeout: 120_000 }, async () => {
+    const { body: client } = await register({ client_name: 'raw', redirect_uris: [REDIRECT] });
+    for (const params of [{}, { code_challenge: CHALLENGE }, { code_challenge: CHALLENGE, code_challenge_method: 'plain' }]) {
+        const page = await openPage(authorizeUrl(client, params));
+        assert.equal(page.status, 302, JSON.stringify(params));
+        const back = new URL(page.location);
+        assert.equal(back.searchParams.get('error'), 'invalid_request');
+        assert.equal(back.searchParams.get('state'), 's1');
+    }
+    const back = await approve(server, authorizeUrl(client, { code_challenge: CHALLENGE, code_challenge_method: 'S256' }));
+    const code = back.searchParams.get('code');
+    const exchange = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: VERIFIER };
+    const wrongVerifier = await tokenRequest(server, { ...exchange, code_verifier: (VERIFIER[0] === 'a' ? 'b' : 'a') + VERIFIER.slice(1) });
+    assert.equal(wrongVerifier.body.error, 'invalid_grant');
+    const first = await tokenRequest(server, exchange);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal((await mcpStatus(server, first.body.access_token)).status, 200);
+    const replay = await tokenRequest(server, exchange);
+    assert.equal(replay.status, 400);
+    assert.equal(replay.body.error, 'invalid_grant');
+    assert.equal((await mcpStatus(server, first.body.access_token)).status, 401, 'the replay revoked the grant');
+});
+
+test('a denied sign-in sends the browser back with access_denied and issues nothing', { timeout: 60_000 }, async () => {
+    const { body: client } = await register({ client_name: 'denied', redirect_uris: [REDIRECT] });
+    const back = await approve(server, authorizeUrl(client, { code_challenge: CHALLENGE, code_challenge_method: 'S256' }), { allow: false });
+    assert.equal(back.searchParams.get('error'), 'access_denied');
+    assert.equal(back.searchParams.get('code'), null);
+});
+
+test('bad input on every endpoint: a clear error, nothing issued, the server goes on', { timeout: 60_000 }, async () => {
+    const prm = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', server.url));
+    assert.deepEqual((await prm.json()).authorization_servers, [new URL(server.url).origin]);
+    const as = await (await fetch(new URL('/.well-known/oauth-authorization-server', server.url))).json();
+    assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
+    assert.equal((await fetch(new URL('/.well-known/oauth-authorization-server', server.url), { method: 'POST' })).status, 405);
+    assert.equal((await fetch(new URL('/oauth/token', server.url))).status, 405);
+
+    assert.equal((await register('{not json')).body.error, 'invalid_client_metadata');
+    assert.equal((await register({ redirect_uris: [] })).body.error, 'invalid_redirect_uri');
+    for (const uri of ['http://evil.example/cb', 'javascript:alert(1)', 'data:text/html,x', 'file:///etc/passwd', 'not a uri'])
+        assert.equal((await register({ redirect_uris: [uri] })).body.error, 'invalid_redirect_uri', uri);
+    assert.equal((await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' })).body.error, 'invalid_client_metadata');
+    const big = await register({ redirect_uris: [REDIRECT], client_name: 'x'.repeat(100_000) });
+    assert.equal(big.status, 413);
+
+    const unknown = await openPage(authorizeUrl({ client_id: 'cs-client-nope' }, { code_challenge: CHALLENGE, code_challenge_method: 'S256' }));
+    assert.equal(unknown.status, 400, 'no redirect for an unknown client');
+    assert.equal(unknown.location, null);
+    const { body: client } = await register({ redirect_uris: [REDIRECT] });
+    const elsewhere = await openPage(authorizeUrl(client, { redirect_uri: 'http://127.0.0.1:9/other', code_challenge: CHALLENGE, code_challenge_method: 'S256' }));
+    assert.equal(elsewhere.status, 400, 'never sent to an unregistered redirect');
+    assert.equal(elsewhere.location, null);
+
+    assert.equal((await tokenRequest(server, { grant_type: 'authorization_code', code: 'nope', client_id: client.client_id })).body.error, 'invalid_grant');
+    assert.equal((await tokenRequest(server, { grant_type: 'password' })).body.error, 'unsupported_grant_type');
+    const raw = await fetch(new URL('/oauth/token', server.url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    assert.equal(raw.status, 400);
+    // Answering a sign-in needs the shared token.
+    const decide = await fetch(new URL('/oauth/decide', server.url), { method: 'POST', body: JSON.stringify({ request: 'x', allow: true }) });
+    assert.equal(decide.status, 401);
+    assert.equal((await cli(['--approve-client', 'ffffffff', '--port', String(server.port)], { CODE_SANDBOX_TOKEN: server.token })).code, 2);
+    // Still serving.
+    assert.equal((await mcpStatus(server, server.token)).status, 200);
+});
