@@ -14,6 +14,7 @@
 #include "monitorprotocol.h"
 #include "monitorserver.h"
 #include "monitorsocket.h"
+#include "oauthserver.h"
 #include "sandboxservice.h"
 #include "services.h"
 #include "signalwatcher.h"
@@ -252,6 +253,8 @@ int runWindow(QApplication &app, const CommandLine &given)
     prepareController(controller, *s, endpoint.get(), server, settings);
 
     MainWindow window(&controller, settings);
+    if (endpoint)
+        window.setSignIn(s->oauth());
     QApplication::setQuitOnLastWindowClosed(false);
     QObject::connect(&monitor, &MonitorServer::showRequested, &window, [&window] {
         qCInfo(lcApp) << "showing the window: code-sandbox was started again";

@@ -3,6 +3,7 @@
 #include "appcontroller.h"
 #include "approvalprompter.h"
 #include "connectassistantdialog.h"
+#include "consentprompter.h"
 #include "credentialstore.h"
 #include "overviewstrip.h"
 #include "rowheightdelegate.h"
@@ -684,6 +685,21 @@ void MainWindow::openSettings()
     m_controller->setPolicies(m_settings.policies);
     m_controller->pruneHistory(m_settings.historyRetentionDays);
     Q_EMIT settingsChanged(m_settings);
+}
+
+void MainWindow::setSignIn(OAuthServer *oauth)
+{
+    m_consents = new ConsentPrompter(oauth, this);
+    connect(m_consents, &ConsentPrompter::policyWanted, this, [this](const QString &assistant) {
+        for (const AssistantPolicy &p : std::as_const(m_settings.policies.assistants))
+            if (p.client.compare(assistant, Qt::CaseInsensitive) == 0)
+                return;
+        AssistantPolicy own = m_settings.policies.fallback;
+        own.client = assistant;
+        m_settings.policies.assistants.append(own);
+        m_settings.save();
+        m_controller->setPolicies(m_settings.policies);
+    });
 }
 
 void MainWindow::openConnectDialog()

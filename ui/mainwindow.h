@@ -8,6 +8,8 @@
 
 class AppController;
 class ApprovalPrompter;
+class ConsentPrompter;
+class OAuthServer;
 class QAction;
 class QComboBox;
 class QLabel;
@@ -37,6 +39,11 @@ public:
 
     MainWindow(AppController *controller, const AppSettings &settings, QWidget *parent = nullptr);
     ~MainWindow() override;
+
+    // Assistants signing in to this window's HTTP endpoint are asked about here (one dialog
+    // each); "a policy of its own" is added to the settings.
+    void setSignIn(OAuthServer *oauth);
+    ConsentPrompter *consents() const { return m_consents; }
 
     RunEditor *editor() const { return m_editor; }
     RunDetailsPane *details() const { return m_details; }
@@ -110,6 +117,7 @@ private:
     QTimer *m_searchDelay = nullptr;
     QAction *m_stopAction = nullptr;
     ApprovalPrompter *m_approvals = nullptr;
+    ConsentPrompter *m_consents = nullptr;
     WorkspacePrompter *m_workspacePrompter = nullptr;
     SnapshotActions *m_snapshotActions = nullptr;
     QString m_pendingSelect;

@@ -3,25 +3,36 @@
 // credential of its own on Copy, a policy's launcher, and a run that shows both the assistant
 // its credential names and the name its client claimed.
 #include "connectassistantdialog.h"
+#include "consentdialog.h"
+#include "consentprompter.h"
 #include "credentialstore.h"
 #include "credentialsview.h"
+#include "httpresponder.h"
+#include "httpserver.h"
+#include "oauthserver.h"
 #include "policyeditor.h"
 #include "rundetailspane.h"
 #include "runlistmodel.h"
 
 #include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
+#include <QCryptographicHash>
 #include <QDialog>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUrlQuery>
 
 namespace {
 QStringList labelTexts(QWidget *root)
@@ -49,6 +60,71 @@ private Q_SLOTS:
     void connectDialogWithoutAStoreKeepsTheSharedToken();
     void policyEditorKeepsALauncher();
     void runShowsTheAssistantAndWhatItClaimed();
+    void signInIsAskedInTheWindow();
+    void closingTheConsentDialogDenies();
+
+private:
+    // A real HTTP server with the authorization server on it, as the window's endpoint has.
+    struct SignInServer
+    {
+        QTemporaryDir dir;
+        CredentialStore credentials{dir.filePath(QStringLiteral("credentials.json"))};
+        OAuthServer oauth{&credentials,
+                          {"/mcp", 900, 600, dir.filePath(QStringLiteral("clients.json")),
+                           dir.filePath(QStringLiteral("key"))}};
+        HttpServer http;
+        QNetworkAccessManager network;
+        SignInServer()
+        {
+            QObject::connect(&http, &HttpServer::requestReceived, &oauth,
+                             [this](const HttpRequest &r, HttpResponder *responder) {
+                                 oauth.handle(r, responder, "shared");
+                             });
+            http.listen(QHostAddress::LocalHost, 0);
+        }
+        QUrl url(const QString &path) const
+        {
+            return QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(http.port()).arg(path));
+        }
+        // The reply once finished.
+        QNetworkReply *wait(QNetworkReply *reply)
+        {
+            if (!reply->isFinished())
+                QSignalSpy(reply, &QNetworkReply::finished).wait(10000);
+            return reply;
+        }
+        // Registers a client and opens its sign-in: the id of the sign-in that now waits.
+        QString startSignIn(const QString &clientName)
+        {
+            QNetworkRequest reg(url(QStringLiteral("/oauth/register")));
+            reg.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
+            QNetworkReply *r = wait(network.post(
+                reg, QJsonDocument(QJsonObject{{"client_name", clientName},
+                                               {"redirect_uris", QJsonArray{kRedirect}}})
+                         .toJson()));
+            const QString clientId =
+                QJsonDocument::fromJson(r->readAll()).object().value(u"client_id").toString();
+            QUrl authorize = url(QStringLiteral("/oauth/authorize"));
+            QUrlQuery q;
+            q.addQueryItem(QStringLiteral("response_type"), QStringLiteral("code"));
+            q.addQueryItem(QStringLiteral("client_id"), clientId);
+            q.addQueryItem(QStringLiteral("redirect_uri"), kRedirect);
+            q.addQueryItem(QStringLiteral("code_challenge"), QString(43, u'A'));
+            q.addQueryItem(QStringLiteral("code_challenge_method"), QStringLiteral("S256"));
+            authorize.setQuery(q);
+            QNetworkReply *page = wait(network.get(QNetworkRequest(authorize)));
+            return QString::fromLatin1(page->rawHeader("X-Code-Sandbox-Sign-In"));
+        }
+        // Where the sign-in's page sends the browser now ("" while it waits).
+        QString location(const QString &id)
+        {
+            QNetworkRequest req(url(QStringLiteral("/oauth/authorize/wait?request=") + id));
+            req.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
+                             QNetworkRequest::ManualRedirectPolicy);
+            return QString::fromUtf8(wait(network.get(req))->rawHeader("Location"));
+        }
+        static inline const QString kRedirect = QStringLiteral("http://127.0.0.1:33418/cb");
+    };
 };
 
 void TestIdentity::credentialsViewMakesListsAndRevokes()
@@ -199,6 +275,67 @@ void TestIdentity::runShowsTheAssistantAndWhatItClaimed()
     const QString stdio = labelTexts(&pane).join(u'|');
     QVERIFY(stdio.contains(u"launched by /usr/bin/node"));
     QVERIFY(stdio.contains(u"needs the launcher /usr/bin/claude"));
+}
+
+void TestIdentity::signInIsAskedInTheWindow()
+{
+    SignInServer server;
+    QWidget window;
+    ConsentPrompter prompter(&server.oauth, &window);
+    QSignalSpy wanted(&prompter, &ConsentPrompter::policyWanted);
+    const QString id = server.startSignIn(QStringLiteral("Claude Code"));
+    QVERIFY(!id.isEmpty());
+    QTRY_COMPARE(prompter.dialogs().size(), 1);
+    ConsentDialog *dialog = prompter.dialogs().first();
+    QVERIFY(dialog->isVisible());
+    // Nothing goes on until a person answers.
+    QCOMPARE(server.location(id), QString());
+    const QString headline = dialog->findChild<QLabel *>(QStringLiteral("consentHeadline"))->text();
+    QCOMPARE(headline, QStringLiteral(
+                           "“Claude Code” (as named by its registration) wants to run code here."));
+    auto *assistant = dialog->findChild<QComboBox *>(QStringLiteral("consentAssistant"));
+    QCOMPARE(assistant->currentText(), QStringLiteral("Claude Code"));
+    assistant->setEditText(QStringLiteral("claude-oauth"));
+    // Enter answers nothing: no button is the default.
+    QTest::keyClick(dialog, Qt::Key_Return);
+    QVERIFY(dialog->isVisible());
+    dialog->findChild<QPushButton *>(QStringLiteral("consentAllow"))->click();
+    QTRY_VERIFY(prompter.dialogs().isEmpty());
+    QCOMPARE(wanted.size(), 1); // no policy named so: one is asked for
+    QCOMPARE(wanted.first().first().toString(), QStringLiteral("claude-oauth"));
+
+    // The browser goes back with a code, which the client exchanges for a grant of that name.
+    const QUrl back(server.location(id));
+    QVERIFY2(back.toString().startsWith(SignInServer::kRedirect), qPrintable(back.toString()));
+    QVERIFY(QUrlQuery(back).hasQueryItem(QStringLiteral("code")));
+}
+
+void TestIdentity::closingTheConsentDialogDenies()
+{
+    SignInServer server;
+    QWidget window;
+    ConsentPrompter prompter(&server.oauth, &window);
+    const QString id = server.startSignIn(QStringLiteral("<b>Bold</b> bot"));
+    QTRY_COMPARE(prompter.dialogs().size(), 1);
+    ConsentDialog *dialog = prompter.dialogs().first();
+    // Its name is shown as it is, not as markup.
+    QVERIFY(dialog->findChild<QLabel *>(QStringLiteral("consentHeadline"))
+                ->text()
+                .contains(QStringLiteral("<b>Bold</b> bot")));
+    QCOMPARE(dialog->findChild<QLabel *>(QStringLiteral("consentHeadline"))->textFormat(),
+             Qt::PlainText);
+    dialog->close();
+    QTRY_VERIFY(prompter.dialogs().isEmpty());
+    const QUrl back(server.location(id));
+    QCOMPARE(QUrlQuery(back).queryItemValue(QStringLiteral("error")),
+             QStringLiteral("access_denied"));
+
+    // A sign-in answered elsewhere (the command line) closes its dialog.
+    const QString second = server.startSignIn(QStringLiteral("Other"));
+    QTRY_COMPARE(prompter.dialogs().size(), 1);
+    QString error;
+    QVERIFY(server.oauth.decide(second, true, QStringLiteral("other"), &error));
+    QTRY_VERIFY(prompter.dialogs().isEmpty());
 }
 
 QTEST_MAIN(TestIdentity)
