@@ -228,7 +228,7 @@ build_for_run() {
 
 install_npm() {
     local dir
-    for dir in "$ROOT/tests/e2e" "$ROOT/tests/conformance" "$ROOT/bench"; do
+    for dir in "$ROOT/tests/e2e" "$ROOT/tests/clients" "$ROOT/tests/conformance" "$ROOT/bench"; do
         [ -f "$dir/package-lock.json" ] || continue
         if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
             say "installing test packages from npm (${dir#$ROOT/})"

@@ -69,9 +69,11 @@ int CredentialCommand::run(const CommandLine &cl)
                              "HTTP clients use the shared token.\n");
         return 0;
     }
-    std::fprintf(stdout, "%-12s %-24s %-17s %s\n", "ID", "ASSISTANT", "MADE", "LAST USED");
+    std::fprintf(stdout, "%-12s %-24s %-17s %-17s %s\n", "ID", "ASSISTANT", "MADE", "LAST USED",
+                 "KIND");
     for (const Credential &c : all)
-        std::fprintf(stdout, "%-12s %-24s %-17s %s\n", qPrintable(c.id), qPrintable(c.name),
-                     qPrintable(when(c.created)), qPrintable(when(c.lastUsed)));
+        std::fprintf(stdout, "%-12s %-24s %-17s %-17s %s\n", qPrintable(c.id), qPrintable(c.name),
+                     qPrintable(when(c.created)), qPrintable(when(c.lastUsed)),
+                     c.isGrant() ? "signed in" : "token");
     return 0;
 }

@@ -108,7 +108,11 @@ void CredentialsView::reload()
     for (const Credential &c : std::as_const(m_shown)) {
         const int row = m_table->rowCount();
         m_table->insertRow(row);
-        m_table->setItem(row, AssistantColumn, cell(c.name));
+        QTableWidgetItem *name = cell(c.isGrant() ? tr("%1 (signed in)").arg(c.name) : c.name);
+        if (c.isGrant())
+            name->setToolTip(
+                tr("Signed in (OAuth) as client %1; revoking it ends its tokens.").arg(c.clientId));
+        m_table->setItem(row, AssistantColumn, name);
         m_table->setItem(row, IdColumn, cell(c.id));
         m_table->setItem(row, MadeColumn, cell(when(c.created)));
         m_table->setItem(row, LastUsedColumn, cell(when(c.lastUsed)));

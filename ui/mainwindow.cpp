@@ -691,14 +691,18 @@ void MainWindow::setSignIn(OAuthServer *oauth)
 {
     m_consents = new ConsentPrompter(oauth, this);
     connect(m_consents, &ConsentPrompter::policyWanted, this, [this](const QString &assistant) {
-        for (const AssistantPolicy &p : std::as_const(m_settings.policies.assistants))
+        // The policies alone are saved, as "Always allow" does: the rest of the settings file
+        // (the HTTP token's store among them) is not this dialog's to write.
+        AssistantPolicies policies = AppSettings::loadPolicies();
+        for (const AssistantPolicy &p : std::as_const(policies.assistants))
             if (p.client.compare(assistant, Qt::CaseInsensitive) == 0)
                 return;
-        AssistantPolicy own = m_settings.policies.fallback;
+        AssistantPolicy own = policies.fallback;
         own.client = assistant;
-        m_settings.policies.assistants.append(own);
-        m_settings.save();
-        m_controller->setPolicies(m_settings.policies);
+        policies.assistants.append(own);
+        AppSettings::savePolicies(policies);
+        m_settings.policies = policies;
+        m_controller->setPolicies(policies);
     });
 }
 

@@ -413,8 +413,11 @@ void StreamableHttpServer::handlePost(const HttpRequest &request, HttpResponder 
 QString StreamableHttpServer::modernOwner(const HttpRequest &request) const
 {
     // Every 2026-07-28 request stands alone, so a sandbox session cannot belong to a protocol
-    // session; it belongs to the credential that created it (all who hold the token are the
-    // same user). A digest, so the token itself is never kept as a name.
+    // session; it belongs to the credential that created it: an assistant's credential (a
+    // signed-in client's grant, whose access tokens change every few minutes, included) by its
+    // id, the shared token by a digest, so the token itself is never kept as a name.
+    if (const auto credential = credentialOf(request))
+        return QStringLiteral("http-credential-") + credential->id;
     const QByteArray auth = request.header("Authorization");
     if (auth.isEmpty())
         return QStringLiteral("http");

@@ -142,6 +142,16 @@ test('2026-07-28: the v2 client signs in the same way', { timeout: 120_000 }, as
         assert.equal(client.getProtocolEra(), 'modern');
         const r = await client.callTool(js);
         assert.ok(!r.isError && /42/.test(textOf(r)), textOf(r));
+        // A sandbox session belongs to the grant, not to one access token: it is still the
+        // client's after the token expired and was refreshed.
+        const s = await client.callTool({ name: 'create_session', arguments: { language: 'python' } });
+        const id = s.structuredContent?.session_id;
+        assert.ok(id, textOf(s));
+        await client.callTool({ name: 'run_python_code', arguments: { session_id: id, code: 'x = 41' } });
+        await sleep((TOKEN_LIFE + 1) * 1000);
+        const later = await client.callTool({ name: 'run_python_code', arguments: { session_id: id, code: 'print(x + 1)' } });
+        assert.ok(!later.isError && /42/.test(textOf(later)), textOf(later));
+        await client.callTool({ name: 'close_session', arguments: { session_id: id } });
     } finally {
         await client.close();
     }

@@ -345,6 +345,63 @@ ok "screenshot session-snapshots.png (a session's steps, a branch, a fork, the m
 # Its window had the focus: the app's gets it back for the keys that follow.
 xdotool windowfocus --sync "$WINDOW"
 
+# 3f. An assistant signs in (OAuth) to the window's endpoint: its sign-in page waits, the window
+#     asks (the consent dialog's screenshot), Allow; the browser is sent back with a code that
+#     the client exchanges (PKCE) for an access token, which the endpoint takes.
+BASE=${URL%/mcp}
+REDIRECT=http://127.0.0.1:33418/cb
+CLIENT=$(curl -s --max-time 10 -H 'Content-Type: application/json' \
+    -d '{"client_name":"Claude Code","redirect_uris":["'"$REDIRECT"'"]}' "$BASE/oauth/register" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["client_id"])') ||
+    fail "the client could not register"
+VERIFIER=$(python3 -c 'import secrets; print(secrets.token_urlsafe(48))')
+CHALLENGE=$(python3 -c 'import base64, hashlib, sys
+print(base64.urlsafe_b64encode(hashlib.sha256(sys.argv[1].encode()).digest()).rstrip(b"=").decode())' \
+    "$VERIFIER")
+SIGNIN=$(curl -s -D - -o "$WORK/signin.html" --max-time 10 \
+    "$BASE/oauth/authorize?response_type=code&client_id=$CLIENT&redirect_uri=http%3A%2F%2F127.0.0.1%3A33418%2Fcb&code_challenge=$CHALLENGE&code_challenge_method=S256&state=xyz" |
+    tr -d '\r' | sed -n 's/^X-Code-Sandbox-Sign-In: //Ip')
+[ -n "$SIGNIN" ] || fail "no sign-in page: $(cat "$WORK/signin.html")"
+grep -q 'choose <b>Allow</b> there' "$WORK/signin.html" || fail "the sign-in page does not send the person to the window"
+DIALOG=$(timeout 30 xdotool search --sync --onlyvisible --name '^An assistant wants to sign in$' | head -1) ||
+    fail "the window did not ask about the sign-in"
+sleep 0.5
+import -window "$DIALOG" "$SHOTS/sign-in-consent.png"
+ok "screenshot sign-in-consent.png"
+# Alt+A is Allow; pressed again (at most five times) should the key reach the window before the
+# dialog has the focus.
+for _ in 1 2 3 4 5; do
+    xdotool windowfocus --sync "$DIALOG" 2>/dev/null || true
+    xdotool key --window "$DIALOG" alt+a
+    for _ in $(seq 10); do
+        grep -q "sign-in $SIGNIN allowed as" "$WORK/app.log" && break 2
+        sleep 0.2
+    done
+    echo "desktop.sh: Alt+A did not reach the consent dialog (focus: $(xdotool getwindowfocus)); again" >&2
+done
+grep -q "sign-in $SIGNIN allowed as" "$WORK/app.log" || fail "Allow in the consent dialog was not taken"
+LOCATION=
+for _ in $(seq 50); do
+    LOCATION=$(curl -s -o /dev/null -D - --max-time 5 "$BASE/oauth/authorize/wait?request=$SIGNIN" |
+        tr -d '\r' | sed -n 's/^Location: //Ip')
+    [ -n "$LOCATION" ] && break
+    sleep 0.2
+done
+CODE=$(python3 -c 'import sys, urllib.parse as u; print(u.parse_qs(u.urlparse(sys.argv[1]).query)["code"][0])' \
+    "$LOCATION") || fail "Allow did not send the browser back with a code: '$LOCATION'"
+ACCESS=$(curl -s --max-time 10 -d grant_type=authorization_code -d "code=$CODE" -d "client_id=$CLIENT" \
+    --data-urlencode "redirect_uri=$REDIRECT" -d "code_verifier=$VERIFIER" "$BASE/oauth/token" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["access_token"])') ||
+    fail "the code was not exchanged for a token"
+REPLY=$(curl -s --max-time 10 -H "Authorization: Bearer $ACCESS" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"signed-in","version":"1"}}}' \
+    "$URL")
+echo "$REPLY" | grep -q '"serverInfo"' || fail "the endpoint refused the signed-in client: $REPLY"
+ok "an assistant signed in with the window's Allow, and its token is taken"
+# The dialog had the focus: the window gets it back for the keys that follow.
+xdotool windowfocus --sync "$WINDOW"
+
 # 4. Closing the window keeps serving; a second launch shows it again.
 xdotool key --window "$WINDOW" ctrl+w
 for _ in $(seq 25); do
