@@ -203,6 +203,40 @@ void Services::publishToWindow(Mode mode, const QString &monitorPath)
         [control](const QString &runId) { control->stop(runId, RunStopReason::fromWindow()); });
     m_approver = std::make_unique<MonitorApprover>(m_publisher.get());
     m_gate->setApprover(m_approver.get());
+    askSignInsInWindow(m_oauth.get(), m_publisher.get());
+}
+
+void Services::askSignInsInWindow(OAuthServer *oauth, MonitorPublisher *publisher)
+{
+    // An assistant signing in to this instance's endpoint is asked about in the window, when
+    // one is open; its sign-in page says where the answer is to be given.
+    const auto ask = [publisher](const ConsentRequest &r) {
+        publisher->sendControl(
+            MonitorProtocol::SignIn{r.id, r.clientId, r.clientName, r.source, r.redirectUri});
+    };
+    QObject::connect(oauth, &OAuthServer::consentNeeded, publisher, ask);
+    QObject::connect(oauth, &OAuthServer::consentSettled, publisher,
+                     [publisher](const QString &id) {
+                         publisher->sendControl(
+                             MonitorProtocol::Withdraw{id, QStringLiteral("answered or ended")});
+                     });
+    QObject::connect(publisher, &MonitorPublisher::signInAnswered, oauth,
+                     [oauth](const QString &id, bool allow, const QString &assistant) {
+                         QString error;
+                         if (!oauth->decide(id, allow, assistant, &error))
+                             qCInfo(lcApp).noquote() << "the window's answer:" << error;
+                     });
+    const auto follow = [oauth, ask](bool connected) {
+        oauth->setWindowAsks(connected);
+        // Sign-ins that waited for a window: it asks about them now.
+        if (connected)
+            for (const ConsentRequest &r : oauth->waiting())
+                ask(r);
+    };
+    QObject::connect(publisher, &MonitorPublisher::connectedChanged, oauth, follow);
+    // It may have connected already.
+    if (publisher->isConnected())
+        follow(true);
 }
 
 bool Services::addClusters(const CommandLine &cl, QList<SandboxBackend *> *backends)

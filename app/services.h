@@ -90,6 +90,10 @@ public:
                                                     const QHostAddress &address, quint16 port,
                                                     QString *error) const;
 
+    // Sign-ins to a headless instance's endpoint go to the window as questions (while one is
+    // connected); its answers come back to `oauth`.
+    static void askSignInsInWindow(OAuthServer *oauth, MonitorPublisher *publisher);
+
 private:
     Services() = default;
     bool build(const CommandLine &cl, Mode mode, const Placement &placement);
@@ -102,6 +106,7 @@ private:
     // A headless instance's link to the window: its events go there, and the window may stop
     // its runs and answer its approvals.
     void publishToWindow(Mode mode, const QString &monitorPath);
+
     // One backend per k8s:// engine; false (said on stderr) when a cluster cannot be reached as
     // its kubeconfig says.
     bool addClusters(const CommandLine &cl, QList<SandboxBackend *> *backends);

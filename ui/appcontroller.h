@@ -34,6 +34,8 @@ class AppController : public QObject
 {
     Q_OBJECT
 public:
+    // The headless instances' socket (null: none).
+    MonitorServer *monitor() const { return m_monitor; }
     // Only `sandbox` and `journal` are required.
     AppController(SandboxService *sandbox, Journal *journal, HistoryStore *history,
                   MonitorServer *monitor, QObject *parent = nullptr);

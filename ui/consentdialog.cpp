@@ -60,8 +60,10 @@ ConsentDialog::ConsentDialog(const ConsentRequest &request, const QStringList &p
                             this);
     note->setWordWrap(true);
 
+    // Allow is an action, not the box's accept button: a button box makes its first accept button
+    // the default when shown, and Enter would then let an assistant in.
     auto *buttons = new QDialogButtonBox(this);
-    QPushButton *allow = buttons->addButton(tr("&Allow"), QDialogButtonBox::AcceptRole);
+    QPushButton *allow = buttons->addButton(tr("&Allow"), QDialogButtonBox::ActionRole);
     allow->setObjectName(QStringLiteral("consentAllow"));
     QPushButton *deny = buttons->addButton(tr("&Deny"), QDialogButtonBox::RejectRole);
     deny->setObjectName(QStringLiteral("consentDeny"));
@@ -114,6 +116,15 @@ void ConsentDialog::answer(bool allow)
     m_done = true;
     Q_EMIT answered(m_request.id, allow, assistant(), allow && wantsPolicy());
     close();
+}
+
+void ConsentDialog::reject()
+{
+    // Escape before any answer is a refusal; once answered (closing calls this too) it hides.
+    if (!m_done)
+        answer(false);
+    else
+        QDialog::reject();
 }
 
 void ConsentDialog::withdraw()

@@ -27,7 +27,7 @@ public:
     // The sign-in was answered elsewhere or ended: the dialog closes without an answer.
     void withdraw();
     // Escape refuses, as closing does.
-    void reject() override { answer(false); }
+    void reject() override;
 
 Q_SIGNALS:
     void answered(const QString &id, bool allow, const QString &assistant, bool makePolicy);

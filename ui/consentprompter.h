@@ -4,19 +4,27 @@
 
 #include <QObject>
 #include <QPointer>
+#include <functional>
 
 class ConsentDialog;
+class MonitorServer;
 class QWidget;
 
-// Asks in the window about each assistant signing in to this window's HTTP endpoint (one dialog
-// a sign-in), and gives the answer to the authorization server; a sign-in answered elsewhere
-// (--approve-client) or ended closes its dialog.
+// Asks in the window about each assistant signing in, one dialog a sign-in: to this window's
+// own HTTP endpoint (its OAuthServer), and to the endpoints of headless instances (their
+// questions come over the monitor socket). The answer goes back where the question came from; a
+// sign-in answered elsewhere (--approve-client), ended, or whose instance went, closes its
+// dialog.
 class ConsentPrompter : public QObject
 {
     Q_OBJECT
 public:
-    ConsentPrompter(OAuthServer *oauth, QWidget *window);
+    explicit ConsentPrompter(QWidget *window);
 
+    // This window's endpoint.
+    void watch(OAuthServer *oauth);
+    // Headless instances' endpoints.
+    void watch(MonitorServer *monitor);
     QList<ConsentDialog *> dialogs() const;
 
 Q_SIGNALS:
@@ -24,9 +32,19 @@ Q_SIGNALS:
     void policyWanted(const QString &assistant);
 
 private:
-    void open(const ConsentRequest &request);
+    // Gives a person's answer to where the question came from; false (`error` says why) when it
+    // could not be given.
+    using Answer = std::function<bool(bool allow, const QString &assistant, QString *error)>;
+    // `instance`: the headless instance that asks ("": this window's endpoint).
+    void open(const QString &instance, const ConsentRequest &request, const Answer &answer);
+    // Closes the dialogs of that instance's sign-in `id` (every one of it when `id` is empty).
+    void close(const QString &instance, const QString &id);
 
-    QPointer<OAuthServer> m_oauth;
+    struct Open
+    {
+        QString instance;
+        QPointer<ConsentDialog> dialog;
+    };
     QWidget *m_window;
-    QList<QPointer<ConsentDialog>> m_dialogs;
+    QList<Open> m_open;
 };

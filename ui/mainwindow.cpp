@@ -5,6 +5,7 @@
 #include "connectassistantdialog.h"
 #include "consentprompter.h"
 #include "credentialstore.h"
+#include "monitorserver.h"
 #include "overviewstrip.h"
 #include "rowheightdelegate.h"
 #include "rundetailspane.h"
@@ -85,6 +86,8 @@ MainWindow::MainWindow(AppController *controller, const AppSettings &settings, Q
     buildTray();
     // Runs waiting for approval, from this window's endpoint and from headless instances.
     m_approvals = new ApprovalPrompter(controller, this, m_tray);
+    // Assistants signing in to this window's endpoint (setSignIn) or a headless instance's.
+    watchSignIns();
     // Runs whose copy-on-write workspace asks what to do with its changes when it ends.
     m_workspacePrompter = new WorkspacePrompter(controller->workspaces(), this, m_tray);
 
@@ -689,7 +692,14 @@ void MainWindow::openSettings()
 
 void MainWindow::setSignIn(OAuthServer *oauth)
 {
-    m_consents = new ConsentPrompter(oauth, this);
+    m_consents->watch(oauth);
+}
+
+void MainWindow::watchSignIns()
+{
+    m_consents = new ConsentPrompter(this);
+    if (MonitorServer *monitor = m_controller->monitor())
+        m_consents->watch(monitor);
     connect(m_consents, &ConsentPrompter::policyWanted, this, [this](const QString &assistant) {
         // The policies alone are saved, as "Always allow" does: the rest of the settings file
         // (the HTTP token's store among them) is not this dialog's to write.

@@ -80,6 +80,7 @@ protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
+    void watchSignIns();
     void buildUi();
     void buildMenus();
     QWidget *buildRunsList();

@@ -71,6 +71,17 @@ MonitorProtocol::Decoded decodeToWindow(const QJsonObject &json, const QString &
                 QStringLiteral("an approval request without an id, or with a field too long"));
         return {P::Approve{*request}, type, {}};
     }
+    if (type == u"sign-in") {
+        P::SignIn signIn{f.name(u"id"), f.string(u"clientId"), f.string(u"clientName"),
+                         f.string(u"source"), f.string(u"redirectUri")};
+        for (const QString *field : {&signIn.id, &signIn.clientId, &signIn.clientName,
+                                     &signIn.source, &signIn.redirectUri})
+            f.ok = f.ok && field->size() <= P::kMaxSignInField;
+        if (!f.ok)
+            return rejectedLine(type, QStringLiteral("a sign-in without its id, or with a field "
+                                                     "of another type or too long"));
+        return {signIn, type, {}};
+    }
     if (type == u"withdraw") {
         P::Withdraw withdraw{f.name(u"id"), f.string(u"why").left(P::kMaxWhy)};
         if (!f.ok)
@@ -96,6 +107,14 @@ MonitorProtocol::Decoded decodeToInstance(const QJsonObject &json, const QString
                 type,
                 QStringLiteral("a stop request without its run, or with a field of another type"));
         return {stop, type, {}};
+    }
+    if (type == u"sign-in-answer") {
+        const QJsonValue allow = json.value(u"allow");
+        P::SignInAnswer answer{f.name(u"id"), allow.toBool(), f.string(u"assistant")};
+        if (!f.ok || !allow.isBool())
+            return rejectedLine(type, QStringLiteral("a sign-in's answer without its id or "
+                                                     "allow, or with a field of another type"));
+        return {answer, type, {}};
     }
     if (type == u"approval") {
         P::Answer answer{f.name(u"id"), f.string(u"answer"), f.string(u"reason")};
@@ -125,34 +144,48 @@ qsizetype MonitorProtocol::maxLine(Direction direction)
 
 QByteArray MonitorProtocol::encode(const Message &message)
 {
-    const QJsonObject json =
-        std::visit(MessageVisitor{
-                       [](const Hello &m) { return m.toJson(); },
-                       [](const Show &) {
-                           return QJsonObject{{QStringLiteral("type"), QStringLiteral("show")}};
-                       },
-                       [](const JournalEvent &m) { return m.toJson(); },
-                       [](const Approve &m) {
-                           return QJsonObject{{QStringLiteral("type"), QStringLiteral("approve")},
-                                              {QStringLiteral("request"), m.request.toJson()}};
-                       },
-                       [](const Withdraw &m) {
-                           return QJsonObject{{QStringLiteral("type"), QStringLiteral("withdraw")},
-                                              {QStringLiteral("id"), m.id},
-                                              {QStringLiteral("why"), m.why}};
-                       },
-                       [](const Stop &m) {
-                           return QJsonObject{{QStringLiteral("type"), QStringLiteral("stop")},
-                                              {QStringLiteral("run"), m.run}};
-                       },
-                       [](const Answer &m) {
-                           return QJsonObject{{QStringLiteral("type"), QStringLiteral("approval")},
-                                              {QStringLiteral("id"), m.id},
-                                              {QStringLiteral("answer"), m.answer},
-                                              {QStringLiteral("reason"), m.reason}};
-                       },
-                   },
-                   message);
+    const QJsonObject json = std::visit(
+        MessageVisitor{
+            [](const Hello &m) { return m.toJson(); },
+            [](const Show &) {
+                return QJsonObject{{QStringLiteral("type"), QStringLiteral("show")}};
+            },
+            [](const JournalEvent &m) { return m.toJson(); },
+            [](const Approve &m) {
+                return QJsonObject{{QStringLiteral("type"), QStringLiteral("approve")},
+                                   {QStringLiteral("request"), m.request.toJson()}};
+            },
+            [](const Withdraw &m) {
+                return QJsonObject{{QStringLiteral("type"), QStringLiteral("withdraw")},
+                                   {QStringLiteral("id"), m.id},
+                                   {QStringLiteral("why"), m.why}};
+            },
+            [](const Stop &m) {
+                return QJsonObject{{QStringLiteral("type"), QStringLiteral("stop")},
+                                   {QStringLiteral("run"), m.run}};
+            },
+            [](const SignIn &m) {
+                return QJsonObject{{QStringLiteral("type"), QStringLiteral("sign-in")},
+                                   {QStringLiteral("id"), m.id},
+                                   {QStringLiteral("clientId"), m.clientId},
+                                   {QStringLiteral("clientName"), m.clientName},
+                                   {QStringLiteral("source"), m.source},
+                                   {QStringLiteral("redirectUri"), m.redirectUri}};
+            },
+            [](const SignInAnswer &m) {
+                return QJsonObject{{QStringLiteral("type"), QStringLiteral("sign-in-answer")},
+                                   {QStringLiteral("id"), m.id},
+                                   {QStringLiteral("allow"), m.allow},
+                                   {QStringLiteral("assistant"), m.assistant}};
+            },
+            [](const Answer &m) {
+                return QJsonObject{{QStringLiteral("type"), QStringLiteral("approval")},
+                                   {QStringLiteral("id"), m.id},
+                                   {QStringLiteral("answer"), m.answer},
+                                   {QStringLiteral("reason"), m.reason}};
+            },
+        },
+        message);
     return QJsonDocument(json).toJson(QJsonDocument::Compact) + '\n';
 }
 

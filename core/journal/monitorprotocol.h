@@ -62,8 +62,26 @@ public:
         QString answer; // "allow", "always", "deny" (RunApprover checks the name)
         QString reason;
     };
+    // To the window: an assistant signing in (OAuth) to the instance's HTTP endpoint waits for
+    // a person (the instance's OAuthServer's ConsentRequest). A Withdraw of its id ends it.
+    struct SignIn
+    {
+        QString id; // never empty
+        QString clientId;
+        QString clientName;
+        QString source;
+        QString redirectUri;
+    };
+    // To an instance: a person's answer to one of its sign-ins.
+    struct SignInAnswer
+    {
+        QString id; // never empty
+        bool allow = false;
+        QString assistant; // the name it runs as ("": its registered one)
+    };
     // Execution events (JournalEvent) go to the window as they are.
-    using Message = std::variant<Hello, Show, JournalEvent, Approve, Withdraw, Stop, Answer>;
+    using Message = std::variant<Hello, Show, JournalEvent, Approve, Withdraw, Stop, Answer, SignIn,
+                                 SignInAnswer>;
 
     struct Decoded
     {
@@ -77,6 +95,9 @@ public:
     static constexpr qsizetype kMaxLineToWindow = 256 * 1024 * 1024;
     static constexpr qsizetype kMaxLineToInstance = 64 * 1024;
     static constexpr qsizetype kMaxWhy = 200;
+    // A sign-in's fields are as long as the server lets them be (OAuthClients); longer is
+    // not one of its questions.
+    static constexpr qsizetype kMaxSignInField = 2048;
 
     static qsizetype maxLine(Direction direction);
     // One line, with its newline.

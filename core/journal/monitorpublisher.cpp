@@ -177,6 +177,8 @@ void MonitorPublisher::onReadyRead()
             Q_EMIT stopRequested(stop->run);
         } else if (const auto *answer = std::get_if<P::Answer>(&*decoded.message)) {
             Q_EMIT approvalAnswered(answer->id, answer->answer, answer->reason);
+        } else if (const auto *signIn = std::get_if<P::SignInAnswer>(&*decoded.message)) {
+            Q_EMIT signInAnswered(signIn->id, signIn->allow, signIn->assistant);
         }
     }
 }

@@ -61,6 +61,8 @@ Q_SIGNALS:
     void stopRequested(const QString &runId);
     // The window answers an approval: `answer` is "allow", "always" or "deny".
     void approvalAnswered(const QString &id, const QString &answer, const QString &reason);
+    // The window answers a sign-in of this instance's endpoint.
+    void signInAnswered(const QString &id, bool allow, const QString &assistant);
     // A connection was not made, or was dropped unused, because the window's place failed a
     // check (`why`): the folder is not this user's alone, or the listener is another user.
     void refused(const QString &why);

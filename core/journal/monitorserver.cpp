@@ -75,6 +75,12 @@ bool MonitorServer::answerApproval(const QString &instanceId, const QString &id,
     return send(instanceId, MonitorProtocol::Answer{id, answer, reason});
 }
 
+bool MonitorServer::answerSignIn(const QString &instanceId, const QString &id, bool allow,
+                                 const QString &assistant)
+{
+    return send(instanceId, MonitorProtocol::SignInAnswer{id, allow, assistant});
+}
+
 void MonitorServer::onNewConnection()
 {
     while (QLocalSocket *socket = m_server->nextPendingConnection()) {
@@ -150,6 +156,8 @@ void MonitorServer::onLine(QLocalSocket *socket, const QByteArray &line)
             return;
         if (const auto *withdraw = std::get_if<P::Withdraw>(&message)) {
             Q_EMIT approvalWithdrawn(peer->instanceId, withdraw->id, withdraw->why);
+        } else if (const auto *signIn = std::get_if<P::SignIn>(&message)) {
+            Q_EMIT signInRequested(peer->instanceId, *signIn);
         } else if (const auto *approve = std::get_if<P::Approve>(&message)) {
             ApprovalRequest request = approve->request;
             request.instanceId = peer->instanceId;

@@ -34,6 +34,8 @@ public:
     bool requestStop(const QString &instanceId, const QString &runId);
     bool answerApproval(const QString &instanceId, const QString &id, const QString &answer,
                         const QString &reason);
+    bool answerSignIn(const QString &instanceId, const QString &id, bool allow,
+                      const QString &assistant);
     // Each connection may hold a large message in its buffer: their number is bounded.
     static constexpr int kMaxPeers = 64;
 
@@ -47,6 +49,9 @@ Q_SIGNALS:
     // withdrawn (or the instance goes: instanceDisconnected).
     void approvalRequested(const ApprovalRequest &request);
     void approvalWithdrawn(const QString &instanceId, const QString &id, const QString &why);
+    // A headless instance's endpoint has an assistant signing in, waiting for a person; its
+    // Withdraw (approvalWithdrawn) or the instance going ends it.
+    void signInRequested(const QString &instanceId, const MonitorProtocol::SignIn &signIn);
 
 private:
     struct Peer;

@@ -9,10 +9,13 @@
 #include "credentialsview.h"
 #include "httpresponder.h"
 #include "httpserver.h"
+#include "monitorpublisher.h"
+#include "monitorserver.h"
 #include "oauthserver.h"
 #include "policyeditor.h"
 #include "rundetailspane.h"
 #include "runlistmodel.h"
+#include "services.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -62,6 +65,7 @@ private Q_SLOTS:
     void runShowsTheAssistantAndWhatItClaimed();
     void signInIsAskedInTheWindow();
     void closingTheConsentDialogDenies();
+    void aHeadlessInstancesSignInIsAskedInTheWindow();
 
 private:
     // A real HTTP server with the authorization server on it, as the window's endpoint has.
@@ -281,7 +285,8 @@ void TestIdentity::signInIsAskedInTheWindow()
 {
     SignInServer server;
     QWidget window;
-    ConsentPrompter prompter(&server.oauth, &window);
+    ConsentPrompter prompter(&window);
+    prompter.watch(&server.oauth);
     QSignalSpy wanted(&prompter, &ConsentPrompter::policyWanted);
     const QString id = server.startSignIn(QStringLiteral("Claude Code"));
     QVERIFY(!id.isEmpty());
@@ -315,7 +320,8 @@ void TestIdentity::closingTheConsentDialogDenies()
 {
     SignInServer server;
     QWidget window;
-    ConsentPrompter prompter(&server.oauth, &window);
+    ConsentPrompter prompter(&window);
+    prompter.watch(&server.oauth);
     const QString id = server.startSignIn(QStringLiteral("<b>Bold</b> bot"));
     QTRY_COMPARE(prompter.dialogs().size(), 1);
     ConsentDialog *dialog = prompter.dialogs().first();
@@ -336,6 +342,55 @@ void TestIdentity::closingTheConsentDialogDenies()
     QTRY_COMPARE(prompter.dialogs().size(), 1);
     QString error;
     QVERIFY(server.oauth.decide(second, true, QStringLiteral("other"), &error));
+    QTRY_VERIFY(prompter.dialogs().isEmpty());
+}
+
+void TestIdentity::aHeadlessInstancesSignInIsAskedInTheWindow()
+{
+    // The headless instance's endpoint has a sign-in waiting before any window is open.
+    SignInServer server;
+    const QString id = server.startSignIn(QStringLiteral("Claude Code"));
+    QVERIFY(!id.isEmpty());
+
+    // The window opens: its monitor socket, and the instance's link to it, as Services makes it.
+    QTemporaryDir sockets;
+    const QString path = sockets.filePath(QStringLiteral("monitor.sock"));
+    MonitorServer monitor;
+    QVERIFY(monitor.listen(path));
+    QWidget window;
+    ConsentPrompter prompter(&window);
+    prompter.watch(&monitor);
+    auto publisher =
+        std::make_unique<MonitorPublisher>(path, QStringLiteral("inst-9"), QStringLiteral("http"));
+    Services::askSignInsInWindow(&server.oauth, publisher.get());
+    QTRY_COMPARE(prompter.dialogs().size(), 1);
+    ConsentDialog *dialog = prompter.dialogs().first();
+    QCOMPARE(dialog->request().id, id);
+    QCOMPARE(dialog->request().clientName, QStringLiteral("Claude Code"));
+    QCOMPARE(server.location(id), QString());
+    dialog->findChild<QComboBox *>(QStringLiteral("consentAssistant"))
+        ->setEditText(QStringLiteral("headless-bot"));
+    dialog->findChild<QPushButton *>(QStringLiteral("consentAllow"))->click();
+    // The answer crosses the socket back to the instance's authorization server.
+    // (Not QTRY_VERIFY: it evaluates once more after success, and the way back is given once.)
+    QString back;
+    for (int i = 0; i < 100 && back.isEmpty(); ++i) {
+        back = server.location(id);
+        if (back.isEmpty())
+            QTest::qWait(50);
+    }
+    QVERIFY2(back.contains(QStringLiteral("code=")), qPrintable(back));
+
+    // Answered from the command line instead: the window's question closes.
+    const QString second = server.startSignIn(QStringLiteral("Other"));
+    QTRY_COMPARE(prompter.dialogs().size(), 1);
+    QString error;
+    QVERIFY(server.oauth.decide(second, false, QString(), &error));
+    QTRY_VERIFY(prompter.dialogs().isEmpty());
+    // The instance goes: its open questions close.
+    server.startSignIn(QStringLiteral("Third"));
+    QTRY_COMPARE(prompter.dialogs().size(), 1);
+    publisher.reset();
     QTRY_VERIFY(prompter.dialogs().isEmpty());
 }
 
