@@ -274,11 +274,14 @@ QString ApprovalDialog::languageTitle(const QString &language)
 
 QString ApprovalDialog::askerText(const ApprovalRequest &request)
 {
+    const QString who = request.identity.isEmpty()
+                            ? QString()
+                            : QStringLiteral(" (%1)").arg(PlainText::shortName(request.identity));
     if (request.mode == u"window")
-        return QStringLiteral("through this window's HTTP endpoint");
+        return QStringLiteral("through this window's HTTP endpoint") + who;
     if (request.mode == u"http")
-        return QStringLiteral("through a code-sandbox --http server");
-    return QStringLiteral("through a code-sandbox --stdio server it started");
+        return QStringLiteral("through a code-sandbox --http server") + who;
+    return QStringLiteral("through a code-sandbox --stdio server it started") + who;
 }
 
 void ApprovalDialog::updateCountdown()

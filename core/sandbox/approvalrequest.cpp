@@ -28,6 +28,8 @@ QJsonObject ApprovalRequest::toJson() const
         o.insert(QStringLiteral("egress"), QJsonArray::fromStringList(egress));
     if (!workspaces.isEmpty())
         o.insert(QStringLiteral("workspaces"), QJsonArray::fromStringList(workspaces));
+    if (!identity.isEmpty())
+        o.insert(QStringLiteral("identity"), identity);
     if (isConnection()) {
         o.insert(QStringLiteral("host"), host);
         o.insert(QStringLiteral("port"), port);
@@ -67,6 +69,7 @@ std::optional<ApprovalRequest> ApprovalRequest::fromJson(const QJsonObject &json
     // A host name is at most 253 characters (an address fewer).
     r.host = bounded(u"host", 253);
     r.runId = bounded(u"runId", 64);
+    r.identity = bounded(u"identity", 8192);
     const int port = json.value(u"port").toInt();
     if (!r.host.isEmpty() && (port < 1 || port > 65535))
         valid = false;

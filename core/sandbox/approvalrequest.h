@@ -18,8 +18,11 @@
 struct ApprovalRequest
 {
     QString id;     // unique (a UUID)
-    QString client; // the assistant's clientInfo.name ("" when it gave none), whole
-    QString tool;   // the tool it called
+    QString client; // the assistant: its credential's name, else its clientInfo.name, whole
+    // What identified it, and the name it claimed when that is another: "credential c-… (alpha),
+    // claims 'claude-code'", "launched by /usr/bin/claude (pid 42, uid 1000)"; "" when nothing.
+    QString identity;
+    QString tool; // the tool it called
     QString language;
     QString code;
     int timeoutSec = 0;

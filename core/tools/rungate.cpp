@@ -156,6 +156,10 @@ ApprovalRequest RunGate::question(ToolCall *call, const ExecutionRequest &reques
     ApprovalRequest question;
     question.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
     question.client = call->assistant();
+    question.identity = call->identity().describe();
+    if (call->assistant() != call->clientName())
+        question.identity += (question.identity.isEmpty() ? QString() : QStringLiteral(", ")) +
+                             QStringLiteral("claims '%1'").arg(call->clientName());
     question.tool = call->tool();
     question.language = request.language;
     question.code = request.code;

@@ -2,6 +2,7 @@
 // (made, listed with their last use, revoked at once), the Connect dialog making Claude Code a
 // credential of its own on Copy, a policy's launcher, and a run that shows both the assistant
 // its credential names and the name its client claimed.
+#include "approvaldialog.h"
 #include "connectassistantdialog.h"
 #include "consentdialog.h"
 #include "consentprompter.h"
@@ -66,6 +67,7 @@ private Q_SLOTS:
     void signInIsAskedInTheWindow();
     void closingTheConsentDialogDenies();
     void aHeadlessInstancesSignInIsAskedInTheWindow();
+    void approvalSaysWhoAsks();
 
 private:
     // A real HTTP server with the authorization server on it, as the window's endpoint has.
@@ -392,6 +394,26 @@ void TestIdentity::aHeadlessInstancesSignInIsAskedInTheWindow()
     QTRY_COMPARE(prompter.dialogs().size(), 1);
     publisher.reset();
     QTRY_VERIFY(prompter.dialogs().isEmpty());
+}
+
+void TestIdentity::approvalSaysWhoAsks()
+{
+    ApprovalRequest r;
+    r.id = QStringLiteral("q1");
+    r.client = QStringLiteral("alpha");
+    r.identity = QStringLiteral("credential c-0011aabb (alpha), claims 'claude-code'");
+    r.mode = QStringLiteral("http");
+    r.language = QStringLiteral("python");
+    r.code = QStringLiteral("print(1)");
+    // Across the monitor socket and back, as a headless instance's question travels.
+    const auto back = ApprovalRequest::fromJson(r.toJson());
+    QVERIFY(back.has_value());
+    QCOMPARE(back->identity, r.identity);
+    ApprovalDialog dialog(*back);
+    const QString heading = dialog.findChild<QLabel *>(QStringLiteral("approvalHeading"))->text();
+    QVERIFY2(heading.contains(QStringLiteral("credential c-0011aabb (alpha), claims "
+                                             "'claude-code'")),
+             qPrintable(heading));
 }
 
 QTEST_MAIN(TestIdentity)
