@@ -1,5 +1,6 @@
 #include "accesstokens.h"
 
+#include "secretcompare.h"
 #include "tokenstore.h"
 
 #include <QDateTime>
@@ -13,16 +14,6 @@ constexpr auto kBase64Url = QByteArray::Base64UrlEncoding | QByteArray::OmitTrai
 // A token is small; anything much longer is not one of ours.
 constexpr qsizetype kMaxTokenBytes = 2048;
 
-// Constant-time, so a signature cannot be found byte by byte from timing.
-bool sameBytes(const QByteArray &a, const QByteArray &b)
-{
-    if (a.size() != b.size())
-        return false;
-    unsigned char diff = 0;
-    for (qsizetype i = 0; i < a.size(); ++i)
-        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
-}
 } // namespace
 
 AccessTokens::AccessTokens(const QString &keyPath) : m_keyPath(keyPath) {}
@@ -80,7 +71,7 @@ std::optional<AccessTokens::Claims> AccessTokens::verify(const QByteArray &token
     const QByteArray body = rest.left(dot);
     const QByteArray mac =
         QMessageAuthenticationCode::hash(body, secret, QCryptographicHash::Sha256);
-    if (!sameBytes(mac.toBase64(kBase64Url), rest.mid(dot + 1)))
+    if (!SecretCompare::equal(mac.toBase64(kBase64Url), rest.mid(dot + 1)))
         return fail("not signed by this installation");
     const QJsonObject o =
         QJsonDocument::fromJson(QByteArray::fromBase64(body, QByteArray::Base64UrlEncoding))

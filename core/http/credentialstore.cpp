@@ -1,6 +1,7 @@
 #include "credentialstore.h"
 
 #include "httplog.h"
+#include "secretcompare.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -67,16 +68,6 @@ QString secretWith(const char *prefix)
                                                                 QByteArray::OmitTrailingEquals));
 }
 
-// Constant-time, so a digest cannot be found byte by byte from timing.
-bool sameDigest(const QByteArray &a, const QByteArray &b)
-{
-    if (a.size() != b.size())
-        return false;
-    unsigned char diff = 0;
-    for (qsizetype i = 0; i < a.size(); ++i)
-        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
-}
 } // namespace
 
 CredentialStore::CredentialStore(const QString &path) : m_path(path) {}
@@ -254,7 +245,7 @@ std::optional<Credential> CredentialStore::match(const QByteArray &secret)
     const QByteArray digest = digestOf(secret);
     std::optional<Credential> found;
     for (const Credential &c : std::as_const(m_credentials))
-        if (!c.isGrant() && sameDigest(c.digest, digest))
+        if (!c.isGrant() && SecretCompare::equal(c.digest, digest))
             found = c;
     if (!found)
         return std::nullopt;
@@ -360,7 +351,8 @@ std::optional<Credential> CredentialStore::redeemRefreshToken(const QByteArray &
     // once, cannot both succeed.
     const auto redeem = [&](QList<Credential> &all) {
         for (Credential &c : all)
-            if (c.isGrant() && c.clientId == clientId && sameDigest(c.refreshDigest, digest)) {
+            if (c.isGrant() && c.clientId == clientId &&
+                SecretCompare::equal(c.refreshDigest, digest)) {
                 c.refreshDigest = digestOf(next.toLatin1());
                 c.lastUsed = QDateTime::currentDateTimeUtc();
                 found = c;

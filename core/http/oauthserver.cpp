@@ -3,6 +3,7 @@
 #include "httplog.h"
 #include "httprequest.h"
 #include "httpresponder.h"
+#include "secretcompare.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
@@ -385,8 +386,7 @@ void OAuthServer::decideRequest(const HttpRequest &request, HttpResponder *respo
     // Only whoever holds the shared token (the user's own command line) answers for a person.
     const QByteArray auth = request.header("Authorization");
     if (sharedToken.isEmpty() || !auth.startsWith("Bearer ") ||
-        digestOf(QString::fromLatin1(auth.mid(7).trimmed())) !=
-            digestOf(QString::fromLatin1(sharedToken)))
+        !SecretCompare::equal(auth.mid(7).trimmed(), sharedToken))
         return oauthError(responder, 401, "invalid_token",
                           QStringLiteral("answering a sign-in needs the shared token"));
     const QJsonObject o = QJsonDocument::fromJson(request.body).object();

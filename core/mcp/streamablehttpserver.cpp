@@ -11,6 +11,7 @@
 #include "mcpsession.h"
 #include "oauthserver.h"
 #include "protocolversion.h"
+#include "secretcompare.h"
 #include "taskstore.h"
 
 #include <QCryptographicHash>
@@ -53,17 +54,6 @@ HttpConnection::Verdict refusal(int status, const QString &message,
                                 const HttpResponder::Headers &extra = {})
 {
     return {status, kJson + extra, rpcError(JsonRpcMessage::InvalidRequest, message)};
-}
-
-// Constant-time comparison, so the token cannot be guessed byte by byte from timing.
-bool sameSecret(const QByteArray &a, const QByteArray &b)
-{
-    if (a.size() != b.size())
-        return false;
-    unsigned char diff = 0;
-    for (qsizetype i = 0; i < a.size(); ++i)
-        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
 }
 
 QByteArray hostName(QByteArray host)
@@ -183,7 +173,8 @@ bool StreamableHttpServer::authorized(const HttpRequest &request) const
     const QByteArray auth = request.header("Authorization");
     if (!auth.startsWith("Bearer "))
         return false;
-    return sameSecret(auth.mid(7).trimmed(), m_config.token) || credentialOf(request).has_value();
+    return SecretCompare::equal(auth.mid(7).trimmed(), m_config.token) ||
+           credentialOf(request).has_value();
 }
 
 CallerIdentity StreamableHttpServer::identityOf(const HttpRequest &request) const
