@@ -45,8 +45,15 @@ int ConsentCommand::run(const CommandLine &cl)
     const QJsonObject answer = QJsonDocument::fromJson(reply->readAll()).object();
     reply->deleteLater();
     if (status == 200) {
-        std::fprintf(stdout, "sign-in %s %s\n", qPrintable(cl.consentRequest),
-                     allow ? "allowed" : "refused");
+        if (allow)
+            std::fprintf(stdout,
+                         "sign-in %s allowed: it runs as the assistant '%s' under its "
+                         "policy (Settings → Assistants)%s\n",
+                         qPrintable(cl.consentRequest),
+                         qPrintable(answer.value(u"assistant").toString()),
+                         cl.consentAs.isEmpty() ? "; --as NAME chooses another" : "");
+        else
+            std::fprintf(stdout, "sign-in %s refused\n", qPrintable(cl.consentRequest));
         return 0;
     }
     const QString why = answer.value(u"error_description").toString();

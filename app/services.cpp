@@ -329,8 +329,10 @@ Services::startHttp(const StreamableHttpServer::Config &config, const QHostAddre
     StreamableHttpServer::Config withCredentials = config;
     if (!withCredentials.credentials)
         withCredentials.credentials = m_credentials.get();
-    // Signing in needs somewhere to sign in to: a server without a token has no sign-in.
-    if (!withCredentials.oauth && !withCredentials.token.isEmpty())
+    // Signing in needs somewhere to sign in to: a server without a token has no sign-in. And
+    // OAuth allows plain http on loopback only: a server bound beyond it has none either (its
+    // codes and tokens would cross the network in clear; docs/security.md).
+    if (!withCredentials.oauth && !withCredentials.token.isEmpty() && address.isLoopback())
         withCredentials.oauth = m_oauth.get();
     auto endpoint = std::make_unique<StreamableHttpServer>(m_server.get(), withCredentials);
     if (!endpoint->listen(address, port)) {

@@ -14,7 +14,7 @@
 #include <QVBoxLayout>
 
 ConsentDialog::ConsentDialog(const ConsentRequest &request, const QStringList &policyNames,
-                             QWidget *parent)
+                             const QStringList &heldNames, QWidget *parent)
     : QDialog(parent), m_request(request), m_policyNames(policyNames),
       m_assistant(new QComboBox(this)), m_makePolicy(new QCheckBox(this))
 {
@@ -39,8 +39,13 @@ ConsentDialog::ConsentDialog(const ConsentRequest &request, const QStringList &p
     form->addRow(tr("Returns to:"), PlainText::label(request.redirectUri));
     m_assistant->setObjectName(QStringLiteral("consentAssistant"));
     m_assistant->setEditable(true);
+    // The name it gave itself is offered only when no assistant has it yet: a client calling
+    // itself "Claude Code" must not be one click away from Claude Code's policy.
+    bool taken = false;
+    for (const QString &n : policyNames + heldNames)
+        taken = taken || n.compare(request.clientName, Qt::CaseInsensitive) == 0;
     const QString suggested =
-        CredentialStore::checkName(request.clientName).isEmpty()
+        !taken && CredentialStore::checkName(request.clientName).isEmpty()
             ? request.clientName
             : QStringLiteral("OAuth client %1").arg(request.clientId.right(8));
     m_assistant->addItem(suggested);

@@ -16,9 +16,11 @@ class ConsentDialog : public QDialog
 {
     Q_OBJECT
 public:
-    // `policyNames`: the assistants that have a policy, offered as what it runs as.
+    // `policyNames`: the assistants that have a policy, offered as what it runs as;
+    // `heldNames`: the names credentials are made for. The client's own name is suggested only
+    // when neither has it.
     ConsentDialog(const ConsentRequest &request, const QStringList &policyNames,
-                  QWidget *parent = nullptr);
+                  const QStringList &heldNames = {}, QWidget *parent = nullptr);
 
     const ConsentRequest &request() const { return m_request; }
     QString assistant() const;

@@ -2,6 +2,7 @@
 
 #include "appsettings.h"
 #include "consentdialog.h"
+#include "credentialstore.h"
 #include "monitorserver.h"
 #include "uilog.h"
 
@@ -80,7 +81,10 @@ void ConsentPrompter::open(const QString &instance, const ConsentRequest &reques
     QStringList names;
     for (const AssistantPolicy &p : AppSettings::loadPolicies().assistants)
         names.append(p.client);
-    auto *dialog = new ConsentDialog(request, names, m_window);
+    QStringList held;
+    for (const Credential &c : CredentialStore(CredentialStore::defaultPath()).list())
+        held.append(c.name);
+    auto *dialog = new ConsentDialog(request, names, held, m_window);
     m_open.append({instance, dialog});
     connect(dialog, &ConsentDialog::answered, this,
             [this, dialog, answer](const QString &id, bool allow, const QString &assistant,

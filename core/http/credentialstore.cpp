@@ -14,6 +14,7 @@
 #include <QRandomGenerator>
 #include <QSaveFile>
 #include <QStandardPaths>
+#include <sys/stat.h>
 
 namespace {
 constexpr QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
@@ -32,6 +33,10 @@ QJsonObject toJson(const Credential &c)
     if (c.isGrant()) {
         o.insert(u"clientId", c.clientId);
         o.insert(u"refreshSha256", QString::fromLatin1(c.refreshDigest));
+        QJsonArray used;
+        for (const QByteArray &d : c.usedRefreshDigests)
+            used.append(QString::fromLatin1(d));
+        o.insert(u"usedRefreshSha256", used);
     }
     return o;
 }
@@ -46,6 +51,9 @@ std::optional<Credential> fromJson(const QJsonObject &o)
     c.lastUsed = QDateTime::fromString(o.value(u"lastUsed").toString(), Qt::ISODate);
     c.clientId = o.value(u"clientId").toString();
     c.refreshDigest = o.value(u"refreshSha256").toString().toLatin1();
+    for (const QJsonValue &v : o.value(u"usedRefreshSha256").toArray())
+        if (c.usedRefreshDigests.size() < Credential::kKeptUsedRefresh)
+            c.usedRefreshDigests.append(v.toString().toLatin1());
     // A grant has no bearer secret of its own; every other credential has one.
     const bool digestOk = c.isGrant() ? c.digest.isEmpty() : c.digest.size() == 64;
     if (c.id.isEmpty() || !digestOk || !CredentialStore::checkName(c.name).isEmpty())
@@ -158,18 +166,22 @@ bool CredentialStore::update(const std::function<bool(QList<Credential> &)> &cha
     if (!save(current, error))
         return false;
     m_credentials = current;
-    const QFileInfo info(m_path);
-    m_readTime = info.lastModified();
-    m_readSize = info.size();
+    // Read again on the next look: what was written is what is there, but its mark is not known.
+    m_read = FileMark{-2, -2, -2};
     return true;
 }
 
 void CredentialStore::refresh()
 {
-    const QFileInfo info(m_path);
-    const qint64 size = info.exists() ? info.size() : -1;
-    const QDateTime time = info.exists() ? info.lastModified() : QDateTime();
-    if (size == m_readSize && time == m_readTime)
+    // Every change is a new file (QSaveFile renames one into place): its inode tells a change
+    // that left the size alone within the file system's time resolution.
+    struct stat st;
+    const bool exists = ::stat(QFile::encodeName(m_path).constData(), &st) == 0;
+    const FileMark mark =
+        exists ? FileMark{qint64(st.st_ino), qint64(st.st_size),
+                          qint64(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec}
+               : FileMark{};
+    if (mark == m_read)
         return;
     QString error;
     QList<Credential> loaded;
@@ -177,8 +189,7 @@ void CredentialStore::refresh()
     if (!load(&loaded, &error))
         qCWarning(lcHttp).noquote() << "credentials:" << error;
     m_credentials = loaded;
-    m_readSize = size;
-    m_readTime = time;
+    m_read = mark;
 }
 
 std::optional<CredentialStore::Created> CredentialStore::create(const QString &name, QString *error)
@@ -347,21 +358,38 @@ std::optional<Credential> CredentialStore::redeemRefreshToken(const QByteArray &
     const QByteArray digest = digestOf(token);
     const QString next = secretWith("csr_");
     std::optional<Credential> found;
+    QString reusedBy;
     // Found and replaced under one lock: two redemptions of one token, from two processes at
     // once, cannot both succeed.
     const auto redeem = [&](QList<Credential> &all) {
-        for (Credential &c : all)
-            if (c.isGrant() && c.clientId == clientId &&
-                SecretCompare::equal(c.refreshDigest, digest)) {
+        for (Credential &c : all) {
+            if (!c.isGrant() || c.clientId != clientId)
+                continue;
+            if (SecretCompare::equal(c.refreshDigest, digest)) {
+                c.usedRefreshDigests.prepend(c.refreshDigest);
+                while (c.usedRefreshDigests.size() > Credential::kKeptUsedRefresh)
+                    c.usedRefreshDigests.removeLast();
                 c.refreshDigest = digestOf(next.toLatin1());
                 c.lastUsed = QDateTime::currentDateTimeUtc();
                 found = c;
+            } else {
+                for (const QByteArray &used : std::as_const(c.usedRefreshDigests))
+                    if (SecretCompare::equal(used, digest))
+                        reusedBy = c.id;
             }
-        return found.has_value();
+        }
+        if (!reusedBy.isEmpty())
+            all.removeIf([&](const Credential &c) { return c.id == reusedBy; });
+        return found.has_value() || !reusedBy.isEmpty();
     };
     QString error;
     if (!update(redeem, &error)) {
         qCWarning(lcHttp).noquote() << "credentials:" << error;
+        return std::nullopt;
+    }
+    if (!reusedBy.isEmpty()) {
+        qCWarning(lcHttp).noquote() << "credentials: a refresh token of grant" << reusedBy
+                                    << "was used again; the grant is revoked";
         return std::nullopt;
     }
     if (found)

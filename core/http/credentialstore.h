@@ -22,6 +22,10 @@ struct Credential
     // this credential; revoking it ends them all on their next request.
     QString clientId;
     QByteArray refreshDigest;
+    // Its earlier refresh tokens' digests (the last few): one presented again means a copy is in
+    // other hands, and the grant is revoked (RFC 9700 4.14.2).
+    QList<QByteArray> usedRefreshDigests;
+    static constexpr int kKeptUsedRefresh = 8;
     bool isGrant() const { return !clientId.isEmpty(); }
 };
 
@@ -95,7 +99,17 @@ private:
 
     QString m_path;
     QList<Credential> m_credentials;
-    QDateTime m_readTime;
-    qint64 m_readSize = -1;
+    // What the file was when last read: its inode, size and time (ns); all -1: no file.
+    struct FileMark
+    {
+        qint64 inode = -1;
+        qint64 size = -1;
+        qint64 mtimeNs = -1;
+        bool operator==(const FileMark &o) const
+        {
+            return inode == o.inode && size == o.size && mtimeNs == o.mtimeNs;
+        }
+    };
+    FileMark m_read{-2, -2, -2};             // never read
     QHash<QString, QDateTime> m_lastWritten; // id → last use written to the file
 };

@@ -43,6 +43,9 @@ public:
         int status = 0;
         QList<QPair<QByteArray, QByteArray>> headers;
         QByteArray body;
+        // Passed, but the connection is not let in among those that showed a token (HttpServer):
+        // a request anyone may make (a sign-in) must not take their places.
+        bool unadmitted = false;
     };
     // Gets the request without its body.
     using HeadCheck = std::function<Verdict(const HttpRequest &head)>;

@@ -137,7 +137,7 @@ HttpConnection::Verdict HttpServer::checkHead(HttpConnection *connection, const 
 {
     if (m_check) {
         HttpConnection::Verdict verdict = m_check(head);
-        if (verdict.status != 0)
+        if (verdict.status != 0 || verdict.unadmitted)
             return verdict;
     }
     const auto it = m_connections.find(connection);

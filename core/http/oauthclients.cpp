@@ -13,7 +13,8 @@
 #include <QUrl>
 
 namespace {
-constexpr qint64 kMaxClientsFileBytes = 1024 * 1024;
+// 256 registrations of 8 URIs of 2,000 characters each fit, with room to spare.
+constexpr qint64 kMaxClientsFileBytes = 16 * 1024 * 1024;
 constexpr int kMaxNameLength = 200;
 constexpr int kMaxUriLength = 2000;
 
@@ -108,6 +109,11 @@ std::optional<OAuthClient> OAuthClients::registerClient(const QJsonObject &reque
                       QStringLiteral("client_name must be a string of at most %1 characters")
                           .arg(kMaxNameLength));
     c.name = name.toString().simplified();
+    for (const QChar ch : std::as_const(c.name))
+        if (!ch.isPrint())
+            return refuse("invalid_client_metadata",
+                          QStringLiteral("client_name holds characters that do not show as "
+                                         "themselves (control, format or direction marks)"));
     quint32 words[4];
     QRandomGenerator::system()->fillRange(words);
     c.id = QStringLiteral("cs-client-") +
@@ -119,7 +125,14 @@ std::optional<OAuthClient> OAuthClients::registerClient(const QJsonObject &reque
     QLockFile lock(m_path + QStringLiteral(".lock"));
     if (!lock.tryLock(5000))
         return refuse("invalid_client_metadata", QStringLiteral("the registry is busy; retry"));
-    QList<OAuthClient> all = load();
+    bool readable = false;
+    QList<OAuthClient> all = load(&readable);
+    // A file that cannot be read is not written over: the registrations in it would be lost.
+    if (!readable)
+        return refuse("invalid_client_metadata",
+                      QStringLiteral("the registry %1 cannot be read; registration is off until "
+                                     "it is repaired or removed")
+                          .arg(m_path));
     all.append(c);
     while (all.size() > kMaxClients)
         all.removeFirst();
@@ -136,16 +149,18 @@ std::optional<OAuthClient> OAuthClients::registerClient(const QJsonObject &reque
     return c;
 }
 
-QList<OAuthClient> OAuthClients::load() const
+QList<OAuthClient> OAuthClients::load(bool *readable) const
 {
     QList<OAuthClient> all;
     QFile file(m_path);
+    if (readable)
+        *readable = !file.exists();
     if (!file.open(QIODevice::ReadOnly))
         return all;
-    for (const QJsonValue &v : QJsonDocument::fromJson(file.read(kMaxClientsFileBytes))
-                                   .object()
-                                   .value(u"clients")
-                                   .toArray())
+    const QJsonDocument doc = QJsonDocument::fromJson(file.read(kMaxClientsFileBytes));
+    if (readable)
+        *readable = doc.isObject();
+    for (const QJsonValue &v : doc.object().value(u"clients").toArray())
         if (const auto c = clientFromJson(v.toObject()))
             all.append(*c);
     return all;

@@ -45,7 +45,8 @@ public:
     static QJsonObject toJson(const OAuthClient &client);
 
 private:
-    QList<OAuthClient> load() const;
+    // `readable`: false when the file is there but is not a registry.
+    QList<OAuthClient> load(bool *readable = nullptr) const;
 
     QString m_path;
 };

@@ -270,6 +270,17 @@ void OAuthServer::authorize(const HttpRequest &request, HttpResponder *responder
         return refuse("temporarily_unavailable",
                       QStringLiteral("too many sign-ins are waiting for an answer"));
 
+    // One question a client: a new sign-in of it replaces the one that waited (which cannot
+    // then be answered), so that one client cannot fill the queue or the screen.
+    for (auto old = m_waiting.begin(); old != m_waiting.end();) {
+        if (old->request.clientId != client->id || old->answer != Waiting::Answer::None) {
+            ++old;
+            continue;
+        }
+        const QString replaced = old.key();
+        old = m_waiting.erase(old);
+        Q_EMIT consentSettled(replaced);
+    }
     Waiting w;
     w.request = {randomHex(1), client->id,
                  client->name, QStringLiteral("its registration"),
@@ -306,7 +317,9 @@ void OAuthServer::waitPage(const HttpRequest &request, HttpResponder *responder)
                 : tr("<p>No Code Sandbox window is open to ask you. To let it in, run:</p>"
                      "<p><code>code-sandbox --approve-client %1 --port %2</code></p>"
                      "<p>(or <code>--deny-client %1</code>).</p>")
-                      .arg(id, QString::fromLatin1(request.header("Host")).section(u':', -1));
+                      .arg(id, QString::fromLatin1(request.header("Host"))
+                                   .section(u':', -1)
+                                   .toHtmlEscaped());
         return sendPage(responder, 200, tr("Waiting for approval in Code Sandbox"),
                         tr("<p><b>%1</b> (as named by %2) wants to run code here. Sign-in "
                            "<code id=\"request\">%3</code>.</p>%4<p>This page goes on by itself "
@@ -342,7 +355,8 @@ void OAuthServer::waitPage(const HttpRequest &request, HttpResponder *responder)
                        {});
 }
 
-bool OAuthServer::decide(const QString &id, bool allow, const QString &assistant, QString *error)
+bool OAuthServer::decide(const QString &id, bool allow, const QString &assistant, QString *error,
+                         QString *decided)
 {
     expire();
     const auto it = m_waiting.find(id);
@@ -352,11 +366,11 @@ bool OAuthServer::decide(const QString &id, bool allow, const QString &assistant
                      .arg(id);
         return false;
     }
+    // Never the name the client chose unless a person chose it too: "Claude Code" may be the
+    // name of a policy (or a credential) that this client must not get by calling itself so.
     QString name = assistant.trimmed();
     if (name.isEmpty())
-        name = it->request.clientName.isEmpty()
-                   ? QStringLiteral("OAuth client %1").arg(it->request.clientId.right(8))
-                   : it->request.clientName.left(CredentialStore::kMaxNameLength);
+        name = QStringLiteral("OAuth client %1").arg(it->request.clientId.right(8));
     if (allow) {
         if (const QString bad = CredentialStore::checkName(name); !bad.isEmpty()) {
             *error = bad;
@@ -365,6 +379,8 @@ bool OAuthServer::decide(const QString &id, bool allow, const QString &assistant
     }
     it->answer = allow ? Waiting::Answer::Allowed : Waiting::Answer::Denied;
     it->assistant = name;
+    if (decided)
+        *decided = name;
     qCInfo(lcHttp).noquote() << "OAuth: sign-in" << id << (allow ? "allowed as" : "denied")
                              << (allow ? name : QString());
     Q_EMIT consentSettled(id);
@@ -394,10 +410,12 @@ void OAuthServer::decideRequest(const HttpRequest &request, HttpResponder *respo
         return oauthError(responder, 400, "invalid_request",
                           QStringLiteral("send {\"request\": ID, \"allow\": true|false}"));
     QString error;
+    QString name;
     if (!decide(o.value(u"request").toString(), o.value(u"allow").toBool(),
-                o.value(u"assistant").toString(), &error))
+                o.value(u"assistant").toString(), &error, &name))
         return oauthError(responder, 404, "invalid_request", error);
-    sendJson(responder, 200, {{QStringLiteral("answered"), true}});
+    sendJson(responder, 200,
+             {{QStringLiteral("answered"), true}, {QStringLiteral("assistant"), name}});
 }
 
 void OAuthServer::token(const HttpRequest &request, HttpResponder *responder)
@@ -451,6 +469,9 @@ void OAuthServer::exchangeCode(const HttpRequest &request, const QHash<QString, 
     if (!verifierForm.match(verifier).hasMatch() || s256(verifier) != it->challenge)
         return oauthError(responder, 400, "invalid_grant",
                           QStringLiteral("code_verifier does not match the code_challenge"));
+    if (it->resource != resourceUrl(request))
+        return oauthError(responder, 400, "invalid_target",
+                          QStringLiteral("the code was given for %1").arg(it->resource));
     it->used = true;
     QString error;
     const auto grant = m_credentials->createGrant(it->assistant, it->clientId, &error);

@@ -69,9 +69,11 @@ public:
     // WWW-Authenticate for a 401 at the endpoint: where its resource metadata is.
     QByteArray challenge(const HttpRequest &request, const QByteArray &error = {}) const;
 
-    // A person's answer: let the client in, running as `assistant` (empty: its registered name),
-    // or not. False when no such sign-in waits (answered, expired, unknown).
-    bool decide(const QString &id, bool allow, const QString &assistant, QString *error);
+    // A person's answer: let the client in, running as `assistant` (empty: "OAuth client …",
+    // never the name the client gave itself, which may be a policy's), or not. False when no such
+    // sign-in waits (answered, expired, unknown). `decided`: the name it runs as.
+    bool decide(const QString &id, bool allow, const QString &assistant, QString *error,
+                QString *decided = nullptr);
     QList<ConsentRequest> waiting() const;
     // The window is there to ask (else the sign-in page explains the command line).
     void setWindowAsks(bool asks) { m_windowAsks = asks; }

@@ -130,9 +130,18 @@ HttpConnection::Verdict StreamableHttpServer::checkHead(const HttpRequest &reque
         if (!url.isValid() || url.host().isEmpty() || !hostAllowed(url.host().toUtf8()))
             return refusal(403, QStringLiteral("Forbidden: Origin not allowed"));
     }
-    // The authorization server's endpoints are for clients without a token yet.
-    if (oauth)
-        return {};
+    // The authorization server's endpoints are for clients without a token yet: they neither
+    // take the places of connections that showed one, nor send large bodies.
+    if (oauth) {
+        if (request.header("Content-Length").toLongLong() > OAuthServer::kMaxBodyBytes ||
+            !request.header("Transfer-Encoding").isEmpty())
+            return refusal(413, QStringLiteral("Payload Too Large: at most %1 bytes, with a "
+                                               "Content-Length")
+                                    .arg(OAuthServer::kMaxBodyBytes));
+        HttpConnection::Verdict pass;
+        pass.unadmitted = true;
+        return pass;
+    }
     // Before the body: whoever lacks the token cannot make us buffer or wait for one.
     if (!m_config.token.isEmpty() && !authorized(request)) {
         const bool sent = !request.header("Authorization").isEmpty();

@@ -185,6 +185,11 @@ test('an expired access token is refreshed once; the old refresh token then fail
         const old = await tokenRequest(server, { grant_type: 'refresh_token', refresh_token: before.refresh_token, client_id: provider.saved.client.client_id });
         assert.equal(old.status, 400);
         assert.equal(old.body.error, 'invalid_grant');
+        // A rotated refresh token used again means a copy is in other hands: the grant is revoked,
+        // its current tokens with it (RFC 9700 4.14.2).
+        const current = await tokenRequest(server, { grant_type: 'refresh_token', refresh_token: provider.saved.tokens.refresh_token, client_id: provider.saved.client.client_id });
+        assert.equal(current.body?.error, 'invalid_grant', JSON.stringify(current.body));
+        assert.equal((await mcpStatus(server, provider.saved.tokens.access_token)).status, 401);
     } finally {
         await client.close();
     }
@@ -254,6 +259,24 @@ test('a denied sign-in sends the browser back with access_denied and issues noth
     const back = await approve(server, authorizeUrl(client, { code_challenge: CHALLENGE, code_challenge_method: 'S256' }), { allow: false });
     assert.equal(back.searchParams.get('error'), 'access_denied');
     assert.equal(back.searchParams.get('code'), null);
+});
+
+test('no sign-in on a server bound beyond loopback, and none without --as in a name a client chose', { timeout: 60_000 }, async () => {
+    const wide = await startHttpServer({ args: ['--no-monitor', '--host', '0.0.0.0'], env });
+    try {
+        assert.equal((await fetch(new URL('/.well-known/oauth-authorization-server', wide.url))).status, 404);
+        const refused = await mcpStatus(wide, 'nothing');
+        assert.equal(refused.status, 401);
+        assert.doesNotMatch(refused.challenge, /resource_metadata/);
+    } finally {
+        await wide.stop();
+    }
+    // Approved without --as, a client that calls itself 'oauth-bot' does not become oauth-bot.
+    const { body: client } = await register({ client_name: 'oauth-bot', redirect_uris: [REDIRECT] });
+    const page = await openPage(authorizeUrl(client, { code_challenge: CHALLENGE, code_challenge_method: 'S256' }));
+    const answered = await cli(['--approve-client', page.id, '--port', String(server.port)], { CODE_SANDBOX_TOKEN: server.token });
+    assert.equal(answered.code, 0, answered.stderr);
+    assert.match(answered.stdout, new RegExp(`runs as the assistant 'OAuth client ${client.client_id.slice(-8)}'`));
 });
 
 test('bad input on every endpoint: a clear error, nothing issued, the server goes on', { timeout: 60_000 }, async () => {

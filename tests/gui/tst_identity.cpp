@@ -68,6 +68,7 @@ private Q_SLOTS:
     void closingTheConsentDialogDenies();
     void aHeadlessInstancesSignInIsAskedInTheWindow();
     void approvalSaysWhoAsks();
+    void aNameAnAssistantHasIsNotSuggested();
 
 private:
     // A real HTTP server with the authorization server on it, as the window's endpoint has.
@@ -414,6 +415,26 @@ void TestIdentity::approvalSaysWhoAsks()
     QVERIFY2(heading.contains(QStringLiteral("credential c-0011aabb (alpha), claims "
                                              "'claude-code'")),
              qPrintable(heading));
+}
+
+void TestIdentity::aNameAnAssistantHasIsNotSuggested()
+{
+    ConsentRequest request{QStringLiteral("0011aabb"),
+                           QStringLiteral("cs-client-00000000cafe1234"),
+                           QStringLiteral("Claude Code"),
+                           QStringLiteral("its registration"),
+                           QStringLiteral("http://127.0.0.1:1/cb"),
+                           QDateTime::currentDateTimeUtc()};
+    const auto suggestion = [&](const QStringList &policies, const QStringList &held) {
+        ConsentDialog dialog(request, policies, held);
+        return dialog.findChild<QComboBox *>(QStringLiteral("consentAssistant"))->currentText();
+    };
+    QCOMPARE(suggestion({}, {}), QStringLiteral("Claude Code"));
+    // A policy's name, or a credential's: offered among the others, never the suggestion.
+    QCOMPARE(suggestion({QStringLiteral("claude code")}, {}),
+             QStringLiteral("OAuth client cafe1234"));
+    QCOMPARE(suggestion({}, {QStringLiteral("Claude Code")}),
+             QStringLiteral("OAuth client cafe1234"));
 }
 
 QTEST_MAIN(TestIdentity)
