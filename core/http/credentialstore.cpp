@@ -192,27 +192,21 @@ void CredentialStore::refresh()
     m_read = mark;
 }
 
-std::optional<CredentialStore::Created> CredentialStore::create(const QString &name, QString *error)
+std::optional<Credential> CredentialStore::add(Credential credential, QString *error)
 {
-    if (const QString bad = checkName(name); !bad.isEmpty()) {
+    if (const QString bad = checkName(credential.name); !bad.isEmpty()) {
         *error = bad;
         return std::nullopt;
     }
-    Created made;
-    made.secret = secretWith(kPrefix);
-    made.credential.id = QStringLiteral("c-") + QString::fromLatin1(randomBytes(1).toHex());
-    made.credential.name = name;
-    made.credential.digest = digestOf(made.secret.toLatin1());
-    made.credential.created = QDateTime::currentDateTimeUtc();
+    credential.id = QStringLiteral("c-") + QString::fromLatin1(randomBytes(1).toHex());
+    credential.created = QDateTime::currentDateTimeUtc();
     bool full = false;
     const bool ok = update(
         [&](QList<Credential> &all) {
-            if (all.size() >= kMaxCredentials) {
-                full = true;
-                return false;
-            }
-            all.append(made.credential);
-            return true;
+            full = all.size() >= kMaxCredentials;
+            if (!full)
+                all.append(credential);
+            return !full;
         },
         error);
     if (full)
@@ -220,8 +214,20 @@ std::optional<CredentialStore::Created> CredentialStore::create(const QString &n
                      .arg(kMaxCredentials);
     if (!ok || full)
         return std::nullopt;
-    qCDebug(lcHttp).noquote() << "credential" << made.credential.id << "made for" << name;
-    return made;
+    qCDebug(lcHttp).noquote() << "credential" << credential.id << "made for" << credential.name;
+    return credential;
+}
+
+std::optional<CredentialStore::Created> CredentialStore::create(const QString &name, QString *error)
+{
+    Credential credential;
+    credential.name = name;
+    const QString secret = secretWith(kPrefix);
+    credential.digest = digestOf(secret.toLatin1());
+    const auto added = add(credential, error);
+    if (!added)
+        return std::nullopt;
+    return Created{*added, secret};
 }
 
 int CredentialStore::revoke(const QString &idOrName, QString *error)
@@ -301,30 +307,10 @@ std::optional<Credential> CredentialStore::byId(const QString &id)
 std::optional<Credential> CredentialStore::createGrant(const QString &name, const QString &clientId,
                                                        QString *error)
 {
-    if (const QString bad = checkName(name); !bad.isEmpty()) {
-        *error = bad;
-        return std::nullopt;
-    }
     Credential grant;
-    grant.id = QStringLiteral("c-") + QString::fromLatin1(randomBytes(1).toHex());
     grant.name = name;
     grant.clientId = clientId;
-    grant.created = QDateTime::currentDateTimeUtc();
-    bool full = false;
-    const bool ok = update(
-        [&](QList<Credential> &all) {
-            full = all.size() >= kMaxCredentials;
-            if (!full)
-                all.append(grant);
-            return !full;
-        },
-        error);
-    if (full)
-        *error = QStringLiteral("there are %1 credentials already: revoke some first")
-                     .arg(kMaxCredentials);
-    if (!ok || full)
-        return std::nullopt;
-    return grant;
+    return add(grant, error);
 }
 
 QString CredentialStore::newRefreshToken(const QString &id)

@@ -96,6 +96,9 @@ private:
     // Runs `change` on the file's current content under the lock file, and writes the result
     // when `change` returns true.
     bool update(const std::function<bool(QList<Credential> &)> &change, QString *error);
+    // Gives `credential` an id and the time, and adds it (within kMaxCredentials) once its name
+    // is one: what create() and createGrant() share.
+    std::optional<Credential> add(Credential credential, QString *error);
 
     QString m_path;
     QList<Credential> m_credentials;

@@ -30,11 +30,6 @@ QString randomHex(int words)
     return QString::fromLatin1(bytes.toHex());
 }
 
-QByteArray digestOf(const QString &text)
-{
-    return QCryptographicHash::hash(text.toUtf8(), QCryptographicHash::Sha256);
-}
-
 // PKCE S256 (RFC 7636 4.2).
 QString s256(const QString &verifier)
 {
@@ -336,7 +331,7 @@ void OAuthServer::waitPage(const HttpRequest &request, HttpResponder *responder)
                   QStringLiteral("a person refused this client in Code Sandbox")}};
     } else {
         const QString code = randomHex(8);
-        m_codes.insert(digestOf(code),
+        m_codes.insert(CredentialStore::digestOf(code.toUtf8()),
                        {w.request.clientId,
                         w.request.redirectUri,
                         w.challenge,
@@ -445,7 +440,8 @@ void OAuthServer::token(const HttpRequest &request, HttpResponder *responder)
 void OAuthServer::exchangeCode(const HttpRequest &request, const QHash<QString, QString> &form,
                                HttpResponder *responder)
 {
-    const auto it = m_codes.find(digestOf(form.value(QStringLiteral("code"))));
+    const auto it =
+        m_codes.find(CredentialStore::digestOf(form.value(QStringLiteral("code")).toUtf8()));
     if (it == m_codes.end() || it->expires < QDateTime::currentMSecsSinceEpoch())
         return oauthError(responder, 400, "invalid_grant",
                           QStringLiteral("unknown or expired authorization code"));
