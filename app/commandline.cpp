@@ -127,6 +127,27 @@ Option text(const QString &name, const QString &valueName, const QString &help, 
             }};
 }
 
+// Repeatable: PEM files of certificate authorities, read (and refused when empty) here.
+Option certificateFiles(const QString &name, const QString &help,
+                        Field<QList<QSslCertificate>> target)
+{
+    return {
+        QCommandLineOption(name, help, QStringLiteral("file")), Stage::Http,
+        [name, target](CommandLine &cl, const QStringList &values, const QProcessEnvironment &) {
+            QList<QSslCertificate> all;
+            for (const QString &path : values) {
+                const QList<QSslCertificate> read = QSslCertificate::fromPath(path);
+                if (read.isEmpty())
+                    return QStringLiteral("--%1: %2 holds no PEM certificate (or cannot be "
+                                          "read)")
+                        .arg(name, path);
+                all += read;
+            }
+            target.of(cl) = all;
+            return QString();
+        }};
+}
+
 // Repeatable: where the engines are. Each value is checked for its form here (an address, or
 // context:NAME); EngineLocator resolves them when the engines are opened.
 Option engineAddresses(const QString &name, const QString &help)
@@ -734,6 +755,16 @@ QList<Option> instanceOptions()
                        "seconds (900); they renew them with their refresh token."),
                      Stage::Http, 5, 86400, s("a number of seconds from 5 to 86400"),
                      &CommandLine::oauthTokenSec),
+        certificateFiles(s("client-metadata-ca"),
+                         s("Trust the certificate authorities in this PEM file, besides the "
+                           "system's, when fetching the metadata documents that name clients "
+                           "signing in (https client IDs), e.g. a company's own (repeatable)."),
+                         &CommandLine::clientMetadataCas),
+        flag(s("client-metadata-private"),
+             s("Fetch client ID metadata documents from loopback and private addresses too "
+               "(a client whose document is on this machine or this network). Off by default: "
+               "a sign-in page could otherwise make the server probe them."),
+             Stage::Http, &CommandLine::clientMetadataPrivate),
     };
 }
 

@@ -7,6 +7,7 @@ struct AppSettings;
 
 #include <QMap>
 #include <QProcessEnvironment>
+#include <QSslCertificate>
 #include <QString>
 #include <QStringList>
 
@@ -64,7 +65,11 @@ struct CommandLine
     QString consentRequest;
     QString consentAs;
     int oauthTokenSec = 900; // --oauth-token-lifetime: an OAuth access token's life
-    QStringList allowHosts;  // --allow-host: further names accepted in Host and Origin
+    // --client-metadata-ca: certificate authorities trusted besides the system's, and
+    // --client-metadata-private: addresses allowed, when fetching client ID metadata documents.
+    QList<QSslCertificate> clientMetadataCas;
+    bool clientMetadataPrivate = false;
+    QStringList allowHosts; // --allow-host: further names accepted in Host and Origin
     int httpHeadTimeoutMs = 10 * 1000;
     int httpBodyTimeoutMs = 30 * 1000;
     // Runs are kept in the history (SQLite) unless --no-history; a headless instance sends its

@@ -160,6 +160,8 @@ void Services::createServer(const CommandLine &cl, Mode mode)
     oauth.accessTokenSec = cl.oauthTokenSec;
     oauth.clientsPath = OAuthClients::defaultPath();
     oauth.keyPath = AccessTokens::defaultKeyPath();
+    oauth.documents.extraCas = cl.clientMetadataCas;
+    oauth.documents.allowPrivate = cl.clientMetadataPrivate;
     m_oauth = std::make_unique<OAuthServer>(m_credentials.get(), oauth);
     m_gate = std::make_unique<RunGate>(m_sandbox->config());
     m_gate->setCredentials(m_credentials.get());

@@ -63,10 +63,8 @@ bool OAuthClients::acceptableRedirect(const QString &uri)
     const QString scheme = url.scheme().toLower();
     if (scheme == u"https")
         return !url.host().isEmpty();
-    if (scheme == u"http") {
-        const QString host = url.host();
-        return host == u"localhost" || QHostAddress(host).isLoopback();
-    }
+    if (scheme == u"http")
+        return isLoopbackRedirect(uri);
     // A private-use scheme is a reversed domain name (com.example.app:/callback).
     static const QStringList refused = {QStringLiteral("javascript"), QStringLiteral("data"),
                                         QStringLiteral("file"),       QStringLiteral("about"),
@@ -74,8 +72,16 @@ bool OAuthClients::acceptableRedirect(const QString &uri)
     return scheme.contains(u'.') && !refused.contains(scheme);
 }
 
-std::optional<OAuthClient> OAuthClients::registerClient(const QJsonObject &request,
-                                                        Refusal *refusal)
+bool OAuthClients::isLoopbackRedirect(const QString &uri)
+{
+    const QUrl url(uri, QUrl::StrictMode);
+    if (url.scheme().compare(u"http", Qt::CaseInsensitive) != 0)
+        return false;
+    const QString host = url.host();
+    return host == u"localhost" || QHostAddress(host).isLoopback();
+}
+
+std::optional<OAuthClient> OAuthClients::fromMetadata(const QJsonObject &request, Refusal *refusal)
 {
     const auto refuse = [refusal](const char *code, const QString &why) {
         *refusal = {QString::fromLatin1(code), why};
@@ -102,7 +108,7 @@ std::optional<OAuthClient> OAuthClients::registerClient(const QJsonObject &reque
     if (!method.isEmpty() && method != u"none")
         return refuse("invalid_client_metadata",
                       QStringLiteral("only public clients (token_endpoint_auth_method none, with "
-                                     "PKCE) are registered here"));
+                                     "PKCE) are taken here"));
     const QJsonValue name = request.value(u"client_name");
     if (!name.isUndefined() && (!name.isString() || name.toString().size() > kMaxNameLength))
         return refuse("invalid_client_metadata",
@@ -114,6 +120,20 @@ std::optional<OAuthClient> OAuthClients::registerClient(const QJsonObject &reque
             return refuse("invalid_client_metadata",
                           QStringLiteral("client_name holds characters that do not show as "
                                          "themselves (control, format or direction marks)"));
+    return c;
+}
+
+std::optional<OAuthClient> OAuthClients::registerClient(const QJsonObject &request,
+                                                        Refusal *refusal)
+{
+    const auto refuse = [refusal](const char *code, const QString &why) {
+        *refusal = {QString::fromLatin1(code), why};
+        return std::nullopt;
+    };
+    auto described = fromMetadata(request, refusal);
+    if (!described)
+        return std::nullopt;
+    OAuthClient c = *described;
     quint32 words[4];
     QRandomGenerator::system()->fillRange(words);
     c.id = QStringLiteral("cs-client-") +

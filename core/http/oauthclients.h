@@ -36,12 +36,18 @@ public:
         QString description;
     };
     std::optional<OAuthClient> registerClient(const QJsonObject &request, Refusal *refusal);
+    // The client a registration request or a client ID metadata document describes (its
+    // redirect URIs, public, its name), without an id; nothing and `refusal` when it is not one
+    // this server takes.
+    static std::optional<OAuthClient> fromMetadata(const QJsonObject &request, Refusal *refusal);
     std::optional<OAuthClient> find(const QString &id) const;
 
     // Whether a client may be sent to `uri`: http on a loopback address (any port, as native
     // apps listen, RFC 8252 7.3), https, or an app's own scheme with a dot in it (RFC 8252 7.1).
     // Never javascript:, data:, file: or plain http to another host.
     static bool acceptableRedirect(const QString &uri);
+    // http to a loopback address: a native app's listener, which any program here could be.
+    static bool isLoopbackRedirect(const QString &uri);
     static QJsonObject toJson(const OAuthClient &client);
 
 private:

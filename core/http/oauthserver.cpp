@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPointer>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QUrl>
@@ -109,7 +110,7 @@ QString backTo(const QString &redirectUri, const QList<QPair<QString, QString>> 
 
 OAuthServer::OAuthServer(CredentialStore *credentials, const Config &config, QObject *parent)
     : QObject(parent), m_credentials(credentials), m_config(config), m_clients(config.clientsPath),
-      m_tokens(config.keyPath)
+      m_documents(config.documents), m_tokens(config.keyPath)
 {}
 
 bool OAuthServer::handles(const QByteArray &path)
@@ -196,7 +197,7 @@ void OAuthServer::authorizationServerMetadata(const HttpRequest &request, HttpRe
          {QStringLiteral("token_endpoint_auth_methods_supported"),
           QJsonArray{QStringLiteral("none")}},
          {QStringLiteral("authorization_response_iss_parameter_supported"), true},
-         {QStringLiteral("client_id_metadata_document_supported"), false}});
+         {QStringLiteral("client_id_metadata_document_supported"), true}});
 }
 
 void OAuthServer::registerClient(const HttpRequest &request, HttpResponder *responder)
@@ -221,11 +222,33 @@ void OAuthServer::registerClient(const HttpRequest &request, HttpResponder *resp
 
 void OAuthServer::authorize(const HttpRequest &request, HttpResponder *responder)
 {
+    const QString clientId = parameters(request.query, nullptr).value(QStringLiteral("client_id"));
+    if (!ClientIdDocuments::isDocumentUrl(clientId))
+        return signIn(request, responder, m_clients.find(clientId), {});
+    // The client's document first; the browser waits for it (at most the fetch's timeout). A
+    // browser gone by then takes the responder, and the answer, with it.
+    const QPointer<HttpResponder> r(responder);
+    m_documents.fetch(
+        clientId, responder,
+        [this, request, r](const std::optional<OAuthClient> &client, const QString &why) {
+            if (r)
+                signIn(request, r, client, why);
+        });
+}
+
+void OAuthServer::signIn(const HttpRequest &request, HttpResponder *responder,
+                         const std::optional<OAuthClient> &client, const QString &documentError)
+{
     QString repeated;
     const QHash<QString, QString> p = parameters(request.query, &repeated);
-    const auto client = m_clients.find(p.value(QStringLiteral("client_id")));
     const QString redirect = p.value(QStringLiteral("redirect_uri"));
     // Until the client and its redirect URI are known, nothing may be sent anywhere.
+    if (!client && !documentError.isEmpty())
+        return sendPage(responder, 400, tr("This client cannot sign in"),
+                        tr("<p>This sign-in names its client by a metadata document, "
+                           "<code>%1</code>, which Code Sandbox cannot use: %2.</p>")
+                            .arg(p.value(QStringLiteral("client_id")).left(200).toHtmlEscaped(),
+                                 documentError.toHtmlEscaped()));
     if (!client)
         return sendPage(responder, 400, tr("Unknown client"),
                         tr("<p>This sign-in names a client that is not registered with this "
@@ -278,7 +301,7 @@ void OAuthServer::authorize(const HttpRequest &request, HttpResponder *responder
     }
     Waiting w;
     w.request = {randomHex(1), client->id,
-                 client->name, QStringLiteral("its registration"),
+                 client->name, nameSource(client->id, redirect),
                  redirect,     QDateTime::currentDateTimeUtc()};
     w.state = state;
     w.challenge = p.value(QStringLiteral("code_challenge"));
@@ -292,6 +315,18 @@ void OAuthServer::authorize(const HttpRequest &request, HttpResponder *responder
     HttpRequest wait = request;
     wait.query = "request=" + w.request.id.toLatin1();
     waitPage(wait, responder);
+}
+
+QString OAuthServer::nameSource(const QString &clientId, const QString &redirectUri)
+{
+    if (!ClientIdDocuments::isDocumentUrl(clientId))
+        return QStringLiteral("its registration");
+    const QString where = QStringLiteral("its metadata document at %1").arg(QUrl(clientId).host());
+    // The document is public: whoever listens on this machine's loopback can present it and be
+    // sent back the code, so on loopback it names the client without proving which program asks.
+    return OAuthClients::isLoopbackRedirect(redirectUri)
+               ? where + QStringLiteral(", which any program on this computer can present")
+               : where;
 }
 
 void OAuthServer::waitPage(const HttpRequest &request, HttpResponder *responder)

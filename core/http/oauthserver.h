@@ -1,6 +1,7 @@
 #pragma once
 
 #include "accesstokens.h"
+#include "clientiddocuments.h"
 #include "credentialstore.h"
 #include "oauthclients.h"
 
@@ -15,10 +16,10 @@ struct HttpRequest;
 // A client waiting for a person to let it in: what the window (or the command line) is shown.
 struct ConsentRequest
 {
-    QString id;          // 8 hex digits: on the sign-in page, in the window, for --approve-client
-    QString clientId;    // as registered
-    QString clientName;  // as the client registered it ("" when it gave none)
-    QString source;      // where the name comes from: "its registration"
+    QString id;         // 8 hex digits: on the sign-in page, in the window, for --approve-client
+    QString clientId;   // as registered, or the URL of its metadata document
+    QString clientName; // as the client registered it ("" when it gave none)
+    QString source; // what vouches for the name: "its registration", "its metadata document at …"
     QString redirectUri; // where the browser goes back to once answered
     QDateTime asked;     // UTC
 };
@@ -44,11 +45,12 @@ class OAuthServer : public QObject
 public:
     struct Config
     {
-        QByteArray resourcePath = "/mcp"; // the MCP endpoint this protects
-        int accessTokenSec = 900;         // an access token's life
-        int consentWaitSec = 600;         // a sign-in waits this long for an answer
-        QString clientsPath;              // OAuthClients' file
-        QString keyPath;                  // AccessTokens' key
+        QByteArray resourcePath = "/mcp";    // the MCP endpoint this protects
+        int accessTokenSec = 900;            // an access token's life
+        int consentWaitSec = 600;            // a sign-in waits this long for an answer
+        QString clientsPath;                 // OAuthClients' file
+        QString keyPath;                     // AccessTokens' key
+        ClientIdDocuments::Config documents; // fetching client ID metadata documents
     };
     static constexpr int kCodeSec = 60; // an authorization code is exchanged within this
     static constexpr qint64 kMaxBodyBytes = 64 * 1024;
@@ -118,6 +120,12 @@ private:
     void authorizationServerMetadata(const HttpRequest &request, HttpResponder *responder);
     void registerClient(const HttpRequest &request, HttpResponder *responder);
     void authorize(const HttpRequest &request, HttpResponder *responder);
+    // The sign-in of a known client (registered, or described by its document), or the page
+    // that says why not: `documentError` is why its document could not be used.
+    void signIn(const HttpRequest &request, HttpResponder *responder,
+                const std::optional<OAuthClient> &client, const QString &documentError);
+    // What vouches for the name a client gave: "its registration", or its document's host.
+    static QString nameSource(const QString &clientId, const QString &redirectUri);
     // The sign-in page of a waiting request, or (answered) the way back to the client.
     void waitPage(const HttpRequest &request, HttpResponder *responder);
     void token(const HttpRequest &request, HttpResponder *responder);
@@ -135,6 +143,7 @@ private:
     CredentialStore *m_credentials;
     Config m_config;
     OAuthClients m_clients;
+    ClientIdDocuments m_documents;
     AccessTokens m_tokens;
     QHash<QString, Waiting> m_waiting; // by ConsentRequest::id
     QHash<QByteArray, Code> m_codes;   // by the code's SHA-256

@@ -1,14 +1,16 @@
 // Signing in (the MCP authorization flow, OAuth 2.1) against the real binary with the official
 // SDK clients' OAuth support (OAuthClientProvider), in both MCP eras: discovery from the 401,
-// dynamic registration, the sign-in page that waits for a person, the approval given with
-// --approve-client (no window here), the code exchange with PKCE, then calls that run under the
-// approved assistant's policy. And what must be refused: a revoked grant, a token for another
-// resource, PKCE missing or plain, a replayed code (whose grant is then revoked), an old refresh
-// token once rotated, bad input on every endpoint.
+// dynamic registration or a client ID metadata document (served over TLS by a fixture here), the
+// sign-in page that waits for a person, the approval given with --approve-client (no window
+// here), the code exchange with PKCE, then calls that run under the approved assistant's policy.
+// And what must be refused: a revoked grant, a token for another resource, PKCE missing or
+// plain, a replayed code (whose grant is then revoked), an old refresh token once rotated,
+// documents that are not what they must be, bad input on every endpoint.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -31,7 +33,9 @@ const TOKEN_LIFE = 5; // seconds: the test waits one out to see a refresh
 
 let server;
 let other; // a second server of the same user: same signing key, another resource
+let documents; // the https fixture that serves client ID metadata documents
 before(async () => {
+    documents = await startDocuments();
     mkdirSync(path.join(config, 'code-sandbox'), { recursive: true });
     // Signed-in 'oauth-bot' may run JavaScript; everyone else Python only.
     const policies = JSON.stringify({
@@ -40,18 +44,58 @@ before(async () => {
     });
     writeFileSync(path.join(config, 'code-sandbox', 'code-sandbox.conf'),
         `[assistants]\npolicies="${policies.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"\n`);
-    server = await startHttpServer({ args: ['--no-monitor', '--oauth-token-lifetime', String(TOKEN_LIFE)], env });
+    // The fixture's documents are on loopback with a certificate of their own: this server is
+    // told to trust both; `other` is not.
+    server = await startHttpServer({ args: ['--no-monitor', '--oauth-token-lifetime', String(TOKEN_LIFE), '--client-metadata-ca', documents.caFile, '--client-metadata-private'], env });
     other = await startHttpServer({ args: ['--no-monitor'], env });
 });
 after(async () => {
     await server?.stop();
     await other?.stop();
+    documents?.close();
     rmSync(home, { recursive: true, force: true });
 });
 
+/**
+ * An https server (a certificate made for localhost here) with client ID metadata documents: a
+ * good one and ones that are not what they must be. `hits` counts the requests of each path.
+ */
+async function startDocuments() {
+    const dir = path.join(home, 'tls');
+    mkdirSync(dir, { recursive: true });
+    const key = path.join(dir, 'key.pem');
+    const caFile = path.join(dir, 'cert.pem');
+    await execFileP('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', caFile,
+        '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']);
+    const hits = {};
+    let base;
+    const doc = (p, extra = {}) => JSON.stringify({ client_id: base + p, client_name: 'Claude Code', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...extra });
+    const routes = {
+        '/claude.json': () => [200, { 'Cache-Control': 'max-age=60' }, doc('/claude.json')],
+        '/mismatch.json': () => [200, {}, doc('/mismatch.json', { client_id: base + '/claude.json' })],
+        '/secret.json': () => [200, {}, doc('/secret.json', { client_secret: 'x' })],
+        '/evil-redirect.json': () => [200, {}, doc('/evil-redirect.json', { redirect_uris: ['http://evil.example/cb'] })],
+        '/big.json': () => [200, {}, doc('/big.json', { logo_uri: 'https://x.example/' + 'a'.repeat(6000) })],
+        '/moved.json': () => [302, { Location: base + '/claude.json' }, ''],
+        '/not-json.json': () => [200, {}, '<html>hello</html>'],
+    };
+    const srv = https.createServer({ key: readFileSync(key), cert: readFileSync(caFile) }, (req, res) => {
+        hits[req.url] = (hits[req.url] ?? 0) + 1;
+        if (req.url === '/slow.json') return; // never answers
+        const route = routes[req.url];
+        const [status, headers, body] = route ? route() : [404, {}, 'no'];
+        res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+        res.end(body);
+    });
+    await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    base = `https://localhost:${srv.address().port}`;
+    return { base, caFile, hits, close: () => srv.close() };
+}
+
 /** What an MCP client keeps between sign-ins; the "browser" is the test. */
 class Provider {
-    constructor(name) { this.name = name; this.saved = {}; this.authUrl = null; }
+    constructor(name, metadataUrl) { this.name = name; this.saved = {}; this.authUrl = null; this.metadataUrl = metadataUrl; }
+    get clientMetadataUrl() { return this.metadataUrl; }
     get redirectUrl() { return REDIRECT; }
     get clientMetadata() {
         return { client_name: this.name, redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
@@ -81,9 +125,10 @@ async function openPage(url) {
 }
 
 /** The page, answered with the command line, until it sends the browser back. */
-async function approve(target, authUrl, { as = 'oauth-bot', allow = true } = {}) {
+async function approve(target, authUrl, { as = 'oauth-bot', allow = true, namedBy = /as named by its registration/ } = {}) {
     const page = await openPage(authUrl);
     assert.equal(page.status, 200, page.text);
+    assert.match(page.text, namedBy);
     assert.match(page.text, /Waiting for approval in Code Sandbox/);
     assert.match(page.text, new RegExp(`--approve-client ${page.id} --port ${target.port}`), 'the page says how to approve without a window');
     // Nothing is approved by itself: the page still waits.
@@ -98,7 +143,7 @@ async function approve(target, authUrl, { as = 'oauth-bot', allow = true } = {})
 }
 
 /** The whole sign-in with the SDK: 401, discovery, registration, page, approval, exchange. */
-async function signIn(provider, { modern = false, target = server } = {}) {
+async function signIn(provider, { modern = false, target = server, namedBy } = {}) {
     const make = () => modern
         ? new ModernHttpTransport(new URL(target.url), { authProvider: provider })
         : new StreamableHTTPClientTransport(new URL(target.url), { authProvider: provider });
@@ -110,7 +155,7 @@ async function signIn(provider, { modern = false, target = server } = {}) {
     assert.ok(provider.authUrl, 'the client was sent to sign in');
     assert.equal(provider.authUrl.searchParams.get('code_challenge_method'), 'S256');
     assert.equal(provider.authUrl.searchParams.get('resource'), target.url);
-    const back = await approve(target, provider.authUrl);
+    const back = await approve(target, provider.authUrl, { namedBy });
     assert.equal(back.origin + back.pathname, REDIRECT);
     assert.equal(back.searchParams.get('iss'), new URL(target.url).origin);
     await first.finishAuth(back.searchParams.get('code'), back.searchParams.get('iss'));
@@ -155,6 +200,63 @@ test('2026-07-28: the v2 client signs in the same way', { timeout: 120_000 }, as
     } finally {
         await client.close();
     }
+});
+
+test('a client named by its metadata document signs in without registering, in both eras', { timeout: 120_000 }, async () => {
+    const url = documents.base + '/claude.json';
+    for (const modern of [false, true]) {
+        const provider = new Provider('not this name', url);
+        const client = await signIn(provider, {
+            modern,
+            namedBy: /<b>Claude Code<\/b> \(as named by its metadata document at localhost, which any program on this computer can present\)/,
+        });
+        try {
+            assert.equal(provider.saved.client.client_id, url, 'the URL is the client_id: nothing was registered');
+            const r = await client.callTool(js);
+            assert.ok(!r.isError && /42/.test(textOf(r)), `runs as oauth-bot: ${textOf(r)}`);
+        } finally {
+            await client.close();
+        }
+    }
+    assert.equal(documents.hits['/claude.json'], 1, 'fetched once, then kept as its Cache-Control allows');
+});
+
+test('documents that are not what they must be are refused with a reason; nothing is fetched elsewhere', { timeout: 120_000 }, async () => {
+    const pkce = { code_challenge: CHALLENGE, code_challenge_method: 'S256' };
+    const refused = async (clientId, reason, target = server) => {
+        const page = await openPage(authorizeUrl({ client_id: clientId }, pkce, target));
+        assert.equal(page.status, 400, `${clientId}: ${page.text}`);
+        assert.equal(page.location, null, 'no redirect for a client that is not known');
+        assert.match(page.text, /This client cannot sign in/);
+        assert.match(page.text, reason, clientId);
+    };
+    const at = (p) => documents.base + p;
+    await refused(at('/mismatch.json'), /client_id is &quot;https:\/\/localhost:\d+\/claude\.json&quot;, not the URL it was fetched from/);
+    await refused(at('/secret.json'), /holds a client secret/);
+    await refused(at('/evil-redirect.json'), /not a redirect URI this server sends clients to/);
+    await refused(at('/big.json'), /larger than 5120 bytes/);
+    await refused(at('/moved.json'), /answered 302, a redirect, which is not followed/);
+    await refused(at('/not-json.json'), /not a JSON object/);
+    await refused(at('/gone.json'), /answered 404/);
+    await refused('http://localhost/client.json', /must be https/);
+    await refused(documents.base + '/', /has no path/);
+    await refused(at('/a/../claude.json'), /segment/);
+    await refused('https://user:pw@localhost/claude.json', /user name or password/);
+    // A document that does not answer is given up on; the server serves meanwhile.
+    const slow = refused(at('/slow.json'), /no document from localhost within 5 s/);
+    assert.equal((await mcpStatus(server, server.token)).status, 200, 'serving while a document is fetched');
+    await slow;
+    // Its own document, but a redirect it does not list: refused before anything is sent there.
+    const elsewhere = await openPage(authorizeUrl({ client_id: at('/claude.json') }, { ...pkce, redirect_uri: 'http://127.0.0.1:9/other' }));
+    assert.equal(elsewhere.status, 400);
+    assert.equal(elsewhere.location, null);
+    assert.match(elsewhere.text, /Unknown redirect/);
+    // A server not told otherwise fetches from public addresses only: localhost is not one.
+    const before = documents.hits['/claude.json'];
+    await refused(at('/claude.json'), /localhost leads to (127\.0\.0\.1|::1), which is not a public address/, other);
+    await refused('https://10.1.2.3/client.json', /10\.1\.2\.3 leads to 10\.1\.2\.3, which is not a public address/, other);
+    assert.equal(documents.hits['/claude.json'], before, 'nothing was fetched');
+    assert.equal((await mcpStatus(other, other.token)).status, 200);
 });
 
 async function mcpStatus(target, bearer) {
@@ -221,8 +323,8 @@ async function register(body, target = server) {
     return { status: res.status, body: await res.json().catch(() => null) };
 }
 
-function authorizeUrl(client, params) {
-    const url = new URL('/oauth/authorize', server.url);
+function authorizeUrl(client, params, target = server) {
+    const url = new URL('/oauth/authorize', target.url);
     const all = { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, state: 's1', ...params };
     for (const [k, v] of Object.entries(all)) if (v !== undefined) url.searchParams.set(k, v);
     return url;

@@ -77,8 +77,12 @@ private:
         QTemporaryDir dir;
         CredentialStore credentials{dir.filePath(QStringLiteral("credentials.json"))};
         OAuthServer oauth{&credentials,
-                          {"/mcp", 900, 600, dir.filePath(QStringLiteral("clients.json")),
-                           dir.filePath(QStringLiteral("key"))}};
+                          {"/mcp",
+                           900,
+                           600,
+                           dir.filePath(QStringLiteral("clients.json")),
+                           dir.filePath(QStringLiteral("key")),
+                           {}}};
         HttpServer http;
         QNetworkAccessManager network;
         SignInServer()
