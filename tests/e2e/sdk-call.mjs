@@ -5,14 +5,20 @@
 //   {"result":{...}}              the call's result (isError included), or
 //   {"error":"<message>"}         a protocol error, and exits 1.
 //
-//   node sdk-call.mjs (--stdio BIN [ARG...] -- | --http URL TOKEN)
-//        --client NAME --tool TOOL [--args JSON] [--timeout-ms N]
+//   node sdk-call.mjs (--stdio BIN [ARG...] -- | --http URL TOKEN | --sign-in URL)
+//        --client NAME --tool TOOL [--args JSON] [--timeout-ms N] [--metadata-url URL]
+//
+// --sign-in: no token; the SDK's OAuth client signs in (registering as NAME, or naming itself by
+// the client ID metadata document at --metadata-url). The test is the browser: it opens the
+// sign-in page, prints {"signIn":"<id>","page":"<its text>"} and waits (two minutes at most)
+// until a person's answer sends it back, then the SDK exchanges the code and calls.
 //
 // The stdio server gets only PATH, HOME, DOCKER_HOST, XDG_CONFIG_HOME, XDG_RUNTIME_DIR and
 // CODE_SANDBOX_* of this process's environment.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 
 const argv = process.argv.slice(2);
 const opts = { client: 'sdk-call', args: '{}', timeoutMs: 600000 };
@@ -38,6 +44,10 @@ for (let i = 0; i < argv.length; ++i) {
         transport = new StreamableHTTPClientTransport(url, {
             requestInit: { headers: { Authorization: `Bearer ${token}` } },
         });
+    } else if (a === '--sign-in') {
+        opts.signIn = new URL(argv[++i]);
+    } else if (a === '--metadata-url') {
+        opts.metadataUrl = argv[++i];
     } else if (a === '--client') {
         opts.client = argv[++i];
     } else if (a === '--tool') {
@@ -51,13 +61,64 @@ for (let i = 0; i < argv.length; ++i) {
         process.exit(2);
     }
 }
-if (!transport || !opts.tool) {
-    say({ error: 'give --stdio or --http, and --tool' });
+if ((!transport && !opts.signIn) || !opts.tool) {
+    say({ error: 'give --stdio, --http or --sign-in, and --tool' });
     process.exit(2);
+}
+
+/** What the SDK's OAuth client keeps; the sign-in page is opened by signIn() below. */
+class Provider {
+    constructor() { this.saved = {}; this.authUrl = null; }
+    get redirectUrl() { return 'http://127.0.0.1:33418/callback'; }
+    get clientMetadataUrl() { return opts.metadataUrl; }
+    get clientMetadata() {
+        return { client_name: opts.client, redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    }
+    clientInformation() { return this.saved.client; }
+    saveClientInformation(c) { this.saved.client = c; }
+    tokens() { return this.saved.tokens; }
+    saveTokens(t) { this.saved.tokens = t; }
+    redirectToAuthorization(url) { this.authUrl = new URL(url); }
+    saveCodeVerifier(v) { this.saved.verifier = v; }
+    codeVerifier() { return this.saved.verifier; }
+}
+
+/** Signs in as a browser and a person would: the 401, the page, the answer, the exchange. */
+async function signIn() {
+    const provider = new Provider();
+    const first = new StreamableHTTPClientTransport(opts.signIn, { authProvider: provider });
+    try {
+        await new Client({ name: opts.client, version: '1.0.0' }).connect(first);
+        throw new Error('the endpoint let the client in without signing in');
+    } catch (e) {
+        if (!(e instanceof UnauthorizedError) || !provider.authUrl)
+            throw e;
+    }
+    const page = await fetch(provider.authUrl, { redirect: 'manual' });
+    const id = page.headers.get('x-code-sandbox-sign-in');
+    const text = await page.text();
+    if (!id)
+        throw new Error(`no sign-in page (${page.status}): ${text}`);
+    say({ signIn: id, page: text });
+    const wait = new URL(`/oauth/authorize/wait?request=${id}`, opts.signIn);
+    for (const end = Date.now() + 120_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
+        const answer = await fetch(wait, { redirect: 'manual' });
+        await answer.text();
+        if (answer.status !== 302)
+            continue;
+        const back = new URL(answer.headers.get('location'));
+        if (!back.searchParams.get('code'))
+            throw new Error(`the sign-in was not allowed: ${back.searchParams.get('error')}`);
+        await first.finishAuth(back.searchParams.get('code'), back.searchParams.get('iss') ?? undefined);
+        return new StreamableHTTPClientTransport(opts.signIn, { authProvider: provider });
+    }
+    throw new Error('nobody answered the sign-in within two minutes');
 }
 
 const client = new Client({ name: opts.client, version: '1.0.0' });
 try {
+    if (opts.signIn)
+        transport = await signIn();
     await client.connect(transport);
     say({ connected: true });
     const result = await client.callTool(

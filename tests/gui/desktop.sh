@@ -67,8 +67,38 @@ sleep 1
 kill -0 "$TRAYER" 2>/dev/null || { cat "$WORK/trayer.log" >&2; fail "trayer (the system tray) did not start"; }
 ok "trayer runs (system tray)"
 
+# A client's site: its client ID metadata document over TLS (a certificate made here, which the
+# app is told to trust, on loopback, which it is told to fetch from), for the sign-in of step 3f.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -keyout "$WORK/site-key.pem" -out "$WORK/site-cert.pem" -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 >"$WORK/openssl.log" 2>&1 ||
+    fail "openssl could not make the site's certificate: $(cat "$WORK/openssl.log")"
+python3 - "$WORK" <<'PY' >"$WORK/site.log" 2>&1 &
+import http.server, json, ssl, sys
+work = sys.argv[1]
+class Site(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        base = f"https://localhost:{self.server.server_port}"
+        body = json.dumps({"client_id": base + "/claude-code.json", "client_name": "Claude Code",
+                           "redirect_uris": ["http://127.0.0.1:33418/callback"],
+                           "token_endpoint_auth_method": "none"}).encode()
+        self.send_response(200 if self.path == "/claude-code.json" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+site = http.server.HTTPServer(("127.0.0.1", 0), Site)
+tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+tls.load_cert_chain(f"{work}/site-cert.pem", f"{work}/site-key.pem")
+site.socket = tls.wrap_socket(site.socket, server_side=True)
+open(f"{work}/site-port", "w").write(str(site.server_port))
+site.serve_forever()
+PY
+PIDS+=($!)
+APP_ARGS=(--client-metadata-ca "$WORK/site-cert.pem" --client-metadata-private)
+
 start_app() { # log file
-    "$BIN/code-sandbox" --port 0 </dev/null >"$1" 2>&1 &
+    "$BIN/code-sandbox" --port 0 "${APP_ARGS[@]}" </dev/null >"$1" 2>&1 &
     APP=$!
     PIDS+=($APP)
     WINDOW=$(timeout 30 xdotool search --sync --onlyvisible --name '^Code Sandbox$' | head -1) ||
@@ -345,24 +375,31 @@ ok "screenshot session-snapshots.png (a session's steps, a branch, a fork, the m
 # Its window had the focus: the app's gets it back for the keys that follow.
 xdotool windowfocus --sync "$WINDOW"
 
-# 3f. An assistant signs in (OAuth) to the window's endpoint: its sign-in page waits, the window
-#     asks (the consent dialog's screenshot), Allow; the browser is sent back with a code that
-#     the client exchanges (PKCE) for an access token, which the endpoint takes.
-BASE=${URL%/mcp}
-REDIRECT=http://127.0.0.1:33418/cb
-CLIENT=$(curl -s --max-time 10 -H 'Content-Type: application/json' \
-    -d '{"client_name":"Claude Code","redirect_uris":["'"$REDIRECT"'"]}' "$BASE/oauth/register" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["client_id"])') ||
-    fail "the client could not register"
-VERIFIER=$(python3 -c 'import secrets; print(secrets.token_urlsafe(48))')
-CHALLENGE=$(python3 -c 'import base64, hashlib, sys
-print(base64.urlsafe_b64encode(hashlib.sha256(sys.argv[1].encode()).digest()).rstrip(b"=").decode())' \
-    "$VERIFIER")
-SIGNIN=$(curl -s -D - -o "$WORK/signin.html" --max-time 10 \
-    "$BASE/oauth/authorize?response_type=code&client_id=$CLIENT&redirect_uri=http%3A%2F%2F127.0.0.1%3A33418%2Fcb&code_challenge=$CHALLENGE&code_challenge_method=S256&state=xyz" |
-    tr -d '\r' | sed -n 's/^X-Code-Sandbox-Sign-In: //Ip')
-[ -n "$SIGNIN" ] || fail "no sign-in page: $(cat "$WORK/signin.html")"
-grep -q 'choose <b>Allow</b> there' "$WORK/signin.html" || fail "the sign-in page does not send the person to the window"
+# 3f. An assistant signs in (OAuth) to the window's endpoint with the official SDK's OAuth client,
+#     naming itself by its client ID metadata document on the site above: its sign-in page
+#     waits, the window asks (the consent dialog's screenshot, which says whose document names
+#     it), Allow; the browser is sent back with a code that the SDK exchanges (PKCE) for an
+#     access token, and its call runs.
+for _ in $(seq 50); do [ -s "$WORK/site-port" ] && break; sleep 0.1; done
+[ -s "$WORK/site-port" ] || fail "the client's site did not start: $(cat "$WORK/site.log")"
+node "$SDK_CALL" --sign-in "$URL" --client 'claims-anything' \
+    --metadata-url "https://localhost:$(cat "$WORK/site-port")/claude-code.json" \
+    --tool run_python_code --args '{"code": "print(6 * 7)"}' --timeout-ms 120000 \
+    >"$WORK/signin.jsonl" 2>"$WORK/signin.err" &
+SIGNIN_PID=$!
+PIDS+=($SIGNIN_PID)
+SIGNIN=
+for _ in $(seq 100); do
+    SIGNIN=$(sed -n 's/^{"signIn":"\([0-9a-f]*\)".*/\1/p' "$WORK/signin.jsonl")
+    [ -n "$SIGNIN" ] && break
+    kill -0 "$SIGNIN_PID" 2>/dev/null || break
+    sleep 0.2
+done
+[ -n "$SIGNIN" ] || fail "no sign-in page: $(cat "$WORK/signin.jsonl" "$WORK/signin.err")"
+grep -q 'choose <b>Allow</b> there' "$WORK/signin.jsonl" ||
+    fail "the sign-in page does not send the person to the window: $(cat "$WORK/signin.jsonl")"
+grep -q 'as named by its metadata document at localhost' "$WORK/signin.jsonl" ||
+    fail "the sign-in page does not say what names the client: $(cat "$WORK/signin.jsonl")"
 DIALOG=$(timeout 30 xdotool search --sync --onlyvisible --name '^An assistant wants to sign in$' | head -1) ||
     fail "the window did not ask about the sign-in"
 sleep 0.5
@@ -380,25 +417,9 @@ for _ in 1 2 3 4 5; do
     echo "desktop.sh: Alt+A did not reach the consent dialog (focus: $(xdotool getwindowfocus)); again" >&2
 done
 grep -q "sign-in $SIGNIN allowed as" "$WORK/app.log" || fail "Allow in the consent dialog was not taken"
-LOCATION=
-for _ in $(seq 50); do
-    LOCATION=$(curl -s -o /dev/null -D - --max-time 5 "$BASE/oauth/authorize/wait?request=$SIGNIN" |
-        tr -d '\r' | sed -n 's/^Location: //Ip')
-    [ -n "$LOCATION" ] && break
-    sleep 0.2
-done
-CODE=$(python3 -c 'import sys, urllib.parse as u; print(u.parse_qs(u.urlparse(sys.argv[1]).query)["code"][0])' \
-    "$LOCATION") || fail "Allow did not send the browser back with a code: '$LOCATION'"
-ACCESS=$(curl -s --max-time 10 -d grant_type=authorization_code -d "code=$CODE" -d "client_id=$CLIENT" \
-    --data-urlencode "redirect_uri=$REDIRECT" -d "code_verifier=$VERIFIER" "$BASE/oauth/token" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["access_token"])') ||
-    fail "the code was not exchanged for a token"
-REPLY=$(curl -s --max-time 10 -H "Authorization: Bearer $ACCESS" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"signed-in","version":"1"}}}' \
-    "$URL")
-echo "$REPLY" | grep -q '"serverInfo"' || fail "the endpoint refused the signed-in client: $REPLY"
-ok "an assistant signed in with the window's Allow, and its token is taken"
+wait "$SIGNIN_PID" || fail "the signed-in SDK client did not run its call: $(cat "$WORK/signin.jsonl" "$WORK/signin.err")"
+grep -q '"result".*42' "$WORK/signin.jsonl" || fail "the signed-in call did not print 42: $(cat "$WORK/signin.jsonl")"
+ok "the SDK client signed in by its metadata document with the window's Allow, and its call ran"
 # The dialog had the focus: the window gets it back for the keys that follow.
 xdotool windowfocus --sync "$WINDOW"
 
