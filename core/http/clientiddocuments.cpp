@@ -28,6 +28,20 @@ const QList<QPair<QHostAddress, int>> &reservedIpv4()
     }();
     return nets;
 }
+
+// IPv6 prefixes that carry an IPv4 address (which may be a private one: IPv4-compatible, NAT64,
+// 6to4, Teredo) or are not the internet's (unspecified, discard, documentation).
+const QList<QPair<QHostAddress, int>> &reservedIpv6()
+{
+    static const QList<QPair<QHostAddress, int>> nets = [] {
+        QList<QPair<QHostAddress, int>> out;
+        for (const char *net : {"::/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/32",
+                                "2001:db8::/32", "2002::/16"})
+            out.append(QHostAddress::parseSubnet(QString::fromLatin1(net)));
+        return out;
+    }();
+    return nets;
+}
 } // namespace
 
 struct ClientIdDocuments::Fetch
@@ -131,11 +145,13 @@ bool ClientIdDocuments::isPublic(const QHostAddress &address)
     }
     if (address.protocol() != QAbstractSocket::IPv6Protocol)
         return false;
-    // NAT64's well-known prefix carries an IPv4 address, which may be a private one.
-    static const auto nat64 = QHostAddress::parseSubnet(QStringLiteral("64:ff9b::/96"));
-    return !(address.isLoopback() || address.isLinkLocal() || address.isSiteLocal() ||
-             address.isUniqueLocalUnicast() || address.isMulticast() ||
-             address == QHostAddress(QHostAddress::AnyIPv6) || address.isInSubnet(nat64));
+    if (address.isLoopback() || address.isLinkLocal() || address.isSiteLocal() ||
+        address.isUniqueLocalUnicast() || address.isMulticast())
+        return false;
+    for (const auto &net : reservedIpv6())
+        if (address.isInSubnet(net))
+            return false;
+    return true;
 }
 
 int ClientIdDocuments::cacheSeconds(const QByteArray &cacheControl)
@@ -224,8 +240,9 @@ void ClientIdDocuments::connectTo(const std::shared_ptr<Fetch> &f)
     const QHostAddress address = f->addresses.takeFirst();
     f->socket = new QSslSocket(this);
     QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
-    if (!m_config.extraCas.isEmpty())
-        tls.addCaCertificates(m_config.extraCas);
+    // Spelled out: adding to the default's list would stop Qt from loading the system's on
+    // demand, and the extra authorities would then be the only ones.
+    tls.setCaCertificates(QSslConfiguration::systemCaCertificates() + m_config.extraCas);
     tls.setPeerVerifyMode(QSslSocket::VerifyPeer);
     f->socket->setSslConfiguration(tls);
     f->parser.setMaxBodySize(kMaxBytes);
@@ -243,11 +260,7 @@ void ClientIdDocuments::connectTo(const std::shared_ptr<Fetch> &f)
         f->parser.feed(f->socket->readAll());
         received(f);
     });
-    connect(f->socket, &QSslSocket::disconnected, this, [this, f] {
-        f->parser.feed(f->socket->readAll());
-        f->parser.finishOnEof();
-        received(f);
-    });
+    connect(f->socket, &QSslSocket::disconnected, this, [this, f] { closed(f); });
     connect(f->socket, &QSslSocket::sslErrors, this, [this, f](const QList<QSslError> &errors) {
         QStringList what;
         for (const QSslError &e : errors)
@@ -266,6 +279,9 @@ void ClientIdDocuments::connectTo(const std::shared_ptr<Fetch> &f)
             f->parser.reset();
             return connectTo(f);
         }
+        // The end of a body that ends with the connection (no length, not chunked).
+        if (e == QAbstractSocket::RemoteHostClosedError && f->encrypted)
+            return closed(f);
         if (f->parser.state() == HttpResponseParser::State::Incomplete)
             finish(f, std::nullopt,
                    QStringLiteral("cannot fetch it from %1: %2")
@@ -273,6 +289,18 @@ void ClientIdDocuments::connectTo(const std::shared_ptr<Fetch> &f)
     });
     // The address checked is the one connected to; the name is what the certificate must hold.
     f->socket->connectToHostEncrypted(address.toString(), quint16(f->url.port(443)), f->url.host());
+}
+
+void ClientIdDocuments::closed(const std::shared_ptr<Fetch> &f)
+{
+    if (f->finished)
+        return;
+    f->parser.feed(f->socket->readAll());
+    f->parser.finishOnEof();
+    received(f);
+    if (!f->finished)
+        finish(f, std::nullopt,
+               QStringLiteral("%1 closed the connection before the document").arg(f->url.host()));
 }
 
 void ClientIdDocuments::received(const std::shared_ptr<Fetch> &f)

@@ -81,6 +81,25 @@ bool OAuthClients::isLoopbackRedirect(const QString &uri)
     return host == u"localhost" || QHostAddress(host).isLoopback();
 }
 
+bool OAuthClients::allowsRedirect(const OAuthClient &client, const QString &uri)
+{
+    if (client.redirectUris.contains(uri))
+        return true;
+    if (!isLoopbackRedirect(uri))
+        return false;
+    QUrl asked(uri, QUrl::StrictMode);
+    asked.setPort(-1);
+    for (const QString &each : client.redirectUris) {
+        if (!isLoopbackRedirect(each))
+            continue;
+        QUrl registered(each, QUrl::StrictMode);
+        registered.setPort(-1);
+        if (registered == asked)
+            return true;
+    }
+    return false;
+}
+
 std::optional<OAuthClient> OAuthClients::fromMetadata(const QJsonObject &request, Refusal *refusal)
 {
     const auto refuse = [refusal](const char *code, const QString &why) {

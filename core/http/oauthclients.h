@@ -48,6 +48,10 @@ public:
     static bool acceptableRedirect(const QString &uri);
     // http to a loopback address: a native app's listener, which any program here could be.
     static bool isLoopbackRedirect(const QString &uri);
+    // Whether a sign-in may send `client` back to `uri`: one of its redirect URIs exactly, or, for
+    // a loopback one, the same but for the port, which a native app chooses when it listens
+    // (RFC 8252 7.3; a published metadata document cannot know it).
+    static bool allowsRedirect(const OAuthClient &client, const QString &uri);
     static QJsonObject toJson(const OAuthClient &client);
 
 private:

@@ -231,7 +231,7 @@ void OAuthServer::authorize(const HttpRequest &request, HttpResponder *responder
     m_documents.fetch(
         clientId, responder,
         [this, request, r](const std::optional<OAuthClient> &client, const QString &why) {
-            if (r)
+            if (r && r->isOpen())
                 signIn(request, r, client, why);
         });
 }
@@ -253,7 +253,7 @@ void OAuthServer::signIn(const HttpRequest &request, HttpResponder *responder,
         return sendPage(responder, 400, tr("Unknown client"),
                         tr("<p>This sign-in names a client that is not registered with this "
                            "Code Sandbox. Start the sign-in again from the assistant.</p>"));
-    if (!client->redirectUris.contains(redirect))
+    if (!OAuthClients::allowsRedirect(*client, redirect))
         return sendPage(responder, 400, tr("Unknown redirect"),
                         tr("<p>The sign-in asks to go back to an address the client did not "
                            "register. Nothing was sent there.</p>"));

@@ -23,12 +23,12 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 
 import { BIN, MINIMAL_PATH, sleep, textOf } from './helpers.mjs';
 import { startHttpServer } from './httpserver.mjs';
+import { OAuthProvider as Provider, REDIRECT } from './oauthprovider.mjs';
 
 const execFileP = promisify(execFile);
 const home = mkdtempSync(path.join(os.tmpdir(), 'cs-oauth-'));
 const config = path.join(home, 'config');
 const env = { HOME: home, XDG_CONFIG_HOME: config, XDG_DATA_HOME: path.join(home, 'data') };
-const REDIRECT = 'http://127.0.0.1:33418/callback';
 const TOKEN_LIFE = 5; // seconds: the test waits one out to see a refresh
 
 let server;
@@ -82,6 +82,12 @@ async function startDocuments() {
     const srv = https.createServer({ key: readFileSync(key), cert: readFileSync(caFile) }, (req, res) => {
         hits[req.url] = (hits[req.url] ?? 0) + 1;
         if (req.url === '/slow.json') return; // never answers
+        if (req.url === '/close-delimited.json') { // no length, not chunked: it ends with the connection
+            res.useChunkedEncodingByDefault = false;
+            res.writeHead(200, { 'Content-Type': 'application/json', Connection: 'close' });
+            res.write(doc('/close-delimited.json'));
+            return res.end();
+        }
         const route = routes[req.url];
         const [status, headers, body] = route ? route() : [404, {}, 'no'];
         res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
@@ -90,23 +96,6 @@ async function startDocuments() {
     await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
     base = `https://localhost:${srv.address().port}`;
     return { base, caFile, hits, close: () => srv.close() };
-}
-
-/** What an MCP client keeps between sign-ins; the "browser" is the test. */
-class Provider {
-    constructor(name, metadataUrl) { this.name = name; this.saved = {}; this.authUrl = null; this.metadataUrl = metadataUrl; }
-    get clientMetadataUrl() { return this.metadataUrl; }
-    get redirectUrl() { return REDIRECT; }
-    get clientMetadata() {
-        return { client_name: this.name, redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-    }
-    clientInformation() { return this.saved.client; }
-    saveClientInformation(c) { this.saved.client = c; }
-    tokens() { return this.saved.tokens; }
-    saveTokens(t) { this.saved.tokens = t; }
-    redirectToAuthorization(url) { this.authUrl = new URL(url); }
-    saveCodeVerifier(v) { this.saved.verifier = v; }
-    codeVerifier() { return this.saved.verifier; }
 }
 
 async function cli(args, extraEnv = {}) {
@@ -246,6 +235,11 @@ test('documents that are not what they must be are refused with a reason; nothin
     const slow = refused(at('/slow.json'), /no document from localhost within 5 s/);
     assert.equal((await mcpStatus(server, server.token)).status, 200, 'serving while a document is fetched');
     await slow;
+    // A body that ends with the connection is whole; a loopback redirect may name another port
+    // (a native app listens where it can), nothing else may differ.
+    const closeDelimited = await openPage(authorizeUrl({ client_id: at('/close-delimited.json') }, { ...pkce, redirect_uri: 'http://127.0.0.1:40123/callback' }));
+    assert.equal(closeDelimited.status, 200, closeDelimited.text);
+    assert.match(closeDelimited.text, /Waiting for approval in Code Sandbox/);
     // Its own document, but a redirect it does not list: refused before anything is sent there.
     const elsewhere = await openPage(authorizeUrl({ client_id: at('/claude.json') }, { ...pkce, redirect_uri: 'http://127.0.0.1:9/other' }));
     assert.equal(elsewhere.status, 400);

@@ -20,6 +20,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 
+import { OAuthProvider } from './oauthprovider.mjs';
+
 const argv = process.argv.slice(2);
 const opts = { client: 'sdk-call', args: '{}', timeoutMs: 600000 };
 let transport;
@@ -66,26 +68,9 @@ if ((!transport && !opts.signIn) || !opts.tool) {
     process.exit(2);
 }
 
-/** What the SDK's OAuth client keeps; the sign-in page is opened by signIn() below. */
-class Provider {
-    constructor() { this.saved = {}; this.authUrl = null; }
-    get redirectUrl() { return 'http://127.0.0.1:33418/callback'; }
-    get clientMetadataUrl() { return opts.metadataUrl; }
-    get clientMetadata() {
-        return { client_name: opts.client, redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-    }
-    clientInformation() { return this.saved.client; }
-    saveClientInformation(c) { this.saved.client = c; }
-    tokens() { return this.saved.tokens; }
-    saveTokens(t) { this.saved.tokens = t; }
-    redirectToAuthorization(url) { this.authUrl = new URL(url); }
-    saveCodeVerifier(v) { this.saved.verifier = v; }
-    codeVerifier() { return this.saved.verifier; }
-}
-
 /** Signs in as a browser and a person would: the 401, the page, the answer, the exchange. */
 async function signIn() {
-    const provider = new Provider();
+    const provider = new OAuthProvider(opts.client, opts.metadataUrl);
     const first = new StreamableHTTPClientTransport(opts.signIn, { authProvider: provider });
     try {
         await new Client({ name: opts.client, version: '1.0.0' }).connect(first);

@@ -39,7 +39,12 @@ private Q_SLOTS:
                                      "ff02::1",
                                      "::ffff:10.0.0.1",
                                      "::ffff:127.0.0.1",
-                                     "64:ff9b::a00:1"})
+                                     "64:ff9b::a00:1",
+                                     "::127.0.0.1",
+                                     "2002:7f00:1::1",
+                                     "2001:0:4136:e378::1",
+                                     "2001:db8::1",
+                                     "64:ff9b:1::1"})
             QTest::newRow(reserved) << QString::fromLatin1(reserved) << false;
         QTest::newRow("172.32 is public") << "172.32.0.1" << true;
         QTest::newRow("mapped public") << "::ffff:93.184.216.34" << true;
@@ -117,6 +122,26 @@ private Q_SLOTS:
             url, body({{QStringLiteral("client_name"), QStringLiteral("Claude\u202eedoC")}}),
             &why));
         QVERIFY(!ClientIdDocuments::parse(url, "[1, 2]", &why));
+    }
+
+    // A document cannot know the port its app will listen on: loopback redirects match on all but
+    // the port (RFC 8252 7.3); nothing else may differ.
+    void loopbackRedirectsOnAnyPort()
+    {
+        OAuthClient c;
+        c.redirectUris = {QStringLiteral("http://127.0.0.1:3000/callback"),
+                          QStringLiteral("https://app.example.com/cb")};
+        QVERIFY(OAuthClients::allowsRedirect(c, QStringLiteral("http://127.0.0.1:3000/callback")));
+        QVERIFY(OAuthClients::allowsRedirect(c, QStringLiteral("http://127.0.0.1:51234/callback")));
+        QVERIFY(OAuthClients::allowsRedirect(c, QStringLiteral("http://127.0.0.1/callback")));
+        QVERIFY(!OAuthClients::allowsRedirect(c, QStringLiteral("http://127.0.0.1:3000/other")));
+        QVERIFY(
+            !OAuthClients::allowsRedirect(c, QStringLiteral("http://127.0.0.1:3000/callback?x")));
+        QVERIFY(!OAuthClients::allowsRedirect(c, QStringLiteral("http://localhost:3000/callback")));
+        QVERIFY(
+            !OAuthClients::allowsRedirect(c, QStringLiteral("http://evil.example:3000/callback")));
+        QVERIFY(
+            !OAuthClients::allowsRedirect(c, QStringLiteral("https://app.example.com:8443/cb")));
     }
 
     // Refused without a connection: a private address, given as such or behind a name.
