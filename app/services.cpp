@@ -213,8 +213,8 @@ void Services::askSignInsInWindow(OAuthServer *oauth, MonitorPublisher *publishe
     // An assistant signing in to this instance's endpoint is asked about in the window, when
     // one is open; its sign-in page says where the answer is to be given.
     const auto ask = [publisher](const ConsentRequest &r) {
-        publisher->sendControl(
-            MonitorProtocol::SignIn{r.id, r.clientId, r.clientName, r.source, r.redirectUri});
+        publisher->sendControl(MonitorProtocol::SignIn{r.id, r.clientId, r.clientName, r.source,
+                                                       r.redirectUri, r.openedFrom});
     };
     QObject::connect(oauth, &OAuthServer::consentNeeded, publisher, ask);
     QObject::connect(oauth, &OAuthServer::consentSettled, publisher,

@@ -37,6 +37,8 @@ ConsentDialog::ConsentDialog(const ConsentRequest &request, const QStringList &p
     form->addRow(tr("Sign-in:"), PlainText::label(request.id));
     form->addRow(tr("Client:"), PlainText::label(request.clientId));
     form->addRow(tr("Returns to:"), PlainText::label(request.redirectUri));
+    if (!request.openedFrom.isEmpty())
+        form->addRow(tr("Opened by:"), openedFromLabel(request.openedFrom));
     m_assistant->setObjectName(QStringLiteral("consentAssistant"));
     m_assistant->setEditable(true);
     // The name it gave itself is offered only when no assistant has it yet: a client calling
@@ -85,6 +87,21 @@ ConsentDialog::ConsentDialog(const ConsentRequest &request, const QStringList &p
     layout->addWidget(note);
     layout->addWidget(buttons);
     setMinimumWidth(520);
+}
+
+QLabel *ConsentDialog::openedFromLabel(const QString &openedFrom)
+{
+    // Any web page can send the browser to a sign-in, naming a client whose metadata document is
+    // public: one that a page opened is not necessarily the app it names.
+    auto *label = PlainText::label(tr("%1, not an app on this computer. Allow it only if you "
+                                      "started this sign-in there.")
+                                       .arg(openedFrom));
+    label->setObjectName(QStringLiteral("consentOpenedFrom"));
+    label->setWordWrap(true);
+    QFont bold = label->font();
+    bold.setBold(true);
+    label->setFont(bold);
+    return label;
 }
 
 QString ConsentDialog::assistant() const

@@ -4,6 +4,8 @@
 
 #include <QDialog>
 
+class QLabel;
+
 class QCheckBox;
 class QComboBox;
 
@@ -40,6 +42,8 @@ protected:
 private:
     void answer(bool allow);
     void updatePolicyBox();
+    // The "Opened by" row of a sign-in a web page opened.
+    static QLabel *openedFromLabel(const QString &openedFrom);
 
     ConsentRequest m_request;
     QStringList m_policyNames;

@@ -38,7 +38,8 @@ void ConsentPrompter::watch(MonitorServer *monitor)
             [this, monitor](const QString &instance, const MonitorProtocol::SignIn &s) {
                 const ConsentRequest request{s.id,          s.clientId,
                                              s.clientName,  s.source,
-                                             s.redirectUri, QDateTime::currentDateTimeUtc()};
+                                             s.redirectUri, QDateTime::currentDateTimeUtc(),
+                                             s.openedFrom};
                 QPointer<MonitorServer> guard(monitor);
                 open(instance, request,
                      [guard, instance, id = s.id](bool allow, const QString &assistant,

@@ -300,9 +300,10 @@ void OAuthServer::signIn(const HttpRequest &request, HttpResponder *responder,
         Q_EMIT consentSettled(replaced);
     }
     Waiting w;
-    w.request = {randomHex(1), client->id,
-                 client->name, nameSource(client->id, redirect),
-                 redirect,     QDateTime::currentDateTimeUtc()};
+    w.request = {randomHex(1),       client->id,
+                 client->name,       nameSource(client->id, redirect),
+                 redirect,           QDateTime::currentDateTimeUtc(),
+                 openedFrom(request)};
     w.state = state;
     w.challenge = p.value(QStringLiteral("code_challenge"));
     w.resource = resource;
@@ -315,6 +316,25 @@ void OAuthServer::signIn(const HttpRequest &request, HttpResponder *responder,
     HttpRequest wait = request;
     wait.query = "request=" + w.request.id.toLatin1();
     waitPage(wait, responder);
+}
+
+QString OAuthServer::openedFrom(const HttpRequest &request)
+{
+    const QByteArray site = request.header("Sec-Fetch-Site").trimmed().toLower();
+    // "none": the person or an app opened it (a native client launching the browser). Absent:
+    // not a browser that says; nothing is claimed either way.
+    if (site.isEmpty() || site == "none")
+        return {};
+    const QUrl referer(QString::fromLatin1(request.header("Referer")), QUrl::StrictMode);
+    if (!referer.isValid() || referer.host().isEmpty() ||
+        (referer.scheme() != u"http" && referer.scheme() != u"https"))
+        return QStringLiteral("a web page");
+    return QStringLiteral("a web page at %1")
+        .arg(referer
+                 .adjusted(QUrl::RemovePath | QUrl::RemoveQuery | QUrl::RemoveFragment |
+                           QUrl::RemoveUserInfo)
+                 .toString(QUrl::FullyEncoded)
+                 .left(200));
 }
 
 QString OAuthServer::nameSource(const QString &clientId, const QString &redirectUri)

@@ -22,6 +22,11 @@ struct ConsentRequest
     QString source; // what vouches for the name: "its registration", "its metadata document at …"
     QString redirectUri; // where the browser goes back to once answered
     QDateTime asked;     // UTC
+    // What opened the sign-in page, as the browser tells (Sec-Fetch-Site, Referer): "a web page
+    // at http://…", "a web page", or "" (opened directly: an app launched the browser, or a
+    // browser that does not say). Any web page can send a browser to a sign-in, naming any
+    // client whose metadata document is public; the window says so.
+    QString openedFrom;
 };
 
 // The MCP authorization flow (OAuth 2.1) for this installation, on the MCP endpoint's own HTTP
@@ -126,6 +131,8 @@ private:
                 const std::optional<OAuthClient> &client, const QString &documentError);
     // What vouches for the name a client gave: "its registration", or its document's host.
     static QString nameSource(const QString &clientId, const QString &redirectUri);
+    // ConsentRequest::openedFrom of the request that opened the sign-in page.
+    static QString openedFrom(const HttpRequest &request);
     // The sign-in page of a waiting request, or (answered) the way back to the client.
     void waitPage(const HttpRequest &request, HttpResponder *responder);
     void token(const HttpRequest &request, HttpResponder *responder);

@@ -72,10 +72,10 @@ MonitorProtocol::Decoded decodeToWindow(const QJsonObject &json, const QString &
         return {P::Approve{*request}, type, {}};
     }
     if (type == u"sign-in") {
-        P::SignIn signIn{f.name(u"id"), f.string(u"clientId"), f.string(u"clientName"),
-                         f.string(u"source"), f.string(u"redirectUri")};
+        P::SignIn signIn{f.name(u"id"),       f.string(u"clientId"),    f.string(u"clientName"),
+                         f.string(u"source"), f.string(u"redirectUri"), f.string(u"openedFrom")};
         for (const QString *field : {&signIn.id, &signIn.clientId, &signIn.clientName,
-                                     &signIn.source, &signIn.redirectUri})
+                                     &signIn.source, &signIn.redirectUri, &signIn.openedFrom})
             f.ok = f.ok && field->size() <= P::kMaxSignInField;
         if (!f.ok)
             return rejectedLine(type, QStringLiteral("a sign-in without its id, or with a field "
@@ -170,7 +170,8 @@ QByteArray MonitorProtocol::encode(const Message &message)
                                    {QStringLiteral("clientId"), m.clientId},
                                    {QStringLiteral("clientName"), m.clientName},
                                    {QStringLiteral("source"), m.source},
-                                   {QStringLiteral("redirectUri"), m.redirectUri}};
+                                   {QStringLiteral("redirectUri"), m.redirectUri},
+                                   {QStringLiteral("openedFrom"), m.openedFrom}};
             },
             [](const SignInAnswer &m) {
                 return QJsonObject{{QStringLiteral("type"), QStringLiteral("sign-in-answer")},

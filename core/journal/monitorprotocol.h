@@ -71,6 +71,7 @@ public:
         QString clientName;
         QString source;
         QString redirectUri;
+        QString openedFrom; // "" from instances that do not say
     };
     // To an instance: a person's answer to one of its sign-ins.
     struct SignInAnswer

@@ -104,8 +104,10 @@ private:
                 QSignalSpy(reply, &QNetworkReply::finished).wait(10000);
             return reply;
         }
-        // Registers a client and opens its sign-in: the id of the sign-in that now waits.
-        QString startSignIn(const QString &clientName)
+        // Registers a client and opens its sign-in (a browser's request, with `headers`): the id
+        // of the sign-in that now waits.
+        QString startSignIn(const QString &clientName,
+                            const QList<QPair<QByteArray, QByteArray>> &headers = {})
         {
             QNetworkRequest reg(url(QStringLiteral("/oauth/register")));
             reg.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
@@ -123,7 +125,10 @@ private:
             q.addQueryItem(QStringLiteral("code_challenge"), QString(43, u'A'));
             q.addQueryItem(QStringLiteral("code_challenge_method"), QStringLiteral("S256"));
             authorize.setQuery(q);
-            QNetworkReply *page = wait(network.get(QNetworkRequest(authorize)));
+            QNetworkRequest open(authorize);
+            for (const auto &[name, value] : headers)
+                open.setRawHeader(name, value);
+            QNetworkReply *page = wait(network.get(open));
             return QString::fromLatin1(page->rawHeader("X-Code-Sandbox-Sign-In"));
         }
         // Where the sign-in's page sends the browser now ("" while it waits).
@@ -295,11 +300,14 @@ void TestIdentity::signInIsAskedInTheWindow()
     ConsentPrompter prompter(&window);
     prompter.watch(&server.oauth);
     QSignalSpy wanted(&prompter, &ConsentPrompter::policyWanted);
-    const QString id = server.startSignIn(QStringLiteral("Claude Code"));
+    // Opened as an app opens it: the browser says no site sent it there.
+    const QString id =
+        server.startSignIn(QStringLiteral("Claude Code"), {{"Sec-Fetch-Site", "none"}});
     QVERIFY(!id.isEmpty());
     QTRY_COMPARE(prompter.dialogs().size(), 1);
     ConsentDialog *dialog = prompter.dialogs().first();
     QVERIFY(dialog->isVisible());
+    QVERIFY(!dialog->findChild<QLabel *>(QStringLiteral("consentOpenedFrom")));
     // Nothing goes on until a person answers.
     QCOMPARE(server.location(id), QString());
     const QString headline = dialog->findChild<QLabel *>(QStringLiteral("consentHeadline"))->text();
@@ -354,9 +362,12 @@ void TestIdentity::closingTheConsentDialogDenies()
 
 void TestIdentity::aHeadlessInstancesSignInIsAskedInTheWindow()
 {
-    // The headless instance's endpoint has a sign-in waiting before any window is open.
+    // The headless instance's endpoint has a sign-in waiting before any window is open, one
+    // that a web page sent the browser to.
     SignInServer server;
-    const QString id = server.startSignIn(QStringLiteral("Claude Code"));
+    const QString id = server.startSignIn(
+        QStringLiteral("Claude Code"),
+        {{"Sec-Fetch-Site", "cross-site"}, {"Referer", "https://user@evil.example:8443/a?b#c"}});
     QVERIFY(!id.isEmpty());
 
     // The window opens: its monitor socket, and the instance's link to it, as Services makes it.
@@ -374,6 +385,12 @@ void TestIdentity::aHeadlessInstancesSignInIsAskedInTheWindow()
     ConsentDialog *dialog = prompter.dialogs().first();
     QCOMPARE(dialog->request().id, id);
     QCOMPARE(dialog->request().clientName, QStringLiteral("Claude Code"));
+    // The window says a web page opened it (its origin only), across the socket too.
+    const auto *opened = dialog->findChild<QLabel *>(QStringLiteral("consentOpenedFrom"));
+    QVERIFY(opened);
+    QVERIFY2(opened->text().startsWith(
+                 QStringLiteral("a web page at https://evil.example:8443, not an app")),
+             qPrintable(opened->text()));
     QCOMPARE(server.location(id), QString());
     dialog->findChild<QComboBox *>(QStringLiteral("consentAssistant"))
         ->setEditText(QStringLiteral("headless-bot"));
@@ -428,7 +445,8 @@ void TestIdentity::aNameAnAssistantHasIsNotSuggested()
                            QStringLiteral("Claude Code"),
                            QStringLiteral("its registration"),
                            QStringLiteral("http://127.0.0.1:1/cb"),
-                           QDateTime::currentDateTimeUtc()};
+                           QDateTime::currentDateTimeUtc(),
+                           {}};
     const auto suggestion = [&](const QStringList &policies, const QStringList &held) {
         ConsentDialog dialog(request, policies, held);
         return dialog.findChild<QComboBox *>(QStringLiteral("consentAssistant"))->currentText();
