@@ -14,32 +14,41 @@
 namespace {
 constexpr int kMaxUrlLength = 2000;
 
-// Addresses that are not the public internet's, in the forms QHostAddress::parseSubnet reads.
-// IPv4 ones hold for IPv4-mapped IPv6 addresses too (toIPv4Address reads those).
-const QList<QPair<QHostAddress, int>> &reservedIpv4()
+using Subnets = QList<QPair<QHostAddress, int>>;
+
+Subnets subnets(std::initializer_list<const char *> nets)
 {
-    static const QList<QPair<QHostAddress, int>> nets = [] {
-        QList<QPair<QHostAddress, int>> out;
-        for (const char *net : {"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8",
-                                "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16",
-                                "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4"})
-            out.append(QHostAddress::parseSubnet(QString::fromLatin1(net)));
-        return out;
-    }();
+    Subnets out;
+    for (const char *net : nets)
+        out.append(QHostAddress::parseSubnet(QString::fromLatin1(net)));
+    return out;
+}
+
+bool inAny(const QHostAddress &address, const Subnets &nets)
+{
+    for (const auto &net : nets)
+        if (address.isInSubnet(net))
+            return true;
+    return false;
+}
+
+// Addresses that are not the public internet's. The IPv4 ones hold for IPv4-mapped IPv6
+// addresses too (toIPv4Address reads those).
+const Subnets &reservedIpv4()
+{
+    static const Subnets nets =
+        subnets({"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+                 "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4",
+                 "240.0.0.0/4"});
     return nets;
 }
 
 // IPv6 prefixes that carry an IPv4 address (which may be a private one: IPv4-compatible, NAT64,
 // 6to4, Teredo) or are not the internet's (unspecified, discard, documentation).
-const QList<QPair<QHostAddress, int>> &reservedIpv6()
+const Subnets &reservedIpv6()
 {
-    static const QList<QPair<QHostAddress, int>> nets = [] {
-        QList<QPair<QHostAddress, int>> out;
-        for (const char *net : {"::/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/32",
-                                "2001:db8::/32", "2002::/16"})
-            out.append(QHostAddress::parseSubnet(QString::fromLatin1(net)));
-        return out;
-    }();
+    static const Subnets nets = subnets({"::/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64",
+                                         "2001::/32", "2001:db8::/32", "2002::/16"});
     return nets;
 }
 } // namespace
@@ -50,13 +59,12 @@ struct ClientIdDocuments::Fetch
     QUrl url;
     QPointer<QObject> context;
     Done done;
-    bool counted = false; // among m_fetching
     bool finished = false;
     int lookupId = -1;
     int cacheSec = 0;
     QList<QHostAddress> addresses; // the name's, still to try in turn
     bool encrypted = false;
-    QTimer *timer = nullptr;
+    QTimer *timer = nullptr; // set once the fetch counts among m_fetching
     QSslSocket *socket = nullptr;
     HttpResponseParser parser;
 };
@@ -136,22 +144,14 @@ bool ClientIdDocuments::isPublic(const QHostAddress &address)
 {
     bool v4 = false;
     const quint32 ip4 = address.toIPv4Address(&v4);
-    if (v4) {
-        const QHostAddress plain(ip4);
-        for (const auto &net : reservedIpv4())
-            if (plain.isInSubnet(net))
-                return false;
-        return true;
-    }
+    if (v4)
+        return !inAny(QHostAddress(ip4), reservedIpv4());
     if (address.protocol() != QAbstractSocket::IPv6Protocol)
         return false;
     if (address.isLoopback() || address.isLinkLocal() || address.isSiteLocal() ||
         address.isUniqueLocalUnicast() || address.isMulticast())
         return false;
-    for (const auto &net : reservedIpv6())
-        if (address.isInSubnet(net))
-            return false;
-    return true;
+    return !inAny(address, reservedIpv6());
 }
 
 int ClientIdDocuments::cacheSeconds(const QByteArray &cacheControl)
@@ -190,7 +190,6 @@ void ClientIdDocuments::fetch(const QString &clientId, QObject *context, Done do
         return answerLater(std::nullopt, QStringLiteral("too many client documents are being "
                                                         "fetched at once; try again"));
     ++m_fetching;
-    f->counted = true;
     f->url = QUrl(clientId);
     f->timer = new QTimer(this);
     f->timer->setSingleShot(true);
@@ -274,8 +273,7 @@ void ClientIdDocuments::connectTo(const std::shared_ptr<Fetch> &f)
         if (!f->finished && !f->encrypted && !f->addresses.isEmpty() &&
             (e == QAbstractSocket::ConnectionRefusedError || e == QAbstractSocket::NetworkError ||
              e == QAbstractSocket::HostNotFoundError)) {
-            f->socket->disconnect(this);
-            f->socket->deleteLater();
+            dropSocket(f);
             f->parser.reset();
             return connectTo(f);
         }
@@ -289,6 +287,16 @@ void ClientIdDocuments::connectTo(const std::shared_ptr<Fetch> &f)
     });
     // The address checked is the one connected to; the name is what the certificate must hold.
     f->socket->connectToHostEncrypted(address.toString(), quint16(f->url.port(443)), f->url.host());
+}
+
+void ClientIdDocuments::dropSocket(const std::shared_ptr<Fetch> &f)
+{
+    if (!f->socket)
+        return;
+    f->socket->disconnect(this);
+    f->socket->abort();
+    f->socket->deleteLater();
+    f->socket = nullptr;
 }
 
 void ClientIdDocuments::closed(const std::shared_ptr<Fetch> &f)
@@ -335,17 +343,13 @@ void ClientIdDocuments::finish(const std::shared_ptr<Fetch> &f,
     if (f->finished)
         return;
     f->finished = true;
-    if (f->counted)
-        --m_fetching;
     if (f->lookupId >= 0)
         QHostInfo::abortHostLookup(f->lookupId);
-    if (f->timer)
+    if (f->timer) {
+        --m_fetching;
         f->timer->deleteLater();
-    if (f->socket) {
-        f->socket->disconnect(this);
-        f->socket->abort();
-        f->socket->deleteLater();
     }
+    dropSocket(f);
     if (client && f->cacheSec > 0) {
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         m_cache.removeIf([now](const auto &entry) { return entry.value().until <= now; });

@@ -75,6 +75,8 @@ private:
     void lookedUp(const std::shared_ptr<Fetch> &fetch, const QList<QHostAddress> &addresses);
     // Connects to the next of the fetch's addresses.
     void connectTo(const std::shared_ptr<Fetch> &fetch);
+    // Lets go of the fetch's socket (a refused address, or the end).
+    void dropSocket(const std::shared_ptr<Fetch> &fetch);
     // The connection ended: a close-delimited body is whole, anything else is cut short.
     void closed(const std::shared_ptr<Fetch> &fetch);
     void received(const std::shared_ptr<Fetch> &fetch);
