@@ -382,6 +382,9 @@ xdotool windowfocus --sync "$WINDOW"
 #     access token, and its call runs.
 for _ in $(seq 50); do [ -s "$WORK/site-port" ] && break; sleep 0.1; done
 [ -s "$WORK/site-port" ] || fail "the client's site did not start: $(cat "$WORK/site.log")"
+# The files exist before the client runs: the loop below reads them at once, whatever the load.
+: >"$WORK/signin.jsonl"
+: >"$WORK/signin.err"
 node "$SDK_CALL" --sign-in "$URL" --client 'claims-anything' \
     --metadata-url "https://localhost:$(cat "$WORK/site-port")/claude-code.json" \
     --tool run_python_code --args '{"code": "print(6 * 7)"}' --timeout-ms 120000 \
